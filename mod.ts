@@ -1,0 +1,3 @@
+// Kibitz public API: re-exports only.
+export * from "./src/cli/error.ts";
+export * from "./src/gpu/mod.ts";

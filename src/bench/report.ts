@@ -1,0 +1,88 @@
+import { writeFileAtomic } from "../cli/atomic.ts";
+
+/** One table of a benchmark report: column names and rows of cells. */
+export interface BenchTable {
+  title: string;
+  columns: string[];
+  rows: (string | number | null)[][];
+}
+
+/** A benchmark suite's result, written as JSON and Markdown. */
+export interface BenchReport {
+  suite: string;
+  date: string;
+  machine: { cores: number; os: string; deno: string; adapter: string | null };
+  tables: BenchTable[];
+  notes: string[];
+}
+
+/** Options every benchmark suite receives from `deno task bench`. */
+export interface BenchOptions {
+  /** Run the larger, slower configuration (`--full`). */
+  full: boolean;
+  /** `cpu`, `gpu` or `auto`. */
+  backend: string;
+  /** Extra positional arguments after the suite name. */
+  args: string[];
+  /** Prints a progress line. */
+  log: (line: string) => void;
+}
+
+/** A benchmark suite module: `deno task bench NAME` imports it and calls `run`. */
+export interface BenchSuite {
+  description: string;
+  run(opts: BenchOptions): Promise<BenchReport>;
+}
+
+/** Creates an empty report for `suite` stamped with the machine facts. */
+export function newReport(suite: string, adapter: string | null): BenchReport {
+  return {
+    suite,
+    date: new Date().toISOString(),
+    machine: {
+      cores: navigator.hardwareConcurrency,
+      os: `${Deno.build.os}-${Deno.build.arch}`,
+      deno: Deno.version.deno,
+      adapter,
+    },
+    tables: [],
+    notes: [],
+  };
+}
+
+function cell(v: string | number | null): string {
+  if (v === null) return "-";
+  if (typeof v === "number") {
+    if (Number.isInteger(v)) return String(v);
+    const a = Math.abs(v);
+    return a !== 0 && (a < 1e-3 || a >= 1e7) ? v.toExponential(3) : v.toPrecision(4);
+  }
+  return v;
+}
+
+/** Renders a report as Markdown. */
+export function reportMarkdown(r: BenchReport): string {
+  const out = [
+    `# Benchmark: ${r.suite}`,
+    "",
+    `${r.date} · ${r.machine.cores} cores · ${r.machine.os} · Deno ${r.machine.deno} · adapter: ${r.machine.adapter ?? "none"}`,
+    "",
+  ];
+  for (const t of r.tables) {
+    out.push(`## ${t.title}`, "", `| ${t.columns.join(" | ")} |`, `|${t.columns.map(() => " --- ").join("|")}|`);
+    for (const row of t.rows) out.push(`| ${row.map(cell).join(" | ")} |`);
+    out.push("");
+  }
+  if (r.notes.length) out.push("## Notes", "", ...r.notes.map((n) => `- ${n}`), "");
+  return out.join("\n");
+}
+
+/** Writes `<dir>/<suite>.json` and `<dir>/<suite>.md` atomically and returns their paths. */
+export async function writeReport(r: BenchReport, dir: string): Promise<string[]> {
+  await Deno.mkdir(dir, { recursive: true });
+  const json = `${dir}/${r.suite}.json`;
+  const md = `${dir}/${r.suite}.md`;
+  await writeFileAtomic(json, JSON.stringify(r, null, 2) + "\n");
+  await writeFileAtomic(md, reportMarkdown(r));
+  return [json, md];
+}

@@ -1,0 +1,131 @@
+import { KibitzError } from "../cli/error.ts";
+
+/** What we know about the adapter we got, for reports and benchmarks. */
+export interface AdapterReport {
+  vendor: string;
+  architecture: string;
+  device: string;
+  description: string;
+  /** True for software/fallback adapters (llvmpipe, SwiftShader, WARP). */
+  isFallback: boolean;
+  features: string[];
+  limits: Record<string, number>;
+}
+
+/** An acquired adapter and device plus per-device caches. */
+export interface GpuContext {
+  adapter: GPUAdapter;
+  device: GPUDevice;
+  report: AdapterReport;
+  /** Whether `timestamp-query` was enabled on the device. */
+  timestamps: boolean;
+  /** Shader modules keyed by WGSL source. */
+  modules: Map<string, GPUShaderModule>;
+  /** Compute pipelines keyed by source + entry point + constants. */
+  pipelines: Map<string, GPUComputePipeline>;
+}
+
+const LIMIT_KEYS = [
+  "maxStorageBufferBindingSize",
+  "maxBufferSize",
+  "maxComputeWorkgroupSizeX",
+  "maxComputeWorkgroupSizeY",
+  "maxComputeWorkgroupSizeZ",
+  "maxComputeInvocationsPerWorkgroup",
+  "maxComputeWorkgroupStorageSize",
+  "maxComputeWorkgroupsPerDimension",
+  "maxStorageBuffersPerShaderStage",
+  "maxBindGroups",
+  "maxUniformBufferBindingSize",
+] as const;
+
+let cached: Promise<GpuContext | null> | null = null;
+
+function isSoftware(info: GPUAdapterInfo): boolean {
+  const flagged = (info as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter;
+  const text = `${info.vendor} ${info.architecture} ${info.description}`.toLowerCase();
+  return flagged === true || /llvmpipe|swiftshader|softpipe|lavapipe|warp|software/.test(text);
+}
+
+async function acquire(): Promise<GpuContext | null> {
+  if (typeof navigator === "undefined" || !("gpu" in navigator) || !navigator.gpu) return null;
+  let adapter: GPUAdapter | null = null;
+  try {
+    adapter = await navigator.gpu.requestAdapter({ powerPreference: "high-performance" });
+  } catch {
+    return null;
+  }
+  if (!adapter) return null;
+  // The device defaults are the spec minimums; raise every limit we rely on to what the adapter offers.
+  const requiredLimits: Record<string, number> = {};
+  for (const k of LIMIT_KEYS) {
+    const v = (adapter.limits as unknown as Record<string, number>)[k];
+    if (typeof v === "number") requiredLimits[k] = v;
+  }
+  const timestamps = adapter.features.has("timestamp-query");
+  const requiredFeatures: GPUFeatureName[] = timestamps ? ["timestamp-query"] : [];
+  const device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
+  device.addEventListener("uncapturederror", (ev) => {
+    console.error(`webgpu: uncaptured error: ${(ev as GPUUncapturedErrorEvent).error.message}`);
+  });
+  const info = adapter.info;
+  const report: AdapterReport = {
+    vendor: info.vendor,
+    architecture: info.architecture,
+    device: info.device,
+    description: info.description,
+    isFallback: isSoftware(info),
+    features: [...adapter.features].sort(),
+    limits: Object.fromEntries(
+      LIMIT_KEYS.map((k) => [k, (device.limits as unknown as Record<string, number>)[k]]),
+    ),
+  };
+  return { adapter, device, report, timestamps, modules: new Map(), pipelines: new Map() };
+}
+
+/** Returns the shared GPU context, or null when no WebGPU adapter exists (acquired once per process). */
+export function getGpu(): Promise<GpuContext | null> {
+  if (!cached) cached = acquire();
+  return cached;
+}
+
+/** Returns the shared GPU context or throws a clear `no_gpu` error. */
+export async function requireGpu(): Promise<GpuContext> {
+  const ctx = await getGpu();
+  if (!ctx) {
+    throw new KibitzError(
+      "no_gpu",
+      "no WebGPU adapter found (use --backend cpu, or install a Vulkan driver such as Mesa's llvmpipe)",
+    );
+  }
+  return ctx;
+}
+
+/** One-line human description of an adapter, e.g. `llvmpipe (LLVM 15) [software]`. */
+export function describeAdapter(r: AdapterReport): string {
+  const name = r.description || [r.vendor, r.architecture, r.device].filter(Boolean).join(" ") ||
+    "unknown adapter";
+  return `${name}${r.isFallback ? " [software]" : ""}`;
+}
+
+/** Backend names accepted by every task. */
+export type BackendName = "cpu" | "gpu" | "auto";
+
+/** Resolves `auto` to the GPU when an adapter exists; `gpu` without one is a clear error. */
+export async function resolveBackend(name: string): Promise<"cpu" | "gpu"> {
+  if (name === "cpu") return "cpu";
+  if (name === "gpu") {
+    await requireGpu();
+    return "gpu";
+  }
+  if (name === "auto") return (await getGpu()) ? "gpu" : "cpu";
+  throw new KibitzError("bad_args", `unknown backend "${name}" (expected cpu, gpu or auto)`);
+}
+
+/** Destroys the shared device so the process can exit promptly. */
+export async function releaseGpu(): Promise<void> {
+  if (!cached) return;
+  const ctx = await cached;
+  cached = null;
+  ctx?.device.destroy();
+}

@@ -1,0 +1,6 @@
+export * from "./device.ts";
+export * from "./pipeline.ts";
+export * from "./buffers.ts";
+export * from "./dispatch.ts";
+export * from "./timing.ts";
+export * from "./selftest.ts";

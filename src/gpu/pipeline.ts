@@ -1,0 +1,60 @@
+import { KibitzError } from "../cli/error.ts";
+import type { GpuContext } from "./device.ts";
+
+/** Compiles (or reuses) a shader module; compilation errors throw with the WGSL messages and lines. */
+export async function shaderModule(ctx: GpuContext, code: string, label = "shader"): Promise<GPUShaderModule> {
+  const hit = ctx.modules.get(code);
+  if (hit) return hit;
+  ctx.device.pushErrorScope("validation");
+  const module = ctx.device.createShaderModule({ code, label });
+  const info = await module.getCompilationInfo();
+  const err = await ctx.device.popErrorScope();
+  const errors = info.messages.filter((m) => m.type === "error");
+  if (errors.length > 0 || err) {
+    const text = errors.map((m) => `  ${label}:${m.lineNum}:${m.linePos}: ${m.message}`).join("\n");
+    throw new KibitzError("shader_error", `WGSL compilation failed for ${label}:\n${text || err?.message}`);
+  }
+  ctx.modules.set(code, module);
+  return module;
+}
+
+/** Creates (or reuses) a compute pipeline; validation errors throw instead of silently yielding zeros. */
+export async function computePipeline(
+  ctx: GpuContext,
+  code: string,
+  entryPoint = "main",
+  constants: Record<string, number> = {},
+  label = entryPoint,
+): Promise<GPUComputePipeline> {
+  const key = `${entryPoint}\u0000${JSON.stringify(constants)}\u0000${code}`;
+  const hit = ctx.pipelines.get(key);
+  if (hit) return hit;
+  const module = await shaderModule(ctx, code, label);
+  ctx.device.pushErrorScope("validation");
+  const pipeline = ctx.device.createComputePipeline({
+    label,
+    layout: "auto",
+    compute: { module, entryPoint, constants },
+  });
+  const err = await ctx.device.popErrorScope();
+  if (err) throw new KibitzError("shader_error", `pipeline ${label} is invalid: ${err.message}`);
+  ctx.pipelines.set(key, pipeline);
+  return pipeline;
+}
+
+/** Creates a bind group for group 0 from buffers in binding order, checking for validation errors. */
+export async function bindGroup(
+  ctx: GpuContext,
+  pipeline: GPUComputePipeline,
+  buffers: GPUBuffer[],
+  group = 0,
+): Promise<GPUBindGroup> {
+  ctx.device.pushErrorScope("validation");
+  const bg = ctx.device.createBindGroup({
+    layout: pipeline.getBindGroupLayout(group),
+    entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
+  });
+  const err = await ctx.device.popErrorScope();
+  if (err) throw new KibitzError("shader_error", `bind group for ${pipeline.label} is invalid: ${err.message}`);
+  return bg;
+}

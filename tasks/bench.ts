@@ -1,0 +1,40 @@
+import { parseTaskArgs } from "../src/cli/args.ts";
+import { KibitzError } from "../src/cli/error.ts";
+import { runMain } from "../src/cli/main.ts";
+import { type BenchSuite, reportMarkdown, writeReport } from "../src/bench/report.ts";
+import { releaseGpu } from "../src/gpu/mod.ts";
+
+// Each suite lives beside the code it measures; add one line per suite.
+const SUITES: Record<string, () => Promise<{ suite: BenchSuite }>> = {
+  quant: () => import("../src/quant/bench.ts"),
+};
+
+await runMain(async () => {
+  const names = Object.keys(SUITES).join("|");
+  const args = parseTaskArgs(
+    Deno.args,
+    `deno task bench <${names}> [--out DIR] [--backend auto|cpu|gpu] [--full]`,
+    "Runs a benchmark suite and writes <DIR>/<suite>.json and <DIR>/<suite>.md.",
+    {
+      out: { type: "string", default: "bench-out", help: "output folder" },
+      backend: { type: "string", default: "auto", help: "cpu, gpu or auto" },
+      full: { type: "boolean", help: "run the large configuration" },
+    },
+  );
+  if (!args) return;
+  const [name, ...rest] = args.positionals;
+  if (!name) throw new KibitzError("bad_args", `which suite? one of: ${names}`);
+  const load = SUITES[name];
+  if (!load) throw new KibitzError("bad_args", `unknown bench suite "${name}"; valid: ${names}`);
+  const { suite } = await load();
+  const report = await suite.run({
+    full: args.values.full === true,
+    backend: String(args.values.backend),
+    args: rest,
+    log: (line) => console.error(`[${name}] ${line}`),
+  });
+  console.log(reportMarkdown(report));
+  const paths = await writeReport(report, String(args.values.out));
+  console.log(`wrote ${paths.join(", ")}`);
+  await releaseGpu();
+});
