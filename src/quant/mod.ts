@@ -1,0 +1,4 @@
+export * from "./format.ts";
+export * from "./hash.ts";
+export * from "./store.ts";
+export * from "./update.ts";

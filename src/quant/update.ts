@@ -1,0 +1,104 @@
+import { decodeBlock, encodeBlock, type QuantStore, type RoundingKey } from "./store.ts";
+
+const fround = Math.fround;
+
+/** Update kinds shared with shaders/quant/update.wgsl (`OP` override constant). */
+export const UPDATE_OPS = { set: 0, dcfr: 1, plus: 2, strategy: 3 } as const;
+
+/** Name of a fused update kernel. */
+export type UpdateOp = keyof typeof UPDATE_OPS;
+
+let scratch = new Float32Array(1024);
+
+function blockScratch(len: number): Float32Array {
+  if (scratch.length < len) scratch = new Float32Array(Math.max(len, scratch.length * 2));
+  return scratch;
+}
+
+/**
+ * The f32 math of one element of a fused update, exactly as the WGSL kernel does it (each product and
+ * sum rounded to f32 separately: the shader blocks fused multiply-add so both sides agree).
+ */
+export function updateValue(op: UpdateOp, old: number, input: number, a: number, c: number): number {
+  switch (op) {
+    case "set":
+      return input;
+    case "dcfr":
+      return fround(fround(old * (old > 0 ? a : c)) + input);
+    case "plus": {
+      const r = fround(fround(old * a) + input);
+      return r > 0 ? r : 0;
+    }
+    case "strategy":
+      return fround(fround(old * a) + fround(input * c));
+  }
+}
+
+/** Decodes block `b`, applies `op` to every element in f32, and re-encodes with the block's new max. */
+export function updateBlock(
+  s: QuantStore,
+  b: number,
+  op: UpdateOp,
+  input: Float32Array,
+  inputOffset: number,
+  a: number,
+  c: number,
+  key: RoundingKey,
+): void {
+  const len = s.offsets[b + 1] - s.offsets[b];
+  const buf = blockScratch(len);
+  decodeBlock(s, b, buf, 0);
+  const fa = fround(a), fc = fround(c);
+  for (let i = 0; i < len; i++) buf[i] = updateValue(op, buf[i], input[inputOffset + i], fa, fc);
+  encodeBlock(s, b, buf, 0, key);
+}
+
+/** DCFR regret update: r = r * (r > 0 ? alphaPos : betaNeg) + instant, re-encoded. */
+export function updateRegretsDcfr(
+  s: QuantStore,
+  b: number,
+  instant: Float32Array,
+  instOffset: number,
+  alphaPos: number,
+  betaNeg: number,
+  key: RoundingKey,
+): void {
+  updateBlock(s, b, "dcfr", instant, instOffset, alphaPos, betaNeg, key);
+}
+
+/** CFR+/DCFR+ regret update: r = max(0, r * alpha + instant), re-encoded. */
+export function updateRegretsPlus(
+  s: QuantStore,
+  b: number,
+  instant: Float32Array,
+  instOffset: number,
+  alpha: number,
+  key: RoundingKey,
+): void {
+  updateBlock(s, b, "plus", instant, instOffset, alpha, 0, key);
+}
+
+/** Cumulative-strategy update: s = s * gamma + sigma * weight, re-encoded. */
+export function updateStrategy(
+  s: QuantStore,
+  b: number,
+  sigma: Float32Array,
+  sigmaOffset: number,
+  gamma: number,
+  weight: number,
+  key: RoundingKey,
+): void {
+  updateBlock(s, b, "strategy", sigma, sigmaOffset, gamma, weight, key);
+}
+
+/** Applies `op` to every block of the store; `input` holds one value per element. */
+export function updateAll(
+  s: QuantStore,
+  op: UpdateOp,
+  input: Float32Array,
+  a: number,
+  c: number,
+  key: RoundingKey,
+): void {
+  for (let b = 0; b < s.blocks; b++) updateBlock(s, b, op, input, s.offsets[b], a, c, key);
+}
