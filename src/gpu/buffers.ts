@@ -10,11 +10,22 @@ function padded(bytes: number): number {
 }
 
 /** Creates a storage buffer holding `data` (or `byteLength` zero bytes), padded to 4 bytes. */
-export function storageBuffer(ctx: GpuContext, data: GpuArray | number, label = "storage"): GPUBuffer {
+export function storageBuffer(
+  ctx: GpuContext,
+  data: GpuArray | number,
+  label = "storage",
+): GPUBuffer {
   const size = padded(typeof data === "number" ? data : data.byteLength);
-  const buffer = ctx.device.createBuffer({ size, usage: STORAGE, label, mappedAtCreation: typeof data !== "number" });
+  const buffer = ctx.device.createBuffer({
+    size,
+    usage: STORAGE,
+    label,
+    mappedAtCreation: typeof data !== "number",
+  });
   if (typeof data !== "number") {
-    new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    new Uint8Array(buffer.getMappedRange()).set(
+      new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+    );
     buffer.unmap();
   }
   return buffer;
@@ -23,7 +34,12 @@ export function storageBuffer(ctx: GpuContext, data: GpuArray | number, label = 
 /** Creates a uniform buffer from raw words (u32/f32 views over one ArrayBuffer), padded to 16 bytes. */
 export function uniformBuffer(ctx: GpuContext, data: ArrayBuffer, label = "params"): GPUBuffer {
   const size = Math.max(16, Math.ceil(data.byteLength / 16) * 16);
-  const buffer = ctx.device.createBuffer({ size, usage: 0x40 | 0x8, label, mappedAtCreation: true });
+  const buffer = ctx.device.createBuffer({
+    size,
+    usage: 0x40 | 0x8,
+    label,
+    mappedAtCreation: true,
+  });
   new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(data));
   buffer.unmap();
   return buffer;
@@ -31,9 +47,12 @@ export function uniformBuffer(ctx: GpuContext, data: ArrayBuffer, label = "param
 
 /** Writes `data` into an existing buffer at `offset` bytes. */
 export function writeBuffer(ctx: GpuContext, buffer: GPUBuffer, data: GpuArray, offset = 0): void {
-  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  if (bytes.byteLength % 4 === 0) ctx.device.queue.writeBuffer(buffer, offset, bytes);
-  else {
+  let bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  // WebGPU takes no views of SharedArrayBuffer (worker storage): copy those first.
+  if (!(bytes.buffer instanceof ArrayBuffer)) bytes = bytes.slice();
+  if (bytes.byteLength % 4 === 0) {
+    ctx.device.queue.writeBuffer(buffer, offset, bytes as Uint8Array<ArrayBuffer>);
+  } else {
     const tmp = new Uint8Array(padded(bytes.byteLength));
     tmp.set(bytes);
     ctx.device.queue.writeBuffer(buffer, offset, tmp);
@@ -41,7 +60,11 @@ export function writeBuffer(ctx: GpuContext, buffer: GPUBuffer, data: GpuArray, 
 }
 
 /** Copies a buffer back to the CPU (one round trip: batch work before calling this). */
-export async function readBuffer(ctx: GpuContext, buffer: GPUBuffer, byteLength = buffer.size): Promise<ArrayBuffer> {
+export async function readBuffer(
+  ctx: GpuContext,
+  buffer: GPUBuffer,
+  byteLength = buffer.size,
+): Promise<ArrayBuffer> {
   const size = padded(byteLength);
   const staging = ctx.device.createBuffer({ size, usage: 0x1 | 0x8 }); // MAP_READ | COPY_DST
   const enc = ctx.device.createCommandEncoder();

@@ -2,7 +2,11 @@ import type { GpuContext } from "./device.ts";
 import { bindGroup } from "./pipeline.ts";
 
 /** Workgroup counts for a 1-D launch of `n` invocations, folded into y when x would exceed the limit. */
-export function workgroups1d(ctx: GpuContext, n: number, workgroupSize: number): [number, number, number] {
+export function workgroups1d(
+  ctx: GpuContext,
+  n: number,
+  workgroupSize: number,
+): [number, number, number] {
   const groups = Math.max(1, Math.ceil(n / workgroupSize));
   const maxDim = ctx.device.limits.maxComputeWorkgroupsPerDimension;
   if (groups <= maxDim) return [groups, 1, 1];

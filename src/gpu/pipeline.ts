@@ -2,7 +2,11 @@ import { KibitzError } from "../cli/error.ts";
 import type { GpuContext } from "./device.ts";
 
 /** Compiles (or reuses) a shader module; compilation errors throw with the WGSL messages and lines. */
-export async function shaderModule(ctx: GpuContext, code: string, label = "shader"): Promise<GPUShaderModule> {
+export async function shaderModule(
+  ctx: GpuContext,
+  code: string,
+  label = "shader",
+): Promise<GPUShaderModule> {
   const hit = ctx.modules.get(code);
   if (hit) return hit;
   ctx.device.pushErrorScope("validation");
@@ -12,28 +16,54 @@ export async function shaderModule(ctx: GpuContext, code: string, label = "shade
   const errors = info.messages.filter((m) => m.type === "error");
   if (errors.length > 0 || err) {
     const text = errors.map((m) => `  ${label}:${m.lineNum}:${m.linePos}: ${m.message}`).join("\n");
-    throw new KibitzError("shader_error", `WGSL compilation failed for ${label}:\n${text || err?.message}`);
+    throw new KibitzError(
+      "shader_error",
+      `WGSL compilation failed for ${label}:\n${text || err?.message}`,
+    );
   }
   ctx.modules.set(code, module);
   return module;
 }
 
-/** Creates (or reuses) a compute pipeline; validation errors throw instead of silently yielding zeros. */
+/** Binding kinds for an explicit layout, in binding order (group 0). */
+export type BindingKind = "storage" | "read-only-storage" | "uniform";
+
+/**
+ * Creates (or reuses) a compute pipeline; validation errors throw instead of silently yielding zeros.
+ * With `bindings`, the layout is explicit, so entry points that use only some bindings of a shared
+ * declaration still take the full bind group ("auto" layouts drop unused bindings).
+ */
 export async function computePipeline(
   ctx: GpuContext,
   code: string,
   entryPoint = "main",
   constants: Record<string, number> = {},
   label = entryPoint,
+  bindings?: BindingKind[],
 ): Promise<GPUComputePipeline> {
-  const key = `${entryPoint}\u0000${JSON.stringify(constants)}\u0000${code}`;
+  const key = `${entryPoint}\u0000${JSON.stringify(constants)}\u0000${
+    bindings ?? "auto"
+  }\u0000${code}`;
   const hit = ctx.pipelines.get(key);
   if (hit) return hit;
   const module = await shaderModule(ctx, code, label);
   ctx.device.pushErrorScope("validation");
+  const layout: GPUPipelineLayout | "auto" = bindings
+    ? ctx.device.createPipelineLayout({
+      bindGroupLayouts: [
+        ctx.device.createBindGroupLayout({
+          entries: bindings.map((type, binding) => ({
+            binding,
+            visibility: 4, // GPUShaderStage.COMPUTE
+            buffer: { type },
+          })),
+        }),
+      ],
+    })
+    : "auto";
   const pipeline = ctx.device.createComputePipeline({
     label,
-    layout: "auto",
+    layout,
     compute: { module, entryPoint, constants },
   });
   const err = await ctx.device.popErrorScope();
@@ -55,6 +85,11 @@ export async function bindGroup(
     entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
   });
   const err = await ctx.device.popErrorScope();
-  if (err) throw new KibitzError("shader_error", `bind group for ${pipeline.label} is invalid: ${err.message}`);
+  if (err) {
+    throw new KibitzError(
+      "shader_error",
+      `bind group for ${pipeline.label} is invalid: ${err.message}`,
+    );
+  }
   return bg;
 }

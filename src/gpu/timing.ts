@@ -21,7 +21,9 @@ export async function timeComputePass(
     resolve = ctx.device.createBuffer({ size: 16, usage: 0x200 | 0x4 }); // QUERY_RESOLVE | COPY_SRC
   }
   const pass = enc.beginComputePass(
-    querySet ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {},
+    querySet
+      ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } }
+      : {},
   );
   record(pass);
   pass.end();

@@ -14,7 +14,12 @@ export function mix32(x: number): number {
 }
 
 /** The 32-bit rounding hash of (seed, iteration, block, element). */
-export function roundingHash(seed: number, iteration: number, block: number, element: number): number {
+export function roundingHash(
+  seed: number,
+  iteration: number,
+  block: number,
+  element: number,
+): number {
   let h = mix32((Math.imul(seed >>> 0, 0x9e3779b9) + 0x632be5ab) >>> 0);
   h = mix32((h ^ iteration) >>> 0);
   h = mix32((h ^ block) >>> 0);
@@ -22,6 +27,11 @@ export function roundingHash(seed: number, iteration: number, block: number, ele
 }
 
 /** Uniform in [0, 1) with 24 bits, exactly representable in f32. */
-export function roundingUniform(seed: number, iteration: number, block: number, element: number): number {
+export function roundingUniform(
+  seed: number,
+  iteration: number,
+  block: number,
+  element: number,
+): number {
   return (roundingHash(seed, iteration, block, element) >>> 8) * 5.9604644775390625e-8;
 }

@@ -1,9 +1,18 @@
 import { KibitzError } from "../cli/error.ts";
-import { defaultRounding, formatInfo, payloadWords, type QuantFormat, type Rounding } from "./format.ts";
+import {
+  defaultRounding,
+  formatInfo,
+  payloadWords,
+  type QuantFormat,
+  type Rounding,
+} from "./format.ts";
 import { divF32, invLevels, roundHalfEven } from "./f32math.ts";
 import { roundingUniform } from "./hash.ts";
 
 const fround = Math.fround;
+
+/** Blocks whose max |x| is below this (2^-100) are stored as zero. */
+export const ZERO_BLOCK = 7.888609052210118e-31;
 
 /** Where the stochastic-rounding noise comes from: a hash of (seed, iteration, block, element). */
 export interface RoundingKey {
@@ -125,8 +134,10 @@ export function encodeBlock(
     return;
   }
   const { bits, perWord, signed, levels } = formatInfo(s.format);
-  s.scales[b] = max;
   const words = s.words;
+  // Blocks below 2^-100 count as zero, so levels / scale stays finite on every device.
+  if (max < ZERO_BLOCK) max = 0;
+  s.scales[b] = max;
   if (max === 0) {
     for (let e = start; e < end; e++) storeLevel(words, e, 0, bits, perWord);
     return;
@@ -165,7 +176,10 @@ export function decodeAll(s: QuantStore): Float32Array {
 /** Encodes a whole f32 array (one value per element) into the store. */
 export function encodeAll(s: QuantStore, values: Float32Array, key: RoundingKey): void {
   if (values.length !== s.n) {
-    throw new KibitzError("bad_length", `expected ${s.n} values for the store, got ${values.length}`);
+    throw new KibitzError(
+      "bad_length",
+      `expected ${s.n} values for the store, got ${values.length}`,
+    );
   }
   for (let b = 0; b < s.blocks; b++) encodeBlock(s, b, values, s.offsets[b], key);
 }

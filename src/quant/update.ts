@@ -19,15 +19,22 @@ function blockScratch(len: number): Float32Array {
  * The f32 math of one element of a fused update, exactly as the WGSL kernel does it (each product and
  * sum rounded to f32 separately: the shader blocks fused multiply-add so both sides agree).
  */
-export function updateValue(op: UpdateOp, old: number, input: number, a: number, c: number): number {
+export function updateValue(
+  op: UpdateOp,
+  old: number,
+  input: number,
+  a: number,
+  c: number,
+): number {
   switch (op) {
     case "set":
       return input;
     case "dcfr":
       return fround(fround(old * (old > 0 ? a : c)) + input);
     case "plus": {
+      // `r < 0 ? 0 : r` (not `r > 0 ? r : 0`) lets NaN through to the encoder, which rejects it.
       const r = fround(fround(old * a) + input);
-      return r > 0 ? r : 0;
+      return r < 0 ? 0 : r;
     }
     case "strategy":
       return fround(fround(old * a) + fround(input * c));

@@ -1,0 +1,133 @@
+// Quantized storage codec shared by every kernel that reads or writes regrets and strategies.
+// Twin of src/quant/{format,hash,store}.ts: results must match bit for bit.
+// FMT: 0 f32, 1 i16, 2 u16, 3 i8, 4 u8, 5 i4, 6 u4.
+
+override FMT: u32 = 0u;
+
+fn fmt_bits() -> u32 {
+  switch FMT {
+    case 1u, 2u: { return 16u; }
+    case 3u, 4u: { return 8u; }
+    case 5u, 6u: { return 4u; }
+    default: { return 32u; }
+  }
+}
+
+fn fmt_signed() -> bool { return FMT == 1u || FMT == 3u || FMT == 5u; }
+
+fn fmt_levels() -> f32 {
+  switch FMT {
+    case 1u: { return 32767.0; }
+    case 2u: { return 65535.0; }
+    case 3u: { return 127.0; }
+    case 4u: { return 255.0; }
+    case 5u: { return 7.0; }
+    case 6u: { return 15.0; }
+    default: { return 0.0; }
+  }
+}
+
+fn fmt_per_word() -> u32 { return 32u / fmt_bits(); }
+
+// lowbias32 (Chris Wellons), the finalizer of the rounding hash.
+fn mix32(v: u32) -> u32 {
+  var x = v;
+  x = x ^ (x >> 16u);
+  x = x * 0x7feb352du;
+  x = x ^ (x >> 15u);
+  x = x * 0x846ca68bu;
+  return x ^ (x >> 16u);
+}
+
+fn rounding_uniform(seed: u32, iteration: u32, block: u32, element: u32) -> f32 {
+  var h = mix32(seed * 0x9e3779b9u + 0x632be5abu);
+  h = mix32(h ^ iteration);
+  h = mix32(h ^ block);
+  h = mix32(h ^ element);
+  return f32(h >> 8u) * 5.9604644775390625e-8;
+}
+
+// Integer level of sub-element k of word w (sign-extended for signed formats).
+fn level_of(w: u32, k: u32) -> i32 {
+  let bits = fmt_bits();
+  let up = 32u - bits - k * bits;
+  if (fmt_signed()) { return bitcast<i32>(w << up) >> (32u - bits); }
+  return i32((w << up) >> (32u - bits));
+}
+
+fn put_level(w: u32, k: u32, q: i32) -> u32 {
+  let bits = fmt_bits();
+  let shift = k * bits;
+  let mask = ((1u << bits) - 1u) << shift;
+  return (w & ~mask) | ((bitcast<u32>(q) << shift) & mask);
+}
+
+// f32(1 / levels) as exact literals (a runtime division could be off by 2.5 ULP).
+fn fmt_inv_levels() -> f32 {
+  switch FMT {
+    case 1u: { return 0.000030518509447574615; }
+    case 2u: { return 0.000015259021893143654; }
+    case 3u: { return 0.0078740157186985016; }
+    case 4u: { return 0.0039215688593685627; }
+    case 5u: { return 0.14285714924335480; }
+    case 6u: { return 0.066666670143604279; }
+    default: { return 0.0; }
+  }
+}
+
+// Decode factor scale * f32(1 / levels).
+fn decode_factor(scale: f32) -> f32 { return scale * fmt_inv_levels(); }
+
+fn is_finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
+
+// Breaks a * b + c patterns so no compiler fuses them into fma: `zero` is a runtime 0 the compiler
+// cannot see through, keeping every product rounded on its own as the TypeScript twin does.
+fn nofuse(x: f32, zero: u32) -> f32 { return bitcast<f32>(bitcast<u32>(x) ^ zero); }
+
+// Veltkamp split of a into hi + lo with 12-bit halves, so their products are exact.
+fn split_hi(a: f32, zero: u32) -> f32 {
+  let c = nofuse(4097.0 * a, zero);
+  return c - (c - a);
+}
+
+// |a - q * b| computed exactly up to one final rounding (Dekker's two-product).
+fn div_residual(a: f32, b: f32, q: f32, zero: u32) -> f32 {
+  let p = nofuse(q * b, zero);
+  let qh = split_hi(q, zero);
+  let ql = q - qh;
+  let bh = split_hi(b, zero);
+  let bl = b - bh;
+  let e = (((qh * bh - p) + qh * bl) + ql * bh) + ql * bl;
+  return abs((a - p) - e);
+}
+
+// Correctly rounded a / b for positive normal operands: WGSL allows division 2.5 ULP of error,
+// so try the neighbours of the hardware quotient and keep the one with the smallest residual.
+fn div_rn(a: f32, b: f32, zero: u32) -> f32 {
+  let q0 = a / b;
+  var best = q0;
+  var best_r = div_residual(a, b, q0, zero);
+  let bits0 = bitcast<i32>(q0);
+  for (var d = -3; d <= 3; d++) {
+    if (d == 0) { continue; }
+    let q = bitcast<f32>(bits0 + d);
+    let r = div_residual(a, b, q, zero);
+    if (r < best_r) { best = q; best_r = r; }
+  }
+  return best;
+}
+
+// Level for value v under scale inverse inv: stochastic floor(t) + [u < frac(t)] or round-half-even.
+fn encode_level(v: f32, inv: f32, u: f32, stochastic: bool, zero: u32) -> i32 {
+  let t = nofuse(v * inv, zero);
+  let levels = fmt_levels();
+  var q: f32;
+  if (stochastic) {
+    let f = floor(t);
+    q = select(f, f + 1.0, u < t - f);
+  } else {
+    q = round(t);
+  }
+  let lo = select(0.0, -levels, fmt_signed());
+  return i32(clamp(q, lo, levels));
+}

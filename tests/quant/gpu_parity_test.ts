@@ -1,0 +1,108 @@
+import assert from "node:assert/strict";
+import { getGpu, storageBuffer } from "../../src/gpu/mod.ts";
+import {
+  createQuantStore,
+  downloadQuantStore,
+  encodeAll,
+  gpuUpdate,
+  QUANT_FORMATS,
+  type QuantFormat,
+  type QuantStore,
+  updateAll,
+  type UpdateOp,
+  uploadQuantStore,
+} from "../../src/quant/mod.ts";
+
+const gpu = await getGpu();
+
+/** Deterministic xorshift PRNG so the parity inputs are reproducible. */
+function rng(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 4294967296;
+  };
+}
+
+function blockSizes(rand: () => number): number[] {
+  // Sizes 1 to 5000 including the awkward ones (odd, word-straddling, a zero-size block).
+  const sizes = [1, 2, 3, 5, 7, 8, 9, 31, 0, 4999, 5000, 17];
+  for (let i = 0; i < 12; i++) sizes.push(1 + Math.floor(rand() * 700));
+  return sizes;
+}
+
+function randomValues(n: number, rand: () => number, signed: boolean, scale: number): Float32Array {
+  const v = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    const x = (signed ? rand() * 2 - 1 : rand()) * scale;
+    v[i] = rand() < 0.05 ? 0 : x;
+  }
+  return v;
+}
+
+function assertStoresEqual(cpu: QuantStore, got: QuantStore, what: string): void {
+  assert.equal(got.scales.length, cpu.scales.length);
+  for (let b = 0; b < cpu.scales.length; b++) {
+    if (!Object.is(cpu.scales[b], got.scales[b]) && cpu.scales[b] !== got.scales[b]) {
+      assert.fail(`${what}: scale of block ${b}: cpu ${cpu.scales[b]} gpu ${got.scales[b]}`);
+    }
+  }
+  if (cpu.f32 && got.f32) {
+    for (let i = 0; i < cpu.n; i++) {
+      if (cpu.f32[i] !== got.f32[i]) {
+        assert.fail(`${what}: element ${i}: cpu ${cpu.f32[i]} gpu ${got.f32[i]}`);
+      }
+    }
+    return;
+  }
+  for (let w = 0; w < cpu.words.length; w++) {
+    if (cpu.words[w] !== got.words[w]) {
+      assert.fail(
+        `${what}: word ${w}: cpu ${cpu.words[w].toString(16)} gpu ${got.words[w].toString(16)}`,
+      );
+    }
+  }
+}
+
+const CASES: { op: UpdateOp; formats: QuantFormat[]; a: number; c: number }[] = [
+  { op: "set", formats: [...QUANT_FORMATS], a: 0, c: 0 },
+  { op: "dcfr", formats: ["f32", "i16", "i8", "i4"], a: 0.91, c: 0.5 },
+  { op: "plus", formats: ["f32", "i16", "u16", "i8", "u8", "i4", "u4"], a: 0.97, c: 0 },
+  { op: "strategy", formats: ["f32", "u16", "u8", "u4"], a: 0.83, c: 0.37 },
+];
+
+for (const { op, formats, a, c } of CASES) {
+  for (const format of formats) {
+    Deno.test({
+      name: `quant gpu parity: ${op} on ${format} is bit-exact with the CPU`,
+      ignore: gpu === null,
+      sanitizeResources: false,
+      sanitizeOps: false,
+      async fn() {
+        const rand = rng(format.length * 7919 + op.length * 104729 + 17);
+        const sizes = blockSizes(rand);
+        const signed = format.startsWith("i") || format === "f32";
+        const cpu = createQuantStore(format, sizes);
+        encodeAll(cpu, randomValues(cpu.n, rand, signed && op !== "strategy", 40), {
+          seed: 7,
+          iteration: 1,
+        });
+        const g = uploadQuantStore(gpu!, cpu);
+        for (let it = 2; it <= 3; it++) {
+          const input = randomValues(cpu.n, rand, op !== "strategy", it * 3);
+          const key = { seed: 12345, iteration: it };
+          updateAll(cpu, op, input, a, c, key);
+          const inBuf = storageBuffer(gpu!, input);
+          await gpuUpdate(g, op, inBuf, a, c, key);
+          inBuf.destroy();
+        }
+        const got = await downloadQuantStore(g, createQuantStore(format, sizes));
+        assertStoresEqual(cpu, got, `${op}/${format}`);
+      },
+    });
+  }
+}
