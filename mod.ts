@@ -1,3 +1,4 @@
 // Kibitz public API: re-exports only.
 export * from "./src/cli/error.ts";
 export * from "./src/gpu/mod.ts";
+export * from "./src/quant/mod.ts";

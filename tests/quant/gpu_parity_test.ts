@@ -106,3 +106,25 @@ for (const { op, formats, a, c } of CASES) {
     });
   }
 }
+
+Deno.test({
+  name: "quant gpu: a non-finite update result is reported as an error naming the block",
+  ignore: gpu === null,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    for (const format of ["f32", "u8"] as const) {
+      const cpu = createQuantStore(format, [4, 4]);
+      const g = uploadQuantStore(gpu!, cpu);
+      const input = new Float32Array([1, 2, 3, 4, 5, NaN, 7, 8]);
+      const inBuf = storageBuffer(gpu!, input);
+      await assert.rejects(
+        () => gpuUpdate(g, "set", inBuf, 0, 0, { seed: 1, iteration: 1 }),
+        (e: unknown) =>
+          e instanceof Error && /non-finite/.test(e.message) &&
+          (format === "f32" || /block 1/.test(e.message)),
+      );
+      inBuf.destroy();
+    }
+  },
+});
