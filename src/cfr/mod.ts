@@ -1,0 +1,3 @@
+export * from "./game.ts";
+export * from "./tree.ts";
+export * from "./schedule.ts";

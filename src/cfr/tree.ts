@@ -1,0 +1,218 @@
+import { KibitzError } from "../cli/error.ts";
+import type { CfrGame } from "./game.ts";
+
+/** Node kinds stored in `PublicTree.kind`. */
+export const NODE_PLAYER = 0, NODE_CHANCE = 1, NODE_TERMINAL = 2;
+
+/**
+ * A game's public tree as flat struct-of-arrays, in breadth-first order: nodes of depth d occupy
+ * [levelStart[d], levelStart[d+1]) and the children of a node are the contiguous range
+ * [firstChild, firstChild + numChildren). A GPU backend can therefore process one level per dispatch.
+ * Player node i owns storage block `block[i]` of actions x hands(acting player) elements, laid out
+ * action-major (element a * hands + h).
+ */
+export interface PublicTree {
+  /** Game name. */
+  game: string;
+  /** Number of nodes. */
+  size: number;
+  /** Hands of player 0 and player 1. */
+  numHands: readonly [number, number];
+  /** NODE_PLAYER, NODE_CHANCE or NODE_TERMINAL per node. */
+  kind: Uint8Array;
+  /** Acting player for player nodes, -1 otherwise. */
+  player: Int8Array;
+  /** Depth of each node (root 0). */
+  depth: Uint16Array;
+  /** Parent node (-1 for the root). */
+  parent: Int32Array;
+  /** First child index. */
+  firstChild: Uint32Array;
+  /** Number of children (actions or chance outcomes). */
+  numChildren: Uint32Array;
+  /** levels+1 offsets: level d is nodes [levelStart[d], levelStart[d+1]). */
+  levelStart: Uint32Array;
+  /** Storage block of a player node (-1 otherwise); blocks are numbered in node order. */
+  block: Int32Array;
+  /** Player node of each block. */
+  blockNode: Uint32Array;
+  /** Element count of each block: actions x hands of the acting player. */
+  blockSize: Uint32Array;
+  /** The game's terminal id for terminal nodes (-1 otherwise). */
+  terminal: Int32Array;
+  /** For a child of a chance node, the outcome's probability weight (1 otherwise). */
+  chanceWeight: Float32Array;
+  /** Per player: CSR offsets (size+1) into `blockedHands` of the hands a node's incoming outcome blocks. */
+  blockedStart: [Uint32Array, Uint32Array];
+  /** Per player: hands blocked by the chance outcome leading into each node. */
+  blockedHands: [Uint32Array, Uint32Array];
+  /** Label of the edge leading into each node (action or outcome; "" for the root). */
+  label: string[];
+  /** Largest number of children of any node. */
+  maxChildren: number;
+  /** Number of levels. */
+  levels: number;
+}
+
+/** Walks the game's public tree breadth-first and stores it as a flat PublicTree. */
+export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTree {
+  const kinds: number[] = [], players: number[] = [], depths: number[] = [], parents: number[] = [];
+  const firstChild: number[] = [], numChildren: number[] = [], terminals: number[] = [];
+  const weights: number[] = [], labels: string[] = [];
+  const blocked: [number[][], number[][]] = [[], []];
+  const levelStart: number[] = [0];
+  let level: S[] = [game.root()];
+  kinds.push(0);
+  players.push(-1), depths.push(0), parents.push(-1), weights.push(1), labels.push("");
+  blocked[0].push([]), blocked[1].push([]);
+  let base = 0;
+  for (let d = 0; level.length > 0; d++) {
+    const next: S[] = [];
+    for (let i = 0; i < level.length; i++) {
+      const id = base + i;
+      const node = game.describe(level[i]);
+      const childStart = base + level.length + next.length;
+      let n = 0;
+      if (node.kind === "player") {
+        n = node.actions.length;
+        if (n < 1) {
+          throw new KibitzError("bad_game", `${game.name}: player node ${id} has no actions`);
+        }
+        if (node.player !== 0 && node.player !== 1) {
+          throw new KibitzError("bad_game", `${game.name}: node ${id} has player ${node.player}`);
+        }
+        kinds[id] = NODE_PLAYER, players[id] = node.player, terminals[id] = -1;
+        for (let a = 0; a < n; a++) {
+          pushChild(id, d + 1, 1, node.actions[a], [], []);
+          next.push(game.child(level[i], a));
+        }
+      } else if (node.kind === "chance") {
+        n = node.outcomes.length;
+        if (n < 1) {
+          throw new KibitzError("bad_game", `${game.name}: chance node ${id} has no outcomes`);
+        }
+        kinds[id] = NODE_CHANCE, players[id] = -1, terminals[id] = -1;
+        for (let c = 0; c < n; c++) {
+          const o = node.outcomes[c];
+          if (!(o.weight >= 0) || !Number.isFinite(o.weight)) {
+            throw new KibitzError(
+              "bad_game",
+              `${game.name}: outcome ${o.label} has weight ${o.weight}`,
+            );
+          }
+          pushChild(
+            id,
+            d + 1,
+            o.weight,
+            o.label,
+            checkHands(o.blocked[0], 0),
+            checkHands(o.blocked[1], 1),
+          );
+          next.push(game.child(level[i], c));
+        }
+      } else {
+        kinds[id] = NODE_TERMINAL, players[id] = -1, terminals[id] = node.terminal;
+      }
+      firstChild[id] = childStart, numChildren[id] = n;
+      if (childStart + n > maxNodes) {
+        throw new KibitzError(
+          "tree_too_large",
+          `${game.name}: public tree exceeds ${maxNodes} nodes`,
+        );
+      }
+    }
+    base += level.length;
+    levelStart.push(base);
+    level = next;
+  }
+
+  function checkHands(list: ArrayLike<number>, p: 0 | 1): number[] {
+    const out = Array.from(list);
+    for (const h of out) {
+      if (!Number.isInteger(h) || h < 0 || h >= game.numHands[p]) {
+        throw new KibitzError(
+          "bad_game",
+          `${game.name}: blocked hand ${h} of player ${p} out of range`,
+        );
+      }
+    }
+    return out;
+  }
+  function pushChild(
+    parent: number,
+    depth: number,
+    w: number,
+    label: string,
+    b0: number[],
+    b1: number[],
+  ) {
+    kinds.push(0), players.push(-1), depths.push(depth), parents.push(parent);
+    weights.push(w), labels.push(label), blocked[0].push(b0), blocked[1].push(b1);
+  }
+
+  const size = kinds.length;
+  const tree: PublicTree = {
+    game: game.name,
+    size,
+    numHands: [game.numHands[0], game.numHands[1]],
+    kind: Uint8Array.from(kinds),
+    player: Int8Array.from(players),
+    depth: Uint16Array.from(depths),
+    parent: Int32Array.from(parents),
+    firstChild: Uint32Array.from(firstChild),
+    numChildren: Uint32Array.from(numChildren),
+    levelStart: Uint32Array.from(levelStart),
+    block: new Int32Array(size).fill(-1),
+    blockNode: new Uint32Array(0),
+    blockSize: new Uint32Array(0),
+    terminal: Int32Array.from(terminals),
+    chanceWeight: Float32Array.from(weights),
+    blockedStart: [csrStart(blocked[0]), csrStart(blocked[1])],
+    blockedHands: [Uint32Array.from(blocked[0].flat()), Uint32Array.from(blocked[1].flat())],
+    label: labels,
+    maxChildren: 0,
+    levels: levelStart.length - 1,
+  };
+  const blockNode: number[] = [], blockSize: number[] = [];
+  for (let i = 0; i < size; i++) {
+    tree.maxChildren = Math.max(tree.maxChildren, tree.numChildren[i]);
+    if (tree.kind[i] !== NODE_PLAYER) continue;
+    tree.block[i] = blockNode.length;
+    blockNode.push(i);
+    blockSize.push(tree.numChildren[i] * tree.numHands[tree.player[i]]);
+  }
+  tree.blockNode = Uint32Array.from(blockNode);
+  tree.blockSize = Uint32Array.from(blockSize);
+  return tree;
+}
+
+function csrStart(lists: number[][]): Uint32Array {
+  const start = new Uint32Array(lists.length + 1);
+  for (let i = 0; i < lists.length; i++) start[i + 1] = start[i] + lists[i].length;
+  return start;
+}
+
+/** The action/outcome labels from the root to `node`, e.g. ["b", "c", "Ks", "k"]. */
+export function nodePath(tree: PublicTree, node: number): string[] {
+  const path: string[] = [];
+  for (let n = node; n > 0; n = tree.parent[n]) path.push(tree.label[n]);
+  return path.reverse();
+}
+
+/** Finds the node reached by following `path` labels from the root; throws if one is missing. */
+export function findNode(tree: PublicTree, path: readonly string[]): number {
+  let node = 0;
+  for (const step of path) {
+    const first = tree.firstChild[node], n = tree.numChildren[node];
+    let next = -1;
+    for (let c = first; c < first + n; c++) if (tree.label[c] === step) next = c;
+    if (next < 0) {
+      throw new KibitzError(
+        "bad_node",
+        `no child "${step}" after [${nodePath(tree, node).join(" ")}] in ${tree.game}`,
+      );
+    }
+    node = next;
+  }
+  return node;
+}

@@ -1,0 +1,3 @@
+export * from "./limit.ts";
+export * from "./kuhn.ts";
+export * from "./leduc.ts";
