@@ -1,0 +1,66 @@
+import assert from "node:assert/strict";
+
+/** Runs a task script with Deno and returns its exit code and output. */
+async function runTask(
+  script: string,
+  args: string[],
+): Promise<{ code: number; out: string; err: string }> {
+  const cmd = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", script, ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  });
+  const r = await cmd.output();
+  const dec = new TextDecoder();
+  return { code: r.code, out: dec.decode(r.stdout), err: dec.decode(r.stderr) };
+}
+
+Deno.test("task gpu-info: reports the adapter and a passing self-test as JSON", async () => {
+  const r = await runTask("tasks/gpu_info.ts", ["--json"]);
+  assert.equal(r.code, 0, r.err);
+  const j = JSON.parse(r.out);
+  assert.equal(j.selfTest.ok, true);
+  assert.equal(typeof j.adapter.description, "string");
+  assert.ok(j.adapter.limits.maxStorageBufferBindingSize > 0);
+});
+
+Deno.test("task demo: runs on the CPU backend and prints every format", async () => {
+  const r = await runTask("tasks/demo.ts", ["--backend", "cpu", "--elements", "4096"]);
+  assert.equal(r.code, 0, r.err);
+  for (const f of ["f32", "i16", "u16", "i8", "u8", "i4", "u4"]) {
+    assert.match(r.out, new RegExp(`^${f} `, "m"));
+  }
+});
+
+Deno.test("tasks: --help prints usage, bad flags and values are clear errors", async () => {
+  const help = await runTask("tasks/demo.ts", ["--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.out, /^usage: deno task demo/m);
+  const bad = await runTask("tasks/demo.ts", ["--frobnicate"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /^error: .*frobnicate/m);
+  const badValue = await runTask("tasks/demo.ts", ["--elements", "many"]);
+  assert.equal(badValue.code, 2);
+  assert.match(badValue.err, /--elements must be an integer/);
+  const badBackend = await runTask("tasks/demo.ts", ["--backend", "tpu"]);
+  assert.equal(badBackend.code, 2);
+  assert.match(badBackend.err, /unknown backend "tpu"/);
+});
+
+Deno.test("task bench quant: writes its JSON and Markdown report", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const r = await runTask("tasks/bench.ts", ["quant", "--backend", "cpu", "--out", dir]);
+    assert.equal(r.code, 0, r.err);
+    const json = JSON.parse(await Deno.readTextFile(`${dir}/quant.json`));
+    assert.equal(json.suite, "quant");
+    assert.ok(json.tables[0].rows.length >= 12);
+    assert.match(await Deno.readTextFile(`${dir}/quant.md`), /Fused update throughput/);
+    const unknown = await runTask("tasks/bench.ts", ["nosuch"]);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.err, /unknown bench suite "nosuch"/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
