@@ -65,11 +65,18 @@ export function reportMarkdown(r: BenchReport): string {
   const out = [
     `# Benchmark: ${r.suite}`,
     "",
-    `${r.date} · ${r.machine.cores} cores · ${r.machine.os} · Deno ${r.machine.deno} · adapter: ${r.machine.adapter ?? "none"}`,
+    `${r.date} · ${r.machine.cores} cores · ${r.machine.os} · Deno ${r.machine.deno} · adapter: ${
+      r.machine.adapter ?? "none"
+    }`,
     "",
   ];
   for (const t of r.tables) {
-    out.push(`## ${t.title}`, "", `| ${t.columns.join(" | ")} |`, `|${t.columns.map(() => " --- ").join("|")}|`);
+    out.push(
+      `## ${t.title}`,
+      "",
+      `| ${t.columns.join(" | ")} |`,
+      `|${t.columns.map(() => " --- ").join("|")}|`,
+    );
     for (const row of t.rows) out.push(`| ${row.map(cell).join(" | ")} |`);
     out.push("");
   }

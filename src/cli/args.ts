@@ -22,9 +22,14 @@ export interface ParsedArgs {
 /** Formats a task's usage text from its synopsis and option table. */
 export function usage(synopsis: string, description: string, options: TaskOptions): string {
   const lines = [`usage: ${synopsis}`, "", description, "", "options:"];
-  const all: TaskOptions = { ...options, help: { type: "boolean", short: "h", help: "show this help" } };
+  const all: TaskOptions = {
+    ...options,
+    help: { type: "boolean", short: "h", help: "show this help" },
+  };
   for (const [name, o] of Object.entries(all)) {
-    const flag = `${o.short ? `-${o.short}, ` : "    "}--${name}${o.type === "string" ? " VALUE" : ""}`;
+    const flag = `${o.short ? `-${o.short}, ` : "    "}--${name}${
+      o.type === "string" ? " VALUE" : ""
+    }`;
     const def = o.default !== undefined && o.default !== false ? ` (default: ${o.default})` : "";
     lines.push(`  ${flag.padEnd(28)} ${o.help}${def}`);
   }
@@ -50,7 +55,10 @@ export function parseTaskArgs(
   try {
     parsed = parseArgs({ args, options: config, allowPositionals: true, strict: true });
   } catch (e) {
-    throw new KibitzError("bad_args", `${(e as Error).message}\n\n${usage(synopsis, description, options)}`);
+    throw new KibitzError(
+      "bad_args",
+      `${(e as Error).message}\n\n${usage(synopsis, description, options)}`,
+    );
   }
   if (parsed.values.help) {
     console.log(usage(synopsis, description, options));
@@ -71,7 +79,10 @@ export function intOption(
   if (raw === undefined) return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) {
-    throw new KibitzError("bad_args", `--${name} must be an integer in [${min}, ${max}], got "${raw}"`);
+    throw new KibitzError(
+      "bad_args",
+      `--${name} must be an integer in [${min}, ${max}], got "${raw}"`,
+    );
   }
   return n;
 }
@@ -81,6 +92,8 @@ export function numberOption(values: ParsedArgs["values"], name: string, fallbac
   const raw = values[name];
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!Number.isFinite(n)) throw new KibitzError("bad_args", `--${name} must be a number, got "${raw}"`);
+  if (!Number.isFinite(n)) {
+    throw new KibitzError("bad_args", `--${name} must be a number, got "${raw}"`);
+  }
   return n;
 }
