@@ -2,3 +2,4 @@
 export * from "./src/cli/error.ts";
 export * from "./src/gpu/mod.ts";
 export * from "./src/quant/mod.ts";
+export * from "./src/hive/mod.ts";
