@@ -7,6 +7,7 @@ import { releaseGpu } from "../src/gpu/mod.ts";
 // Each suite lives beside the code it measures; add one line per suite.
 const SUITES: Record<string, () => Promise<{ suite: BenchSuite }>> = {
   quant: () => import("../src/quant/bench.ts"),
+  hive: () => import("../src/hive/bench.ts"),
 };
 
 await runMain(async () => {
