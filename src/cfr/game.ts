@@ -18,23 +18,23 @@
  */
 
 /** A public node as the game describes it while the engine builds the flat tree. */
-export type GameNode = PlayerNode | ChanceNode | TerminalNode;
+export type CfrNode = CfrPlayerNode | CfrChanceNode | CfrTerminalNode;
 
 /** A decision of `player` over `actions` (labels for display; children follow in the same order). */
-export interface PlayerNode {
+export interface CfrPlayerNode {
   kind: "player";
   player: 0 | 1;
   actions: readonly string[];
 }
 
 /** A public chance event (a board card): one child per outcome, in order. */
-export interface ChanceNode {
+export interface CfrChanceNode {
   kind: "chance";
-  outcomes: readonly ChanceOutcome[];
+  outcomes: readonly CfrChanceOutcome[];
 }
 
 /** One public chance outcome. */
-export interface ChanceOutcome {
+export interface CfrChanceOutcome {
   /** Display label, e.g. "Qs". */
   label: string;
   /**
@@ -47,7 +47,7 @@ export interface ChanceOutcome {
 }
 
 /** A leaf; `terminal` is the game's own id, handed back to `terminalValues`. */
-export interface TerminalNode {
+export interface CfrTerminalNode {
   kind: "terminal";
   terminal: number;
 }
@@ -67,7 +67,7 @@ export interface CfrGame<S = unknown> {
   /** The root public state. */
   root(): S;
   /** What kind of node `state` is. */
-  describe(state: S): GameNode;
+  describe(state: S): CfrNode;
   /** The state reached by action (or chance outcome) number `index` from `state`. */
   child(state: S, index: number): S;
   /**

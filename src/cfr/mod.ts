@@ -1,3 +1,5 @@
 export * from "./game.ts";
 export * from "./tree.ts";
 export * from "./schedule.ts";
+export * from "./evaluate.ts";
+export * from "./solver.ts";

@@ -2,7 +2,7 @@ import { KibitzError } from "../cli/error.ts";
 import type { CfrGame } from "./game.ts";
 
 /** Node kinds stored in `PublicTree.kind`. */
-export const NODE_PLAYER = 0, NODE_CHANCE = 1, NODE_TERMINAL = 2;
+export const CFR_PLAYER = 0, CFR_CHANCE = 1, CFR_TERMINAL = 2;
 
 /**
  * A game's public tree as flat struct-of-arrays, in breadth-first order: nodes of depth d occupy
@@ -18,7 +18,7 @@ export interface PublicTree {
   size: number;
   /** Hands of player 0 and player 1. */
   numHands: readonly [number, number];
-  /** NODE_PLAYER, NODE_CHANCE or NODE_TERMINAL per node. */
+  /** CFR_PLAYER, CFR_CHANCE or CFR_TERMINAL per node. */
   kind: Uint8Array;
   /** Acting player for player nodes, -1 otherwise. */
   player: Int8Array;
@@ -81,7 +81,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
         if (node.player !== 0 && node.player !== 1) {
           throw new KibitzError("bad_game", `${game.name}: node ${id} has player ${node.player}`);
         }
-        kinds[id] = NODE_PLAYER, players[id] = node.player, terminals[id] = -1;
+        kinds[id] = CFR_PLAYER, players[id] = node.player, terminals[id] = -1;
         for (let a = 0; a < n; a++) {
           pushChild(id, d + 1, 1, node.actions[a], [], []);
           next.push(game.child(level[i], a));
@@ -91,7 +91,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
         if (n < 1) {
           throw new KibitzError("bad_game", `${game.name}: chance node ${id} has no outcomes`);
         }
-        kinds[id] = NODE_CHANCE, players[id] = -1, terminals[id] = -1;
+        kinds[id] = CFR_CHANCE, players[id] = -1, terminals[id] = -1;
         for (let c = 0; c < n; c++) {
           const o = node.outcomes[c];
           if (!(o.weight >= 0) || !Number.isFinite(o.weight)) {
@@ -111,7 +111,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
           next.push(game.child(level[i], c));
         }
       } else {
-        kinds[id] = NODE_TERMINAL, players[id] = -1, terminals[id] = node.terminal;
+        kinds[id] = CFR_TERMINAL, players[id] = -1, terminals[id] = node.terminal;
       }
       firstChild[id] = childStart, numChildren[id] = n;
       if (childStart + n > maxNodes) {
@@ -176,7 +176,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
   const blockNode: number[] = [], blockSize: number[] = [];
   for (let i = 0; i < size; i++) {
     tree.maxChildren = Math.max(tree.maxChildren, tree.numChildren[i]);
-    if (tree.kind[i] !== NODE_PLAYER) continue;
+    if (tree.kind[i] !== CFR_PLAYER) continue;
     tree.block[i] = blockNode.length;
     blockNode.push(i);
     blockSize.push(tree.numChildren[i] * tree.numHands[tree.player[i]]);

@@ -1,5 +1,5 @@
 import { KibitzError } from "../cli/error.ts";
-import type { CfrGame, GameNode } from "../cfr/game.ts";
+import type { CfrGame, CfrNode } from "../cfr/game.ts";
 
 /**
  * Rules of a small limit-poker game with one private card per player and at most one public card:
@@ -35,6 +35,7 @@ export interface LimitState {
   end: number;
 }
 
+/** A terminal's record. */
 interface Terminal {
   /** 0/1 = that player folded, 2 = showdown. */
   end: number;
@@ -101,7 +102,7 @@ export class LimitPokerGame implements CfrGame<LimitState> {
   }
 
   /** Player node (check/bet or fold/call/raise), chance node (board card) or terminal. */
-  describe(s: LimitState): GameNode {
+  describe(s: LimitState): CfrNode {
     if (s.end >= 0) {
       this.terminals.push({ end: s.end, contrib: [s.contrib[0], s.contrib[1]], board: s.board });
       return { kind: "terminal", terminal: this.terminals.length - 1 };
@@ -159,6 +160,15 @@ export class LimitPokerGame implements CfrGame<LimitState> {
         break;
     }
     return next;
+  }
+
+  /** The terminal's record: who folded (0/1) or 2 for a showdown, contributions and board card. */
+  terminalInfo(
+    terminal: number,
+  ): Readonly<{ end: number; contrib: [number, number]; board: number }> {
+    const t = this.terminals[terminal];
+    if (!t) throw new KibitzError("bad_terminal", `${this.name}: no terminal ${terminal}`);
+    return t;
   }
 
   /** out[h] = total opponent reach on cards other than h (both hold one card). */

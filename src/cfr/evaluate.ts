@@ -1,0 +1,195 @@
+import type { CfrGame } from "./game.ts";
+import { CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
+
+/**
+ * A strategy profile: writes the strategy of player node `node` into out[a * hands + h] (actions x
+ * hands of the acting player; each hand's column sums to 1).
+ */
+export type CfrPolicy = (node: number, out: Float32Array) => void;
+
+/** Values of one player against a profile: best response or the profile's own strategy. */
+export type CfrEvalMode = "best-response" | "profile";
+
+/** Best-response and profile values of both players, in chips per deal. */
+export interface CfrExploitability {
+  /** (gain of player 0 + gain of player 1) / 2 against their best responses, in chips. */
+  chips: number;
+  /** `chips` as a percentage of the starting pot. */
+  percent: number;
+  /** NashConv = BR_0 + BR_1 - EV_0 - EV_1. */
+  nashConv: number;
+  /** Best-response value of each player against the other's strategy. */
+  bestResponse: [number, number];
+  /** Expected value of each player under the profile. */
+  ev: [number, number];
+}
+
+/** The uniform random profile (each action 1 / actions). */
+export function uniformPolicy(tree: PublicTree): CfrPolicy {
+  return (node, out) => {
+    const n = tree.numChildren[node] * tree.numHands[tree.player[node]];
+    out.fill(1 / tree.numChildren[node], 0, n);
+  };
+}
+
+/**
+ * Walks the public tree for one player against a fixed profile and returns unnormalized
+ * counterfactual values per hand (`best-response`: max over own actions; `profile`: own policy).
+ * Subtrees the opponent never reaches are skipped (their values are exactly 0).
+ */
+export class TreeEvaluator {
+  private readonly vals: Float32Array[] = [];
+  private readonly sig: Float32Array[] = [];
+  private readonly reach: Float32Array[] = [];
+  private readonly maxH: number;
+
+  constructor(readonly tree: PublicTree, readonly game: CfrGame) {
+    this.maxH = Math.max(tree.numHands[0], tree.numHands[1]);
+    const wide = Math.max(1, tree.maxChildren) * this.maxH;
+    for (let d = 0; d < tree.levels; d++) {
+      this.vals.push(new Float32Array(wide));
+      this.sig.push(new Float32Array(wide));
+      this.reach.push(new Float32Array(this.maxH));
+    }
+  }
+
+  /** out[h] = unnormalized value of hand h of `player` (per unit of opponent reach) at the root. */
+  rootValues(player: 0 | 1, policy: CfrPolicy, mode: CfrEvalMode, out: Float32Array): void {
+    const opp = this.game.initialWeights((1 - player) as 0 | 1);
+    this.visit(0, 0, player, opp, policy, mode === "best-response", out, 0);
+  }
+
+  private visit(
+    n: number,
+    d: number,
+    p: 0 | 1,
+    opp: Float32Array,
+    policy: CfrPolicy,
+    br: boolean,
+    out: Float32Array,
+    off: number,
+  ): void {
+    const t = this.tree;
+    const H = t.numHands[p];
+    const kind = t.kind[n];
+    if (kind === CFR_TERMINAL) {
+      this.game.terminalValues(t.terminal[n], p, opp, out, off);
+      return;
+    }
+    const first = t.firstChild[n], A = t.numChildren[n];
+    const vals = this.vals[d], r = this.reach[d];
+    if (kind === CFR_CHANCE) {
+      out.fill(0, off, off + H);
+      const o = 1 - p, Ho = t.numHands[o];
+      const bs = t.blockedStart[o], bh = t.blockedHands[o];
+      const ss = t.blockedStart[p], sh = t.blockedHands[p];
+      for (let c = first; c < first + A; c++) {
+        r.set(opp.subarray(0, Ho));
+        for (let i = bs[c]; i < bs[c + 1]; i++) r[bh[i]] = 0;
+        if (!anyPositive(r, Ho)) continue;
+        this.visit(c, d + 1, p, r, policy, br, vals, 0);
+        for (let i = ss[c]; i < ss[c + 1]; i++) vals[sh[i]] = 0;
+        const w = t.chanceWeight[c];
+        for (let h = 0; h < H; h++) out[off + h] += w * vals[h];
+      }
+      return;
+    }
+    const q = t.player[n];
+    const sig = this.sig[d];
+    if (q === p) {
+      if (!br) policy(n, sig);
+      for (let a = 0; a < A; a++) this.visit(first + a, d + 1, p, opp, policy, br, vals, a * H);
+      for (let h = 0; h < H; h++) {
+        let v = br ? -Infinity : 0;
+        for (let a = 0; a < A; a++) {
+          const x = vals[a * H + h];
+          if (br) v = x > v ? x : v;
+          else v += sig[a * H + h] * x;
+        }
+        out[off + h] = v;
+      }
+      return;
+    }
+    policy(n, sig);
+    const Hq = t.numHands[q];
+    out.fill(0, off, off + H);
+    for (let a = 0; a < A; a++) {
+      let any = false;
+      for (let o = 0; o < Hq; o++) {
+        const x = opp[o] * sig[a * Hq + o];
+        r[o] = x;
+        if (x > 0) any = true;
+      }
+      if (!any) continue;
+      this.visit(first + a, d + 1, p, r, policy, br, vals, 0);
+      for (let h = 0; h < H; h++) out[off + h] += vals[h];
+    }
+  }
+}
+
+function anyPositive(x: Float32Array, n: number): boolean {
+  for (let i = 0; i < n; i++) if (x[i] > 0) return true;
+  return false;
+}
+
+/** Total compatible deal mass sum_h w0(h) * sum_{o compatible} w1(o): the EV normalizer. */
+export function dealMass(game: CfrGame): number {
+  const w0 = game.initialWeights(0), w1 = game.initialWeights(1);
+  const s = new Float32Array(game.numHands[0]);
+  game.compatibleSums(0, w1, s);
+  let m = 0;
+  for (let h = 0; h < s.length; h++) m += w0[h] * s[h];
+  return m;
+}
+
+/** Expected value per deal of `player` (best response or profile), from root values. */
+export function policyValue(
+  ev: TreeEvaluator,
+  player: 0 | 1,
+  policy: CfrPolicy,
+  mode: CfrEvalMode,
+  mass = dealMass(ev.game),
+): number {
+  const out = new Float32Array(ev.tree.numHands[player]);
+  ev.rootValues(player, policy, mode, out);
+  const w = ev.game.initialWeights(player);
+  let v = 0;
+  for (let h = 0; h < out.length; h++) v += w[h] * out[h];
+  return v / mass;
+}
+
+/**
+ * Per-hand expected values of `player` under the profile (or its best response): the value of
+ * holding hand h, averaged over the compatible opponent hands weighted by their range (0 when none).
+ */
+export function policyHandValues(
+  ev: TreeEvaluator,
+  player: 0 | 1,
+  policy: CfrPolicy,
+  mode: CfrEvalMode = "profile",
+): Float32Array {
+  const out = new Float32Array(ev.tree.numHands[player]);
+  ev.rootValues(player, policy, mode, out);
+  const comp = new Float32Array(out.length);
+  ev.game.compatibleSums(player, ev.game.initialWeights((1 - player) as 0 | 1), comp);
+  for (let h = 0; h < out.length; h++) out[h] = comp[h] > 0 ? out[h] / comp[h] : 0;
+  return out;
+}
+
+/** Best responses of both players against `policy`: exploitability in chips and % of the pot. */
+export function policyExploitability(ev: TreeEvaluator, policy: CfrPolicy): CfrExploitability {
+  const mass = dealMass(ev.game);
+  const b0 = policyValue(ev, 0, policy, "best-response", mass);
+  const b1 = policyValue(ev, 1, policy, "best-response", mass);
+  const e0 = policyValue(ev, 0, policy, "profile", mass);
+  const e1 = policyValue(ev, 1, policy, "profile", mass);
+  const nashConv = b0 + b1 - e0 - e1;
+  const chips = nashConv / 2;
+  return {
+    chips,
+    percent: (100 * chips) / ev.game.startingPot,
+    nashConv,
+    bestResponse: [b0, b1],
+    ev: [e0, e1],
+  };
+}

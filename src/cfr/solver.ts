@@ -1,0 +1,476 @@
+import { KibitzError } from "../cli/error.ts";
+import {
+  createQuantStore,
+  decodeBlock,
+  encodeBlock,
+  type QuantFormat,
+  type QuantStore,
+  regretFormat,
+  type Rounding,
+  type RoundingKey,
+  storeBytes,
+  strategyFormat,
+  updateRegretsDcfr,
+  updateRegretsPlus,
+  updateStrategy,
+} from "../quant/mod.ts";
+import {
+  type CfrExploitability,
+  type CfrPolicy,
+  dealMass,
+  policyExploitability,
+  policyHandValues,
+  TreeEvaluator,
+} from "./evaluate.ts";
+import type { CfrGame } from "./game.ts";
+import {
+  type CfrAlgorithm,
+  DCFR_PAPER,
+  defaultDiscount,
+  type DiscountParams,
+  type IterationDiscount,
+  iterationDiscount,
+  regretsNonNegative,
+} from "./schedule.ts";
+import { CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
+
+/** A node whose strategy is fixed: strategy[a * hands + h]; a hand whose column is NaN stays free. */
+export interface LockedNode {
+  node: number;
+  strategy: Float32Array;
+}
+
+/** How a solve runs. Every field is optional. */
+export interface SolverOptions {
+  /** dcfr (default), dcfr+, cfr+ or pdcfr+. */
+  algorithm?: CfrAlgorithm;
+  /** "reference" (default: the Rust postflop solver's DCFR) or "paper" (alpha 1.5, beta 0, gamma 2, no reset). */
+  schedule?: "reference" | "paper";
+  /** Overrides of the algorithm's discount parameters. */
+  discount?: Partial<DiscountParams>;
+  /** Bits of regret storage: 32 (f32, default), 16, 8 or 4. */
+  regretBits?: number;
+  /** Bits of cumulative-strategy storage: 32 (default), 16, 8 or 4. */
+  strategyBits?: number;
+  /** Explicit regret format (overrides regretBits); unsigned formats need cfr+/dcfr+/pdcfr+. */
+  regretFormat?: QuantFormat;
+  /** Seed of the stochastic rounding (default 0): same seed, same result. */
+  seed?: number;
+  /** Rounding mode override (default: nearest for f32/16-bit, stochastic for 8/4-bit). */
+  rounding?: Rounding;
+  /**
+   * Regret-based pruning threshold c (0 = off, the default; dcfr only). At the traverser's node, hand h
+   * skips action a when R[a][h] < -c * (sum of h's positive regrets) and that sum is positive: such an
+   * action has probability 0 now. Regrets of skipped (action, hand) entries, and of that hand in the
+   * skipped subtree, stay as they are (as if not visited: no discount, no instant regret).
+   */
+  pruning?: number;
+  /** With pruning, every this many iterations (default 10) one runs unpruned so skipped actions are re-checked. */
+  pruningRefresh?: number;
+  /** Nodes with a fixed (per-hand) strategy. */
+  lockedNodes?: readonly LockedNode[];
+  /**
+   * Weight the cumulative strategy by the player's own reach (classic CFR averaging). Default false:
+   * like the reference solver, each iteration adds the current strategy unweighted.
+   */
+  reachWeightedAverage?: boolean;
+}
+
+/** Progress callback of `run`: called after iteration `iteration` (1-based count done). */
+export type ProgressFn = (iteration: number, solver: CfrSolver) => void;
+
+const STRATEGY_SALT = 0x5bd1e995, PREDICT_SALT = 0x27d4eb2f;
+
+/**
+ * A vectorized CFR solver over a public tree: per player node, regrets and the cumulative strategy
+ * are blocks of actions x hands in quantized storage; each iteration walks the tree once per player
+ * (alternating updates) with reach and value vectors over all hands. CPU backend.
+ */
+export class CfrSolver {
+  readonly algorithm: CfrAlgorithm;
+  readonly discount: DiscountParams;
+  readonly regrets: QuantStore;
+  readonly strategy: QuantStore;
+  /** PDCFR+ only: the predicted regrets the current strategy is read from. */
+  readonly predicted: QuantStore | null;
+  readonly seed: number;
+  readonly pruning: number;
+  readonly pruningRefresh: number;
+  readonly reachWeighted: boolean;
+  /** Iterations done. */
+  iteration = 0;
+  /** Traverser hands visited at nodes during training (the work pruning saves). */
+  nodeHandVisits = 0;
+
+  private readonly locked: (Float32Array | null)[];
+  private readonly evaluator: TreeEvaluator;
+  private readonly mass: number;
+  private readonly rounding: Rounding | undefined;
+  private readonly vals: Float32Array[] = [];
+  private readonly sig: Float32Array[] = [];
+  private readonly reg: Float32Array[] = [];
+  private readonly reach: Float32Array[] = [];
+  private readonly selfReach: Float32Array[] = [];
+  private readonly active: Uint8Array[] = [];
+  private readonly tmp: Float32Array;
+  private pruneNow = 0;
+  private disc: IterationDiscount = { alphaPos: 0, betaNeg: 0.5, gamma: 0, alphaNext: 0 };
+  private rKey: RoundingKey = { seed: 0, iteration: 0 };
+  private sKey: RoundingKey = { seed: 0, iteration: 0 };
+  private pKey: RoundingKey = { seed: 0, iteration: 0 };
+
+  constructor(readonly tree: PublicTree, readonly game: CfrGame, options: SolverOptions = {}) {
+    const algorithm = options.algorithm ?? "dcfr";
+    this.algorithm = algorithm;
+    const base = options.schedule === "paper" && (algorithm === "dcfr" || algorithm === "dcfr+")
+      ? { ...DCFR_PAPER }
+      : defaultDiscount(algorithm);
+    this.discount = { ...base, ...options.discount };
+    this.seed = options.seed ?? 0;
+    this.pruning = options.pruning ?? 0;
+    this.pruningRefresh = options.pruningRefresh ?? 10;
+    this.rounding = options.rounding;
+    this.reachWeighted = options.reachWeightedAverage ?? false;
+    if (!(this.pruning >= 0)) {
+      throw new KibitzError("bad_option", `pruning must be >= 0, got ${this.pruning}`);
+    }
+    if (this.pruning > 0 && regretsNonNegative(algorithm)) {
+      throw new KibitzError(
+        "bad_option",
+        `pruning skips actions whose regret is far below zero; ${algorithm} floors regrets at 0, so use dcfr`,
+      );
+    }
+    const signed = !regretsNonNegative(algorithm);
+    const rf = options.regretFormat ?? regretFormat(options.regretBits ?? 32, signed);
+    if (signed && (rf === "u8" || rf === "u4" || rf === "u16")) {
+      throw new KibitzError(
+        "bad_format",
+        `${algorithm} keeps negative regrets, which unsigned ${rf} cannot store; use a signed format or cfr+/dcfr+/pdcfr+`,
+      );
+    }
+    const sf = strategyFormat(options.strategyBits ?? 32);
+    this.regrets = createQuantStore(rf, tree.blockSize);
+    this.strategy = createQuantStore(sf, tree.blockSize);
+    this.predicted = algorithm === "pdcfr+" ? createQuantStore(rf, tree.blockSize) : null;
+
+    this.locked = new Array(tree.blockNode.length).fill(null);
+    for (const l of options.lockedNodes ?? []) {
+      const b = l.node >= 0 && l.node < tree.size ? tree.block[l.node] : -1;
+      if (b < 0) throw new KibitzError("bad_lock", `locked node ${l.node} is not a player node`);
+      if (l.strategy.length !== tree.blockSize[b]) {
+        throw new KibitzError(
+          "bad_lock",
+          `locked node ${l.node} needs ${
+            tree.blockSize[b]
+          } values (actions x hands), got ${l.strategy.length}`,
+        );
+      }
+      this.locked[b] = l.strategy;
+    }
+
+    const maxH = Math.max(tree.numHands[0], tree.numHands[1]);
+    const wide = Math.max(1, tree.maxChildren) * maxH;
+    for (let d = 0; d < tree.levels; d++) {
+      this.vals.push(new Float32Array(wide));
+      this.sig.push(new Float32Array(wide));
+      this.reg.push(new Float32Array(wide));
+      this.reach.push(new Float32Array(maxH));
+      this.selfReach.push(new Float32Array(maxH));
+      this.active.push(new Uint8Array(maxH));
+    }
+    this.tmp = new Float32Array(wide);
+    this.evaluator = new TreeEvaluator(tree, game);
+    this.mass = dealMass(game);
+  }
+
+  /** Bytes of regret, strategy (and PDCFR+ prediction) storage. */
+  storageBytes(): number {
+    const blocks = this.tree.blockNode.length;
+    let b = storeBytes(this.regrets.format, this.regrets.n, blocks) +
+      storeBytes(this.strategy.format, this.strategy.n, blocks);
+    if (this.predicted) b += storeBytes(this.predicted.format, this.predicted.n, blocks);
+    return b;
+  }
+
+  /** Runs `iterations` more iterations, calling `onProgress` every `every` iterations and at the end. */
+  run(iterations: number, onProgress?: ProgressFn, every = 1): void {
+    for (let i = 0; i < iterations; i++) {
+      this.step();
+      if (onProgress && (this.iteration % every === 0 || i === iterations - 1)) {
+        onProgress(this.iteration, this);
+      }
+    }
+  }
+
+  /** One iteration: player 0 then player 1 update (alternating), each against the other's current strategy. */
+  step(): void {
+    const t = this.iteration;
+    this.disc = iterationDiscount(this.discount, t);
+    const refresh = this.pruningRefresh > 0 && t % this.pruningRefresh === 0;
+    this.pruneNow = refresh ? 0 : this.pruning;
+    const mode = this.rounding;
+    this.rKey = { seed: this.seed, iteration: t, mode };
+    this.sKey = { seed: (this.seed ^ STRATEGY_SALT) >>> 0, iteration: t, mode };
+    this.pKey = { seed: (this.seed ^ PREDICT_SALT) >>> 0, iteration: t, mode };
+    for (const p of [0, 1] as const) {
+      const o = (1 - p) as 0 | 1;
+      const act = new Uint8Array(this.tree.numHands[p]).fill(1);
+      const out = new Float32Array(this.tree.numHands[p]);
+      const self = this.game.initialWeights(p);
+      this.visit(0, 0, p, this.game.initialWeights(o), self, act, act.length, out, 0);
+    }
+    this.iteration++;
+  }
+
+  /** Current strategy (regret matching, locks applied) of player node `node`: actions x hands. */
+  currentStrategy(node: number): Float32Array {
+    const b = this.blockOf(node);
+    const out = new Float32Array(this.tree.blockSize[b]);
+    this.current(node, b, out, new Float32Array(out.length));
+    return out;
+  }
+
+  /** Average strategy of player node `node` (normalized cumulative strategy, locks applied). */
+  averageStrategy(node: number): Float32Array {
+    const out = new Float32Array(this.tree.blockSize[this.blockOf(node)]);
+    this.average(node, out);
+    return out;
+  }
+
+  /** The average strategy profile as a CfrPolicy (for best response and evaluation). */
+  averagePolicy(): CfrPolicy {
+    return (node, out) => this.average(node, out);
+  }
+
+  /** CfrExploitability of the average strategy, with both best responses and EVs. */
+  exploitability(): CfrExploitability {
+    return policyExploitability(this.evaluator, this.averagePolicy());
+  }
+
+  /** Per-hand EVs of `player` under the average strategy. */
+  handValues(player: 0 | 1): Float32Array {
+    return policyHandValues(this.evaluator, player, this.averagePolicy());
+  }
+
+  /** Total compatible deal mass (normalizer of values). */
+  dealMass(): number {
+    return this.mass;
+  }
+
+  private blockOf(node: number): number {
+    const b = node >= 0 && node < this.tree.size ? this.tree.block[node] : -1;
+    if (b < 0) throw new KibitzError("bad_node", `node ${node} is not a player node`);
+    return b;
+  }
+
+  private average(node: number, out: Float32Array): void {
+    const t = this.tree, b = t.block[node];
+    const A = t.numChildren[node], H = t.numHands[t.player[node]];
+    decodeBlock(this.strategy, b, out, 0);
+    for (let h = 0; h < H; h++) {
+      let s = 0;
+      for (let a = 0; a < A; a++) s += out[a * H + h];
+      for (let a = 0; a < A; a++) out[a * H + h] = s > 0 ? out[a * H + h] / s : 1 / A;
+    }
+    this.applyLock(b, A, H, out);
+  }
+
+  /** Regret matching into `sig`; the decoded regrets are left in `reg`. */
+  private current(node: number, b: number, sig: Float32Array, reg: Float32Array): void {
+    const t = this.tree;
+    const A = t.numChildren[node], H = t.numHands[t.player[node]];
+    decodeBlock(this.predicted ?? this.regrets, b, reg, 0);
+    for (let h = 0; h < H; h++) {
+      let s = 0;
+      for (let a = 0; a < A; a++) {
+        const r = reg[a * H + h];
+        if (r > 0) s += r;
+      }
+      if (s > 0) {
+        for (let a = 0; a < A; a++) {
+          const r = reg[a * H + h];
+          sig[a * H + h] = r > 0 ? r / s : 0;
+        }
+      } else {
+        for (let a = 0; a < A; a++) sig[a * H + h] = 1 / A;
+      }
+    }
+    this.applyLock(b, A, H, sig);
+  }
+
+  private applyLock(b: number, A: number, H: number, sig: Float32Array): void {
+    const lock = this.locked[b];
+    if (!lock) return;
+    for (let h = 0; h < H; h++) {
+      if (Number.isNaN(lock[h])) continue;
+      for (let a = 0; a < A; a++) sig[a * H + h] = lock[a * H + h];
+    }
+  }
+
+  private visit(
+    n: number,
+    d: number,
+    p: 0 | 1,
+    opp: Float32Array,
+    self: Float32Array,
+    act: Uint8Array,
+    nAct: number,
+    out: Float32Array,
+    off: number,
+  ): void {
+    const t = this.tree;
+    const H = t.numHands[p];
+    const kind = t.kind[n];
+    this.nodeHandVisits += nAct;
+    if (kind === CFR_TERMINAL) {
+      this.game.terminalValues(t.terminal[n], p, opp, out, off);
+      return;
+    }
+    const first = t.firstChild[n], A = t.numChildren[n];
+    const vals = this.vals[d];
+    if (kind === CFR_CHANCE) {
+      out.fill(0, off, off + H);
+      const o = 1 - p, Ho = t.numHands[o];
+      const r = this.reach[d], sr = this.selfReach[d], ca = this.active[d];
+      const bs = t.blockedStart[o], bh = t.blockedHands[o];
+      const ss = t.blockedStart[p], sh = t.blockedHands[p];
+      for (let c = first; c < first + A; c++) {
+        r.set(opp.subarray(0, Ho));
+        for (let i = bs[c]; i < bs[c + 1]; i++) r[bh[i]] = 0;
+        sr.set(self.subarray(0, H));
+        ca.set(act.subarray(0, H));
+        let cn = nAct;
+        for (let i = ss[c]; i < ss[c + 1]; i++) {
+          const h = sh[i];
+          if (ca[h]) cn--;
+          ca[h] = 0, sr[h] = 0;
+        }
+        this.visit(c, d + 1, p, r, sr, ca, cn, vals, 0);
+        for (let i = ss[c]; i < ss[c + 1]; i++) vals[sh[i]] = 0;
+        const w = t.chanceWeight[c];
+        for (let h = 0; h < H; h++) out[off + h] += w * vals[h];
+      }
+      return;
+    }
+    const q = t.player[n], b = t.block[n];
+    const sig = this.sig[d], reg = this.reg[d];
+    this.current(n, b, sig, reg);
+    if (q !== p) {
+      const Hq = t.numHands[q], r = this.reach[d];
+      out.fill(0, off, off + H);
+      for (let a = 0; a < A; a++) {
+        for (let o = 0; o < Hq; o++) r[o] = opp[o] * sig[a * Hq + o];
+        this.visit(first + a, d + 1, p, r, self, act, nAct, vals, 0);
+        for (let h = 0; h < H; h++) out[off + h] += vals[h];
+      }
+      return;
+    }
+
+    // The traverser's node: child values per action, then regret and strategy updates.
+    const sr = this.selfReach[d], ca = this.active[d];
+    const prune = this.pruneNow;
+    for (let a = 0; a < A; a++) {
+      let cn = nAct;
+      if (prune > 0) {
+        cn = 0;
+        for (let h = 0; h < H; h++) {
+          const on = act[h] === 1 && !this.pruned(reg, A, H, a, h, prune);
+          ca[h] = on ? 1 : 0;
+          if (on) cn++;
+        }
+      } else ca.set(act.subarray(0, H));
+      if (cn === 0) {
+        vals.fill(0, a * H, a * H + H);
+        continue;
+      }
+      if (this.reachWeighted) { for (let h = 0; h < H; h++) sr[h] = self[h] * sig[a * H + h]; }
+      this.visit(first + a, d + 1, p, opp, this.reachWeighted ? sr : self, ca, cn, vals, a * H);
+    }
+    for (let h = 0; h < H; h++) {
+      let v = 0;
+      for (let a = 0; a < A; a++) v += sig[a * H + h] * vals[a * H + h];
+      out[off + h] = v;
+    }
+    // Instant regrets in place. Without pruning, hands not traversed (blocked) get 0. With pruning,
+    // skipped entries get the instant regret that leaves their regret unchanged (as if not visited).
+    const { alphaPos, betaNeg } = this.disc;
+    for (let a = 0; a < A; a++) {
+      for (let h = 0; h < H; h++) {
+        const i = a * H + h;
+        if (prune > 0 && (act[h] === 0 || this.pruned(reg, A, H, a, h, prune))) {
+          const r = reg[i];
+          vals[i] = r - r * (r > 0 ? alphaPos : betaNeg);
+        } else vals[i] = act[h] === 0 ? 0 : vals[i] - out[off + h];
+      }
+    }
+    this.update(b, A, H, sig, vals, self);
+  }
+
+  private pruned(
+    reg: Float32Array,
+    A: number,
+    H: number,
+    a: number,
+    h: number,
+    c: number,
+  ): boolean {
+    const r = reg[a * H + h];
+    if (r >= 0) return false;
+    let s = 0;
+    for (let k = 0; k < A; k++) {
+      const x = reg[k * H + h];
+      if (x > 0) s += x;
+    }
+    return s > 0 && r < -c * s;
+  }
+
+  private update(
+    b: number,
+    A: number,
+    H: number,
+    sig: Float32Array,
+    inst: Float32Array,
+    self: Float32Array,
+  ): void {
+    const { alphaPos, betaNeg, gamma, alphaNext } = this.disc;
+    switch (this.algorithm) {
+      case "dcfr":
+        updateRegretsDcfr(this.regrets, b, inst, 0, alphaPos, betaNeg, this.rKey);
+        break;
+      case "dcfr+":
+      case "cfr+":
+        updateRegretsPlus(this.regrets, b, inst, 0, alphaPos, this.rKey);
+        break;
+      case "pdcfr+": {
+        updateRegretsPlus(this.regrets, b, inst, 0, alphaPos, this.rKey);
+        // Predicted regrets for the next strategy: max(0, R_t * alpha_{t+1} + r_t).
+        const tmp = this.tmp, n = A * H;
+        decodeBlock(this.regrets, b, tmp, 0);
+        for (let i = 0; i < n; i++) {
+          const x = Math.fround(Math.fround(tmp[i] * alphaNext) + inst[i]);
+          tmp[i] = x > 0 ? x : 0;
+        }
+        encodeBlock(this.predicted!, b, tmp, 0, this.pKey);
+        break;
+      }
+    }
+    if (this.reachWeighted) {
+      const tmp = this.tmp;
+      for (let a = 0; a < A; a++) {
+        for (let h = 0; h < H; h++) tmp[a * H + h] = sig[a * H + h] * self[h];
+      }
+      updateStrategy(this.strategy, b, tmp, 0, gamma, 1, this.sKey);
+    } else {
+      updateStrategy(this.strategy, b, sig, 0, gamma, 1, this.sKey);
+    }
+  }
+}
+
+/** Builds a solver for `game`'s tree (see SolverOptions). */
+export function createSolver(
+  tree: PublicTree,
+  game: CfrGame,
+  options: SolverOptions = {},
+): CfrSolver {
+  return new CfrSolver(tree, game, options);
+}

@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { buildTree } from "../../src/cfr/tree.ts";
+import {
+  dealMass,
+  policyExploitability,
+  policyHandValues,
+  policyValue,
+  TreeEvaluator,
+  uniformPolicy,
+} from "../../src/cfr/evaluate.ts";
+import { KUHN_UNIFORM_NASHCONV, kuhnGame } from "../../src/games/kuhn.ts";
+import { LEDUC_UNIFORM_NASHCONV, leducGame } from "../../src/games/leduc.ts";
+
+Deno.test("NashConv of the uniform strategy equals the published values (best response check)", () => {
+  for (
+    const [g, want] of [[kuhnGame(), KUHN_UNIFORM_NASHCONV], [
+      leducGame(),
+      LEDUC_UNIFORM_NASHCONV,
+    ]] as const
+  ) {
+    const t = buildTree(g);
+    const e = policyExploitability(new TreeEvaluator(t, g), uniformPolicy(t));
+    assert.ok(Math.abs(e.nashConv - want) < 1e-6, `${g.name}: ${e.nashConv} vs ${want}`);
+    assert.ok(Math.abs(e.ev[0] + e.ev[1]) < 1e-6, "zero-sum");
+    assert.ok(Math.abs(e.chips - want / 2) < 1e-6);
+    assert.ok(Math.abs(e.percent - (100 * want) / 2 / g.startingPot) < 1e-4);
+  }
+});
+
+Deno.test("kuhn uniform: exact per-player values", () => {
+  const g = kuhnGame();
+  const t = buildTree(g);
+  const ev = new TreeEvaluator(t, g);
+  const u = uniformPolicy(t);
+  assert.equal(dealMass(g), 6);
+  // Uniform play: player 1 wins 1/8 per deal; best responses 1/2 (derived by hand) and 5/12.
+  assert.ok(Math.abs(policyValue(ev, 0, u, "profile") - 1 / 8) < 1e-7);
+  assert.ok(Math.abs(policyValue(ev, 0, u, "best-response") - 1 / 2) < 1e-7);
+  assert.ok(Math.abs(policyValue(ev, 1, u, "best-response") - 5 / 12) < 1e-7);
+  // Uniform play is worth 1/8 + E[showdown sign | hand] to each hand of player 1: J -7/8, Q 1/8, K 9/8.
+  const hv = policyHandValues(ev, 0, u);
+  [-7 / 8, 1 / 8, 9 / 8].forEach((want, h) =>
+    assert.ok(Math.abs(hv[h] - want) < 1e-6, `hand ${h}`)
+  );
+});
