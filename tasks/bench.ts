@@ -8,6 +8,7 @@ import { releaseGpu } from "../src/gpu/mod.ts";
 const SUITES: Record<string, () => Promise<{ suite: BenchSuite }>> = {
   quant: () => import("../src/quant/bench.ts"),
   hive: () => import("../src/hive/bench.ts"),
+  ingest: () => import("../src/sgf/bench.ts"),
 };
 
 await runMain(async () => {

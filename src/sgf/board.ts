@@ -156,8 +156,9 @@ export class RecordBoard {
   /**
    * Formats moving `piece` to `to` as a UHP move string. `preferred` (a reference such as the
    * one a record wrote) is used when it names `to` correctly; otherwise a neighbour is chosen.
+   * Returns null when `to` touches no other piece (no reference can name it).
    */
-  moveString(piece: string, to: number, preferred?: Reference | null): string {
+  moveString(piece: string, to: number, preferred?: Reference | null): string | null {
     if (this.where.size === 0 || (this.where.size === 1 && this.where.has(piece))) return piece;
     if (preferred && this.referenceNames(piece, preferred, to)) {
       return `${piece} ${
@@ -171,7 +172,7 @@ export class RecordBoard {
       const ref = this.topWithout(refHex, piece);
       if (ref !== undefined) return `${piece} ${formatRelative(ref, d)}`;
     }
-    throw new Error(`no piece next to the destination of ${piece}`);
+    return null;
   }
 
   /** Resolves a UHP move string to (piece, destination); null when it cannot name a hex here. */

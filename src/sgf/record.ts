@@ -52,7 +52,7 @@ export interface RecordPly {
   to: number;
   /** The UHP move string (reference piece from the record when it is consistent). */
   uhp: string;
-  /** The record action that completed this ply, for error messages. */
+  /** The record action that put the piece down (or ended a passing turn), for error messages. */
   raw: string;
   line: number;
 }
@@ -99,6 +99,8 @@ interface PendingMove {
   from: number;
   to: number;
   ref: Reference | null | "top";
+  /** The action that put the piece down (reported as the raw move). */
+  action: BoardspaceAction;
 }
 
 /** Reads the reference a boardspace drop writes after the coordinate (`wS1/`, `\\wQ`, `.`). */
@@ -116,7 +118,8 @@ function boardspaceReference(text: string | undefined): Reference | null | "top"
  * Converts one boardspace Hive game tree into plies: picks and drops collapse into single moves
  * (a piece picked and put back is no move), a turn with only `Done` is a pass, a turn that only
  * negotiates a draw is no ply, and `Resign`/`AcceptDraw` end the record.
- * Throws RecordError (codes `not_hive`, `unknown_variant`, `unknown_verb`, `bad_move`, `empty_game`).
+ * Throws RecordError (codes `not_hive`, `unknown_variant`, `unknown_verb`, `bad_move`, `empty_game`,
+ * and `illegal_move` for a destination that touches no piece).
  */
 export function convertBoardspaceRecord(tree: SgfTree): BoardspaceRecord {
   const root = tree.nodes[0];
@@ -156,8 +159,13 @@ export function convertBoardspaceRecord(tree: SgfTree): BoardspaceRecord {
     if (turnActions > 0 && last) {
       if (move) {
         const uhp = board.moveString(move.piece, move.to, move.ref === "top" ? null : move.ref);
+        if (uhp === null) {
+          const where = formatBoardspaceHex(move.to);
+          fail("illegal_move", `${move.piece} to ${where} touches no other piece`, move.action);
+        }
         board.play(move.piece, move.to);
-        plies.push({ piece: move.piece, to: move.to, uhp, raw: last.raw, line: last.line });
+        const { raw, line } = move.action;
+        plies.push({ piece: move.piece, to: move.to, uhp: uhp!, raw, line });
       } else if (passed || !drawTalk) {
         plies.push({ piece: "pass", to: -1, uhp: "pass", raw: last.raw, line: last.line });
       }
@@ -185,7 +193,9 @@ export function convertBoardspaceRecord(tree: SgfTree): BoardspaceRecord {
   ) => {
     if (move && move.piece !== piece) fail("bad_move", `second piece moved in one turn`, a);
     const origin = move ? move.from : from;
-    move = origin === to ? null : { piece, from: origin, to, ref: boardspaceReference(refText) };
+    move = origin === to
+      ? null
+      : { piece, from: origin, to, ref: boardspaceReference(refText), action: a };
   };
 
   const colorArg = (a: BoardspaceAction, text: string | undefined): "w" | "b" => {

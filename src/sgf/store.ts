@@ -1,0 +1,134 @@
+import { createHash } from "node:crypto";
+import type { GameOutcome } from "./headers.ts";
+
+/** How the stored result was decided. */
+export type Termination = "position" | "resignation" | "agreement" | "record" | "none";
+
+/** One accepted game as stored in a game store (one JSON object per line). */
+export interface StoredGame {
+  /** Stable id: a hash of the game name (or source file name), game type and moves. */
+  id: string;
+  /** The record file (`archive.zip/member.sgf` for archive members). */
+  source: string;
+  /** Index of the record within its file (0 for the first). */
+  index: number;
+  gameName: string;
+  gameType: string;
+  white: string;
+  black: string;
+  /** `YYYY.MM.DD`, or "" when the record's date is not recognised. */
+  date: string;
+  dateRaw: string;
+  result: GameOutcome;
+  termination: Termination;
+  /** The record's `RE` text as written. */
+  resultText: string;
+  /** Validated UHP move strings, `pass` included. */
+  moves: string[];
+}
+
+/** Computes a game's stable id from what identifies it, independent of where it was read. */
+export function gameId(name: string, gameType: string, moves: readonly string[]): string {
+  const h = createHash("sha256");
+  h.update(`${name}\n${gameType}\n${moves.join(";")}`);
+  return h.digest("hex").slice(0, 16);
+}
+
+/** The file name of a source without folders, archive or extension (`a.zip/b/c.sgf` -> `c`). */
+export function sourceBase(source: string): string {
+  return source.slice(source.lastIndexOf("/") + 1).replace(/\.sgf$/i, "");
+}
+
+/** Streams the lines of a text file without loading it whole. */
+export async function* readLines(path: string): AsyncGenerator<string> {
+  const file = await Deno.open(path, { read: true });
+  const decoder = new TextDecoder();
+  let rest = "";
+  try {
+    for await (const chunk of file.readable) {
+      rest += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = rest.indexOf("\n")) >= 0) {
+        yield rest.slice(0, nl);
+        rest = rest.slice(nl + 1);
+      }
+    }
+  } finally {
+    // readable closes the file when fully consumed; an early return must close it here.
+    try {
+      file.close();
+    } catch { /* already closed */ }
+  }
+  rest += decoder.decode();
+  if (rest !== "") yield rest;
+}
+
+/** Streams the games of a game store (JSON lines), skipping blank lines. */
+export async function* readGameStore(path: string): AsyncGenerator<StoredGame> {
+  let n = 0;
+  for await (const line of readLines(path)) {
+    n++;
+    if (line.trim() === "") continue;
+    let g: StoredGame;
+    try {
+      g = JSON.parse(line);
+    } catch (e) {
+      throw new Error(`${path}:${n}: not a JSON line (${(e as Error).message})`);
+    }
+    yield g;
+  }
+}
+
+/**
+ * Writes lines to a temporary file beside `path` and renames it over `path` on commit, so a
+ * crash never leaves a half-written store (the streaming twin of writeFileAtomic).
+ */
+export class AtomicLineWriter {
+  private readonly tmp: string;
+  private file: Deno.FsFile | null = null;
+  private readonly encoder = new TextEncoder();
+  private buffer: string[] = [];
+  private buffered = 0;
+
+  constructor(private readonly path: string) {
+    this.tmp = `${path}.${Deno.pid}.${Date.now()}.tmp`;
+  }
+
+  /** Opens the temporary file. */
+  async open(): Promise<void> {
+    this.file = await Deno.open(this.tmp, { write: true, create: true, truncate: true });
+  }
+
+  /** Appends one line (a newline is added). */
+  async write(line: string): Promise<void> {
+    this.buffer.push(line, "\n");
+    this.buffered += line.length + 1;
+    if (this.buffered >= 1 << 20) await this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    if (!this.buffer.length) return;
+    const bytes = this.encoder.encode(this.buffer.join(""));
+    this.buffer = [];
+    this.buffered = 0;
+    let off = 0;
+    while (off < bytes.length) off += await this.file!.write(bytes.subarray(off));
+  }
+
+  /** Flushes, closes and renames the temporary file over the target. */
+  async commit(): Promise<void> {
+    await this.flush();
+    this.file!.close();
+    this.file = null;
+    await Deno.rename(this.tmp, this.path);
+  }
+
+  /** Closes and deletes the temporary file, leaving the target untouched. */
+  async abort(): Promise<void> {
+    try {
+      this.file?.close();
+    } catch { /* already closed */ }
+    this.file = null;
+    await Deno.remove(this.tmp).catch(() => {});
+  }
+}
