@@ -53,7 +53,6 @@ await runMain(async () => {
     console.log(`... and ${rejections.length - SHOWN} more (see --rejects FILE)`);
   }
   console.log(formatSummary(summary));
-  console.log(
-    `wrote ${args.values.out}${args.values.pgn ? ` and PGNs in ${args.values.pgn}/` : ""}`,
-  );
+  const pgn = args.values.pgn ? String(args.values.pgn).replace(/\/+$/, "") : "";
+  console.log(`wrote ${args.values.out}${pgn ? ` and PGNs in ${pgn}/` : ""}`);
 });

@@ -182,6 +182,8 @@ export async function ingestBoardspace(
     variant: opts.variant ? normalizeVariant(opts.variant) : undefined,
     excludeBots: opts.excludeBots,
   };
+  const parent = opts.out.includes("/") ? opts.out.slice(0, opts.out.lastIndexOf("/")) : "";
+  if (parent) await Deno.mkdir(parent, { recursive: true });
   const writer = new AtomicLineWriter(opts.out);
   await writer.open();
   try {

@@ -112,9 +112,10 @@ Deno.test("ingest: broken files are rejected with the right reason while the res
 Deno.test("ingest: --variant and --exclude-bots filters", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    let s = await ingestBoardspace([RECORDS], { out: `${dir}/a.jsonl`, variant: "base" });
+    // The store's folder is created when missing.
+    let s = await ingestBoardspace([RECORDS], { out: `${dir}/sub/a.jsonl`, variant: "base" });
     deepEqual([s.accepted, s.byReason], [1, { variant_mismatch: 9 }]);
-    equal((await storeOf(`${dir}/a.jsonl`))[0].black, "guest");
+    equal((await storeOf(`${dir}/sub/a.jsonl`))[0].black, "guest");
     s = await ingestBoardspace([RECORDS], { out: `${dir}/b.jsonl`, excludeBots: true });
     deepEqual([s.accepted, s.duplicates, s.byReason], [4, 1, { bot: 5 }]);
     for (const g of await storeOf(`${dir}/b.jsonl`)) ok(!/bot/i.test(g.white + g.black));
