@@ -7,6 +7,7 @@ import { releaseGpu } from "../src/gpu/mod.ts";
 // Each suite lives beside the code it measures; add one line per suite.
 const SUITES: Record<string, () => Promise<{ suite: BenchSuite }>> = {
   quant: () => import("../src/quant/bench.ts"),
+  cfr: () => import("../src/cfr/bench.ts"),
   hive: () => import("../src/hive/bench.ts"),
   ingest: () => import("../src/sgf/bench.ts"),
 };
