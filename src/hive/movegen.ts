@@ -22,6 +22,21 @@ import { PASS } from "./move.ts";
 const LEFT = [5, 0, 1, 2, 3, 4];
 const RIGHT = [1, 2, 3, 4, 5, 0];
 
+/** For a 6-bit mask of occupied neighbours: the directions a ground piece can slide to. */
+const SLIDE_DIRS = new Uint8Array(64);
+/** For a 6-bit mask of occupied neighbours: 1 when they form one contiguous arc (never pinned). */
+const ONE_ARC = new Uint8Array(64);
+for (let m = 0; m < 64; m++) {
+  let dirs = 0, changes = 0;
+  for (let d = 0; d < 6; d++) {
+    const l = (m >> LEFT[d]) & 1, r = (m >> RIGHT[d]) & 1;
+    if (((m >> d) & 1) === 0 && l !== r) dirs |= 1 << d;
+    if (((m >> d) & 1) !== ((m >> RIGHT[d]) & 1)) changes++;
+  }
+  SLIDE_DIRS[m] = dirs;
+  ONE_ARC[m] = changes <= 2 ? 1 : 0;
+}
+
 const moveMark = new Uint32Array(NUM_PIECES * NUM_CELLS);
 let moveStamp = 0;
 const cellMark = new Uint32Array(NUM_CELLS);
@@ -99,15 +114,17 @@ function computeArticulation(g: HiveGame): void {
   }
 }
 
-/** True when the ground piece alone at `cell` cannot leave without splitting the hive. */
-function pinnedCell(g: HiveGame, cell: number): boolean {
-  if (!apReady) computeArticulation(g);
-  return apMark[cell] === apStamp;
+function ringMask(c: number): number {
+  const b = c * 6;
+  return (H[NB[b]] !== 0 ? 1 : 0) | (H[NB[b + 1]] !== 0 ? 2 : 0) | (H[NB[b + 2]] !== 0 ? 4 : 0) |
+    (H[NB[b + 3]] !== 0 ? 8 : 0) | (H[NB[b + 4]] !== 0 ? 16 : 0) | (H[NB[b + 5]] !== 0 ? 32 : 0);
 }
 
-function slideOk(c: number, d: number): boolean {
-  const b = c * 6;
-  return (H[NB[b + LEFT[d]]] !== 0) !== (H[NB[b + RIGHT[d]]] !== 0);
+/** True when the ground piece alone at `cell` cannot leave without splitting the hive. */
+function pinnedCell(g: HiveGame, cell: number): boolean {
+  if (ONE_ARC[ringMask(cell)]) return false; // neighbours stay connected around it
+  if (!apReady) computeArticulation(g);
+  return apMark[cell] === apStamp;
 }
 
 function gateOk(c: number, d: number, level: number, dh: number): boolean {
@@ -118,11 +135,9 @@ function gateOk(c: number, d: number, level: number, dh: number): boolean {
 }
 
 function oneStep(p: number, s: number): void {
+  const dirs = SLIDE_DIRS[ringMask(s)];
   const b = s * 6;
-  for (let d = 0; d < 6; d++) {
-    const n = NB[b + d];
-    if (H[n] === 0 && slideOk(s, d)) add(p, n);
-  }
+  for (let d = 0; d < 6; d++) if ((dirs >> d) & 1) add(p, NB[b + d]);
 }
 
 function spiderStep(p: number, s: number, last: number, cur: number, rem: number): void {
@@ -130,11 +145,12 @@ function spiderStep(p: number, s: number, last: number, cur: number, rem: number
     add(p, cur);
     return;
   }
+  const dirs = SLIDE_DIRS[ringMask(cur)];
   const b = cur * 6;
   for (let d = 0; d < 6; d++) {
+    if (((dirs >> d) & 1) === 0) continue;
     const n = NB[b + d];
-    if (n === last || n === s || H[n] !== 0 || !slideOk(cur, d)) continue;
-    spiderStep(p, s, cur, n, rem - 1);
+    if (n !== last && n !== s) spiderStep(p, s, cur, n, rem - 1);
   }
 }
 
@@ -145,10 +161,12 @@ function antMoves(p: number, s: number): void {
   let head = 0, tail = 1;
   while (head < tail) {
     const c = queue[head++];
+    const dirs = SLIDE_DIRS[ringMask(c)];
     const b = c * 6;
     for (let d = 0; d < 6; d++) {
+      if (((dirs >> d) & 1) === 0) continue;
       const n = NB[b + d];
-      if (H[n] !== 0 || cellMark[n] === st || !slideOk(c, d)) continue;
+      if (cellMark[n] === st) continue;
       cellMark[n] = st;
       add(p, n);
       queue[tail++] = n;
