@@ -1,0 +1,41 @@
+import type { BnParams } from "./cpu/batchnorm.ts";
+import type { Shaped } from "./tensor.ts";
+
+/** Current optimizer hyper-parameters a backend applies in `sgd`. */
+export interface SgdHyper {
+  lr: number;
+  momentum: number;
+  weightDecay: number;
+}
+
+/**
+ * The ops the ResNet graph is written against. The CPU backend runs each op at once; the GPU
+ * backend records a dispatch per op into a replayable plan. Tensors are NCHW f32. Ops that
+ * produce a parameter gradient write it into the given tensor; everything else returns a new one.
+ */
+export interface NnBackend<T extends Shaped> {
+  /** 2-D convolution, stride 1, same padding, kernel size from w ([Co, Ci, K, K]). */
+  conv2d(x: T, w: T): T;
+  /** Writes dL/dw into dw and returns dL/dx (or null when not needed). */
+  conv2dBackward(x: T, w: T, dy: T, dw: T, needDx: boolean): T | null;
+  /** Batch norm; returns y and the per-channel [mean, invStd] used (2 x C). */
+  batchNorm(x: T, p: BnParams<T>, train: boolean): { y: T; stats: T };
+  /** Writes dgamma and dbeta and returns dx. */
+  batchNormBackward(x: T, dy: T, stats: T, gamma: T, dgamma: T, dbeta: T): T;
+  relu(x: T): T;
+  /** dx = dy where the ReLU output y > 0. */
+  reluBackward(y: T, dy: T): T;
+  add(a: T, b: T): T;
+  /** Flatten + fully connected: x [B, ...] -> [B, Out] with w [Out, In], bias [Out]. */
+  linear(x: T, w: T, bias: T): T;
+  /** Writes dw and dbias and returns dx shaped like x (or null). */
+  linearBackward(x: T, w: T, dy: T, dw: T, dbias: T, needDx: boolean): T | null;
+  /** Masked softmax; with a target also the per-row cross-entropy and the batch-mean gradient. */
+  policyLoss(logits: T, mask: T, target: T | null): { probs: T; loss: T | null; dlogits: T | null };
+  /** tanh value; with a target also the per-row squared error and the batch-mean gradient. */
+  valueLoss(z: T, target: T | null): { value: T; loss: T | null; dz: T | null };
+  /** One SGD-with-momentum update of p from its gradient g and velocity v. */
+  sgd(p: T, g: T, v: T, hyper: SgdHyper): void;
+  /** Declares t dead: its storage may be reused by later ops. */
+  release(t: T): void;
+}

@@ -1,0 +1,178 @@
+import { KibitzError } from "../cli/error.ts";
+import { writeFileAtomic } from "../cli/atomic.ts";
+import { type NetConfig, validateConfig } from "./config.ts";
+import { type NetWeights, paramSpecs } from "./params.ts";
+import { type CpuTensor, cpuTensor, numel, sameShape, shapeString } from "./tensor.ts";
+
+/**
+ * Checkpoint layout (little endian):
+ *   "KBNN" | u32 version | u32 header bytes | header JSON (padded to 4) | f32 tensors in header
+ *   order | u32 CRC-32 of everything before it.
+ * The header holds the model config, each tensor's name and shape, and free-form metadata.
+ */
+export const CHECKPOINT_VERSION = 1;
+const MAGIC = 0x4e4e424b; // "KBNN"
+
+interface Header {
+  config: NetConfig;
+  tensors: { name: string; shape: number[] }[];
+  meta: Record<string, string | number>;
+}
+
+const CRC_TABLE = (() => {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
+})();
+
+/** CRC-32 (IEEE) of bytes. */
+export function crc32(bytes: Uint8Array): number {
+  let c = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/** Serializes weights (and metadata such as the training step) into checkpoint bytes. */
+export function encodeCheckpoint(
+  w: NetWeights,
+  meta: Record<string, string | number> = {},
+): Uint8Array {
+  const header: Header = {
+    config: w.config,
+    tensors: w.specs.map((s) => ({ name: s.name, shape: s.shape })),
+    meta,
+  };
+  const json = new TextEncoder().encode(JSON.stringify(header));
+  const hlen = Math.ceil(json.length / 4) * 4;
+  const values = w.specs.reduce((a, s) => a + numel(s.shape), 0);
+  const bytes = new Uint8Array(12 + hlen + values * 4 + 4);
+  const view = new DataView(bytes.buffer);
+  view.setUint32(0, MAGIC, true);
+  view.setUint32(4, CHECKPOINT_VERSION, true);
+  view.setUint32(8, hlen, true);
+  bytes.fill(0x20, 12, 12 + hlen);
+  bytes.set(json, 12);
+  let off = 12 + hlen;
+  for (const s of w.specs) {
+    const t = w.tensors.get(s.name);
+    if (!t || !sameShape(t.shape, s.shape)) {
+      throw new KibitzError(
+        "shape_mismatch",
+        `cannot save tensor ${s.name}: missing or wrong shape`,
+      );
+    }
+    for (let i = 0; i < t.data.length; i++, off += 4) view.setFloat32(off, t.data[i], true);
+  }
+  view.setUint32(off, crc32(bytes.subarray(0, off)), true);
+  return bytes;
+}
+
+/**
+ * Parses checkpoint bytes. `where` names the source in errors; `expect` (optional) is the config
+ * the caller needs, and any difference is a shape mismatch naming the first tensor that differs.
+ */
+export function decodeCheckpoint(
+  bytes: Uint8Array,
+  where = "checkpoint",
+  expect?: NetConfig,
+): { weights: NetWeights; meta: Record<string, string | number> } {
+  const fail = (code: string, msg: string): never => {
+    throw new KibitzError(code, `${where}: ${msg}`);
+  };
+  if (bytes.length < 16) fail("checkpoint_truncated", `file is truncated (${bytes.length} bytes)`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (view.getUint32(0, true) !== MAGIC) {
+    fail("bad_checkpoint", "not a Kibitz network checkpoint (bad magic)");
+  }
+  const version = view.getUint32(4, true);
+  if (version !== CHECKPOINT_VERSION) {
+    fail(
+      "checkpoint_version",
+      `format version ${version}, this build reads version ${CHECKPOINT_VERSION}`,
+    );
+  }
+  const hlen = view.getUint32(8, true);
+  if (12 + hlen + 4 > bytes.length) {
+    fail("checkpoint_truncated", "file is truncated inside the header");
+  }
+  let header: Header;
+  try {
+    header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + hlen)));
+  } catch {
+    return fail("bad_checkpoint", "header is not valid JSON");
+  }
+  const values = header.tensors.reduce((a, t) => a + numel(t.shape), 0);
+  const end = 12 + hlen + values * 4;
+  if (bytes.length < end + 4) {
+    fail(
+      "checkpoint_truncated",
+      `file is truncated: ${bytes.length} bytes, header promises ${end + 4}`,
+    );
+  }
+  if (bytes.length > end + 4) {
+    fail("bad_checkpoint", `${bytes.length - end - 4} unexpected trailing bytes`);
+  }
+  const stored = view.getUint32(end, true), actual = crc32(bytes.subarray(0, end));
+  if (stored !== actual) {
+    fail(
+      "checkpoint_checksum",
+      `checksum mismatch (stored ${stored.toString(16)}, computed ${actual.toString(16)})`,
+    );
+  }
+  const config = validateConfig(header.config);
+  const specs = paramSpecs(config);
+  const want = expect ? paramSpecs(expect) : specs;
+  if (want.length !== header.tensors.length) {
+    fail("shape_mismatch", `${header.tensors.length} tensors, the model needs ${want.length}`);
+  }
+  want.forEach((s, i) => {
+    const t = header.tensors[i];
+    if (t.name !== s.name || !sameShape(t.shape, s.shape)) {
+      fail(
+        "shape_mismatch",
+        `tensor ${i} is ${t.name} ${shapeString(t.shape)}, the model needs ${s.name} ${
+          shapeString(s.shape)
+        }`,
+      );
+    }
+  });
+  const tensors = new Map<string, CpuTensor>();
+  let off = 12 + hlen;
+  for (const s of specs) {
+    const n = numel(s.shape);
+    const data = new Float32Array(n);
+    for (let i = 0; i < n; i++, off += 4) data[i] = view.getFloat32(off, true);
+    tensors.set(s.name, cpuTensor(s.shape, data));
+  }
+  return { weights: { config, specs, tensors }, meta: header.meta ?? {} };
+}
+
+/** Writes a checkpoint atomically (temp file, then rename). */
+export async function saveCheckpoint(
+  path: string,
+  w: NetWeights,
+  meta: Record<string, string | number> = {},
+): Promise<void> {
+  await writeFileAtomic(path, encodeCheckpoint(w, meta));
+}
+
+/** Reads a checkpoint file; a missing file is a clear `not_found` error. */
+export async function loadCheckpoint(
+  path: string,
+  expect?: NetConfig,
+): Promise<{ weights: NetWeights; meta: Record<string, string | number> }> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new KibitzError("not_found", `checkpoint ${path} does not exist`);
+    }
+    throw e;
+  }
+  return decodeCheckpoint(bytes, path, expect);
+}

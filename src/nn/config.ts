@@ -1,0 +1,74 @@
+import { KibitzError } from "../cli/error.ts";
+
+/** Shape of the policy/value ResNet. */
+export interface NetConfig {
+  /** Residual blocks in the tower. */
+  blocks: number;
+  /** Filters of every 3x3 convolution in the tower. */
+  filters: number;
+  /** Input planes (seed 003: 24). */
+  planes: number;
+  height: number;
+  width: number;
+  /** Policy outputs (Hive: 7 x 28 x 28 + 1 pass = 5489). */
+  moves: number;
+  /** Width of the value head's hidden layer (seed 003: 256). */
+  valueHidden: number;
+}
+
+/** Hive's move space: 7 directions x 28 source pieces x 28 reference pieces, plus pass. */
+export const HIVE_MOVES = 7 * 28 * 28 + 1;
+
+/** Named model sizes: `default` is seed 003's 19 x 256; `small` is for CPU runs; `tiny` for tests. */
+export const NET_PRESETS: Record<string, NetConfig> = {
+  default: {
+    blocks: 19,
+    filters: 256,
+    planes: 24,
+    height: 26,
+    width: 26,
+    moves: HIVE_MOVES,
+    valueHidden: 256,
+  },
+  small: {
+    blocks: 4,
+    filters: 32,
+    planes: 24,
+    height: 26,
+    width: 26,
+    moves: HIVE_MOVES,
+    valueHidden: 256,
+  },
+  tiny: { blocks: 1, filters: 8, planes: 4, height: 6, width: 6, moves: 12, valueHidden: 16 },
+};
+
+/** Looks up a preset by name, with a clear error listing the valid names. */
+export function netPreset(name: string): NetConfig {
+  const cfg = NET_PRESETS[name];
+  if (!cfg) {
+    throw new KibitzError(
+      "bad_args",
+      `unknown model preset "${name}" (expected ${Object.keys(NET_PRESETS).join(", ")})`,
+    );
+  }
+  return { ...cfg };
+}
+
+/** Checks that every field is a positive integer. */
+export function validateConfig(cfg: NetConfig): NetConfig {
+  for (const k of Object.keys(NET_PRESETS.tiny) as (keyof NetConfig)[]) {
+    const v = cfg[k];
+    if (!Number.isInteger(v) || v < (k === "blocks" ? 0 : 1)) {
+      throw new KibitzError("bad_config", `model config ${k} must be a positive integer, got ${v}`);
+    }
+  }
+  return cfg;
+}
+
+/** Multiply-adds of one position's forward pass (convolutions and fully connected layers). */
+export function forwardMacs(cfg: NetConfig): number {
+  const hw = cfg.height * cfg.width, f = cfg.filters;
+  const tower = (cfg.planes * f * 9 + cfg.blocks * 2 * f * f * 9) * hw;
+  const heads = 3 * f * hw + 2 * hw * cfg.moves + hw * cfg.valueHidden + cfg.valueHidden;
+  return tower + heads;
+}

@@ -1,0 +1,85 @@
+import type { NnBackend, SgdHyper } from "./backend.ts";
+import { batchNorm, batchNormBackward, type BnParams } from "./cpu/batchnorm.ts";
+import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "./cpu/conv.ts";
+import { add, relu, reluBackward } from "./cpu/elementwise.ts";
+import { linear, linearBackward } from "./cpu/linear.ts";
+import { policyLoss, valueLoss } from "./cpu/loss.ts";
+import { sgdStep } from "./optimizer.ts";
+import type { CpuTensor } from "./tensor.ts";
+
+/** The TypeScript reference backend: every op runs immediately on host arrays. */
+export class CpuBackend implements NnBackend<CpuTensor> {
+  /** Reference convolution. */
+  conv2d(x: CpuTensor, w: CpuTensor): CpuTensor {
+    return conv2d(x, w);
+  }
+  /** Reference convolution backward. */
+  conv2dBackward(x: CpuTensor, w: CpuTensor, dy: CpuTensor, dw: CpuTensor, needDx: boolean) {
+    dw.data.set(conv2dBackwardWeight(x, dy, w.shape[2]).data);
+    return needDx ? conv2dBackwardInput(dy, w) : null;
+  }
+  /** Reference batch norm. */
+  batchNorm(x: CpuTensor, p: BnParams<CpuTensor>, train: boolean) {
+    return batchNorm(x, p, train);
+  }
+  /** Reference batch-norm backward. */
+  batchNormBackward(
+    x: CpuTensor,
+    dy: CpuTensor,
+    stats: CpuTensor,
+    gamma: CpuTensor,
+    dgamma: CpuTensor,
+    dbeta: CpuTensor,
+  ): CpuTensor {
+    const r = batchNormBackward(x, dy, stats, gamma);
+    dgamma.data.set(r.dgamma.data);
+    dbeta.data.set(r.dbeta.data);
+    return r.dx;
+  }
+  /** Reference ReLU. */
+  relu(x: CpuTensor): CpuTensor {
+    return relu(x);
+  }
+  /** Reference ReLU backward. */
+  reluBackward(y: CpuTensor, dy: CpuTensor): CpuTensor {
+    return reluBackward(y, dy);
+  }
+  /** Reference add. */
+  add(a: CpuTensor, b: CpuTensor): CpuTensor {
+    return add(a, b);
+  }
+  /** Reference fully connected layer. */
+  linear(x: CpuTensor, w: CpuTensor, bias: CpuTensor): CpuTensor {
+    return linear(x, w, bias);
+  }
+  /** Reference fully connected backward. */
+  linearBackward(
+    x: CpuTensor,
+    w: CpuTensor,
+    dy: CpuTensor,
+    dw: CpuTensor,
+    dbias: CpuTensor,
+    needDx: boolean,
+  ): CpuTensor | null {
+    const r = linearBackward(x, w, dy);
+    dw.data.set(r.dw.data);
+    dbias.data.set(r.db.data);
+    return needDx ? r.dx : null;
+  }
+  /** Reference masked softmax + cross-entropy. */
+  policyLoss(logits: CpuTensor, mask: CpuTensor, target: CpuTensor | null) {
+    const r = policyLoss(logits, mask, target);
+    return { probs: r.probs, loss: target ? r.loss : null, dlogits: target ? r.dlogits : null };
+  }
+  /** Reference tanh + squared error. */
+  valueLoss(z: CpuTensor, target: CpuTensor | null) {
+    const r = valueLoss(z, target);
+    return { value: r.value, loss: target ? r.loss : null, dz: target ? r.dz : null };
+  }
+  /** Reference SGD step. */
+  sgd(p: CpuTensor, g: CpuTensor, v: CpuTensor, h: SgdHyper): void {
+    sgdStep(p.data, g.data, v.data, h.lr, h.momentum, h.weightDecay);
+  }
+  /** Host arrays are garbage collected: nothing to do. */
+  release(_t: CpuTensor): void {}
+}

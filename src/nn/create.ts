@@ -1,0 +1,11 @@
+import { getGpu, requireGpu, resolveBackend } from "../gpu/device.ts";
+import { CpuNet, GpuNet, type PolicyValueNet } from "./net.ts";
+import type { NetWeights } from "./params.ts";
+
+/** Builds the network on `cpu`, `gpu` (an error without an adapter) or `auto` (GPU when present). */
+export async function createNet(weights: NetWeights, backend = "auto"): Promise<PolicyValueNet> {
+  const which = await resolveBackend(backend);
+  if (which === "cpu") return new CpuNet(weights);
+  const ctx = (await getGpu()) ?? (await requireGpu());
+  return await GpuNet.create(ctx, weights);
+}

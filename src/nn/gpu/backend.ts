@@ -1,0 +1,339 @@
+import type { GpuContext } from "../../gpu/device.ts";
+import { uniformBuffer } from "../../gpu/buffers.ts";
+import { workgroups1d } from "../../gpu/dispatch.ts";
+import type { NnBackend, SgdHyper } from "../backend.ts";
+import type { BnParams } from "../cpu/batchnorm.ts";
+import { convGeometry } from "../cpu/conv.ts";
+import { expectShape, numel } from "../tensor.ts";
+import type { KernelName, NnKernels } from "./kernels.ts";
+import type { GpuTensor, TensorPool } from "./tensor.ts";
+
+/** One recorded dispatch. */
+export interface RecordedOp {
+  pipeline: GPUComputePipeline;
+  bindGroup: GPUBindGroup;
+  groups: [number, number, number];
+  label: string;
+}
+
+const TILE = 64;
+
+/**
+ * Records the network's ops as dispatches instead of running them: the result is a plan that is
+ * encoded into one compute pass and replayed for every batch of the same size. Tensors come from
+ * a pool; `release` makes a dead activation's buffer available to later ops of the plan.
+ */
+export class GpuRecorder implements NnBackend<GpuTensor> {
+  readonly ops: RecordedOp[] = [];
+  readonly uniforms: GPUBuffer[] = [];
+  /** The optimizer uniform (lr, momentum, weight decay); the trainer rewrites it every step. */
+  readonly hyper: GPUBuffer;
+
+  constructor(
+    readonly ctx: GpuContext,
+    readonly kernels: NnKernels,
+    readonly pool: TensorPool,
+  ) {
+    this.hyper = uniformBuffer(ctx, new Float32Array([0, 0.9, 1e-4, 0]).buffer, "nn.hyper");
+    this.uniforms.push(this.hyper);
+  }
+
+  private params(words: number[], floats = false): GPUBuffer {
+    const data = floats ? new Float32Array(words) : new Uint32Array(words);
+    const b = uniformBuffer(this.ctx, data.buffer, "nn.params");
+    this.uniforms.push(b);
+    return b;
+  }
+
+  /** Records `kernel` with buffers bound at the given binding numbers. */
+  record(
+    kernel: KernelName,
+    bindings: Record<number, GPUBuffer>,
+    groups: [number, number, number],
+  ): void {
+    const pipeline = this.kernels[kernel];
+    const bindGroup = this.ctx.device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: Object.entries(bindings).map(([k, buffer]) => ({
+        binding: Number(k),
+        resource: { buffer },
+      })),
+    });
+    this.ops.push({ pipeline, bindGroup, groups, label: kernel });
+  }
+
+  private out(shape: readonly number[]): GpuTensor {
+    return this.pool.acquire(shape);
+  }
+
+  private g1(n: number): [number, number, number] {
+    return workgroups1d(this.ctx, n, 64);
+  }
+
+  /** Implicit-GEMM convolution forward. */
+  conv2d(x: GpuTensor, w: GpuTensor): GpuTensor {
+    const { k, pad } = convGeometry(w.shape);
+    const [n, ci, h, wd] = x.shape;
+    expectShape("conv input channels", [ci], [w.shape[1]]);
+    const co = w.shape[0];
+    const y = this.out([n, co, h, wd]);
+    const p = this.params([n, ci, co, h, wd, k, pad, 0]);
+    this.record("convForward", { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p }, [
+      Math.ceil(n * h * wd / TILE),
+      Math.ceil(co / TILE),
+      1,
+    ]);
+    return y;
+  }
+
+  /** Weight gradient by the wgrad GEMM; input gradient as a forward conv with the flipped weight. */
+  conv2dBackward(x: GpuTensor, w: GpuTensor, dy: GpuTensor, dw: GpuTensor, needDx: boolean) {
+    const { k, pad } = convGeometry(w.shape);
+    const [n, ci, h, wd] = x.shape;
+    const co = w.shape[0];
+    const p = this.params([n, ci, co, h, wd, k, pad, 0]);
+    this.record("convWgrad", { 0: x.buffer, 1: dy.buffer, 2: dw.buffer, 3: p }, [
+      Math.ceil(ci * k * k / TILE),
+      Math.ceil(co / TILE),
+      1,
+    ]);
+    if (!needDx) return null;
+    const wt = this.out([ci, co, k, k]);
+    this.record("convFlip", { 0: w.buffer, 2: wt.buffer, 3: p }, this.g1(numel(w.shape)));
+    const dx = this.conv2d(dy, wt);
+    this.release(wt);
+    return dx;
+  }
+
+  /** Batch norm: a per-channel stats kernel (batch or running), then an elementwise apply. */
+  batchNorm(x: GpuTensor, bn: BnParams<GpuTensor>, train: boolean) {
+    const [n, c, h, wd] = x.shape;
+    const p = this.params([n, c, h * wd, 0]);
+    const stats = this.out([2, c]);
+    if (train) {
+      this.record(
+        "bnBatchStats",
+        { 0: x.buffer, 4: stats.buffer, 5: bn.runMean.buffer, 6: bn.runVar.buffer, 10: p },
+        [c, 1, 1],
+      );
+    } else {
+      this.record(
+        "bnRunningStats",
+        { 4: stats.buffer, 5: bn.runMean.buffer, 6: bn.runVar.buffer, 10: p },
+        [Math.ceil(c / 64), 1, 1],
+      );
+    }
+    const y = this.out(x.shape);
+    this.record(
+      "bnApply",
+      { 0: x.buffer, 2: bn.gamma.buffer, 3: bn.beta.buffer, 4: stats.buffer, 7: y.buffer, 10: p },
+      this.g1(numel(x.shape)),
+    );
+    return { y, stats };
+  }
+
+  /** Batch-norm backward: per-channel sums, then the elementwise dx. */
+  batchNormBackward(
+    x: GpuTensor,
+    dy: GpuTensor,
+    stats: GpuTensor,
+    gamma: GpuTensor,
+    dgamma: GpuTensor,
+    dbeta: GpuTensor,
+  ): GpuTensor {
+    const [n, c, h, wd] = x.shape;
+    const p = this.params([n, c, h * wd, 0]);
+    this.record(
+      "bnBackwardReduce",
+      { 0: x.buffer, 1: dy.buffer, 4: stats.buffer, 8: dgamma.buffer, 9: dbeta.buffer, 10: p },
+      [c, 1, 1],
+    );
+    const dx = this.out(x.shape);
+    this.record(
+      "bnBackwardApply",
+      {
+        0: x.buffer,
+        1: dy.buffer,
+        2: gamma.buffer,
+        4: stats.buffer,
+        7: dx.buffer,
+        8: dgamma.buffer,
+        9: dbeta.buffer,
+        10: p,
+      },
+      this.g1(numel(x.shape)),
+    );
+    return dx;
+  }
+
+  private elementwise(kernel: KernelName, a: GpuTensor, b: GpuTensor | null): GpuTensor {
+    const n = numel(a.shape);
+    if (b) expectShape(kernel, b.shape, a.shape);
+    const y = this.out(a.shape);
+    const p = this.params([n, 0, 0, 0]);
+    const bind: Record<number, GPUBuffer> = { 0: a.buffer, 2: y.buffer, 3: p };
+    if (b) bind[1] = b.buffer;
+    this.record(kernel, bind, this.g1(n));
+    return y;
+  }
+
+  /** ReLU. */
+  relu(x: GpuTensor): GpuTensor {
+    return this.elementwise("relu", x, null);
+  }
+  /** ReLU backward from its output. */
+  reluBackward(y: GpuTensor, dy: GpuTensor): GpuTensor {
+    return this.elementwise("reluBackward", y, dy);
+  }
+  /** Elementwise add. */
+  add(a: GpuTensor, b: GpuTensor): GpuTensor {
+    return this.elementwise("add", a, b);
+  }
+
+  private matmul(
+    a: GpuTensor,
+    b: GpuTensor,
+    c: GpuTensor,
+    [m, n, k]: [number, number, number],
+    strides: [number, number, number, number],
+    bias: GpuTensor | null,
+  ): void {
+    const p = this.params([m, n, k, ...strides, bias ? 1 : 0]);
+    const bind: Record<number, GPUBuffer> = { 0: a.buffer, 1: b.buffer, 2: c.buffer, 3: p };
+    if (bias) bind[4] = bias.buffer;
+    this.record(bias ? "matmulBias" : "matmul", bind, [
+      Math.ceil(n / TILE),
+      Math.ceil(m / TILE),
+      1,
+    ]);
+  }
+
+  /** Fully connected layer as a tiled GEMM with the bias fused. */
+  linear(x: GpuTensor, w: GpuTensor, bias: GpuTensor): GpuTensor {
+    const [out, inp] = w.shape;
+    const b = x.shape[0];
+    expectShape("fully connected input", [numel(x.shape)], [b * inp]);
+    const y = this.out([b, out]);
+    this.matmul(x, w, y, [b, out, inp], [inp, 1, 1, inp], bias);
+    return y;
+  }
+
+  /** Fully connected backward: dx = dy w, dw = dy^T x, dbias = column sums of dy. */
+  linearBackward(
+    x: GpuTensor,
+    w: GpuTensor,
+    dy: GpuTensor,
+    dw: GpuTensor,
+    dbias: GpuTensor,
+    needDx: boolean,
+  ): GpuTensor | null {
+    const [out, inp] = w.shape;
+    const b = x.shape[0];
+    this.matmul(dy, x, dw, [out, inp, b], [1, out, inp, 1], null);
+    const p = this.params([0, b, out, 0]);
+    this.record("colsum", { 0: dy.buffer, 2: dbias.buffer, 3: p }, this.g1(out));
+    if (!needDx) return null;
+    const dx = this.out(x.shape);
+    this.matmul(dy, w, dx, [b, inp, out], [out, 1, inp, 1], null);
+    return dx;
+  }
+
+  /** Masked softmax, with cross-entropy and its gradient when a target is given. */
+  policyLoss(logits: GpuTensor, mask: GpuTensor, target: GpuTensor | null) {
+    const [rows, cols] = logits.shape;
+    expectShape("policy mask", mask.shape, logits.shape);
+    const p = this.params([rows, cols, 0, 0]);
+    const probs = this.out(logits.shape);
+    if (!target) {
+      this.record("softmax", { 0: logits.buffer, 1: mask.buffer, 3: probs.buffer, 6: p }, [
+        rows,
+        1,
+        1,
+      ]);
+      return { probs, loss: null, dlogits: null };
+    }
+    expectShape("policy target", target.shape, logits.shape);
+    const loss = this.out([rows]);
+    const dlogits = this.out(logits.shape);
+    this.record(
+      "policyLoss",
+      {
+        0: logits.buffer,
+        1: mask.buffer,
+        2: target.buffer,
+        3: probs.buffer,
+        4: loss.buffer,
+        5: dlogits.buffer,
+        6: p,
+      },
+      [rows, 1, 1],
+    );
+    return { probs, loss, dlogits };
+  }
+
+  /** tanh value, with squared error and its gradient when a target is given. */
+  valueLoss(z: GpuTensor, target: GpuTensor | null) {
+    const rows = z.shape[0];
+    const p = this.params([rows, 1, 0, 0]);
+    const value = this.out([rows, 1]);
+    const groups: [number, number, number] = [Math.ceil(rows / 64), 1, 1];
+    if (!target) {
+      this.record("valueOnly", { 0: z.buffer, 3: value.buffer, 6: p }, groups);
+      return { value, loss: null, dz: null };
+    }
+    const loss = this.out([rows]);
+    const dz = this.out([rows, 1]);
+    this.record(
+      "valueLoss",
+      { 0: z.buffer, 2: target.buffer, 3: value.buffer, 4: loss.buffer, 5: dz.buffer, 6: p },
+      groups,
+    );
+    return { value, loss, dz };
+  }
+
+  /** SGD step reading the shared hyper-parameter uniform (rewritten each step by the trainer). */
+  sgd(p: GpuTensor, g: GpuTensor, v: GpuTensor, _h: SgdHyper): void {
+    const n = numel(p.shape);
+    const u = this.params([n, 0, 0, 0]);
+    this.record(
+      "sgdStep",
+      { 0: p.buffer, 1: g.buffer, 2: v.buffer, 3: u, 4: this.hyper },
+      this.g1(n),
+    );
+  }
+
+  /** Records sum(p^2) into out[slot]. */
+  sumSquares(p: GpuTensor, out: GpuTensor, slot: number): void {
+    const u = this.params([numel(p.shape), slot, 0, 0]);
+    this.record("sumsq", { 0: p.buffer, 3: u, 5: out.buffer }, [1, 1, 1]);
+  }
+
+  /** Returns a dead tensor's buffer to the pool. */
+  release(t: GpuTensor): void {
+    this.pool.release(t);
+  }
+
+  /** Encodes every recorded op into one compute pass. */
+  encode(pass: GPUComputePassEncoder): void {
+    for (const op of this.ops) {
+      pass.setPipeline(op.pipeline);
+      pass.setBindGroup(0, op.bindGroup);
+      pass.dispatchWorkgroups(op.groups[0], op.groups[1], op.groups[2]);
+    }
+  }
+
+  /** Encodes and submits the plan. */
+  submit(): void {
+    const enc = this.ctx.device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    this.encode(pass);
+    pass.end();
+    this.ctx.device.queue.submit([enc.finish()]);
+  }
+
+  /** Frees the plan's uniform buffers (pooled tensors belong to the pool). */
+  destroy(): void {
+    for (const u of this.uniforms) u.destroy();
+    this.uniforms.length = 0;
+  }
+}

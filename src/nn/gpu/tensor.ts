@@ -1,0 +1,90 @@
+import type { GpuContext } from "../../gpu/device.ts";
+import { storageBuffer } from "../../gpu/buffers.ts";
+import { numel, type Shaped } from "../tensor.ts";
+
+/** A tensor on the GPU: a shape and an f32 storage buffer of at least numel values. */
+export interface GpuTensor extends Shaped {
+  readonly buffer: GPUBuffer;
+  readonly size: number;
+}
+
+/**
+ * Hands out storage buffers by size and takes them back, so the buffers of dead activations are
+ * reused by later ops (and by later plans: a plan writes its scratch before reading it).
+ */
+export class TensorPool {
+  private readonly free = new Map<number, GPUBuffer[]>();
+  private readonly all: GPUBuffer[] = [];
+  /** Bytes held by the pool (live and free). */
+  bytes = 0;
+
+  constructor(private readonly ctx: GpuContext) {}
+
+  /** A tensor of `shape`, reusing a free buffer of the same size when there is one. */
+  acquire(shape: readonly number[], label = "nn.tensor"): GpuTensor {
+    const size = numel(shape);
+    const bytes = Math.max(4, size * 4);
+    const list = this.free.get(bytes);
+    let buffer = list?.pop();
+    if (!buffer) {
+      buffer = storageBuffer(this.ctx, bytes, label);
+      this.all.push(buffer);
+      this.bytes += bytes;
+    }
+    return { shape: [...shape], buffer, size };
+  }
+
+  /** Returns a tensor's buffer to the pool. */
+  release(t: GpuTensor): void {
+    const bytes = t.buffer.size;
+    let list = this.free.get(bytes);
+    if (!list) this.free.set(bytes, list = []);
+    if (!list.includes(t.buffer)) list.push(t.buffer);
+  }
+
+  /** Destroys every buffer the pool created. */
+  destroy(): void {
+    for (const b of this.all) b.destroy();
+    this.all.length = 0;
+    this.free.clear();
+    this.bytes = 0;
+  }
+}
+
+/** Uploads host values into a new (unpooled) GPU tensor. */
+export function uploadTensor(
+  ctx: GpuContext,
+  shape: readonly number[],
+  data: Float32Array,
+  label = "nn.param",
+): GpuTensor {
+  return { shape: [...shape], buffer: storageBuffer(ctx, data, label), size: data.length };
+}
+
+/**
+ * Copies several tensors back in one submit and one map (readbacks cost a round trip each, so
+ * they are batched).
+ */
+export async function readTensors(
+  ctx: GpuContext,
+  ts: readonly GpuTensor[],
+): Promise<Float32Array[]> {
+  const offsets: number[] = [];
+  let total = 0;
+  for (const t of ts) {
+    offsets.push(total);
+    total += Math.ceil(t.size * 4 / 256) * 256;
+  }
+  const staging = ctx.device.createBuffer({ size: Math.max(4, total), usage: 0x1 | 0x8 });
+  const enc = ctx.device.createCommandEncoder();
+  ts.forEach((t, i) => {
+    if (t.size > 0) enc.copyBufferToBuffer(t.buffer, 0, staging, offsets[i], t.size * 4);
+  });
+  ctx.device.queue.submit([enc.finish()]);
+  await staging.mapAsync(0x1);
+  const mapped = staging.getMappedRange();
+  const out = ts.map((t, i) => new Float32Array(mapped.slice(offsets[i], offsets[i] + t.size * 4)));
+  staging.unmap();
+  staging.destroy();
+  return out;
+}

@@ -1,0 +1,336 @@
+import { KibitzError } from "../cli/error.ts";
+import type { GpuContext } from "../gpu/device.ts";
+import { writeBuffer } from "../gpu/buffers.ts";
+import type { SgdHyper } from "./backend.ts";
+import type { NetConfig } from "./config.ts";
+import { CpuBackend } from "./cpu_backend.ts";
+import { l2Penalty } from "./cpu/loss.ts";
+import { type NetTensors, type PassOutputs, runPass } from "./graph.ts";
+import { GpuRecorder } from "./gpu/backend.ts";
+import { loadKernels, type NnKernels } from "./gpu/kernels.ts";
+import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
+import type { NetWeights } from "./params.ts";
+import { type CpuTensor, cpuTensor } from "./tensor.ts";
+
+/** A batch of positions: planes [B, C, H, W], legal-move mask [B, moves] (1 legal, 0 not), targets. */
+export interface NetBatch {
+  size: number;
+  planes: Float32Array;
+  /** Omitted: every move is legal. */
+  mask?: Float32Array;
+  /** Target move distributions [B, moves] (training). */
+  policy?: Float32Array;
+  /** Target values in [-1, 1] [B] (training). */
+  value?: Float32Array;
+}
+
+/** Network outputs: masked move probabilities [B, moves] and values [B]. */
+export interface NetOutputs {
+  probs: Float32Array;
+  value: Float32Array;
+}
+
+/** Batch-mean losses of one training step (before its update); loss = policy + value + l2. */
+export interface TrainStats {
+  policyLoss: number;
+  valueLoss: number;
+  l2: number;
+  loss: number;
+}
+
+/** The policy/value network on either backend. */
+export interface PolicyValueNet {
+  readonly config: NetConfig;
+  readonly backend: "cpu" | "gpu";
+  /** Evaluates a batch of any size (inference-mode batch norm). */
+  infer(batch: NetBatch): Promise<NetOutputs>;
+  /** One SGD step on a batch with targets (training-mode batch norm). */
+  trainStep(batch: NetBatch, hyper: SgdHyper): Promise<TrainStats>;
+  /** Copies the current weights (parameters and running statistics) to the host. */
+  weights(): Promise<NetWeights>;
+  /** Frees device memory. */
+  dispose(): void;
+}
+
+function checkBatch(cfg: NetConfig, b: NetBatch, train: boolean): void {
+  const want = (what: string, got: number | undefined, n: number) => {
+    if (got !== undefined && got !== n) {
+      throw new KibitzError(
+        "shape_mismatch",
+        `batch ${what} has ${got} values, expected ${n} (batch of ${b.size})`,
+      );
+    }
+  };
+  if (!Number.isInteger(b.size) || b.size < 1) {
+    throw new KibitzError("shape_mismatch", `batch size must be a positive integer, got ${b.size}`);
+  }
+  want("planes", b.planes.length, b.size * cfg.planes * cfg.height * cfg.width);
+  want("mask", b.mask?.length, b.size * cfg.moves);
+  if (train) {
+    if (!b.policy || !b.value) {
+      throw new KibitzError("bad_batch", "training batches need policy and value targets");
+    }
+    want("policy targets", b.policy.length, b.size * cfg.moves);
+    want("value targets", b.value.length, b.size);
+  }
+}
+
+function trainStats(policy: Float32Array, value: Float32Array, l2: number): TrainStats {
+  const mean = (a: Float32Array) => a.reduce((s, v) => s + v, 0) / a.length;
+  const p = mean(policy), v = mean(value);
+  return { policyLoss: p, valueLoss: v, l2, loss: p + v + l2 };
+}
+
+function cloneWeights(w: NetWeights): NetWeights {
+  const tensors = new Map<string, CpuTensor>();
+  for (const s of w.specs) {
+    const t = w.tensors.get(s.name);
+    if (!t) throw new KibitzError("shape_mismatch", `weights lack tensor ${s.name}`);
+    tensors.set(s.name, cpuTensor(s.shape, t.data.slice()));
+  }
+  return { config: { ...w.config }, specs: w.specs, tensors };
+}
+
+/** The network on the TypeScript reference backend. */
+export class CpuNet implements PolicyValueNet {
+  readonly backend = "cpu" as const;
+  readonly config: NetConfig;
+  private readonly b = new CpuBackend();
+  private readonly net: NetTensors<CpuTensor>;
+
+  constructor(weights: NetWeights) {
+    const w = cloneWeights(weights);
+    this.config = w.config;
+    const zeros = () =>
+      new Map(w.specs.filter((s) => s.trainable).map((s) => [s.name, cpuTensor(s.shape)]));
+    this.net = {
+      config: w.config,
+      specs: w.specs,
+      params: w.tensors,
+      grads: zeros(),
+      velocity: zeros(),
+    };
+  }
+
+  private inputs(batch: NetBatch, train: boolean) {
+    const c = this.config;
+    return {
+      x: cpuTensor([batch.size, c.planes, c.height, c.width], batch.planes),
+      mask: cpuTensor(
+        [batch.size, c.moves],
+        batch.mask ?? new Float32Array(batch.size * c.moves).fill(1),
+      ),
+      policyTarget: train ? cpuTensor([batch.size, c.moves], batch.policy) : null,
+      valueTarget: train ? cpuTensor([batch.size], batch.value) : null,
+    };
+  }
+
+  /** Reference inference. */
+  infer(batch: NetBatch): Promise<NetOutputs> {
+    checkBatch(this.config, batch, false);
+    const out = runPass(this.b, this.net, this.inputs(batch, false), null);
+    return Promise.resolve({ probs: out.probs.data, value: out.value.data });
+  }
+
+  /** Reference training step. */
+  trainStep(batch: NetBatch, hyper: SgdHyper): Promise<TrainStats> {
+    checkBatch(this.config, batch, true);
+    const trainable = this.net.specs.filter((s) => s.trainable).map((s) =>
+      this.net.params.get(s.name)!
+    );
+    const l2 = l2Penalty(trainable, hyper.weightDecay);
+    const out = runPass(this.b, this.net, this.inputs(batch, true), hyper);
+    return Promise.resolve(trainStats(out.policyLoss!.data, out.valueLoss!.data, l2));
+  }
+
+  /** A copy of the current weights. */
+  weights(): Promise<NetWeights> {
+    return Promise.resolve(
+      cloneWeights({ config: this.config, specs: this.net.specs, tensors: this.net.params }),
+    );
+  }
+
+  /** Nothing to free on the host. */
+  dispose(): void {}
+}
+
+interface GpuPlan {
+  rec: GpuRecorder;
+  x: GpuTensor;
+  mask: GpuTensor;
+  policyTarget: GpuTensor | null;
+  valueTarget: GpuTensor | null;
+  out: PassOutputs<GpuTensor>;
+  l2: GpuTensor | null;
+}
+
+/** The network on WebGPU: one recorded plan per (mode, batch size), replayed every call. */
+export class GpuNet implements PolicyValueNet {
+  readonly backend = "gpu" as const;
+  readonly config: NetConfig;
+  private readonly pool: TensorPool;
+  private readonly net: NetTensors<GpuTensor>;
+  private readonly plans = new Map<string, GpuPlan>();
+  private readonly owned: GpuTensor[] = [];
+
+  private constructor(
+    readonly ctx: GpuContext,
+    private readonly kernels: NnKernels,
+    weights: NetWeights,
+  ) {
+    this.config = { ...weights.config };
+    this.pool = new TensorPool(ctx);
+    const params = new Map<string, GpuTensor>();
+    const grads = new Map<string, GpuTensor>();
+    const velocity = new Map<string, GpuTensor>();
+    for (const s of weights.specs) {
+      const t = weights.tensors.get(s.name);
+      if (!t) throw new KibitzError("shape_mismatch", `weights lack tensor ${s.name}`);
+      const p = uploadTensor(ctx, s.shape, t.data, s.name);
+      params.set(s.name, p);
+      this.owned.push(p);
+      if (!s.trainable) continue;
+      const g = uploadTensor(ctx, s.shape, new Float32Array(t.data.length), `${s.name}.grad`);
+      const v = uploadTensor(ctx, s.shape, new Float32Array(t.data.length), `${s.name}.vel`);
+      grads.set(s.name, g);
+      velocity.set(s.name, v);
+      this.owned.push(g, v);
+    }
+    this.net = { config: this.config, specs: weights.specs, params, grads, velocity };
+  }
+
+  /** Uploads `weights` to the GPU and compiles the kernels. */
+  static async create(ctx: GpuContext, weights: NetWeights): Promise<GpuNet> {
+    return new GpuNet(ctx, await loadKernels(ctx), weights);
+  }
+
+  /** Largest batch whose biggest activation fits one storage binding. */
+  maxBatch(): number {
+    const c = this.config;
+    const per = Math.max(c.filters * c.height * c.width, c.moves, c.planes * c.height * c.width) *
+      4;
+    return Math.max(1, Math.floor(this.ctx.device.limits.maxStorageBufferBindingSize / per));
+  }
+
+  private async plan(size: number, train: boolean): Promise<GpuPlan> {
+    const key = `${train ? "train" : "infer"}:${size}`;
+    const hit = this.plans.get(key);
+    if (hit) return hit;
+    const c = this.config;
+    const rec = new GpuRecorder(this.ctx, this.kernels, this.pool);
+    this.ctx.device.pushErrorScope("validation");
+    const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
+    const mask = this.pool.acquire([size, c.moves], "nn.mask");
+    const policyTarget = train ? this.pool.acquire([size, c.moves], "nn.policy_target") : null;
+    const valueTarget = train ? this.pool.acquire([size], "nn.value_target") : null;
+    let l2: GpuTensor | null = null;
+    if (train) {
+      const trainable = this.net.specs.filter((s) => s.trainable);
+      l2 = this.pool.acquire([trainable.length], "nn.l2");
+      trainable.forEach((s, i) => rec.sumSquares(this.net.params.get(s.name)!, l2!, i));
+    }
+    const hyper = { lr: 0, momentum: 0.9, weightDecay: 1e-4 };
+    const out = runPass(
+      rec,
+      this.net,
+      { x, mask, policyTarget, valueTarget },
+      train ? hyper : null,
+    );
+    const err = await this.ctx.device.popErrorScope();
+    if (err) {
+      throw new KibitzError("shader_error", `recording the ${key} plan failed: ${err.message}`);
+    }
+    const plan = { rec, x, mask, policyTarget, valueTarget, out, l2 };
+    this.plans.set(key, plan);
+    return plan;
+  }
+
+  private upload(plan: GpuPlan, batch: NetBatch): void {
+    writeBuffer(this.ctx, plan.x.buffer, batch.planes);
+    const mask = batch.mask ?? new Float32Array(batch.size * this.config.moves).fill(1);
+    writeBuffer(this.ctx, plan.mask.buffer, mask);
+    if (plan.policyTarget && batch.policy) {
+      writeBuffer(this.ctx, plan.policyTarget.buffer, batch.policy);
+    }
+    if (plan.valueTarget && batch.value) {
+      writeBuffer(this.ctx, plan.valueTarget.buffer, batch.value);
+    }
+  }
+
+  /** GPU inference; batches larger than one storage binding allows are split into chunks. */
+  async infer(batch: NetBatch): Promise<NetOutputs> {
+    checkBatch(this.config, batch, false);
+    const c = this.config, chunk = this.maxBatch();
+    if (batch.size > chunk) return await this.inferChunked(batch, chunk);
+    const plan = await this.plan(batch.size, false);
+    this.upload(plan, batch);
+    plan.rec.submit();
+    const [probs, value] = await readTensors(this.ctx, [plan.out.probs, plan.out.value]);
+    return { probs: probs.subarray(0, batch.size * c.moves), value: value.subarray(0, batch.size) };
+  }
+
+  private async inferChunked(batch: NetBatch, chunk: number): Promise<NetOutputs> {
+    const c = this.config, per = c.planes * c.height * c.width;
+    const probs = new Float32Array(batch.size * c.moves), value = new Float32Array(batch.size);
+    for (let s = 0; s < batch.size; s += chunk) {
+      const n = Math.min(chunk, batch.size - s);
+      const r = await this.infer({
+        size: n,
+        planes: batch.planes.subarray(s * per, (s + n) * per),
+        mask: batch.mask?.subarray(s * c.moves, (s + n) * c.moves),
+      });
+      probs.set(r.probs, s * c.moves);
+      value.set(r.value, s);
+    }
+    return { probs, value };
+  }
+
+  /** One GPU training step: forward, backward and SGD in one submit, one batched readback. */
+  async trainStep(batch: NetBatch, hyper: SgdHyper): Promise<TrainStats> {
+    checkBatch(this.config, batch, true);
+    if (batch.size > this.maxBatch()) {
+      throw new KibitzError(
+        "batch_too_large",
+        `training batch ${batch.size} exceeds ${this.maxBatch()} on this adapter`,
+      );
+    }
+    const plan = await this.plan(batch.size, true);
+    this.upload(plan, batch);
+    writeBuffer(
+      this.ctx,
+      plan.rec.hyper,
+      new Float32Array([hyper.lr, hyper.momentum, hyper.weightDecay, 0]),
+    );
+    plan.rec.submit();
+    const [pl, vl, sq] = await readTensors(this.ctx, [
+      plan.out.policyLoss!,
+      plan.out.valueLoss!,
+      plan.l2!,
+    ]);
+    const l2 = 0.5 * hyper.weightDecay * sq.reduce((s, v) => s + v, 0);
+    return trainStats(pl.subarray(0, batch.size), vl.subarray(0, batch.size), l2);
+  }
+
+  /** Reads every parameter and running statistic back in one batched readback. */
+  async weights(): Promise<NetWeights> {
+    const specs = this.net.specs;
+    const data = await readTensors(this.ctx, specs.map((s) => this.net.params.get(s.name)!));
+    const tensors = new Map<string, CpuTensor>();
+    specs.forEach((s, i) => tensors.set(s.name, cpuTensor(s.shape, data[i])));
+    return { config: { ...this.config }, specs, tensors };
+  }
+
+  /** Encodes a recorded plan (for benchmarks that time it inside one pass). */
+  async planFor(size: number, train: boolean): Promise<GpuRecorder> {
+    return (await this.plan(size, train)).rec;
+  }
+
+  /** Frees every buffer of the network and its plans. */
+  dispose(): void {
+    for (const p of this.plans.values()) p.rec.destroy();
+    this.plans.clear();
+    this.pool.destroy();
+    for (const t of this.owned) t.buffer.destroy();
+    this.owned.length = 0;
+  }
+}

@@ -1,0 +1,171 @@
+// Each WGSL kernel against its TypeScript reference on small shapes (llvmpipe in CI).
+// Tolerance: |gpu - cpu| <= 1e-4 * max(1, max |cpu|) (f32 sums in a different order).
+import assert from "node:assert/strict";
+import { getGpu } from "../../src/gpu/device.ts";
+import { writeBuffer } from "../../src/gpu/buffers.ts";
+import { batchNorm, batchNormBackward } from "../../src/nn/cpu/batchnorm.ts";
+import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "../../src/nn/cpu/conv.ts";
+import { add, relu, reluBackward } from "../../src/nn/cpu/elementwise.ts";
+import { linear, linearBackward } from "../../src/nn/cpu/linear.ts";
+import { policyLoss, valueLoss } from "../../src/nn/cpu/loss.ts";
+import { sgdStep } from "../../src/nn/optimizer.ts";
+import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
+import { loadKernels } from "../../src/nn/gpu/kernels.ts";
+import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
+import { type CpuTensor, cpuTensor } from "../../src/nn/tensor.ts";
+import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
+
+const ctx = await getGpu();
+const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
+
+/** Records ops with `body`, runs them once, and reads back the returned tensors. */
+async function onGpu(
+  inputs: CpuTensor[],
+  body: (r: GpuRecorder, t: GpuTensor[]) => GpuTensor[],
+): Promise<Float32Array[]> {
+  const r = new GpuRecorder(ctx!, await loadKernels(ctx!), new TensorPool(ctx!));
+  const ts = inputs.map((x) => uploadTensor(ctx!, x.shape, x.data));
+  const outs = body(r, ts);
+  r.submit();
+  const got = await readTensors(ctx!, outs);
+  r.destroy();
+  r.pool.destroy();
+  for (const t of ts) t.buffer.destroy();
+  return got;
+}
+
+function close(name: string, got: Float32Array, want: Float32Array): void {
+  assert.equal(got.length, want.length, `${name}: length`);
+  const err = maxDiff(got, want), tol = 1e-4 * Math.max(1, maxAbs(want));
+  assert.ok(err <= tol, `${name}: max difference ${err} > ${tol}`);
+}
+
+// Shapes cross the 64-wide tiles and the 16-deep K slices: 70 output channels, 108 pixels.
+for (const [k, n, ci, co, h, w] of [[3, 3, 6, 70, 6, 6], [1, 2, 5, 3, 5, 4], [3, 2, 4, 8, 5, 5]]) {
+  Deno.test(
+    `GPU conv ${k}x${k} ${n}x${ci}x${h}x${w} -> ${co}: forward, dx, dw match CPU`,
+    opts,
+    async () => {
+      const x = randTensor([n, ci, h, w], 1), wt = randTensor([co, ci, k, k], 2);
+      const dy = randTensor([n, co, h, w], 3);
+      const dw = cpuTensor(wt.shape);
+      const [y, dx, gdw] = await onGpu([x, wt, dy, dw], (r, [gx, gw, gdy, gdw]) => {
+        const y = r.conv2d(gx, gw);
+        const dx = r.conv2dBackward(gx, gw, gdy, gdw, true)!;
+        return [y, dx, gdw];
+      });
+      close("conv forward", y, conv2d(x, wt).data);
+      close("conv dx", dx, conv2dBackwardInput(dy, wt).data);
+      close("conv dw", gdw, conv2dBackwardWeight(x, dy, k).data);
+    },
+  );
+}
+
+Deno.test(
+  "GPU batch norm (train, running averages, inference, backward) matches CPU",
+  opts,
+  async () => {
+    const x = randTensor([2, 3, 4, 5], 4, -2, 3), dy = randTensor([2, 3, 4, 5], 5);
+    const mk = () => ({
+      gamma: randTensor([3], 6, 0.5, 1.5),
+      beta: randTensor([3], 7),
+      runMean: randTensor([3], 8),
+      runVar: randTensor([3], 9, 0.5, 2),
+    });
+    const p = mk(), q = mk();
+    const dg = cpuTensor([3]), db = cpuTensor([3]);
+    const got = await onGpu(
+      [x, dy, q.gamma, q.beta, q.runMean, q.runVar, dg, db],
+      (r, [gx, gdy, gamma, beta, runMean, runVar, gdg, gdb]) => {
+        const bn = { gamma, beta, runMean, runVar };
+        const t = r.batchNorm(gx, bn, true);
+        const dx = r.batchNormBackward(gx, gdy, t.stats, gamma, gdg, gdb);
+        const inf = r.batchNorm(gx, bn, false);
+        return [t.y, t.stats, dx, gdg, gdb, runMean, runVar, inf.y];
+      },
+    );
+    const t = batchNorm(x, p, true);
+    const g = batchNormBackward(x, dy, t.stats, p.gamma);
+    const inf = batchNorm(x, p, false);
+    close("bn y", got[0], t.y.data);
+    close("bn stats", got[1], t.stats.data);
+    close("bn dx", got[2], g.dx.data);
+    close("bn dgamma", got[3], g.dgamma.data);
+    close("bn dbeta", got[4], g.dbeta.data);
+    close("bn running mean", got[5], p.runMean.data);
+    close("bn running var", got[6], p.runVar.data);
+    close("bn inference y", got[7], inf.y.data);
+  },
+);
+
+Deno.test("GPU relu, relu backward and add match CPU", opts, async () => {
+  const a = randTensor([2, 3, 3, 3], 10), b = randTensor([2, 3, 3, 3], 11);
+  const [y, s, d] = await onGpu([a, b], (r, [ga, gb]) => {
+    const y = r.relu(ga);
+    return [y, r.add(ga, gb), r.reluBackward(y, gb)];
+  });
+  close("relu", y, relu(a).data);
+  close("add", s, add(a, b).data);
+  close("relu backward", d, reluBackward(relu(a), b).data);
+});
+
+Deno.test("GPU fully connected forward and backward match CPU (tiles crossed)", opts, async () => {
+  const x = randTensor([3, 2, 5, 7], 12), w = randTensor([67, 70], 13), bias = randTensor([67], 14);
+  const dy = randTensor([3, 67], 15);
+  const [y, dx, dw, db] = await onGpu(
+    [x, w, bias, dy, cpuTensor(w.shape), cpuTensor(bias.shape)],
+    (r, [gx, gw, gb, gdy, gdw, gdb]) => {
+      const y = r.linear(gx, gw, gb);
+      const dx = r.linearBackward(gx, gw, gdy, gdw, gdb, true)!;
+      return [y, dx, gdw, gdb];
+    },
+  );
+  const g = linearBackward(x, w, dy);
+  close("fc y", y, linear(x, w, bias).data);
+  close("fc dx", dx, g.dx.data);
+  close("fc dw", dw, g.dw.data);
+  close("fc db", db, g.db.data);
+});
+
+Deno.test("GPU masked softmax, policy and value losses match CPU", opts, async () => {
+  const logits = randTensor([3, 300], 16, -4, 4);
+  const mask = randTensor([3, 300], 17, 0, 1);
+  for (let i = 0; i < mask.data.length; i++) mask.data[i] = mask.data[i] < 0.6 ? 1 : 0;
+  mask.data.fill(0, 600, 900); // a row with no legal move
+  const target = randTensor([3, 300], 18, 0, 1);
+  for (let i = 0; i < target.data.length; i++) target.data[i] *= mask.data[i];
+  const z = randTensor([3, 1], 19, -2, 2), vt = cpuTensor([3], new Float32Array([1, -1, 0.25]));
+  const got = await onGpu([logits, mask, target, z, vt], (r, [gl, gm, gt, gz, gvt]) => {
+    const pl = r.policyLoss(gl, gm, gt);
+    const sm = r.policyLoss(gl, gm, null);
+    const vl = r.valueLoss(gz, gvt);
+    const vo = r.valueLoss(gz, null);
+    return [pl.probs, pl.loss!, pl.dlogits!, sm.probs, vl.value, vl.loss!, vl.dz!, vo.value];
+  });
+  const pl = policyLoss(logits, mask, target), vl = valueLoss(z, vt);
+  close("probs", got[0], pl.probs.data);
+  close("policy loss", got[1], pl.loss.data);
+  close("dlogits", got[2], pl.dlogits.data);
+  close("softmax only", got[3], pl.probs.data);
+  close("value", got[4], vl.value.data);
+  close("value loss", got[5], vl.loss.data);
+  close("dz", got[6], vl.dz.data);
+  close("value only", got[7], vl.value.data);
+});
+
+Deno.test("GPU SGD step and sum of squares match CPU", opts, async () => {
+  const p = randTensor([1000], 20), g = randTensor([1000], 21), v = randTensor([1000], 22);
+  const out = cpuTensor([2]);
+  const got = await onGpu([p, g, v, out], (r, [gp, gg, gv, go]) => {
+    r.sumSquares(gp, go, 1);
+    writeBuffer(ctx!, r.hyper, new Float32Array([0.05, 0.9, 1e-4, 0]));
+    r.sgd(gp, gg, gv, { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 });
+    return [gp, gv, go];
+  });
+  const p2 = p.data.slice(), v2 = v.data.slice();
+  const sq = p.data.reduce((s, x) => s + x * x, 0);
+  sgdStep(p2, g.data, v2, 0.05, 0.9, 1e-4);
+  close("sgd p", got[0], p2);
+  close("sgd v", got[1], v2);
+  assert.ok(Math.abs(got[2][1] - sq) < 1e-3 * sq);
+});

@@ -1,0 +1,56 @@
+import { type CpuTensor, cpuTensor, numel, rng } from "../../src/nn/tensor.ts";
+
+/** A tensor of uniform values in [lo, hi) from a seed. */
+export function randTensor(shape: number[], seed: number, lo = -1, hi = 1): CpuTensor {
+  const next = rng(seed);
+  const t = cpuTensor(shape);
+  for (let i = 0; i < numel(shape); i++) t.data[i] = lo + (hi - lo) * next();
+  return t;
+}
+
+/** sum(a * b) in double precision. */
+export function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
+}
+
+/** Largest absolute difference between two arrays. */
+export function maxDiff(a: Float32Array, b: Float32Array): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}
+
+/** Largest absolute value. */
+export function maxAbs(a: Float32Array): number {
+  return a.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+}
+
+/**
+ * Compares an analytic gradient with central finite differences of `loss` at up to `samples`
+ * entries of `x`; returns the worst error relative to max(1, |gradient|).
+ */
+export function gradError(
+  x: CpuTensor,
+  grad: Float32Array,
+  loss: () => number,
+  samples = 24,
+  eps = 1e-2,
+): number {
+  const next = rng(99);
+  let worst = 0;
+  const n = x.data.length;
+  for (let s = 0; s < Math.min(samples, n); s++) {
+    const i = n <= samples ? s : Math.floor(next() * n);
+    const orig = x.data[i];
+    x.data[i] = orig + eps;
+    const up = loss();
+    x.data[i] = orig - eps;
+    const down = loss();
+    x.data[i] = orig;
+    const fd = (up - down) / (2 * eps);
+    worst = Math.max(worst, Math.abs(fd - grad[i]) / Math.max(1, Math.abs(grad[i])));
+  }
+  return worst;
+}
