@@ -213,7 +213,10 @@ export function convertBoardspaceRecord(tree: SgfTree): BoardspaceRecord {
     turnPlayer = a.player;
     turnActions++;
     last = a;
-    switch (a.verb) {
+    // `drop` returns the picked piece to its rack; with a board coordinate it is a board drop.
+    const boardDrop = a.verb === "drop" && a.args.length >= 3 &&
+      boardspaceHex(a.args[1], a.args[2]) >= 0;
+    switch (boardDrop ? "dropb" : a.verb) {
       case "pick": {
         const color = colorArg(a, a.args[0]);
         const lp = a.args[2] !== undefined ? parseLoosePiece(a.args[2]) : null;

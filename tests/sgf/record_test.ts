@@ -92,9 +92,10 @@ Deno.test("record: verbs in every casing, pick/drop collapsing and undone picks"
     "P0[17 PickB O 12 wQ]",
     "P0[18 dropb wQ N 12 .]",
     "P0[19 done]",
-    "P1[20 Move B bA1 K 10 bQ/]",
-    "P1[21 done]",
-    "P0[22 PMoveDone B bA1 L 10 .]",
+    "P1[20 Pick B 1 bA1]",
+    "P1[21 Drop bA1 K 10 bQ/]",
+    "P1[22 done]",
+    "P0[23 PMoveDone B bA1 L 10 .]",
   ]));
   deepEqual(rec.plies.map((p) => p.uhp), [
     "wS1",
@@ -107,6 +108,30 @@ Deno.test("record: verbs in every casing, pick/drop collapsing and undone picks"
   ]);
   deepEqual([rec.white, rec.black, rec.gameType], ["alice", "bob", "Base"]);
   equal(rec.ending, null);
+});
+
+Deno.test("record: verbs convert the same in lower, upper and capitalized case", () => {
+  const recase = (text: string, f: (verb: string) => string) =>
+    text.replace(/(P[01]\[\d+ )([A-Za-z]+)/g, (_, head, verb) => head + f(verb));
+  for (
+    const name of [
+      "HV-Dumbot-Kaur50-2023-01-17-0059.sgf",
+      "U!HV-kearf29-Dumbot-2013-04-20-0054.sgf",
+    ]
+  ) {
+    const text = Deno.readTextFileSync(new URL(`records/${name}`, FIX));
+    const want = convert(text).plies.map((p) => p.uhp);
+    const cases: [(v: string) => string, string][] = [
+      [(v) => v.toLowerCase(), " dropb "],
+      [(v) => v.toUpperCase(), " DROPB "],
+      [(v) => v[0].toUpperCase() + v.slice(1).toLowerCase(), " Dropb "],
+    ];
+    for (const [f, marker] of cases) {
+      const changed = recase(text, f);
+      ok(changed.includes(marker), marker);
+      deepEqual(convert(changed).plies.map((p) => p.uhp), want, name);
+    }
+  }
 });
 
 Deno.test("record: a Done-only turn and Pass are passes; draw talk is no ply", () => {
