@@ -62,8 +62,9 @@ export function ingestRecordFile(file: SourceFile, filter: IngestFilter = {}): F
   try {
     trees = parseSgf(file.text, file.name);
   } catch (e) {
-    if (!isKibitzError(e)) throw e;
-    reject(-1, e.code, e.message, 0, "", (e as { line?: number }).line ?? 0);
+    // A file the reader cannot even walk (e.g. absurd nesting) is rejected like a syntax error.
+    if (isKibitzError(e)) reject(-1, e.code, e.message, 0, "", (e as { line?: number }).line ?? 0);
+    else reject(-1, "sgf_syntax", `${file.name}: ${(e as Error).message}`);
     return out;
   }
   if (trees.length === 0) reject(-1, "no_records", `${file.name}: no game records`);
@@ -104,8 +105,12 @@ export function ingestRecordFile(file: SourceFile, filter: IngestFilter = {}): F
         moves: replay.moves,
       });
     } catch (e) {
-      if (!(e instanceof RecordError)) throw e;
-      reject(index, e.code, `${file.name} game ${index}: ${e.message}`, e.ply, e.raw, e.line);
+      if (e instanceof RecordError) {
+        reject(index, e.code, `${file.name} game ${index}: ${e.message}`, e.ply, e.raw, e.line);
+      } else {
+        // Never let one record stop a batch, even on a defect of ours: report it instead.
+        reject(index, "internal_error", `${file.name} game ${index}: ${(e as Error).message}`);
+      }
     }
   });
   return out;

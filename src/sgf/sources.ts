@@ -68,7 +68,13 @@ export async function* sourceFiles(inputs: string[]): AsyncGenerator<SourceFile 
       yield { name: input, reason: "unreadable", message: `${input}: ${(e as Error).message}` };
       continue;
     }
-    const paths = info.isDirectory ? await walk(input) : [input];
+    let paths: string[];
+    try {
+      paths = info.isDirectory ? await walk(input) : [input];
+    } catch (e) {
+      yield { name: input, reason: "unreadable", message: `${input}: ${(e as Error).message}` };
+      continue;
+    }
     for (const path of paths) {
       try {
         if (isZip(path)) {

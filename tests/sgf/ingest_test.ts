@@ -1,6 +1,6 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { zipSync } from "fflate";
-import { ingestBoardspace, type Rejection } from "../../src/sgf/ingest.ts";
+import { ingestBoardspace, ingestRecordFile, type Rejection } from "../../src/sgf/ingest.ts";
 import { readGameStore, type StoredGame } from "../../src/sgf/store.ts";
 
 const FIX = new URL("../fixtures/sgf/", import.meta.url).pathname;
@@ -162,4 +162,11 @@ Deno.test("ingest: .zip archives (members in folders, other files ignored)", asy
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("ingest: absurdly nested files are rejected, not fatal", () => {
+  const deep = "(;GM[27]".repeat(200000);
+  const r = ingestRecordFile({ name: "deep.sgf", text: deep });
+  deepEqual([r.records, r.games.length, r.rejections.length], [0, 0, 1]);
+  ok(["sgf_syntax", "sgf_truncated"].includes(r.rejections[0].reason));
 });
