@@ -1,4 +1,4 @@
-import { intOption, parseTaskArgs } from "../src/cli/args.ts";
+import { parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/cli/error.ts";
 import { runMain } from "../src/cli/main.ts";
 import { Progress } from "../src/cli/progress.ts";
@@ -19,7 +19,10 @@ await runMain(() => {
   if (!type || depthText === undefined || extra.length) {
     throw new KibitzError("bad_args", "expected <GameType|GameString> <depth>, e.g. Base+MLP 4");
   }
-  const depth = intOption({ depth: depthText }, "depth", 0, 0, 12);
+  const depth = Number(depthText);
+  if (!/^\d+$/.test(depthText) || depth > 12) {
+    throw new KibitzError("bad_args", `depth must be an integer in [0, 12], got "${depthText}"`);
+  }
   const g = HiveGame.fromGameString(type);
   const progress = new Progress("perft", 1000);
   const t0 = performance.now();

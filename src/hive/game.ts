@@ -1,6 +1,6 @@
 // The Hive game state: flat board arrays, play/undo without copying, incremental Zobrist hash.
 import { KibitzError } from "../cli/error.ts";
-import { cellQ, cellR, MAX_STACK, NEIGHBOR, NUM_CELLS } from "./grid.ts";
+import { cellQ, cellR, DIR_DQ, DIR_DR, MAX_STACK, NEIGHBOR, NUM_CELLS } from "./grid.ts";
 import { generateMoves } from "./movegen.ts";
 import { makeMove, movePiece, moveTo, PASS } from "./move.ts";
 import type { HiveMove } from "./move.ts";
@@ -39,8 +39,9 @@ export interface PieceOnBoard {
   color: number;
   /** Bug type (QUEEN, SPIDER, ... PILLBUG). */
   bug: number;
-  /** Cell index on the 32x32 torus and its axial coordinates in [-16, 15]. */
+  /** Cell index on the 32x32 torus. */
   cell: number;
+  /** Axial coordinates (pointy-top: E is q+1, SE is r+1), consistent across the whole hive. */
   q: number;
   r: number;
   /** Stack level, 0 = on the ground. */
@@ -265,9 +266,32 @@ export class HiveGame {
     return makeMove(p, cell);
   }
 
-  /** All pieces on the board with their cells, coordinates and stack facts. */
+  /**
+   * All pieces on the board with their cells, coordinates and stack facts. Coordinates are unwrapped
+   * by walking the hive from its lowest-numbered piece, so neighbours always differ by one
+   * direction step even when the hive straddles the torus seam (a drifted hive may be offset by 32).
+   */
   pieces(): PieceOnBoard[] {
     const out: PieceOnBoard[] = [];
+    const q = new Map<number, number>(), r = new Map<number, number>();
+    const todo: number[] = [];
+    for (let p = 0; p < NUM_PIECES && todo.length === 0; p++) {
+      const c = this.pieceCell[p];
+      if (c < 0) continue;
+      q.set(c, cellQ(c));
+      r.set(c, cellR(c));
+      todo.push(c);
+    }
+    while (todo.length) {
+      const c = todo.pop()!;
+      for (let d = 0; d < 6; d++) {
+        const n = NEIGHBOR[c * 6 + d];
+        if (this.height[n] === 0 || q.has(n)) continue;
+        q.set(n, q.get(c)! + DIR_DQ[d]);
+        r.set(n, r.get(c)! + DIR_DR[d]);
+        todo.push(n);
+      }
+    }
     for (let p = 0; p < NUM_PIECES; p++) {
       const c = this.pieceCell[p];
       if (c < 0) continue;
@@ -277,8 +301,8 @@ export class HiveGame {
         color: PIECE_COLOR[p],
         bug: PIECE_BUG[p],
         cell: c,
-        q: cellQ(c),
-        r: cellR(c),
+        q: q.get(c)!,
+        r: r.get(c)!,
         level: this.pieceLevel[p],
         stackHeight: this.height[c],
         onTop: this.height[c] === this.pieceLevel[p] + 1,

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { HiveGame } from "../../src/hive/game.ts";
 import { PASS } from "../../src/hive/move.ts";
 import { STATE_NAMES } from "../../src/hive/state.ts";
+import { HEX_DIR_DQ, HEX_DIR_DR, hexNeighbor, HIVE_MAX_STACK } from "../../src/hive/mod.ts";
 
 const DIR = new URL("../fixtures/hive/pgn/", import.meta.url);
 
@@ -95,5 +96,24 @@ Deno.test("GameString round trip keeps the moves as written", () => {
     assert.ok(text.startsWith(`${r.gameType};${STATE_NAMES[g.state]};`));
     assert.equal(text.split(";").length, 3 + r.moves.length);
     assert.equal(HiveGame.fromGameString(text).gameString(), text);
+  }
+});
+
+Deno.test("pieces() gives hive-consistent coordinates and stack facts", () => {
+  for (const r of records()) {
+    const g = new HiveGame(r.gameType);
+    for (const s of r.moves) {
+      g.playString(s);
+      const ps = g.pieces();
+      const at = new Map(ps.map((p) => [p.cell, p]));
+      for (const p of ps) {
+        assert.equal(g.stack[p.cell * HIVE_MAX_STACK + p.level], p.piece);
+        assert.equal(p.onTop, g.top(p.cell) === p.piece);
+        for (let d = 0; d < 6; d++) {
+          const n = at.get(hexNeighbor(p.cell, d));
+          if (n) assert.deepEqual([n.q - p.q, n.r - p.r], [HEX_DIR_DQ[d], HEX_DIR_DR[d]]);
+        }
+      }
+    }
   }
 });
