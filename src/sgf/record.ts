@@ -224,7 +224,8 @@ export function convertBoardspaceRecord(tree: SgfTree): BoardspaceRecord {
         if (!bug) fail("bad_move", `unknown rack piece`, a);
         const piece = board.nextFromReserve((lp?.color || color) as "w" | "b", bug);
         if (!piece) fail("bad_move", `no ${color}${bug} left to place`, a);
-        if (move) fail("bad_move", `second piece picked in one turn`, a);
+        // Like boardspace, a pick from the rack first takes back this turn's drop, if any.
+        move = null;
         picked = piece;
         pickedFrom = -1;
         break;

@@ -92,10 +92,13 @@ Deno.test("record: verbs in every casing, pick/drop collapsing and undone picks"
     "P0[17 PickB O 12 wQ]",
     "P0[18 dropb wQ N 12 .]",
     "P0[19 done]",
-    "P1[20 Pick B 1 bA1]",
-    "P1[21 Drop bA1 K 10 bQ/]",
-    "P1[22 done]",
-    "P0[23 PMoveDone B bA1 L 10 .]",
+    // A rack pick after a drop takes the drop back.
+    "P1[20 Pick B 3 bB1]",
+    "P1[21 Dropb bB1 K 10 bQ/]",
+    "P1[22 Pick B 1 bA1]",
+    "P1[23 Drop bA1 K 10 bQ/]",
+    "P1[24 done]",
+    "P0[25 PMoveDone B bA1 L 10 .]",
   ]));
   deepEqual(rec.plies.map((p) => p.uhp), [
     "wS1",
