@@ -42,6 +42,8 @@ export const BOARDSPACE_VERBS: readonly string[] = [
   "acceptdraw",
   "declinedraw",
   "swap",
+  "playwhite",
+  "playblack",
 ];
 
 /** One ply of a converted record: the piece and its destination hex, or a pass. */
@@ -207,6 +209,11 @@ export function convertBoardspaceRecord(tree: SgfTree): BoardspaceRecord {
   for (const a of actions) {
     if (a.verb === "start") {
       if (/^p1$/i.test(a.args[0] ?? "")) whitePlayer = 1;
+      continue;
+    }
+    // Colour choice before play (boardspace's PlayWhite/PlayBlack buttons): not a turn.
+    if (a.verb === "playwhite" || a.verb === "playblack") {
+      whitePlayer = a.verb === "playwhite" ? a.player : 1 - a.player;
       continue;
     }
     if (turnPlayer !== a.player && turnActions > 0) endTurn();

@@ -155,7 +155,7 @@ Deno.test("record: a Done-only turn and Pass are passes; draw talk is no ply", (
   deepEqual(rec.plies.map((p) => p.uhp), ["wS1", "pass", "pass", "pass", "wQ wS1-"]);
 });
 
-Deno.test("record: Resign and AcceptDraw end the record; Swap exchanges colours", () => {
+Deno.test("record: Resign and AcceptDraw end the record; Swap and PlayWhite/PlayBlack set colours", () => {
   let rec = convert(record([
     "P0[1 move W wS1 N 13 .]",
     "P0[2 done]",
@@ -170,6 +170,10 @@ Deno.test("record: Resign and AcceptDraw end the record; Swap exchanges colours"
   equal(rec.ending, "draw-agreed");
   rec = convert(record(["P1[0 Swap]", "P0[1 move W wS1 N 13 .]", "P0[2 done]", "P0[3 resign]"]));
   deepEqual([rec.white, rec.black, rec.ending], ["bob", "alice", "resign-black"]);
+  rec = convert(record(["P1[0 PlayWhite]", "P1[1 move W wS1 N 13 .]", "P1[2 done]"]));
+  deepEqual([rec.white, rec.black, rec.plies.length], ["bob", "alice", 1]);
+  rec = convert(record(["P1[0 playblack]", "P0[1 move W wS1 N 13 .]", "P0[2 done]"]));
+  deepEqual([rec.white, rec.black], ["alice", "bob"]);
 });
 
 Deno.test("record: unknown verbs, bad moves and foreign games are rejected with where", () => {
