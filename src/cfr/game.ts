@@ -44,6 +44,26 @@ export interface CfrChanceOutcome {
   weight: number;
   /** Hands of player 0 and of player 1 that this outcome makes impossible (card removal). */
   blocked: readonly [ArrayLike<number>, ArrayLike<number>];
+  /**
+   * Outcomes equivalent to this one under a suit exchange (suit isomorphism): the engine does not
+   * build their subtrees, it adds this outcome's values with hands relabelled. Valid only when the
+   * ranges, the public cards and hence the reach arriving here are invariant under the exchange.
+   */
+  isomorphs?: readonly CfrIsomorph[];
+}
+
+/** An outcome solved through a representative one (see CfrChanceOutcome.isomorphs). */
+export interface CfrIsomorph {
+  /** Display label of the equivalent outcome (e.g. "Jh" for representative "Js"). */
+  label: string;
+  /** Its probability weight, as CfrChanceOutcome.weight. */
+  weight: number;
+  /**
+   * Per player, hand h here plays the role of hand permutation[p][h] under the representative: the
+   * value of h here is the representative's value of permutation[p][h]. Pass the same array object
+   * for every outcome that uses the same exchange: the tree stores each distinct array once.
+   */
+  permutation: readonly [Uint32Array, Uint32Array];
 }
 
 /** A leaf; `terminal` is the game's own id, handed back to `terminalValues`. */

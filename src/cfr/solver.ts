@@ -349,6 +349,11 @@ export class CfrSolver {
         for (let i = ss[c]; i < ss[c + 1]; i++) vals[sh[i]] = 0;
         const w = t.chanceWeight[c];
         for (let h = 0; h < H; h++) out[off + h] += w * vals[h];
+        // Suit-isomorphic outcomes: this outcome's values with hands relabelled.
+        for (let k = t.isoStart[c]; k < t.isoStart[c + 1]; k++) {
+          const perm = t.permutations[t.isoPerm[p][k]], wk = t.isoWeight[k];
+          for (let h = 0; h < H; h++) out[off + h] += wk * vals[perm[h]];
+        }
       }
       return;
     }

@@ -1,5 +1,5 @@
 import { KibitzError } from "../cli/error.ts";
-import type { CfrGame } from "./game.ts";
+import type { CfrGame, CfrIsomorph } from "./game.ts";
 
 /** Node kinds stored in `PublicTree.kind`. */
 export const CFR_PLAYER = 0, CFR_CHANCE = 1, CFR_TERMINAL = 2;
@@ -46,6 +46,14 @@ export interface PublicTree {
   blockedStart: [Uint32Array, Uint32Array];
   /** Per player: hands blocked by the chance outcome leading into each node. */
   blockedHands: [Uint32Array, Uint32Array];
+  /** CSR offsets (size+1) into the iso* arrays: the isomorphs of the outcome leading into each node. */
+  isoStart: Uint32Array;
+  /** Weight of each isomorph. */
+  isoWeight: Float32Array;
+  /** Per player: index into `permutations` of each isomorph's hand relabelling. */
+  isoPerm: [Uint32Array, Uint32Array];
+  /** Distinct hand permutations used by isomorphs. */
+  permutations: Uint32Array[];
   /** Label of the edge leading into each node (action or outcome; "" for the root). */
   label: string[];
   /** Largest number of children of any node. */
@@ -61,6 +69,10 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
   const weights: number[] = [], labels: string[] = [];
   const blocked: [number[][], number[][]] = [[], []];
   const levelStart: number[] = [0];
+  const isoCount: number[] = [0],
+    isoWeight: number[] = [],
+    isoPerm: [number[], number[]] = [[], []];
+  const permutations: Uint32Array[] = [], permIndex = new Map<Uint32Array, number>();
   let level: S[] = [game.root()];
   kinds.push(0);
   players.push(-1), depths.push(0), parents.push(-1), weights.push(1), labels.push("");
@@ -108,6 +120,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
             checkHands(o.blocked[0], 0),
             checkHands(o.blocked[1], 1),
           );
+          for (const iso of o.isomorphs ?? []) addIsomorph(iso);
           next.push(game.child(level[i], c));
         }
       } else {
@@ -138,6 +151,35 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
     }
     return out;
   }
+  function addIsomorph(iso: CfrIsomorph): void {
+    if (!(iso.weight >= 0) || !Number.isFinite(iso.weight)) {
+      throw new KibitzError(
+        "bad_game",
+        `${game.name}: isomorph ${iso.label} has weight ${iso.weight}`,
+      );
+    }
+    isoCount[isoCount.length - 1]++;
+    isoWeight.push(iso.weight);
+    for (const p of [0, 1] as const) {
+      const perm = iso.permutation[p];
+      let k = permIndex.get(perm);
+      if (k === undefined) {
+        const n = game.numHands[p];
+        const seen = new Uint8Array(n);
+        for (let h = 0; h < perm.length; h++) seen[perm[h]] = 1;
+        if (perm.length !== n || seen.indexOf(0) >= 0) {
+          throw new KibitzError(
+            "bad_game",
+            `${game.name}: isomorph ${iso.label} needs a permutation of player ${p}'s ${n} hands`,
+          );
+        }
+        k = permutations.length;
+        permutations.push(perm);
+        permIndex.set(perm, k);
+      }
+      isoPerm[p].push(k);
+    }
+  }
   function pushChild(
     parent: number,
     depth: number,
@@ -148,6 +190,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
   ) {
     kinds.push(0), players.push(-1), depths.push(depth), parents.push(parent);
     weights.push(w), labels.push(label), blocked[0].push(b0), blocked[1].push(b1);
+    isoCount.push(0);
   }
 
   const size = kinds.length;
@@ -169,6 +212,10 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
     chanceWeight: Float32Array.from(weights),
     blockedStart: [csrStart(blocked[0]), csrStart(blocked[1])],
     blockedHands: [Uint32Array.from(blocked[0].flat()), Uint32Array.from(blocked[1].flat())],
+    isoStart: prefixSums(isoCount),
+    isoWeight: Float32Array.from(isoWeight),
+    isoPerm: [Uint32Array.from(isoPerm[0]), Uint32Array.from(isoPerm[1])],
+    permutations,
     label: labels,
     maxChildren: 0,
     levels: levelStart.length - 1,
@@ -184,6 +231,12 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
   tree.blockNode = Uint32Array.from(blockNode);
   tree.blockSize = Uint32Array.from(blockSize);
   return tree;
+}
+
+function prefixSums(counts: number[]): Uint32Array {
+  const start = new Uint32Array(counts.length + 1);
+  for (let i = 0; i < counts.length; i++) start[i + 1] = start[i] + counts[i];
+  return start;
 }
 
 function csrStart(lists: number[][]): Uint32Array {

@@ -2,9 +2,10 @@ import { LimitPokerGame } from "./limit.ts";
 
 /**
  * Leduc hold'em: 6 cards (J, Q, K in two suits), ante 1, one private card each, a public card after
- * round 1; raises of 2 then 4, at most 2 bets/raises per round; a pair with the board wins.
+ * round 1; raises of 2 then 4, at most 2 bets/raises per round; a pair with the board wins. With
+ * `isomorphic`, the public card is dealt through suit isomorphism (3 subtrees instead of 6).
  */
-export function leducGame(): LimitPokerGame {
+export function leducGame(options: { isomorphic?: boolean } = {}): LimitPokerGame {
   return new LimitPokerGame({
     name: "leduc",
     ranks: 3,
@@ -14,6 +15,7 @@ export function leducGame(): LimitPokerGame {
     maxRaises: 2,
     rankNames: "JQK",
     suitNames: "sh",
+    isomorphic: options.isomorphic ?? false,
   });
 }
 

@@ -1,5 +1,5 @@
 import { KibitzError } from "../cli/error.ts";
-import type { CfrGame, CfrNode } from "../cfr/game.ts";
+import type { CfrChanceOutcome, CfrGame, CfrNode } from "../cfr/game.ts";
 
 /**
  * Rules of a small limit-poker game with one private card per player and at most one public card:
@@ -15,6 +15,11 @@ export interface LimitPokerRules {
   betSizes: readonly number[];
   /** Bets plus raises allowed per round. */
   maxRaises: number;
+  /**
+   * Deal the first public card through suit isomorphism: only suit 0 of each rank is built, the other
+   * suits are its isomorphs (exact here because every range is uniform over suits).
+   */
+  isomorphic?: boolean;
   /** Rank symbols (low to high) and suit symbols, for labels. */
   rankNames: string;
   suitNames: string;
@@ -52,6 +57,7 @@ export class LimitPokerGame implements CfrGame<LimitState> {
   private readonly cards: number;
   private readonly terminals: Terminal[] = [];
   private readonly sumRank: Float64Array;
+  private readonly suitSwaps: Uint32Array[];
 
   constructor(rules: LimitPokerRules) {
     if (rules.ranks < 2 || rules.suits < 1 || rules.betSizes.length < 1 || rules.maxRaises < 1) {
@@ -67,6 +73,15 @@ export class LimitPokerGame implements CfrGame<LimitState> {
     this.numHands = [this.cards, this.cards];
     this.startingPot = 2 * rules.ante;
     this.sumRank = new Float64Array(rules.ranks);
+    // suitSwaps[k]: the card permutation exchanging suit 0 and suit k.
+    this.suitSwaps = Array.from(
+      { length: rules.suits },
+      (_, k) =>
+        Uint32Array.from({ length: this.cards }, (_, c) => {
+          const suit = c % rules.suits, base = c - suit;
+          return suit === 0 ? base + k : suit === k ? base : c;
+        }),
+    );
   }
 
   /** Display name of a card, e.g. "Kh" (just the rank with one suit). */
@@ -109,10 +124,26 @@ export class LimitPokerGame implements CfrGame<LimitState> {
     }
     if (s.dealing) {
       const weight = 1 / (this.cards - 2 - (s.board >= 0 ? 1 : 0));
-      const outcomes = [];
+      const outcomes: CfrChanceOutcome[] = [];
+      const suits = this.rules.suits;
+      if (this.rules.isomorphic && s.board < 0) {
+        for (let c = 0; c < this.cards; c += suits) {
+          const isomorphs = [];
+          for (let k = 1; k < suits; k++) {
+            const perm = this.suitSwaps[k];
+            isomorphs.push({
+              label: this.cardLabel(c + k),
+              weight,
+              permutation: [perm, perm] as const,
+            });
+          }
+          outcomes.push({ label: this.cardLabel(c), weight, blocked: [[c], [c]], isomorphs });
+        }
+        return { kind: "chance", outcomes };
+      }
       for (let c = 0; c < this.cards; c++) {
         if (c === s.board) continue;
-        outcomes.push({ label: this.cardLabel(c), weight, blocked: [[c], [c]] as const });
+        outcomes.push({ label: this.cardLabel(c), weight, blocked: [[c], [c]] });
       }
       return { kind: "chance", outcomes };
     }
@@ -127,7 +158,8 @@ export class LimitPokerGame implements CfrGame<LimitState> {
   child(s: LimitState, index: number): LimitState {
     if (s.dealing) {
       let card = index;
-      if (s.board >= 0 && card >= s.board) card++;
+      if (this.rules.isomorphic && s.board < 0) card = index * this.rules.suits;
+      else if (s.board >= 0 && card >= s.board) card++;
       return { ...s, board: card, dealing: false, raises: 0, toAct: 0, roundActions: "" };
     }
     const node = this.describe(s);

@@ -62,4 +62,22 @@ Deno.test("bad games are rejected with the node named", () => {
     terminalValues: () => {},
   };
   assert.throws(() => buildTree(bad), /blocked hand 3 of player 0 out of range/);
+  const perm = Uint32Array.from([0]), notPerm = Uint32Array.from([0, 0]);
+  const badIso: CfrGame<number> = {
+    ...bad,
+    numHands: [2, 1],
+    describe: (s): CfrNode =>
+      s === 0
+        ? {
+          kind: "chance",
+          outcomes: [{
+            label: "x",
+            weight: 0.5,
+            blocked: [[], []],
+            isomorphs: [{ label: "y", weight: 0.5, permutation: [notPerm, perm] }],
+          }],
+        }
+        : { kind: "terminal", terminal: 0 },
+  };
+  assert.throws(() => buildTree(badIso), /isomorph y needs a permutation of player 0's 2 hands/);
 });
