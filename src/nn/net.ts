@@ -127,20 +127,22 @@ export class CpuNet implements PolicyValueNet {
 
   /** Reference inference. */
   infer(batch: NetBatch): Promise<NetOutputs> {
-    checkBatch(this.config, batch, false);
-    const out = runPass(this.b, this.net, this.inputs(batch, false), null);
-    return Promise.resolve({ probs: out.probs.data, value: out.value.data });
+    return Promise.resolve().then(() => {
+      checkBatch(this.config, batch, false);
+      const out = runPass(this.b, this.net, this.inputs(batch, false), null);
+      return { probs: out.probs.data, value: out.value.data };
+    });
   }
 
   /** Reference training step. */
   trainStep(batch: NetBatch, hyper: SgdHyper): Promise<TrainStats> {
-    checkBatch(this.config, batch, true);
-    const trainable = this.net.specs.filter((s) => s.trainable).map((s) =>
-      this.net.params.get(s.name)!
-    );
-    const l2 = l2Penalty(trainable, hyper.weightDecay);
-    const out = runPass(this.b, this.net, this.inputs(batch, true), hyper);
-    return Promise.resolve(trainStats(out.policyLoss!.data, out.valueLoss!.data, l2));
+    return Promise.resolve().then(() => {
+      checkBatch(this.config, batch, true);
+      const trainable = this.net.specs.filter((s) => s.trainable);
+      const l2 = l2Penalty(trainable.map((s) => this.net.params.get(s.name)!), hyper.weightDecay);
+      const out = runPass(this.b, this.net, this.inputs(batch, true), hyper);
+      return trainStats(out.policyLoss!.data, out.valueLoss!.data, l2);
+    });
   }
 
   /** A copy of the current weights. */

@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { type CpuTensor, cpuTensor, numel, rng } from "../../src/nn/tensor.ts";
 
 /** A tensor of uniform values in [lo, hi) from a seed. */
@@ -53,4 +54,15 @@ export function gradError(
     worst = Math.max(worst, Math.abs(fd - grad[i]) / Math.max(1, Math.abs(grad[i])));
   }
   return worst;
+}
+
+/** Awaits `p` and checks that it rejects with a message matching `re`. */
+export async function rejectsWith(p: Promise<unknown>, re: RegExp): Promise<void> {
+  try {
+    await p;
+  } catch (e) {
+    assert.match((e as Error).message, re);
+    return;
+  }
+  assert.fail(`expected a rejection matching ${re}`);
 }

@@ -1,0 +1,83 @@
+// Checkpoints: a round trip gives identical outputs; damaged files fail with clear errors.
+import assert from "node:assert/strict";
+import {
+  CHECKPOINT_VERSION,
+  decodeCheckpoint,
+  encodeCheckpoint,
+  loadCheckpoint,
+  saveCheckpoint,
+} from "../../src/nn/checkpoint.ts";
+import { NET_PRESETS } from "../../src/nn/config.ts";
+import { CpuNet } from "../../src/nn/net.ts";
+import { initWeights } from "../../src/nn/params.ts";
+import { syntheticBatch } from "../../src/nn/train.ts";
+import { isKibitzError } from "../../src/cli/error.ts";
+
+const tiny = NET_PRESETS.tiny;
+
+async function trained(): Promise<CpuNet> {
+  const net = new CpuNet(initWeights(tiny, 21));
+  // Two steps so running statistics and weights differ from their initial values.
+  for (let s = 0; s < 2; s++) {
+    await net.trainStep(syntheticBatch(tiny, 4, s), { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 });
+  }
+  return net;
+}
+
+function code(f: () => unknown): string {
+  try {
+    f();
+  } catch (e) {
+    assert.ok(isKibitzError(e), `not a KibitzError: ${e}`);
+    return `${e.code}: ${e.message}`;
+  }
+  return "no error";
+}
+
+Deno.test("checkpoint file round trip gives bit-identical outputs and keeps metadata", async () => {
+  const net = await trained();
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/net.kbnn`;
+  await saveCheckpoint(path, await net.weights(), { step: 2, note: "test" });
+  assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["net.kbnn"]); // no temp file left
+  const { weights, meta } = await loadCheckpoint(path, tiny);
+  assert.deepEqual(meta, { step: 2, note: "test" });
+  const batch = syntheticBatch(tiny, 3, 77);
+  const a = await net.infer(batch), b = await new CpuNet(weights).infer(batch);
+  assert.deepEqual(b.probs, a.probs);
+  assert.deepEqual(b.value, a.value);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("damaged checkpoints: wrong version, truncation, bad checksum, shape mismatch, bad magic", async () => {
+  const bytes = encodeCheckpoint(await (await trained()).weights());
+  assert.ok(decodeCheckpoint(bytes).weights.tensors.size > 0);
+
+  const v = bytes.slice();
+  new DataView(v.buffer).setUint32(4, CHECKPOINT_VERSION + 1, true);
+  assert.match(
+    code(() => decodeCheckpoint(v, "x.kbnn")),
+    /^checkpoint_version: x.kbnn: format version 2/,
+  );
+
+  assert.match(
+    code(() => decodeCheckpoint(bytes.subarray(0, bytes.length - 9))),
+    /^checkpoint_truncated/,
+  );
+  assert.match(code(() => decodeCheckpoint(bytes.subarray(0, 20))), /^checkpoint_truncated/);
+
+  const c = bytes.slice();
+  c[c.length - 40] ^= 0x10; // one bit of one weight
+  assert.match(code(() => decodeCheckpoint(c)), /^checkpoint_checksum/);
+
+  const other = { ...tiny, filters: 4 };
+  assert.match(
+    code(() => decodeCheckpoint(bytes, "x.kbnn", other)),
+    /^shape_mismatch: x.kbnn: tensor 0 is stem.conv 8x4x3x3, the model needs stem.conv 4x4x3x3/,
+  );
+
+  const m = bytes.slice();
+  m[0] = 0;
+  assert.match(code(() => decodeCheckpoint(m)), /^bad_checkpoint/);
+  await assert.rejects(() => loadCheckpoint("/nonexistent/net.kbnn"), /does not exist/);
+});
