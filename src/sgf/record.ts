@@ -157,7 +157,8 @@ export function convertBoardspaceRecord(tree: SgfTree): BoardspaceRecord {
     throw new RecordError(reason, `ply ${ply}: ${what} in "${a.raw}"`, ply, a.raw, a.line);
   };
 
-  const endTurn = () => {
+  /** Closes the current turn; `done` tells whether the player confirmed it (Done, MoveDone...). */
+  const endTurn = (done: boolean) => {
     if (turnActions > 0 && last) {
       if (move) {
         const uhp = board.moveString(move.piece, move.to, move.ref === "top" ? null : move.ref);
@@ -168,7 +169,9 @@ export function convertBoardspaceRecord(tree: SgfTree): BoardspaceRecord {
         board.play(move.piece, move.to);
         const { raw, line } = move.action;
         plies.push({ piece: move.piece, to: move.to, uhp: uhp!, raw, line });
-      } else if (passed || !drawTalk) {
+      } else if (passed || (done && !drawTalk)) {
+        // A confirmed turn without a move is a pass; an unconfirmed one (the record stops, or
+        // the other player acts) made no move and is dropped.
         plies.push({ piece: "pass", to: -1, uhp: "pass", raw: last.raw, line: last.line });
       }
     }
@@ -216,7 +219,7 @@ export function convertBoardspaceRecord(tree: SgfTree): BoardspaceRecord {
       whitePlayer = a.verb === "playwhite" ? a.player : 1 - a.player;
       continue;
     }
-    if (turnPlayer !== a.player && turnActions > 0) endTurn();
+    if (turnPlayer !== a.player && turnActions > 0) endTurn(false);
     turnPlayer = a.player;
     turnActions++;
     last = a;
@@ -283,18 +286,18 @@ export function convertBoardspaceRecord(tree: SgfTree): BoardspaceRecord {
           piece = next!;
         }
         setMove(a, piece, from ?? -1, to, a.args[4]);
-        if (a.verb.endsWith("done")) endTurn();
+        if (a.verb.endsWith("done")) endTurn(true);
         break;
       }
       case "done":
-        endTurn();
+        endTurn(true);
         break;
       case "pass":
         passed = true;
         break;
       case "passdone":
         passed = true;
-        endTurn();
+        endTurn(true);
         break;
       case "offerdraw":
       case "declinedraw":
@@ -317,7 +320,7 @@ export function convertBoardspaceRecord(tree: SgfTree): BoardspaceRecord {
       break;
     }
   }
-  endTurn();
+  endTurn(false);
   const white = players.names[whitePlayer], black = players.names[1 - whitePlayer];
   if (plies.length === 0) throw new RecordError("empty_game", "the record has no moves");
   return {

@@ -138,7 +138,7 @@ Deno.test("record: verbs convert the same in lower, upper and capitalized case",
 });
 
 Deno.test("record: a Done-only turn and Pass are passes; draw talk is no ply", () => {
-  const rec = convert(record([
+  let rec = convert(record([
     "P0[1 move W wS1 N 13 .]",
     "P0[2 done]",
     "P1[3 Done]",
@@ -151,8 +151,20 @@ Deno.test("record: a Done-only turn and Pass are passes; draw talk is no ply", (
     "P1[10 done]",
     "P0[11 Move W wQ O 13 wS1-]",
     "P0[12 done]",
+    // An unconfirmed last turn with no move (the record stops) is no ply.
+    "P1[13 pick B 0 bQ]",
   ]));
   deepEqual(rec.plies.map((p) => p.uhp), ["wS1", "pass", "pass", "pass", "wQ wS1-"]);
+  // A dropped but unconfirmed last move still counts (the record ends on it).
+  rec = convert(
+    record([
+      "P0[1 move W wS1 N 13 .]",
+      "P0[2 done]",
+      "P1[3 pick B 0 bQ]",
+      "P1[4 dropb bQ M 12 /wS1]",
+    ]),
+  );
+  deepEqual(rec.plies.map((p) => p.uhp), ["wS1", "bQ /wS1"]);
 });
 
 Deno.test("record: Resign and AcceptDraw end the record; Swap and PlayWhite/PlayBlack set colours", () => {
