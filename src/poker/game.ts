@@ -1,0 +1,348 @@
+import type { CfrChanceOutcome, CfrGame, CfrNode } from "../cfr/game.ts";
+import {
+  ACT_CHANCE,
+  actionLabel,
+  type ActionTree,
+  NODE_CHANCE,
+  NODE_FOLD,
+  NODE_IP,
+  NODE_OOP,
+  NODE_SHOWDOWN,
+} from "./action_tree.ts";
+import { cardName, COMBO_CARDS, comboName } from "./cards.ts";
+import { evaluate7 } from "./hand_eval.ts";
+import { rangeHands, type RangeWeights } from "./range.ts";
+
+/** A public state of the postflop game: a betting-tree node and the board dealt so far. */
+export interface PostflopState {
+  node: number;
+  board: readonly number[];
+}
+
+/** Showdown order of one river board: hands of each player sorted by strength (ascending). */
+interface BoardOrder {
+  cards: number[];
+  order: [Int32Array, Int32Array];
+  strength: [Uint16Array, Uint16Array];
+}
+
+/**
+ * Hold'em from the flop, turn or river on the CFR engine. Hands are the range combos that do not
+ * touch the starting board; the turn and river are chance nodes with one outcome per card left,
+ * each blocking the hands that hold it. Payoffs are net chips relative to each player owning half
+ * the pot: the winner gets half the final pot minus the rake, the loser loses half the pot, a tie
+ * costs each half the rake (rake = min(pot * rate, cap)).
+ */
+export class PostflopGame implements CfrGame<PostflopState> {
+  readonly name = "holdem";
+  readonly numHands: readonly [number, number];
+  readonly startingPot: number;
+  /** Combo indices of each player's hands. */
+  readonly hands: [number[], number[]];
+  /** Cards of each player's hands: cards[p][2h], cards[p][2h+1]. */
+  readonly cards: [Uint8Array, Uint8Array];
+  private readonly weights: [Float32Array, Float32Array];
+  /** Index of the same combo in the other player's list (-1 if absent). */
+  private readonly sameIn: [Int32Array, Int32Array];
+  private readonly boards = new Map<string, number>();
+  private readonly orders: BoardOrder[] = [];
+  // Terminal table: kind (fold/showdown), node of the betting tree, board order index.
+  private readonly tNode: number[] = [];
+  private readonly tBoard: number[] = [];
+  private readonly cardSum = new Float64Array(52);
+  private readonly scratchA: Float64Array;
+  private readonly scratchB: Float64Array;
+
+  constructor(
+    readonly tree: ActionTree,
+    readonly board: readonly number[],
+    ranges: readonly [RangeWeights, RangeWeights],
+  ) {
+    this.startingPot = tree.config.startingPot;
+    const h0 = rangeHands(ranges[0], board), h1 = rangeHands(ranges[1], board);
+    this.hands = [h0, h1];
+    this.numHands = [h0.length, h1.length];
+    this.weights = [
+      Float32Array.from(h0, (i) => ranges[0][i]),
+      Float32Array.from(h1, (i) => ranges[1][i]),
+    ];
+    const cards = (hs: number[]) => {
+      const c = new Uint8Array(2 * hs.length);
+      for (let h = 0; h < hs.length; h++) {
+        c[2 * h] = COMBO_CARDS[2 * hs[h]];
+        c[2 * h + 1] = COMBO_CARDS[2 * hs[h] + 1];
+      }
+      return c;
+    };
+    this.cards = [cards(h0), cards(h1)];
+    this.scratchA = new Float64Array(Math.max(h0.length, h1.length));
+    this.scratchB = new Float64Array(Math.max(h0.length, h1.length));
+    const pos1 = new Map(h1.map((c, i) => [c, i]));
+    const pos0 = new Map(h0.map((c, i) => [c, i]));
+    this.sameIn = [
+      Int32Array.from(h0, (c) => pos1.get(c) ?? -1),
+      Int32Array.from(h1, (c) => pos0.get(c) ?? -1),
+    ];
+  }
+
+  /** Initial range weight of each hand. */
+  initialWeights(player: 0 | 1): Float32Array {
+    return this.weights[player];
+  }
+
+  /** "AsKh". */
+  handLabel(player: 0 | 1, hand: number): string {
+    const c = this.cards[player];
+    return comboName(c[2 * hand], c[2 * hand + 1]);
+  }
+
+  root(): PostflopState {
+    return { node: 0, board: this.board };
+  }
+
+  describe(s: PostflopState): CfrNode {
+    const t = this.tree;
+    const k = t.kind[s.node];
+    if (k === NODE_OOP || k === NODE_IP) {
+      const labels: string[] = [];
+      for (let c = t.firstChild[s.node]; c < t.firstChild[s.node] + t.numChildren[s.node]; c++) {
+        labels.push(actionLabel(t, c));
+      }
+      return { kind: "player", player: k as 0 | 1, actions: labels };
+    }
+    if (k === NODE_CHANCE) {
+      const outcomes: CfrChanceOutcome[] = [];
+      const left = 52 - s.board.length - 4;
+      for (let card = 0; card < 52; card++) {
+        if (s.board.includes(card)) continue;
+        outcomes.push({
+          label: cardName(card),
+          weight: 1 / left,
+          blocked: [this.holding(0, card), this.holding(1, card)],
+        });
+      }
+      return { kind: "chance", outcomes };
+    }
+    const id = this.tNode.length;
+    this.tNode.push(s.node);
+    this.tBoard.push(k === NODE_SHOWDOWN ? this.boardOrder(s.board) : -1);
+    return { kind: "terminal", terminal: id };
+  }
+
+  child(s: PostflopState, index: number): PostflopState {
+    const t = this.tree;
+    const c = t.firstChild[s.node] + (t.action[t.firstChild[s.node]] === ACT_CHANCE ? 0 : index);
+    if (t.kind[s.node] === NODE_CHANCE) {
+      let n = -1, card = 0;
+      for (; card < 52; card++) if (!s.board.includes(card) && ++n === index) break;
+      return { node: c, board: [...s.board, card] };
+    }
+    return { node: c, board: s.board };
+  }
+
+  private holding(p: 0 | 1, card: number): number[] {
+    const out: number[] = [];
+    const c = this.cards[p];
+    for (let h = 0; h < this.numHands[p]; h++) {
+      if (c[2 * h] === card || c[2 * h + 1] === card) out.push(h);
+    }
+    return out;
+  }
+
+  private boardOrder(board: readonly number[]): number {
+    const key = [...board].sort((a, b) => a - b).join(",");
+    const known = this.boards.get(key);
+    if (known !== undefined) return known;
+    const [b0, b1, b2, b3, b4] = board;
+    const make = (p: 0 | 1) => {
+      const c = this.cards[p];
+      const list: number[] = [], str: number[] = [];
+      for (let h = 0; h < this.numHands[p]; h++) {
+        const x = c[2 * h], y = c[2 * h + 1];
+        if (board.includes(x) || board.includes(y)) continue;
+        list.push(h);
+        str[h] = evaluate7(b0, b1, b2, b3, b4, x, y);
+      }
+      list.sort((a, b) => str[a] - str[b]);
+      return {
+        order: Int32Array.from(list),
+        strength: Uint16Array.from(list, (h) => str[h]),
+      };
+    };
+    const m0 = make(0), m1 = make(1);
+    this.orders.push({
+      cards: [...board],
+      order: [m0.order, m1.order],
+      strength: [m0.strength, m1.strength],
+    });
+    this.boards.set(key, this.orders.length - 1);
+    return this.orders.length - 1;
+  }
+
+  compatibleSums(player: 0 | 1, oppReach: Float32Array, out: Float32Array): void {
+    this.foldLike(player, oppReach, out, 0, 1);
+  }
+
+  /** out[off+h] = scale * (sum of oppReach over opponent hands sharing no card with h). */
+  private foldLike(p: 0 | 1, opp: Float32Array, out: Float32Array, off: number, scale: number) {
+    const o = (1 - p) as 0 | 1;
+    const oc = this.cards[o], pc = this.cards[p];
+    const cs = this.cardSum;
+    cs.fill(0);
+    let total = 0;
+    for (let i = 0; i < this.numHands[o]; i++) {
+      const r = opp[i];
+      if (r === 0) continue;
+      total += r;
+      cs[oc[2 * i]] += r;
+      cs[oc[2 * i + 1]] += r;
+    }
+    const same = this.sameIn[p];
+    for (let h = 0; h < this.numHands[p]; h++) {
+      const j = same[h];
+      const v = total - cs[pc[2 * h]] - cs[pc[2 * h + 1]] + (j >= 0 ? opp[j] : 0);
+      out[off + h] = scale * v;
+    }
+  }
+
+  /** Rake and half pot of a terminal's betting-tree node. */
+  potOf(node: number): { halfPot: number; rake: number } {
+    const cfg = this.tree.config;
+    const pot = cfg.startingPot + 2 * this.tree.amount[node];
+    return { halfPot: pot / 2, rake: Math.min(pot * cfg.rakeRate, cfg.rakeCap) };
+  }
+
+  terminalValues(
+    terminal: number,
+    player: 0 | 1,
+    oppReach: Float32Array,
+    out: Float32Array,
+    outOffset: number,
+  ): void {
+    const node = this.tNode[terminal];
+    const { halfPot, rake } = this.potOf(node);
+    if (this.tree.kind[node] === NODE_FOLD) {
+      const win = this.tree.folder[node] !== player;
+      this.foldLike(player, oppReach, out, outOffset, win ? halfPot - rake : -halfPot);
+      return;
+    }
+    this.showdown(this.tBoard[terminal], player, oppReach, out, outOffset, {
+      win: halfPot - rake,
+      lose: -halfPot,
+      tie: -rake / 2,
+    });
+  }
+
+  /**
+   * Showdown values in O(hands): walk both strength-sorted lists, accumulating the opponent reach
+   * of strictly weaker (then strictly stronger) hands, minus those sharing a card (per-card sums).
+   */
+  showdown(
+    boardIndex: number,
+    p: 0 | 1,
+    opp: Float32Array,
+    out: Float32Array,
+    off: number,
+    pay: { win: number; lose: number; tie: number },
+  ): void {
+    const o = (1 - p) as 0 | 1;
+    const bo = this.orders[boardIndex];
+    const mine = bo.order[p], ms = bo.strength[p];
+    const theirs = bo.order[o], ts = bo.strength[o];
+    const pc = this.cards[p], oc = this.cards[o];
+    const cs = this.cardSum;
+    // Compatible totals per hand (for ties) come from the fold formula over the board's hands.
+    cs.fill(0);
+    let total = 0;
+    for (let i = 0; i < theirs.length; i++) {
+      const j = theirs[i], r = opp[j];
+      total += r;
+      cs[oc[2 * j]] += r;
+      cs[oc[2 * j + 1]] += r;
+    }
+    const same = this.sameIn[p];
+    const compat = this.scratchA, win = this.scratchB;
+    for (let i = 0; i < mine.length; i++) {
+      const h = mine[i], j = same[h];
+      compat[i] = total - cs[pc[2 * h]] - cs[pc[2 * h + 1]] + (j >= 0 ? opp[j] : 0);
+    }
+    // Wins: opponent hands strictly weaker.
+    cs.fill(0);
+    let sum = 0, k = 0;
+    for (let i = 0; i < mine.length; i++) {
+      const h = mine[i], s = ms[i];
+      while (k < theirs.length && ts[k] < s) {
+        const j = theirs[k++], r = opp[j];
+        sum += r;
+        cs[oc[2 * j]] += r;
+        cs[oc[2 * j + 1]] += r;
+      }
+      win[i] = sum - cs[pc[2 * h]] - cs[pc[2 * h + 1]];
+    }
+    // Losses: opponent hands strictly stronger.
+    cs.fill(0);
+    sum = 0, k = theirs.length - 1;
+    for (let i = mine.length - 1; i >= 0; i--) {
+      const h = mine[i], s = ms[i];
+      while (k >= 0 && ts[k] > s) {
+        const j = theirs[k--], r = opp[j];
+        sum += r;
+        cs[oc[2 * j]] += r;
+        cs[oc[2 * j + 1]] += r;
+      }
+      const lose = sum - cs[pc[2 * h]] - cs[pc[2 * h + 1]];
+      const tie = compat[i] - win[i] - lose;
+      out[off + h] = pay.win * win[i] + pay.lose * lose + pay.tie * tie;
+    }
+    // Hands that conflict with the board get 0 (the engine ignores them).
+    if (mine.length < this.numHands[p]) {
+      const c = pc;
+      const board = bo.cards;
+      for (let h = 0; h < this.numHands[p]; h++) {
+        if (board.includes(c[2 * h]) || board.includes(c[2 * h + 1])) out[off + h] = 0;
+      }
+    }
+  }
+
+  /**
+   * Raw all-in equity of each hand of `player` (share of the pot at showdown with no more betting,
+   * ties split), averaged over every runout and over opponent hands weighted by their range.
+   */
+  equity(player: 0 | 1): Float32Array {
+    const H = this.numHands[player];
+    const num = new Float64Array(H), den = new Float64Array(H);
+    const opp = this.initialWeights((1 - player) as 0 | 1);
+    const tmp = new Float32Array(H), cmp = new Float32Array(H);
+    const reach = new Float32Array(opp.length);
+    const runout = (board: number[]) => {
+      const bi = this.boardOrder(board);
+      reach.set(opp);
+      const oc = this.cards[1 - player];
+      for (let j = 0; j < opp.length; j++) {
+        if (board.includes(oc[2 * j]) || board.includes(oc[2 * j + 1])) reach[j] = 0;
+      }
+      this.showdown(bi, player, reach, tmp, 0, { win: 1, lose: 0, tie: 0.5 });
+      this.foldLike(player, reach, cmp, 0, 1);
+      const pc = this.cards[player];
+      for (let h = 0; h < H; h++) {
+        if (board.includes(pc[2 * h]) || board.includes(pc[2 * h + 1])) continue;
+        num[h] += tmp[h];
+        den[h] += cmp[h];
+      }
+    };
+    // Every runout once, as an unordered set of the missing board cards.
+    if (this.board.length === 5) runout([...this.board]);
+    else {
+      for (let c = 0; c < 52; c++) {
+        if (this.board.includes(c)) continue;
+        if (this.board.length === 4) runout([...this.board, c]);
+        else {
+          for (let d = c + 1; d < 52; d++) {
+            if (!this.board.includes(d)) runout([...this.board, c, d]);
+          }
+        }
+      }
+    }
+    return Float32Array.from(num, (x, h) => (den[h] > 0 ? x / den[h] : 0));
+  }
+}

@@ -1,0 +1,204 @@
+import { type CfrPolicy, policyHandValues, TreeEvaluator } from "../cfr/evaluate.ts";
+import { CFR_CHANCE, CFR_PLAYER, nodePath, type PublicTree } from "../cfr/tree.ts";
+import { KibitzError } from "../cli/error.ts";
+import { gridCell, RANK_CHARS } from "./cards.ts";
+import type { PostflopGame } from "./game.ts";
+
+/** Root summary: action frequencies over the range, EVs and equities of both players. */
+export interface RootSummary {
+  actions: string[];
+  frequencies: number[];
+  /** Expected chips won from the pot by OOP and IP (sum = pot minus expected rake). */
+  ev: [number, number];
+  /** All-in equity (share of the pot at showdown with no more betting) of OOP and IP. */
+  equity: [number, number];
+  /** 13 x 13 hand classes: per cell, the frequency of each root action (null if no hands). */
+  grid: (number[] | null)[][];
+  /** Per-hand EV (chips from the pot) and equity of each player. */
+  hands: [HandStats, HandStats];
+}
+
+/** Per-hand numbers of one player at the root. */
+export interface HandStats {
+  labels: string[];
+  weights: number[];
+  ev: number[];
+  equity: number[];
+}
+
+/** Deal weight of each hand: its range weight times the opponent's compatible range mass. */
+function dealWeights(game: PostflopGame, p: 0 | 1): Float32Array {
+  const comp = new Float32Array(game.numHands[p]);
+  game.compatibleSums(p, game.initialWeights((1 - p) as 0 | 1), comp);
+  const w = game.initialWeights(p);
+  return comp.map((c, h) => c * w[h]);
+}
+
+/** Computes the root summary of a strategy profile. */
+export function rootSummary(tree: PublicTree, game: PostflopGame, policy: CfrPolicy): RootSummary {
+  const ev = new TreeEvaluator(tree, game);
+  const half = game.startingPot / 2;
+  const hands = ([0, 1] as const).map((p) => {
+    const v = policyHandValues(ev, p, policy);
+    const eq = game.equity(p);
+    const dw = dealWeights(game, p);
+    return {
+      labels: Array.from({ length: game.numHands[p] }, (_, h) => game.handLabel(p, h)),
+      weights: Array.from(dw),
+      ev: Array.from(v, (x) => x + half),
+      equity: Array.from(eq),
+    };
+  }) as [HandStats, HandStats];
+  const avg = (s: HandStats, xs: number[]) => {
+    let num = 0, den = 0;
+    for (let h = 0; h < xs.length; h++) (num += s.weights[h] * xs[h]), (den += s.weights[h]);
+    return den > 0 ? num / den : 0;
+  };
+  const actions: string[] = [];
+  const frequencies: number[] = [];
+  const grid: (number[] | null)[][] = Array.from({ length: 13 }, () => new Array(13).fill(null));
+  // Chance at the root only for spots with no betting left; otherwise the root is OOP's decision.
+  if (tree.kind[0] === CFR_PLAYER) {
+    const A = tree.numChildren[0], H = tree.numHands[tree.player[0]];
+    const p = tree.player[0] as 0 | 1;
+    for (let c = tree.firstChild[0]; c < tree.firstChild[0] + A; c++) actions.push(tree.label[c]);
+    const sig = new Float32Array(A * H);
+    policy(0, sig);
+    const s = hands[p];
+    const cellW: number[][] = Array.from({ length: 169 }, () => new Array(A + 1).fill(0));
+    for (let a = 0; a < A; a++) {
+      frequencies.push(avg(s, Array.from({ length: H }, (_, h) => sig[a * H + h])));
+    }
+    const cards = game.cards[p];
+    for (let h = 0; h < H; h++) {
+      const { row, col } = gridCell(cards[2 * h], cards[2 * h + 1]);
+      const cell = cellW[row * 13 + col];
+      cell[A] += s.weights[h];
+      for (let a = 0; a < A; a++) cell[a] += s.weights[h] * sig[a * H + h];
+    }
+    for (let i = 0; i < 169; i++) {
+      const cell = cellW[i];
+      if (cell[A] > 0) grid[Math.floor(i / 13)][i % 13] = cell.slice(0, A).map((x) => x / cell[A]);
+    }
+  }
+  return {
+    actions,
+    frequencies,
+    ev: [avg(hands[0], hands[0].ev), avg(hands[1], hands[1].ev)],
+    equity: [avg(hands[0], hands[0].equity), avg(hands[1], hands[1].equity)],
+    grid,
+    hands,
+  };
+}
+
+/** Prints the root summary: action frequencies, EV/equity, and a 13x13 grid of bet frequency. */
+export function formatRootSummary(s: RootSummary): string {
+  const lines: string[] = [];
+  lines.push(
+    `OOP: EV ${s.ev[0].toFixed(2)}  equity ${(100 * s.equity[0]).toFixed(2)}%   ` +
+      `IP: EV ${s.ev[1].toFixed(2)}  equity ${(100 * s.equity[1]).toFixed(2)}%`,
+  );
+  if (s.actions.length === 0) return lines.join("\n");
+  lines.push(
+    "root (OOP): " +
+      s.actions.map((a, i) => `${a} ${(100 * s.frequencies[i]).toFixed(1)}%`).join(", "),
+  );
+  const aggressive = s.actions.map((a) => !/^(Check|Call|Fold)$/.test(a));
+  lines.push("", "bet/raise frequency % by hand class (suited above the diagonal, . = none):");
+  lines.push("      " + [...RANK_CHARS].reverse().map((r) => r.padStart(4)).join(""));
+  for (let row = 0; row < 13; row++) {
+    const cells = s.grid[row].map((c) => {
+      if (!c) return "   .";
+      const f = c.reduce((acc, x, a) => acc + (aggressive[a] ? x : 0), 0);
+      return String(Math.round(100 * f)).padStart(4);
+    });
+    lines.push(`   ${RANK_CHARS[12 - row]}  ${cells.join("")}`);
+  }
+  return lines.join("\n");
+}
+
+/** Per-node strategies of the first street (nodes before any chance card) as plain objects. */
+export function firstStreetNodes(tree: PublicTree, game: PostflopGame, policy: CfrPolicy) {
+  const out: {
+    path: string[];
+    player: "oop" | "ip";
+    actions: string[];
+    strategy: Record<string, number[]>;
+  }[] = [];
+  const visit = (n: number) => {
+    if (tree.kind[n] !== CFR_PLAYER) return;
+    const A = tree.numChildren[n], p = tree.player[n] as 0 | 1, H = tree.numHands[p];
+    const sig = new Float32Array(A * H);
+    policy(n, sig);
+    const actions: string[] = [];
+    for (let c = tree.firstChild[n]; c < tree.firstChild[n] + A; c++) actions.push(tree.label[c]);
+    const strategy: Record<string, number[]> = {};
+    for (let h = 0; h < H; h++) {
+      strategy[game.handLabel(p, h)] = Array.from(
+        { length: A },
+        (_, a) => Math.round(sig[a * H + h] * 1e5) / 1e5,
+      );
+    }
+    out.push({ path: nodePath(tree, n), player: p === 0 ? "oop" : "ip", actions, strategy });
+    for (let c = tree.firstChild[n]; c < tree.firstChild[n] + A; c++) {
+      if (tree.kind[c] !== CFR_CHANCE) visit(c);
+    }
+  };
+  visit(0);
+  return out;
+}
+
+/** Average strategies of every player node, concatenated in block order (for the binary save). */
+export function collectStrategies(tree: PublicTree, policy: CfrPolicy): Float32Array {
+  let total = 0;
+  for (let b = 0; b < tree.blockNode.length; b++) total += tree.blockSize[b];
+  const out = new Float32Array(total);
+  let off = 0;
+  for (let b = 0; b < tree.blockNode.length; b++) {
+    const view = out.subarray(off, off + tree.blockSize[b]);
+    policy(tree.blockNode[b], view);
+    off += tree.blockSize[b];
+  }
+  return out;
+}
+
+const MAGIC = "KBZSOLV1";
+
+/** Encodes a binary save: magic, header length, JSON header (with the config), f32 strategies. */
+export function encodeSave(header: Record<string, unknown>, strategies: Float32Array): Uint8Array {
+  const json = new TextEncoder().encode(JSON.stringify(header));
+  const pad = (4 - ((12 + json.length) % 4)) % 4;
+  const out = new Uint8Array(12 + json.length + pad + strategies.byteLength);
+  out.set(new TextEncoder().encode(MAGIC), 0);
+  new DataView(out.buffer).setUint32(8, json.length + pad, true);
+  out.set(json, 12);
+  out.fill(0x20, 12 + json.length, 12 + json.length + pad);
+  out.set(
+    new Uint8Array(strategies.buffer, strategies.byteOffset, strategies.byteLength),
+    12 + json.length + pad,
+  );
+  return out;
+}
+
+/** Decodes a binary save; errors name the file. */
+export function decodeSave(
+  bytes: Uint8Array,
+  where: string,
+): { header: Record<string, unknown>; strategies: Float32Array } {
+  const magic = new TextDecoder().decode(bytes.subarray(0, 8));
+  if (bytes.length < 12 || magic !== MAGIC) {
+    throw new KibitzError("bad_save", `${where} is not a Kibitz solve save (no ${MAGIC} header)`);
+  }
+  const len = new DataView(bytes.buffer, bytes.byteOffset).getUint32(8, true);
+  if (12 + len > bytes.length || (bytes.length - 12 - len) % 4 !== 0) {
+    throw new KibitzError("bad_save", `${where} is truncated or corrupt`);
+  }
+  let header: Record<string, unknown>;
+  try {
+    header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + len)));
+  } catch {
+    throw new KibitzError("bad_save", `${where}: the header is not valid JSON`);
+  }
+  const data = bytes.slice(12 + len);
+  return { header, strategies: new Float32Array(data.buffer, 0, data.byteLength / 4) };
+}

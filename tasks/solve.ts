@@ -1,0 +1,185 @@
+import { parseTaskArgs } from "../src/cli/args.ts";
+import { writeFileAtomic } from "../src/cli/atomic.ts";
+import { KibitzError } from "../src/cli/error.ts";
+import { runMain } from "../src/cli/main.ts";
+import { Progress } from "../src/cli/progress.ts";
+import { EXAMPLE_CONFIG, parseSolveConfig } from "../src/poker/config.ts";
+import { formatBytes, parseMemorySize } from "../src/poker/memory.ts";
+import {
+  collectStrategies,
+  decodeSave,
+  encodeSave,
+  firstStreetNodes,
+  formatRootSummary,
+  rootSummary,
+} from "../src/poker/results.ts";
+import { expandSpot, prepareSpot, runSolve, savedPolicy } from "../src/poker/solve.ts";
+
+await runMain(async () => {
+  const args = parseTaskArgs(
+    Deno.args,
+    "deno task solve [config.toml] [--json] [--max-memory SIZE] [--out DIR] | --load FILE",
+    "Solves a postflop Hold'em spot with CFR (no config: the built-in spot T1). Prints the tree size\n" +
+      "and memory estimate, progress lines, and the root summary; writes result.json and solve.bin\n" +
+      "to the output directory. --load reopens a solve.bin without re-solving.",
+    {
+      json: { type: "boolean", help: "print the meta and root summary as JSON on stdout" },
+      "max-memory": { type: "string", help: "refuse to solve above this memory, e.g. 512MB" },
+      out: { type: "string", help: "output directory (overrides [output] directory)" },
+      load: { type: "string", help: "open a saved solve.bin instead of solving" },
+      "max-iterations": { type: "string", help: "override solver.max_iterations" },
+      target: { type: "string", help: "override solver.target_exploitability_pct" },
+      every: { type: "string", default: "10", help: "iterations between progress lines" },
+    },
+  );
+  if (!args) return;
+  const v = args.values;
+  const json = v.json === true;
+  const info = (line: string) => (json ? console.error(line) : console.log(line));
+  const num = (name: string): number | undefined => {
+    if (v[name] === undefined) return undefined;
+    const n = Number(v[name]);
+    if (!Number.isFinite(n) || n < 0) {
+      throw new KibitzError(
+        "bad_args",
+        `--${name} must be a non-negative number, got "${v[name]}"`,
+      );
+    }
+    return n;
+  };
+
+  if (typeof v.load === "string") {
+    const bytes = await Deno.readFile(v.load).catch((e) => {
+      throw new KibitzError("bad_args", `--load ${v.load}: ${(e as Error).message}`);
+    });
+    const { header, strategies } = decodeSave(bytes, v.load);
+    const config = parseSolveConfig(String(header.config), `${v.load} (saved config)`);
+    const spot = prepareSpot(config);
+    const tree = expandSpot(spot);
+    const policy = savedPolicy(tree, strategies);
+    const summary = rootSummary(tree, spot.game, policy);
+    const meta = header.meta as Record<string, unknown>;
+    if (typeof v.out === "string") {
+      await Deno.mkdir(v.out, { recursive: true });
+      const file = `${v.out}/result.json`;
+      const nodes = firstStreetNodes(tree, spot.game, policy);
+      await writeFileAtomic(file, JSON.stringify({ meta, root: summary, nodes }) + "\n");
+      info(`wrote ${file}`);
+    }
+    printResult(json, meta, summary);
+    return;
+  }
+
+  const path = args.positionals[0];
+  if (args.positionals.length > 1) {
+    throw new KibitzError("bad_args", `one config file at most, got ${args.positionals.join(" ")}`);
+  }
+  const text = path === undefined ? EXAMPLE_CONFIG : await Deno.readTextFile(path).catch((e) => {
+    throw new KibitzError("bad_args", `cannot read ${path}: ${(e as Error).message}`);
+  });
+  const config = parseSolveConfig(text, path ?? "built-in example");
+  const mi = num("max-iterations"), tg = num("target");
+  if (mi !== undefined) config.solver.maxIterations = Math.max(1, Math.floor(mi));
+  if (tg !== undefined) config.solver.targetExploitabilityPct = tg;
+  const maxMemory = typeof v["max-memory"] === "string"
+    ? parseMemorySize(v["max-memory"])
+    : Infinity;
+  const outDir = typeof v.out === "string" ? v.out : config.outputDirectory;
+
+  const spot = prepareSpot(config, maxMemory);
+  const m = spot.memory;
+  info(
+    `spot: ${path ?? "built-in example (T1)"}, ${spot.game.numHands[0]} OOP / ${
+      spot.game.numHands[1]
+    } IP hands, betting tree ${spot.actionTree.size} nodes, expanded ${spot.size.publicNodes} nodes (${spot.size.decisionNodes} decisions, ${spot.size.elements} strategy elements)`,
+  );
+  info(
+    `memory estimate: ${
+      formatBytes(m.total)
+    } (${m.regretFormat} regrets + ${m.strategyFormat} strategy ${
+      formatBytes(m.storageBytes)
+    }, tree ${formatBytes(m.treeBytes)})`,
+  );
+  if (config.solver.threads > 1) {
+    info(`threads: ${config.solver.threads} requested; this build solves on 1 thread`);
+  }
+
+  let stop = false;
+  const onSigint = () => (stop = true);
+  Deno.addSignalListener("SIGINT", onSigint);
+  const progress = new Progress("solve", 0);
+  let outcome;
+  try {
+    outcome = await runSolve(spot, {
+      every: Math.max(1, Math.floor(num("every") ?? 10)),
+      shouldStop: () => stop,
+      onProgress: (p) =>
+        progress.update(
+          `it ${p.iteration}  exploitability ${p.exploitabilityPct.toFixed(3)}% of pot (${
+            p.exploitabilityChips.toFixed(3)
+          } chips)  ${p.seconds.toFixed(1)} s  ${p.iterationsPerSecond.toFixed(1)} it/s  mem ${
+            formatBytes(p.memoryBytes)
+          }`,
+          true,
+        ),
+    });
+  } finally {
+    Deno.removeSignalListener("SIGINT", onSigint);
+  }
+  progress.done(`stopped by ${outcome.stoppedBy} after ${outcome.iterations} iterations`);
+
+  const tree = spot.tree!;
+  const policy = outcome.solver.averagePolicy();
+  const summary = rootSummary(tree, spot.game, policy);
+  const meta = {
+    config: text,
+    iterations: outcome.iterations,
+    exploitability_chips: outcome.exploitability.chips,
+    exploitability_pct: outcome.exploitability.percent,
+    seconds: outcome.seconds,
+    memory_bytes: outcome.solver.storageBytes(),
+    stopped_by: outcome.stoppedBy,
+    algorithm: config.solver.algorithm,
+    regret_format: m.regretFormat,
+    strategy_format: m.strategyFormat,
+  };
+  await Deno.mkdir(outDir, { recursive: true });
+  const nodes = firstStreetNodes(tree, spot.game, policy);
+  await writeFileAtomic(
+    `${outDir}/result.json`,
+    JSON.stringify({ meta, root: summary, nodes }) + "\n",
+  );
+  await writeFileAtomic(
+    `${outDir}/solve.bin`,
+    encodeSave({ config: text, meta }, collectStrategies(tree, policy)),
+  );
+  info(`wrote ${outDir}/result.json and ${outDir}/solve.bin`);
+  printResult(json, meta, summary);
+});
+
+function printResult(
+  json: boolean,
+  meta: Record<string, unknown>,
+  summary: ReturnType<typeof rootSummary>,
+): void {
+  if (json) {
+    console.log(JSON.stringify({
+      exploitability_pct: meta.exploitability_pct,
+      iterations: meta.iterations,
+      memory_bytes: meta.memory_bytes,
+      root: {
+        actions: summary.actions,
+        frequencies: summary.frequencies,
+        ev: summary.ev,
+        equity: summary.equity,
+      },
+    }));
+    return;
+  }
+  console.log(
+    `exploitability ${
+      Number(meta.exploitability_pct).toFixed(3)
+    }% of pot after ${meta.iterations} iterations`,
+  );
+  console.log(formatRootSummary(summary));
+}
