@@ -1,3 +1,4 @@
+import { KibitzError } from "../cli/error.ts";
 import type { CfrGame } from "./game.ts";
 import { CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
 
@@ -53,10 +54,29 @@ export class TreeEvaluator {
     }
   }
 
-  /** out[h] = unnormalized value of hand h of `player` (per unit of opponent reach) at the root. */
-  rootValues(player: 0 | 1, policy: CfrPolicy, mode: CfrEvalMode, out: Float32Array): void {
+  private equity = false;
+
+  /**
+   * out[h] = unnormalized value of hand h of `player` (summed over opponent hands weighted by their
+   * reach) at the root; with `equity`, the pot share from the game's terminalEquity instead.
+   */
+  rootValues(
+    player: 0 | 1,
+    policy: CfrPolicy,
+    mode: CfrEvalMode,
+    out: Float32Array,
+    equity = false,
+  ): void {
+    if (equity && !this.game.terminalEquity) {
+      throw new KibitzError("no_equity", `${this.game.name} does not define equity`);
+    }
     const opp = this.game.initialWeights((1 - player) as 0 | 1);
-    this.visit(0, 0, player, opp, policy, mode === "best-response", out, 0);
+    this.equity = equity;
+    try {
+      this.visit(0, 0, player, opp, policy, mode === "best-response", out, 0);
+    } finally {
+      this.equity = false;
+    }
   }
 
   private visit(
@@ -73,7 +93,8 @@ export class TreeEvaluator {
     const H = t.numHands[p];
     const kind = t.kind[n];
     if (kind === CFR_TERMINAL) {
-      this.game.terminalValues(t.terminal[n], p, opp, out, off);
+      if (this.equity) this.game.terminalEquity!(t.terminal[n], p, opp, out, off);
+      else this.game.terminalValues(t.terminal[n], p, opp, out, off);
       return;
     }
     const first = t.firstChild[n], A = t.numChildren[n];
@@ -175,6 +196,23 @@ export function policyHandValues(
 ): Float32Array {
   const out = new Float32Array(ev.tree.numHands[player]);
   ev.rootValues(player, policy, mode, out);
+  const comp = new Float32Array(out.length);
+  ev.game.compatibleSums(player, ev.game.initialWeights((1 - player) as 0 | 1), comp);
+  for (let h = 0; h < out.length; h++) out[h] = comp[h] > 0 ? out[h] / comp[h] : 0;
+  return out;
+}
+
+/**
+ * Per-hand equity of `player` under the profile: the expected share of the pot hand h wins (folds
+ * included), averaged over compatible opponent hands weighted by their range. Needs terminalEquity.
+ */
+export function policyHandEquity(
+  ev: TreeEvaluator,
+  player: 0 | 1,
+  policy: CfrPolicy,
+): Float32Array {
+  const out = new Float32Array(ev.tree.numHands[player]);
+  ev.rootValues(player, policy, "profile", out, true);
   const comp = new Float32Array(out.length);
   ev.game.compatibleSums(player, ev.game.initialWeights((1 - player) as 0 | 1), comp);
   for (let h = 0; h < out.length; h++) out[h] = comp[h] > 0 ? out[h] / comp[h] : 0;

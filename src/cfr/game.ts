@@ -107,4 +107,15 @@ export interface CfrGame<S = unknown> {
     out: Float32Array,
     outOffset: number,
   ): void;
+  /**
+   * Optional: like terminalValues, but with the share of the pot that hand h wins against o (1 for a
+   * win or the opponent's fold, 0.5 for a tie, 0 otherwise); the engine derives per-hand equity.
+   */
+  terminalEquity?(
+    terminal: number,
+    player: 0 | 1,
+    oppReach: Float32Array,
+    out: Float32Array,
+    outOffset: number,
+  ): void;
 }

@@ -19,6 +19,7 @@ import {
   type CfrPolicy,
   dealMass,
   policyExploitability,
+  policyHandEquity,
   policyHandValues,
   TreeEvaluator,
 } from "./evaluate.ts";
@@ -250,6 +251,11 @@ export class CfrSolver {
   /** Per-hand EVs of `player` under the average strategy. */
   handValues(player: 0 | 1): Float32Array {
     return policyHandValues(this.evaluator, player, this.averagePolicy());
+  }
+
+  /** Per-hand equity (expected pot share) of `player` under the average strategy; needs game equity. */
+  handEquity(player: 0 | 1): Float32Array {
+    return policyHandEquity(this.evaluator, player, this.averagePolicy());
   }
 
   /** Total compatible deal mass (normalizer of values). */

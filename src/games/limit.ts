@@ -210,6 +210,30 @@ export class LimitPokerGame implements CfrGame<LimitState> {
     for (let h = 0; h < this.cards; h++) out[h] = total - oppReach[h];
   }
 
+  /** Pot share: 1 / 0 at a fold, 1 / 0.5 / 0 at a showdown (O(n), via terminalValues' arithmetic). */
+  terminalEquity(
+    terminal: number,
+    player: 0 | 1,
+    oppReach: Float32Array,
+    out: Float32Array,
+    outOffset: number,
+  ): void {
+    const t = this.terminals[terminal];
+    let total = 0;
+    for (let o = 0; o < this.cards; o++) total += oppReach[o];
+    if (t.end !== 2) {
+      const share = t.end === player ? 0 : 1;
+      for (let h = 0; h < this.cards; h++) out[outOffset + h] = share * (total - oppReach[h]);
+      return;
+    }
+    // At a showdown value = pot * (win - lose) and win + tie + lose = mass, so share = (mass + value / pot) / 2.
+    this.terminalValues(terminal, player, oppReach, out, outOffset);
+    const pot = t.contrib[0];
+    for (let h = 0; h < this.cards; h++) {
+      out[outOffset + h] = (total - oppReach[h] + out[outOffset + h] / pot) / 2;
+    }
+  }
+
   /** Fold: the folder loses its contribution. Showdown: pair with the board, else higher rank. O(n). */
   terminalValues(
     terminal: number,

@@ -3,6 +3,7 @@ import { buildTree } from "../../src/cfr/tree.ts";
 import {
   dealMass,
   policyExploitability,
+  policyHandEquity,
   policyHandValues,
   policyValue,
   TreeEvaluator,
@@ -41,5 +42,15 @@ Deno.test("kuhn uniform: exact per-player values", () => {
   const hv = policyHandValues(ev, 0, u);
   [-7 / 8, 1 / 8, 9 / 8].forEach((want, h) =>
     assert.ok(Math.abs(hv[h] - want) < 1e-6, `hand ${h}`)
+  );
+});
+
+Deno.test("kuhn uniform: per-hand equity (pot share) of player 1 is 1/4 + 5/8 P(win)", () => {
+  // Uniform play: player 2 folds to a bet 1/4 of the time, player 1 folds 1/8, showdown 5/8.
+  const g = kuhnGame();
+  const t = buildTree(g);
+  const eq = policyHandEquity(new TreeEvaluator(t, g), 0, uniformPolicy(t));
+  [1 / 4, 9 / 16, 7 / 8].forEach((want, h) =>
+    assert.ok(Math.abs(eq[h] - want) < 1e-6, `hand ${h}: ${eq[h]}`)
   );
 });

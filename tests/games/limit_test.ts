@@ -55,19 +55,20 @@ function payoff(g: LimitPokerGame, terminal: number, player: 0 | 1, h: number, o
   return sh > so ? t.contrib[0] : sh < so ? -t.contrib[0] : 0;
 }
 
-Deno.test("O(n) terminal values equal the brute-force sum over compatible opponent cards", () => {
+Deno.test("O(n) terminal values and equity equal the brute-force sums over compatible opponent cards", () => {
   for (const g of [kuhnGame(), leducGame()]) {
     const t = buildTree(g);
     const n = g.numHands[0];
     let seed = 12345;
     const rand = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
-    const out = new Float32Array(n + 3);
+    const out = new Float32Array(n + 3), eq = new Float32Array(n);
     for (let node = 0; node < t.size; node++) {
       if (t.kind[node] !== CFR_TERMINAL) continue;
       const id = t.terminal[node];
       const board = g.terminalInfo(id).board;
       for (const p of [0, 1] as const) {
         const reach = Float32Array.from({ length: n }, (_, o) => (o === board ? 0 : rand()));
+        g.terminalEquity(id, p, reach, eq, 0);
         g.terminalValues(id, p, reach, out, 3);
         for (let h = 0; h < n; h++) {
           if (h === board) continue;
@@ -79,6 +80,13 @@ Deno.test("O(n) terminal values equal the brute-force sum over compatible oppone
             Math.abs(out[3 + h] - want) < 1e-5,
             `${g.name} terminal ${id} p${p} h${h}: ${out[3 + h]} vs ${want}`,
           );
+          let share = 0;
+          for (let o = 0; o < n; o++) {
+            if (o === h || o === board) continue;
+            const x = payoff(g, id, p, h, o);
+            share += reach[o] * (x > 0 ? 1 : x < 0 ? 0 : 0.5);
+          }
+          assert.ok(Math.abs(eq[h] - share) < 1e-5, `${g.name} equity ${id} p${p} h${h}`);
         }
       }
     }
