@@ -37,6 +37,8 @@ export interface Rejection {
 /** What one record file gave: accepted games and rejections. */
 export interface FileIngest {
   records: number;
+  /** Accepted games whose record went on after the position decided them (cut there). */
+  cut: number;
   games: StoredGame[];
   rejections: Rejection[];
 }
@@ -55,7 +57,7 @@ export function normalizeVariant(variant: string): string {
  * stops the others; a file that is not valid SGF is one rejection with line and column.
  */
 export function ingestRecordFile(file: SourceFile, filter: IngestFilter = {}): FileIngest {
-  const out: FileIngest = { records: 0, games: [], rejections: [] };
+  const out: FileIngest = { records: 0, cut: 0, games: [], rejections: [] };
   const reject = (index: number, reason: string, message: string, ply = 0, raw = "", line = 0) =>
     out.rejections.push({ source: file.name, index, reason, ply, raw, line, message });
   let trees;
@@ -87,6 +89,7 @@ export function ingestRecordFile(file: SourceFile, filter: IngestFilter = {}): F
         return;
       }
       const replay = replayRecord(rec);
+      if (replay.afterEnd > 0) out.cut++;
       const { result, termination } = decideResult(rec, replay.positionOutcome);
       const name = rec.gameName || sourceBase(file.name);
       out.games.push({
@@ -153,6 +156,8 @@ export interface IngestSummary {
   duplicates: number;
   /** Plies of the accepted games. */
   plies: number;
+  /** Accepted games cut where the position decided them (the record went on). */
+  cut: number;
   rejected: number;
   byReason: Record<string, number>;
   /** Games in the store after the run. */
@@ -178,6 +183,7 @@ export async function ingestBoardspace(
     alreadyStored: 0,
     duplicates: 0,
     plies: 0,
+    cut: 0,
     rejected: 0,
     byReason: {},
     stored: 0,
@@ -230,6 +236,7 @@ export async function ingestBoardspace(
       }
       const res = ingestRecordFile(src, filter);
       s.records += res.records;
+      s.cut += res.cut;
       res.rejections.forEach(rejected);
       for (const g of res.games) {
         if (seen.has(g.id)) {

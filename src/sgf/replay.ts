@@ -11,6 +11,8 @@ export interface ReplayedGame {
   positionOutcome: GameOutcome;
   /** The engine game after the last move. */
   game: HiveGame;
+  /** Plies the record has after the position already decided the game (ignored). */
+  afterEnd: number;
 }
 
 /** The outcome a HiveGame's state names (Unfinished while in progress). */
@@ -30,21 +32,30 @@ export function hiveGameOutcome(game: HiveGame): GameOutcome {
 /**
  * Plays every ply of a converted record through the Hive rules engine. The first illegal or
  * unparseable move throws RecordError `illegal_move` naming the ply, the UHP move, the raw
- * record action and the engine's reason.
+ * record action and the engine's reason. Plies after the position has decided the game are
+ * ignored (counted in `afterEnd`).
  */
 export function replayRecord(rec: BoardspaceRecord): ReplayedGame {
   const game = new HiveGame(rec.gameType);
   const moves: string[] = [];
   for (let i = 0; i < rec.plies.length; i++) {
     const ply = rec.plies[i];
+    // Some old records go on after the game was decided; the decided game is what counts.
+    if (game.isOver()) {
+      return {
+        moves,
+        positionOutcome: hiveGameOutcome(game),
+        game,
+        afterEnd: rec.plies.length - i,
+      };
+    }
     try {
       game.playString(ply.uhp);
     } catch (e) {
       if (!isKibitzError(e)) throw e;
-      const why = game.isOver() ? "the game is already over" : e.message;
       throw new RecordError(
         "illegal_move",
-        `ply ${i + 1}: ${ply.uhp} (from "${ply.raw}") is illegal: ${why}`,
+        `ply ${i + 1}: ${ply.uhp} (from "${ply.raw}") is illegal: ${e.message}`,
         i + 1,
         ply.raw,
         ply.line,
@@ -52,7 +63,7 @@ export function replayRecord(rec: BoardspaceRecord): ReplayedGame {
     }
     moves.push(ply.uhp);
   }
-  return { moves, positionOutcome: hiveGameOutcome(game), game };
+  return { moves, positionOutcome: hiveGameOutcome(game), game, afterEnd: 0 };
 }
 
 /**

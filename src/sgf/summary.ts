@@ -29,7 +29,7 @@ export function formatSummary(s: IngestSummary): string {
       s.accepted - s.alreadyStored
     } new, ${s.alreadyStored} already stored)`,
     `duplicates: ${s.duplicates}`,
-    `plies:      ${s.plies}`,
+    `plies:      ${s.plies}${s.cut ? ` (${s.cut} games cut where the position decided them)` : ""}`,
     `rejected:   ${s.rejected}${
       reasons.length ? ` (${reasons.map(([k, v]) => `${k} ${v}`).join(", ")})` : ""
     }`,

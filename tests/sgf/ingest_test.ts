@@ -170,3 +170,16 @@ Deno.test("ingest: absurdly nested files are rejected, not fatal", () => {
   deepEqual([r.records, r.games.length, r.rejections.length], [0, 0, 1]);
   ok(["sgf_syntax", "sgf_truncated"].includes(r.rejections[0].reason));
 });
+
+Deno.test("ingest: plies after the position decided the game are cut, the game kept", () => {
+  const abbo = Deno.readTextFileSync(`${RECORDS}/${ABBO}`);
+  const longer = abbo.replace(
+    "; P0[78 done]",
+    "; P0[78 done]\n; P1[79 move B bQ K 12 .]\n; P1[80 done]",
+  );
+  const r = ingestRecordFile({ name: "long.sgf", text: longer });
+  const plain = ingestRecordFile({ name: "plain.sgf", text: abbo });
+  deepEqual([r.cut, r.rejections.length, plain.cut], [1, 0, 0]);
+  deepEqual(r.games[0].moves, plain.games[0].moves);
+  deepEqual([r.games[0].result, r.games[0].termination], ["WhiteWins", "position"]);
+});
