@@ -46,7 +46,7 @@ export class TreeEvaluator {
 
   constructor(readonly tree: PublicTree, readonly game: CfrGame) {
     this.maxH = Math.max(tree.numHands[0], tree.numHands[1]);
-    const wide = Math.max(1, tree.maxChildren) * this.maxH;
+    const wide = Math.max(1, tree.maxActions) * this.maxH;
     for (let d = 0; d < tree.levels; d++) {
       this.vals.push(new Float32Array(wide));
       this.sig.push(new Float32Array(wide));

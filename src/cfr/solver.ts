@@ -170,7 +170,7 @@ export class CfrSolver {
     }
 
     const maxH = Math.max(tree.numHands[0], tree.numHands[1]);
-    const wide = Math.max(1, tree.maxChildren) * maxH;
+    const wide = Math.max(1, tree.maxActions) * maxH;
     for (let d = 0; d < tree.levels; d++) {
       this.vals.push(new Float32Array(wide));
       this.sig.push(new Float32Array(wide));

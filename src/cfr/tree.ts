@@ -58,6 +58,8 @@ export interface PublicTree {
   label: string[];
   /** Largest number of children of any node. */
   maxChildren: number;
+  /** Largest number of actions of any player node (sizes the per-level scratch of the traversals). */
+  maxActions: number;
   /** Number of levels. */
   levels: number;
 }
@@ -218,12 +220,14 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
     permutations,
     label: labels,
     maxChildren: 0,
+    maxActions: 0,
     levels: levelStart.length - 1,
   };
   const blockNode: number[] = [], blockSize: number[] = [];
   for (let i = 0; i < size; i++) {
     tree.maxChildren = Math.max(tree.maxChildren, tree.numChildren[i]);
     if (tree.kind[i] !== CFR_PLAYER) continue;
+    tree.maxActions = Math.max(tree.maxActions, tree.numChildren[i]);
     tree.block[i] = blockNode.length;
     blockNode.push(i);
     blockSize.push(tree.numChildren[i] * tree.numHands[tree.player[i]]);
