@@ -113,6 +113,7 @@ export class CfrSolver {
   private readonly reach: Float32Array[] = [];
   private readonly selfReach: Float32Array[] = [];
   private readonly active: Uint8Array[] = [];
+  private readonly pruneMask: Uint8Array[] = [];
   private readonly tmp: Float32Array;
   private pruneNow = 0;
   private disc: IterationDiscount = { alphaPos: 0, betaNeg: 0.5, gamma: 0, alphaNext: 0 };
@@ -178,6 +179,7 @@ export class CfrSolver {
       this.reach.push(new Float32Array(maxH));
       this.selfReach.push(new Float32Array(maxH));
       this.active.push(new Uint8Array(maxH));
+      this.pruneMask.push(new Uint8Array(wide));
     }
     this.tmp = new Float32Array(wide);
     this.evaluator = new TreeEvaluator(tree, game);
@@ -379,13 +381,14 @@ export class CfrSolver {
 
     // The traverser's node: child values per action, then regret and strategy updates.
     const sr = this.selfReach[d], ca = this.active[d];
-    const prune = this.pruneNow;
+    const prune = this.pruneNow, pm = this.pruneMask[d];
+    if (prune > 0) this.markPruned(b, A, H, reg, prune, pm);
     for (let a = 0; a < A; a++) {
       let cn = nAct;
       if (prune > 0) {
         cn = 0;
         for (let h = 0; h < H; h++) {
-          const on = act[h] === 1 && !this.pruned(reg, A, H, a, h, prune);
+          const on = act[h] === 1 && pm[a * H + h] === 0;
           ca[h] = on ? 1 : 0;
           if (on) cn++;
         }
@@ -408,7 +411,7 @@ export class CfrSolver {
     for (let a = 0; a < A; a++) {
       for (let h = 0; h < H; h++) {
         const i = a * H + h;
-        if (prune > 0 && (act[h] === 0 || this.pruned(reg, A, H, a, h, prune))) {
+        if (prune > 0 && (act[h] === 0 || pm[i] === 1)) {
           const r = reg[i];
           vals[i] = r - r * (r > 0 ? alphaPos : betaNeg);
         } else vals[i] = act[h] === 0 ? 0 : vals[i] - out[off + h];
@@ -417,22 +420,29 @@ export class CfrSolver {
     this.update(b, A, H, sig, vals, self);
   }
 
-  private pruned(
-    reg: Float32Array,
+  /**
+   * pm[a * H + h] = 1 where hand h skips action a: R < -c * (sum of h's positive regrets) with that
+   * sum positive (so the action has probability 0). Locked hands are never pruned.
+   */
+  private markPruned(
+    b: number,
     A: number,
     H: number,
-    a: number,
-    h: number,
+    reg: Float32Array,
     c: number,
-  ): boolean {
-    const r = reg[a * H + h];
-    if (r >= 0) return false;
-    let s = 0;
-    for (let k = 0; k < A; k++) {
-      const x = reg[k * H + h];
-      if (x > 0) s += x;
+    pm: Uint8Array,
+  ): void {
+    const lock = this.locked[b];
+    for (let h = 0; h < H; h++) {
+      let s = 0;
+      for (let a = 0; a < A; a++) {
+        const x = reg[a * H + h];
+        if (x > 0) s += x;
+      }
+      const free = s > 0 && !(lock && !Number.isNaN(lock[h]));
+      const cut = -c * s;
+      for (let a = 0; a < A; a++) pm[a * H + h] = free && reg[a * H + h] < cut ? 1 : 0;
     }
-    return s > 0 && r < -c * s;
   }
 
   private update(
