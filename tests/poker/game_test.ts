@@ -1,0 +1,142 @@
+import assert from "node:assert/strict";
+import { buildTree, CfrSolver, findNode } from "../../src/cfr/mod.ts";
+import { buildActionTree, type TreeConfig } from "../../src/poker/action_tree.ts";
+import { parseBetSizes } from "../../src/poker/bet_size.ts";
+import { parseCards } from "../../src/poker/cards.ts";
+import { PostflopGame } from "../../src/poker/game.ts";
+import { evaluateCards } from "../../src/poker/hand_eval.ts";
+import { parseRange } from "../../src/poker/range.ts";
+import { rootSummary } from "../../src/poker/results.ts";
+
+function spot(
+  board: string,
+  oop: string,
+  ip: string,
+  opts: Partial<TreeConfig> & { bet?: string; raise?: string } = {},
+) {
+  const s = parseBetSizes(opts.bet ?? "", opts.raise ?? "");
+  const cards = parseCards(board);
+  const cfg: TreeConfig = {
+    startingStreet: (cards.length - 3) as 0 | 1 | 2,
+    startingPot: 100,
+    effectiveStack: 100,
+    rakeRate: 0,
+    rakeCap: 0,
+    betSizes: [[s, s], [s, s], [s, s]],
+    donkSizes: [null, null],
+    addAllinThreshold: 0,
+    forceAllinThreshold: 0,
+    mergingThreshold: 0,
+    ...opts,
+  };
+  const game = new PostflopGame(buildActionTree(cfg), cards, [parseRange(oop), parseRange(ip)]);
+  const tree = buildTree(game);
+  return { game, tree };
+}
+
+function solve(s: ReturnType<typeof spot>, iterations: number, regretBits = 32, strategyBits = 32) {
+  const solver = new CfrSolver(s.tree, s.game, { regretBits, strategyBits, seed: 7 });
+  solver.run(iterations);
+  return solver;
+}
+
+Deno.test("game: O(n) fold and showdown values equal the O(n^2) definition", () => {
+  const { game, tree } = spot("Kh Qd 7c 4s 2h", "22+,A2s+,K9o+,76s", "TT-55,AQo+,KTs+,T9s:0.5", {
+    bet: "50%",
+  });
+  let seed = 3;
+  const rand = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32;
+  const board = parseCards("Kh Qd 7c 4s 2h");
+  for (let n = 0; n < tree.size; n++) {
+    if (tree.terminal[n] < 0) continue;
+    for (const p of [0, 1] as const) {
+      const o = (1 - p) as 0 | 1;
+      const opp = Float32Array.from({ length: game.numHands[o] }, () => rand());
+      const out = new Float32Array(game.numHands[p]);
+      game.terminalValues(tree.terminal[n], p, opp, out, 0);
+      const { halfPot } = game.potOf(tree.terminal[n] >= 0 ? nodeOf(game, tree.terminal[n]) : 0);
+      const pc = game.cards[p], oc = game.cards[o];
+      const fold = tree.label[n] === "Fold";
+      const folderIsP = fold && tree.player[tree.parent[n]] === p;
+      for (let h = 0; h < game.numHands[p]; h++) {
+        let want = 0;
+        const mine = [pc[2 * h], pc[2 * h + 1]];
+        const sh = evaluateCards([...board, ...mine]);
+        for (let j = 0; j < game.numHands[o]; j++) {
+          const theirs = [oc[2 * j], oc[2 * j + 1]];
+          if (theirs.some((c) => mine.includes(c))) continue;
+          let pay: number;
+          if (fold) pay = folderIsP ? -halfPot : halfPot;
+          else {
+            const so = evaluateCards([...board, ...theirs]);
+            pay = sh > so ? halfPot : sh < so ? -halfPot : 0;
+          }
+          want += opp[j] * pay;
+        }
+        assert.ok(Math.abs(out[h] - want) < 1e-3 * (1 + Math.abs(want)), `${n} ${p} ${h}`);
+      }
+    }
+  }
+});
+
+// The game numbers terminals in the order the engine describes them; recover the betting node.
+function nodeOf(game: PostflopGame, terminal: number): number {
+  return (game as unknown as { tNode: number[] }).tNode[terminal];
+}
+
+Deno.test("game: all check: EV = pot/2 each and equity 0.5 with identical ranges", () => {
+  const s = spot("Kh Qd 7c 4s", "22+,AKo", "22+,AKo");
+  const solver = solve(s, 1);
+  const sum = rootSummary(s.tree, s.game, solver.averagePolicy());
+  assert.ok(Math.abs(sum.ev[0] - 50) < 1e-3 && Math.abs(sum.ev[1] - 50) < 1e-3, `${sum.ev}`);
+  assert.ok(Math.abs(sum.equity[0] - 0.5) < 1e-4, `${sum.equity}`);
+  assert.ok(Math.abs(solver.exploitability().chips) < 1e-4);
+});
+
+Deno.test("game: always win, lose and tie, with and without rake", () => {
+  const ev = (board: string, oop: string, ip: string, rake: Partial<TreeConfig>) => {
+    const s = spot(board, oop, ip, { bet: "50%", raise: "2x", ...rake });
+    const solver = solve(s, 300);
+    return rootSummary(s.tree, s.game, solver.averagePolicy()).ev;
+  };
+  const close = (a: number[], b: number[]) =>
+    assert.ok(a.every((x, i) => Math.abs(x - b[i]) < 0.5), `${a} vs ${b}`);
+  // OOP holds the nuts: IP never pays more, OOP wins the pot (minus rake 5% capped at 3).
+  close(ev("As Ks Qs 2d 3c", "JsTs", "4h4d", {}), [100, 0]);
+  close(ev("As Ks Qs 2d 3c", "JsTs", "4h4d", { rakeRate: 0.05, rakeCap: 3 }), [97, 0]);
+  close(ev("As Ks Qs 2d 3c", "4h4d", "JsTs", {}), [0, 100]);
+  // Board royal flush: every hand ties and pays half the rake.
+  close(ev("As Ks Qs Js Ts", "4h4d", "5h5d", {}), [50, 50]);
+  close(ev("As Ks Qs Js Ts", "4h4d", "5h5d", { rakeRate: 0.05, rakeCap: 100 }), [47.5, 47.5]);
+});
+
+Deno.test("game: polarized river: caller calls pot/(pot+b), bluffs are b/(pot+2b) of bets", () => {
+  // Nuts (set of kings) and air (six high) against a pure bluff catcher (jacks); bet = pot.
+  const s = spot("Kh Qd 7c 4s 2h", "KsKc,6c5d", "JcJd", { bet: "100%", effectiveStack: 1000 });
+  const solver = solve(s, 2000);
+  const ex = solver.exploitability();
+  assert.ok(ex.percent < 0.5, `exploitability ${ex.percent}%`);
+  const root = solver.averageStrategy(0); // actions [Check, Bet 100] x hands
+  const H = s.game.numHands[0];
+  const air = s.game.hands[0].findIndex((_, h) => s.game.handLabel(0, h) === "6c5d");
+  const nuts = 1 - air;
+  const bluff = root[H + air], value = root[H + nuts];
+  assert.ok(value > 0.97, `value bets ${value}`);
+  const bluffShare = bluff / (bluff + value);
+  assert.ok(Math.abs(bluffShare - 1 / 3) < 0.03, `bluff share ${bluffShare}`);
+  const facing = findNode(s.tree, ["Bet 100"]);
+  const call = solver.averageStrategy(facing)[1];
+  assert.ok(Math.abs(call - 0.5) < 0.03, `call frequency ${call}`);
+});
+
+Deno.test("game: a river spot converges below 0.5% of the pot in every storage format", () => {
+  for (const [r, st] of [[32, 32], [16, 16], [8, 8], [16, 4], [8, 4]]) {
+    const s = spot("Kh Qd 7c 4s 2h", "AA,KK,QQ,77,AK,A5s,65s", "JJ-88,AQ,KQ,QJs,T9s", {
+      bet: "50%, a",
+      raise: "a",
+    });
+    const solver = solve(s, 400, r, st);
+    const ex = solver.exploitability();
+    assert.ok(ex.percent < 0.5, `${r}/${st} bits: ${ex.percent}%`);
+  }
+});

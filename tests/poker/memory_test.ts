@@ -1,0 +1,51 @@
+import assert from "node:assert/strict";
+import { buildTree, CfrSolver } from "../../src/cfr/mod.ts";
+import { isKibitzError } from "../../src/cli/error.ts";
+import { parseSolveConfig } from "../../src/poker/config.ts";
+import { checkMemoryLimit, parseMemorySize } from "../../src/poker/memory.ts";
+import { prepareSpot } from "../../src/poker/solve.ts";
+
+const TURN = `
+[ranges]
+oop = "QQ+,AK,T9s"
+ip = "JJ-99,AQs,KQ"
+[cards]
+flop = "Td9d6h"
+turn = "Qc"
+[tree]
+starting_pot = 200
+effective_stack = 900
+[bet_sizes]
+turn = "minimal"
+river = "minimal"
+`;
+
+Deno.test("memory: the estimate counts exactly the elements and blocks the engine allocates", () => {
+  for (const [r, s] of [[32, 32], [16, 16], [8, 4]]) {
+    const config = parseSolveConfig(TURN + `[solver]\nregret_bits = ${r}\nstrategy_bits = ${s}\n`);
+    const spot = prepareSpot(config);
+    const tree = buildTree(spot.game);
+    let elements = 0;
+    for (let b = 0; b < tree.blockSize.length; b++) elements += tree.blockSize[b];
+    assert.equal(spot.size.elements, elements);
+    assert.equal(spot.size.decisionNodes, tree.blockNode.length);
+    assert.equal(spot.size.publicNodes, tree.size);
+    const solver = new CfrSolver(tree, spot.game, { regretBits: r, strategyBits: s });
+    assert.equal(spot.memory.storageBytes, solver.storageBytes());
+  }
+});
+
+Deno.test("memory: --max-memory refuses with the estimate in the message", () => {
+  const spot = prepareSpot(parseSolveConfig(TURN));
+  assert.throws(
+    () => checkMemoryLimit(spot.memory, 1000),
+    (e) =>
+      isKibitzError(e, "over_memory") &&
+      /needs about .* above --max-memory 1000 B/.test((e as Error).message),
+  );
+  assert.throws(() => prepareSpot(parseSolveConfig(TURN), 1000), /over|above/);
+  assert.equal(parseMemorySize("512MB"), 512 * 1024 ** 2);
+  assert.equal(parseMemorySize("1.5g"), 1.5 * 1024 ** 3);
+  assert.equal(parseMemorySize("4096"), 4096);
+  assert.throws(() => parseMemorySize("lots"), /not a size/);
+});

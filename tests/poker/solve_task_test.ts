@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+
+const CONFIG = `
+[ranges]
+oop = "KsKc,6c5d"
+ip = "JcJd"
+[cards]
+flop = "Kh Qd 7c"
+turn = "4s"
+river = "2h"
+[tree]
+starting_pot = 100
+effective_stack = 1000
+add_allin_threshold = 0
+[bet_sizes.river]
+oop_bet = "100%"
+oop_raise = ""
+ip_bet = ""
+ip_raise = ""
+[solver]
+max_iterations = 400
+target_exploitability_pct = 0.3
+`;
+
+async function run(args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "tasks/solve.ts", ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const td = new TextDecoder();
+  return { code: out.code, stdout: td.decode(out.stdout), stderr: td.decode(out.stderr) };
+}
+
+Deno.test("solve task: --json, result files, --load and --max-memory", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const cfg = `${dir}/spot.toml`;
+    await Deno.writeTextFile(cfg, CONFIG);
+    const r = await run([cfg, "--json", "--out", `${dir}/out`]);
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(r.stdout);
+    assert.deepEqual(Object.keys(j).sort(), [
+      "exploitability_pct",
+      "iterations",
+      "memory_bytes",
+      "root",
+    ]);
+    assert.deepEqual(j.root.actions, ["Check", "Bet 100"]);
+    assert.ok(j.exploitability_pct <= 0.3);
+    // Value bets always, bluffs half the time: overall bet frequency (1 + 0.5) / 2.
+    assert.ok(Math.abs(j.root.frequencies[1] - 0.75) < 0.03, `${j.root.frequencies}`);
+    assert.ok(Math.abs(j.root.ev[0] + j.root.ev[1] - 100) < 1e-3);
+    assert.match(r.stderr, /memory estimate/);
+    assert.match(r.stderr, /solve: it 10 .*exploitability/);
+    const result = JSON.parse(await Deno.readTextFile(`${dir}/out/result.json`));
+    assert.equal(result.meta.iterations, j.iterations);
+    assert.deepEqual(result.nodes[0].actions, ["Check", "Bet 100"]);
+    assert.equal(Object.keys(result.nodes[0].strategy).length, 2);
+
+    const loaded = await run(["--load", `${dir}/out/solve.bin`, "--json"]);
+    assert.equal(loaded.code, 0, loaded.stderr);
+    const lj = JSON.parse(loaded.stdout);
+    assert.deepEqual(lj.root.frequencies, j.root.frequencies);
+    assert.deepEqual(lj.root.ev, j.root.ev);
+
+    const human = await run(["--load", `${dir}/out/solve.bin`]);
+    assert.match(human.stdout, /root \(OOP\): Check .*%, Bet 100 .*%/);
+    assert.match(human.stdout, /bet\/raise frequency/);
+
+    const refused = await run([cfg, "--max-memory", "100"]);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /^error: the solve needs about .* above --max-memory 100 B/);
+
+    await Deno.writeTextFile(cfg, CONFIG.replace("starting_pot", "pot"));
+    const bad = await run([cfg]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /unknown key "tree\.pot"; valid keys in \[tree\]: starting_pot/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
