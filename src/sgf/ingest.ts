@@ -98,6 +98,7 @@ export function ingestRecordFile(file: SourceFile, filter: IngestFilter = {}): F
         index,
         gameName: rec.gameName,
         gameType: rec.gameType,
+        variant: rec.variant,
         white: rec.white,
         black: rec.black,
         date: rec.date,

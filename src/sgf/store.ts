@@ -14,6 +14,8 @@ export interface StoredGame {
   index: number;
   gameName: string;
   gameType: string;
+  /** The boardspace variant as the record wrote it (`SU`, e.g. `Hive-PLM`). */
+  variant: string;
   white: string;
   black: string;
   /** `YYYY.MM.DD`, or "" when the record's date is not recognised. */

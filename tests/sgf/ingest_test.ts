@@ -38,8 +38,8 @@ Deno.test("ingest: the real records give PGNs identical to Mzinga's twins; re-ru
     equal(s.plies, first.reduce((n, g) => n + g.moves.length, 0));
     const kaur = first.find((g) => g.white === "Dumbot" && g.black === "Kaur50")!;
     deepEqual(
-      [kaur.gameType, kaur.result, kaur.termination, kaur.date, kaur.moves.length],
-      ["Base+MLP", "BlackWins", "position", "2023.01.16", 88],
+      [kaur.gameType, kaur.variant, kaur.result, kaur.termination, kaur.date, kaur.moves.length],
+      ["Base+MLP", "Hive-PLM", "BlackWins", "position", "2023.01.16", 88],
     );
     const draw = first.find((g) => g.black === "guest")!;
     deepEqual([draw.result, draw.termination], ["Draw", "record"]);

@@ -64,6 +64,7 @@ Deno.test("positions: a corrupted store names the game and ply", async () => {
       index: 0,
       gameName: "",
       gameType: "Base",
+      variant: "hive",
       white: "a",
       black: "b",
       date: "",
