@@ -6,3 +6,4 @@ export * from "./src/hive/mod.ts";
 export * from "./src/sgf/mod.ts";
 export * from "./src/cfr/mod.ts";
 export * from "./src/games/mod.ts";
+export * from "./src/poker/mod.ts";

@@ -22,6 +22,8 @@ export interface PostflopState {
 /** Showdown order of one river board: hands of each player sorted by strength (ascending). */
 interface BoardOrder {
   cards: number[];
+  /** Hands of each player that hold a board card. */
+  dead: [Int32Array, Int32Array];
   order: [Int32Array, Int32Array];
   strength: [Uint16Array, Uint16Array];
 }
@@ -156,10 +158,13 @@ export class PostflopGame implements CfrGame<PostflopState> {
     const [b0, b1, b2, b3, b4] = board;
     const make = (p: 0 | 1) => {
       const c = this.cards[p];
-      const list: number[] = [], str: number[] = [];
+      const list: number[] = [], str: number[] = [], dead: number[] = [];
       for (let h = 0; h < this.numHands[p]; h++) {
         const x = c[2 * h], y = c[2 * h + 1];
-        if (board.includes(x) || board.includes(y)) continue;
+        if (board.includes(x) || board.includes(y)) {
+          dead.push(h);
+          continue;
+        }
         list.push(h);
         str[h] = evaluate7(b0, b1, b2, b3, b4, x, y);
       }
@@ -167,11 +172,13 @@ export class PostflopGame implements CfrGame<PostflopState> {
       return {
         order: Int32Array.from(list),
         strength: Uint16Array.from(list, (h) => str[h]),
+        dead: Int32Array.from(dead),
       };
     };
     const m0 = make(0), m1 = make(1);
     this.orders.push({
       cards: [...board],
+      dead: [m0.dead, m1.dead],
       order: [m0.order, m1.order],
       strength: [m0.strength, m1.strength],
     });
@@ -295,13 +302,8 @@ export class PostflopGame implements CfrGame<PostflopState> {
       out[off + h] = pay.win * win[i] + pay.lose * lose + pay.tie * tie;
     }
     // Hands that conflict with the board get 0 (the engine ignores them).
-    if (mine.length < this.numHands[p]) {
-      const c = pc;
-      const board = bo.cards;
-      for (let h = 0; h < this.numHands[p]; h++) {
-        if (board.includes(c[2 * h]) || board.includes(c[2 * h + 1])) out[off + h] = 0;
-      }
-    }
+    const dead = bo.dead[p];
+    for (let i = 0; i < dead.length; i++) out[off + dead[i]] = 0;
   }
 
   /**

@@ -1,0 +1,12 @@
+// Public API of the Hold'em postflop solver.
+export * from "./cards.ts";
+export * from "./hand_eval.ts";
+export { enumerateSevenCardCategories } from "./eval_enum.ts";
+export * from "./range.ts";
+export * from "./bet_size.ts";
+export * from "./action_tree.ts";
+export * from "./memory.ts";
+export * from "./config.ts";
+export { PostflopGame, type PostflopState } from "./game.ts";
+export * from "./solve.ts";
+export * from "./results.ts";
