@@ -64,12 +64,15 @@ export interface PublicTree {
   levels: number;
 }
 
+const EMPTY: number[] = [];
+
 /** Walks the game's public tree breadth-first and stores it as a flat PublicTree. */
 export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTree {
   const kinds: number[] = [], players: number[] = [], depths: number[] = [], parents: number[] = [];
   const firstChild: number[] = [], numChildren: number[] = [], terminals: number[] = [];
   const weights: number[] = [], labels: string[] = [];
-  const blocked: [number[][], number[][]] = [[], []];
+  // Blocked hands, flat (CSR): blockedEnd[p][node] = end of the node's list in blockedFlat[p].
+  const blockedFlat: [number[], number[]] = [[], []], blockedEnd: [number[], number[]] = [[0], [0]];
   const levelStart: number[] = [0];
   const isoCount: number[] = [0],
     isoWeight: number[] = [],
@@ -78,7 +81,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
   let level: S[] = [game.root()];
   kinds.push(0);
   players.push(-1), depths.push(0), parents.push(-1), weights.push(1), labels.push("");
-  blocked[0].push([]), blocked[1].push([]);
+  pushBlocked(EMPTY, 0), pushBlocked(EMPTY, 1); // the root's (empty) lists
   let base = 0;
   for (let d = 0; level.length > 0; d++) {
     const next: S[] = [];
@@ -97,7 +100,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
         }
         kinds[id] = CFR_PLAYER, players[id] = node.player, terminals[id] = -1;
         for (let a = 0; a < n; a++) {
-          pushChild(id, d + 1, 1, node.actions[a], [], []);
+          pushChild(id, d + 1, 1, node.actions[a], EMPTY, EMPTY);
           next.push(game.child(level[i], a));
         }
       } else if (node.kind === "chance") {
@@ -119,8 +122,8 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
             d + 1,
             o.weight,
             o.label,
-            checkHands(o.blocked[0], 0),
-            checkHands(o.blocked[1], 1),
+            o.blocked[0],
+            o.blocked[1],
           );
           for (const iso of o.isomorphs ?? []) addIsomorph(iso);
           next.push(game.child(level[i], c));
@@ -141,17 +144,19 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
     level = next;
   }
 
-  function checkHands(list: ArrayLike<number>, p: 0 | 1): number[] {
-    const out = Array.from(list);
-    for (const h of out) {
+  function pushBlocked(list: ArrayLike<number>, p: 0 | 1): void {
+    const flat = blockedFlat[p];
+    for (let i = 0; i < list.length; i++) {
+      const h = list[i];
       if (!Number.isInteger(h) || h < 0 || h >= game.numHands[p]) {
         throw new KibitzError(
           "bad_game",
           `${game.name}: blocked hand ${h} of player ${p} out of range`,
         );
       }
+      flat.push(h);
     }
-    return out;
+    blockedEnd[p].push(flat.length);
   }
   function addIsomorph(iso: CfrIsomorph): void {
     if (!(iso.weight >= 0) || !Number.isFinite(iso.weight)) {
@@ -187,11 +192,12 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
     depth: number,
     w: number,
     label: string,
-    b0: number[],
-    b1: number[],
+    b0: ArrayLike<number>,
+    b1: ArrayLike<number>,
   ) {
     kinds.push(0), players.push(-1), depths.push(depth), parents.push(parent);
-    weights.push(w), labels.push(label), blocked[0].push(b0), blocked[1].push(b1);
+    weights.push(w), labels.push(label);
+    pushBlocked(b0, 0), pushBlocked(b1, 1);
     isoCount.push(0);
   }
 
@@ -212,8 +218,8 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
     blockSize: new Uint32Array(0),
     terminal: Int32Array.from(terminals),
     chanceWeight: Float32Array.from(weights),
-    blockedStart: [csrStart(blocked[0]), csrStart(blocked[1])],
-    blockedHands: [Uint32Array.from(blocked[0].flat()), Uint32Array.from(blocked[1].flat())],
+    blockedStart: [Uint32Array.from(blockedEnd[0]), Uint32Array.from(blockedEnd[1])],
+    blockedHands: [Uint32Array.from(blockedFlat[0]), Uint32Array.from(blockedFlat[1])],
     isoStart: prefixSums(isoCount),
     isoWeight: Float32Array.from(isoWeight),
     isoPerm: [Uint32Array.from(isoPerm[0]), Uint32Array.from(isoPerm[1])],
@@ -240,12 +246,6 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
 function prefixSums(counts: number[]): Uint32Array {
   const start = new Uint32Array(counts.length + 1);
   for (let i = 0; i < counts.length; i++) start[i + 1] = start[i] + counts[i];
-  return start;
-}
-
-function csrStart(lists: number[][]): Uint32Array {
-  const start = new Uint32Array(lists.length + 1);
-  for (let i = 0; i < lists.length; i++) start[i + 1] = start[i] + lists[i].length;
   return start;
 }
 
