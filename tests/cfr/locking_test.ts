@@ -56,3 +56,14 @@ Deno.test("bad locks are rejected", () => {
     /is not a player node/,
   );
 });
+
+Deno.test("locks hold under pruning: a locked hand's actions are never skipped", () => {
+  const always = Float32Array.from([0, 0, 0, 1, 1, 1]);
+  const s = new CfrSolver(tree, game, {
+    pruning: 0.5,
+    lockedNodes: [{ node: ROOT, strategy: always }],
+  });
+  s.run(500);
+  assert.deepEqual(Array.from(s.averageStrategy(ROOT)), Array.from(always));
+  assert.ok(callProb(s, Q) > 0.99, `Q calls ${callProb(s, Q)}`);
+});
