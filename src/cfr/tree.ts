@@ -7,9 +7,16 @@ export const CFR_PLAYER = 0, CFR_CHANCE = 1, CFR_TERMINAL = 2;
 /**
  * A game's public tree as flat struct-of-arrays, in breadth-first order: nodes of depth d occupy
  * [levelStart[d], levelStart[d+1]) and the children of a node are the contiguous range
- * [firstChild, firstChild + numChildren). A GPU backend can therefore process one level per dispatch.
- * Player node i owns storage block `block[i]` of actions x hands(acting player) elements, laid out
- * action-major (element a * hands + h).
+ * [firstChild, firstChild + numChildren). Player node i owns storage block `block[i]` of
+ * actions x hands(acting player) elements, laid out action-major (element a * hands + h); blocks are
+ * numbered in node order, so the blocks of one level are contiguous too.
+ *
+ * A GPU backend processes one level per dispatch over (node of the level) x (hand): a top-down pass
+ * writes each node's opponent reach from its parent's (times the parent's strategy at opponent
+ * nodes, with blocked hands zeroed below chance nodes), terminals are evaluated per level, and a
+ * bottom-up pass reduces each node's children (a contiguous range one level down) into its values
+ * and updates its regret and strategy blocks. The CPU backend (CfrSolver) walks the same arrays
+ * depth-first with one scratch vector per depth instead of one per node.
  */
 export interface PublicTree {
   /** Game name. */
