@@ -165,6 +165,12 @@ export function dealMass(game: CfrGame): number {
   game.compatibleSums(0, w1, s);
   let m = 0;
   for (let h = 0; h < s.length; h++) m += w0[h] * s[h];
+  if (!(m > 0)) {
+    throw new KibitzError(
+      "empty_ranges",
+      `${game.name}: no pair of hands with positive weight can be dealt together (deal mass ${m})`,
+    );
+  }
   return m;
 }
 

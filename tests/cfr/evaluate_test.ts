@@ -54,3 +54,10 @@ Deno.test("kuhn uniform: per-hand equity (pot share) of player 1 is 1/4 + 5/8 P(
     assert.ok(Math.abs(eq[h] - want) < 1e-6, `hand ${h}: ${eq[h]}`)
   );
 });
+
+Deno.test("ranges that cannot be dealt together are a clear error", () => {
+  const g = kuhnGame();
+  const only = (card: number) => Float32Array.from([0, 1, 2], (c) => (c === card ? 1 : 0));
+  g.initialWeights = () => only(1); // both players can only hold Q: card removal forbids every deal
+  assert.throws(() => dealMass(g), /no pair of hands with positive weight can be dealt together/);
+});
