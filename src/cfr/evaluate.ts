@@ -105,7 +105,7 @@ export class TreeEvaluator {
       const bs = t.blockedStart[o], bh = t.blockedHands[o];
       const ss = t.blockedStart[p], sh = t.blockedHands[p];
       for (let c = first; c < first + A; c++) {
-        r.set(opp.subarray(0, Ho));
+        for (let o = 0; o < Ho; o++) r[o] = opp[o];
         for (let i = bs[c]; i < bs[c + 1]; i++) r[bh[i]] = 0;
         if (!anyPositive(r, Ho)) continue;
         this.visit(c, d + 1, p, r, policy, br, vals, 0);

@@ -343,10 +343,9 @@ export class CfrSolver {
       const bs = t.blockedStart[o], bh = t.blockedHands[o];
       const ss = t.blockedStart[p], sh = t.blockedHands[p];
       for (let c = first; c < first + A; c++) {
-        r.set(opp.subarray(0, Ho));
+        for (let o = 0; o < Ho; o++) r[o] = opp[o];
         for (let i = bs[c]; i < bs[c + 1]; i++) r[bh[i]] = 0;
-        sr.set(self.subarray(0, H));
-        ca.set(act.subarray(0, H));
+        for (let h = 0; h < H; h++) sr[h] = self[h], ca[h] = act[h];
         let cn = nAct;
         for (let i = ss[c]; i < ss[c + 1]; i++) {
           const h = sh[i];
@@ -392,7 +391,7 @@ export class CfrSolver {
           ca[h] = on ? 1 : 0;
           if (on) cn++;
         }
-      } else ca.set(act.subarray(0, H));
+      } else for (let h = 0; h < H; h++) ca[h] = act[h];
       if (cn === 0) {
         vals.fill(0, a * H, a * H + H);
         continue;
