@@ -154,6 +154,18 @@ export const suite: BenchSuite = {
       ],
       rows: pruneRows,
     });
+    // Stated tolerance: pruning may change the exploitability reached by at most 0.01 % of the pot.
+    const tol = 1e-4 * game.startingPot, base = pruneRows[0][3] as number;
+    for (const row of pruneRows.slice(1)) {
+      const e = row[3] as number, cut = 100 * (1 - (row[2] as number));
+      report.notes.push(
+        `pruning c = ${row[0]}: ${cut.toFixed(1)} % fewer node-hand visits; exploitability ` +
+          `${e.toExponential(2)} vs ${base.toExponential(2)} unpruned, ` +
+          `${
+            Math.abs(e - base) <= tol ? "within" : "OUTSIDE"
+          } the stated tolerance of ${tol} chips (0.01 % of the pot).`,
+      );
+    }
 
     const fmt = (
       x: number | null | undefined,
