@@ -7,3 +7,4 @@ export * from "./src/sgf/mod.ts";
 export * from "./src/cfr/mod.ts";
 export * from "./src/games/mod.ts";
 export * from "./src/poker/mod.ts";
+export * from "./src/nn/mod.ts";

@@ -77,3 +77,29 @@ fn with_bias(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id
     }
   }
 }
+
+// Untiled form for thin products (few rows or a short K, e.g. batch-1 inference or the weight
+// gradient of a small batch): one invocation per output, no barriers.
+fn thin(gid: vec3<u32>, nwg: vec3<u32>) -> vec3<u32> {
+  let i = gid.x + gid.y * nwg.x * 64u;
+  if (i >= p.m * p.n) { return vec3<u32>(0u, 0u, 0u); }
+  return vec3<u32>(i / p.n, i % p.n, 1u);
+}
+
+@compute @workgroup_size(64)
+fn thin_plain(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let mn = thin(gid, nwg);
+  if (mn.z == 0u) { return; }
+  var s = 0.0;
+  for (var k = 0u; k < p.k; k++) { s = fma(a[mn.x * p.a_sm + k * p.a_sk], b[k * p.b_sk + mn.y * p.b_sn], s); }
+  c[mn.x * p.n + mn.y] = s;
+}
+
+@compute @workgroup_size(64)
+fn thin_bias(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let mn = thin(gid, nwg);
+  if (mn.z == 0u) { return; }
+  var s = 0.0;
+  for (var k = 0u; k < p.k; k++) { s = fma(a[mn.x * p.a_sm + k * p.a_sk], b[k * p.b_sk + mn.y * p.b_sn], s); }
+  c[mn.x * p.n + mn.y] = s + bias[mn.y];
+}

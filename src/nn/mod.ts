@@ -1,28 +1,18 @@
-// Neural network core: tensors, ops (CPU reference + WGSL kernels), the ResNet, training, checkpoints.
+// Neural network core: ops (CPU reference + WGSL kernels), the ResNet, training, checkpoints.
 export type { NnBackend, SgdHyper } from "./backend.ts";
+export * as nnOps from "./ops.ts";
+export type { CpuTensor, Shaped } from "./tensor.ts";
 export {
   forwardMacs,
-  HIVE_MOVES,
+  HIVE_MOVES as HIVE_POLICY_SIZE,
   NET_PRESETS,
   type NetConfig,
   netPreset,
-  validateConfig,
+  validateConfig as validateNetConfig,
 } from "./config.ts";
-export { type CpuTensor, cpuTensor, numel, rng, type Shaped, shapeString } from "./tensor.ts";
-export {
-  batchNorm,
-  batchNormBackward,
-  BN_EPS,
-  BN_MOMENTUM,
-  type BnParams,
-} from "./cpu/batchnorm.ts";
-export { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "./cpu/conv.ts";
-export { add, relu, reluBackward, tanh } from "./cpu/elementwise.ts";
-export { linear, linearBackward } from "./cpu/linear.ts";
-export { l2Penalty, policyLoss, valueLoss } from "./cpu/loss.ts";
-export { CpuBackend } from "./cpu_backend.ts";
-export { GpuRecorder } from "./gpu/backend.ts";
-export { loadKernels, type NnKernels } from "./gpu/kernels.ts";
+export { CpuBackend as NnCpuBackend } from "./cpu_backend.ts";
+export { GpuRecorder as NnGpuRecorder, type RecordedOp } from "./gpu/backend.ts";
+export { loadKernels as loadNnKernels, type NnKernels } from "./gpu/kernels.ts";
 export { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
 export { type NetTensors, runPass } from "./graph.ts";
 export {
@@ -33,12 +23,11 @@ export {
   type PolicyValueNet,
   type TrainStats,
 } from "./net.ts";
-export { cosineLr, defaultSgd, type SgdConfig, sgdStep } from "./optimizer.ts";
+export { defaultSgd, type SgdConfig } from "./optimizer.ts";
 export { countParams, initWeights, type NetWeights, type ParamSpec, paramSpecs } from "./params.ts";
 export { syntheticBatch, Trainer } from "./train.ts";
 export {
   CHECKPOINT_VERSION,
-  crc32,
   decodeCheckpoint,
   encodeCheckpoint,
   loadCheckpoint,

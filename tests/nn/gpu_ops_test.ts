@@ -109,23 +109,30 @@ Deno.test("GPU relu, relu backward and add match CPU", opts, async () => {
   close("relu backward", d, reluBackward(relu(a), b).data);
 });
 
-Deno.test("GPU fully connected forward and backward match CPU (tiles crossed)", opts, async () => {
-  const x = randTensor([3, 2, 5, 7], 12), w = randTensor([67, 70], 13), bias = randTensor([67], 14);
-  const dy = randTensor([3, 67], 15);
-  const [y, dx, dw, db] = await onGpu(
-    [x, w, bias, dy, cpuTensor(w.shape), cpuTensor(bias.shape)],
-    (r, [gx, gw, gb, gdy, gdw, gdb]) => {
-      const y = r.linear(gx, gw, gb);
-      const dx = r.linearBackward(gx, gw, gdy, gdw, gdb, true)!;
-      return [y, dx, gdw, gdb];
+// Batch 3 takes the untiled (thin) matmul; batch 20 the tiled one, crossing 64-wide tiles.
+for (const batch of [3, 20]) {
+  Deno.test(
+    `GPU fully connected forward and backward match CPU (batch ${batch})`,
+    opts,
+    async () => {
+      const x = randTensor([batch, 2, 5, 7], 12), w = randTensor([67, 70], 13);
+      const bias = randTensor([67], 14), dy = randTensor([batch, 67], 15);
+      const [y, dx, dw, db] = await onGpu(
+        [x, w, bias, dy, cpuTensor(w.shape), cpuTensor(bias.shape)],
+        (r, [gx, gw, gb, gdy, gdw, gdb]) => {
+          const y = r.linear(gx, gw, gb);
+          const dx = r.linearBackward(gx, gw, gdy, gdw, gdb, true)!;
+          return [y, dx, gdw, gdb];
+        },
+      );
+      const g = linearBackward(x, w, dy);
+      close("fc y", y, linear(x, w, bias).data);
+      close("fc dx", dx, g.dx.data);
+      close("fc dw", dw, g.dw.data);
+      close("fc db", db, g.db.data);
     },
   );
-  const g = linearBackward(x, w, dy);
-  close("fc y", y, linear(x, w, bias).data);
-  close("fc dx", dx, g.dx.data);
-  close("fc dw", dw, g.dw.data);
-  close("fc db", db, g.db.data);
-});
+}
 
 Deno.test("GPU masked softmax, policy and value losses match CPU", opts, async () => {
   const logits = randTensor([3, 300], 16, -4, 4);

@@ -17,6 +17,8 @@ export interface RecordedOp {
 }
 
 const TILE = 64;
+/** Products with at most this many rows or this deep a K use the untiled matmul. */
+const THIN = 8;
 
 /**
  * Records the network's ops as dispatches instead of running them: the result is a plan that is
@@ -201,11 +203,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const p = this.params([m, n, k, ...strides, bias ? 1 : 0]);
     const bind: Record<number, GPUBuffer> = { 0: a.buffer, 1: b.buffer, 2: c.buffer, 3: p };
     if (bias) bind[4] = bias.buffer;
-    this.record(bias ? "matmulBias" : "matmul", bind, [
-      Math.ceil(n / TILE),
-      Math.ceil(m / TILE),
-      1,
-    ]);
+    if (m <= THIN || k <= THIN) {
+      this.record(bias ? "matmulThinBias" : "matmulThin", bind, this.g1(m * n));
+    } else {
+      const groups: [number, number, number] = [Math.ceil(n / TILE), Math.ceil(m / TILE), 1];
+      this.record(bias ? "matmulBias" : "matmul", bind, groups);
+    }
   }
 
   /** Fully connected layer as a tiled GEMM with the bias fused. */

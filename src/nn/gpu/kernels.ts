@@ -13,6 +13,8 @@ const ENTRIES = {
   convFlip: [convSrc, "flip"],
   matmul: [matmulSrc, "plain"],
   matmulBias: [matmulSrc, "with_bias"],
+  matmulThin: [matmulSrc, "thin_plain"],
+  matmulThinBias: [matmulSrc, "thin_bias"],
   relu: [elementwiseSrc, "relu"],
   reluBackward: [elementwiseSrc, "relu_backward"],
   add: [elementwiseSrc, "add"],

@@ -1,0 +1,188 @@
+import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
+import { KibitzError } from "../cli/error.ts";
+import { describeAdapter, getGpu, type GpuContext } from "../gpu/device.ts";
+import { timeComputePass } from "../gpu/timing.ts";
+import { forwardMacs, type NetConfig, netPreset } from "./config.ts";
+import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "./cpu/conv.ts";
+import { GpuRecorder } from "./gpu/backend.ts";
+import { loadKernels } from "./gpu/kernels.ts";
+import { TensorPool, uploadTensor } from "./gpu/tensor.ts";
+import { CpuNet, GpuNet, type PolicyValueNet } from "./net.ts";
+import { initWeights } from "./params.ts";
+import { cpuTensor, rng } from "./tensor.ts";
+import { syntheticBatch } from "./train.ts";
+
+type Dir = "forward" | "backward-input" | "backward-weight";
+const DIRS: Dir[] = ["forward", "backward-input", "backward-weight"];
+
+function randomTensor(shape: number[], seed: number) {
+  const next = rng(seed);
+  const t = cpuTensor(shape);
+  for (let i = 0; i < t.data.length; i++) t.data[i] = next() * 2 - 1;
+  return t;
+}
+
+/** FLOPs of one 3x3 convolution pass (2 per multiply-add); the three directions cost the same. */
+export function convFlops(n: number, c: number, h: number, w: number): number {
+  return 2 * n * h * w * c * c * 9;
+}
+
+/** Times one conv direction on the CPU reference (one run: they are slow). */
+function cpuConvMs(dir: Dir, n: number, c: number, h: number, w: number): number {
+  const x = randomTensor([n, c, h, w], 1), wt = randomTensor([c, c, 3, 3], 2);
+  const t0 = performance.now();
+  if (dir === "forward") conv2d(x, wt);
+  else if (dir === "backward-input") conv2dBackwardInput(x, wt);
+  else conv2dBackwardWeight(x, x, 3);
+  return performance.now() - t0;
+}
+
+/** Times one conv direction on the GPU: `reps` dispatches in one timestamped pass, after a warm-up. */
+async function gpuConvMs(ctx: GpuContext, dir: Dir, n: number, c: number, h: number, w: number) {
+  const pool = new TensorPool(ctx);
+  const rec = new GpuRecorder(ctx, await loadKernels(ctx), pool);
+  const x = uploadTensor(ctx, [n, c, h, w], randomTensor([n, c, h, w], 1).data);
+  const wt = uploadTensor(ctx, [c, c, 3, 3], randomTensor([c, c, 3, 3], 2).data);
+  const dw = pool.acquire([c, c, 3, 3]);
+  if (dir === "forward") rec.conv2d(x, wt);
+  else if (dir === "backward-input") rec.conv2dBackward(x, wt, x, dw, true);
+  else rec.conv2dBackward(x, wt, x, dw, false);
+  if (dir === "backward-input") rec.ops.splice(0, 1); // keep only flip + data-gradient GEMM
+  await timeComputePass(ctx, (pass) => rec.encode(pass));
+  const once = await timeComputePass(ctx, (pass) => rec.encode(pass));
+  const reps = Math.max(1, Math.min(20, Math.floor(500 / Math.max(1, once.gpuMs ?? once.wallMs))));
+  const t = await timeComputePass(ctx, (pass) => {
+    for (let r = 0; r < reps; r++) rec.encode(pass);
+  });
+  rec.destroy();
+  pool.destroy();
+  x.buffer.destroy();
+  wt.buffer.destroy();
+  return { ms: (t.gpuMs ?? t.wallMs) / reps, timer: t.gpuMs !== null ? "gpu timestamps" : "wall" };
+}
+
+/** Positions per second of `infer` (wall time: upload, one submit, one batched readback). */
+async function inferRate(net: PolicyValueNet, batch: number, budgetMs: number): Promise<number> {
+  const b = syntheticBatch(net.config, batch, 5);
+  await net.infer(b);
+  let n = 0;
+  const t0 = performance.now();
+  do {
+    await net.infer(b);
+    n++;
+  } while (performance.now() - t0 < budgetMs);
+  return n * batch / ((performance.now() - t0) / 1000);
+}
+
+function fitsBinding(ctx: GpuContext | null, cfg: NetConfig, batch: number): boolean {
+  if (!ctx) return false;
+  return batch * cfg.filters * cfg.height * cfg.width * 4 <=
+    ctx.device.limits.maxStorageBufferBindingSize;
+}
+
+function peakArg(args: string[]): number | null {
+  const a = args.find((x) => x.startsWith("peak="));
+  if (!a) return null;
+  const v = Number(a.slice(5));
+  if (!(v > 0)) throw new KibitzError("bad_args", `peak=<GFLOP/s> must be positive, got "${a}"`);
+  return v;
+}
+
+/** `deno task bench nn`: conv GFLOP/s (forward, both backwards) and inference positions/s, CPU and GPU. */
+export const suite: BenchSuite = {
+  description:
+    "nn: 3x3 conv GFLOP/s forward/backward and inference positions/s, CPU reference and GPU",
+  async run(opts): Promise<BenchReport> {
+    const ctx = opts.backend === "cpu" ? null : await getGpu();
+    if (opts.backend === "gpu" && !ctx) throw new KibitzError("no_gpu", "no WebGPU adapter found");
+    const adapter = ctx ? describeAdapter(ctx.report) : null;
+    const report = newReport("nn", adapter);
+    const peak = peakArg(opts.args);
+    const h = 26, w = 26;
+    // Small sizes by default (a software adapter is slow); --full runs seed 003's sizes.
+    const convCases = opts.full
+      ? { gpu: [[256, 1], [256, 64], [256, 256], [32, 256]], cpu: [[256, 1], [32, 16]] }
+      : { gpu: [[32, 1], [32, 8]], cpu: [[32, 1]] };
+    const convRows: (string | number | null)[][] = [];
+    for (
+      const [backend, cases] of [["cpu", convCases.cpu], ["gpu", ctx ? convCases.gpu : []]] as const
+    ) {
+      for (const [c, n] of cases) {
+        for (const dir of DIRS) {
+          const flops = convFlops(n, c, h, w);
+          if (backend === "gpu" && !fitsBinding(ctx, { ...netPreset("small"), filters: c }, n)) {
+            convRows.push([
+              backend,
+              c,
+              n,
+              dir,
+              null,
+              null,
+              peak ? null : "-",
+              "over binding limit",
+            ]);
+            continue;
+          }
+          const r = backend === "cpu"
+            ? { ms: cpuConvMs(dir, n, c, h, w), timer: "wall" }
+            : await gpuConvMs(ctx!, dir, n, c, h, w);
+          const gflops = flops / (r.ms * 1e6);
+          const pct = peak ? `${(100 * gflops / peak).toFixed(1)} %` : "-";
+          convRows.push([backend, c, n, dir, r.ms, gflops, pct, r.timer]);
+          opts.log(
+            `conv ${backend} ${c}f batch ${n} ${dir}: ${r.ms.toFixed(2)} ms, ${
+              gflops.toFixed(2)
+            } GFLOP/s`,
+          );
+        }
+      }
+    }
+    report.tables.push({
+      title: "3x3 convolution, 26x26 board, stride 1, same padding (FLOPs = 2 N H W C_in C_out 9)",
+      columns: ["backend", "filters", "batch", "pass", "ms", "GFLOP/s", "% of peak", "timer"],
+      rows: convRows,
+    });
+
+    const inferCases: [string, "cpu" | "gpu", number[]][] = opts.full
+      ? [
+        ["small", "cpu", [1, 64]],
+        ["small", "gpu", [1, 64, 256]],
+        ["default", "cpu", [1]],
+        ["default", "gpu", [1, 64, 256]],
+      ]
+      : [["small", "cpu", [1]], ["small", "gpu", [1, 8]]];
+    const inferRows: (string | number | null)[][] = [];
+    for (const [preset, backend, batches] of inferCases) {
+      if (backend === "gpu" && !ctx) continue;
+      const cfg = netPreset(preset);
+      const weights = initWeights(cfg, 1);
+      const net = backend === "cpu" ? new CpuNet(weights) : await GpuNet.create(ctx!, weights);
+      for (const batch of batches) {
+        const rate = await inferRate(net, batch, opts.full ? 3000 : 1000);
+        const gflops = rate * 2 * forwardMacs(cfg) / 1e9;
+        inferRows.push([preset, `${cfg.blocks}x${cfg.filters}`, backend, batch, rate, gflops]);
+        opts.log(`infer ${preset} ${backend} batch ${batch}: ${rate.toFixed(1)} positions/s`);
+      }
+      net.dispose();
+    }
+    report.tables.push({
+      title:
+        "Inference (wall time per call: upload, forward, masked softmax, one batched readback)",
+      columns: ["model", "tower", "backend", "batch", "positions/s", "effective GFLOP/s"],
+      rows: inferRows,
+    });
+    report.notes.push(
+      "CPU rows are the TypeScript reference (single thread, f64 accumulation): a correctness twin, not a fast path.",
+      "GPU conv rows time only the kernels (timestamp queries when the adapter has them); backward-input = weight flip + implicit GEMM.",
+      ctx?.report.isFallback
+        ? "The adapter is a software rasterizer (llvmpipe): its numbers say nothing about GPU speed."
+        : "Pass peak=<GFLOP/s> after the suite name to print the fraction of the GPU's fp32 peak.",
+    );
+    if (!opts.full) {
+      report.notes.push(
+        "Small sizes; `--full` runs 256 filters at batch 1/64/256 and the 19x256 default model.",
+      );
+    }
+    return report;
+  },
+};
