@@ -68,3 +68,16 @@ Deno.test("progress callback, strategies sum to one, per-hand EVs average to the
   }
   assert.throws(() => s.averageStrategy(t.size - 1), /is not a player node/);
 });
+
+Deno.test("first DCFR iteration on Kuhn: root regrets equal the hand-computed instant regrets", () => {
+  // Against uniform play, player 1's check is worth 0.75 chips less than its bet per opponent card
+  // for every card (J: bet -1, check -2.5; Q: 1 vs -0.5; K: 3 vs 1.5, summed over 2 opponent cards;
+  // the node value is their mean, so regrets are -0.75 / +0.75). alpha_0 = 0, gamma_0 = 0.
+  const g = kuhnGame(), t = buildTree(g);
+  const s = new CfrSolver(t, g);
+  s.step();
+  const regrets = Array.from(s.regrets.f32!.subarray(s.regrets.offsets[0], s.regrets.offsets[1]));
+  assert.deepEqual(regrets, [-0.75, -0.75, -0.75, 0.75, 0.75, 0.75]);
+  assert.deepEqual(Array.from(s.averageStrategy(0)), [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]);
+  assert.deepEqual(Array.from(s.currentStrategy(0)), [0, 0, 0, 1, 1, 1]);
+});
