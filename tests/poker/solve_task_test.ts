@@ -80,3 +80,39 @@ Deno.test("solve task: --json, result files, --load and --max-memory", async () 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("solve task: Ctrl-C stops cleanly and still writes the results", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "tasks/solve.ts", "--out", dir, "--every", "1", "--json"],
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    // Wait for the first progress line, then interrupt.
+    const reader = child.stderr.getReader();
+    let err = "";
+    while (!/solve: it \d+/.test(err)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      err += new TextDecoder().decode(value);
+    }
+    child.kill("SIGINT");
+    const drain = (async () => {
+      for (;;) {
+        const { done } = await reader.read();
+        if (done) break;
+      }
+    })();
+    const [status, out] = await Promise.all([child.status, new Response(child.stdout).text()]);
+    await drain;
+    assert.equal(status.code, 0);
+    const j = JSON.parse(out);
+    assert.ok(j.iterations >= 1 && j.iterations < 300, `${j.iterations}`);
+    const result = JSON.parse(await Deno.readTextFile(`${dir}/result.json`));
+    assert.equal(result.meta.stopped_by, "interrupted");
+    assert.ok((await Deno.stat(`${dir}/solve.bin`)).size > 1000);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
