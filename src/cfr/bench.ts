@@ -184,7 +184,7 @@ export const suite: BenchSuite = {
       "Exploitability is (BR gain of player 1 + BR gain of player 2) / 2 of the average strategy, checked every 10 iterations; " +
         "'its to X%' is the first check at or below X % of the starting pot (2 chips); 'never' = not within the run.",
       "it/s times the solver alone on one CPU core (CPU backend; --backend is ignored). bytes = regret + strategy (+ PDCFR+ prediction) storage.",
-      "8/4-bit formats use stochastic rounding (seeded); 16-bit and f32 round to nearest.",
+      "Rounding (seeded): regrets round to nearest in 16 bits and stochastically in 8/4 bits; cumulative strategies round stochastically in every quantized format (the solver default).",
     );
     return Promise.resolve(report);
   },

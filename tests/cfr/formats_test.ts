@@ -7,11 +7,13 @@ const game = leducGame();
 const tree = buildTree(game);
 
 // Leduc, 1000 iterations, seed 0. Bounds are about 2x the worst exploitability measured over seeds
-// 0-5 (in chips; uniform play is 2.37). f32/16-bit are deterministic (nearest rounding): 1.6e-4 to
-// 2.9e-4. 8-bit regrets: 1.6e-3 to 2.5e-3; 8-bit strategy: 6.5e-3 to 7.6e-3. 4-bit: regrets i4
-// 5.3e-2 to 6.5e-2, u4 (dcfr+) 1.6e-2 to 2.1e-2; strategy u4 5.6e-2 to 7.9e-2, a noise floor: the
-// stochastic rounding noise of a 15-level cumulative strategy does not shrink with iterations (the
-// value at 100 iterations is already about the same), so that case asserts the floor only.
+// 0-5 (in chips; uniform play is 2.37). f32 and 16-bit regrets are deterministic (nearest rounding):
+// 1.6e-4 to 1.8e-4; a u16 strategy (stochastic rounding, the solver's default for strategies):
+// 2.0e-4 to 2.4e-4. 8-bit regrets: 1.6e-3 to 2.5e-3; 8-bit strategy: 6.5e-3 to 7.6e-3. 4-bit:
+// regrets i4 5.3e-2 to 6.5e-2, u4 (dcfr+) 1.6e-2 to 2.1e-2; strategy u4 5.6e-2 to 7.9e-2, a noise
+// floor: the stochastic rounding noise of a 15-level cumulative strategy does not shrink with
+// iterations (the value at 100 iterations is already about the same), so that case asserts the
+// floor only.
 const CASES: { opts: SolverOptions; bound: number; improves: boolean }[] = [
   { opts: { regretBits: 32, strategyBits: 32 }, bound: 4e-4, improves: true },
   { opts: { regretBits: 16, strategyBits: 32 }, bound: 4e-4, improves: true },
@@ -71,4 +73,16 @@ Deno.test("same seed, same result; another seed, other rounding", () => {
   };
   assert.deepEqual(run(7), run(7));
   assert.notDeepEqual(run(7), run(8));
+});
+
+Deno.test("a 16-bit strategy sum needs stochastic rounding: nearest stalls", () => {
+  // Measured (3000 iterations, 16-bit regrets and strategy): nearest 4.9e-4, stochastic 1.5e-4.
+  const run = (strategyRounding: "nearest" | "stochastic") => {
+    const s = new CfrSolver(tree, game, { regretBits: 16, strategyBits: 16, strategyRounding });
+    s.run(3000);
+    return s.exploitability().chips;
+  };
+  const nearest = run("nearest"), stochastic = run("stochastic");
+  assert.ok(stochastic < 2.5e-4, `stochastic ${stochastic}`);
+  assert.ok(nearest > 2 * stochastic, `nearest ${nearest} vs stochastic ${stochastic}`);
 });
