@@ -308,12 +308,13 @@ export class PostflopGame implements CfrGame<PostflopState> {
 
   /**
    * Raw all-in equity of each hand of `player` (share of the pot at showdown with no more betting,
-   * ties split), averaged over every runout and over opponent hands weighted by their range.
+   * ties split), averaged over every runout and over opponent hands weighted by `oppWeights`
+   * (default: the opponent's range).
    */
-  equity(player: 0 | 1): Float32Array {
+  equity(player: 0 | 1, oppWeights?: Float32Array): Float32Array {
     const H = this.numHands[player];
     const num = new Float64Array(H), den = new Float64Array(H);
-    const opp = this.initialWeights((1 - player) as 0 | 1);
+    const opp = oppWeights ?? this.initialWeights((1 - player) as 0 | 1);
     const tmp = new Float32Array(H), cmp = new Float32Array(H);
     const reach = new Float32Array(opp.length);
     const runout = (board: number[]) => {

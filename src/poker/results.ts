@@ -117,14 +117,24 @@ export function formatRootSummary(s: RootSummary): string {
   return lines.join("\n");
 }
 
-/** Per-node strategies of the first street (nodes before any chance card) as plain objects. */
+/** Per-node strategies, EVs and equities of the first street (before any chance card). */
 export function firstStreetNodes(tree: PublicTree, game: PostflopGame, policy: CfrPolicy) {
   const out: {
     path: string[];
     player: "oop" | "ip";
     actions: string[];
     strategy: Record<string, number[]>;
+    ev: { oop: Record<string, number>; ip: Record<string, number> };
+    equity: { oop: Record<string, number>; ip: Record<string, number> };
   }[] = [];
+  const stats = firstStreetStats(tree, game, policy);
+  const perHand = (xs: number[][], q: 0 | 1) => {
+    const rec: Record<string, number> = {};
+    for (let h = 0; h < game.numHands[q]; h++) {
+      rec[game.handLabel(q, h)] = Math.round((xs[q][h] ?? 0) * 1e4) / 1e4;
+    }
+    return rec;
+  };
   const visit = (n: number) => {
     if (tree.kind[n] !== CFR_PLAYER) return;
     const A = tree.numChildren[n], p = tree.player[n] as 0 | 1, H = tree.numHands[p];
@@ -139,7 +149,15 @@ export function firstStreetNodes(tree: PublicTree, game: PostflopGame, policy: C
         (_, a) => Math.round(sig[a * H + h] * 1e5) / 1e5,
       );
     }
-    out.push({ path: nodePath(tree, n), player: p === 0 ? "oop" : "ip", actions, strategy });
+    const st = stats.get(n)!;
+    out.push({
+      path: nodePath(tree, n),
+      player: p === 0 ? "oop" : "ip",
+      actions,
+      strategy,
+      ev: { oop: perHand(st.ev, 0), ip: perHand(st.ev, 1) },
+      equity: { oop: perHand(st.equity, 0), ip: perHand(st.equity, 1) },
+    });
     for (let c = tree.firstChild[n]; c < tree.firstChild[n] + A; c++) {
       if (tree.kind[c] !== CFR_CHANCE) visit(c);
     }
@@ -201,4 +219,74 @@ export function decodeSave(
   }
   const data = bytes.slice(12 + len);
   return { header, strategies: new Float32Array(data.buffer, 0, data.byteLength / 4) };
+}
+
+/** EV (chips from the pot, same scale as the root) and equity per hand at one node. */
+export interface NodeHandStats {
+  ev: [number[], number[]];
+  equity: [number[], number[]];
+}
+
+/**
+ * Per-hand EV and equity of both players at every player node of the first street (before any
+ * chance card), from one traversal per player that keeps the counterfactual values and the
+ * opponent's reach at those nodes. EV(h) = pot/2 + value(h) / (compatible opponent reach);
+ * equity is the all-in equity against the opponent's range as it reaches the node.
+ */
+export function firstStreetStats(
+  tree: PublicTree,
+  game: PostflopGame,
+  policy: CfrPolicy,
+): Map<number, NodeHandStats> {
+  const stats = new Map<number, NodeHandStats>();
+  const half = game.startingPot / 2;
+  for (const p of [0, 1] as const) {
+    const o = (1 - p) as 0 | 1;
+    const H = game.numHands[p], Ho = game.numHands[o];
+    const visit = (n: number, opp: Float32Array, first: boolean): Float32Array => {
+      const out = new Float32Array(H);
+      const kind = tree.kind[n];
+      if (kind !== CFR_PLAYER && kind !== CFR_CHANCE) {
+        game.terminalValues(tree.terminal[n], p, opp, out, 0);
+        return out;
+      }
+      const f = tree.firstChild[n], A = tree.numChildren[n];
+      if (kind === CFR_CHANCE) {
+        const bs = tree.blockedStart, bh = tree.blockedHands;
+        for (let c = f; c < f + A; c++) {
+          const r = opp.slice();
+          for (let i = bs[o][c]; i < bs[o][c + 1]; i++) r[bh[o][i]] = 0;
+          const v = visit(c, r, false);
+          for (let i = bs[p][c]; i < bs[p][c + 1]; i++) v[bh[p][i]] = 0;
+          const w = tree.chanceWeight[c];
+          for (let h = 0; h < H; h++) out[h] += w * v[h];
+        }
+        return out;
+      }
+      const q = tree.player[n] as 0 | 1, Hq = game.numHands[q];
+      const sig = new Float32Array(A * Hq);
+      policy(n, sig);
+      for (let a = 0; a < A; a++) {
+        let r = opp;
+        if (q !== p) {
+          r = new Float32Array(Ho);
+          for (let j = 0; j < Ho; j++) r[j] = opp[j] * sig[a * Hq + j];
+        }
+        const v = visit(f + a, r, first);
+        for (let h = 0; h < H; h++) out[h] += q === p ? sig[a * H + h] * v[h] : v[h];
+      }
+      if (first) {
+        const comp = new Float32Array(H);
+        game.compatibleSums(p, opp, comp);
+        const eq = game.equity(p, opp);
+        const s = stats.get(n) ?? { ev: [[], []], equity: [[], []] } as NodeHandStats;
+        s.ev[p] = Array.from(out, (x, h) => (comp[h] > 0 ? half + x / comp[h] : 0));
+        s.equity[p] = Array.from(eq);
+        stats.set(n, s);
+      }
+      return out;
+    };
+    visit(0, game.initialWeights(o).slice(), true);
+  }
+  return stats;
 }

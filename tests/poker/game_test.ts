@@ -6,7 +6,7 @@ import { parseCards } from "../../src/poker/cards.ts";
 import { PostflopGame } from "../../src/poker/game.ts";
 import { evaluateCards } from "../../src/poker/hand_eval.ts";
 import { parseRange } from "../../src/poker/range.ts";
-import { rootSummary } from "../../src/poker/results.ts";
+import { firstStreetStats, rootSummary } from "../../src/poker/results.ts";
 
 function spot(
   board: string,
@@ -116,17 +116,29 @@ Deno.test("game: polarized river: caller calls pot/(pot+b), bluffs are b/(pot+2b
   const solver = solve(s, 2000);
   const ex = solver.exploitability();
   assert.ok(ex.percent < 0.5, `exploitability ${ex.percent}%`);
-  const root = solver.averageStrategy(0); // actions [Check, Bet 100] x hands
+  const rootSig = solver.averageStrategy(0); // actions [Check, Bet 100] x hands
   const H = s.game.numHands[0];
   const air = s.game.hands[0].findIndex((_, h) => s.game.handLabel(0, h) === "6c5d");
   const nuts = 1 - air;
-  const bluff = root[H + air], value = root[H + nuts];
+  const bluff = rootSig[H + air], value = rootSig[H + nuts];
   assert.ok(value > 0.97, `value bets ${value}`);
   const bluffShare = bluff / (bluff + value);
   assert.ok(Math.abs(bluffShare - 1 / 3) < 0.03, `bluff share ${bluffShare}`);
   const facing = findNode(s.tree, ["Bet 100"]);
   const call = solver.averageStrategy(facing)[1];
   assert.ok(Math.abs(call - 0.5) < 0.03, `call frequency ${call}`);
+  // Per-node stats: the root matches the engine's per-hand EVs; facing the bet, the bluff catcher
+  // is indifferent, so its EV equals folding (0 chips from the pot); its equity vs the betting
+  // range is the bluff share.
+  const policy = solver.averagePolicy();
+  const stats = firstStreetStats(s.tree, s.game, policy);
+  const root = rootSummary(s.tree, s.game, policy);
+  for (const p of [0, 1] as const) {
+    root.hands[p].ev.forEach((x, h) => assert.ok(Math.abs(x - stats.get(0)!.ev[p][h]) < 1e-3));
+  }
+  const ipEv = stats.get(facing)!.ev[1][0], ipEq = stats.get(facing)!.equity[1][0];
+  assert.ok(Math.abs(ipEv) < 1.5, `IP EV facing the bet ${ipEv}`);
+  assert.ok(Math.abs(ipEq - 1 / 3) < 0.03, `IP equity facing the bet ${ipEq}`);
 });
 
 Deno.test("game: a river spot converges below 0.5% of the pot in every storage format", () => {
