@@ -53,6 +53,8 @@ export class PostflopGame implements CfrGame<PostflopState> {
   private readonly tBoard: number[] = [];
   private readonly cardSum = new Float64Array(52);
   private readonly scratchA: Float64Array;
+  /** Hands of each player holding each card (the hands a dealt card blocks). */
+  private readonly holders: [Int32Array[], Int32Array[]];
   private readonly scratchB: Float64Array;
 
   constructor(
@@ -77,6 +79,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
       return c;
     };
     this.cards = [cards(h0), cards(h1)];
+    this.holders = [holdersByCard(this.cards[0]), holdersByCard(this.cards[1])];
     this.scratchA = new Float64Array(Math.max(h0.length, h1.length));
     this.scratchB = new Float64Array(Math.max(h0.length, h1.length));
     const pos1 = new Map(h1.map((c, i) => [c, i]));
@@ -142,13 +145,8 @@ export class PostflopGame implements CfrGame<PostflopState> {
     return { node: c, board: s.board };
   }
 
-  private holding(p: 0 | 1, card: number): number[] {
-    const out: number[] = [];
-    const c = this.cards[p];
-    for (let h = 0; h < this.numHands[p]; h++) {
-      if (c[2 * h] === card || c[2 * h + 1] === card) out.push(h);
-    }
-    return out;
+  private holding(p: 0 | 1, card: number): Int32Array {
+    return this.holders[p][card];
   }
 
   private boardOrder(board: readonly number[]): number {
@@ -348,4 +346,13 @@ export class PostflopGame implements CfrGame<PostflopState> {
     }
     return Float32Array.from(num, (x, h) => (den[h] > 0 ? x / den[h] : 0));
   }
+}
+
+function holdersByCard(cards: Uint8Array): Int32Array[] {
+  const lists: number[][] = Array.from({ length: 52 }, () => []);
+  for (let h = 0; 2 * h < cards.length; h++) {
+    lists[cards[2 * h]].push(h);
+    lists[cards[2 * h + 1]].push(h);
+  }
+  return lists.map((l) => Int32Array.from(l));
 }
