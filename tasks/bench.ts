@@ -10,6 +10,7 @@ const SUITES: Record<string, () => Promise<{ suite: BenchSuite }>> = {
   cfr: () => import("../src/cfr/bench.ts"),
   hive: () => import("../src/hive/bench.ts"),
   ingest: () => import("../src/sgf/bench.ts"),
+  warmstart: () => import("../src/poker/warmstart_bench.ts"),
   solve: () => import("../src/poker/bench.ts"),
   nn: () => import("../src/nn/bench.ts"),
 };
