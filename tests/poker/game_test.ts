@@ -152,3 +152,35 @@ Deno.test("game: a river spot converges below 0.5% of the pot in every storage f
     assert.ok(ex.percent < 0.5, `${r}/${st} bits: ${ex.percent}%`);
   }
 });
+
+Deno.test("game: spot F1 range-vs-range equity is PioSOLVER's published 55.347 %", () => {
+  const F1_OOP =
+    "88+,A8s+,A5s-A2s:0.5,AJo+,ATo:0.75,K9s+,KQo,KJo:0.75,KTo:0.25,Q9s+,QJo:0.5,J8s+,JTo:0.25,T8s+,T7s:0.45,97s+,96s:0.45,87s,86s:0.75,85s:0.45,75s+:0.75,74s:0.45,65s:0.75,64s:0.5,63s:0.45,54s:0.75,53s:0.5,52s:0.45,43s:0.5,42s:0.45,32s:0.45";
+  const F1_IP =
+    "AA:0.25,99-22,AJs-A2s,AQo-A8o,K2s+,K9o+,Q2s+,Q9o+,J6s+,J9o+,T6s+,T9o,96s+,95s:0.5,98o,86s+,85s:0.5,75s+,74s:0.5,64s+,63s:0.5,54s,53s:0.5,43s";
+  const s = parseBetSizes("", "");
+  const cfg: TreeConfig = {
+    startingStreet: 0,
+    startingPot: 180,
+    effectiveStack: 910,
+    rakeRate: 0,
+    rakeCap: 0,
+    betSizes: [[s, s], [s, s], [s, s]],
+    donkSizes: [null, null],
+    addAllinThreshold: 0,
+    forceAllinThreshold: 0,
+    mergingThreshold: 0,
+  };
+  const game = new PostflopGame(buildActionTree(cfg), parseCards("Qs Jh 2h"), [
+    parseRange(F1_OOP),
+    parseRange(F1_IP),
+  ]);
+  assert.deepEqual(game.numHands, [273, 416]);
+  const eq = game.equity(0);
+  const comp = new Float32Array(273);
+  game.compatibleSums(0, game.initialWeights(1), comp);
+  const w = game.initialWeights(0);
+  let num = 0, den = 0;
+  for (let h = 0; h < 273; h++) (num += w[h] * comp[h] * eq[h]), (den += w[h] * comp[h]);
+  assert.ok(Math.abs((100 * num) / den - 55.347) < 0.001, `${(100 * num) / den}`);
+});
