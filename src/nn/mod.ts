@@ -4,7 +4,7 @@ export * as nnOps from "./ops.ts";
 export type { CpuTensor, Shaped } from "./tensor.ts";
 export {
   forwardMacs,
-  HIVE_MOVES as HIVE_POLICY_SIZE,
+  HIVE_MOVES as NN_HIVE_MOVES,
   NET_PRESETS,
   type NetConfig,
   netPreset,
