@@ -256,20 +256,24 @@ export class PostflopGame implements CfrGame<PostflopState> {
     const theirs = bo.order[o], ts = bo.strength[o];
     const pc = this.cards[p], oc = this.cards[o];
     const cs = this.cardSum;
-    // Compatible totals per hand (for ties) come from the fold formula over the board's hands.
-    cs.fill(0);
-    let total = 0;
-    for (let i = 0; i < theirs.length; i++) {
-      const j = theirs[i], r = opp[j];
-      total += r;
-      cs[oc[2 * j]] += r;
-      cs[oc[2 * j + 1]] += r;
-    }
-    const same = this.sameIn[p];
+    // Compatible totals per hand (for ties, which only pay when there is rake) come from the
+    // fold formula over the board's hands.
     const compat = this.scratchA, win = this.scratchB;
-    for (let i = 0; i < mine.length; i++) {
-      const h = mine[i], j = same[h];
-      compat[i] = total - cs[pc[2 * h]] - cs[pc[2 * h + 1]] + (j >= 0 ? opp[j] : 0);
+    const withTies = pay.tie !== 0;
+    if (withTies) {
+      cs.fill(0);
+      let total = 0;
+      for (let i = 0; i < theirs.length; i++) {
+        const j = theirs[i], r = opp[j];
+        total += r;
+        cs[oc[2 * j]] += r;
+        cs[oc[2 * j + 1]] += r;
+      }
+      const same = this.sameIn[p];
+      for (let i = 0; i < mine.length; i++) {
+        const h = mine[i], j = same[h];
+        compat[i] = total - cs[pc[2 * h]] - cs[pc[2 * h + 1]] + (j >= 0 ? opp[j] : 0);
+      }
     }
     // Wins: opponent hands strictly weaker.
     cs.fill(0);
@@ -296,8 +300,9 @@ export class PostflopGame implements CfrGame<PostflopState> {
         cs[oc[2 * j + 1]] += r;
       }
       const lose = sum - cs[pc[2 * h]] - cs[pc[2 * h + 1]];
-      const tie = compat[i] - win[i] - lose;
-      out[off + h] = pay.win * win[i] + pay.lose * lose + pay.tie * tie;
+      let v = pay.win * win[i] + pay.lose * lose;
+      if (withTies) v += pay.tie * (compat[i] - win[i] - lose);
+      out[off + h] = v;
     }
     // Hands that conflict with the board get 0 (the engine ignores them).
     const dead = bo.dead[p];

@@ -40,40 +40,43 @@ function solve(s: ReturnType<typeof spot>, iterations: number, regretBits = 32, 
   return solver;
 }
 
-Deno.test("game: O(n) fold and showdown values equal the O(n^2) definition", () => {
-  const { game, tree } = spot("Kh Qd 7c 4s 2h", "22+,A2s+,K9o+,76s", "TT-55,AQo+,KTs+,T9s:0.5", {
-    bet: "50%",
-  });
-  let seed = 3;
-  const rand = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32;
-  const board = parseCards("Kh Qd 7c 4s 2h");
-  for (let n = 0; n < tree.size; n++) {
-    if (tree.terminal[n] < 0) continue;
-    for (const p of [0, 1] as const) {
-      const o = (1 - p) as 0 | 1;
-      const opp = Float32Array.from({ length: game.numHands[o] }, () => rand());
-      const out = new Float32Array(game.numHands[p]);
-      game.terminalValues(tree.terminal[n], p, opp, out, 0);
-      const { halfPot } = game.potOf(tree.terminal[n] >= 0 ? nodeOf(game, tree.terminal[n]) : 0);
-      const pc = game.cards[p], oc = game.cards[o];
-      const fold = tree.label[n] === "Fold";
-      const folderIsP = fold && tree.player[tree.parent[n]] === p;
-      for (let h = 0; h < game.numHands[p]; h++) {
-        let want = 0;
-        const mine = [pc[2 * h], pc[2 * h + 1]];
-        const sh = evaluateCards([...board, ...mine]);
-        for (let j = 0; j < game.numHands[o]; j++) {
-          const theirs = [oc[2 * j], oc[2 * j + 1]];
-          if (theirs.some((c) => mine.includes(c))) continue;
-          let pay: number;
-          if (fold) pay = folderIsP ? -halfPot : halfPot;
-          else {
-            const so = evaluateCards([...board, ...theirs]);
-            pay = sh > so ? halfPot : sh < so ? -halfPot : 0;
+Deno.test("game: O(n) fold and showdown values equal the O(n^2) definition (with and without rake)", () => {
+  for (const rake of [{}, { rakeRate: 0.05, rakeCap: 3 }]) {
+    const { game, tree } = spot("Kh Qd 7c 4s 2h", "22+,A2s+,K9o+,76s", "TT-55,AQo+,KTs+,T9s:0.5", {
+      bet: "50%",
+      ...rake,
+    });
+    let seed = 3;
+    const rand = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32;
+    const board = parseCards("Kh Qd 7c 4s 2h");
+    for (let n = 0; n < tree.size; n++) {
+      if (tree.terminal[n] < 0) continue;
+      const { halfPot, rake: r } = game.potOf(nodeOf(game, tree.terminal[n]));
+      for (const p of [0, 1] as const) {
+        const o = (1 - p) as 0 | 1;
+        const opp = Float32Array.from({ length: game.numHands[o] }, () => rand());
+        const out = new Float32Array(game.numHands[p]);
+        game.terminalValues(tree.terminal[n], p, opp, out, 0);
+        const pc = game.cards[p], oc = game.cards[o];
+        const fold = tree.label[n] === "Fold";
+        const folderIsP = fold && tree.player[tree.parent[n]] === p;
+        for (let h = 0; h < game.numHands[p]; h++) {
+          let want = 0;
+          const mine = [pc[2 * h], pc[2 * h + 1]];
+          const sh = evaluateCards([...board, ...mine]);
+          for (let j = 0; j < game.numHands[o]; j++) {
+            const theirs = [oc[2 * j], oc[2 * j + 1]];
+            if (theirs.some((c) => mine.includes(c))) continue;
+            let pay: number;
+            if (fold) pay = folderIsP ? -halfPot : halfPot - r;
+            else {
+              const so = evaluateCards([...board, ...theirs]);
+              pay = sh > so ? halfPot - r : sh < so ? -halfPot : -r / 2;
+            }
+            want += opp[j] * pay;
           }
-          want += opp[j] * pay;
+          assert.ok(Math.abs(out[h] - want) < 1e-3 * (1 + Math.abs(want)), `${n} ${p} ${h}`);
         }
-        assert.ok(Math.abs(out[h] - want) < 1e-3 * (1 + Math.abs(want)), `${n} ${p} ${h}`);
       }
     }
   }
