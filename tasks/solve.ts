@@ -100,6 +100,11 @@ await runMain(async () => {
       formatBytes(m.storageBytes)
     }, tree ${formatBytes(m.treeBytes)})`,
   );
+  info(
+    `backend: cpu${
+      config.solver.backend === "auto" ? " (auto: the postflop game runs on the CPU engine)" : ""
+    }`,
+  );
   if (config.solver.threads > 1) {
     info(`threads: ${config.solver.threads} requested; this build solves on 1 thread`);
   }
@@ -117,9 +122,9 @@ await runMain(async () => {
         progress.update(
           `it ${p.iteration}  exploitability ${p.exploitabilityPct.toFixed(3)}% of pot (${
             p.exploitabilityChips.toFixed(3)
-          } chips)  ${p.seconds.toFixed(1)} s  ${p.iterationsPerSecond.toFixed(1)} it/s  mem ${
+          } chips)  ${p.seconds.toFixed(1)} s  ${p.iterationsPerSecond.toFixed(1)} it/s  storage ${
             formatBytes(p.memoryBytes)
-          }`,
+          } (rss ${formatBytes(p.rssBytes)})`,
           true,
         ),
     });

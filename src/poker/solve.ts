@@ -53,6 +53,8 @@ export interface SolveProgress {
   seconds: number;
   iterationsPerSecond: number;
   memoryBytes: number;
+  /** Resident set size of the process. */
+  rssBytes: number;
 }
 
 /** The outcome of a solve. */
@@ -119,6 +121,7 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
       seconds,
       iterationsPerSecond: solver.iteration / seconds,
       memoryBytes: solver.storageBytes(),
+      rssBytes: Deno.memoryUsage().rss,
     });
     if (ex.percent <= s.targetExploitabilityPct) {
       stoppedBy = "target";
