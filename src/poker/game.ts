@@ -1,6 +1,5 @@
 import type { CfrChanceOutcome, CfrGame, CfrNode } from "../cfr/game.ts";
 import {
-  ACT_CHANCE,
   actionLabel,
   type ActionTree,
   NODE_CHANCE,
@@ -136,13 +135,13 @@ export class PostflopGame implements CfrGame<PostflopState> {
 
   child(s: PostflopState, index: number): PostflopState {
     const t = this.tree;
-    const c = t.firstChild[s.node] + (t.action[t.firstChild[s.node]] === ACT_CHANCE ? 0 : index);
     if (t.kind[s.node] === NODE_CHANCE) {
+      // Outcome `index` is the index-th card not on the board; the betting tree has one child.
       let n = -1, card = 0;
       for (; card < 52; card++) if (!s.board.includes(card) && ++n === index) break;
-      return { node: c, board: [...s.board, card] };
+      return { node: t.firstChild[s.node], board: [...s.board, card] };
     }
-    return { node: c, board: s.board };
+    return { node: t.firstChild[s.node] + index, board: s.board };
   }
 
   private holding(p: 0 | 1, card: number): Int32Array {
