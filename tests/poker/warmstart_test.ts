@@ -16,9 +16,11 @@ import { parseSolveConfig } from "../../src/poker/config.ts";
 import { PostflopGame } from "../../src/poker/game.ts";
 import {
   mapPokerAction,
+  parseWarmStartSettings,
   type PokerAction,
   pokerTreeActions,
   sizeCoordinate,
+  smallTreeConfig,
   validateWarmStartGames,
   warmStartPostflop,
 } from "../../src/poker/warmstart.ts";
@@ -219,4 +221,59 @@ Deno.test("games that differ in more than bet sizes are rejected, naming the dif
     warmStartPostflop({ solver: s, game: base.game }, { solver: l, game: bad.game })
   );
   assert.equal(l.iteration, 0);
+});
+
+Deno.test("warm-start settings: defaults, the minimal preset, explicit sizes and errors", () => {
+  const d = parseWarmStartSettings({});
+  assert.equal(d.enabled, false);
+  assert.equal(d.weight, 10);
+  assert.equal(d.interpolation, "linear");
+  assert.equal(d.minimalMaxIters, 40);
+  assert.equal(d.minimalExploitabilityPct, 1);
+  assert.equal(d.preset, "minimal");
+  assert.deepEqual(d.sizes, { bet: [{ kind: "pot", ratio: 0.66 }], raise: [{ kind: "allin" }] });
+  assert.equal(d.donk, null);
+  const c = parseWarmStartSettings({
+    use_warmstart: true,
+    warmstart_weight: 30,
+    warmstart_interpolation: "log",
+    warmstart_bet: "66%, a",
+    warmstart_raise: "2.5x",
+  });
+  assert.equal(c.enabled, true);
+  assert.equal(c.weight, 30);
+  assert.equal(c.interpolation, "log");
+  assert.deepEqual(c.sizes.raise, [{ kind: "prev", ratio: 2.5 }]);
+  const bad = (t: Record<string, unknown>, re: RegExp) =>
+    assert.throws(
+      () => parseWarmStartSettings(t),
+      (e) => isKibitzError(e, "bad_config") && re.test(e.message),
+    );
+  bad({ use_warmstart: "yes" }, /solver\.use_warmstart must be a boolean/);
+  bad({ warmstart_weight: 0 }, /warmstart_weight must be a positive number/);
+  bad({ warmstart_interpolation: "cubic" }, /"linear" or "log"/);
+  bad({ warmstart_minimal_max_iters: 2.5 }, /warmstart_minimal_max_iters must be an integer/);
+  bad({ warmstart_minimal_exploitability_pct: -1 }, /must be >= 0/);
+  bad({ warmstart_bet_sizes: "huge" }, /unknown preset "huge"; valid: minimal/);
+  assert.throws(() => parseWarmStartSettings({ warmstart_bet: "66" }), /solver\.warmstart_bet/);
+});
+
+Deno.test("the small tree keeps the spot and takes the warm-start sizes on every street", () => {
+  const { config } = spot(RIVER("25%, 50%, 100%, a", "2.5x, a"));
+  const ws = parseWarmStartSettings({ warmstart_minimal_max_iters: 7 });
+  const sc = smallTreeConfig(config, ws);
+  assert.equal(sc.tree.startingPot, config.tree.startingPot);
+  assert.equal(sc.tree.effectiveStack, config.tree.effectiveStack);
+  assert.deepEqual(sc.board, config.board);
+  assert.equal(sc.solver.maxIterations, 7);
+  assert.equal(sc.solver.targetExploitabilityPct, 1);
+  assert.deepEqual(sc.tree.donkSizes, [null, null]);
+  for (const street of sc.tree.betSizes) {
+    for (const p of street) assert.deepEqual(p, ws.sizes);
+  }
+  const small = new PostflopGame(buildActionTree(sc.tree), sc.board, sc.rangeWeights);
+  const tree = buildTree(small);
+  const f = tree.firstChild[0];
+  assert.deepEqual(tree.label.slice(f, f + tree.numChildren[0]), ["Check", "Bet 66"]);
+  validateWarmStartGames(small, spot(RIVER("25%, 50%, 100%, a", "2.5x, a")).game);
 });
