@@ -24,7 +24,10 @@ await runMain(async () => {
       "to the output directory. --load reopens a solve.bin without re-solving.",
     {
       json: { type: "boolean", help: "print the meta and root summary as JSON on stdout" },
-      "max-memory": { type: "string", help: "refuse to solve above this memory, e.g. 512MB" },
+      "max-memory": {
+        type: "string",
+        help: "refuse to solve above this memory, e.g. 512MB (default: 80% of RAM)",
+      },
       out: { type: "string", help: "output directory (overrides [output] directory)" },
       load: { type: "string", help: "open a saved solve.bin instead of solving" },
       "max-iterations": { type: "string", help: "override solver.max_iterations" },
@@ -81,9 +84,10 @@ await runMain(async () => {
   const mi = num("max-iterations"), tg = num("target");
   if (mi !== undefined) config.solver.maxIterations = Math.max(1, Math.floor(mi));
   if (tg !== undefined) config.solver.targetExploitabilityPct = tg;
+  // Without --max-memory, refuse what would not fit in 80 % of this machine's memory.
   const maxMemory = typeof v["max-memory"] === "string"
     ? parseMemorySize(v["max-memory"])
-    : Infinity;
+    : Math.floor(0.8 * Deno.systemMemoryInfo().total);
   const outDir = typeof v.out === "string" ? v.out : config.outputDirectory;
 
   const spot = prepareSpot(config, maxMemory);

@@ -187,3 +187,14 @@ Deno.test("game: spot F1 range-vs-range equity is PioSOLVER's published 55.347 %
   for (let h = 0; h < 273; h++) (num += w[h] * comp[h] * eq[h]), (den += w[h] * comp[h]);
   assert.ok(Math.abs((100 * num) / den - 55.347) < 0.001, `${(100 * num) / den}`);
 });
+
+Deno.test("game: the same seed gives the same 8/4-bit solve, another seed a different one", () => {
+  const run = (seed: number) => {
+    const s = spot("Kh Qd 7c 4s 2h", "AA,KK,77,A5s,65s", "JJ-88,AQ,KQ", { bet: "50%", raise: "a" });
+    const solver = new CfrSolver(s.tree, s.game, { regretBits: 8, strategyBits: 4, seed });
+    solver.run(30);
+    return Array.from(solver.averageStrategy(0));
+  };
+  assert.deepEqual(run(5), run(5));
+  assert.notDeepEqual(run(5), run(6));
+});
