@@ -10,3 +10,4 @@ export * from "./config.ts";
 export { PostflopGame, type PostflopState } from "./game.ts";
 export * from "./solve.ts";
 export * from "./results.ts";
+export * from "./isomorphism.ts";
