@@ -1,6 +1,8 @@
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { CfrSolver } from "../cfr/solver.ts";
 import { parseSolveConfig, type SolveConfig } from "./config.ts";
+import { enumerateSevenCardCategories } from "./eval_enum.ts";
+import { CATEGORY_NAMES } from "./hand_eval.ts";
 import { rootSummary } from "./results.ts";
 import { expandSpot, prepareSpot } from "./solve.ts";
 
@@ -172,6 +174,35 @@ export const suite: BenchSuite = {
       r.ev ? `${r.ev[0].toFixed(2)} / ${r.ev[1].toFixed(2)}` : "-",
       r.equity ? 100 * r.equity[0] : null,
     ];
+    // The evaluator over all 133,784,560 seven-card hands, against the published category counts.
+    const expected = [
+      23294460,
+      58627800,
+      31433400,
+      6461620,
+      6180020,
+      4047644,
+      3473184,
+      224848,
+      41584,
+    ];
+    const t0 = performance.now();
+    const counts = enumerateSevenCardCategories();
+    const evalSeconds = (performance.now() - t0) / 1000;
+    report.tables.push({
+      title: "Hand evaluator: all seven-card hands",
+      columns: ["category", "hands", "published", "match"],
+      rows: [
+        ...CATEGORY_NAMES.map((
+          n,
+          i,
+        ) => [n, counts[i], expected[i], counts[i] === expected[i] ? "yes" : "NO"]),
+        ["seconds", evalSeconds, null, null],
+        ["M hands/s", 133784560 / evalSeconds / 1e6, null, null],
+      ],
+    });
+    opts.log(`evaluator: ${(133784560 / evalSeconds / 1e6).toFixed(1)} M hands/s`);
+
     const t1Runs: Run[] = [];
     for (const [r, s] of FORMATS) {
       const run = measure(withBits(T1, r, s, opts.full ? 1000 : 300), 0.1, opts.log, r === 32);
