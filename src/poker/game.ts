@@ -100,10 +100,12 @@ export class PostflopGame implements CfrGame<PostflopState> {
     return comboName(c[2 * hand], c[2 * hand + 1]);
   }
 
+  /** The root: the first decision on the starting board. */
   root(): PostflopState {
     return { node: 0, board: this.board };
   }
 
+  /** A decision, a card deal (one outcome per card left) or a terminal (numbered on first sight). */
   describe(s: PostflopState): CfrNode {
     const t = this.tree;
     const k = t.kind[s.node];
@@ -133,6 +135,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     return { kind: "terminal", terminal: id };
   }
 
+  /** The state after action `index` or after dealing the index-th card not on the board. */
   child(s: PostflopState, index: number): PostflopState {
     const t = this.tree;
     if (t.kind[s.node] === NODE_CHANCE) {
@@ -183,6 +186,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     return this.orders.length - 1;
   }
 
+  /** Opponent reach sharing no card with each hand (inclusion-exclusion over the two cards). */
   compatibleSums(player: 0 | 1, oppReach: Float32Array, out: Float32Array): void {
     this.foldLike(player, oppReach, out, 0, 1);
   }
@@ -216,6 +220,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     return { halfPot: pot / 2, rake: Math.min(pot * cfg.rakeRate, cfg.rakeCap) };
   }
 
+  /** Fold or showdown values of every hand of `player` against `oppReach`, in O(hands). */
   terminalValues(
     terminal: number,
     player: 0 | 1,
