@@ -2,7 +2,9 @@
 // forward: Y[co, col] = sum_k W[co, k] * im2col(X)[k, col], col = (n, y, x), k = (ci, ky, kx).
 // wgrad:   dW[co, k]  = sum_col dY[co, col] * im2col(X)[k, col].
 // flip:    Wt[ci, co, K-1-ky, K-1-kx] = W[co, ci, ky, kx], so dX = forward(dY, Wt).
-// Tiles are 64 x 64 outputs per 16 x 16 workgroup (4 x 4 per thread), 16-deep K slices.
+// A 16 x 16 workgroup computes a BM x BN output tile (BM/16 x BN/16 per thread) over BK-deep K
+// slices staged in workgroup memory. The TypeScript side compiles two variants by rewriting the
+// tile constants: 64 x 64 x 16 (small layers) and 128 x 128 x 8 (8 x 8 per thread, for wide layers).
 struct Params { n: u32, ci: u32, co: u32, h: u32, w: u32, k: u32, pad: u32, _p: u32 }
 
 @group(0) @binding(0) var<storage, read> in0: array<f32>;
@@ -13,6 +15,8 @@ struct Params { n: u32, ci: u32, co: u32, h: u32, w: u32, k: u32, pad: u32, _p: 
 const BM = 64u;
 const BN = 64u;
 const BK = 16u;
+const TM = BM / 16u;
+const TN = BN / 16u;
 var<workgroup> As: array<f32, 1024>; // [BK][BM]
 var<workgroup> Bs: array<f32, 1024>; // [BK][BN]
 
@@ -39,15 +43,16 @@ fn forward(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) 
   let m0 = wid.y * BM;
   let c0 = wid.x * BN;
   // This thread always loads the same B column: decompose it once.
-  let bc = c0 + (t % 64u);
+  let bcl = t % BN;
+  let bc = c0 + bcl;
   let bvalid = bc < cols;
   let bimg = bc / hw;
   let bp = bc - bimg * hw;
   let by = bp / p.w;
   let bx = bp - by * p.w;
-  var acc: array<array<f32, 4>, 4>;
+  var acc: array<array<f32, TN>, TM>;
   for (var k0 = 0u; k0 < kd; k0 += BK) {
-    for (var r = 0u; r < 4u; r++) {
+    for (var r = 0u; r < BM * BK / 256u; r++) {
       let idx = t + 256u * r;
       let ml = idx / BK;
       let kl = idx % BK;
@@ -56,29 +61,29 @@ fn forward(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) 
       var a = 0.0;
       if (m < p.co && k < kd) { a = in1[m * kd + k]; }
       As[kl * BM + ml] = a;
-      let kb = t / 64u + 4u * r;
-      Bs[kb * BN + (t % 64u)] = im2col(k0 + kb, bimg, by, bx, bvalid && (k0 + kb) < kd);
+    }
+    for (var r = 0u; r < BK * BN / 256u; r++) {
+      let kb = t / BN + (256u / BN) * r;
+      Bs[kb * BN + bcl] = im2col(k0 + kb, bimg, by, bx, bvalid && (k0 + kb) < kd);
     }
     workgroupBarrier();
     for (var kk = 0u; kk < BK; kk++) {
-      var av: array<f32, 4>;
-      var bv: array<f32, 4>;
-      for (var i = 0u; i < 4u; i++) {
-        av[i] = As[kk * BM + lid.y + 16u * i];
-        bv[i] = Bs[kk * BN + lid.x + 16u * i];
-      }
-      for (var i = 0u; i < 4u; i++) {
-        for (var j = 0u; j < 4u; j++) { acc[i][j] = fma(av[i], bv[j], acc[i][j]); }
+      var av: array<f32, TM>;
+      var bv: array<f32, TN>;
+      for (var i = 0u; i < TM; i++) { av[i] = As[kk * BM + lid.y + 16u * i]; }
+      for (var j = 0u; j < TN; j++) { bv[j] = Bs[kk * BN + lid.x + 16u * j]; }
+      for (var i = 0u; i < TM; i++) {
+        for (var j = 0u; j < TN; j++) { acc[i][j] = fma(av[i], bv[j], acc[i][j]); }
       }
     }
     workgroupBarrier();
   }
-  for (var j = 0u; j < 4u; j++) {
+  for (var j = 0u; j < TN; j++) {
     let c = c0 + lid.x + 16u * j;
     if (c >= cols) { continue; }
     let img = c / hw;
     let px = c - img * hw;
-    for (var i = 0u; i < 4u; i++) {
+    for (var i = 0u; i < TM; i++) {
       let m = m0 + lid.y + 16u * i;
       if (m < p.co) { out[(img * p.co + m) * hw + px] = acc[i][j]; }
     }
@@ -95,7 +100,7 @@ fn wgrad(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wi
   let m0 = wid.y * BM;
   let j0 = wid.x * BN;
   let kl = t % BK;
-  var acc: array<array<f32, 4>, 4>;
+  var acc: array<array<f32, TN>, TM>;
   for (var k0 = 0u; k0 < cols; k0 += BK) {
     // This thread's reduction index (a pixel of the batch) for this slice.
     let kc = k0 + kl;
@@ -104,33 +109,34 @@ fn wgrad(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wi
     let px = kc - img * hw;
     let y = px / p.w;
     let x = px - y * p.w;
-    for (var r = 0u; r < 4u; r++) {
-      let rl = t / BK + 16u * r;
+    for (var r = 0u; r < BM * BK / 256u; r++) {
+      let rl = t / BK + (256u / BK) * r;
       let m = m0 + rl;
       var a = 0.0;
       if (valid && m < p.co) { a = in1[(img * p.co + m) * hw + px]; }
       As[kl * BM + rl] = a;
+    }
+    for (var r = 0u; r < BN * BK / 256u; r++) {
+      let rl = t / BK + (256u / BK) * r;
       let j = j0 + rl;
       Bs[kl * BN + rl] = im2col(j, img, y, x, valid && j < kd);
     }
     workgroupBarrier();
     for (var kk = 0u; kk < BK; kk++) {
-      var av: array<f32, 4>;
-      var bv: array<f32, 4>;
-      for (var i = 0u; i < 4u; i++) {
-        av[i] = As[kk * BM + lid.y + 16u * i];
-        bv[i] = Bs[kk * BN + lid.x + 16u * i];
-      }
-      for (var i = 0u; i < 4u; i++) {
-        for (var j = 0u; j < 4u; j++) { acc[i][j] = fma(av[i], bv[j], acc[i][j]); }
+      var av: array<f32, TM>;
+      var bv: array<f32, TN>;
+      for (var i = 0u; i < TM; i++) { av[i] = As[kk * BM + lid.y + 16u * i]; }
+      for (var j = 0u; j < TN; j++) { bv[j] = Bs[kk * BN + lid.x + 16u * j]; }
+      for (var i = 0u; i < TM; i++) {
+        for (var j = 0u; j < TN; j++) { acc[i][j] = fma(av[i], bv[j], acc[i][j]); }
       }
     }
     workgroupBarrier();
   }
-  for (var i = 0u; i < 4u; i++) {
+  for (var i = 0u; i < TM; i++) {
     let m = m0 + lid.y + 16u * i;
     if (m >= p.co) { continue; }
-    for (var j = 0u; j < 4u; j++) {
+    for (var j = 0u; j < TN; j++) {
       let jj = j0 + lid.x + 16u * j;
       if (jj < kd) { out[m * kd + jj] = acc[i][j]; }
     }

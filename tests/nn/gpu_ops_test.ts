@@ -40,8 +40,18 @@ function close(name: string, got: Float32Array, want: Float32Array): void {
   assert.ok(err <= tol, `${name}: max difference ${err} > ${tol}`);
 }
 
-// Shapes cross the 64-wide tiles and the 16-deep K slices: 70 output channels, 108 pixels.
-for (const [k, n, ci, co, h, w] of [[3, 3, 6, 70, 6, 6], [1, 2, 5, 3, 5, 4], [3, 2, 4, 8, 5, 5]]) {
+// Shapes cross the 64-wide tiles and the 16-deep K slices: 70 output channels, 108 pixels; the
+// last case (130 outputs, 144 pixels, 15 x 9 = 135 weight columns) takes the 128 x 128 tiles.
+for (
+  const [k, n, ci, co, h, w] of [[3, 3, 6, 70, 6, 6], [1, 2, 5, 3, 5, 4], [3, 2, 4, 8, 5, 5], [
+    3,
+    2,
+    15,
+    130,
+    8,
+    9,
+  ]]
+) {
   Deno.test(
     `GPU conv ${k}x${k} ${n}x${ci}x${h}x${w} -> ${co}: forward, dx, dw match CPU`,
     opts,

@@ -17,6 +17,8 @@ export interface RecordedOp {
 }
 
 const TILE = 64;
+/** Convolutions with at least this many output channels and columns use the 128 x 128 tiles. */
+const WIDE = 128;
 /** Products with at most this many rows or this deep a K use the untiled matmul. */
 const THIN = 8;
 
@@ -80,9 +82,16 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const co = w.shape[0];
     const y = this.out([n, co, h, wd]);
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
-    this.record("convForward", { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p }, [
-      Math.ceil(n * h * wd / TILE),
-      Math.ceil(co / TILE),
+    const cols = n * h * wd, wide = co >= WIDE && cols >= WIDE;
+    const tile = wide ? WIDE : TILE;
+    this.record(wide ? "convForwardWide" : "convForward", {
+      0: x.buffer,
+      1: w.buffer,
+      2: y.buffer,
+      3: p,
+    }, [
+      Math.ceil(cols / tile),
+      Math.ceil(co / tile),
       1,
     ]);
     return y;
@@ -94,9 +103,16 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const [n, ci, h, wd] = x.shape;
     const co = w.shape[0];
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
-    this.record("convWgrad", { 0: x.buffer, 1: dy.buffer, 2: dw.buffer, 3: p }, [
-      Math.ceil(ci * k * k / TILE),
-      Math.ceil(co / TILE),
+    const wide = co >= WIDE && ci * k * k >= WIDE;
+    const tile = wide ? WIDE : TILE;
+    this.record(wide ? "convWgradWide" : "convWgrad", {
+      0: x.buffer,
+      1: dy.buffer,
+      2: dw.buffer,
+      3: p,
+    }, [
+      Math.ceil(ci * k * k / tile),
+      Math.ceil(co / tile),
       1,
     ]);
     if (!needDx) return null;

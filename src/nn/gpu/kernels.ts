@@ -7,10 +7,16 @@ import batchnormSrc from "../../../shaders/nn/batchnorm.wgsl" with { type: "text
 import lossSrc from "../../../shaders/nn/loss.wgsl" with { type: "text" };
 import sgdSrc from "../../../shaders/nn/sgd.wgsl" with { type: "text" };
 
+// The wide-tile variant of the convolution: 128 x 128 outputs per workgroup, 8 x 8 per thread.
+const convWideSrc = convSrc.replace("const BM = 64u;", "const BM = 128u;")
+  .replace("const BN = 64u;", "const BN = 128u;").replace("const BK = 16u;", "const BK = 8u;");
+
 const ENTRIES = {
   convForward: [convSrc, "forward"],
   convWgrad: [convSrc, "wgrad"],
   convFlip: [convSrc, "flip"],
+  convForwardWide: [convWideSrc, "forward"],
+  convWgradWide: [convWideSrc, "wgrad"],
   matmul: [matmulSrc, "plain"],
   matmulBias: [matmulSrc, "with_bias"],
   matmulThin: [matmulSrc, "thin_plain"],
