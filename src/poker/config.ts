@@ -340,6 +340,12 @@ function solverSettings(t: Table): SolverSettings {
       fail(`solver.regret_format: unknown format "${f}"; valid: ${QUANT_FORMATS.join(", ")}`);
     }
     regretFormat = f as QuantFormat;
+    const bits = f === "f32" ? 32 : Number(f.slice(1));
+    if ((t.regret_bits !== undefined || qBits !== null) && bits !== regretBits) {
+      fail(
+        `solver.regret_format = "${f}" stores ${bits}-bit regrets, but regret_bits is ${regretBits}; give only one of them`,
+      );
+    }
   }
   const signedNeeded = !regretsNonNegative(algo);
   if (regretFormat && signedNeeded && regretFormat.startsWith("u")) {

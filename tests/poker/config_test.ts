@@ -111,6 +111,10 @@ Deno.test("config: impossible combinations explain why", () => {
     BASE + `[solver]\nquantization = "16bit"\nregret_bits = 8\n`,
     /already sets regret_bits = 16/,
   );
+  bad(
+    BASE + `[solver]\nregret_bits = 16\nregret_format = "i8"\n`,
+    /regret_format = "i8" stores 8-bit regrets, but regret_bits is 16/,
+  );
   bad(BASE + `[solver]\nstrategy_bits = 12\n`, /strategy_bits must be 32, 16, 8 or 4, got 12/);
   bad(BASE + `[solver]\nalgorithm = "mccfr"\n`, /unknown algorithm "mccfr"; valid: dcfr, dcfr\+/);
   bad(BASE + `[tree]\n`, /invalid TOML/);
