@@ -179,6 +179,7 @@ export class GpuNet implements PolicyValueNet {
     readonly ctx: GpuContext,
     private readonly kernels: NnKernels,
     weights: NetWeights,
+    private readonly batchCap: number,
   ) {
     this.config = { ...weights.config };
     this.pool = new TensorPool(ctx);
@@ -201,17 +202,22 @@ export class GpuNet implements PolicyValueNet {
     this.net = { config: this.config, specs: weights.specs, params, grads, velocity };
   }
 
-  /** Uploads `weights` to the GPU and compiles the kernels. */
-  static async create(ctx: GpuContext, weights: NetWeights): Promise<GpuNet> {
-    return new GpuNet(ctx, await loadKernels(ctx), weights);
+  /** Uploads `weights` and compiles the kernels; `maxBatch` caps the positions per submit. */
+  static async create(
+    ctx: GpuContext,
+    weights: NetWeights,
+    opts: { maxBatch?: number } = {},
+  ): Promise<GpuNet> {
+    return new GpuNet(ctx, await loadKernels(ctx), weights, opts.maxBatch ?? Infinity);
   }
 
-  /** Largest batch whose biggest activation fits one storage binding. */
+  /** Largest batch per submit: its biggest activation fits one storage binding (and the cap). */
   maxBatch(): number {
     const c = this.config;
     const per = Math.max(c.filters * c.height * c.width, c.moves, c.planes * c.height * c.width) *
       4;
-    return Math.max(1, Math.floor(this.ctx.device.limits.maxStorageBufferBindingSize / per));
+    const fit = Math.floor(this.ctx.device.limits.maxStorageBufferBindingSize / per);
+    return Math.max(1, Math.min(this.batchCap, fit));
   }
 
   private async plan(size: number, train: boolean): Promise<GpuPlan> {

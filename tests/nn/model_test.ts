@@ -87,6 +87,28 @@ Deno.test(
   },
 );
 
+Deno.test(
+  "GPU inference splits batches above its cap and gives the same outputs",
+  gpuOpts,
+  async () => {
+    const w = initWeights(tiny, 9);
+    const whole = await GpuNet.create(ctx!, w),
+      split = await GpuNet.create(ctx!, w, { maxBatch: 2 });
+    assert.equal(split.maxBatch(), 2);
+    const batch = syntheticBatch(tiny, 5, 6);
+    const a = await whole.infer(batch), b = await split.infer(batch);
+    assert.equal(b.probs.length, 5 * tiny.moves);
+    assert.ok(maxDiff(a.probs, b.probs) < 1e-6);
+    assert.ok(maxDiff(a.value, b.value) < 1e-6);
+    await rejectsWith(
+      split.trainStep(syntheticBatch(tiny, 3, 1), { lr: 0, momentum: 0, weightDecay: 0 }),
+      /training batch 3 exceeds 2/,
+    );
+    whole.dispose();
+    split.dispose();
+  },
+);
+
 async function learns(backend: "cpu" | "gpu") {
   const w = initWeights(tiny, 11);
   const net = backend === "cpu" ? new CpuNet(w) : await GpuNet.create(ctx!, w);
