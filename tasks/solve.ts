@@ -5,12 +5,17 @@ import { runMain } from "../src/cli/main.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { EXAMPLE_CONFIG, parseSolveConfig } from "../src/poker/config.ts";
 import { formatBytes, parseMemorySize } from "../src/poker/memory.ts";
+import type { CfrPolicy } from "../src/cfr/evaluate.ts";
+import { findNode, type PublicTree } from "../src/cfr/tree.ts";
+import type { PostflopGame } from "../src/poker/game.ts";
 import {
   collectStrategies,
   decodeSave,
   encodeSave,
   firstStreetNodes,
   formatRootSummary,
+  nodeSummary,
+  type RootSummary,
   rootSummary,
 } from "../src/poker/results.ts";
 import { expandSpot, prepareSpot, runSolve, savedPolicy } from "../src/poker/solve.ts";
@@ -33,6 +38,11 @@ await runMain(async () => {
       "max-iterations": { type: "string", help: "override solver.max_iterations" },
       target: { type: "string", help: "override solver.target_exploitability_pct" },
       every: { type: "string", default: "10", help: "iterations between progress lines" },
+      node: {
+        type: "string",
+        help:
+          'also summarize the node at this path of actions and cards, e.g. "Check,Bet 120,Call,As"',
+      },
     },
   );
   if (!args) return;
@@ -69,7 +79,7 @@ await runMain(async () => {
       await writeFileAtomic(file, JSON.stringify({ meta, root: summary, nodes }) + "\n");
       info(`wrote ${file}`);
     }
-    printResult(json, meta, summary);
+    printResult(json, meta, summary, nodeAt(tree, spot.game, policy, v.node));
     return;
   }
 
@@ -163,25 +173,46 @@ await runMain(async () => {
     encodeSave({ config: text, meta }, collectStrategies(tree, policy)),
   );
   info(`wrote ${outDir}/result.json and ${outDir}/solve.bin`);
-  printResult(json, meta, summary);
+  printResult(json, meta, summary, nodeAt(tree, spot.game, policy, v.node));
 });
+
+/** The summary at --node PATH (comma-separated labels), or null without --node. */
+function nodeAt(
+  tree: PublicTree,
+  game: PostflopGame,
+  policy: CfrPolicy,
+  path: unknown,
+): { path: string[]; summary: RootSummary } | null {
+  if (typeof path !== "string") return null;
+  const steps = path.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  let node: number;
+  try {
+    node = findNode(tree, steps);
+  } catch (e) {
+    throw new KibitzError("bad_args", `--node "${path}": ${(e as Error).message}`);
+  }
+  return { path: steps, summary: nodeSummary(tree, game, policy, node) };
+}
 
 function printResult(
   json: boolean,
   meta: Record<string, unknown>,
-  summary: ReturnType<typeof rootSummary>,
+  summary: RootSummary,
+  at: { path: string[]; summary: RootSummary } | null,
 ): void {
+  const brief = (x: RootSummary) => ({
+    actions: x.actions,
+    frequencies: x.frequencies,
+    ev: x.ev,
+    equity: x.equity,
+  });
   if (json) {
     console.log(JSON.stringify({
       exploitability_pct: meta.exploitability_pct,
       iterations: meta.iterations,
       memory_bytes: meta.memory_bytes,
-      root: {
-        actions: summary.actions,
-        frequencies: summary.frequencies,
-        ev: summary.ev,
-        equity: summary.equity,
-      },
+      root: brief(summary),
+      ...(at ? { node: { path: at.path, player: at.summary.player, ...brief(at.summary) } } : {}),
     }));
     return;
   }
@@ -191,4 +222,5 @@ function printResult(
     }% of pot after ${meta.iterations} iterations`,
   );
   console.log(formatRootSummary(summary));
+  if (at) console.log("\n" + formatRootSummary(at.summary, `[${at.path.join(", ")}]`));
 }

@@ -316,9 +316,10 @@ export class PostflopGame implements CfrGame<PostflopState> {
   /**
    * Raw all-in equity of each hand of `player` (share of the pot at showdown with no more betting,
    * ties split), averaged over every runout and over opponent hands weighted by `oppWeights`
-   * (default: the opponent's range).
+   * (default: the opponent's range), on `board` (default: the starting board).
    */
-  equity(player: 0 | 1, oppWeights?: Float32Array): Float32Array {
+  equity(player: 0 | 1, oppWeights?: Float32Array, board?: readonly number[]): Float32Array {
+    const start = board ?? this.board;
     const H = this.numHands[player];
     const num = new Float64Array(H), den = new Float64Array(H);
     const opp = oppWeights ?? this.initialWeights((1 - player) as 0 | 1);
@@ -341,14 +342,14 @@ export class PostflopGame implements CfrGame<PostflopState> {
       }
     };
     // Every runout once, as an unordered set of the missing board cards.
-    if (this.board.length === 5) runout([...this.board]);
+    if (start.length === 5) runout([...start]);
     else {
       for (let c = 0; c < 52; c++) {
-        if (this.board.includes(c)) continue;
-        if (this.board.length === 4) runout([...this.board, c]);
+        if (start.includes(c)) continue;
+        if (start.length === 4) runout([...start, c]);
         else {
           for (let d = c + 1; d < 52; d++) {
-            if (!this.board.includes(d)) runout([...this.board, c, d]);
+            if (!start.includes(d)) runout([...start, c, d]);
           }
         }
       }

@@ -6,6 +6,8 @@ import type { PostflopGame } from "./game.ts";
 
 /** Root summary: action frequencies over the range, EVs and equities of both players. */
 export interface RootSummary {
+  /** Who acts at the node (null at a chance or terminal node). */
+  player: "oop" | "ip" | null;
   actions: string[];
   frequencies: number[];
   /** Expected chips won from the pot by OOP and IP (sum = pot minus expected rake). */
@@ -49,50 +51,11 @@ export function rootSummary(tree: PublicTree, game: PostflopGame, policy: CfrPol
       equity: Array.from(eq),
     };
   }) as [HandStats, HandStats];
-  const avg = (s: HandStats, xs: number[]) => {
-    let num = 0, den = 0;
-    for (let h = 0; h < xs.length; h++) (num += s.weights[h] * xs[h]), (den += s.weights[h]);
-    return den > 0 ? num / den : 0;
-  };
-  const actions: string[] = [];
-  const frequencies: number[] = [];
-  const grid: (number[] | null)[][] = Array.from({ length: 13 }, () => new Array(13).fill(null));
-  // Chance at the root only for spots with no betting left; otherwise the root is OOP's decision.
-  if (tree.kind[0] === CFR_PLAYER) {
-    const A = tree.numChildren[0], H = tree.numHands[tree.player[0]];
-    const p = tree.player[0] as 0 | 1;
-    for (let c = tree.firstChild[0]; c < tree.firstChild[0] + A; c++) actions.push(tree.label[c]);
-    const sig = new Float32Array(A * H);
-    policy(0, sig);
-    const s = hands[p];
-    const cellW: number[][] = Array.from({ length: 169 }, () => new Array(A + 1).fill(0));
-    for (let a = 0; a < A; a++) {
-      frequencies.push(avg(s, Array.from({ length: H }, (_, h) => sig[a * H + h])));
-    }
-    const cards = game.cards[p];
-    for (let h = 0; h < H; h++) {
-      const { row, col } = gridCell(cards[2 * h], cards[2 * h + 1]);
-      const cell = cellW[row * 13 + col];
-      cell[A] += s.weights[h];
-      for (let a = 0; a < A; a++) cell[a] += s.weights[h] * sig[a * H + h];
-    }
-    for (let i = 0; i < 169; i++) {
-      const cell = cellW[i];
-      if (cell[A] > 0) grid[Math.floor(i / 13)][i % 13] = cell.slice(0, A).map((x) => x / cell[A]);
-    }
-  }
-  return {
-    actions,
-    frequencies,
-    ev: [avg(hands[0], hands[0].ev), avg(hands[1], hands[1].ev)],
-    equity: [avg(hands[0], hands[0].equity), avg(hands[1], hands[1].equity)],
-    grid,
-    hands,
-  };
+  return summarize(tree, game, policy, 0, hands);
 }
 
-/** Prints the root summary: action frequencies, EV/equity, and a 13x13 grid of bet frequency. */
-export function formatRootSummary(s: RootSummary): string {
+/** Prints a node summary: action frequencies, EV/equity, and a 13x13 grid of bet frequency. */
+export function formatRootSummary(s: RootSummary, where = "root"): string {
   const lines: string[] = [];
   lines.push(
     `OOP: EV ${s.ev[0].toFixed(2)}  equity ${(100 * s.equity[0]).toFixed(2)}%   ` +
@@ -100,7 +63,7 @@ export function formatRootSummary(s: RootSummary): string {
   );
   if (s.actions.length === 0) return lines.join("\n");
   lines.push(
-    "root (OOP): " +
+    `${where} (${(s.player ?? "").toUpperCase()}): ` +
       s.actions.map((a, i) => `${a} ${(100 * s.frequencies[i]).toFixed(1)}%`).join(", "),
   );
   const aggressive = s.actions.map((a) => !/^(Check|Call|Fold)$/.test(a));
@@ -228,6 +191,60 @@ export interface NodeHandStats {
 }
 
 /**
+ * Unnormalized counterfactual values of every hand of `p` at `node` against the opponent reach
+ * `opp` there, under `policy` (the engine's traversal, written out so any node can be a start).
+ * `onPlayerNode(n, values, opp)` sees the values at every player node below that `descend` allows.
+ */
+export function subtreeValues(
+  tree: PublicTree,
+  game: PostflopGame,
+  policy: CfrPolicy,
+  node: number,
+  p: 0 | 1,
+  opp: Float32Array,
+  onPlayerNode?: (n: number, values: Float32Array, opp: Float32Array) => void,
+): Float32Array {
+  const o = (1 - p) as 0 | 1;
+  const H = game.numHands[p], Ho = game.numHands[o];
+  const visit = (n: number, opp: Float32Array, record: boolean): Float32Array => {
+    const out = new Float32Array(H);
+    const kind = tree.kind[n];
+    if (kind !== CFR_PLAYER && kind !== CFR_CHANCE) {
+      game.terminalValues(tree.terminal[n], p, opp, out, 0);
+      return out;
+    }
+    const f = tree.firstChild[n], A = tree.numChildren[n];
+    if (kind === CFR_CHANCE) {
+      const bs = tree.blockedStart, bh = tree.blockedHands;
+      for (let c = f; c < f + A; c++) {
+        const r = opp.slice();
+        for (let i = bs[o][c]; i < bs[o][c + 1]; i++) r[bh[o][i]] = 0;
+        const v = visit(c, r, false);
+        for (let i = bs[p][c]; i < bs[p][c + 1]; i++) v[bh[p][i]] = 0;
+        const w = tree.chanceWeight[c];
+        for (let h = 0; h < H; h++) out[h] += w * v[h];
+      }
+      return out;
+    }
+    const q = tree.player[n] as 0 | 1, Hq = game.numHands[q];
+    const sig = new Float32Array(A * Hq);
+    policy(n, sig);
+    for (let a = 0; a < A; a++) {
+      let r = opp;
+      if (q !== p) {
+        r = new Float32Array(Ho);
+        for (let j = 0; j < Ho; j++) r[j] = opp[j] * sig[a * Hq + j];
+      }
+      const v = visit(f + a, r, record);
+      for (let h = 0; h < H; h++) out[h] += q === p ? sig[a * H + h] * v[h] : v[h];
+    }
+    if (record) onPlayerNode?.(n, out, opp);
+    return out;
+  };
+  return visit(node, opp, onPlayerNode !== undefined);
+}
+
+/**
  * Per-hand EV and equity of both players at every player node of the first street (before any
  * chance card), from one traversal per player that keeps the counterfactual values and the
  * opponent's reach at those nodes. EV(h) = pot/2 + value(h) / (compatible opponent reach);
@@ -242,51 +259,125 @@ export function firstStreetStats(
   const half = game.startingPot / 2;
   for (const p of [0, 1] as const) {
     const o = (1 - p) as 0 | 1;
-    const H = game.numHands[p], Ho = game.numHands[o];
-    const visit = (n: number, opp: Float32Array, first: boolean): Float32Array => {
-      const out = new Float32Array(H);
-      const kind = tree.kind[n];
-      if (kind !== CFR_PLAYER && kind !== CFR_CHANCE) {
-        game.terminalValues(tree.terminal[n], p, opp, out, 0);
-        return out;
-      }
-      const f = tree.firstChild[n], A = tree.numChildren[n];
-      if (kind === CFR_CHANCE) {
-        const bs = tree.blockedStart, bh = tree.blockedHands;
-        for (let c = f; c < f + A; c++) {
-          const r = opp.slice();
-          for (let i = bs[o][c]; i < bs[o][c + 1]; i++) r[bh[o][i]] = 0;
-          const v = visit(c, r, false);
-          for (let i = bs[p][c]; i < bs[p][c + 1]; i++) v[bh[p][i]] = 0;
-          const w = tree.chanceWeight[c];
-          for (let h = 0; h < H; h++) out[h] += w * v[h];
-        }
-        return out;
-      }
-      const q = tree.player[n] as 0 | 1, Hq = game.numHands[q];
-      const sig = new Float32Array(A * Hq);
-      policy(n, sig);
-      for (let a = 0; a < A; a++) {
-        let r = opp;
-        if (q !== p) {
-          r = new Float32Array(Ho);
-          for (let j = 0; j < Ho; j++) r[j] = opp[j] * sig[a * Hq + j];
-        }
-        const v = visit(f + a, r, first);
-        for (let h = 0; h < H; h++) out[h] += q === p ? sig[a * H + h] * v[h] : v[h];
-      }
-      if (first) {
-        const comp = new Float32Array(H);
-        game.compatibleSums(p, opp, comp);
-        const eq = game.equity(p, opp);
-        const s = stats.get(n) ?? { ev: [[], []], equity: [[], []] } as NodeHandStats;
-        s.ev[p] = Array.from(out, (x, h) => (comp[h] > 0 ? half + x / comp[h] : 0));
-        s.equity[p] = Array.from(eq);
-        stats.set(n, s);
-      }
-      return out;
-    };
-    visit(0, game.initialWeights(o).slice(), true);
+    const H = game.numHands[p];
+    subtreeValues(tree, game, policy, 0, p, game.initialWeights(o).slice(), (n, out, opp) => {
+      const comp = new Float32Array(H);
+      game.compatibleSums(p, opp, comp);
+      const eq = game.equity(p, opp);
+      const s = stats.get(n) ?? { ev: [[], []], equity: [[], []] } as NodeHandStats;
+      s.ev[p] = Array.from(out, (x, h) => (comp[h] > 0 ? half + x / comp[h] : 0));
+      s.equity[p] = Array.from(eq);
+      stats.set(n, s);
+    });
   }
   return stats;
+}
+
+/**
+ * Summary at any node (a path of action and card labels from the root): both players' reach
+ * along the path, the acting player's action frequencies and 13 x 13 grid weighted by its reach,
+ * and per-hand EV and equity of both players there.
+ */
+export function nodeSummary(
+  tree: PublicTree,
+  game: PostflopGame,
+  policy: CfrPolicy,
+  node: number,
+): RootSummary {
+  const path: number[] = [];
+  for (let n = node; n > 0; n = tree.parent[n]) path.push(n);
+  path.reverse();
+  const reach: [Float32Array, Float32Array] = [
+    game.initialWeights(0).slice(),
+    game.initialWeights(1).slice(),
+  ];
+  const board = [...game.board];
+  let at = 0;
+  for (const next of path) {
+    const idx = next - tree.firstChild[at];
+    if (tree.kind[at] === CFR_PLAYER) {
+      const q = tree.player[at] as 0 | 1, Hq = game.numHands[q];
+      const sig = new Float32Array(tree.numChildren[at] * Hq);
+      policy(at, sig);
+      for (let h = 0; h < Hq; h++) reach[q][h] *= sig[idx * Hq + h];
+    } else {
+      for (const q of [0, 1] as const) {
+        const s = tree.blockedStart[q];
+        for (let i = s[next]; i < s[next + 1]; i++) reach[q][tree.blockedHands[q][i]] = 0;
+      }
+      board.push(parseCardLabel(tree.label[next]));
+    }
+    at = next;
+  }
+  const half = game.startingPot / 2;
+  const hands = ([0, 1] as const).map((p) => {
+    const o = (1 - p) as 0 | 1;
+    const comp = new Float32Array(game.numHands[p]);
+    game.compatibleSums(p, reach[o], comp);
+    const v = subtreeValues(tree, game, policy, node, p, reach[o]);
+    const eq = game.equity(p, reach[o], board);
+    return {
+      labels: Array.from({ length: game.numHands[p] }, (_, h) => game.handLabel(p, h)),
+      weights: Array.from(comp, (c, h) => c * reach[p][h]),
+      ev: Array.from(v, (x, h) => (comp[h] > 0 ? half + x / comp[h] : 0)),
+      equity: Array.from(eq),
+    };
+  }) as [HandStats, HandStats];
+  return summarize(tree, game, policy, node, hands);
+}
+
+function parseCardLabel(label: string): number {
+  return 4 * RANK_CHARS.indexOf(label[0]) + "cdhs".indexOf(label[1]);
+}
+
+/** Frequencies, grid and averages at `node` from per-hand stats weighted by deal reach. */
+function summarize(
+  tree: PublicTree,
+  game: PostflopGame,
+  policy: CfrPolicy,
+  node: number,
+  hands: [HandStats, HandStats],
+): RootSummary {
+  const avg = (s: HandStats, xs: number[]) => {
+    let num = 0, den = 0;
+    for (let h = 0; h < xs.length; h++) (num += s.weights[h] * xs[h]), (den += s.weights[h]);
+    return den > 0 ? num / den : 0;
+  };
+  const actions: string[] = [];
+  const frequencies: number[] = [];
+  const grid: (number[] | null)[][] = Array.from({ length: 13 }, () => new Array(13).fill(null));
+  if (tree.kind[node] === CFR_PLAYER) {
+    const A = tree.numChildren[node], H = tree.numHands[tree.player[node]];
+    const p = tree.player[node] as 0 | 1;
+    const f = tree.firstChild[node];
+    for (let c = f; c < f + A; c++) actions.push(tree.label[c]);
+    const sig = new Float32Array(A * H);
+    policy(node, sig);
+    const s = hands[p];
+    const cellW: number[][] = Array.from({ length: 169 }, () => new Array(A + 1).fill(0));
+    for (let a = 0; a < A; a++) {
+      frequencies.push(avg(s, Array.from({ length: H }, (_, h) => sig[a * H + h])));
+    }
+    const cards = game.cards[p];
+    for (let h = 0; h < H; h++) {
+      const { row, col } = gridCell(cards[2 * h], cards[2 * h + 1]);
+      const cell = cellW[row * 13 + col];
+      cell[A] += s.weights[h];
+      for (let a = 0; a < A; a++) cell[a] += s.weights[h] * sig[a * H + h];
+    }
+    for (let i = 0; i < 169; i++) {
+      const cell = cellW[i];
+      if (cell[A] > 0) grid[Math.floor(i / 13)][i % 13] = cell.slice(0, A).map((x) => x / cell[A]);
+    }
+  }
+  const player = tree.kind[node] !== CFR_PLAYER ? null : tree.player[node] === 0 ? "oop" : "ip";
+  return {
+    player,
+    actions,
+    frequencies,
+    ev: [avg(hands[0], hands[0].ev), avg(hands[1], hands[1].ev)],
+    equity: [avg(hands[0], hands[0].equity), avg(hands[1], hands[1].equity)],
+    grid,
+    hands,
+  };
 }

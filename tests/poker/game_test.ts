@@ -6,7 +6,7 @@ import { parseCards } from "../../src/poker/cards.ts";
 import { PostflopGame } from "../../src/poker/game.ts";
 import { evaluateCards } from "../../src/poker/hand_eval.ts";
 import { parseRange } from "../../src/poker/range.ts";
-import { firstStreetStats, rootSummary } from "../../src/poker/results.ts";
+import { firstStreetStats, nodeSummary, rootSummary } from "../../src/poker/results.ts";
 
 function spot(
   board: string,
@@ -212,4 +212,42 @@ Deno.test("game: a turn spot (river cards dealt) converges in every storage form
     const ex = solve(s, 200, r, st).exploitability();
     assert.ok(ex.percent < bound, `${r}/${st} bits: ${ex.percent}%`);
   }
+});
+
+Deno.test("game: node summaries follow reach down the tree, through dealt cards", () => {
+  const s = spot("Kh Qd 7c 4s 2h", "KsKc,6c5d", "JcJd", { bet: "100%", effectiveStack: 1000 });
+  const solver = solve(s, 2000);
+  const policy = solver.averagePolicy();
+  const root = rootSummary(s.tree, s.game, policy),
+    viaNode = nodeSummary(s.tree, s.game, policy, 0);
+  for (let i = 0; i < 2; i++) {
+    assert.ok(Math.abs(root.ev[i] - viaNode.ev[i]) < 1e-3);
+    assert.ok(Math.abs(root.equity[i] - viaNode.equity[i]) < 1e-6);
+  }
+  assert.deepEqual(
+    viaNode.frequencies.map((x) => Math.round(x * 1e4)),
+    root.frequencies.map((x) => Math.round(x * 1e4)),
+  );
+  const facing = nodeSummary(s.tree, s.game, policy, findNode(s.tree, ["Bet 100"]));
+  assert.equal(facing.player, "ip");
+  assert.deepEqual(facing.actions, ["Fold", "Call"]);
+  assert.ok(Math.abs(facing.frequencies[1] - 0.5) < 0.03, `${facing.frequencies}`);
+  assert.ok(Math.abs(facing.equity[1] - 1 / 3) < 0.03, `${facing.equity}`);
+
+  // A turn spot: after check-check and the river As, the board has five cards and hands holding
+  // the As are gone from both ranges.
+  const t = spot("Td 9d 6h Qc", "AA,KK,T9s", "QQ,JJ,AKs", { bet: "75%", startingPot: 200 });
+  const tp = new CfrSolver(t.tree, t.game, {}).averagePolicy();
+  const n = findNode(t.tree, ["Check", "Check", "As"]);
+  const river = nodeSummary(t.tree, t.game, tp, n);
+  assert.equal(river.player, "oop");
+  const hasAs = (label: string) => label.includes("As");
+  for (const p of [0, 1]) {
+    river.hands[p].labels.forEach((l, h) => {
+      if (hasAs(l)) assert.equal(river.hands[p].weights[h], 0);
+    });
+  }
+  // AA (two aces left, one combo) vs QQ/JJ/AKs on Td9d6hQcAs: equity from the river board only.
+  const aa = river.hands[0].labels.indexOf("AhAd");
+  assert.ok(aa >= 0 && river.hands[0].equity[aa] > 0.9, `${river.hands[0].equity[aa]}`);
 });

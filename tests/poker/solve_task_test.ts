@@ -64,6 +64,15 @@ Deno.test("solve task: --json, result files, --load and --max-memory", async () 
     assert.deepEqual(lj.root.frequencies, j.root.frequencies);
     assert.deepEqual(lj.root.ev, j.root.ev);
 
+    const at = await run(["--load", `${dir}/out/solve.bin`, "--json", "--node", "Bet 100"]);
+    assert.equal(at.code, 0, at.stderr);
+    const node = JSON.parse(at.stdout).node;
+    assert.deepEqual([node.path, node.player, node.actions], [["Bet 100"], "ip", ["Fold", "Call"]]);
+    assert.ok(Math.abs(node.frequencies[1] - 0.5) < 0.05, `${node.frequencies}`);
+    const missing = await run(["--load", `${dir}/out/solve.bin`, "--node", "Bet 50"]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /--node "Bet 50": no child "Bet 50"/);
+
     const human = await run(["--load", `${dir}/out/solve.bin`]);
     assert.match(human.stdout, /root \(OOP\): Check .*%, Bet 100 .*%/);
     assert.match(human.stdout, /bet\/raise frequency/);
