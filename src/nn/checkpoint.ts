@@ -7,8 +7,9 @@ import { type CpuTensor, cpuTensor, numel, sameShape, shapeString } from "./tens
 /**
  * Checkpoint layout (little endian):
  *   "KBNN" | u32 version | u32 header bytes | header JSON (padded to 4) | f32 tensors in header
- *   order | u32 CRC-32 of everything before it.
- * The header holds the model config, each tensor's name and shape, and free-form metadata.
+ *   order | f32 momentum buffers named in `velocity` (optional) | u32 CRC-32 of everything before.
+ * The header holds the model config, each tensor's name and shape, free-form metadata, and the
+ * names of the trainable tensors whose SGD momentum follows (so training resumes exactly).
  */
 export const CHECKPOINT_VERSION = 1;
 const MAGIC = 0x4e4e424b; // "KBNN"
@@ -17,6 +18,14 @@ interface Header {
   config: NetConfig;
   tensors: { name: string; shape: number[] }[];
   meta: Record<string, string | number>;
+  velocity?: string[];
+}
+
+/** What a checkpoint holds: weights, metadata, and SGD momentum when it was saved. */
+export interface Checkpoint {
+  weights: NetWeights;
+  meta: Record<string, string | number>;
+  velocity: Map<string, Float32Array> | null;
 }
 
 const CRC_TABLE = (() => {
@@ -36,19 +45,26 @@ export function crc32(bytes: Uint8Array): number {
   return (c ^ 0xffffffff) >>> 0;
 }
 
-/** Serializes weights (and metadata such as the training step) into checkpoint bytes. */
+/** Serializes weights, metadata (such as the training step) and optional momentum buffers. */
 export function encodeCheckpoint(
   w: NetWeights,
   meta: Record<string, string | number> = {},
+  velocity: Map<string, Float32Array> | null = null,
 ): Uint8Array {
+  const vnames = velocity
+    ? w.specs.filter((s) => s.trainable && velocity.has(s.name)).map((s) => s.name)
+    : [];
   const header: Header = {
     config: w.config,
     tensors: w.specs.map((s) => ({ name: s.name, shape: s.shape })),
     meta,
+    ...(velocity ? { velocity: vnames } : {}),
   };
   const json = new TextEncoder().encode(JSON.stringify(header));
   const hlen = Math.ceil(json.length / 4) * 4;
-  const values = w.specs.reduce((a, s) => a + numel(s.shape), 0);
+  const size = (name: string) => numel(w.specs.find((s) => s.name === name)!.shape);
+  const values = w.specs.reduce((a, s) => a + numel(s.shape), 0) +
+    vnames.reduce((a, n) => a + size(n), 0);
   const bytes = new Uint8Array(12 + hlen + values * 4 + 4);
   const view = new DataView(bytes.buffer);
   view.setUint32(0, MAGIC, true);
@@ -67,6 +83,13 @@ export function encodeCheckpoint(
     }
     for (let i = 0; i < t.data.length; i++, off += 4) view.setFloat32(off, t.data[i], true);
   }
+  for (const n of vnames) {
+    const v = velocity!.get(n)!;
+    if (v.length !== size(n)) {
+      throw new KibitzError("shape_mismatch", `velocity ${n} has ${v.length} values`);
+    }
+    for (let i = 0; i < v.length; i++, off += 4) view.setFloat32(off, v[i], true);
+  }
   view.setUint32(off, crc32(bytes.subarray(0, off)), true);
   return bytes;
 }
@@ -79,7 +102,7 @@ export function decodeCheckpoint(
   bytes: Uint8Array,
   where = "checkpoint",
   expect?: NetConfig,
-): { weights: NetWeights; meta: Record<string, string | number> } {
+): Checkpoint {
   const fail = (code: string, msg: string): never => {
     throw new KibitzError(code, `${where}: ${msg}`);
   };
@@ -105,7 +128,13 @@ export function decodeCheckpoint(
   } catch {
     return fail("bad_checkpoint", "header is not valid JSON");
   }
-  const values = header.tensors.reduce((a, t) => a + numel(t.shape), 0);
+  const shapeOf = new Map(header.tensors.map((t) => [t.name, t.shape]));
+  const vnames = header.velocity ?? [];
+  for (const n of vnames) {
+    if (!shapeOf.has(n)) fail("bad_checkpoint", `velocity for unknown tensor ${n}`);
+  }
+  const values = header.tensors.reduce((a, t) => a + numel(t.shape), 0) +
+    vnames.reduce((a, n) => a + numel(shapeOf.get(n)!), 0);
   const end = 12 + hlen + values * 4;
   if (bytes.length < end + 4) {
     fail(
@@ -148,7 +177,16 @@ export function decodeCheckpoint(
     for (let i = 0; i < n; i++, off += 4) data[i] = view.getFloat32(off, true);
     tensors.set(s.name, cpuTensor(s.shape, data));
   }
-  return { weights: { config, specs, tensors }, meta: header.meta ?? {} };
+  let velocity: Map<string, Float32Array> | null = null;
+  if (header.velocity) {
+    velocity = new Map();
+    for (const n of vnames) {
+      const data = new Float32Array(numel(shapeOf.get(n)!));
+      for (let i = 0; i < data.length; i++, off += 4) data[i] = view.getFloat32(off, true);
+      velocity.set(n, data);
+    }
+  }
+  return { weights: { config, specs, tensors }, meta: header.meta ?? {}, velocity };
 }
 
 /** Writes a checkpoint atomically (temp file, then rename). */
@@ -156,15 +194,16 @@ export async function saveCheckpoint(
   path: string,
   w: NetWeights,
   meta: Record<string, string | number> = {},
+  velocity: Map<string, Float32Array> | null = null,
 ): Promise<void> {
-  await writeFileAtomic(path, encodeCheckpoint(w, meta));
+  await writeFileAtomic(path, encodeCheckpoint(w, meta, velocity));
 }
 
 /** Reads a checkpoint file; a missing file is a clear `not_found` error. */
 export async function loadCheckpoint(
   path: string,
   expect?: NetConfig,
-): Promise<{ weights: NetWeights; meta: Record<string, string | number> }> {
+): Promise<Checkpoint> {
   let bytes: Uint8Array;
   try {
     bytes = await Deno.readFile(path);

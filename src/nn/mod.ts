@@ -27,6 +27,7 @@ export { defaultSgd, type SgdConfig } from "./optimizer.ts";
 export { countParams, initWeights, type NetWeights, type ParamSpec, paramSpecs } from "./params.ts";
 export { syntheticBatch, Trainer } from "./train.ts";
 export {
+  type Checkpoint,
   CHECKPOINT_VERSION,
   decodeCheckpoint,
   encodeCheckpoint,

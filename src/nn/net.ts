@@ -48,6 +48,10 @@ export interface PolicyValueNet {
   trainStep(batch: NetBatch, hyper: SgdHyper): Promise<TrainStats>;
   /** Copies the current weights (parameters and running statistics) to the host. */
   weights(): Promise<NetWeights>;
+  /** Copies SGD's momentum buffers (one per trainable tensor) to the host, for checkpoints. */
+  velocity(): Promise<Map<string, Float32Array>>;
+  /** Restores momentum buffers saved by `velocity` (missing names stay as they are). */
+  setVelocity(v: Map<string, Float32Array>): void;
   /** Frees device memory. */
   dispose(): void;
 }
@@ -79,6 +83,16 @@ function trainStats(policy: Float32Array, value: Float32Array, l2: number): Trai
   const mean = (a: Float32Array) => a.reduce((s, v) => s + v, 0) / a.length;
   const p = mean(policy), v = mean(value);
   return { policyLoss: p, valueLoss: v, l2, loss: p + v + l2 };
+}
+
+function checkVelocity(specs: NetWeights["specs"], v: Map<string, Float32Array>): void {
+  for (const [name, data] of v) {
+    const s = specs.find((x) => x.name === name && x.trainable);
+    if (!s) throw new KibitzError("shape_mismatch", `velocity for unknown tensor ${name}`);
+    if (data.length !== s.shape.reduce((a, d) => a * d, 1)) {
+      throw new KibitzError("shape_mismatch", `velocity ${name} has ${data.length} values`);
+    }
+  }
 }
 
 function cloneWeights(w: NetWeights): NetWeights {
@@ -150,6 +164,19 @@ export class CpuNet implements PolicyValueNet {
     return Promise.resolve(
       cloneWeights({ config: this.config, specs: this.net.specs, tensors: this.net.params }),
     );
+  }
+
+  /** Copies of the momentum buffers. */
+  velocity(): Promise<Map<string, Float32Array>> {
+    const out = new Map<string, Float32Array>();
+    for (const [k, t] of this.net.velocity!) out.set(k, t.data.slice());
+    return Promise.resolve(out);
+  }
+
+  /** Overwrites momentum buffers. */
+  setVelocity(v: Map<string, Float32Array>): void {
+    checkVelocity(this.net.specs, v);
+    for (const [k, data] of v) this.net.velocity!.get(k)!.data.set(data);
   }
 
   /** Nothing to free on the host. */
@@ -326,6 +353,19 @@ export class GpuNet implements PolicyValueNet {
     const tensors = new Map<string, CpuTensor>();
     specs.forEach((s, i) => tensors.set(s.name, cpuTensor(s.shape, data[i])));
     return { config: { ...this.config }, specs, tensors };
+  }
+
+  /** Reads the momentum buffers back in one batched readback. */
+  async velocity(): Promise<Map<string, Float32Array>> {
+    const names = [...this.net.velocity!.keys()];
+    const data = await readTensors(this.ctx, names.map((n) => this.net.velocity!.get(n)!));
+    return new Map(names.map((n, i) => [n, data[i]]));
+  }
+
+  /** Uploads momentum buffers. */
+  setVelocity(v: Map<string, Float32Array>): void {
+    checkVelocity(this.net.specs, v);
+    for (const [k, data] of v) writeBuffer(this.ctx, this.net.velocity!.get(k)!.buffer, data);
   }
 
   /** Encodes a recorded plan (for benchmarks that time it inside one pass). */
