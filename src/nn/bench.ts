@@ -171,6 +171,58 @@ export const suite: BenchSuite = {
       columns: ["model", "tower", "backend", "batch", "positions/s", "effective GFLOP/s"],
       rows: inferRows,
     });
+    const trainCases: [string, "cpu" | "gpu", number[]][] = opts.full
+      ? [["small", "cpu", [16]], ["small", "gpu", [64, 256]], ["default", "gpu", [64, 256]]]
+      : [["small", "cpu", [2]], ["small", "gpu", [2]]];
+    const trainRows: (string | number | null)[][] = [];
+    const hyper = { lr: 0.01, momentum: 0.9, weightDecay: 1e-4 };
+    for (const [preset, backend, batches] of trainCases) {
+      if (backend === "gpu" && !ctx) continue;
+      const cfg = netPreset(preset);
+      const net = backend === "cpu"
+        ? new CpuNet(initWeights(cfg, 1))
+        : await GpuNet.create(ctx!, initWeights(cfg, 1));
+      for (const batch of batches) {
+        if (net instanceof GpuNet && batch > net.maxBatch()) {
+          trainRows.push([
+            preset,
+            `${cfg.blocks}x${cfg.filters}`,
+            backend,
+            batch,
+            null,
+            null,
+            "over binding limit",
+          ]);
+          continue;
+        }
+        const b = syntheticBatch(cfg, batch, 3);
+        await net.trainStep(b, hyper);
+        let n = 0;
+        const t0 = performance.now();
+        do {
+          await net.trainStep(b, hyper);
+          n++;
+        } while (performance.now() - t0 < (opts.full ? 3000 : 1000));
+        const ms = (performance.now() - t0) / n;
+        trainRows.push([
+          preset,
+          `${cfg.blocks}x${cfg.filters}`,
+          backend,
+          batch,
+          ms,
+          batch * 1000 / ms,
+          "wall",
+        ]);
+        opts.log(`train ${preset} ${backend} batch ${batch}: ${ms.toFixed(1)} ms/step`);
+      }
+      net.dispose();
+    }
+    report.tables.push({
+      title:
+        "Training step (forward, backward, SGD update; one submit and one loss readback on the GPU)",
+      columns: ["model", "tower", "backend", "batch", "ms/step", "positions/s", "timer"],
+      rows: trainRows,
+    });
     report.notes.push(
       "CPU rows are the TypeScript reference (single thread, f64 accumulation): a correctness twin, not a fast path.",
       "GPU conv rows time only the kernels (timestamp queries when the adapter has them); backward-input = weight flip + implicit GEMM.",
