@@ -193,7 +193,11 @@ interface GpuPlan {
   l2: GpuTensor | null;
 }
 
-/** The network on WebGPU: one recorded plan per (mode, batch size), replayed every call. */
+/**
+ * The network on WebGPU: one recorded plan per (mode, batch size), replayed every call. Plans share
+ * pooled scratch buffers; that is safe because each call uploads its inputs, submits its plan and
+ * queues its readback copy without yielding, so the work of two calls never interleaves on the queue.
+ */
 export class GpuNet implements PolicyValueNet {
   readonly backend = "gpu" as const;
   readonly config: NetConfig;

@@ -1,7 +1,8 @@
 import { type CpuTensor, cpuTensor } from "../tensor.ts";
 
-/** Batch-norm epsilon and running-average momentum (PyTorch defaults). */
+/** Batch-norm epsilon (PyTorch's default; the WGSL kernels use the same constant). */
 export const BN_EPS = 1e-5;
+/** Weight of the batch statistic in the running averages (PyTorch's default). */
 export const BN_MOMENTUM = 0.1;
 
 /** Parameters and running statistics of one batch-norm layer, each of length C. */
