@@ -123,6 +123,7 @@ export class CfrSolver {
   private readonly active: Uint8Array[] = [];
   private readonly pruneMask: Uint8Array[] = [];
   private readonly tmp: Float32Array;
+  private readonly sums: Float64Array;
   private pruneNow = 0;
   private disc: IterationDiscount = { alphaPos: 0, betaNeg: 0.5, gamma: 0, alphaNext: 0 };
   private rKey: RoundingKey = { seed: 0, iteration: 0 };
@@ -191,6 +192,7 @@ export class CfrSolver {
       this.pruneMask.push(new Uint8Array(wide));
     }
     this.tmp = new Float32Array(wide);
+    this.sums = new Float64Array(maxH);
     this.evaluator = new TreeEvaluator(tree, game);
     this.mass = dealMass(game);
   }
@@ -296,24 +298,36 @@ export class CfrSolver {
     this.applyLock(b, A, H, out);
   }
 
-  /** Regret matching into `sig`; the decoded regrets are left in `reg`. */
-  private current(node: number, b: number, sig: Float32Array, reg: Float32Array): void {
+  /**
+   * Regret matching into `sig`. With `needReg` (pruning reads them) the decoded regrets are left in
+   * `reg`; otherwise f32 regrets are read in place and `reg` may be left untouched.
+   */
+  private current(
+    node: number,
+    b: number,
+    sig: Float32Array,
+    reg: Float32Array,
+    needReg = false,
+  ): void {
     const t = this.tree;
     const A = t.numChildren[node], H = t.numHands[t.player[node]];
-    decodeBlock(this.predicted ?? this.regrets, b, reg, 0);
-    for (let h = 0; h < H; h++) {
-      let s = 0;
-      for (let a = 0; a < A; a++) {
-        const r = reg[a * H + h];
-        if (r > 0) s += r;
-      }
-      if (s > 0) {
-        for (let a = 0; a < A; a++) {
-          const r = reg[a * H + h];
-          sig[a * H + h] = r > 0 ? r / s : 0;
-        }
-      } else {
-        for (let a = 0; a < A; a++) sig[a * H + h] = 1 / A;
+    const st = this.predicted ?? this.regrets;
+    let src = reg, off = 0;
+    if (st.f32 && !needReg) src = st.f32, off = st.offsets[b];
+    else decodeBlock(st, b, reg, 0);
+    // Positive-regret sums per hand, accumulated over actions in order (action-major, unit stride).
+    const sum = this.sums;
+    for (let h = 0; h < H; h++) sum[h] = 0;
+    for (let a = 0; a < A; a++) {
+      const row = off + a * H;
+      for (let h = 0; h < H; h++) sum[h] += Math.max(src[row + h], 0);
+    }
+    const uniform = 1 / A;
+    for (let a = 0; a < A; a++) {
+      const row = off + a * H, out = a * H;
+      for (let h = 0; h < H; h++) {
+        const s = sum[h];
+        sig[out + h] = s > 0 ? Math.max(src[row + h], 0) / s : uniform;
       }
     }
     this.applyLock(b, A, H, sig);
@@ -379,7 +393,7 @@ export class CfrSolver {
     }
     const q = t.player[n], b = t.block[n];
     const sig = this.sig[d], reg = this.reg[d];
-    this.current(n, b, sig, reg);
+    this.current(n, b, sig, reg, q === p && this.pruneNow > 0);
     if (q !== p) {
       const Hq = t.numHands[q], r = this.reach[d];
       out.fill(0, off, off + H);

@@ -6,8 +6,8 @@ import {
   type QuantFormat,
   type Rounding,
 } from "./format.ts";
-import { divF32, invLevels, roundHalfEven } from "./f32math.ts";
-import { roundingUniform } from "./hash.ts";
+import { divF32, invLevels } from "./f32math.ts";
+import { mix32 } from "./hash.ts";
 
 const fround = Math.fround;
 
@@ -39,10 +39,19 @@ export interface QuantStore {
   words: Uint32Array;
   /** Float view of `words` when the format is f32. */
   f32: Float32Array | null;
+  /** Int32 view of `words` (V8 stores packed words into it without a float conversion). */
+  ints: Int32Array;
 }
 
-/** Allocates a zeroed store with one block per entry of `blockSizes`. */
-export function createQuantStore(format: QuantFormat, blockSizes: ArrayLike<number>): QuantStore {
+/**
+ * Allocates a zeroed store with one block per entry of `blockSizes`; with `shared`, payload and
+ * scales live in SharedArrayBuffers so worker threads can update disjoint blocks in place.
+ */
+export function createQuantStore(
+  format: QuantFormat,
+  blockSizes: ArrayLike<number>,
+  shared = false,
+): QuantStore {
   const info = formatInfo(format);
   const blocks = blockSizes.length;
   const offsets = new Uint32Array(blocks + 1);
@@ -55,15 +64,17 @@ export function createQuantStore(format: QuantFormat, blockSizes: ArrayLike<numb
   }
   const n = offsets[blocks];
   if (n > 0x7fffffff) throw new KibitzError("too_large", `store of ${n} elements exceeds 2^31`);
-  const words = new Uint32Array(payloadWords(format, n));
+  const Buf = shared ? SharedArrayBuffer : ArrayBuffer;
+  const words = new Uint32Array(new Buf(payloadWords(format, n) * 4));
   return {
     format,
     n,
     blocks,
     offsets,
-    scales: new Float32Array(info.levels === 0 ? 0 : blocks),
+    scales: new Float32Array(new Buf(info.levels === 0 ? 0 : blocks * 4)),
     words,
     f32: format === "f32" ? new Float32Array(words.buffer) : null,
+    ints: new Int32Array(words.buffer),
   };
 }
 
@@ -76,29 +87,27 @@ export function loadLevel(s: QuantStore, e: number): number {
   return signed ? (w << up) >> (32 - bits) : ((w << up) >>> (32 - bits));
 }
 
-function storeLevel(words: Uint32Array, e: number, q: number, bits: number, perWord: number): void {
-  const wi = (e / perWord) | 0;
-  const shift = (e % perWord) * bits;
-  const mask = bits === 32 ? 0xffffffff : ((1 << bits) - 1) << shift;
-  words[wi] = ((words[wi] & ~mask) | ((q << shift) & mask)) >>> 0;
-}
-
 /** Decodes block `b` into `out[outOffset ...]` as q * scale / levels (exact f32 twin of the WGSL decode). */
 export function decodeBlock(s: QuantStore, b: number, out: Float32Array, outOffset = 0): void {
-  const start = s.offsets[b], end = s.offsets[b + 1];
-  if (s.f32) {
-    out.set(s.f32.subarray(start, end), outOffset);
+  const start = s.offsets[b] | 0, end = s.offsets[b + 1] | 0;
+  const f = s.f32;
+  if (f) {
+    for (let e = start, o = outOffset; e < end; e++, o++) out[o] = f[e];
     return;
   }
   const { bits, perWord, signed, levels } = formatInfo(s.format);
   const d = fround(s.scales[b] * invLevels(levels));
-  const words = s.words;
-  const down = 32 - bits;
-  for (let e = start, o = outOffset; e < end; e++, o++) {
-    const w = words[(e / perWord) | 0];
-    const up = down - (e % perWord) * bits;
-    const q = signed ? (w << up) >> down : (w << up) >>> down;
-    out[o] = fround(q * d);
+  const words = s.ints;
+  const down = 32 - bits, lg = perWord === 2 ? 1 : perWord === 4 ? 2 : 3, sub = perWord - 1;
+  // Shifts instead of division per element; the product rounds to f32 on the store into `out`.
+  if (signed) {
+    for (let e = start, o = outOffset; e < end; e++, o++) {
+      out[o] = ((words[e >>> lg] << (down - (e & sub) * bits)) >> down) * d;
+    }
+  } else {
+    for (let e = start, o = outOffset; e < end; e++, o++) {
+      out[o] = ((words[e >>> lg] << (down - (e & sub) * bits)) >>> down) * d;
+    }
   }
 }
 
@@ -113,6 +122,8 @@ export function nonFinite(s: QuantStore, b: number, i: number, v: number): Kibit
 /**
  * Encodes `values[valuesOffset ...]` (the block's new f32 contents) into block `b`: scale = max |x|,
  * q = x * levels / scale rounded by `key` (stochastic: floor(t) + [u < frac(t)], unbiased), clamped.
+ * Words shared with a neighbouring block are merged atomically, so threads encoding different blocks
+ * of a shared store never lose each other's bits.
  */
 export function encodeBlock(
   s: QuantStore,
@@ -121,43 +132,94 @@ export function encodeBlock(
   valuesOffset: number,
   key: RoundingKey,
 ): void {
-  const start = s.offsets[b], end = s.offsets[b + 1], len = end - start;
+  const start = s.offsets[b] | 0, end = s.offsets[b + 1] | 0, len = end - start;
   let max = 0;
   for (let i = 0; i < len; i++) {
     const v = values[valuesOffset + i];
-    if (!Number.isFinite(v)) throw nonFinite(s, b, i, v);
-    const a = Math.abs(v);
+    if (v - v !== 0) throw nonFinite(s, b, i, v);
+    const a = v < 0 ? -v : v;
     if (a > max) max = a;
   }
-  if (s.f32) {
-    s.f32.set(values.subarray(valuesOffset, valuesOffset + len), start);
+  const f = s.f32;
+  if (f) {
+    for (let i = 0, e = start; i < len; i++, e++) f[e] = values[valuesOffset + i];
     return;
   }
-  const { bits, perWord, signed, levels } = formatInfo(s.format);
-  const words = s.words;
   // Blocks below 2^-100 count as zero, so levels / scale stays finite on every device.
   if (max < ZERO_BLOCK) max = 0;
   s.scales[b] = max;
-  if (max === 0) {
-    for (let e = start; e < end; e++) storeLevel(words, e, 0, bits, perWord);
-    return;
-  }
-  const inv = divF32(levels, max);
-  const lo = signed ? -levels : 0;
   const stochastic = (key.mode ?? defaultRounding(s.format)) === "stochastic";
-  const { seed, iteration } = key;
-  for (let i = 0; i < len; i++) {
-    const t = fround(values[valuesOffset + i] * inv);
-    let q: number;
-    if (stochastic) {
-      const f = Math.floor(t);
-      q = roundingUniform(seed, iteration, b, i) < t - f ? f + 1 : f;
-    } else {
-      q = roundHalfEven(t);
+  encodeLevels(s, b, values, valuesOffset, max, stochastic, key.seed, key.iteration);
+}
+
+/** Rounding-hash state after (seed, iteration, block): roundingHash = mix32(prefix ^ element). */
+function hashPrefix(seed: number, iteration: number, block: number): number {
+  let h = mix32((Math.imul(seed >>> 0, 0x9e3779b9) + 0x632be5ab) >>> 0);
+  h = mix32((h ^ iteration) >>> 0);
+  return mix32((h ^ block) >>> 0);
+}
+
+/**
+ * Writes the integer levels of block `b` for scale `max` (already stored), word by word: whole
+ * words with a plain store, the first and last words (which may hold a neighbour's elements) with
+ * an atomic and/or that touches only this block's bits.
+ */
+function encodeLevels(
+  s: QuantStore,
+  b: number,
+  values: Float32Array,
+  valuesOffset: number,
+  max: number,
+  stochastic: boolean,
+  seed: number,
+  iteration: number,
+): void {
+  const start = s.offsets[b] | 0, end = s.offsets[b + 1] | 0;
+  if (end === start) return;
+  const { bits, perWord, signed, levels } = formatInfo(s.format);
+  const words = s.ints;
+  const inv = max === 0 ? 0 : divF32(levels, max);
+  const lo = signed ? -levels : 0;
+  const prefix = hashPrefix(seed, iteration, b);
+  const lg = perWord === 2 ? 1 : perWord === 4 ? 2 : 3, sub = perWord - 1;
+  const elMask = bits === 16 ? 0xffff : bits === 8 ? 0xff : 0xf;
+  // Whole words get a plain store; the first and last words may hold a neighbouring block's
+  // elements, so only this block's bits are replaced there (atomically: threads may share them).
+  let acc = 0, mask = 0;
+  for (let e = start; e < end; e++) {
+    let q = 0;
+    if (max !== 0) {
+      const i = e - start;
+      const t = fround(values[valuesOffset + i] * inv);
+      const fl = Math.floor(t), frac = t - fl;
+      // Branch-free rounding (a random branch per element costs more than the arithmetic).
+      if (stochastic) {
+        // mix32(prefix ^ i) inlined; u = x / 2^24 < frac  <=>  x < ceil(frac * 2^24) for integer x.
+        let x = prefix ^ i;
+        x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
+        x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
+        x = (x ^ (x >>> 16)) >>> 8;
+        q = (fl | 0) + ((x - Math.ceil(frac * 16777216)) >>> 31);
+      } else {
+        // Round half to even: half up, then ties that landed on an odd level step back.
+        q = Math.floor(t + 0.5) | 0;
+        if (frac === 0.5 && (q & 1) !== 0) q--;
+      }
+      if (q > levels) q = levels;
+      else if (q < lo) q = lo;
     }
-    if (q > levels) q = levels;
-    else if (q < lo) q = lo;
-    storeLevel(words, start + i, q, bits, perWord);
+    const k = e & sub;
+    acc |= (q & elMask) << (k * bits);
+    mask |= elMask << (k * bits);
+    if (k === sub || e === end - 1) {
+      const w = e >>> lg;
+      if (mask === -1) words[w] = acc;
+      else {
+        Atomics.and(words, w, ~mask);
+        Atomics.or(words, w, acc);
+      }
+      acc = 0, mask = 0;
+    }
   }
 }
 

@@ -52,11 +52,45 @@ export function updateBlock(
   c: number,
   key: RoundingKey,
 ): void {
-  const len = s.offsets[b + 1] - s.offsets[b];
+  const start = s.offsets[b] | 0, len = (s.offsets[b + 1] | 0) - start;
   const buf = blockScratch(len);
-  decodeBlock(s, b, buf, 0);
-  const fa = fround(a), fc = fround(c);
-  for (let i = 0; i < len; i++) buf[i] = updateValue(op, buf[i], input[inputOffset + i], fa, fc);
+  const f = s.f32;
+  // f32 storage: read the old values in place; quantized: decode the block first.
+  const old = f ?? buf;
+  const from = f ? start : 0;
+  if (!f) decodeBlock(s, b, buf, 0);
+  const fa = fround(a), fc = fround(c), dac = fa - fc;
+  // One loop per op (the same f32 operations as updateValue, without a call per element).
+  switch (op) {
+    case "set":
+      for (let i = 0; i < len; i++) buf[i] = input[inputOffset + i];
+      break;
+    case "dcfr":
+      if (fc + dac !== fa) {
+        for (let i = 0; i < len; i++) {
+          const o = old[from + i];
+          buf[i] = fround(fround(o * (o > 0 ? fa : fc)) + input[inputOffset + i]);
+        }
+        break;
+      }
+      for (let i = 0; i < len; i++) {
+        // o * (o > 0 ? a : c) without a data-dependent branch (c + (a - c) === a checked above).
+        const o = old[from + i];
+        buf[i] = fround(fround(o * (fc + +(o > 0) * dac)) + input[inputOffset + i]);
+      }
+      break;
+    case "plus":
+      for (let i = 0; i < len; i++) {
+        const r = fround(fround(old[from + i] * fa) + input[inputOffset + i]);
+        buf[i] = r < 0 ? 0 : r;
+      }
+      break;
+    case "strategy":
+      for (let i = 0; i < len; i++) {
+        buf[i] = fround(fround(old[from + i] * fa) + fround(input[inputOffset + i] * fc));
+      }
+      break;
+  }
   encodeBlock(s, b, buf, 0, key);
 }
 
