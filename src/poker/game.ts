@@ -50,6 +50,9 @@ export class PostflopGame implements CfrGame<PostflopState> {
   // Terminal table: kind (fold/showdown), node of the betting tree, board order index.
   private readonly tNode: number[] = [];
   private readonly tBoard: number[] = [];
+  private readonly tHalfPot: number[] = [];
+  private readonly tRake: number[] = [];
+  private readonly tFolder: number[] = [];
   private readonly cardSum = new Float64Array(52);
   private readonly scratchA: Float64Array;
   /** Hands of each player holding each card (the hands a dealt card blocks). */
@@ -130,8 +133,12 @@ export class PostflopGame implements CfrGame<PostflopState> {
       return { kind: "chance", outcomes };
     }
     const id = this.tNode.length;
+    const { halfPot, rake } = this.potOf(s.node);
     this.tNode.push(s.node);
     this.tBoard.push(k === NODE_SHOWDOWN ? this.boardOrder(s.board) : -1);
+    this.tHalfPot.push(halfPot);
+    this.tRake.push(rake);
+    this.tFolder.push(t.folder[s.node]);
     return { kind: "terminal", terminal: id };
   }
 
@@ -228,18 +235,14 @@ export class PostflopGame implements CfrGame<PostflopState> {
     out: Float32Array,
     outOffset: number,
   ): void {
-    const node = this.tNode[terminal];
-    const { halfPot, rake } = this.potOf(node);
-    if (this.tree.kind[node] === NODE_FOLD) {
-      const win = this.tree.folder[node] !== player;
+    const halfPot = this.tHalfPot[terminal], rake = this.tRake[terminal];
+    const board = this.tBoard[terminal];
+    if (board < 0) {
+      const win = this.tFolder[terminal] !== player;
       this.foldLike(player, oppReach, out, outOffset, win ? halfPot - rake : -halfPot);
       return;
     }
-    this.showdown(this.tBoard[terminal], player, oppReach, out, outOffset, {
-      win: halfPot - rake,
-      lose: -halfPot,
-      tie: -rake / 2,
-    });
+    this.showdown(board, player, oppReach, out, outOffset, halfPot - rake, -halfPot, -rake / 2);
   }
 
   /**
@@ -252,7 +255,9 @@ export class PostflopGame implements CfrGame<PostflopState> {
     opp: Float32Array,
     out: Float32Array,
     off: number,
-    pay: { win: number; lose: number; tie: number },
+    payWin: number,
+    payLose: number,
+    payTie: number,
   ): void {
     const o = (1 - p) as 0 | 1;
     const bo = this.orders[boardIndex];
@@ -263,7 +268,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     // Compatible totals per hand (for ties, which only pay when there is rake) come from the
     // fold formula over the board's hands.
     const compat = this.scratchA, win = this.scratchB;
-    const withTies = pay.tie !== 0;
+    const withTies = payTie !== 0;
     if (withTies) {
       cs.fill(0);
       let total = 0;
@@ -304,8 +309,8 @@ export class PostflopGame implements CfrGame<PostflopState> {
         cs[oc[2 * j + 1]] += r;
       }
       const lose = sum - cs[pc[2 * h]] - cs[pc[2 * h + 1]];
-      let v = pay.win * win[i] + pay.lose * lose;
-      if (withTies) v += pay.tie * (compat[i] - win[i] - lose);
+      let v = payWin * win[i] + payLose * lose;
+      if (withTies) v += payTie * (compat[i] - win[i] - lose);
       out[off + h] = v;
     }
     // Hands that conflict with the board get 0 (the engine ignores them).
@@ -332,7 +337,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
       for (let j = 0; j < opp.length; j++) {
         if (board.includes(oc[2 * j]) || board.includes(oc[2 * j + 1])) reach[j] = 0;
       }
-      this.showdown(bi, player, reach, tmp, 0, { win: 1, lose: 0, tie: 0.5 });
+      this.showdown(bi, player, reach, tmp, 0, 1, 0, 0.5);
       this.foldLike(player, reach, cmp, 0, 1);
       const pc = this.cards[player];
       for (let h = 0; h < H; h++) {
