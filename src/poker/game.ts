@@ -3,7 +3,6 @@ import {
   actionLabel,
   type ActionTree,
   NODE_CHANCE,
-  NODE_FOLD,
   NODE_IP,
   NODE_OOP,
   NODE_SHOWDOWN,
