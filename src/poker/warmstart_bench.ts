@@ -62,6 +62,8 @@ interface RunResult {
   its: (number | null)[];
   seconds: (number | null)[];
   curve: Map<number, number>;
+  /** Seconds per iteration of each 10-iteration chunk. */
+  chunks: number[];
 }
 
 const TARGETS = [0.5, 0.3];
@@ -78,10 +80,13 @@ function solveLarge(
   const its: (number | null)[] = TARGETS.map(() => null);
   const seconds: (number | null)[] = TARGETS.map(() => null);
   const curve = new Map<number, number>();
+  const chunks: number[] = [];
   while (s.iteration - start < maxIts && its.some((x) => x === null)) {
     const t0 = performance.now();
     s.run(10);
-    solveMs += performance.now() - t0;
+    const ms = performance.now() - t0;
+    solveMs += ms;
+    chunks.push(ms / 10000);
     const pct = s.exploitability().percent;
     const done = s.iteration - start;
     curve.set(done, pct);
@@ -90,7 +95,7 @@ function solveLarge(
     });
     log(`${label}: ${done} its ${pct.toFixed(3)}% ${(solveMs / 1000).toFixed(1)} s`);
   }
-  return { smallSeconds: startSeconds, its, seconds, curve };
+  return { smallSeconds: startSeconds, its, seconds, curve, chunks };
 }
 
 function parseArgs(args: string[]): Partial<Variant> & { maxIts?: number } {
@@ -123,6 +128,11 @@ function tag(v: Variant): string {
   const extra = (v.subtrees === "matched" ? ", matched subtrees" : "") +
     (v.interpolation === "log" ? ", log" : "");
   return `warm W=${v.weight}${extra}`;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? 0 : s[(s.length - 1) >> 1];
 }
 
 function ratio(a: number | null, b: number | null): number | null {
@@ -159,6 +169,7 @@ export const suite: BenchSuite = {
       ["8-bit regrets / 8-bit strategy", { regretBits: 8, strategyBits: 8 }],
     ];
     const rows: (string | number | null)[][] = [];
+    const work: (string | number | null)[][] = [];
     const curves: { label: string; curve: Map<number, number> }[] = [];
     for (const [storage, so] of storages) {
       const cold = solveLarge(
@@ -169,43 +180,61 @@ export const suite: BenchSuite = {
         `${storage} cold`,
       );
       curves.push({ label: `${storage} cold`, curve: cold.curve });
-      rows.push([
-        storage,
-        "cold",
-        0,
-        0,
-        ...TARGETS.flatMap((_, i) => [
-          cold.its[i],
-          cold.seconds[i],
-          1,
-        ]),
-      ]);
+      const warm: { v: Variant; small: number; transfer: number; r: RunResult }[] = [];
       for (const v of variants) {
         const t0 = performance.now();
         const ss = new CfrSolver(small.tree, small.game, so);
         ss.run(v.smallIterations);
-        const smallExpl = ss.exploitability().percent;
         const t1 = performance.now();
+        const smallExpl = ss.exploitability().percent;
+        const t2 = performance.now();
         const ls = new CfrSolver(large.tree, large.game, so);
         warmStartPostflop({ solver: ss, game: small.game }, { solver: ls, game: large.game }, v);
-        const setup = (performance.now() - t1 + (t1 - t0)) / 1000;
+        const t3 = performance.now();
+        const setup = (t1 - t0 + t3 - t2) / 1000;
         opts.log(
           `${storage} ${tag(v)}: small tree ${v.smallIterations} its at ${smallExpl.toFixed(3)}%, ${
             setup.toFixed(1)
           } s with the transfer`,
         );
-        const w = solveLarge(ls, setup, maxIts, opts.log, `${storage} ${tag(v)}`);
-        curves.push({ label: `${storage} ${tag(v)}`, curve: w.curve });
+        const r = solveLarge(ls, setup, maxIts, opts.log, `${storage} ${tag(v)}`);
+        curves.push({ label: `${storage} ${tag(v)}`, curve: r.curve });
+        warm.push({ v, small: (t1 - t0) / 1000, transfer: (t3 - t2) / 1000, r });
+      }
+      // Work-normalized seconds: iterations times the median seconds per iteration of each tree over
+      // this storage's runs, so that load from other processes on a shared machine cancels out.
+      const largeIt = median([cold, ...warm.map((w) => w.r)].flatMap((r) => r.chunks));
+      const smallIt = median(warm.map((w) => w.small / w.v.smallIterations));
+      const normCold = cold.its.map((n) => (n === null ? null : n * largeIt));
+      rows.push([
+        storage,
+        "cold",
+        0,
+        0,
+        ...TARGETS.flatMap((_, i) => [cold.its[i], cold.seconds[i], 1]),
+      ]);
+      work.push([storage, "cold", largeIt, 0, ...TARGETS.flatMap((_, i) => [normCold[i], 1])]);
+      for (const { v, transfer, r } of warm) {
+        const name = `${tag(v)}, T2s ${v.smallIterations} its, ${v.interpolation}, ${v.subtrees}`;
         rows.push([
           storage,
-          `warm (T2s ${v.smallIterations} its, W ${v.weight}, ${v.interpolation}, ${v.subtrees})`,
+          name,
           v.smallIterations,
-          setup,
+          r.smallSeconds,
           ...TARGETS.flatMap((_, i) => [
-            w.its[i],
-            w.seconds[i],
-            ratio(cold.seconds[i], w.seconds[i]),
+            r.its[i],
+            r.seconds[i],
+            ratio(cold.seconds[i], r.seconds[i]),
           ]),
+        ]);
+        const fixed = v.smallIterations * smallIt + transfer;
+        const norm = r.its.map((n) => (n === null ? null : n * largeIt + fixed));
+        work.push([
+          storage,
+          name,
+          largeIt,
+          smallIt,
+          ...TARGETS.flatMap((_, i) => [norm[i], ratio(normCold[i], norm[i])]),
         ]);
       }
     }
@@ -224,6 +253,21 @@ export const suite: BenchSuite = {
         "speedup 0.3%",
       ],
       rows,
+    });
+    report.tables.push({
+      title:
+        "Work-normalized seconds (median seconds per iteration of each tree x iterations, plus the transfer)",
+      columns: [
+        "storage",
+        "run",
+        "T2 s/it",
+        "T2s s/it",
+        "s to 0.5%",
+        "speedup 0.5%",
+        "s to 0.3%",
+        "speedup 0.3%",
+      ],
+      rows: work,
     });
     const checkpoints = [...new Set(curves.flatMap((c) => [...c.curve.keys()]))].sort((x, y) =>
       x - y
