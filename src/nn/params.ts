@@ -74,7 +74,7 @@ export function initWeights(config: NetConfig, seed = 1): NetWeights {
   return { config: { ...config }, specs, tensors };
 }
 
-/** Number of trainable values. */
-export function countParams(w: NetWeights): number {
-  return w.specs.filter((s) => s.trainable).reduce((a, s) => a + numel(s.shape), 0);
+/** Number of trainable values of a model config. */
+export function countParams(config: NetConfig): number {
+  return paramSpecs(config).filter((s) => s.trainable).reduce((a, s) => a + numel(s.shape), 0);
 }

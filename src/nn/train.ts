@@ -1,6 +1,8 @@
+import { loadCheckpoint, saveCheckpoint } from "./checkpoint.ts";
 import type { NetConfig } from "./config.ts";
 import type { NetBatch, PolicyValueNet, TrainStats } from "./net.ts";
-import { cosineLr, type SgdConfig } from "./optimizer.ts";
+import { cosineLr, defaultSgd, type SgdConfig } from "./optimizer.ts";
+import { initWeights, type NetWeights } from "./params.ts";
 import { rng } from "./tensor.ts";
 
 /** Drives SGD with the cosine learning-rate schedule over a network's training steps. */
@@ -51,4 +53,83 @@ export function syntheticBatch(cfg: NetConfig, size: number, seed: number): Requ
     value[b] = cell % cfg.width < cfg.width / 2 ? 1 : -1;
   }
   return { size, planes, mask, policy, value };
+}
+
+/** Options of a training run on the synthetic task. */
+export interface SyntheticRunOptions {
+  steps: number;
+  batch: number;
+  seed: number;
+  /** Checkpoint file: resumed from when it exists, rewritten atomically every `every` steps and at the end. */
+  checkpoint: string | null;
+  every: number;
+}
+
+/** Held-out loss (policy cross-entropy + value squared error) of inference outputs. */
+export async function heldOutLoss(net: PolicyValueNet, b: Required<NetBatch>): Promise<number> {
+  const out = await net.infer(b);
+  let l = 0;
+  for (let i = 0; i < b.policy.length; i++) {
+    if (b.policy[i] > 0) l -= b.policy[i] * Math.log(Math.max(out.probs[i], 1e-12));
+  }
+  for (let i = 0; i < b.size; i++) l += (out.value[i] - b.value[i]) ** 2;
+  return l / b.size;
+}
+
+/**
+ * Trains `net` on the synthetic task with the cosine schedule, resuming from and saving to a
+ * checkpoint. `make` builds a network from loaded weights (so the caller picks the backend).
+ */
+export async function runSynthetic(
+  make: (w: NetWeights) => Promise<PolicyValueNet>,
+  config: NetConfig,
+  opts: SyntheticRunOptions,
+  progress: (step: number, stats: TrainStats & { lr: number }) => void,
+): Promise<{ net: PolicyValueNet; startStep: number; before: number; after: number }> {
+  let weights = initWeights(config, opts.seed), startStep = 0;
+  let velocity: Map<string, Float32Array> | null = null;
+  if (opts.checkpoint && await exists(opts.checkpoint)) {
+    const c = await loadCheckpoint(opts.checkpoint, config);
+    weights = c.weights;
+    velocity = c.velocity;
+    startStep = Number(c.meta.step ?? 0);
+  }
+  const net = await make(weights);
+  if (velocity) net.setVelocity(velocity);
+  const trainer = new Trainer(net, defaultSgd(opts.steps));
+  trainer.step = startStep;
+  const held = syntheticBatch(config, Math.max(8, opts.batch), opts.seed + 1_000_003);
+  const before = await heldOutLoss(net, held);
+  const dir = opts.checkpoint?.includes("/")
+    ? opts.checkpoint.slice(0, opts.checkpoint.lastIndexOf("/"))
+    : "";
+  if (dir) await Deno.mkdir(dir, { recursive: true });
+  const save = async () => {
+    if (!opts.checkpoint) return;
+    await saveCheckpoint(
+      opts.checkpoint,
+      await net.weights(),
+      { step: trainer.step },
+      await net.velocity(),
+    );
+  };
+  while (trainer.step < opts.steps) {
+    const stats = await trainer.train(
+      syntheticBatch(config, opts.batch, opts.seed * 7919 + trainer.step),
+    );
+    progress(trainer.step, stats);
+    if (opts.every > 0 && trainer.step % opts.every === 0) await save();
+  }
+  await save();
+  return { net, startStep, before, after: await heldOutLoss(net, held) };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
 }
