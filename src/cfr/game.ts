@@ -108,6 +108,13 @@ export interface CfrGame<S = unknown> {
     outOffset: number,
   ): void;
   /**
+   * Optional: where worker threads find this game's class, for multi-threaded solves (the
+   * `threads` solver option). Each worker imports `module`, takes its export `name`, and copies the
+   * game's own fields (a structured clone) onto an object with that class's prototype; so every own
+   * field must be cloneable data, and the methods must live on the prototype.
+   */
+  workerSource?(): { module: string; name: string };
+  /**
    * Optional: like terminalValues, but with the share of the pot that hand h wins against o (1 for a
    * win or the opponent's fold, 0.5 for a tie, 0 otherwise); the engine derives per-hand equity.
    */

@@ -34,6 +34,7 @@ import {
   regretsNonNegative,
 } from "./schedule.ts";
 import { CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
+import { type ChanceTasks, chanceTasks, WorkerPool } from "./parallel.ts";
 
 /** A node whose strategy is fixed: strategy[a * hands + h]; a hand whose column is NaN stays free. */
 export interface LockedNode {
@@ -82,6 +83,22 @@ export interface SolverOptions {
    * like the reference solver, each iteration adds the current strategy unweighted.
    */
   reachWeightedAverage?: boolean;
+  /**
+   * Threads for training (default 1). Above 1, the subtrees below the first chance nodes (the turn
+   * or river cards) are shared out to Web Workers over SharedArrayBuffer storage; each subtree's
+   * blocks are written by exactly one thread and the parent sums the outcomes in a fixed order, so
+   * the result is bit-identical whatever the thread count. Needs a game with `workerSource` and a
+   * tree with chance nodes; otherwise the solve runs on one thread. Call `close()` when done.
+   */
+  threads?: number;
+}
+
+/** Engine-internal: the stores a worker thread shares with the main solver. */
+export interface SharedStores {
+  regrets: QuantStore;
+  strategy: QuantStore;
+  predicted: QuantStore | null;
+  tasks: ChanceTasks;
 }
 
 /** Progress callback of `run`: called after iteration `iteration` (1-based count done). */
@@ -109,6 +126,10 @@ export class CfrSolver {
   iteration = 0;
   /** Traverser hands visited at nodes during training (the work pruning saves). */
   nodeHandVisits = 0;
+  /** Threads training uses (1 when the game or tree does not allow more). */
+  readonly threads: number;
+  /** Subtrees below the first chance nodes, run by the worker threads (null on one thread). */
+  readonly tasks: ChanceTasks | null;
 
   private readonly locked: (Float32Array | null)[];
   private readonly evaluator: TreeEvaluator;
@@ -124,13 +145,23 @@ export class CfrSolver {
   private readonly pruneMask: Uint8Array[] = [];
   private readonly tmp: Float32Array;
   private readonly sums: Float64Array;
+  private readonly den: Float64Array;
   private pruneNow = 0;
   private disc: IterationDiscount = { alphaPos: 0, betaNeg: 0.5, gamma: 0, alphaNext: 0 };
   private rKey: RoundingKey = { seed: 0, iteration: 0 };
   private sKey: RoundingKey = { seed: 0, iteration: 0 };
   private pKey: RoundingKey = { seed: 0, iteration: 0 };
+  private pool: WorkerPool | null = null;
+  /** 1 while the main thread reads subtree values computed by the tasks instead of visiting. */
+  private fromTasks = false;
 
-  constructor(readonly tree: PublicTree, readonly game: CfrGame, options: SolverOptions = {}) {
+  /** `shared` is engine-internal: a worker thread's view of the main solver's stores. */
+  constructor(
+    readonly tree: PublicTree,
+    readonly game: CfrGame,
+    readonly options: SolverOptions = {},
+    shared?: SharedStores,
+  ) {
     const algorithm = options.algorithm ?? "dcfr";
     this.algorithm = algorithm;
     const base = options.schedule === "paper" && (algorithm === "dcfr" || algorithm === "dcfr+")
@@ -161,9 +192,21 @@ export class CfrSolver {
       );
     }
     const sf = strategyFormat(options.strategyBits ?? 32);
-    this.regrets = createQuantStore(rf, tree.blockSize);
-    this.strategy = createQuantStore(sf, tree.blockSize);
-    this.predicted = algorithm === "pdcfr+" ? createQuantStore(rf, tree.blockSize) : null;
+    const threads = Math.floor(options.threads ?? 1);
+    if (!(threads >= 1)) {
+      throw new KibitzError("bad_option", `threads must be at least 1, got ${options.threads}`);
+    }
+    const tasks = !shared && threads > 1 && game.workerSource ? chanceTasks(tree) : null;
+    this.tasks = shared ? shared.tasks : tasks && tasks.count > 0 ? tasks : null;
+    this.threads = this.tasks && !shared ? threads : 1;
+    const sab = this.threads > 1;
+    this.regrets = shared?.regrets ?? createQuantStore(rf, tree.blockSize, sab);
+    this.strategy = shared?.strategy ?? createQuantStore(sf, tree.blockSize, sab);
+    this.predicted = shared
+      ? shared.predicted
+      : algorithm === "pdcfr+"
+      ? createQuantStore(rf, tree.blockSize, sab)
+      : null;
 
     this.locked = new Array(tree.blockNode.length).fill(null);
     for (const l of options.lockedNodes ?? []) {
@@ -193,6 +236,7 @@ export class CfrSolver {
     }
     this.tmp = new Float32Array(wide);
     this.sums = new Float64Array(maxH);
+    this.den = new Float64Array(maxH);
     this.evaluator = new TreeEvaluator(tree, game);
     this.mass = dealMass(game);
   }
@@ -216,9 +260,60 @@ export class CfrSolver {
     }
   }
 
+  /** Stops the worker threads (a later `run` starts them again). Idempotent. */
+  close(): void {
+    this.pool?.close();
+    this.pool = null;
+  }
+
   /** One iteration: player 0 then player 1 update (alternating), each against the other's current strategy. */
   step(): void {
     const t = this.iteration;
+    this.beginIteration(t);
+    if (this.threads > 1 && !this.pool) this.pool = new WorkerPool(this, this.threads - 1);
+    for (const p of [0, 1] as const) {
+      const o = (1 - p) as 0 | 1;
+      const act = new Uint8Array(this.tree.numHands[p]).fill(1);
+      const out = new Float32Array(this.tree.numHands[p]);
+      const self = this.game.initialWeights(p), opp = this.game.initialWeights(o);
+      if (this.pool) {
+        // Reach pass down to the chance nodes, subtrees on every thread, then the values pass.
+        this.tasks!.cn.fill(-1);
+        this.reachPass(0, 0, p, opp, self, act, act.length);
+        this.nodeHandVisits += this.pool.runTasks(t, p);
+        this.fromTasks = true;
+        try {
+          this.visit(0, 0, p, opp, self, act, act.length, out, 0);
+        } finally {
+          this.fromTasks = false;
+        }
+      } else this.visit(0, 0, p, opp, self, act, act.length, out, 0);
+    }
+    this.iteration++;
+  }
+
+  /**
+   * Engine-internal (also run by worker threads): runs the subtree of task `k` for traverser `p`
+   * from the inputs the reach pass stored, writing its values to the task's output row. Returns the
+   * node-hand visits it made.
+   */
+  runTask(k: number, p: 0 | 1): number {
+    const tk = this.tasks!, t = this.tree;
+    const cn = tk.cn[k];
+    if (cn < 0) return 0;
+    const c = tk.node[k], d = t.depth[c], row = k * tk.stride;
+    const o = 1 - p, Ho = t.numHands[o], H = t.numHands[p];
+    // Private copies of the inputs (the scratch of the chance node's depth, as the serial walk).
+    const r = this.reach[d - 1], sr = this.selfReach[d - 1], ca = this.active[d - 1];
+    for (let i = 0; i < Ho; i++) r[i] = tk.opp[row + i];
+    for (let h = 0; h < H; h++) sr[h] = tk.self[row + h], ca[h] = tk.act[row + h];
+    const before = this.nodeHandVisits;
+    this.visit(c, d, p, r, sr, ca, cn, tk.out, row);
+    return this.nodeHandVisits - before;
+  }
+
+  /** Engine-internal: sets the discounts, pruning and rounding keys of iteration t. */
+  beginIteration(t: number): void {
     this.disc = iterationDiscount(this.discount, t);
     const refresh = this.pruningRefresh > 0 && t % this.pruningRefresh === 0;
     this.pruneNow = refresh ? 0 : this.pruning;
@@ -230,14 +325,74 @@ export class CfrSolver {
       mode: this.strategyRounding,
     };
     this.pKey = { seed: (this.seed ^ PREDICT_SALT) >>> 0, iteration: t, mode };
-    for (const p of [0, 1] as const) {
-      const o = (1 - p) as 0 | 1;
-      const act = new Uint8Array(this.tree.numHands[p]).fill(1);
-      const out = new Float32Array(this.tree.numHands[p]);
-      const self = this.game.initialWeights(p);
-      this.visit(0, 0, p, this.game.initialWeights(o), self, act, act.length, out, 0);
+  }
+
+  /**
+   * The top-down half of a parallel traversal: walks the nodes above the first chance nodes as
+   * `visit` does and stores, for every chance outcome below them, the inputs its subtree gets
+   * (opponent reach, own reach, active hands), without evaluating or updating anything.
+   */
+  private reachPass(
+    n: number,
+    d: number,
+    p: 0 | 1,
+    opp: Float32Array,
+    self: Float32Array,
+    act: Uint8Array,
+    nAct: number,
+  ): void {
+    const t = this.tree, tk = this.tasks!;
+    const H = t.numHands[p];
+    const kind = t.kind[n];
+    if (kind === CFR_TERMINAL) return;
+    const first = t.firstChild[n], A = t.numChildren[n];
+    if (kind === CFR_CHANCE) {
+      const o = 1 - p, Ho = t.numHands[o];
+      const bs = t.blockedStart[o], bh = t.blockedHands[o];
+      const ss = t.blockedStart[p], sh = t.blockedHands[p];
+      for (let c = first; c < first + A; c++) {
+        const k = tk.index[c], row = k * tk.stride;
+        for (let i = 0; i < Ho; i++) tk.opp[row + i] = opp[i];
+        for (let i = bs[c]; i < bs[c + 1]; i++) tk.opp[row + bh[i]] = 0;
+        for (let h = 0; h < H; h++) tk.self[row + h] = self[h], tk.act[row + h] = act[h];
+        let cn = nAct;
+        for (let i = ss[c]; i < ss[c + 1]; i++) {
+          const h = sh[i];
+          if (tk.act[row + h]) cn--;
+          tk.act[row + h] = 0, tk.self[row + h] = 0;
+        }
+        tk.cn[k] = cn;
+      }
+      return;
     }
-    this.iteration++;
+    const q = t.player[n], b = t.block[n];
+    const sig = this.sig[d], reg = this.reg[d];
+    this.current(n, b, sig, reg, q === p && this.pruneNow > 0);
+    if (q !== p) {
+      const Hq = t.numHands[q], r = this.reach[d];
+      for (let a = 0; a < A; a++) {
+        for (let o = 0; o < Hq; o++) r[o] = opp[o] * sig[a * Hq + o];
+        this.reachPass(first + a, d + 1, p, r, self, act, nAct);
+      }
+      return;
+    }
+    const sr = this.selfReach[d], ca = this.active[d];
+    const prune = this.pruneNow, pm = this.pruneMask[d];
+    if (prune > 0) this.markPruned(b, A, H, reg, prune, pm);
+    for (let a = 0; a < A; a++) {
+      let cn = nAct;
+      if (prune > 0) {
+        cn = 0;
+        for (let h = 0; h < H; h++) {
+          const on = act[h] === 1 && pm[a * H + h] === 0;
+          ca[h] = on ? 1 : 0;
+          if (on) cn++;
+        }
+      } else for (let h = 0; h < H; h++) ca[h] = act[h];
+      if (cn === 0) continue;
+      if (this.reachWeighted) { for (let h = 0; h < H; h++) sr[h] = self[h] * sig[a * H + h]; }
+      this.reachPass(first + a, d + 1, p, opp, this.reachWeighted ? sr : self, ca, cn);
+    }
   }
 
   /** Current strategy (regret matching, locks applied) of player node `node`: actions x hands. */
@@ -320,14 +475,24 @@ export class CfrSolver {
     for (let h = 0; h < H; h++) sum[h] = 0;
     for (let a = 0; a < A; a++) {
       const row = off + a * H;
-      for (let h = 0; h < H; h++) sum[h] += Math.max(src[row + h], 0);
+      for (let h = 0; h < H; h++) {
+        const r = src[row + h];
+        sum[h] += (r + Math.abs(r)) * 0.5; // max(r, 0) exactly, without a branch
+      }
     }
-    const uniform = 1 / A;
+    // Per hand: divide by the sum, or (no positive regret) divide by Infinity and add 1 / A; the
+    // branch is taken once per hand instead of once per element.
+    const uniform = 1 / A, den = this.den;
+    for (let h = 0; h < H; h++) {
+      const s = sum[h];
+      if (s > 0) den[h] = s, sum[h] = 0;
+      else den[h] = Infinity, sum[h] = uniform;
+    }
     for (let a = 0; a < A; a++) {
       const row = off + a * H, out = a * H;
       for (let h = 0; h < H; h++) {
-        const s = sum[h];
-        sig[out + h] = s > 0 ? Math.max(src[row + h], 0) / s : uniform;
+        const r = src[row + h];
+        sig[out + h] = ((r + Math.abs(r)) * 0.5) / den[h] + sum[h];
       }
     }
     this.applyLock(b, A, H, sig);
@@ -369,17 +534,24 @@ export class CfrSolver {
       const r = this.reach[d], sr = this.selfReach[d], ca = this.active[d];
       const bs = t.blockedStart[o], bh = t.blockedHands[o];
       const ss = t.blockedStart[p], sh = t.blockedHands[p];
+      const tk = this.fromTasks ? this.tasks : null;
       for (let c = first; c < first + A; c++) {
-        for (let o = 0; o < Ho; o++) r[o] = opp[o];
-        for (let i = bs[c]; i < bs[c + 1]; i++) r[bh[i]] = 0;
-        for (let h = 0; h < H; h++) sr[h] = self[h], ca[h] = act[h];
-        let cn = nAct;
-        for (let i = ss[c]; i < ss[c + 1]; i++) {
-          const h = sh[i];
-          if (ca[h]) cn--;
-          ca[h] = 0, sr[h] = 0;
+        if (tk) {
+          // Parallel traversal: this outcome's subtree already ran as a task.
+          const row = tk.index[c] * tk.stride;
+          for (let h = 0; h < H; h++) vals[h] = tk.out[row + h];
+        } else {
+          for (let o = 0; o < Ho; o++) r[o] = opp[o];
+          for (let i = bs[c]; i < bs[c + 1]; i++) r[bh[i]] = 0;
+          for (let h = 0; h < H; h++) sr[h] = self[h], ca[h] = act[h];
+          let cn = nAct;
+          for (let i = ss[c]; i < ss[c + 1]; i++) {
+            const h = sh[i];
+            if (ca[h]) cn--;
+            ca[h] = 0, sr[h] = 0;
+          }
+          this.visit(c, d + 1, p, r, sr, ca, cn, vals, 0);
         }
-        this.visit(c, d + 1, p, r, sr, ca, cn, vals, 0);
         for (let i = ss[c]; i < ss[c + 1]; i++) vals[sh[i]] = 0;
         const w = t.chanceWeight[c];
         for (let h = 0; h < H; h++) out[off + h] += w * vals[h];

@@ -1,0 +1,223 @@
+import { KibitzError } from "../cli/error.ts";
+import type { CfrGame } from "./game.ts";
+import type { CfrSolver, SharedStores } from "./solver.ts";
+import { CFR_CHANCE, type PublicTree } from "./tree.ts";
+
+/**
+ * The unit of parallel work: the subtrees hanging below the first chance nodes of the tree (the
+ * chance nodes with no chance node above them). One task per outcome node; a task's subtree owns
+ * its storage blocks alone, so threads running different tasks never write the same block. Inputs
+ * and outputs live in SharedArrayBuffers, one row of `stride` hands per task.
+ */
+export interface ChanceTasks {
+  /** Number of tasks. */
+  count: number;
+  /** Row length (the larger hand count). */
+  stride: number;
+  /** Outcome node of each task. */
+  node: Int32Array;
+  /** Task of each tree node (-1 for nodes that are not such outcomes). */
+  index: Int32Array;
+  /** Opponent reach arriving at the outcome (blocked hands zeroed). */
+  opp: Float32Array;
+  /** Traverser's own reach at the outcome. */
+  self: Float32Array;
+  /** Traverser's active hands at the outcome. */
+  act: Uint8Array;
+  /** Active-hand count per task this traversal; -1 when the traversal does not reach it. */
+  cn: Int32Array;
+  /** The traverser's values of the outcome's subtree (unnormalized, as `visit` writes them). */
+  out: Float32Array;
+}
+
+/** Finds the outcome nodes of the first chance nodes and allocates the shared task rows. */
+export function chanceTasks(tree: PublicTree): ChanceTasks {
+  const { size, kind, parent } = tree;
+  // Nodes at or below a chance node (breadth-first order: parents come first).
+  const below = new Uint8Array(size);
+  const index = new Int32Array(size).fill(-1);
+  const nodes: number[] = [];
+  for (let n = 1; n < size; n++) {
+    const par = parent[n];
+    if (below[par]) below[n] = 1;
+    else if (kind[par] === CFR_CHANCE) {
+      below[n] = 1;
+      index[n] = nodes.length;
+      nodes.push(n);
+    }
+  }
+  const count = nodes.length, stride = Math.max(tree.numHands[0], tree.numHands[1]);
+  const f32 = () => new Float32Array(new SharedArrayBuffer(4 * count * stride));
+  return {
+    count,
+    stride,
+    node: Int32Array.from(nodes),
+    index,
+    opp: f32(),
+    self: f32(),
+    act: new Uint8Array(new SharedArrayBuffer(count * stride)),
+    cn: new Int32Array(new SharedArrayBuffer(4 * Math.max(1, count))),
+    out: f32(),
+  };
+}
+
+// Control words (Int32Array over a SharedArrayBuffer).
+const GEN = 0, ITER = 1, PLAYER = 2, NEXT = 3, DONE = 4, QUIT = 5, ERROR = 6, STATE = 8;
+// Worker states: exited (or not started), idle and alive, claimed for the next traversal.
+const DEAD = 0, IDLE = 1, CLAIMED = 2;
+/** A worker idle this long exits, so a process that never calls close() still ends. */
+const IDLE_EXIT_MS = 3000;
+const START_TIMEOUT_MS = 120_000;
+
+/** What a worker thread receives once: everything it needs to run tasks on shared storage. */
+export interface WorkerSetup {
+  slot: number;
+  tree: PublicTree;
+  game: { module: string; name: string; fields: Record<string, unknown> };
+  options: CfrSolver["options"];
+  stores: Omit<SharedStores, "tasks">;
+  tasks: ChanceTasks;
+  ctrl: Int32Array;
+  visits: Float64Array;
+}
+
+/**
+ * Main-thread side of a parallel solve: `workers` Web Workers that, with the main thread, take
+ * tasks from a shared counter each traversal. The main thread blocks on Atomics.wait while the
+ * workers finish, so `CfrSolver.run` stays synchronous.
+ */
+export class WorkerPool {
+  private readonly ctrl: Int32Array;
+  private readonly visits: Float64Array;
+  private readonly workers: (Worker | null)[];
+  private readonly setup: Omit<WorkerSetup, "slot">;
+
+  constructor(private readonly solver: CfrSolver, workers: number) {
+    const game = solver.game as CfrGame;
+    const src = game.workerSource!();
+    this.ctrl = new Int32Array(new SharedArrayBuffer(4 * (STATE + workers)));
+    this.visits = new Float64Array(new SharedArrayBuffer(8 * workers));
+    this.workers = new Array(workers).fill(null);
+    this.setup = {
+      // Labels are for display only; leaving them out keeps the copy small.
+      tree: { ...solver.tree, label: [] },
+      game: { ...src, fields: { ...game } as Record<string, unknown> },
+      options: { ...solver.options, threads: 1 },
+      stores: { regrets: solver.regrets, strategy: solver.strategy, predicted: solver.predicted },
+      tasks: solver.tasks!,
+      ctrl: this.ctrl,
+      visits: this.visits,
+    };
+  }
+
+  /** Runs every task of traverser `p` at iteration `t` on all threads; returns node-hand visits. */
+  runTasks(t: number, p: 0 | 1): number {
+    const ctrl = this.ctrl, W = this.workers.length;
+    for (let w = 0; w < W; w++) this.claim(w);
+    Atomics.store(ctrl, ITER, t);
+    Atomics.store(ctrl, PLAYER, p);
+    Atomics.store(ctrl, NEXT, 0);
+    Atomics.store(ctrl, DONE, 0);
+    Atomics.add(ctrl, GEN, 1);
+    Atomics.notify(ctrl, GEN);
+    const count = this.solver.tasks!.count;
+    let visits = 0, failure: unknown = null;
+    try {
+      for (let k = Atomics.add(ctrl, NEXT, 1); k < count; k = Atomics.add(ctrl, NEXT, 1)) {
+        visits += this.solver.runTask(k, p);
+      }
+    } catch (e) {
+      failure = e;
+    }
+    for (let d = Atomics.load(ctrl, DONE); d < W; d = Atomics.load(ctrl, DONE)) {
+      Atomics.wait(ctrl, DONE, d);
+    }
+    if (failure) throw failure;
+    if (Atomics.load(ctrl, ERROR) !== 0) {
+      this.close();
+      throw new KibitzError("worker_failed", "a CFR worker thread failed (its error is above)");
+    }
+    for (let w = 0; w < W; w++) visits += this.visits[w];
+    return visits;
+  }
+
+  /** Makes worker w claimed for the next traversal, starting it if it is not running. */
+  private claim(w: number): void {
+    const ctrl = this.ctrl;
+    if (Atomics.compareExchange(ctrl, STATE + w, IDLE, CLAIMED) === IDLE) return;
+    // Exited while idle (or never started): start a fresh one and wait until it is ready.
+    this.workers[w]?.terminate();
+    const worker = new Worker(new URL("./worker.ts", import.meta.url).href, { type: "module" });
+    this.workers[w] = worker;
+    worker.postMessage({ ...this.setup, slot: w } satisfies WorkerSetup);
+    const start = performance.now();
+    while (Atomics.load(ctrl, STATE + w) !== IDLE) {
+      if (Atomics.load(ctrl, ERROR) !== 0 || performance.now() - start > START_TIMEOUT_MS) {
+        this.close();
+        throw new KibitzError("worker_failed", `CFR worker thread ${w} did not start`);
+      }
+      Atomics.wait(ctrl, STATE + w, DEAD, 100);
+    }
+    Atomics.store(ctrl, STATE + w, CLAIMED);
+  }
+
+  /** Asks the workers to exit and terminates them. */
+  close(): void {
+    Atomics.store(this.ctrl, QUIT, 1);
+    Atomics.add(this.ctrl, GEN, 1);
+    Atomics.notify(this.ctrl, GEN);
+    for (let w = 0; w < this.workers.length; w++) {
+      this.workers[w]?.terminate();
+      this.workers[w] = null;
+      Atomics.store(this.ctrl, STATE + w, DEAD);
+    }
+  }
+}
+
+/**
+ * Worker-thread side: rebuilds the game and a solver on the shared stores, then runs tasks each
+ * time the main thread bumps the generation, until told to quit or idle for IDLE_EXIT_MS.
+ */
+export function serveTasks(
+  solver: CfrSolver,
+  slot: number,
+  ctrl: Int32Array,
+  visits: Float64Array,
+): void {
+  let seen = Atomics.load(ctrl, GEN);
+  Atomics.store(ctrl, STATE + slot, IDLE);
+  Atomics.notify(ctrl, STATE + slot);
+  for (;;) {
+    Atomics.wait(ctrl, GEN, seen, IDLE_EXIT_MS);
+    if (Atomics.load(ctrl, QUIT) !== 0) return;
+    const gen = Atomics.load(ctrl, GEN);
+    if (gen === seen) {
+      // Idle: exit unless the main thread has just claimed this worker.
+      if (Atomics.compareExchange(ctrl, STATE + slot, IDLE, DEAD) === IDLE) return;
+      continue;
+    }
+    seen = gen;
+    if (Atomics.load(ctrl, STATE + slot) !== CLAIMED) continue;
+    const p = Atomics.load(ctrl, PLAYER) as 0 | 1, count = solver.tasks!.count;
+    let v = 0;
+    try {
+      solver.beginIteration(Atomics.load(ctrl, ITER));
+      for (let k = Atomics.add(ctrl, NEXT, 1); k < count; k = Atomics.add(ctrl, NEXT, 1)) {
+        v += solver.runTask(k, p);
+      }
+    } catch (e) {
+      console.error(e);
+      Atomics.store(ctrl, ERROR, 1);
+    }
+    visits[slot] = v;
+    Atomics.store(ctrl, STATE + slot, IDLE);
+    Atomics.add(ctrl, DONE, 1);
+    Atomics.notify(ctrl, DONE);
+  }
+}
+
+/** Worker-thread side: flags a worker that could not start (the main thread stops waiting). */
+export function reportStartFailure(ctrl: Int32Array, slot: number): void {
+  Atomics.store(ctrl, ERROR, 1);
+  Atomics.notify(ctrl, STATE + slot);
+}
