@@ -582,7 +582,7 @@ export class CfrSolver {
     const prune = this.pruneNow, pm = this.pruneMask[d];
     if (prune > 0) this.markPruned(b, A, H, reg, prune, pm);
     for (let a = 0; a < A; a++) {
-      let cn = nAct;
+      let cn = nAct, childAct = act;
       if (prune > 0) {
         cn = 0;
         for (let h = 0; h < H; h++) {
@@ -590,32 +590,42 @@ export class CfrSolver {
           ca[h] = on ? 1 : 0;
           if (on) cn++;
         }
-      } else for (let h = 0; h < H; h++) ca[h] = act[h];
+        childAct = ca;
+      }
       if (cn === 0) {
         vals.fill(0, a * H, a * H + H);
         continue;
       }
       if (this.reachWeighted) { for (let h = 0; h < H; h++) sr[h] = self[h] * sig[a * H + h]; }
-      this.visit(first + a, d + 1, p, opp, this.reachWeighted ? sr : self, ca, cn, vals, a * H);
+      const childSelf = this.reachWeighted ? sr : self;
+      this.visit(first + a, d + 1, p, opp, childSelf, childAct, cn, vals, a * H);
     }
-    for (let h = 0; h < H; h++) {
-      let v = 0;
-      for (let a = 0; a < A; a++) v += sig[a * H + h] * vals[a * H + h];
-      out[off + h] = v;
+    // Node value per hand: sum over actions in order, in f64 (as one running sum per hand).
+    const acc = this.sums;
+    for (let h = 0; h < H; h++) acc[h] = 0;
+    for (let a = 0; a < A; a++) {
+      const row = a * H;
+      for (let h = 0; h < H; h++) acc[h] += sig[row + h] * vals[row + h];
     }
+    for (let h = 0; h < H; h++) out[off + h] = acc[h];
     // Instant regrets in place. Without pruning, hands not traversed (blocked) get 0. With pruning,
     // skipped entries get the instant regret that leaves their regret unchanged (as if not visited).
     const { alphaPos, betaNeg } = this.disc;
     for (let a = 0; a < A; a++) {
-      for (let h = 0; h < H; h++) {
-        const i = a * H + h;
-        if (prune > 0 && (act[h] === 0 || pm[i] === 1)) {
-          const r = reg[i];
-          vals[i] = r - r * (r > 0 ? alphaPos : betaNeg);
-        } else vals[i] = act[h] === 0 ? 0 : vals[i] - out[off + h];
+      const row = a * H;
+      if (prune > 0) {
+        for (let h = 0; h < H; h++) {
+          const i = row + h;
+          if (act[h] === 0 || pm[i] === 1) {
+            const r = reg[i];
+            vals[i] = r - r * (r > 0 ? alphaPos : betaNeg);
+          } else vals[i] = vals[i] - out[off + h];
+        }
+      } else {
+        for (let h = 0; h < H; h++) vals[row + h] = act[h] === 0 ? 0 : vals[row + h] - out[off + h];
       }
     }
-    this.update(b, A, H, sig, vals, self);
+    this.update(b, A, H, sig, vals, self, reg);
   }
 
   /**
@@ -650,15 +660,18 @@ export class CfrSolver {
     sig: Float32Array,
     inst: Float32Array,
     self: Float32Array,
+    reg: Float32Array,
   ): void {
     const { alphaPos, betaNeg, gamma, alphaNext } = this.disc;
+    // `reg` holds this block's decoded regrets when current() decoded them (quantized, no PDCFR+).
+    const old = this.predicted || this.regrets.f32 ? undefined : reg;
     switch (this.algorithm) {
       case "dcfr":
-        updateRegretsDcfr(this.regrets, b, inst, 0, alphaPos, betaNeg, this.rKey);
+        updateRegretsDcfr(this.regrets, b, inst, 0, alphaPos, betaNeg, this.rKey, old);
         break;
       case "dcfr+":
       case "cfr+":
-        updateRegretsPlus(this.regrets, b, inst, 0, alphaPos, this.rKey);
+        updateRegretsPlus(this.regrets, b, inst, 0, alphaPos, this.rKey, old);
         break;
       case "pdcfr+": {
         updateRegretsPlus(this.regrets, b, inst, 0, alphaPos, this.rKey);

@@ -1,4 +1,4 @@
-import { decodeBlock, encodeBlock, type QuantStore, type RoundingKey } from "./store.ts";
+import { decodeBlock, encodeBlock, nonFinite, type QuantStore, type RoundingKey } from "./store.ts";
 
 const fround = Math.fround;
 
@@ -41,7 +41,10 @@ export function updateValue(
   }
 }
 
-/** Decodes block `b`, applies `op` to every element in f32, and re-encodes with the block's new max. */
+/**
+ * Decodes block `b`, applies `op` to every element in f32, and re-encodes with the block's new max.
+ * `decoded`, when given, must hold the block's current decoded values (saves decoding it again).
+ */
 export function updateBlock(
   s: QuantStore,
   b: number,
@@ -51,14 +54,15 @@ export function updateBlock(
   a: number,
   c: number,
   key: RoundingKey,
+  decoded?: Float32Array,
 ): void {
   const start = s.offsets[b] | 0, len = (s.offsets[b + 1] | 0) - start;
   const buf = blockScratch(len);
   const f = s.f32;
   // f32 storage: read the old values in place; quantized: decode the block first.
-  const old = f ?? buf;
+  const old = f ?? decoded ?? buf;
   const from = f ? start : 0;
-  if (!f) decodeBlock(s, b, buf, 0);
+  if (!f && !decoded) decodeBlock(s, b, buf, 0);
   const fa = fround(a), fc = fround(c), dac = fa - fc;
   // One loop per op (the same f32 operations as updateValue, without a call per element).
   switch (op) {
@@ -91,7 +95,14 @@ export function updateBlock(
       }
       break;
   }
-  encodeBlock(s, b, buf, 0, key);
+  if (f) {
+    // f32: no scale to find; reject non-finite results before touching the block.
+    for (let i = 0; i < len; i++) {
+      const v = buf[i];
+      if (v - v !== 0) throw nonFinite(s, b, i, v);
+    }
+    for (let i = 0; i < len; i++) f[start + i] = buf[i];
+  } else encodeBlock(s, b, buf, 0, key);
 }
 
 /** DCFR regret update: r = r * (r > 0 ? alphaPos : betaNeg) + instant, re-encoded. */
@@ -103,8 +114,9 @@ export function updateRegretsDcfr(
   alphaPos: number,
   betaNeg: number,
   key: RoundingKey,
+  decoded?: Float32Array,
 ): void {
-  updateBlock(s, b, "dcfr", instant, instOffset, alphaPos, betaNeg, key);
+  updateBlock(s, b, "dcfr", instant, instOffset, alphaPos, betaNeg, key, decoded);
 }
 
 /** CFR+/DCFR+ regret update: r = max(0, r * alpha + instant), re-encoded. */
@@ -115,8 +127,9 @@ export function updateRegretsPlus(
   instOffset: number,
   alpha: number,
   key: RoundingKey,
+  decoded?: Float32Array,
 ): void {
-  updateBlock(s, b, "plus", instant, instOffset, alpha, 0, key);
+  updateBlock(s, b, "plus", instant, instOffset, alpha, 0, key, decoded);
 }
 
 /** Cumulative-strategy update: s = s * gamma + sigma * weight, re-encoded. */
