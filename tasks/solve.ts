@@ -114,14 +114,12 @@ await runMain(async () => {
       formatBytes(m.storageBytes)
     }, tree ${formatBytes(m.treeBytes)})`,
   );
+  const threads = config.solver.threads;
   info(
-    `backend: cpu${
-      config.solver.backend === "auto" ? " (auto: the postflop game runs on the CPU engine)" : ""
+    `backend: cpu, ${threads} thread${threads === 1 ? "" : "s"} (turn/river subtrees on workers)${
+      config.solver.backend === "auto" ? "; auto: the postflop game runs on the CPU engine" : ""
     }`,
   );
-  if (config.solver.threads > 1) {
-    info(`threads: ${config.solver.threads} requested; this build solves on 1 thread`);
-  }
 
   let stop = false;
   const onSigint = () => (stop = true);

@@ -91,6 +91,14 @@ export class PostflopGame implements CfrGame<PostflopState> {
     ];
   }
 
+  /**
+   * Where the CFR engine's worker threads find this class (multi-threaded solves): every own field
+   * is plain cloneable data, built before the workers start (terminal tables included).
+   */
+  workerSource(): { module: string; name: string } {
+    return { module: import.meta.url, name: "PostflopGame" };
+  }
+
   /** Initial range weight of each hand. */
   initialWeights(player: 0 | 1): Float32Array {
     return this.weights[player];

@@ -97,6 +97,7 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
     regretFormat: s.regretFormat ?? undefined,
     seed: s.seed,
     pruning: s.enablePruning ? 1 : 0,
+    threads: s.threads,
   });
   const every = opts.every ?? 10;
   const start = performance.now();
@@ -104,35 +105,40 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
   const milestones = [...(opts.milestones ?? []), s.targetExploitabilityPct];
   let ex = solver.exploitability();
   let stoppedBy: SolveOutcome["stoppedBy"] = "max_iterations";
-  while (solver.iteration < s.maxIterations) {
-    const n = Math.min(every, s.maxIterations - solver.iteration);
-    solver.run(n);
-    ex = solver.exploitability();
-    const seconds = (performance.now() - start) / 1000;
-    for (const m of milestones) {
-      if (ex.percent <= m && reached[String(m)] === undefined) {
-        reached[String(m)] = solver.iteration;
+  try {
+    while (solver.iteration < s.maxIterations) {
+      const n = Math.min(every, s.maxIterations - solver.iteration);
+      solver.run(n);
+      ex = solver.exploitability();
+      const seconds = (performance.now() - start) / 1000;
+      for (const m of milestones) {
+        if (ex.percent <= m && reached[String(m)] === undefined) {
+          reached[String(m)] = solver.iteration;
+        }
+      }
+      opts.onProgress?.({
+        iteration: solver.iteration,
+        exploitabilityPct: ex.percent,
+        exploitabilityChips: ex.chips,
+        seconds,
+        iterationsPerSecond: solver.iteration / seconds,
+        memoryBytes: solver.storageBytes(),
+        rssBytes: Deno.memoryUsage().rss,
+      });
+      if (ex.percent <= s.targetExploitabilityPct) {
+        stoppedBy = "target";
+        break;
+      }
+      // Yield so a Ctrl-C handler can run between chunks.
+      await new Promise((r) => setTimeout(r, 0));
+      if (opts.shouldStop?.()) {
+        stoppedBy = "interrupted";
+        break;
       }
     }
-    opts.onProgress?.({
-      iteration: solver.iteration,
-      exploitabilityPct: ex.percent,
-      exploitabilityChips: ex.chips,
-      seconds,
-      iterationsPerSecond: solver.iteration / seconds,
-      memoryBytes: solver.storageBytes(),
-      rssBytes: Deno.memoryUsage().rss,
-    });
-    if (ex.percent <= s.targetExploitabilityPct) {
-      stoppedBy = "target";
-      break;
-    }
-    // Yield so a Ctrl-C handler can run between chunks.
-    await new Promise((r) => setTimeout(r, 0));
-    if (opts.shouldStop?.()) {
-      stoppedBy = "interrupted";
-      break;
-    }
+  } finally {
+    // Stop the worker threads; later reads of the strategy run on this thread.
+    solver.close();
   }
   return {
     solver,

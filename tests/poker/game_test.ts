@@ -251,3 +251,30 @@ Deno.test("game: node summaries follow reach down the tree, through dealt cards"
   const aa = river.hands[0].labels.indexOf("AhAd");
   assert.ok(aa >= 0 && river.hands[0].equity[aa] > 0.9, `${river.hands[0].equity[aa]}`);
 });
+
+Deno.test({
+  name: "game: multi-threaded solves (river subtrees on workers) equal the one-thread solve",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () => {
+    const s = spot("Td 9d 6h Qc", "QQ+,AK,T9s", "JJ-99,AQs,KQ", { bet: "75%", raise: "a" });
+    const one = new CfrSolver(s.tree, s.game, { regretBits: 8, strategyBits: 8, seed: 3 });
+    const two = new CfrSolver(s.tree, s.game, {
+      regretBits: 8,
+      strategyBits: 8,
+      seed: 3,
+      threads: 2,
+    });
+    try {
+      one.run(20);
+      two.run(20);
+      assert.equal(two.threads, 2);
+      for (const path of [[], ["Check"], ["Check", "Check", "As"], ["Bet 75", "Call", "2c"]]) {
+        const n = findNode(s.tree, path);
+        assert.deepEqual(two.averageStrategy(n), one.averageStrategy(n), path.join(","));
+      }
+    } finally {
+      two.close();
+    }
+  },
+});
