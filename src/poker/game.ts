@@ -252,6 +252,23 @@ export class PostflopGame implements CfrGame<PostflopState> {
     this.showdown(board, player, oppReach, out, outOffset, halfPot - rake, -halfPot, -rake / 2);
   }
 
+  /** Pot share each hand of `player` wins at a terminal (fold 1 or 0, showdown 1 / 0.5 / 0). */
+  terminalEquity(
+    terminal: number,
+    player: 0 | 1,
+    oppReach: Float32Array,
+    out: Float32Array,
+    outOffset: number,
+  ): void {
+    const board = this.tBoard[terminal];
+    if (board < 0) {
+      const win = this.tFolder[terminal] !== player;
+      this.foldLike(player, oppReach, out, outOffset, win ? 1 : 0);
+      return;
+    }
+    this.showdown(board, player, oppReach, out, outOffset, 1, 0, 0.5);
+  }
+
   /**
    * Showdown values in O(hands): walk both strength-sorted lists, accumulating the opponent reach
    * of strictly weaker (then strictly stronger) hands, minus those sharing a card (per-card sums).

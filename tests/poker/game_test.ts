@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { buildTree, CfrSolver, findNode } from "../../src/cfr/mod.ts";
+import {
+  buildTree,
+  CfrSolver,
+  findNode,
+  policyHandEquity,
+  TreeEvaluator,
+} from "../../src/cfr/mod.ts";
 import { buildActionTree, type TreeConfig } from "../../src/poker/action_tree.ts";
 import { parseBetSizes } from "../../src/poker/bet_size.ts";
 import { parseCards } from "../../src/poker/cards.ts";
@@ -94,6 +100,10 @@ Deno.test("game: all check: EV = pot/2 each and equity 0.5 with identical ranges
   assert.ok(Math.abs(sum.ev[0] - 50) < 1e-3 && Math.abs(sum.ev[1] - 50) < 1e-3, `${sum.ev}`);
   assert.ok(Math.abs(sum.equity[0] - 0.5) < 1e-4, `${sum.equity}`);
   assert.ok(Math.abs(solver.exploitability().chips) < 1e-4);
+  // With no betting, the pot share the engine derives from terminalEquity is the raw equity.
+  const realized = policyHandEquity(new TreeEvaluator(s.tree, s.game), 0, solver.averagePolicy());
+  const raw = s.game.equity(0);
+  raw.forEach((x, h) => assert.ok(Math.abs(x - realized[h]) < 1e-5, `${h}: ${x} ${realized[h]}`));
 });
 
 Deno.test("game: always win, lose and tie, with and without rake", () => {
