@@ -1,6 +1,13 @@
 import { KibitzError } from "../cli/error.ts";
 import type { CfrGame } from "./game.ts";
 import { CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
+import type { ChanceTasks } from "./parallel.ts";
+
+/**
+ * Runs the evaluation tasks of one traversal on every thread (see TreeEvaluator.parallel): each
+ * task calls TreeEvaluator.runTask with the same policy on its thread.
+ */
+export type EvalTaskRunner = (player: 0 | 1, br: boolean) => void;
 
 /**
  * A strategy profile: writes the strategy of player node `node` into out[a * hands + h] (actions x
@@ -43,6 +50,12 @@ export class TreeEvaluator {
   private readonly sig: Float32Array[] = [];
   private readonly reach: Float32Array[] = [];
   private readonly maxH: number;
+  /**
+   * Multi-threaded evaluation of one policy: the shared task rows, the policy the worker threads
+   * evaluate, and the runner that has every thread run the tasks. Set by a multi-threaded solver.
+   */
+  parallel: { tasks: ChanceTasks; policy: CfrPolicy; run: EvalTaskRunner } | null = null;
+  private fromTasks = false;
 
   constructor(readonly tree: PublicTree, readonly game: CfrGame) {
     this.maxH = Math.max(tree.numHands[0], tree.numHands[1]);
@@ -71,11 +84,72 @@ export class TreeEvaluator {
       throw new KibitzError("no_equity", `${this.game.name} does not define equity`);
     }
     const opp = this.game.initialWeights((1 - player) as 0 | 1);
+    const br = mode === "best-response", par = this.parallel;
     this.equity = equity;
     try {
-      this.visit(0, 0, player, opp, policy, mode === "best-response", out, 0);
+      if (par && par.policy === policy && !equity) {
+        // Reach down to the first chance nodes, their subtrees on every thread, then the values.
+        par.tasks.cn.fill(-1);
+        this.reachPass(0, 0, player, opp, policy);
+        par.run(player, br);
+        this.fromTasks = true;
+      }
+      this.visit(0, 0, player, opp, policy, br, out, 0);
     } finally {
       this.equity = false;
+      this.fromTasks = false;
+    }
+  }
+
+  /**
+   * Engine-internal (also run by worker threads): values of task `k`'s subtree for `player` from
+   * the opponent reach the reach pass stored, into the task's output row.
+   */
+  runTask(k: number, player: 0 | 1, policy: CfrPolicy, br: boolean): void {
+    const tk = this.parallel!.tasks;
+    if (tk.cn[k] < 0) return;
+    const c = tk.node[k], d = this.tree.depth[c], row = k * tk.stride;
+    const r = this.reach[d - 1], Ho = this.tree.numHands[1 - player];
+    for (let i = 0; i < Ho; i++) r[i] = tk.opp[row + i];
+    this.visit(c, d, player, r, policy, br, tk.out, row);
+  }
+
+  /**
+   * The top-down half of a parallel evaluation: walks the nodes above the first chance nodes as
+   * `visit` does, storing the opponent reach of every outcome below them (cn = 0 when some reach is
+   * positive, so the outcome is evaluated; it stays -1 when `visit` would skip it).
+   */
+  private reachPass(n: number, d: number, p: 0 | 1, opp: Float32Array, policy: CfrPolicy): void {
+    const t = this.tree, tk = this.parallel!.tasks;
+    const kind = t.kind[n];
+    if (kind === CFR_TERMINAL) return;
+    const first = t.firstChild[n], A = t.numChildren[n];
+    if (kind === CFR_CHANCE) {
+      const o = 1 - p, Ho = t.numHands[o];
+      const bs = t.blockedStart[o], bh = t.blockedHands[o];
+      for (let c = first; c < first + A; c++) {
+        const k = tk.index[c], row = k * tk.stride;
+        for (let i = 0; i < Ho; i++) tk.opp[row + i] = opp[i];
+        for (let i = bs[c]; i < bs[c + 1]; i++) tk.opp[row + bh[i]] = 0;
+        tk.cn[k] = anyPositive(tk.opp.subarray(row, row + Ho), Ho) ? 0 : -1;
+      }
+      return;
+    }
+    const q = t.player[n];
+    if (q === p) {
+      for (let a = 0; a < A; a++) this.reachPass(first + a, d + 1, p, opp, policy);
+      return;
+    }
+    const sig = this.sig[d], r = this.reach[d], Hq = t.numHands[q];
+    policy(n, sig);
+    for (let a = 0; a < A; a++) {
+      let any = false;
+      for (let o = 0; o < Hq; o++) {
+        const x = opp[o] * sig[a * Hq + o];
+        r[o] = x;
+        if (x > 0) any = true;
+      }
+      if (any) this.reachPass(first + a, d + 1, p, r, policy);
     }
   }
 
@@ -104,11 +178,19 @@ export class TreeEvaluator {
       const o = 1 - p, Ho = t.numHands[o];
       const bs = t.blockedStart[o], bh = t.blockedHands[o];
       const ss = t.blockedStart[p], sh = t.blockedHands[p];
+      const tk = this.fromTasks ? this.parallel!.tasks : null;
       for (let c = first; c < first + A; c++) {
-        for (let o = 0; o < Ho; o++) r[o] = opp[o];
-        for (let i = bs[c]; i < bs[c + 1]; i++) r[bh[i]] = 0;
-        if (!anyPositive(r, Ho)) continue;
-        this.visit(c, d + 1, p, r, policy, br, vals, 0);
+        if (tk) {
+          // Parallel evaluation: this outcome's subtree already ran as a task (or is skipped).
+          const k = tk.index[c], row = k * tk.stride;
+          if (tk.cn[k] < 0) continue;
+          for (let h = 0; h < H; h++) vals[h] = tk.out[row + h];
+        } else {
+          for (let o = 0; o < Ho; o++) r[o] = opp[o];
+          for (let i = bs[c]; i < bs[c + 1]; i++) r[bh[i]] = 0;
+          if (!anyPositive(r, Ho)) continue;
+          this.visit(c, d + 1, p, r, policy, br, vals, 0);
+        }
         for (let i = ss[c]; i < ss[c + 1]; i++) vals[sh[i]] = 0;
         const w = t.chanceWeight[c];
         for (let h = 0; h < H; h++) out[off + h] += w * vals[h];

@@ -62,11 +62,13 @@ export function chanceTasks(tree: PublicTree): ChanceTasks {
 }
 
 // Control words (Int32Array over a SharedArrayBuffer).
-const GEN = 0, ITER = 1, PLAYER = 2, NEXT = 3, DONE = 4, QUIT = 5, ERROR = 6, STATE = 8;
+const GEN = 0, ITER = 1, PLAYER = 2, NEXT = 3, DONE = 4, QUIT = 5, ERROR = 6, MODE = 7, STATE = 8;
+/** What a round of tasks computes: training, or values of the average strategy (profile, best response). */
+export const TASK_TRAIN = 0, TASK_PROFILE = 1, TASK_BEST_RESPONSE = 2;
 // Worker states: exited (or not started), idle and alive, claimed for the next traversal.
 const DEAD = 0, IDLE = 1, CLAIMED = 2;
 /** A worker idle this long exits, so a process that never calls close() still ends. */
-const IDLE_EXIT_MS = 3000;
+const IDLE_EXIT_MS = 10_000;
 const START_TIMEOUT_MS = 120_000;
 
 /** What a worker thread receives once: everything it needs to run tasks on shared storage. */
@@ -110,12 +112,16 @@ export class WorkerPool {
     };
   }
 
-  /** Runs every task of traverser `p` at iteration `t` on all threads; returns node-hand visits. */
-  runTasks(t: number, p: 0 | 1): number {
+  /**
+   * Runs every task for player `p` on all threads: training at iteration `t` (returns the
+   * node-hand visits) or an evaluation of the average strategy (`mode`).
+   */
+  runTasks(t: number, p: 0 | 1, mode: number): number {
     const ctrl = this.ctrl, W = this.workers.length;
     for (let w = 0; w < W; w++) this.claim(w);
     Atomics.store(ctrl, ITER, t);
     Atomics.store(ctrl, PLAYER, p);
+    Atomics.store(ctrl, MODE, mode);
     Atomics.store(ctrl, NEXT, 0);
     Atomics.store(ctrl, DONE, 0);
     Atomics.add(ctrl, GEN, 1);
@@ -123,9 +129,7 @@ export class WorkerPool {
     const count = this.solver.tasks!.count;
     let visits = 0, failure: unknown = null;
     try {
-      for (let k = Atomics.add(ctrl, NEXT, 1); k < count; k = Atomics.add(ctrl, NEXT, 1)) {
-        visits += this.solver.runTask(k, p);
-      }
+      visits = runShare(this.solver, ctrl, p, mode, count);
     } catch (e) {
       failure = e;
     }
@@ -174,6 +178,16 @@ export class WorkerPool {
   }
 }
 
+/** Takes tasks from the shared counter until none is left; returns node-hand visits (training). */
+function runShare(solver: CfrSolver, ctrl: Int32Array, p: 0 | 1, mode: number, count: number) {
+  let v = 0;
+  for (let k = Atomics.add(ctrl, NEXT, 1); k < count; k = Atomics.add(ctrl, NEXT, 1)) {
+    if (mode === TASK_TRAIN) v += solver.runTask(k, p);
+    else solver.runEvalTask(k, p, mode === TASK_BEST_RESPONSE);
+  }
+  return v;
+}
+
 /**
  * Worker-thread side: rebuilds the game and a solver on the shared stores, then runs tasks each
  * time the main thread bumps the generation, until told to quit or idle for IDLE_EXIT_MS.
@@ -198,13 +212,11 @@ export function serveTasks(
     }
     seen = gen;
     if (Atomics.load(ctrl, STATE + slot) !== CLAIMED) continue;
-    const p = Atomics.load(ctrl, PLAYER) as 0 | 1, count = solver.tasks!.count;
+    const p = Atomics.load(ctrl, PLAYER) as 0 | 1, mode = Atomics.load(ctrl, MODE);
     let v = 0;
     try {
       solver.beginIteration(Atomics.load(ctrl, ITER));
-      for (let k = Atomics.add(ctrl, NEXT, 1); k < count; k = Atomics.add(ctrl, NEXT, 1)) {
-        v += solver.runTask(k, p);
-      }
+      v = runShare(solver, ctrl, p, mode, solver.tasks!.count);
     } catch (e) {
       console.error(e);
       Atomics.store(ctrl, ERROR, 1);

@@ -34,7 +34,14 @@ import {
   regretsNonNegative,
 } from "./schedule.ts";
 import { CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
-import { type ChanceTasks, chanceTasks, WorkerPool } from "./parallel.ts";
+import {
+  type ChanceTasks,
+  chanceTasks,
+  TASK_BEST_RESPONSE,
+  TASK_PROFILE,
+  TASK_TRAIN,
+  WorkerPool,
+} from "./parallel.ts";
 
 /** A node whose strategy is fixed: strategy[a * hands + h]; a hand whose column is NaN stays free. */
 export interface LockedNode {
@@ -133,6 +140,7 @@ export class CfrSolver {
 
   private readonly locked: (Float32Array | null)[];
   private readonly evaluator: TreeEvaluator;
+  private readonly avgPolicy: CfrPolicy;
   private readonly mass: number;
   private readonly rounding: Rounding | undefined;
   private readonly strategyRounding: Rounding;
@@ -238,6 +246,17 @@ export class CfrSolver {
     this.sums = new Float64Array(maxH);
     this.den = new Float64Array(maxH);
     this.evaluator = new TreeEvaluator(tree, game);
+    this.avgPolicy = (node, out) => this.average(node, out);
+    if (this.tasks) {
+      // Exploitability and EVs of the average strategy split over the threads like training.
+      this.evaluator.parallel = {
+        tasks: this.tasks,
+        policy: this.avgPolicy,
+        run: (p, br) => {
+          this.workerPool().runTasks(this.iteration, p, br ? TASK_BEST_RESPONSE : TASK_PROFILE);
+        },
+      };
+    }
     this.mass = dealMass(game);
   }
 
@@ -270,17 +289,16 @@ export class CfrSolver {
   step(): void {
     const t = this.iteration;
     this.beginIteration(t);
-    if (this.threads > 1 && !this.pool) this.pool = new WorkerPool(this, this.threads - 1);
     for (const p of [0, 1] as const) {
       const o = (1 - p) as 0 | 1;
       const act = new Uint8Array(this.tree.numHands[p]).fill(1);
       const out = new Float32Array(this.tree.numHands[p]);
       const self = this.game.initialWeights(p), opp = this.game.initialWeights(o);
-      if (this.pool) {
+      if (this.threads > 1) {
         // Reach pass down to the chance nodes, subtrees on every thread, then the values pass.
         this.tasks!.cn.fill(-1);
         this.reachPass(0, 0, p, opp, self, act, act.length);
-        this.nodeHandVisits += this.pool.runTasks(t, p);
+        this.nodeHandVisits += this.workerPool().runTasks(t, p, TASK_TRAIN);
         this.fromTasks = true;
         try {
           this.visit(0, 0, p, opp, self, act, act.length, out, 0);
@@ -310,6 +328,16 @@ export class CfrSolver {
     const before = this.nodeHandVisits;
     this.visit(c, d, p, r, sr, ca, cn, tk.out, row);
     return this.nodeHandVisits - before;
+  }
+
+  /** Engine-internal (worker threads): evaluation task `k` of the average strategy. */
+  runEvalTask(k: number, p: 0 | 1, br: boolean): void {
+    this.evaluator.runTask(k, p, this.avgPolicy, br);
+  }
+
+  private workerPool(): WorkerPool {
+    if (!this.pool) this.pool = new WorkerPool(this, this.threads - 1);
+    return this.pool;
   }
 
   /** Engine-internal: sets the discounts, pruning and rounding keys of iteration t. */
@@ -412,7 +440,7 @@ export class CfrSolver {
 
   /** The average strategy profile as a CfrPolicy (for best response and evaluation). */
   averagePolicy(): CfrPolicy {
-    return (node, out) => this.average(node, out);
+    return this.avgPolicy;
   }
 
   /** CfrExploitability of the average strategy, with both best responses and EVs. */
