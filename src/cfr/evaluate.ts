@@ -50,6 +50,7 @@ export class TreeEvaluator {
   private readonly sig: Float32Array[] = [];
   private readonly reach: Float32Array[] = [];
   private readonly maxH: number;
+  private readonly acc: Float64Array;
   /**
    * Multi-threaded evaluation of one policy: the shared task rows, the policy the worker threads
    * evaluate, and the runner that has every thread run the tasks. Set by a multi-threaded solver.
@@ -59,6 +60,7 @@ export class TreeEvaluator {
 
   constructor(readonly tree: PublicTree, readonly game: CfrGame) {
     this.maxH = Math.max(tree.numHands[0], tree.numHands[1]);
+    this.acc = new Float64Array(this.maxH);
     const wide = Math.max(1, tree.maxActions) * this.maxH;
     for (let d = 0; d < tree.levels; d++) {
       this.vals.push(new Float32Array(wide));
@@ -207,15 +209,25 @@ export class TreeEvaluator {
     if (q === p) {
       if (!br) policy(n, sig);
       for (let a = 0; a < A; a++) this.visit(first + a, d + 1, p, opp, policy, br, vals, a * H);
-      for (let h = 0; h < H; h++) {
-        let v = br ? -Infinity : 0;
+      // Per hand over actions in order (action-major): the best value, or the policy's mix in f64.
+      const acc = this.acc;
+      if (br) {
+        for (let h = 0; h < H; h++) acc[h] = -Infinity;
         for (let a = 0; a < A; a++) {
-          const x = vals[a * H + h];
-          if (br) v = x > v ? x : v;
-          else v += sig[a * H + h] * x;
+          const row = a * H;
+          for (let h = 0; h < H; h++) {
+            const x = vals[row + h];
+            if (x > acc[h]) acc[h] = x;
+          }
         }
-        out[off + h] = v;
+      } else {
+        for (let h = 0; h < H; h++) acc[h] = 0;
+        for (let a = 0; a < A; a++) {
+          const row = a * H;
+          for (let h = 0; h < H; h++) acc[h] += sig[row + h] * vals[row + h];
+        }
       }
+      for (let h = 0; h < H; h++) out[off + h] = acc[h];
       return;
     }
     policy(n, sig);

@@ -154,6 +154,9 @@ export class CfrSolver {
   private readonly tmp: Float32Array;
   private readonly sums: Float64Array;
   private readonly den: Float64Array;
+  // Separate scratch for average(): evaluation may run inside a traversal's callbacks.
+  private readonly avgSums: Float64Array;
+  private readonly avgDen: Float64Array;
   private pruneNow = 0;
   private disc: IterationDiscount = { alphaPos: 0, betaNeg: 0.5, gamma: 0, alphaNext: 0 };
   private rKey: RoundingKey = { seed: 0, iteration: 0 };
@@ -245,6 +248,8 @@ export class CfrSolver {
     this.tmp = new Float32Array(wide);
     this.sums = new Float64Array(maxH);
     this.den = new Float64Array(maxH);
+    this.avgSums = new Float64Array(maxH);
+    this.avgDen = new Float64Array(maxH);
     this.evaluator = new TreeEvaluator(tree, game);
     this.avgPolicy = (node, out) => this.average(node, out);
     if (this.tasks) {
@@ -473,10 +478,21 @@ export class CfrSolver {
     const t = this.tree, b = t.block[node];
     const A = t.numChildren[node], H = t.numHands[t.player[node]];
     decodeBlock(this.strategy, b, out, 0);
+    // Per-hand sums over actions in order (action-major, unit stride), then the same divisions.
+    const sum = this.avgSums, den = this.avgDen, uniform = 1 / A;
+    for (let h = 0; h < H; h++) sum[h] = 0;
+    for (let a = 0; a < A; a++) {
+      const row = a * H;
+      for (let h = 0; h < H; h++) sum[h] += out[row + h];
+    }
     for (let h = 0; h < H; h++) {
-      let s = 0;
-      for (let a = 0; a < A; a++) s += out[a * H + h];
-      for (let a = 0; a < A; a++) out[a * H + h] = s > 0 ? out[a * H + h] / s : 1 / A;
+      const s = sum[h];
+      if (s > 0) den[h] = s, sum[h] = 0;
+      else den[h] = Infinity, sum[h] = uniform;
+    }
+    for (let a = 0; a < A; a++) {
+      const row = a * H;
+      for (let h = 0; h < H; h++) out[row + h] = out[row + h] / den[h] + sum[h];
     }
     this.applyLock(b, A, H, out);
   }
