@@ -25,6 +25,8 @@ export interface SolverSettings {
   maxIterations: number;
   targetExploitabilityPct: number;
   enablePruning: boolean;
+  /** Merge suit-isomorphic turn/river cards (default true). */
+  suitIsomorphism: boolean;
   seed: number;
   threads: number;
   backend: "auto" | "cpu" | "gpu";
@@ -63,6 +65,7 @@ const SECTIONS: Record<string, readonly string[]> = {
     "max_iterations",
     "target_exploitability_pct",
     "enable_pruning",
+    "suit_isomorphism",
     "seed",
     "threads",
     "backend",
@@ -379,6 +382,7 @@ function solverSettings(t: Table): SolverSettings {
     maxIterations,
     targetExploitabilityPct: target,
     enablePruning,
+    suitIsomorphism: bool(t, "suit_isomorphism", p, true),
     seed,
     threads,
     backend,

@@ -1,4 +1,4 @@
-import type { CfrChanceOutcome, CfrGame, CfrNode } from "../cfr/game.ts";
+import type { CfrChanceOutcome, CfrGame, CfrIsomorph, CfrNode } from "../cfr/game.ts";
 import {
   actionLabel,
   type ActionTree,
@@ -9,7 +9,14 @@ import {
 } from "./action_tree.ts";
 import { cardName, COMBO_CARDS, comboName } from "./cards.ts";
 import { evaluate7 } from "./hand_eval.ts";
+import { chanceIsomorphism, swapPermutation, symmetricSuitPairs } from "./isomorphism.ts";
 import { rangeHands, type RangeWeights } from "./range.ts";
+
+/** Options of the postflop game. */
+export interface PostflopOptions {
+  /** Merge turn/river cards that are the same deal up to a suit exchange (default true). */
+  isomorphism?: boolean;
+}
 
 /** A public state of the postflop game: a betting-tree node and the board dealt so far. */
 export interface PostflopState {
@@ -54,6 +61,12 @@ export class PostflopGame implements CfrGame<PostflopState> {
   private readonly tFolder: number[] = [];
   private readonly cardSum = new Float64Array(52);
   private readonly scratchA: Float64Array;
+  /** Suit pairs (4 * s1 + s2) both ranges are symmetric in; all 0 without isomorphism. */
+  private readonly symmetric: Uint8Array;
+  /** Per board (in deal order): the canonical cards dealt next and their outcomes. */
+  private readonly deals = new Map<string, { cards: number[]; outcomes: CfrChanceOutcome[] }>();
+  /** Hand permutations per player and suit swap ("p:s1s2"), one array per swap. */
+  private readonly perms = new Map<string, Uint32Array>();
   /** Hands of each player holding each card (the hands a dealt card blocks). */
   private readonly holders: [Int32Array[], Int32Array[]];
   private readonly scratchB: Float64Array;
@@ -62,8 +75,12 @@ export class PostflopGame implements CfrGame<PostflopState> {
     readonly tree: ActionTree,
     readonly board: readonly number[],
     ranges: readonly [RangeWeights, RangeWeights],
+    options: PostflopOptions = {},
   ) {
     this.startingPot = tree.config.startingPot;
+    this.symmetric = options.isomorphism === false
+      ? new Uint8Array(16)
+      : symmetricSuitPairs(ranges);
     const h0 = rangeHands(ranges[0], board), h1 = rangeHands(ranges[1], board);
     this.hands = [h0, h1];
     this.numHands = [h0.length, h1.length];
@@ -89,14 +106,6 @@ export class PostflopGame implements CfrGame<PostflopState> {
       Int32Array.from(h0, (c) => pos1.get(c) ?? -1),
       Int32Array.from(h1, (c) => pos0.get(c) ?? -1),
     ];
-  }
-
-  /**
-   * Where the CFR engine's worker threads find this class (multi-threaded solves): every own field
-   * is plain cloneable data, built before the workers start (terminal tables included).
-   */
-  workerSource(): { module: string; name: string } {
-    return { module: import.meta.url, name: "PostflopGame" };
   }
 
   /** Initial range weight of each hand. */
@@ -126,19 +135,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
       }
       return { kind: "player", player: k as 0 | 1, actions: labels };
     }
-    if (k === NODE_CHANCE) {
-      const outcomes: CfrChanceOutcome[] = [];
-      const left = 52 - s.board.length - 4;
-      for (let card = 0; card < 52; card++) {
-        if (s.board.includes(card)) continue;
-        outcomes.push({
-          label: cardName(card),
-          weight: 1 / left,
-          blocked: [this.holding(0, card), this.holding(1, card)],
-        });
-      }
-      return { kind: "chance", outcomes };
-    }
+    if (k === NODE_CHANCE) return { kind: "chance", outcomes: this.deal(s.board).outcomes };
     const id = this.tNode.length;
     const { halfPot, rake } = this.potOf(s.node);
     this.tNode.push(s.node);
@@ -153,16 +150,76 @@ export class PostflopGame implements CfrGame<PostflopState> {
   child(s: PostflopState, index: number): PostflopState {
     const t = this.tree;
     if (t.kind[s.node] === NODE_CHANCE) {
-      // Outcome `index` is the index-th card not on the board; the betting tree has one child.
-      let n = -1, card = 0;
-      for (; card < 52; card++) if (!s.board.includes(card) && ++n === index) break;
-      return { node: t.firstChild[s.node], board: [...s.board, card] };
+      // Outcome `index` is the index-th canonical card; the betting tree has one child.
+      return { node: t.firstChild[s.node], board: [...s.board, this.deal(s.board).cards[index]] };
     }
     return { node: t.firstChild[s.node] + index, board: s.board };
   }
 
   private holding(p: 0 | 1, card: number): Int32Array {
     return this.holders[p][card];
+  }
+
+  /**
+   * The cards dealt next on `board`: one outcome per canonical card, each listing the cards that
+   * are the same deal with two suits exchanged (suit isomorphism) and the hand relabelling.
+   */
+  private deal(board: readonly number[]): { cards: number[]; outcomes: CfrChanceOutcome[] } {
+    // Deal order matters beyond the starting board (isomorphism looks at every prefix).
+    const key = board.join(",");
+    const known = this.deals.get(key);
+    if (known) return known;
+    const iso = chanceIsomorphism(board, this.symmetric, this.board.length);
+    const weight = 1 / (52 - board.length - 4);
+    const cards: number[] = [], outcomes: CfrChanceOutcome[] = [];
+    for (let card = 0; card < 52; card++) {
+      if (iso.representative[card] !== card) continue;
+      const isomorphs: CfrIsomorph[] = [];
+      for (let twin = 0; twin < 52; twin++) {
+        if (twin === card || iso.representative[twin] !== card) continue;
+        const s1 = card & 3, s2 = twin & 3;
+        isomorphs.push({
+          label: cardName(twin),
+          weight,
+          permutation: [this.permutation(0, s1, s2), this.permutation(1, s1, s2)],
+        });
+      }
+      cards.push(card);
+      outcomes.push({
+        label: cardName(card),
+        weight,
+        blocked: [this.holding(0, card), this.holding(1, card)],
+        ...(isomorphs.length ? { isomorphs } : {}),
+      });
+    }
+    const d = { cards, outcomes };
+    this.deals.set(key, d);
+    return d;
+  }
+
+  private permutation(p: 0 | 1, s1: number, s2: number): Uint32Array {
+    const key = `${p}:${Math.min(s1, s2)}${Math.max(s1, s2)}`;
+    let perm = this.perms.get(key);
+    if (!perm) {
+      // A hand whose twin is not in the list holds a card dealt earlier on this path (the swap
+      // fixes the board), so it is dead here and may map to itself.
+      perm = Uint32Array.from(swapPermutation(this.hands[p], s1, s2), (x, h) => (x < 0 ? h : x));
+      this.perms.set(key, perm);
+    }
+    return perm;
+  }
+
+  /**
+   * Board instances per street relative to the start (1, then the deals after one card, then
+   * after two): what the expanded tree multiplies each street's betting nodes by.
+   */
+  streetMultipliers(): [number, number, number] {
+    const first = this.deal(this.board);
+    let second = 0;
+    if (this.board.length === 3) {
+      for (const c of first.cards) second += this.deal([...this.board, c]).cards.length;
+    }
+    return [1, this.board.length < 5 ? first.cards.length : 0, second];
   }
 
   private boardOrder(board: readonly number[]): number {
@@ -394,4 +451,15 @@ function holdersByCard(cards: Uint8Array): Int32Array[] {
     lists[cards[2 * h + 1]].push(h);
   }
   return lists.map((l) => Int32Array.from(l));
+}
+
+/**
+ * The postflop game as multi-threaded solves use it: the CFR engine's worker threads rebuild it
+ * from this module (every own field is plain cloneable data, built before the workers start).
+ */
+export class WorkerPostflopGame extends PostflopGame {
+  /** Where worker threads find this class. */
+  workerSource(): { module: string; name: string } {
+    return { module: import.meta.url, name: "WorkerPostflopGame" };
+  }
 }

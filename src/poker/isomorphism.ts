@@ -30,22 +30,44 @@ function rankMask(board: readonly number[], suit: number): number {
   return m;
 }
 
+/** Which suit pairs both ranges are symmetric in: entry 4 * s1 + s2 (s1 < s2). */
+export function symmetricSuitPairs(ranges: readonly [RangeWeights, RangeWeights]): Uint8Array {
+  const out = new Uint8Array(16);
+  for (let s2 = 1; s2 < 4; s2++) {
+    for (let s1 = 0; s1 < s2; s1++) {
+      const sym = rangeSuitSymmetric(ranges[0], s1, s2) && rangeSuitSymmetric(ranges[1], s1, s2);
+      out[4 * s1 + s2] = sym ? 1 : 0;
+    }
+  }
+  return out;
+}
+
 /**
- * The isomorphism of the next card dealt on `board`: suit s2 merges into the lowest suit s1 with
- * the same board ranks when both ranges are symmetric in (s1, s2).
+ * The isomorphism of the next card dealt on `board` (in deal order; the first `startCards` are
+ * the starting board): suit s2 merges into the lowest suit s1 with the same board ranks on the
+ * starting board and after every card dealt since, when both ranges are symmetric in (s1, s2)
+ * (`ranges`: the ranges themselves or symmetricSuitPairs of them).
  */
 export function chanceIsomorphism(
   board: readonly number[],
-  ranges: readonly [RangeWeights, RangeWeights],
+  ranges: readonly [RangeWeights, RangeWeights] | Uint8Array,
+  startCards = board.length,
 ): ChanceIsomorphism {
+  const sym = ranges instanceof Uint8Array ? ranges : symmetricSuitPairs(ranges);
+  // The exchange must map every earlier board of the path onto itself too (the reach arriving
+  // here was shaped on those boards): equal rank sets on each prefix from the starting board on.
+  const same = (s1: number, s2: number) => {
+    for (let n = startCards; n <= board.length; n++) {
+      const prefix = board.slice(0, n);
+      if (rankMask(prefix, s1) !== rankMask(prefix, s2)) return false;
+    }
+    return true;
+  };
   const partner = [0, 1, 2, 3];
   for (let s2 = 1; s2 < 4; s2++) {
     for (let s1 = 0; s1 < s2; s1++) {
       if (partner[s1] !== s1) continue;
-      if (rankMask(board, s1) !== rankMask(board, s2)) continue;
-      if (!rangeSuitSymmetric(ranges[0], s1, s2) || !rangeSuitSymmetric(ranges[1], s1, s2)) {
-        continue;
-      }
+      if (!sym[4 * s1 + s2] || !same(s1, s2)) continue;
       partner[s2] = s1;
       break;
     }

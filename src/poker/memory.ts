@@ -2,7 +2,7 @@ import { KibitzError } from "../cli/error.ts";
 import { type QuantFormat, regretFormat, storeBytes, strategyFormat } from "../quant/format.ts";
 import { regretsNonNegative } from "../cfr/schedule.ts";
 import type { CfrAlgorithm } from "../cfr/schedule.ts";
-import { type ActionTree, NODE_CHANCE, NODE_IP, NODE_OOP } from "./action_tree.ts";
+import { type ActionTree, NODE_IP, NODE_OOP } from "./action_tree.ts";
 
 /** Sizes of the expanded game, computed from the betting tree before anything is allocated. */
 export interface GameSize {
@@ -14,27 +14,28 @@ export interface GameSize {
   elements: number;
 }
 
-/** Counts the expanded game: each chance node multiplies its subtree by the cards left. */
+/**
+ * Counts the expanded game. Every betting node of a street appears once per board instance of
+ * that street: `multipliers` = [1, deals of the next card, deals of the next two cards] relative to
+ * the starting street (PostflopGame.streetMultipliers, which merges suit-isomorphic cards). Without
+ * multipliers, every remaining card is dealt.
+ */
 export function gameSize(
   tree: ActionTree,
   boardCards: number,
   numHands: readonly [number, number],
+  multipliers?: readonly number[],
 ): GameSize {
-  const mult = new Float64Array(tree.size);
+  const left = 52 - boardCards;
+  const m = multipliers ?? [1, left, left * (left - 1)];
   let decisionNodes = 0, publicNodes = 0, elements = 0;
-  mult[0] = 1;
   for (let n = 0; n < tree.size; n++) {
-    // Preorder: parents come first, so mult[parent] is final.
-    if (n > 0) {
-      const p = tree.parent[n];
-      const cardsLeft = 52 - boardCards - (tree.street[p] - tree.config.startingStreet);
-      mult[n] = tree.kind[p] === NODE_CHANCE ? mult[p] * cardsLeft : mult[p];
-    }
-    publicNodes += mult[n];
+    const mult = m[tree.street[n] - tree.config.startingStreet];
+    publicNodes += mult;
     const k = tree.kind[n];
     if (k === NODE_OOP || k === NODE_IP) {
-      decisionNodes += mult[n];
-      elements += mult[n] * tree.numChildren[n] * numHands[k];
+      decisionNodes += mult;
+      elements += mult * tree.numChildren[n] * numHands[k];
     }
   }
   return { decisionNodes, publicNodes, elements };

@@ -7,7 +7,12 @@ export * from "./bet_size.ts";
 export * from "./action_tree.ts";
 export * from "./memory.ts";
 export * from "./config.ts";
-export { PostflopGame, type PostflopState } from "./game.ts";
+export {
+  PostflopGame,
+  type PostflopOptions,
+  type PostflopState,
+  WorkerPostflopGame,
+} from "./game.ts";
 export * from "./solve.ts";
 export * from "./results.ts";
 export * from "./isomorphism.ts";

@@ -9,7 +9,7 @@ import { buildTree, type PublicTree } from "../cfr/tree.ts";
 import { KibitzError } from "../cli/error.ts";
 import { type ActionTree, buildActionTree } from "./action_tree.ts";
 import type { SolveConfig } from "./config.ts";
-import { PostflopGame } from "./game.ts";
+import { type PostflopGame, WorkerPostflopGame } from "./game.ts";
 import {
   checkMemoryLimit,
   estimateMemory,
@@ -32,8 +32,15 @@ export interface PreparedSpot {
 /** Builds the betting tree and game and estimates memory; refuses above `maxMemory` bytes. */
 export function prepareSpot(config: SolveConfig, maxMemory = Infinity): PreparedSpot {
   const actionTree = buildActionTree(config.tree);
-  const game = new PostflopGame(actionTree, config.board, config.rangeWeights);
-  const size = gameSize(actionTree, config.board.length, game.numHands);
+  const game = new WorkerPostflopGame(actionTree, config.board, config.rangeWeights, {
+    isomorphism: config.solver.suitIsomorphism,
+  });
+  const size = gameSize(
+    actionTree,
+    config.board.length,
+    game.numHands,
+    game.streetMultipliers(),
+  );
   const memory = estimateMemory(size, config.solver, game.numHands);
   checkMemoryLimit(memory, maxMemory);
   return { config, actionTree, game, size, memory, tree: null };

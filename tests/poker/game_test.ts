@@ -9,7 +9,7 @@ import {
 import { buildActionTree, type TreeConfig } from "../../src/poker/action_tree.ts";
 import { parseBetSizes } from "../../src/poker/bet_size.ts";
 import { parseCards } from "../../src/poker/cards.ts";
-import { PostflopGame } from "../../src/poker/game.ts";
+import { PostflopGame, WorkerPostflopGame } from "../../src/poker/game.ts";
 import { evaluateCards } from "../../src/poker/hand_eval.ts";
 import { parseRange } from "../../src/poker/range.ts";
 import { firstStreetStats, nodeSummary, rootSummary } from "../../src/poker/results.ts";
@@ -35,7 +35,10 @@ function spot(
     mergingThreshold: 0,
     ...opts,
   };
-  const game = new PostflopGame(buildActionTree(cfg), cards, [parseRange(oop), parseRange(ip)]);
+  const game = new WorkerPostflopGame(buildActionTree(cfg), cards, [
+    parseRange(oop),
+    parseRange(ip),
+  ]);
   const tree = buildTree(game);
   return { game, tree };
 }
