@@ -6,7 +6,8 @@ import { Progress } from "../src/cli/progress.ts";
 import { EXAMPLE_CONFIG, parseSolveConfig } from "../src/poker/config.ts";
 import { formatBytes, parseMemorySize } from "../src/poker/memory.ts";
 import type { CfrPolicy } from "../src/cfr/evaluate.ts";
-import { findNode, type PublicTree } from "../src/cfr/tree.ts";
+import { CFR_CHANCE, findNode, type PublicTree } from "../src/cfr/tree.ts";
+import { cardName, parseCard, SUIT_CHARS } from "../src/poker/cards.ts";
 import type { PostflopGame } from "../src/poker/game.ts";
 import {
   collectStrategies,
@@ -183,12 +184,31 @@ function nodeAt(
 ): { path: string[]; summary: RootSummary } | null {
   if (typeof path !== "string") return null;
   const steps = path.split(",").map((x) => x.trim()).filter((x) => x !== "");
-  let node: number;
-  try {
-    node = findNode(tree, steps);
-  } catch (e) {
-    throw new KibitzError("bad_args", `--node "${path}": ${(e as Error).message}`);
+  // A card merged by suit isomorphism is read as the card the tree deals in its place.
+  const board = [...game.board];
+  let node = 0;
+  const notes: string[] = [];
+  for (let i = 0; i < steps.length; i++) {
+    if (tree.kind[node] === CFR_CHANCE && /^[2-9TJQKA][cdhs]$/i.test(steps[i])) {
+      const card = parseCard(steps[i], "--node");
+      const as = game.dealtAs(board, card);
+      if (as !== card) {
+        notes.push(
+          `${cardName(card)} is solved as ${cardName(as)} (suits ${SUIT_CHARS[card & 3]} and ${
+            SUIT_CHARS[as & 3]
+          } exchanged in the hand labels)`,
+        );
+        steps[i] = cardName(as);
+      }
+      board.push(as);
+    }
+    try {
+      node = findNode(tree, steps.slice(0, i + 1));
+    } catch (e) {
+      throw new KibitzError("bad_args", `--node "${path}": ${(e as Error).message}`);
+    }
   }
+  for (const n of notes) console.error(`note: ${n}`);
   return { path: steps, summary: nodeSummary(tree, game, policy, node) };
 }
 

@@ -197,6 +197,15 @@ export class PostflopGame implements CfrGame<PostflopState> {
     return d;
   }
 
+  /**
+   * The card the tree deals in place of `card` after `board` (in deal order): itself, or the
+   * suit-isomorphic card it was merged into.
+   */
+  dealtAs(board: readonly number[], card: number): number {
+    const iso = chanceIsomorphism(board, this.symmetric, this.board.length);
+    return iso.representative[card] < 0 ? card : iso.representative[card];
+  }
+
   private permutation(p: 0 | 1, s1: number, s2: number): Uint32Array {
     const key = `${p}:${Math.min(s1, s2)}${Math.max(s1, s2)}`;
     let perm = this.perms.get(key);

@@ -103,6 +103,10 @@ Deno.test("isomorphism: isomorphic and full solves of the same spot agree", () =
   // Two-suited turn: clubs and diamonds are interchangeable on the river (35 outcomes, not 48).
   const iso = turnSpot("Qs Js 7h 2h", true), full = turnSpot("Qs Js 7h 2h", false);
   const chance = (t: typeof iso) => Array.from(t.tree.kind).filter((k) => k === 1).length;
+  const [ad, ac, ah] = parseCards("Ad Ac Ah");
+  assert.equal(iso.game.dealtAs(iso.game.board, ad), ac);
+  assert.equal(iso.game.dealtAs(iso.game.board, ah), ah);
+  assert.equal(full.game.dealtAs(full.game.board, ad), ad);
   assert.equal(chance(iso), chance(full));
   assert.ok(iso.tree.size < full.tree.size * 0.8, `${iso.tree.size} vs ${full.tree.size}`);
   const a = new CfrSolver(iso.tree, iso.game, { seed: 1 });
