@@ -183,44 +183,87 @@ function encodeLevels(
   const prefix = hashPrefix(seed, iteration, b);
   const lg = perWord === 2 ? 1 : perWord === 4 ? 2 : 3, sub = perWord - 1;
   const elMask = bits === 16 ? 0xffff : bits === 8 ? 0xff : 0xf;
-  // Whole words get a plain store; the first and last words may hold a neighbouring block's
-  // elements, so only this block's bits are replaced there (atomically: threads may share them).
-  let acc = 0, mask = 0;
-  for (let e = start; e < end; e++) {
-    let q = 0;
-    if (max !== 0) {
-      const i = e - start;
+  // Levels first (one tight loop), then packing (a second loop with no rounding logic).
+  const len = end - start;
+  if (levelScratch.length < len) {
+    levelScratch = new Int32Array(Math.max(len, 2 * levelScratch.length));
+  }
+  const lv = levelScratch;
+  if (max === 0) lv.fill(0, 0, len);
+  else if (stochastic) {
+    for (let i = 0; i < len; i++) {
       const t = fround(values[valuesOffset + i] * inv);
-      const fl = Math.floor(t), frac = t - fl;
-      // Branch-free rounding (a random branch per element costs more than the arithmetic).
-      if (stochastic) {
-        // mix32(prefix ^ i) inlined; u = x / 2^24 < frac  <=>  x < ceil(frac * 2^24) for integer x.
-        let x = prefix ^ i;
-        x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
-        x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
-        x = (x ^ (x >>> 16)) >>> 8;
-        q = (fl | 0) + ((x - Math.ceil(frac * 16777216)) >>> 31);
-      } else {
-        // Round half to even: half up, then ties that landed on an odd level step back.
-        q = Math.floor(t + 0.5) | 0;
-        if (frac === 0.5 && (q & 1) !== 0) q--;
-      }
-      if (q > levels) q = levels;
-      else if (q < lo) q = lo;
+      const fl = Math.floor(t);
+      // mix32(prefix ^ i) inlined; u = x / 2^24 < frac  <=>  x < ceil(frac * 2^24) for integer x
+      // (branch-free: a random branch per element costs more than the arithmetic).
+      let x = prefix ^ i;
+      x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
+      x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
+      x = (x ^ (x >>> 16)) >>> 8;
+      const q = (fl | 0) + ((x - Math.ceil((t - fl) * 16777216)) >>> 31);
+      lv[i] = q > levels ? levels : q < lo ? lo : q;
     }
-    const k = e & sub;
-    acc |= (q & elMask) << (k * bits);
-    mask |= elMask << (k * bits);
-    if (k === sub || e === end - 1) {
-      const w = e >>> lg;
-      if (mask === -1) words[w] = acc;
-      else {
-        Atomics.and(words, w, ~mask);
-        Atomics.or(words, w, acc);
-      }
-      acc = 0, mask = 0;
+  } else {
+    for (let i = 0; i < len; i++) {
+      const t = fround(values[valuesOffset + i] * inv);
+      // Round half to even: half up, then ties that landed on an odd level step back.
+      let q = Math.floor(t + 0.5) | 0;
+      if (q - t === 0.5 && (q & 1) !== 0) q--;
+      lv[i] = q > levels ? levels : q < lo ? lo : q;
     }
   }
+  // Whole words get a plain store; the first and last words may hold a neighbouring block's
+  // elements, so only this block's bits are replaced there (atomically: threads may share them).
+  let e = start, i = 0;
+  const head = (perWord - (start & sub)) & sub;
+  if (head > 0) {
+    const n = head < len ? head : len;
+    packPartial(words, lv, 0, start, n, bits, elMask, lg, sub);
+    e += n, i += n;
+  }
+  const whole = (end - e) >>> lg;
+  let w = e >>> lg;
+  if (bits === 16) {
+    for (let k = 0; k < whole; k++, i += 2) words[w++] = (lv[i] & 0xffff) | (lv[i + 1] << 16);
+  } else if (bits === 8) {
+    for (let k = 0; k < whole; k++, i += 4) {
+      words[w++] = (lv[i] & 0xff) | ((lv[i + 1] & 0xff) << 8) | ((lv[i + 2] & 0xff) << 16) |
+        (lv[i + 3] << 24);
+    }
+  } else {
+    for (let k = 0; k < whole; k++, i += 8) {
+      words[w++] = (lv[i] & 0xf) | ((lv[i + 1] & 0xf) << 4) | ((lv[i + 2] & 0xf) << 8) |
+        ((lv[i + 3] & 0xf) << 12) | ((lv[i + 4] & 0xf) << 16) | ((lv[i + 5] & 0xf) << 20) |
+        ((lv[i + 6] & 0xf) << 24) | (lv[i + 7] << 28);
+    }
+  }
+  e += whole << lg;
+  if (e < end) packPartial(words, lv, i, e, end - e, bits, elMask, lg, sub);
+}
+
+let levelScratch = new Int32Array(1024);
+
+/** Packs `n` levels (lv[i ...]) into the word holding elements [e, e + n): only their bits change. */
+function packPartial(
+  words: Int32Array,
+  lv: Int32Array,
+  i: number,
+  e: number,
+  n: number,
+  bits: number,
+  elMask: number,
+  lg: number,
+  sub: number,
+): void {
+  let acc = 0, mask = 0;
+  for (let k = 0; k < n; k++) {
+    const shift = ((e + k) & sub) * bits;
+    acc |= (lv[i + k] & elMask) << shift;
+    mask |= elMask << shift;
+  }
+  const w = e >>> lg;
+  Atomics.and(words, w, ~mask);
+  Atomics.or(words, w, acc);
 }
 
 /** Size of block `b` in elements. */
