@@ -31,6 +31,9 @@ interface BoardOrder {
   dead: [Int32Array, Int32Array];
   order: [Int32Array, Int32Array];
   strength: [Uint16Array, Uint16Array];
+  /** The two cards of order[p][i], in the same (strength) order: sequential reads in showdown. */
+  c1: [Uint8Array, Uint8Array];
+  c2: [Uint8Array, Uint8Array];
 }
 
 /**
@@ -70,6 +73,8 @@ export class PostflopGame implements CfrGame<PostflopState> {
   /** Hands of each player holding each card (the hands a dealt card blocks). */
   private readonly holders: [Int32Array[], Int32Array[]];
   private readonly scratchB: Float64Array;
+  /** Opponent reach in a board's strength order (showdown scratch). */
+  private sortedReach = new Float64Array(0);
 
   constructor(
     readonly tree: ActionTree,
@@ -253,6 +258,8 @@ export class PostflopGame implements CfrGame<PostflopState> {
         order: Int32Array.from(list),
         strength: Uint16Array.from(list, (h) => str[h]),
         dead: Int32Array.from(dead),
+        c1: Uint8Array.from(list, (h) => c[2 * h]),
+        c2: Uint8Array.from(list, (h) => c[2 * h + 1]),
       };
     };
     const m0 = make(0), m1 = make(1);
@@ -261,6 +268,8 @@ export class PostflopGame implements CfrGame<PostflopState> {
       dead: [m0.dead, m1.dead],
       order: [m0.order, m1.order],
       strength: [m0.strength, m1.strength],
+      c1: [m0.c1, m1.c1],
+      c2: [m0.c2, m1.c2],
     });
     this.boards.set(key, this.orders.length - 1);
     return this.orders.length - 1;
@@ -353,8 +362,13 @@ export class PostflopGame implements CfrGame<PostflopState> {
     const bo = this.orders[boardIndex];
     const mine = bo.order[p], ms = bo.strength[p];
     const theirs = bo.order[o], ts = bo.strength[o];
-    const pc = this.cards[p], oc = this.cards[o];
-    const cs = this.cardSum;
+    const mc1 = bo.c1[p], mc2 = bo.c2[p], tc1 = bo.c1[o], tc2 = bo.c2[o];
+    const cs = this.cardSum, nT = theirs.length;
+    // Opponent reach gathered once into strength order (exact in f64): the passes below read it,
+    // and both players' cards, sequentially.
+    if (this.sortedReach.length < nT) this.sortedReach = new Float64Array(nT);
+    const or = this.sortedReach;
+    for (let k = 0; k < nT; k++) or[k] = opp[theirs[k]];
     // Compatible totals per hand (for ties, which only pay when there is rake) come from the
     // fold formula over the board's hands.
     const compat = this.scratchA, win = this.scratchB;
@@ -362,30 +376,31 @@ export class PostflopGame implements CfrGame<PostflopState> {
     if (withTies) {
       cs.fill(0);
       let total = 0;
-      for (let i = 0; i < theirs.length; i++) {
-        const j = theirs[i], r = opp[j];
+      for (let i = 0; i < nT; i++) {
+        const r = or[i];
         total += r;
-        cs[oc[2 * j]] += r;
-        cs[oc[2 * j + 1]] += r;
+        cs[tc1[i]] += r;
+        cs[tc2[i]] += r;
       }
       const same = this.sameIn[p];
       for (let i = 0; i < mine.length; i++) {
-        const h = mine[i], j = same[h];
-        compat[i] = total - cs[pc[2 * h]] - cs[pc[2 * h + 1]] + (j >= 0 ? opp[j] : 0);
+        const j = same[mine[i]];
+        compat[i] = total - cs[mc1[i]] - cs[mc2[i]] + (j >= 0 ? opp[j] : 0);
       }
     }
     // Wins: opponent hands strictly weaker.
     cs.fill(0);
     let sum = 0, k = 0;
     for (let i = 0; i < mine.length; i++) {
-      const h = mine[i], s = ms[i];
-      while (k < theirs.length && ts[k] < s) {
-        const j = theirs[k++], r = opp[j];
+      const s = ms[i];
+      while (k < nT && ts[k] < s) {
+        const r = or[k];
         sum += r;
-        cs[oc[2 * j]] += r;
-        cs[oc[2 * j + 1]] += r;
+        cs[tc1[k]] += r;
+        cs[tc2[k]] += r;
+        k++;
       }
-      win[i] = sum - cs[pc[2 * h]] - cs[pc[2 * h + 1]];
+      win[i] = sum - cs[mc1[i]] - cs[mc2[i]];
     }
     // Losses: opponent hands strictly stronger.
     cs.fill(0);
@@ -393,12 +408,13 @@ export class PostflopGame implements CfrGame<PostflopState> {
     for (let i = mine.length - 1; i >= 0; i--) {
       const h = mine[i], s = ms[i];
       while (k >= 0 && ts[k] > s) {
-        const j = theirs[k--], r = opp[j];
+        const r = or[k];
         sum += r;
-        cs[oc[2 * j]] += r;
-        cs[oc[2 * j + 1]] += r;
+        cs[tc1[k]] += r;
+        cs[tc2[k]] += r;
+        k--;
       }
-      const lose = sum - cs[pc[2 * h]] - cs[pc[2 * h + 1]];
+      const lose = sum - cs[mc1[i]] - cs[mc2[i]];
       let v = payWin * win[i] + payLose * lose;
       if (withTies) v += payTie * (compat[i] - win[i] - lose);
       out[off + h] = v;
