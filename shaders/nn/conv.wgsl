@@ -5,7 +5,8 @@
 // A 16 x 16 workgroup computes a BM x BN output tile (BM/16 x BN/16 per thread) over BK-deep K
 // slices staged in workgroup memory. The TypeScript side compiles two variants by rewriting the
 // tile constants: 64 x 64 x 16 (small layers) and 128 x 128 x 8 (8 x 8 per thread, for wide layers).
-struct Params { n: u32, ci: u32, co: u32, h: u32, w: u32, k: u32, pad: u32, _p: u32 }
+// kchunk (wgrad only): reduction columns per workgroup along z (split-K); 0 = all in one.
+struct Params { n: u32, ci: u32, co: u32, h: u32, w: u32, k: u32, pad: u32, kchunk: u32 }
 
 @group(0) @binding(0) var<storage, read> in0: array<f32>;
 @group(0) @binding(1) var<storage, read> in1: array<f32>;
@@ -90,7 +91,7 @@ fn forward(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) 
   }
 }
 
-// in0 = X [N, Ci, H, W], in1 = dY [N, Co, H, W], out = dW [Co, Ci, K, K].
+// in0 = X [N, Ci, H, W], in1 = dY [N, Co, H, W], out = dW [Co, Ci, K, K] (x splits along z).
 @compute @workgroup_size(16, 16)
 fn wgrad(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
   let t = lid.y * 16u + lid.x;
@@ -101,10 +102,17 @@ fn wgrad(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wi
   let j0 = wid.x * BN;
   let kl = t % BK;
   var acc: array<array<f32, TN>, TM>;
-  for (var k0 = 0u; k0 < cols; k0 += BK) {
+  // Split-K: workgroup z reduces columns [kbeg, kend) into its own slice of `out`.
+  var kbeg = 0u;
+  var kend = cols;
+  if (p.kchunk > 0u) {
+    kbeg = wid.z * p.kchunk;
+    kend = min(cols, kbeg + p.kchunk);
+  }
+  for (var k0 = kbeg; k0 < kend; k0 += BK) {
     // This thread's reduction index (a pixel of the batch) for this slice.
     let kc = k0 + kl;
-    let valid = kc < cols;
+    let valid = kc < kend;
     let img = kc / hw;
     let px = kc - img * hw;
     let y = px / p.w;
@@ -138,7 +146,7 @@ fn wgrad(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wi
     if (m >= p.co) { continue; }
     for (var j = 0u; j < TN; j++) {
       let jj = j0 + lid.x + 16u * j;
-      if (jj < kd) { out[m * kd + jj] = acc[i][j]; }
+      if (jj < kd) { out[(wid.z * p.co + m) * kd + jj] = acc[i][j]; }
     }
   }
 }

@@ -1,4 +1,5 @@
-// Elementwise ops over flat arrays: ReLU, its backward, add, and column sums (a bias gradient).
+// Elementwise ops over flat arrays: ReLU, its backward, add, column sums (a bias gradient) and the
+// sum of split-K partial results.
 struct Params { n: u32, rows: u32, cols: u32, _p: u32 }
 
 @group(0) @binding(0) var<storage, read> in0: array<f32>;
@@ -40,4 +41,14 @@ fn colsum(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
   var s = 0.0;
   for (var r = 0u; r < p.rows; r++) { s += in0[r * p.cols + c]; }
   out[c] = s;
+}
+
+// out[i] = sum_s in0[s * n + i] for s < rows (the partial weight gradients of a split-K wgrad).
+@compute @workgroup_size(64)
+fn sum_splits(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = index(gid, nwg);
+  if (i >= p.n) { return; }
+  var s = 0.0;
+  for (var r = 0u; r < p.rows; r++) { s += in0[r * p.n + i]; }
+  out[i] = s;
 }

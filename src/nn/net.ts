@@ -211,6 +211,7 @@ export class GpuNet implements PolicyValueNet {
     private readonly kernels: NnKernels,
     weights: NetWeights,
     private readonly batchCap: number,
+    private readonly tiled: boolean | undefined,
   ) {
     this.config = { ...weights.config };
     this.pool = new TensorPool(ctx);
@@ -233,13 +234,16 @@ export class GpuNet implements PolicyValueNet {
     this.net = { config: this.config, specs: weights.specs, params, grads, velocity };
   }
 
-  /** Uploads `weights` and compiles the kernels; `maxBatch` caps the positions per submit. */
+  /**
+   * Uploads `weights` and compiles the kernels; `maxBatch` caps the positions per submit, `tiled`
+   * overrides the kernel family (default: tiled GEMMs on hardware adapters, direct on software).
+   */
   static async create(
     ctx: GpuContext,
     weights: NetWeights,
-    opts: { maxBatch?: number } = {},
+    opts: { maxBatch?: number; tiled?: boolean } = {},
   ): Promise<GpuNet> {
-    return new GpuNet(ctx, await loadKernels(ctx), weights, opts.maxBatch ?? Infinity);
+    return new GpuNet(ctx, await loadKernels(ctx), weights, opts.maxBatch ?? Infinity, opts.tiled);
   }
 
   /** Largest batch per submit: its biggest activation fits one storage binding (and the cap). */
@@ -256,7 +260,7 @@ export class GpuNet implements PolicyValueNet {
     const hit = this.plans.get(key);
     if (hit) return hit;
     const c = this.config;
-    const rec = new GpuRecorder(this.ctx, this.kernels, this.pool);
+    const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
     this.ctx.device.pushErrorScope("validation");
     const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
     const mask = this.pool.acquire([size, c.moves], "nn.mask");

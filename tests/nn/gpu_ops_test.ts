@@ -17,13 +17,25 @@ import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
+// The tiled (workgroup-memory GEMM) kernels are what real GPUs run. Software adapters run the direct
+// kernels instead, because llvmpipe needs about a minute to compile each tiled kernel the first time
+// (then its disk cache has them); KIBITZ_TILED_TESTS=1 tests the tiled kernels there too.
+const tiledOpts = {
+  ...opts,
+  ignore: !ctx || (ctx.report.isFallback && !Deno.env.get("KIBITZ_TILED_TESTS")),
+};
+const MODES = [
+  { name: "default kernels", tiled: undefined, opts },
+  { name: "tiled kernels", tiled: true, opts: tiledOpts },
+];
 
 /** Records ops with `body`, runs them once, and reads back the returned tensors. */
 async function onGpu(
   inputs: CpuTensor[],
   body: (r: GpuRecorder, t: GpuTensor[]) => GpuTensor[],
+  tiled?: boolean,
 ): Promise<Float32Array[]> {
-  const r = new GpuRecorder(ctx!, await loadKernels(ctx!), new TensorPool(ctx!));
+  const r = new GpuRecorder(ctx!, await loadKernels(ctx!), new TensorPool(ctx!), tiled);
   const ts = inputs.map((x) => uploadTensor(ctx!, x.shape, x.data));
   const outs = body(r, ts);
   r.submit();
@@ -40,35 +52,37 @@ function close(name: string, got: Float32Array, want: Float32Array): void {
   assert.ok(err <= tol, `${name}: max difference ${err} > ${tol}`);
 }
 
-// Shapes cross the 64-wide tiles and the 16-deep K slices: 70 output channels, 108 pixels; the
-// last case (130 outputs, 144 pixels, 15 x 9 = 135 weight columns) takes the 128 x 128 tiles.
-for (
-  const [k, n, ci, co, h, w] of [[3, 3, 6, 70, 6, 6], [1, 2, 5, 3, 5, 4], [3, 2, 4, 8, 5, 5], [
-    3,
-    2,
-    15,
-    130,
-    8,
-    9,
-  ]]
-) {
-  Deno.test(
-    `GPU conv ${k}x${k} ${n}x${ci}x${h}x${w} -> ${co}: forward, dx, dw match CPU`,
-    opts,
-    async () => {
-      const x = randTensor([n, ci, h, w], 1), wt = randTensor([co, ci, k, k], 2);
-      const dy = randTensor([n, co, h, w], 3);
-      const dw = cpuTensor(wt.shape);
-      const [y, dx, gdw] = await onGpu([x, wt, dy, dw], (r, [gx, gw, gdy, gdw]) => {
-        const y = r.conv2d(gx, gw);
-        const dx = r.conv2dBackward(gx, gw, gdy, gdw, true)!;
-        return [y, dx, gdw];
-      });
-      close("conv forward", y, conv2d(x, wt).data);
-      close("conv dx", dx, conv2dBackwardInput(dy, wt).data);
-      close("conv dw", gdw, conv2dBackwardWeight(x, dy, k).data);
-    },
-  );
+// Shapes cross the 64-wide tiles and the 16-deep K slices: 70 output channels, 108 pixels. The
+// 130-output cases (15 x 9 = 135 weight columns) take the 128 x 128 tiles. The 2048-pixel cases
+// split the weight gradient's reduction in two (split-K) on the small and on the wide tiles.
+const CONV_CASES = [
+  [3, 3, 6, 70, 6, 6],
+  [1, 2, 5, 3, 5, 4],
+  [3, 2, 4, 8, 5, 5],
+  [3, 2, 15, 130, 8, 9],
+  [3, 8, 4, 8, 16, 16],
+  [3, 2, 15, 130, 32, 32],
+];
+for (const mode of MODES) {
+  for (const [k, n, ci, co, h, w] of CONV_CASES) {
+    Deno.test(
+      `GPU conv ${k}x${k} ${n}x${ci}x${h}x${w} -> ${co} (${mode.name}): forward, dx, dw match CPU`,
+      mode.opts,
+      async () => {
+        const x = randTensor([n, ci, h, w], 1), wt = randTensor([co, ci, k, k], 2);
+        const dy = randTensor([n, co, h, w], 3);
+        const dw = cpuTensor(wt.shape);
+        const [y, dx, gdw] = await onGpu([x, wt, dy, dw], (r, [gx, gw, gdy, gdw]) => {
+          const y = r.conv2d(gx, gw);
+          const dx = r.conv2dBackward(gx, gw, gdy, gdw, true)!;
+          return [y, dx, gdw];
+        }, mode.tiled);
+        close("conv forward", y, conv2d(x, wt).data);
+        close("conv dx", dx, conv2dBackwardInput(dy, wt).data);
+        close("conv dw", gdw, conv2dBackwardWeight(x, dy, k).data);
+      },
+    );
+  }
 }
 
 Deno.test(
@@ -119,11 +133,11 @@ Deno.test("GPU relu, relu backward and add match CPU", opts, async () => {
   close("relu backward", d, reluBackward(relu(a), b).data);
 });
 
-// Batch 3 takes the untiled (thin) matmul; batch 20 the tiled one, crossing 64-wide tiles.
-for (const batch of [3, 20]) {
+// Batch 3 takes the untiled (thin) matmul; batch 20 (tiled kernels) the tiled one, crossing tiles.
+for (const [batch, mode] of [[3, MODES[0]], [20, MODES[0]], [20, MODES[1]]] as const) {
   Deno.test(
-    `GPU fully connected forward and backward match CPU (batch ${batch})`,
-    opts,
+    `GPU fully connected forward and backward match CPU (batch ${batch}, ${mode.name})`,
+    mode.opts,
     async () => {
       const x = randTensor([batch, 2, 5, 7], 12), w = randTensor([67, 70], 13);
       const bias = randTensor([67], 14), dy = randTensor([batch, 67], 15);
@@ -134,6 +148,7 @@ for (const batch of [3, 20]) {
           const dx = r.linearBackward(gx, gw, gdy, gdw, gdb, true)!;
           return [y, dx, gdw, gdb];
         },
+        mode.tiled,
       );
       const g = linearBackward(x, w, dy);
       close("fc y", y, linear(x, w, bias).data);

@@ -19,6 +19,9 @@ export interface RecordedOp {
 const TILE = 64;
 /** Convolutions with at least this many output channels and columns use the 128 x 128 tiles. */
 const WIDE = 128;
+/** Weight gradients aim for this many workgroups, splitting K in chunks of at least SPLIT_MIN. */
+const SPLIT_TARGET = 264;
+const SPLIT_MIN = 1024;
 /** Products with at most this many rows or this deep a K use the untiled matmul. */
 const THIN = 8;
 
@@ -33,10 +36,15 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   /** The optimizer uniform (lr, momentum, weight decay); the trainer rewrites it every step. */
   readonly hyper: GPUBuffer;
 
+  /**
+   * `tiled` selects the workgroup-memory GEMM kernels (the fast path on real GPUs); without it the
+   * direct kernels run (default on software adapters, where the tiled ones compile for minutes).
+   */
   constructor(
     readonly ctx: GpuContext,
     readonly kernels: NnKernels,
     readonly pool: TensorPool,
+    readonly tiled: boolean = !ctx.report.isFallback,
   ) {
     this.hyper = uniformBuffer(ctx, new Float32Array([0, 0.9, 1e-4, 0]).buffer, "nn.hyper");
     this.uniforms.push(this.hyper);
@@ -82,18 +90,16 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const co = w.shape[0];
     const y = this.out([n, co, h, wd]);
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
+    if (!this.tiled) {
+      const bind = { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p };
+      this.record("convForwardDirect", bind, this.g1(n * co * h * wd));
+      return y;
+    }
     const cols = n * h * wd, wide = co >= WIDE && cols >= WIDE;
     const tile = wide ? WIDE : TILE;
-    this.record(wide ? "convForwardWide" : "convForward", {
-      0: x.buffer,
-      1: w.buffer,
-      2: y.buffer,
-      3: p,
-    }, [
-      Math.ceil(cols / tile),
-      Math.ceil(co / tile),
-      1,
-    ]);
+    const groups: [number, number, number] = [Math.ceil(cols / tile), Math.ceil(co / tile), 1];
+    const bind = { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p };
+    this.record(wide ? "convForwardWide" : "convForward", bind, groups);
     return y;
   }
 
@@ -103,24 +109,48 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const [n, ci, h, wd] = x.shape;
     const co = w.shape[0];
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
-    const wide = co >= WIDE && ci * k * k >= WIDE;
-    const tile = wide ? WIDE : TILE;
-    this.record(wide ? "convWgradWide" : "convWgrad", {
-      0: x.buffer,
-      1: dy.buffer,
-      2: dw.buffer,
-      3: p,
-    }, [
-      Math.ceil(ci * k * k / tile),
-      Math.ceil(co / tile),
-      1,
-    ]);
+    const kd = ci * k * k, cols = n * h * wd;
+    if (!this.tiled) {
+      const bind = { 0: x.buffer, 1: dy.buffer, 2: dw.buffer, 3: p };
+      this.record("convWgradDirect", bind, this.g1(co * kd));
+    } else this.wgradTiled(x, dy, dw, [n, ci, co, h, wd, k, pad], kd, cols);
     if (!needDx) return null;
     const wt = this.out([ci, co, k, k]);
     this.record("convFlip", { 0: w.buffer, 2: wt.buffer, 3: p }, this.g1(numel(w.shape)));
     const dx = this.conv2d(dy, wt);
     this.release(wt);
     return dx;
+  }
+
+  private wgradTiled(
+    x: GpuTensor,
+    dy: GpuTensor,
+    dw: GpuTensor,
+    [n, ci, co, h, wd, k, pad]: number[],
+    kd: number,
+    cols: number,
+  ): void {
+    const wide = co >= WIDE && kd >= WIDE;
+    const tile = wide ? WIDE : TILE;
+    const gx = Math.ceil(kd / tile), gy = Math.ceil(co / tile);
+    // Split the long reduction (batch x pixels) when the output alone gives too few workgroups.
+    let splits = Math.max(
+      1,
+      Math.min(Math.floor(SPLIT_TARGET / (gx * gy)), Math.floor(cols / SPLIT_MIN)),
+    );
+    const kchunk = splits > 1 ? Math.ceil(cols / splits / 16) * 16 : 0;
+    if (splits > 1) splits = Math.ceil(cols / kchunk);
+    const pw = this.params([n, ci, co, h, wd, k, pad, kchunk]);
+    const kernel = wide ? "convWgradWide" : "convWgrad";
+    if (splits === 1) {
+      this.record(kernel, { 0: x.buffer, 1: dy.buffer, 2: dw.buffer, 3: pw }, [gx, gy, 1]);
+    } else {
+      const part = this.out([splits, co, kd]);
+      this.record(kernel, { 0: x.buffer, 1: dy.buffer, 2: part.buffer, 3: pw }, [gx, gy, splits]);
+      const ps = this.params([co * kd, splits, 0, 0]);
+      this.record("sumSplits", { 0: part.buffer, 2: dw.buffer, 3: ps }, this.g1(co * kd));
+      this.release(part);
+    }
   }
 
   /** Batch norm: a per-channel stats kernel (batch or running), then an elementwise apply. */
@@ -219,7 +249,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const p = this.params([m, n, k, ...strides, bias ? 1 : 0]);
     const bind: Record<number, GPUBuffer> = { 0: a.buffer, 1: b.buffer, 2: c.buffer, 3: p };
     if (bias) bind[4] = bias.buffer;
-    if (m <= THIN || k <= THIN) {
+    if (!this.tiled || m <= THIN || k <= THIN) {
       this.record(bias ? "matmulThinBias" : "matmulThin", bind, this.g1(m * n));
     } else {
       const groups: [number, number, number] = [Math.ceil(n / TILE), Math.ceil(m / TILE), 1];

@@ -1,6 +1,7 @@
 import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import convSrc from "../../../shaders/nn/conv.wgsl" with { type: "text" };
+import convDirectSrc from "../../../shaders/nn/conv_direct.wgsl" with { type: "text" };
 import matmulSrc from "../../../shaders/nn/matmul.wgsl" with { type: "text" };
 import elementwiseSrc from "../../../shaders/nn/elementwise.wgsl" with { type: "text" };
 import batchnormSrc from "../../../shaders/nn/batchnorm.wgsl" with { type: "text" };
@@ -17,6 +18,8 @@ const ENTRIES = {
   convFlip: [convSrc, "flip"],
   convForwardWide: [convWideSrc, "forward"],
   convWgradWide: [convWideSrc, "wgrad"],
+  convForwardDirect: [convDirectSrc, "forward"],
+  convWgradDirect: [convDirectSrc, "wgrad"],
   matmul: [matmulSrc, "plain"],
   matmulBias: [matmulSrc, "with_bias"],
   matmulThin: [matmulSrc, "thin_plain"],
@@ -25,6 +28,7 @@ const ENTRIES = {
   reluBackward: [elementwiseSrc, "relu_backward"],
   add: [elementwiseSrc, "add"],
   colsum: [elementwiseSrc, "colsum"],
+  sumSplits: [elementwiseSrc, "sum_splits"],
   bnBatchStats: [batchnormSrc, "batch_stats"],
   bnRunningStats: [batchnormSrc, "running_stats"],
   bnApply: [batchnormSrc, "apply"],
