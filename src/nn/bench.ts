@@ -227,7 +227,7 @@ export const suite: BenchSuite = {
       "CPU rows are the TypeScript reference (single thread, f64 accumulation): a correctness twin, not a fast path.",
       "GPU conv rows time only the kernels (timestamp queries when the adapter has them); backward-input = weight flip + implicit GEMM.",
       ctx?.report.isFallback
-        ? "The adapter is a software rasterizer (llvmpipe): its numbers say nothing about GPU speed."
+        ? "The adapter is a software rasterizer (llvmpipe): its numbers say nothing about GPU speed, and it runs the direct (untiled) kernels; hardware adapters run the tiled implicit-GEMM kernels."
         : "Pass peak=<GFLOP/s> after the suite name to print the fraction of the GPU's fp32 peak.",
     );
     if (!opts.full) {
