@@ -85,42 +85,45 @@ for (const mode of MODES) {
   }
 }
 
-Deno.test(
-  "GPU batch norm (train, running averages, inference, backward) matches CPU",
-  opts,
-  async () => {
-    const x = randTensor([2, 3, 4, 5], 4, -2, 3), dy = randTensor([2, 3, 4, 5], 5);
-    const mk = () => ({
-      gamma: randTensor([3], 6, 0.5, 1.5),
-      beta: randTensor([3], 7),
-      runMean: randTensor([3], 8),
-      runVar: randTensor([3], 9, 0.5, 2),
-    });
-    const p = mk(), q = mk();
-    const dg = cpuTensor([3]), db = cpuTensor([3]);
-    const got = await onGpu(
-      [x, dy, q.gamma, q.beta, q.runMean, q.runVar, dg, db],
-      (r, [gx, gdy, gamma, beta, runMean, runVar, gdg, gdb]) => {
-        const bn = { gamma, beta, runMean, runVar };
-        const t = r.batchNorm(gx, bn, true);
-        const dx = r.batchNormBackward(gx, gdy, t.stats, gamma, gdg, gdb);
-        const inf = r.batchNorm(gx, bn, false);
-        return [t.y, t.stats, dx, gdg, gdb, runMean, runVar, inf.y];
-      },
-    );
-    const t = batchNorm(x, p, true);
-    const g = batchNormBackward(x, dy, t.stats, p.gamma);
-    const inf = batchNorm(x, p, false);
-    close("bn y", got[0], t.y.data);
-    close("bn stats", got[1], t.stats.data);
-    close("bn dx", got[2], g.dx.data);
-    close("bn dgamma", got[3], g.dgamma.data);
-    close("bn dbeta", got[4], g.dbeta.data);
-    close("bn running mean", got[5], p.runMean.data);
-    close("bn running var", got[6], p.runVar.data);
-    close("bn inference y", got[7], inf.y.data);
-  },
-);
+for (const mode of MODES) {
+  Deno.test(
+    `GPU batch norm (train, running averages, inference, backward) matches CPU (${mode.name})`,
+    mode.opts,
+    async () => {
+      const x = randTensor([2, 3, 4, 5], 4, -2, 3), dy = randTensor([2, 3, 4, 5], 5);
+      const mk = () => ({
+        gamma: randTensor([3], 6, 0.5, 1.5),
+        beta: randTensor([3], 7),
+        runMean: randTensor([3], 8),
+        runVar: randTensor([3], 9, 0.5, 2),
+      });
+      const p = mk(), q = mk();
+      const dg = cpuTensor([3]), db = cpuTensor([3]);
+      const got = await onGpu(
+        [x, dy, q.gamma, q.beta, q.runMean, q.runVar, dg, db],
+        (r, [gx, gdy, gamma, beta, runMean, runVar, gdg, gdb]) => {
+          const bn = { gamma, beta, runMean, runVar };
+          const t = r.batchNorm(gx, bn, true);
+          const dx = r.batchNormBackward(gx, gdy, t.stats, gamma, gdg, gdb);
+          const inf = r.batchNorm(gx, bn, false);
+          return [t.y, t.stats, dx, gdg, gdb, runMean, runVar, inf.y];
+        },
+        mode.tiled,
+      );
+      const t = batchNorm(x, p, true);
+      const g = batchNormBackward(x, dy, t.stats, p.gamma);
+      const inf = batchNorm(x, p, false);
+      close("bn y", got[0], t.y.data);
+      close("bn stats", got[1], t.stats.data);
+      close("bn dx", got[2], g.dx.data);
+      close("bn dgamma", got[3], g.dgamma.data);
+      close("bn dbeta", got[4], g.dbeta.data);
+      close("bn running mean", got[5], p.runMean.data);
+      close("bn running var", got[6], p.runVar.data);
+      close("bn inference y", got[7], inf.y.data);
+    },
+  );
+}
 
 Deno.test("GPU relu, relu backward and add match CPU", opts, async () => {
   const a = randTensor([2, 3, 3, 3], 10), b = randTensor([2, 3, 3, 3], 11);
@@ -159,31 +162,37 @@ for (const [batch, mode] of [[3, MODES[0]], [20, MODES[0]], [20, MODES[1]]] as c
   );
 }
 
-Deno.test("GPU masked softmax, policy and value losses match CPU", opts, async () => {
-  const logits = randTensor([3, 300], 16, -4, 4);
-  const mask = randTensor([3, 300], 17, 0, 1);
-  for (let i = 0; i < mask.data.length; i++) mask.data[i] = mask.data[i] < 0.6 ? 1 : 0;
-  mask.data.fill(0, 600, 900); // a row with no legal move
-  const target = randTensor([3, 300], 18, 0, 1);
-  for (let i = 0; i < target.data.length; i++) target.data[i] *= mask.data[i];
-  const z = randTensor([3, 1], 19, -2, 2), vt = cpuTensor([3], new Float32Array([1, -1, 0.25]));
-  const got = await onGpu([logits, mask, target, z, vt], (r, [gl, gm, gt, gz, gvt]) => {
-    const pl = r.policyLoss(gl, gm, gt);
-    const sm = r.policyLoss(gl, gm, null);
-    const vl = r.valueLoss(gz, gvt);
-    const vo = r.valueLoss(gz, null);
-    return [pl.probs, pl.loss!, pl.dlogits!, sm.probs, vl.value, vl.loss!, vl.dz!, vo.value];
-  });
-  const pl = policyLoss(logits, mask, target), vl = valueLoss(z, vt);
-  close("probs", got[0], pl.probs.data);
-  close("policy loss", got[1], pl.loss.data);
-  close("dlogits", got[2], pl.dlogits.data);
-  close("softmax only", got[3], pl.probs.data);
-  close("value", got[4], vl.value.data);
-  close("value loss", got[5], vl.loss.data);
-  close("dz", got[6], vl.dz.data);
-  close("value only", got[7], vl.value.data);
-});
+for (const mode of MODES) {
+  Deno.test(
+    `GPU masked softmax, policy and value losses match CPU (${mode.name})`,
+    mode.opts,
+    async () => {
+      const logits = randTensor([3, 300], 16, -4, 4);
+      const mask = randTensor([3, 300], 17, 0, 1);
+      for (let i = 0; i < mask.data.length; i++) mask.data[i] = mask.data[i] < 0.6 ? 1 : 0;
+      mask.data.fill(0, 600, 900); // a row with no legal move
+      const target = randTensor([3, 300], 18, 0, 1);
+      for (let i = 0; i < target.data.length; i++) target.data[i] *= mask.data[i];
+      const z = randTensor([3, 1], 19, -2, 2), vt = cpuTensor([3], new Float32Array([1, -1, 0.25]));
+      const got = await onGpu([logits, mask, target, z, vt], (r, [gl, gm, gt, gz, gvt]) => {
+        const pl = r.policyLoss(gl, gm, gt);
+        const sm = r.policyLoss(gl, gm, null);
+        const vl = r.valueLoss(gz, gvt);
+        const vo = r.valueLoss(gz, null);
+        return [pl.probs, pl.loss!, pl.dlogits!, sm.probs, vl.value, vl.loss!, vl.dz!, vo.value];
+      }, mode.tiled);
+      const pl = policyLoss(logits, mask, target), vl = valueLoss(z, vt);
+      close("probs", got[0], pl.probs.data);
+      close("policy loss", got[1], pl.loss.data);
+      close("dlogits", got[2], pl.dlogits.data);
+      close("softmax only", got[3], pl.probs.data);
+      close("value", got[4], vl.value.data);
+      close("value loss", got[5], vl.loss.data);
+      close("dz", got[6], vl.dz.data);
+      close("value only", got[7], vl.value.data);
+    },
+  );
+}
 
 Deno.test("GPU SGD step and sum of squares match CPU", opts, async () => {
   const p = randTensor([1000], 20), g = randTensor([1000], 21), v = randTensor([1000], 22);

@@ -37,8 +37,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   readonly hyper: GPUBuffer;
 
   /**
-   * `tiled` selects the workgroup-memory GEMM kernels (the fast path on real GPUs); without it the
-   * direct kernels run (default on software adapters, where the tiled ones compile for minutes).
+   * `tiled` selects the workgroup-memory kernels (tiled GEMMs, workgroup reductions: the fast path
+   * on real GPUs); without it the direct, barrier-free kernels run (default on software adapters,
+   * where llvmpipe compiles each tiled kernel for about a minute).
    */
   constructor(
     readonly ctx: GpuContext,
@@ -160,9 +161,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const stats = this.out([2, c]);
     if (train) {
       this.record(
-        "bnBatchStats",
+        this.tiled ? "bnBatchStats" : "bnBatchStatsDirect",
         { 0: x.buffer, 4: stats.buffer, 5: bn.runMean.buffer, 6: bn.runVar.buffer, 10: p },
-        [c, 1, 1],
+        this.tiled ? [c, 1, 1] : [Math.ceil(c / 64), 1, 1],
       );
     } else {
       this.record(
@@ -192,9 +193,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const [n, c, h, wd] = x.shape;
     const p = this.params([n, c, h * wd, 0]);
     this.record(
-      "bnBackwardReduce",
+      this.tiled ? "bnBackwardReduce" : "bnBackwardReduceDirect",
       { 0: x.buffer, 1: dy.buffer, 4: stats.buffer, 8: dgamma.buffer, 9: dbeta.buffer, 10: p },
-      [c, 1, 1],
+      this.tiled ? [c, 1, 1] : [Math.ceil(c / 64), 1, 1],
     );
     const dx = this.out(x.shape);
     this.record(
@@ -293,19 +294,20 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     expectShape("policy mask", mask.shape, logits.shape);
     const p = this.params([rows, cols, 0, 0]);
     const probs = this.out(logits.shape);
+    // One workgroup per row (tiled family) or one invocation per row (direct family).
+    const groups: [number, number, number] = this.tiled
+      ? [rows, 1, 1]
+      : [Math.ceil(rows / 64), 1, 1];
     if (!target) {
-      this.record("softmax", { 0: logits.buffer, 1: mask.buffer, 3: probs.buffer, 6: p }, [
-        rows,
-        1,
-        1,
-      ]);
+      const bind = { 0: logits.buffer, 1: mask.buffer, 3: probs.buffer, 6: p };
+      this.record(this.tiled ? "softmax" : "softmaxDirect", bind, groups);
       return { probs, loss: null, dlogits: null };
     }
     expectShape("policy target", target.shape, logits.shape);
     const loss = this.out([rows]);
     const dlogits = this.out(logits.shape);
     this.record(
-      "policyLoss",
+      this.tiled ? "policyLoss" : "policyLossDirect",
       {
         0: logits.buffer,
         1: mask.buffer,
@@ -315,7 +317,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
         5: dlogits.buffer,
         6: p,
       },
-      [rows, 1, 1],
+      groups,
     );
     return { probs, loss, dlogits };
   }

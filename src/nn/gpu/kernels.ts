@@ -5,6 +5,8 @@ import convDirectSrc from "../../../shaders/nn/conv_direct.wgsl" with { type: "t
 import matmulSrc from "../../../shaders/nn/matmul.wgsl" with { type: "text" };
 import elementwiseSrc from "../../../shaders/nn/elementwise.wgsl" with { type: "text" };
 import batchnormSrc from "../../../shaders/nn/batchnorm.wgsl" with { type: "text" };
+import batchnormDirectSrc from "../../../shaders/nn/batchnorm_direct.wgsl" with { type: "text" };
+import lossDirectSrc from "../../../shaders/nn/loss_direct.wgsl" with { type: "text" };
 import lossSrc from "../../../shaders/nn/loss.wgsl" with { type: "text" };
 import sgdSrc from "../../../shaders/nn/sgd.wgsl" with { type: "text" };
 
@@ -34,8 +36,12 @@ const ENTRIES = {
   bnApply: [batchnormSrc, "apply"],
   bnBackwardReduce: [batchnormSrc, "backward_reduce"],
   bnBackwardApply: [batchnormSrc, "backward_apply"],
+  bnBatchStatsDirect: [batchnormDirectSrc, "batch_stats"],
+  bnBackwardReduceDirect: [batchnormDirectSrc, "backward_reduce"],
   softmax: [lossSrc, "softmax"],
   policyLoss: [lossSrc, "policy"],
+  softmaxDirect: [lossDirectSrc, "softmax"],
+  policyLossDirect: [lossDirectSrc, "policy"],
   valueOnly: [lossSrc, "value_only"],
   valueLoss: [lossSrc, "value"],
   sgdStep: [sgdSrc, "step"],
