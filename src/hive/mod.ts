@@ -57,3 +57,18 @@ export {
 export { perft as hivePerft, perftDivide as hivePerftDivide } from "./perft.ts";
 export { parseMoveString as parseHiveMoveString } from "./notation.ts";
 export type { ParsedMove as ParsedHiveMove } from "./notation.ts";
+export {
+  encodeHivePosition,
+  HIVE_BOARD,
+  HIVE_DIR_ABOVE,
+  HIVE_DIRECTIONS,
+  HIVE_PASS_INDEX,
+  HIVE_PLANE_SIZE,
+  HIVE_PLANES,
+  HIVE_POLICY_SIZE,
+  hiveCellPositions,
+  hiveIndexMove,
+  hiveLegalMask,
+  hiveMoveIndex,
+  PLANE as HIVE_PLANE,
+} from "./encoding.ts";
