@@ -8,10 +8,13 @@ self.onmessage = async (e: MessageEvent<WorkerSetup>) => {
   const m = e.data;
   try {
     const mod = await import(m.game.module);
-    const Game = mod[m.game.name] as { prototype: object } | undefined;
-    if (!Game) throw new Error(`${m.game.module} exports no ${m.game.name}`);
+    const Game = mod[m.game.name] as (new (...args: never[]) => CfrGame) | undefined;
+    if (typeof Game !== "function") throw new Error(`${m.game.module} exports no ${m.game.name}`);
     // The game's own fields arrive as a structured clone; its methods come from the prototype.
-    const game = Object.assign(Object.create(Game.prototype), m.game.fields) as CfrGame;
+    // Reflect.construct (without running the constructor) gives the object the class's instance
+    // layout, so the fields land in-object as in a constructed game (Object.create costs ~10 %).
+    const shell = Reflect.construct(Object, [], Game) as CfrGame;
+    const game = Object.assign(shell, m.game.fields);
     const solver = new CfrSolver(m.tree, game, m.options, { ...m.stores, tasks: m.tasks });
     serveTasks(solver, m.slot, m.ctrl, m.visits);
   } catch (err) {
