@@ -281,6 +281,7 @@ export const suite: BenchSuite = {
       "Seconds are solver time (iterations and, for warm runs, the T2s solve and the transfer); the exploitability checks are not counted.",
       "Speedup = cold seconds / warm seconds to the same target. The reference schedule resets the average strategy at t = 16, 64, 256, so curves jump after those iterations (warm runs reach them W iterations earlier).",
       `Iterations capped at ${maxIts}: '-' means the target was not reached.`,
+      "Iteration counts are deterministic (seed 0); measured seconds move with the load of other processes on the machine, so compare speedups in the work-normalized table.",
     );
     return Promise.resolve(report);
   },
