@@ -81,6 +81,9 @@ export interface WorkerSetup {
   tasks: ChanceTasks;
   ctrl: Int32Array;
   visits: Float64Array;
+  /** Control word a worker that fails to start sets to 1, and the word to notify. */
+  failFlag: number;
+  failWake: number;
 }
 
 /**
@@ -92,7 +95,7 @@ export class WorkerPool {
   private readonly ctrl: Int32Array;
   private readonly visits: Float64Array;
   private readonly workers: (Worker | null)[];
-  private readonly setup: Omit<WorkerSetup, "slot">;
+  private readonly setup: Omit<WorkerSetup, "slot" | "failFlag" | "failWake">;
 
   constructor(private readonly solver: CfrSolver, workers: number) {
     const game = solver.game as CfrGame;
@@ -153,7 +156,8 @@ export class WorkerPool {
     this.workers[w]?.terminate();
     const worker = new Worker(new URL("./worker.ts", import.meta.url).href, { type: "module" });
     this.workers[w] = worker;
-    worker.postMessage({ ...this.setup, slot: w } satisfies WorkerSetup);
+    const setup: WorkerSetup = { ...this.setup, slot: w, failFlag: ERROR, failWake: STATE + w };
+    worker.postMessage(setup);
     const start = performance.now();
     while (Atomics.load(ctrl, STATE + w) !== IDLE) {
       if (Atomics.load(ctrl, ERROR) !== 0 || performance.now() - start > START_TIMEOUT_MS) {
@@ -226,10 +230,4 @@ export function serveTasks(
     Atomics.add(ctrl, DONE, 1);
     Atomics.notify(ctrl, DONE);
   }
-}
-
-/** Worker-thread side: flags a worker that could not start (the main thread stops waiting). */
-export function reportStartFailure(ctrl: Int32Array, slot: number): void {
-  Atomics.store(ctrl, ERROR, 1);
-  Atomics.notify(ctrl, STATE + slot);
 }

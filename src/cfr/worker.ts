@@ -1,12 +1,14 @@
 /// <reference lib="deno.worker" />
-// Entry point of a CFR worker thread (started by WorkerPool in parallel.ts).
-import { reportStartFailure, serveTasks, type WorkerSetup } from "./parallel.ts";
-import { CfrSolver } from "./solver.ts";
+// Entry point of a CFR worker thread (started by WorkerPool in parallel.ts). The engine modules are
+// imported dynamically so that a module that fails to load is reported to the waiting main thread.
+import type { WorkerSetup } from "./parallel.ts";
 import type { CfrGame } from "./game.ts";
 
 self.onmessage = async (e: MessageEvent<WorkerSetup>) => {
   const m = e.data;
   try {
+    const { serveTasks } = await import("./parallel.ts");
+    const { CfrSolver } = await import("./solver.ts");
     const mod = await import(m.game.module);
     const Game = mod[m.game.name] as (new (...args: never[]) => CfrGame) | undefined;
     if (typeof Game !== "function") throw new Error(`${m.game.module} exports no ${m.game.name}`);
@@ -19,7 +21,9 @@ self.onmessage = async (e: MessageEvent<WorkerSetup>) => {
     serveTasks(solver, m.slot, m.ctrl, m.visits);
   } catch (err) {
     console.error(err);
-    reportStartFailure(m.ctrl, m.slot);
+    // Flag the failure where the main thread looks while it waits for this worker to start.
+    Atomics.store(m.ctrl, m.failFlag, 1);
+    Atomics.notify(m.ctrl, m.failWake);
   }
   self.close();
 };

@@ -5,7 +5,12 @@ import type { CfrGame } from "../../src/cfr/game.ts";
 import { buildActionTree } from "../../src/poker/action_tree.ts";
 import { parseSolveConfig } from "../../src/poker/config.ts";
 import { leducGame } from "../../src/games/leduc.ts";
-import { ThreadedLimitGame, ThreadedPostflopGame } from "../fixtures/cfr/threaded_games.ts";
+import {
+  MisnamedWorkerGame,
+  ThreadedLimitGame,
+  ThreadedPostflopGame,
+} from "../fixtures/cfr/threaded_games.ts";
+import { isKibitzError } from "../../src/cli/error.ts";
 
 const LEDUC = {
   name: "leduc",
@@ -131,4 +136,18 @@ Deno.test("threads: a game without workerSource, or a tree without chance nodes,
   assert.throws(() => new CfrSolver(tree, game, { threads: 0 }), /threads must be at least 1/);
   const leduc = leducGame();
   assert.equal(new CfrSolver(buildTree(leduc), leduc, { threads: 4 }).threads, 1);
+});
+
+Deno.test({
+  name: "threads: a worker that cannot rebuild the game fails the solve with a clear error",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn() {
+    const game = new MisnamedWorkerGame(LEDUC), tree = buildTree(game);
+    const s = new CfrSolver(tree, game, { threads: 2 });
+    const t0 = performance.now();
+    assert.throws(() => s.run(1), (e: unknown) => isKibitzError(e, "worker_failed"));
+    assert.ok(performance.now() - t0 < 60_000, "reported without waiting for the start timeout");
+    s.close();
+  },
 });
