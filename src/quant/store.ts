@@ -41,7 +41,19 @@ export interface QuantStore {
   f32: Float32Array | null;
   /** Int32 view of `words` (V8 stores packed words into it without a float conversion). */
   ints: Int32Array;
+  /**
+   * Element views of `words` for the byte-aligned formats on little-endian hosts (element e of
+   * i16 is `i16[e]`, of u8 `u8[e]`, ...): reads and writes of one element without shifts or
+   * masks, and without touching a neighbouring block's bytes. Null when the format differs.
+   */
+  i16: Int16Array | null;
+  u16: Uint16Array | null;
+  i8: Int8Array | null;
+  u8: Uint8Array | null;
 }
+
+/** Little-endian host: sub-word element k of a word is the k-th 16- or 8-bit lane in memory. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /**
  * Allocates a zeroed store with one block per entry of `blockSizes`; with `shared`, payload and
@@ -75,6 +87,10 @@ export function createQuantStore(
     words,
     f32: format === "f32" ? new Float32Array(words.buffer) : null,
     ints: new Int32Array(words.buffer),
+    i16: LITTLE_ENDIAN && format === "i16" ? new Int16Array(words.buffer) : null,
+    u16: LITTLE_ENDIAN && format === "u16" ? new Uint16Array(words.buffer) : null,
+    i8: LITTLE_ENDIAN && format === "i8" ? new Int8Array(words.buffer) : null,
+    u8: LITTLE_ENDIAN && format === "u8" ? new Uint8Array(words.buffer) : null,
   };
 }
 
@@ -97,6 +113,30 @@ export function decodeBlock(s: QuantStore, b: number, out: Float32Array, outOffs
   }
   const { bits, perWord, signed, levels } = formatInfo(s.format);
   const d = fround(s.scales[b] * invLevels(levels));
+  // Byte-aligned formats read their element views (the same integer levels as the shifts below).
+  if (bits === 16) {
+    if (s.i16) {
+      const v = s.i16;
+      for (let e = start, o = outOffset; e < end; e++, o++) out[o] = v[e] * d;
+      return;
+    }
+    if (s.u16) {
+      const v = s.u16;
+      for (let e = start, o = outOffset; e < end; e++, o++) out[o] = v[e] * d;
+      return;
+    }
+  } else if (bits === 8) {
+    if (s.i8) {
+      const v = s.i8;
+      for (let e = start, o = outOffset; e < end; e++, o++) out[o] = v[e] * d;
+      return;
+    }
+    if (s.u8) {
+      const v = s.u8;
+      for (let e = start, o = outOffset; e < end; e++, o++) out[o] = v[e] * d;
+      return;
+    }
+  }
   const words = s.ints;
   const down = 32 - bits, lg = perWord === 2 ? 1 : perWord === 4 ? 2 : 3, sub = perWord - 1;
   // Shifts instead of division per element; the product rounds to f32 on the store into `out`.
@@ -140,9 +180,25 @@ export function encodeBlock(
     const a = v < 0 ? -v : v;
     if (a > max) max = a;
   }
+  encodeBlockWithMax(s, b, values, valuesOffset, key, max);
+}
+
+/**
+ * encodeBlock for a caller that already knows `max` = max |x| over the block's values and that
+ * they are all finite (a fused update computes it in its own loop): skips the scan.
+ */
+export function encodeBlockWithMax(
+  s: QuantStore,
+  b: number,
+  values: Float32Array,
+  valuesOffset: number,
+  key: RoundingKey,
+  max: number,
+): void {
   const f = s.f32;
   if (f) {
-    for (let i = 0, e = start; i < len; i++, e++) f[e] = values[valuesOffset + i];
+    const start = s.offsets[b] | 0, end = s.offsets[b + 1] | 0;
+    for (let i = valuesOffset, e = start; e < end; i++, e++) f[e] = values[i];
     return;
   }
   // Blocks below 2^-100 count as zero, so levels / scale stays finite on every device.
@@ -210,6 +266,15 @@ function encodeLevels(
       let q = Math.floor(t + 0.5) | 0;
       if (q - t === 0.5 && (q & 1) !== 0) q--;
       lv[i] = q > levels ? levels : q < lo ? lo : q;
+    }
+  }
+  // Byte-aligned formats store each level in its own lanes: no word is shared with a neighbour.
+  if (bits === 16 || bits === 8) {
+    const v = s.i16 ?? s.u16 ?? s.i8 ?? s.u8;
+    if (v) {
+      // A native converting copy (the levels are in range, so each lands unchanged).
+      v.set(lv.subarray(0, len), start);
+      return;
     }
   }
   // Whole words get a plain store; the first and last words may hold a neighbouring block's

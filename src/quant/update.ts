@@ -1,4 +1,10 @@
-import { decodeBlock, encodeBlock, nonFinite, type QuantStore, type RoundingKey } from "./store.ts";
+import {
+  decodeBlock,
+  encodeBlockWithMax,
+  nonFinite,
+  type QuantStore,
+  type RoundingKey,
+} from "./store.ts";
 
 const fround = Math.fround;
 
@@ -64,45 +70,59 @@ export function updateBlock(
   const from = f ? start : 0;
   if (!f && !decoded) decodeBlock(s, b, buf, 0);
   const fa = fround(a), fc = fround(c), dac = fa - fc;
-  // One loop per op (the same f32 operations as updateValue, without a call per element).
+  // One loop per op (the same f32 operations as updateValue, without a call per element). Each
+  // also takes max |x| for the encoder; Math.max keeps a NaN, so max < Infinity means all finite.
+  let max = 0;
   switch (op) {
     case "set":
-      for (let i = 0; i < len; i++) buf[i] = input[inputOffset + i];
+      for (let i = 0; i < len; i++) {
+        const r = input[inputOffset + i];
+        buf[i] = r;
+        max = Math.max(max, Math.abs(r));
+      }
       break;
     case "dcfr":
       if (fc + dac !== fa) {
         for (let i = 0; i < len; i++) {
           const o = old[from + i];
-          buf[i] = fround(fround(o * (o > 0 ? fa : fc)) + input[inputOffset + i]);
+          const r = fround(fround(o * (o > 0 ? fa : fc)) + input[inputOffset + i]);
+          buf[i] = r;
+          max = Math.max(max, Math.abs(r));
         }
         break;
       }
       for (let i = 0; i < len; i++) {
         // o * (o > 0 ? a : c) without a data-dependent branch (c + (a - c) === a checked above).
         const o = old[from + i];
-        buf[i] = fround(fround(o * (fc + +(o > 0) * dac)) + input[inputOffset + i]);
+        const r = fround(fround(o * (fc + +(o > 0) * dac)) + input[inputOffset + i]);
+        buf[i] = r;
+        max = Math.max(max, Math.abs(r));
       }
       break;
     case "plus":
       for (let i = 0; i < len; i++) {
         const r = fround(fround(old[from + i] * fa) + input[inputOffset + i]);
-        buf[i] = r < 0 ? 0 : r;
+        const x = r < 0 ? 0 : r;
+        buf[i] = x;
+        max = Math.max(max, Math.abs(x));
       }
       break;
     case "strategy":
       for (let i = 0; i < len; i++) {
-        buf[i] = fround(fround(old[from + i] * fa) + fround(input[inputOffset + i] * fc));
+        const r = fround(fround(old[from + i] * fa) + fround(input[inputOffset + i] * fc));
+        buf[i] = r;
+        max = Math.max(max, Math.abs(r));
       }
       break;
   }
-  if (f) {
-    // f32: no scale to find; reject non-finite results before touching the block.
+  if (!(max < Infinity)) {
+    // A NaN or infinite result: find the first one and report it before touching the block.
     for (let i = 0; i < len; i++) {
       const v = buf[i];
       if (v - v !== 0) throw nonFinite(s, b, i, v);
     }
-    for (let i = 0; i < len; i++) f[start + i] = buf[i];
-  } else encodeBlock(s, b, buf, 0, key);
+  }
+  encodeBlockWithMax(s, b, buf, 0, key, max);
 }
 
 /** DCFR regret update: r = r * (r > 0 ? alphaPos : betaNeg) + instant, re-encoded. */

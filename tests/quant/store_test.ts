@@ -217,3 +217,28 @@ Deno.test("quant: bits map to formats, and bad widths are errors", () => {
   assert.throws(() => regretFormat(12, true), (e: unknown) => isKibitzError(e, "bad_format"));
   assert.throws(() => strategyFormat(2), (e: unknown) => isKibitzError(e, "bad_format"));
 });
+
+Deno.test("quant: byte-aligned formats decode through their lanes exactly as the word layout says", () => {
+  for (const format of ["i16", "u16", "i8", "u8"] as const) {
+    const { levels, signed } = formatInfo(format);
+    const s = createQuantStore(format, [5, 2, 7]);
+    const next = rng(7);
+    const values = new Float32Array(s.n).map(() => (signed ? 2 * next() - 1 : next()) * 3);
+    encodeAll(s, values, { seed: 3, iteration: 1, mode: "stochastic" });
+    const out = decodeAll(s);
+    for (let b = 0; b < s.blocks; b++) {
+      const d = Math.fround(s.scales[b] * Math.fround(1 / levels));
+      for (let e = s.offsets[b]; e < s.offsets[b + 1]; e++) {
+        // loadLevel reads the packed word with shifts: an independent view of the same bits.
+        assert.equal(out[e], Math.fround(loadLevel(s, e) * d), `${format} element ${e}`);
+      }
+    }
+    // An update whose result is not finite throws and leaves the block as it was.
+    const before = [...s.words];
+    assert.throws(
+      () => updateStrategy(s, 1, new Float32Array([1, NaN]), 0, 1, 1, { seed: 0, iteration: 2 }),
+      (e: unknown) => isKibitzError(e, "non_finite") && /block 1, element 1/.test(String(e)),
+    );
+    assert.deepEqual([...s.words], before);
+  }
+});
