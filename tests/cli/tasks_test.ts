@@ -25,8 +25,8 @@ Deno.test("task gpu-info: reports the adapter and a passing self-test as JSON", 
   assert.ok(j.adapter.limits.maxStorageBufferBindingSize > 0);
 });
 
-Deno.test("task demo: runs on the CPU backend and prints every format", async () => {
-  const r = await runTask("tasks/demo.ts", ["--backend", "cpu", "--elements", "4096"]);
+Deno.test("task quant-demo: runs on the CPU backend and prints every format", async () => {
+  const r = await runTask("tasks/quant_demo.ts", ["--backend", "cpu", "--elements", "4096"]);
   assert.equal(r.code, 0, r.err);
   for (const f of ["f32", "i16", "u16", "i8", "u8", "i4", "u4"]) {
     assert.match(r.out, new RegExp(`^${f} `, "m"));
@@ -34,16 +34,16 @@ Deno.test("task demo: runs on the CPU backend and prints every format", async ()
 });
 
 Deno.test("tasks: --help prints usage, bad flags and values are clear errors", async () => {
-  const help = await runTask("tasks/demo.ts", ["--help"]);
+  const help = await runTask("tasks/quant_demo.ts", ["--help"]);
   assert.equal(help.code, 0);
-  assert.match(help.out, /^usage: deno task demo/m);
-  const bad = await runTask("tasks/demo.ts", ["--frobnicate"]);
+  assert.match(help.out, /^usage: deno task quant-demo/m);
+  const bad = await runTask("tasks/quant_demo.ts", ["--frobnicate"]);
   assert.equal(bad.code, 2);
   assert.match(bad.err, /^error: .*frobnicate/m);
-  const badValue = await runTask("tasks/demo.ts", ["--elements", "many"]);
+  const badValue = await runTask("tasks/quant_demo.ts", ["--elements", "many"]);
   assert.equal(badValue.code, 2);
   assert.match(badValue.err, /--elements must be an integer/);
-  const badBackend = await runTask("tasks/demo.ts", ["--backend", "tpu"]);
+  const badBackend = await runTask("tasks/quant_demo.ts", ["--backend", "tpu"]);
   assert.equal(badBackend.code, 2);
   assert.match(badBackend.err, /unknown backend "tpu"/);
 });

@@ -7,7 +7,7 @@ import { QUANT_FORMATS, storeBytes } from "../src/quant/mod.ts";
 await runMain(async () => {
   const args = parseTaskArgs(
     Deno.args,
-    "deno task demo [--backend auto|cpu|gpu] [--elements N]",
+    "deno task quant-demo [--backend auto|cpu|gpu] [--elements N]",
     "Quantized storage demo: bytes per element, round-trip error and update speed of every format.",
     {
       backend: { type: "string", default: "auto", help: "cpu, gpu or auto (GPU when one exists)" },
