@@ -34,6 +34,82 @@ interface BoardOrder {
   /** The two cards of order[p][i], in the same (strength) order: sequential reads in showdown. */
   c1: [Uint8Array, Uint8Array];
   c2: [Uint8Array, Uint8Array];
+  /** Showdown sweep of player p's hands against the other player's (index p). */
+  sweep: [ShowdownSweep, ShowdownSweep];
+}
+
+/**
+ * Where a showdown's running sums stand for each hand, found once per board so the showdown runs
+ * branch-free. The opponent hands (strength order) are summed into flat arrays of running sums:
+ * the total after the first j hands (win side, ascending) or the top j hands (lose side, descending),
+ * and per card the running sum over the opponent hands holding it, one slot per such hand (slot 0
+ * stays 0: "no hand yet"). Hand i of the player then reads its sums over the opponent hands strictly
+ * weaker (win) and strictly stronger (lose) from these slots.
+ */
+interface ShowdownSweep {
+  /** Per own hand (strength order): opponent hands strictly weaker; strictly stronger. */
+  winCount: Uint16Array;
+  loseCount: Uint16Array;
+  /** Per own hand: slots of its two cards' running sums (win side, lose side); 0 when none. */
+  win1: Uint16Array;
+  win2: Uint16Array;
+  lose1: Uint16Array;
+  lose2: Uint16Array;
+  /** Per opponent hand (strength order): slots its two cards write (ascending, descending pass). */
+  up1: Uint16Array;
+  up2: Uint16Array;
+  down1: Uint16Array;
+  down2: Uint16Array;
+}
+
+/** The sweep of `mine` (strengths ms, cards mc1/mc2) against `theirs` (ts, tc1/tc2), both ascending. */
+function showdownSweep(
+  ms: Uint16Array,
+  mc1: Uint8Array,
+  mc2: Uint8Array,
+  ts: Uint16Array,
+  tc1: Uint8Array,
+  tc2: Uint8Array,
+): ShowdownSweep {
+  const nM = ms.length, nT = ts.length;
+  const base = new Int32Array(52), seen = new Int32Array(52);
+  for (let k = 0; k < nT; k++) seen[tc1[k]]++, seen[tc2[k]]++;
+  // Card c's j-th opponent hand (j >= 1) writes slot base[c] + j - 1; slot 0 is the zero slot.
+  for (let c = 0, at = 1; c < 52; c++) base[c] = at, at += seen[c];
+  const slot = (c: number) => (seen[c] === 0 ? 0 : base[c] + seen[c] - 1);
+  const sw: ShowdownSweep = {
+    winCount: new Uint16Array(nM),
+    loseCount: new Uint16Array(nM),
+    win1: new Uint16Array(nM),
+    win2: new Uint16Array(nM),
+    lose1: new Uint16Array(nM),
+    lose2: new Uint16Array(nM),
+    up1: new Uint16Array(nT),
+    up2: new Uint16Array(nT),
+    down1: new Uint16Array(nT),
+    down2: new Uint16Array(nT),
+  };
+  seen.fill(0);
+  for (let k = 0; k < nT; k++) {
+    seen[tc1[k]]++, seen[tc2[k]]++;
+    sw.up1[k] = slot(tc1[k]), sw.up2[k] = slot(tc2[k]);
+  }
+  seen.fill(0);
+  for (let k = nT - 1; k >= 0; k--) {
+    seen[tc1[k]]++, seen[tc2[k]]++;
+    sw.down1[k] = slot(tc1[k]), sw.down2[k] = slot(tc2[k]);
+  }
+  seen.fill(0);
+  for (let i = 0, k = 0; i < nM; i++) {
+    while (k < nT && ts[k] < ms[i]) seen[tc1[k]]++, seen[tc2[k]]++, k++;
+    sw.winCount[i] = k, sw.win1[i] = slot(mc1[i]), sw.win2[i] = slot(mc2[i]);
+  }
+  seen.fill(0);
+  for (let i = nM - 1, k = nT - 1; i >= 0; i--) {
+    while (k >= 0 && ts[k] > ms[i]) seen[tc1[k]]++, seen[tc2[k]]++, k--;
+    sw.loseCount[i] = nT - 1 - k, sw.lose1[i] = slot(mc1[i]), sw.lose2[i] = slot(mc2[i]);
+  }
+  return sw;
 }
 
 /**
@@ -72,9 +148,13 @@ export class PostflopGame implements CfrGame<PostflopState> {
   private readonly perms = new Map<string, Uint32Array>();
   /** Hands of each player holding each card (the hands a dealt card blocks). */
   private readonly holders: [Int32Array[], Int32Array[]];
-  private readonly scratchB: Float64Array;
   /** Opponent reach in a board's strength order (showdown scratch). */
   private sortedReach = new Float64Array(0);
+  /** Showdown scratch: running totals and per-card running sums (see ShowdownSweep). */
+  private upSum = new Float64Array(0);
+  private downSum = new Float64Array(0);
+  private upCard = new Float64Array(0);
+  private downCard = new Float64Array(0);
 
   constructor(
     readonly tree: ActionTree,
@@ -104,7 +184,6 @@ export class PostflopGame implements CfrGame<PostflopState> {
     this.cards = [cards(h0), cards(h1)];
     this.holders = [holdersByCard(this.cards[0]), holdersByCard(this.cards[1])];
     this.scratchA = new Float64Array(Math.max(h0.length, h1.length));
-    this.scratchB = new Float64Array(Math.max(h0.length, h1.length));
     const pos1 = new Map(h1.map((c, i) => [c, i]));
     const pos0 = new Map(h0.map((c, i) => [c, i]));
     this.sameIn = [
@@ -270,6 +349,10 @@ export class PostflopGame implements CfrGame<PostflopState> {
       strength: [m0.strength, m1.strength],
       c1: [m0.c1, m1.c1],
       c2: [m0.c2, m1.c2],
+      sweep: [
+        showdownSweep(m0.strength, m0.c1, m0.c2, m1.strength, m1.c1, m1.c2),
+        showdownSweep(m1.strength, m1.c1, m1.c2, m0.strength, m0.c1, m0.c2),
+      ],
     });
     this.boards.set(key, this.orders.length - 1);
     return this.orders.length - 1;
@@ -345,8 +428,10 @@ export class PostflopGame implements CfrGame<PostflopState> {
   }
 
   /**
-   * Showdown values in O(hands): walk both strength-sorted lists, accumulating the opponent reach
-   * of strictly weaker (then strictly stronger) hands, minus those sharing a card (per-card sums).
+   * Showdown values in O(hands): running sums of the opponent reach over the strength-sorted
+   * opponent hands (ascending for wins, descending for losses), per card as well, minus those
+   * sharing a card with the hand. The board's sweep says where each hand's sums stand, so the
+   * passes have no data-dependent branches; every sum is the same f64 running sum in the same order.
    */
   showdown(
     boardIndex: number,
@@ -360,18 +445,41 @@ export class PostflopGame implements CfrGame<PostflopState> {
   ): void {
     const o = (1 - p) as 0 | 1;
     const bo = this.orders[boardIndex];
-    const mine = bo.order[p], ms = bo.strength[p];
-    const theirs = bo.order[o], ts = bo.strength[o];
+    const mine = bo.order[p], nM = mine.length;
+    const theirs = bo.order[o], nT = theirs.length;
     const mc1 = bo.c1[p], mc2 = bo.c2[p], tc1 = bo.c1[o], tc2 = bo.c2[o];
-    const cs = this.cardSum, nT = theirs.length;
-    // Opponent reach gathered once into strength order (exact in f64): the passes below read it,
-    // and both players' cards, sequentially.
-    if (this.sortedReach.length < nT) this.sortedReach = new Float64Array(nT);
-    const or = this.sortedReach;
-    for (let k = 0; k < nT; k++) or[k] = opp[theirs[k]];
+    const sw = bo.sweep[p];
+    const cs = this.cardSum;
+    if (this.sortedReach.length < nT) {
+      // Scratch: reach in strength order, totals after j hands, per-card slots (1 + 2 per hand).
+      this.sortedReach = new Float64Array(nT);
+      this.upSum = new Float64Array(nT + 1);
+      this.downSum = new Float64Array(nT + 1);
+      this.upCard = new Float64Array(1 + 2 * nT);
+      this.downCard = new Float64Array(1 + 2 * nT);
+    }
+    const or = this.sortedReach, up = this.upSum, down = this.downSum;
+    const upCard = this.upCard, downCard = this.downCard;
+    // Ascending: opponent reach gathered into strength order, running total and per-card sums.
+    const up1 = sw.up1, up2 = sw.up2;
+    cs.fill(0);
+    let sum = 0;
+    for (let k = 0; k < nT; k++) {
+      const r = opp[theirs[k]];
+      or[k] = r;
+      sum += r;
+      up[k + 1] = sum;
+      const a = tc1[k], b = tc2[k];
+      const x = cs[a] + r;
+      cs[a] = x;
+      upCard[up1[k]] = x;
+      const y = cs[b] + r;
+      cs[b] = y;
+      upCard[up2[k]] = y;
+    }
     // Compatible totals per hand (for ties, which only pay when there is rake) come from the
     // fold formula over the board's hands.
-    const compat = this.scratchA, win = this.scratchB;
+    const compat = this.scratchA;
     const withTies = payTie !== 0;
     if (withTies) {
       cs.fill(0);
@@ -383,41 +491,37 @@ export class PostflopGame implements CfrGame<PostflopState> {
         cs[tc2[i]] += r;
       }
       const same = this.sameIn[p];
-      for (let i = 0; i < mine.length; i++) {
+      for (let i = 0; i < nM; i++) {
         const j = same[mine[i]];
         compat[i] = total - cs[mc1[i]] - cs[mc2[i]] + (j >= 0 ? opp[j] : 0);
       }
     }
-    // Wins: opponent hands strictly weaker.
+    // Descending: the same sums from the strongest hand down.
+    const down1 = sw.down1, down2 = sw.down2;
     cs.fill(0);
-    let sum = 0, k = 0;
-    for (let i = 0; i < mine.length; i++) {
-      const s = ms[i];
-      while (k < nT && ts[k] < s) {
-        const r = or[k];
-        sum += r;
-        cs[tc1[k]] += r;
-        cs[tc2[k]] += r;
-        k++;
-      }
-      win[i] = sum - cs[mc1[i]] - cs[mc2[i]];
+    sum = 0;
+    for (let k = nT - 1, j = 1; k >= 0; k--, j++) {
+      const r = or[k];
+      sum += r;
+      down[j] = sum;
+      const a = tc1[k], b = tc2[k];
+      const x = cs[a] + r;
+      cs[a] = x;
+      downCard[down1[k]] = x;
+      const y = cs[b] + r;
+      cs[b] = y;
+      downCard[down2[k]] = y;
     }
-    // Losses: opponent hands strictly stronger.
-    cs.fill(0);
-    sum = 0, k = theirs.length - 1;
-    for (let i = mine.length - 1; i >= 0; i--) {
-      const h = mine[i], s = ms[i];
-      while (k >= 0 && ts[k] > s) {
-        const r = or[k];
-        sum += r;
-        cs[tc1[k]] += r;
-        cs[tc2[k]] += r;
-        k--;
-      }
-      const lose = sum - cs[mc1[i]] - cs[mc2[i]];
-      let v = payWin * win[i] + payLose * lose;
-      if (withTies) v += payTie * (compat[i] - win[i] - lose);
-      out[off + h] = v;
+    // Wins: opponent hands strictly weaker; losses: strictly stronger (slot 0 reads 0).
+    const wc = sw.winCount, lc = sw.loseCount;
+    const w1 = sw.win1, w2 = sw.win2, l1 = sw.lose1, l2 = sw.lose2;
+    upCard[0] = 0, downCard[0] = 0, up[0] = 0, down[0] = 0;
+    for (let i = 0; i < nM; i++) {
+      const win = up[wc[i]] - upCard[w1[i]] - upCard[w2[i]];
+      const lose = down[lc[i]] - downCard[l1[i]] - downCard[l2[i]];
+      let v = payWin * win + payLose * lose;
+      if (withTies) v += payTie * (compat[i] - win - lose);
+      out[off + mine[i]] = v;
     }
     // Hands that conflict with the board get 0 (the engine ignores them).
     const dead = bo.dead[p];
