@@ -85,6 +85,8 @@ export interface RunOptions {
   shouldStop?: () => boolean;
   /** Extra thresholds (in %) whose first crossing is recorded in `reached`. */
   milestones?: number[];
+  /** Called with the new solver before its first iteration (the warm start fills its regrets). */
+  beforeSolve?: (solver: CfrSolver) => void;
 }
 
 /** Runs CFR on a prepared spot until the target exploitability or max iterations. */
@@ -106,6 +108,8 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
     pruning: s.enablePruning ? 1 : 0,
     threads: s.threads,
   });
+  opts.beforeSolve?.(solver);
+  const firstIteration = solver.iteration;
   const every = opts.every ?? 10;
   const start = performance.now();
   const reached: Record<string, number> = {};
@@ -128,7 +132,7 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
         exploitabilityPct: ex.percent,
         exploitabilityChips: ex.chips,
         seconds,
-        iterationsPerSecond: solver.iteration / seconds,
+        iterationsPerSecond: (solver.iteration - firstIteration) / seconds,
         memoryBytes: solver.storageBytes(),
         rssBytes: Deno.memoryUsage().rss,
       });
