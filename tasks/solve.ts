@@ -19,7 +19,8 @@ import {
   type RootSummary,
   rootSummary,
 } from "../src/poker/results.ts";
-import { expandSpot, prepareSpot, runSolve, savedPolicy } from "../src/poker/solve.ts";
+import { expandSpot, prepareSpot, savedPolicy } from "../src/poker/solve.ts";
+import { warmStartRunner } from "../src/poker/warmstart.ts";
 
 await runMain(async () => {
   const args = parseTaskArgs(
@@ -128,7 +129,7 @@ await runMain(async () => {
   const progress = new Progress("solve", 0);
   let outcome;
   try {
-    outcome = await runSolve(spot, {
+    outcome = await warmStartRunner(spot, info)({
       every: Math.max(1, Math.floor(num("every") ?? 10)),
       shouldStop: () => stop,
       onProgress: (p) =>

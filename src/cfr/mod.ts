@@ -3,3 +3,4 @@ export * from "./tree.ts";
 export * from "./schedule.ts";
 export * from "./evaluate.ts";
 export * from "./solver.ts";
+export * from "./warmstart.ts";

@@ -11,6 +11,11 @@ import {
 } from "./bet_size.ts";
 import { cardName, COMBO_CARDS, parseExactCards } from "./cards.ts";
 import { parseRange, type RangeWeights } from "./range.ts";
+import {
+  parseWarmStartSettings,
+  WARMSTART_CONFIG_KEYS,
+  type WarmStartSettings,
+} from "./warmstart.ts";
 
 // TOML solve configs, in the shape of the Rust solver fork the source documents describe:
 // [ranges] [cards] [tree] [bet_sizes.flop|turn|river] [solver] [output].
@@ -30,6 +35,8 @@ export interface SolverSettings {
   seed: number;
   threads: number;
   backend: "auto" | "cpu" | "gpu";
+  /** Warm start from a small bet-size tree (seed 002); absent or disabled: a plain solve. */
+  warmStart?: WarmStartSettings;
 }
 
 /** A validated solve config. */
@@ -69,6 +76,7 @@ const SECTIONS: Record<string, readonly string[]> = {
     "seed",
     "threads",
     "backend",
+    ...WARMSTART_CONFIG_KEYS,
   ],
   output: ["directory"],
 };
@@ -386,5 +394,6 @@ function solverSettings(t: Table): SolverSettings {
     seed,
     threads,
     backend,
+    warmStart: parseWarmStartSettings(t),
   };
 }

@@ -16,3 +16,4 @@ export {
 export * from "./solve.ts";
 export * from "./results.ts";
 export * from "./isomorphism.ts";
+export * from "./warmstart.ts";

@@ -14,15 +14,18 @@ import {
 } from "../../src/poker/action_tree.ts";
 import { parseSolveConfig } from "../../src/poker/config.ts";
 import { PostflopGame } from "../../src/poker/game.ts";
+import { prepareSpot } from "../../src/poker/solve.ts";
 import {
   mapPokerAction,
   parseWarmStartSettings,
   type PokerAction,
   pokerTreeActions,
+  runWarmStartSolve,
   sizeCoordinate,
   smallTreeConfig,
   validateWarmStartGames,
   warmStartPostflop,
+  warmStartRunner,
 } from "../../src/poker/warmstart.ts";
 
 const fold: PokerAction = { kind: ACT_FOLD, frac: 0 };
@@ -276,4 +279,80 @@ Deno.test("the small tree keeps the spot and takes the warm-start sizes on every
   const f = tree.firstChild[0];
   assert.deepEqual(tree.label.slice(f, f + tree.numChildren[0]), ["Check", "Bet 66"]);
   validateWarmStartGames(small, spot(RIVER("25%, 50%, 100%, a", "2.5x, a")).game);
+});
+
+const TURN_WS = `[ranges]
+oop = "AA,KK,QQ,AKs,54s,JTs"
+ip = "KK-JJ,AQs,T9s,87s"
+[cards]
+flop = "Ah7d2c"
+turn = "9s"
+[tree]
+starting_pot = 100
+effective_stack = 200
+[bet_sizes.turn]
+oop_bet = "33%, 66%, 100%, a"
+oop_raise = "2.5x"
+ip_bet = "33%, 66%, 100%, a"
+ip_raise = "2.5x"
+[bet_sizes.river]
+oop_bet = "33%, 66%, 100%, a"
+oop_raise = "2.5x"
+ip_bet = "33%, 66%, 100%, a"
+ip_raise = "2.5x"
+[solver]
+max_iterations = 40
+target_exploitability_pct = 0.5
+threads = 1
+use_warmstart = true
+warmstart_minimal_max_iters = 20
+warmstart_minimal_exploitability_pct = 0
+`;
+
+Deno.test("a warm-started solve: small tree, transfer, full tree from t = W", async () => {
+  const config = parseSolveConfig(TURN_WS);
+  const ws = config.solver.warmStart!;
+  assert.equal(ws.enabled, true);
+  const s = prepareSpot(config);
+  let transferred = -1;
+  const r = await runWarmStartSolve(s, ws, { onTransfer: (_, t) => (transferred = t.nodes) });
+  assert.equal(r.small.iterations, 20);
+  assert.equal(r.small.stoppedBy, "max_iterations");
+  assert.equal(r.transfer.startIteration, 10);
+  assert.equal(transferred, r.transfer.nodes);
+  assert.ok(r.transfer.nodes > r.transfer.unmatched, JSON.stringify(r.transfer));
+  // max_iterations counts the full tree's own iterations: at most 40 after t = 10.
+  assert.ok(r.outcome.iterations > 10 && r.outcome.iterations <= 50);
+  assert.equal(r.outcome.exploitability.percent <= 0.5, r.outcome.stoppedBy === "target");
+  assert.ok(r.outcome.exploitability.percent < r.small.exploitability.percent);
+  assert.ok(s.tree !== null);
+  // Without use_warmstart the runner is the plain solve.
+  const plain = parseSolveConfig(TURN_WS.replace("use_warmstart = true", ""));
+  const lines: string[] = [];
+  const o = await warmStartRunner(prepareSpot(plain), (l) => lines.push(l))({});
+  assert.deepEqual(lines, []);
+  assert.ok(o.iterations <= 40);
+});
+
+Deno.test("deno task solve with use_warmstart prints both phases", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const text = TURN_WS.replace("max_iterations = 40", "max_iterations = 20");
+    await Deno.writeTextFile(`${dir}/spot.toml`, text);
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "tasks/solve.ts", `${dir}/spot.toml`, "--out", dir],
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    const stdout = new TextDecoder().decode(out.stdout);
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    assert.match(stdout, /phase 1: small tree \(bet sizes 66%; raises a\)/);
+    assert.match(stdout, /phase 1 done: 20 iterations/);
+    assert.match(stdout, /phase 2: full tree warm-started: regrets of \d+ decision nodes/);
+    assert.match(stdout, /continuing at iteration 10/);
+    assert.match(stdout, /exploitability [\d.]+% of pot after \d+ iterations/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
