@@ -2,6 +2,7 @@ import { KibitzError } from "../cli/error.ts";
 import {
   createQuantStore,
   decodeBlock,
+  decodeBlockPositiveSums,
   encodeBlock,
   type QuantFormat,
   type QuantStore,
@@ -512,18 +513,19 @@ export class CfrSolver {
     const A = t.numChildren[node], H = t.numHands[t.player[node]];
     const st = this.predicted ?? this.regrets;
     let src = reg, off = 0;
-    if (st.f32 && !needReg) src = st.f32, off = st.offsets[b];
-    else decodeBlock(st, b, reg, 0);
     // Positive-regret sums per hand, accumulated over actions in order (action-major, unit stride).
     const sum = this.sums;
     for (let h = 0; h < H; h++) sum[h] = 0;
-    for (let a = 0; a < A; a++) {
-      const row = off + a * H;
-      for (let h = 0; h < H; h++) {
-        const r = src[row + h];
-        sum[h] += (r + Math.abs(r)) * 0.5; // max(r, 0) exactly, without a branch
+    if (st.f32 && !needReg) {
+      src = st.f32, off = st.offsets[b];
+      for (let a = 0; a < A; a++) {
+        const row = off + a * H;
+        for (let h = 0; h < H; h++) {
+          const r = src[row + h];
+          sum[h] += (r + Math.abs(r)) * 0.5; // max(r, 0) exactly, without a branch
+        }
       }
-    }
+    } else decodeBlockPositiveSums(st, b, reg, H, sum);
     // Per hand: divide by the sum, or (no positive regret) divide by Infinity and add 1 / A; the
     // branch is taken once per hand instead of once per element.
     const uniform = 1 / A, den = this.den;

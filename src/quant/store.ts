@@ -112,7 +112,14 @@ export function decodeBlock(s: QuantStore, b: number, out: Float32Array, outOffs
     return;
   }
   const { bits, perWord, signed, levels } = formatInfo(s.format);
-  const d = fround(s.scales[b] * invLevels(levels));
+  const scale = s.scales[b];
+  if (scale === 0) {
+    // A zero block's levels are all 0 (encoders write 0 for scale 0): zeros without reading the
+    // payload, whose pages a new store has not even touched yet (the first solver iteration).
+    out.fill(0, outOffset, outOffset + end - start);
+    return;
+  }
+  const d = fround(scale * invLevels(levels));
   // Byte-aligned formats read their element views (the same integer levels as the shifts below).
   if (bits === 16) {
     if (s.i16) {
@@ -147,6 +154,40 @@ export function decodeBlock(s: QuantStore, b: number, out: Float32Array, outOffs
   } else {
     for (let e = start, o = outOffset; e < end; e++, o++) {
       out[o] = ((words[e >>> lg] << (down - (e & sub) * bits)) >>> down) * d;
+    }
+  }
+}
+
+/**
+ * decodeBlock into `out[0 ...]` that also adds max(x, 0) of each decoded element x to
+ * `sums[e % width]` (the block read as rows of `width`, rows in order): one pass where the
+ * format has element lanes, for callers that need both the values and per-column positive sums.
+ */
+export function decodeBlockPositiveSums(
+  s: QuantStore,
+  b: number,
+  out: Float32Array,
+  width: number,
+  sums: Float64Array,
+): void {
+  const start = s.offsets[b] | 0, end = s.offsets[b + 1] | 0;
+  const v = s.scales.length > 0 && s.scales[b] !== 0 ? s.i16 : null;
+  if (v) {
+    const d = fround(s.scales[b] * invLevels(formatInfo(s.format).levels));
+    for (let row = start, o = 0; row < end; row += width) {
+      for (let h = 0; h < width; h++, o++) {
+        const x = fround(v[row + h] * d);
+        out[o] = x;
+        sums[h] += (x + Math.abs(x)) * 0.5; // max(x, 0) exactly, without a branch
+      }
+    }
+    return;
+  }
+  decodeBlock(s, b, out, 0);
+  for (let row = 0; row < end - start; row += width) {
+    for (let h = 0; h < width; h++) {
+      const x = out[row + h];
+      sums[h] += (x + Math.abs(x)) * 0.5;
     }
   }
 }

@@ -5,6 +5,7 @@ import {
   type QuantStore,
   type RoundingKey,
 } from "./store.ts";
+import { invLevels } from "./f32math.ts";
 
 const fround = Math.fround;
 
@@ -68,7 +69,9 @@ export function updateBlock(
   // f32 storage: read the old values in place; quantized: decode the block first.
   const old = f ?? decoded ?? buf;
   const from = f ? start : 0;
-  if (!f && !decoded) decodeBlock(s, b, buf, 0);
+  // A 16-bit cumulative strategy is read from its lanes inside the update loop (no decode pass).
+  const lanes = op === "strategy" && !f && !decoded && s.scales[b] !== 0 ? s.u16 : null;
+  if (!f && !decoded && !lanes) decodeBlock(s, b, buf, 0);
   const fa = fround(a), fc = fround(c), dac = fa - fc;
   // One loop per op (the same f32 operations as updateValue, without a call per element). Each
   // also takes max |x| for the encoder; Math.max keeps a NaN, so max < Infinity means all finite.
@@ -108,6 +111,16 @@ export function updateBlock(
       }
       break;
     case "strategy":
+      if (lanes) {
+        const d = fround(s.scales[b] * invLevels(65535));
+        for (let i = 0; i < len; i++) {
+          const o = fround(lanes[start + i] * d); // decodeBlock's value
+          const r = fround(fround(o * fa) + fround(input[inputOffset + i] * fc));
+          buf[i] = r;
+          max = Math.max(max, Math.abs(r));
+        }
+        break;
+      }
       for (let i = 0; i < len; i++) {
         const r = fround(fround(old[from + i] * fa) + fround(input[inputOffset + i] * fc));
         buf[i] = r;

@@ -3,6 +3,7 @@ import {
   createQuantStore,
   decodeAll,
   decodeBlock,
+  decodeBlockPositiveSums,
   encodeAll,
   encodeBlock,
   formatInfo,
@@ -16,23 +17,12 @@ import {
   updateAll,
   updateStrategy,
 } from "../../mod.ts";
-
-function rng(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 4294967296;
-  };
-}
+import { xorshift32 } from "../helpers/prng.ts";
 
 for (const format of QUANT_FORMATS) {
   Deno.test(`quant ${format}: round-trip error within half a level (nearest) and one level (stochastic)`, () => {
     const info = formatInfo(format);
-    const rand = rng(99);
+    const rand = xorshift32(99);
     const sizes = [1, 3, 64, 257, 1000];
     const s = createQuantStore(format, sizes);
     const values = new Float32Array(s.n);
@@ -222,7 +212,7 @@ Deno.test("quant: byte-aligned formats decode through their lanes exactly as the
   for (const format of ["i16", "u16", "i8", "u8"] as const) {
     const { levels, signed } = formatInfo(format);
     const s = createQuantStore(format, [5, 2, 7]);
-    const next = rng(7);
+    const next = xorshift32(7);
     const values = new Float32Array(s.n).map(() => (signed ? 2 * next() - 1 : next()) * 3);
     encodeAll(s, values, { seed: 3, iteration: 1, mode: "stochastic" });
     const out = decodeAll(s);
@@ -240,5 +230,26 @@ Deno.test("quant: byte-aligned formats decode through their lanes exactly as the
       (e: unknown) => isKibitzError(e, "non_finite") && /block 1, element 1/.test(String(e)),
     );
     assert.deepEqual([...s.words], before);
+  }
+});
+
+Deno.test("quant: decodeBlockPositiveSums gives decodeBlock's values and per-column positive sums", () => {
+  for (const format of QUANT_FORMATS) {
+    const { signed } = formatInfo(format);
+    const s = createQuantStore(format, [6, 12, 0]);
+    const next = xorshift32(11);
+    const values = new Float32Array(s.n).map(() => (signed ? 2 * next() - 1 : next()) * 5);
+    encodeAll(s, values, { seed: 1, iteration: 4 });
+    for (let b = 0; b < s.blocks; b++) {
+      const len = s.offsets[b + 1] - s.offsets[b], width = 3;
+      const want = new Float32Array(len), got = new Float32Array(len);
+      decodeBlock(s, b, want);
+      const sums = new Float64Array(width).fill(0.25),
+        expected = new Float64Array(width).fill(0.25);
+      for (let e = 0; e < len; e++) expected[e % width] += Math.max(want[e], 0);
+      decodeBlockPositiveSums(s, b, got, width, sums);
+      assert.deepEqual([...got], [...want], `${format} block ${b}`);
+      assert.deepEqual([...sums], [...expected], `${format} block ${b} sums`);
+    }
   }
 });
