@@ -12,21 +12,9 @@ import {
   type UpdateOp,
   uploadQuantStore,
 } from "../../src/quant/mod.ts";
+import { xorshift32 } from "../helpers/prng.ts";
 
 const gpu = await getGpu();
-
-/** Deterministic xorshift PRNG so the parity inputs are reproducible. */
-function rng(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 4294967296;
-  };
-}
 
 function blockSizes(rand: () => number): number[] {
   // Sizes 1 to 5000 including the awkward ones (odd, word-straddling, a zero-size block).
@@ -83,7 +71,7 @@ for (const { op, formats, a, c } of CASES) {
       sanitizeResources: false,
       sanitizeOps: false,
       async fn() {
-        const rand = rng(format.length * 7919 + op.length * 104729 + 17);
+        const rand = xorshift32(format.length * 7919 + op.length * 104729 + 17);
         const sizes = blockSizes(rand);
         const signed = format.startsWith("i") || format === "f32";
         const cpu = createQuantStore(format, sizes);

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { UhpEngine } from "../../src/uhp/engine.ts";
 import { runUhpLoop } from "../../src/uhp/loop.ts";
+import { xorshift32 } from "../helpers/prng.ts";
 
 const TASK = new URL("../../tasks/uhp.ts", import.meta.url).pathname;
 
@@ -17,18 +18,6 @@ async function runProcess(input: Uint8Array): Promise<{ code: number; out: strin
   await w.close();
   const { code, stdout, stderr } = await child.output();
   return { code, out: new TextDecoder().decode(stdout), err: new TextDecoder().decode(stderr) };
-}
-
-/** A small deterministic PRNG (xorshift32) so the fuzz input is the same on every run. */
-function xorshift(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>>= 0) / 4294967296;
-  };
 }
 
 Deno.test("uhp process: scripted exchange over stdin/stdout", async () => {
@@ -67,7 +56,7 @@ Deno.test("uhp process: scripted exchange over stdin/stdout", async () => {
 });
 
 Deno.test("uhp process: random bytes never kill the engine", async () => {
-  const rand = xorshift(0xdecaf);
+  const rand = xorshift32(0xdecaf);
   const bytes = new Uint8Array(4000);
   for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(rand() * 256);
   const tail = new TextEncoder().encode("\ninfo\nexit\n");
@@ -104,7 +93,7 @@ const VOCAB = [
 const NOISE = " ;:/\\-+[]wbQSBGAMLPqsbgamlp\t\u00e9\u{1f41d}\0";
 
 Deno.test("uhp loop fuzz: every command line gets exactly one reply ending in ok", async () => {
-  const rand = xorshift(12345);
+  const rand = xorshift32(12345);
   const lines: string[] = [];
   for (let i = 0; i < 3000; i++) {
     let line = VOCAB[Math.floor(rand() * VOCAB.length)];
