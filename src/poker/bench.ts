@@ -1,34 +1,12 @@
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { CfrSolver } from "../cfr/solver.ts";
-import { parseSolveConfig, type SolveConfig } from "./config.ts";
+import { parseSolveConfig, type SolveConfig, T1_SPOT } from "./config.ts";
 import { enumerateSevenCardCategories } from "./eval_enum.ts";
 import { CATEGORY_NAMES } from "./hand_eval.ts";
 import { rootSummary } from "./results.ts";
 import { expandSpot, prepareSpot } from "./solve.ts";
 
 // Spots T1 and F1 of ../shared/data/poker/REFERENCE.md and the reference solver's figures there.
-const T1 = `
-[ranges]
-oop = "66+,A8s+,A5s-A4s,AJo+,K9s+,KQo,QTs+,JTs,96s+,85s+,75s+,65s,54s"
-ip = "QQ-22,AQs-A2s,ATo+,K5s+,KJo+,Q8s+,J8s+,T7s+,96s+,86s+,75s+,64s+,53s+"
-[cards]
-flop = "Td9d6h"
-turn = "Qc"
-[tree]
-starting_pot = 200
-effective_stack = 900
-[bet_sizes.turn]
-oop_bet = "60%, e, a"
-oop_raise = "2.5x"
-ip_bet = "60%, e, a"
-ip_raise = "2.5x"
-[bet_sizes.river]
-oop_bet = "60%, e, a"
-oop_raise = "2.5x"
-ip_bet = "60%, e, a"
-ip_raise = "2.5x"
-oop_donk = "50%"
-`;
 
 const F1 = `
 [ranges]
@@ -210,14 +188,14 @@ export const suite: BenchSuite = {
 
     const t1Runs: Run[] = [];
     for (const [r, s] of FORMATS) {
-      const run = measure(withBits(T1, r, s, opts.full ? 1000 : 300), 0.1, opts.log, r === 32);
+      const run = measure(withBits(T1_SPOT, r, s, opts.full ? 1000 : 300), 0.1, opts.log, r === 32);
       t1Runs.push(run);
       await new Promise((res) => setTimeout(res, 0));
     }
     const cores = navigator.hardwareConcurrency || 1;
     if (cores > 1) {
       t1Runs.push(
-        measure(withBits(T1, 32, 32, opts.full ? 1000 : 300), 0.1, opts.log, false, cores),
+        measure(withBits(T1_SPOT, 32, 32, opts.full ? 1000 : 300), 0.1, opts.log, false, cores),
       );
     }
     report.tables.push({

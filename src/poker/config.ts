@@ -153,9 +153,9 @@ function show(v: unknown): string {
   return typeof v === "string" ? JSON.stringify(v) : typeName(v) === "table" ? "" : String(v);
 }
 
-/** The built-in example spot (spot T1 of the reference figures, turn start). */
-export const EXAMPLE_CONFIG = `# Spot T1 of ../shared/data/poker/REFERENCE.md
-[ranges]
+/** Spot T1 of ../shared/data/poker/REFERENCE.md (turn start) without solver settings: shared by the
+ * built-in example and the solve bench. */
+export const T1_SPOT = `[ranges]
 oop = "66+,A8s+,A5s-A4s,AJo+,K9s+,KQo,QTs+,JTs,96s+,85s+,75s+,65s,54s"
 ip = "QQ-22,AQs-A2s,ATo+,K5s+,KJo+,Q8s+,J8s+,T7s+,96s+,86s+,75s+,64s+,53s+"
 
@@ -179,7 +179,11 @@ oop_raise = "2.5x"
 ip_bet = "60%, e, a"
 ip_raise = "2.5x"
 oop_donk = "50%"
+`;
 
+/** The built-in example spot (spot T1 of the reference figures, turn start). */
+export const EXAMPLE_CONFIG = `# Spot T1 of ../shared/data/poker/REFERENCE.md
+${T1_SPOT}
 [solver]
 max_iterations = 300
 target_exploitability_pct = 0.5
