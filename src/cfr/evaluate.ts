@@ -1,6 +1,6 @@
 import { KibitzError } from "../cli/error.ts";
 import type { CfrGame } from "./game.ts";
-import { CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
+import { addChanceChildValues, CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
 import type { ChanceTasks } from "./parallel.ts";
 
 /**
@@ -179,7 +179,6 @@ export class TreeEvaluator {
       out.fill(0, off, off + H);
       const o = 1 - p, Ho = t.numHands[o];
       const bs = t.blockedStart[o], bh = t.blockedHands[o];
-      const ss = t.blockedStart[p], sh = t.blockedHands[p];
       const tk = this.fromTasks ? this.parallel!.tasks : null;
       for (let c = first; c < first + A; c++) {
         if (tk) {
@@ -193,14 +192,7 @@ export class TreeEvaluator {
           if (!anyPositive(r, Ho)) continue;
           this.visit(c, d + 1, p, r, policy, br, vals, 0);
         }
-        for (let i = ss[c]; i < ss[c + 1]; i++) vals[sh[i]] = 0;
-        const w = t.chanceWeight[c];
-        for (let h = 0; h < H; h++) out[off + h] += w * vals[h];
-        // Suit-isomorphic outcomes: this outcome's values with hands relabelled.
-        for (let k = t.isoStart[c]; k < t.isoStart[c + 1]; k++) {
-          const perm = t.permutations[t.isoPerm[p][k]], wk = t.isoWeight[k];
-          for (let h = 0; h < H; h++) out[off + h] += wk * vals[perm[h]];
-        }
+        addChanceChildValues(t, c, p, vals, out, off);
       }
       return;
     }

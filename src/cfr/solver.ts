@@ -34,7 +34,7 @@ import {
   iterationDiscount,
   regretsNonNegative,
 } from "./schedule.ts";
-import { CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
+import { addChanceChildValues, CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
 import {
   type ChanceTasks,
   chanceTasks,
@@ -598,14 +598,7 @@ export class CfrSolver {
           }
           this.visit(c, d + 1, p, r, sr, ca, cn, vals, 0);
         }
-        for (let i = ss[c]; i < ss[c + 1]; i++) vals[sh[i]] = 0;
-        const w = t.chanceWeight[c];
-        for (let h = 0; h < H; h++) out[off + h] += w * vals[h];
-        // Suit-isomorphic outcomes: this outcome's values with hands relabelled.
-        for (let k = t.isoStart[c]; k < t.isoStart[c + 1]; k++) {
-          const perm = t.permutations[t.isoPerm[p][k]], wk = t.isoWeight[k];
-          for (let h = 0; h < H; h++) out[off + h] += wk * vals[perm[h]];
-        }
+        addChanceChildValues(t, c, p, vals, out, off);
       }
       return;
     }

@@ -280,3 +280,27 @@ export function findNode(tree: PublicTree, path: readonly string[]): number {
   }
   return node;
 }
+
+/**
+ * Adds the values of chance child `c` for `p`'s hands into out[off..]: hands its outcome blocks are
+ * zeroed in `vals` first, the sum is weighted by the outcome's probability, and its suit-isomorphic
+ * outcomes add the same values with hands relabelled. Shared by training and evaluation traversals.
+ */
+export function addChanceChildValues(
+  t: PublicTree,
+  c: number,
+  p: 0 | 1,
+  vals: Float32Array,
+  out: Float32Array,
+  off: number,
+): void {
+  const H = t.numHands[p];
+  const ss = t.blockedStart[p], sh = t.blockedHands[p];
+  for (let i = ss[c]; i < ss[c + 1]; i++) vals[sh[i]] = 0;
+  const w = t.chanceWeight[c];
+  for (let h = 0; h < H; h++) out[off + h] += w * vals[h];
+  for (let k = t.isoStart[c]; k < t.isoStart[c + 1]; k++) {
+    const perm = t.permutations[t.isoPerm[p][k]], wk = t.isoWeight[k];
+    for (let h = 0; h < H; h++) out[off + h] += wk * vals[perm[h]];
+  }
+}
