@@ -28,7 +28,9 @@ await runMain(async () => {
     const bpe = storeBytes(format, n, n / 256) / n;
     const err = roundTripError(format);
     const op = format.startsWith("u") ? "strategy" : "dcfr";
-    const speed = ctx ? await gpuSpeed(ctx, op, format, n, 256) : cpuSpeed(op, format, n, 256);
+    const speed = ctx
+      ? await gpuSpeed(ctx, op, format, n, 256)
+      : await cpuSpeed(op, format, n, 256);
     console.log(
       `${format.padEnd(7)} ${bpe.toFixed(4).padStart(10)} ${err.toExponential(2).padStart(12)}  ${
         (speed.elementsPerSecond / 1e6).toFixed(1)

@@ -7,7 +7,7 @@ import {
 } from "../gpu/mod.ts";
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { formatInfo, type QuantFormat, storeBytes } from "./format.ts";
-import { createQuantStore, decodeAll, encodeAll } from "./store.ts";
+import { createQuantStore, decodeAll, encodeAll, type QuantStore } from "./store.ts";
 import { updateAll, type UpdateOp } from "./update.ts";
 import { destroyGpuQuantStore, recordGpuUpdate, uploadQuantStore } from "./gpu.ts";
 
@@ -37,31 +37,51 @@ function inputs(n: number, signed: boolean): Float32Array {
   return v;
 }
 
+/** A store of `n` elements in blocks of `block`, filled with the op's kind of data. */
+function benchStore(op: Exclude<UpdateOp, "set">, format: QuantFormat, n: number, block: number) {
+  const s = createQuantStore(format, new Array(Math.ceil(n / block)).fill(block));
+  encodeAll(s, inputs(s.n, op !== "strategy"), { seed: 1, iteration: 0 });
+  return s;
+}
+
+/** Runs `step` (which reports how many updates it did) for at least 400 ms and two updates. */
+async function timeUpdates(step: (done: number) => number | Promise<number>) {
+  let reps = 0;
+  const t0 = performance.now();
+  while (performance.now() - t0 < 400 || reps < 2) reps += await step(reps);
+  return { reps, secs: (performance.now() - t0) / 1000 };
+}
+
+function speed(
+  op: string,
+  format: QuantFormat,
+  backend: "cpu" | "gpu",
+  s: QuantStore,
+  timed: { reps: number; secs: number },
+): QuantSpeed {
+  return {
+    op,
+    format,
+    backend,
+    elementsPerSecond: (timed.reps * s.n) / timed.secs,
+    bytesPerElement: storeBytes(format, s.n, s.blocks) / s.n,
+  };
+}
+
 /** Measures elements/s of one fused update on the CPU over `n` elements in blocks of `block`. */
-export function cpuSpeed(
+export async function cpuSpeed(
   op: Exclude<UpdateOp, "set">,
   format: QuantFormat,
   n: number,
   block: number,
-): QuantSpeed {
-  const sizes = new Array(Math.ceil(n / block)).fill(block);
-  const s = createQuantStore(format, sizes);
+): Promise<QuantSpeed> {
+  const s = benchStore(op, format, n, block);
   const input = inputs(s.n, op !== "strategy");
-  encodeAll(s, inputs(s.n, op !== "strategy"), { seed: 1, iteration: 0 });
-  let reps = 0;
-  const t0 = performance.now();
-  while (performance.now() - t0 < 400 || reps < 2) {
-    updateAll(s, op, input, 0.9, 0.5, { seed: 1, iteration: reps + 1 });
-    reps++;
-  }
-  const secs = (performance.now() - t0) / 1000;
-  return {
-    op,
-    format,
-    backend: "cpu",
-    elementsPerSecond: (reps * s.n) / secs,
-    bytesPerElement: storeBytes(format, s.n, s.blocks) / s.n,
-  };
+  const timed = await timeUpdates((done) => {
+    updateAll(s, op, input, 0.9, 0.5, { seed: 1, iteration: done + 1 });
+    return 1;
+  });
+  return speed(op, format, "cpu", s, timed);
 }
 
 /** Measures elements/s of one fused update on the GPU (several updates per submit, then one wait). */
@@ -72,9 +92,7 @@ export async function gpuSpeed(
   n: number,
   block: number,
 ): Promise<QuantSpeed> {
-  const sizes = new Array(Math.ceil(n / block)).fill(block);
-  const s = createQuantStore(format, sizes);
-  encodeAll(s, inputs(s.n, op !== "strategy"), { seed: 1, iteration: 0 });
+  const s = benchStore(op, format, n, block);
   const g = uploadQuantStore(ctx, s);
   const input = storageBuffer(ctx, inputs(s.n, op !== "strategy"));
   const run = async (reps: number, from: number) => {
@@ -88,24 +106,13 @@ export async function gpuSpeed(
     ctx.device.queue.submit([enc.finish()]);
     await ctx.device.queue.onSubmittedWorkDone();
     for (const p of params) p.destroy();
+    return reps;
   };
   await run(1, 1); // compile pipelines and warm up
-  let reps = 0;
-  const t0 = performance.now();
-  while (performance.now() - t0 < 400 || reps < 2) {
-    await run(4, 10 + reps);
-    reps += 4;
-  }
-  const secs = (performance.now() - t0) / 1000;
+  const timed = await timeUpdates((done) => run(4, 10 + done));
   input.destroy();
   destroyGpuQuantStore(g);
-  return {
-    op,
-    format,
-    backend: "gpu",
-    elementsPerSecond: (reps * s.n) / secs,
-    bytesPerElement: storeBytes(format, s.n, s.blocks) / s.n,
-  };
+  return speed(op, format, "gpu", s, timed);
 }
 
 /** Largest relative round-trip error of a format on random data (nearest rounding), for the demo. */
@@ -144,7 +151,7 @@ export const suite: BenchSuite = {
     ) {
       for (const format of formats) {
         opts.log(`${op} ${format}`);
-        const cpu = cpuSpeed(op, format, n, block);
+        const cpu = await cpuSpeed(op, format, n, block);
         const gpu = ctx ? await gpuSpeed(ctx, op, format, n, block) : null;
         rows.push([
           op,
