@@ -76,7 +76,7 @@ fn fmt_inv_levels() -> f32 {
 }
 
 // Decode factor scale * f32(1 / levels).
-fn decode_factor(scale: f32) -> f32 { return scale * fmt_inv_levels(); }
+fn decode_factor(scale: f32, zero: u32) -> f32 { return nofuse(scale * fmt_inv_levels(), zero); }
 
 fn is_finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
 
@@ -84,37 +84,37 @@ fn is_finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800
 // cannot see through, keeping every product rounded on its own as the TypeScript twin does.
 fn nofuse(x: f32, zero: u32) -> f32 { return bitcast<f32>(bitcast<u32>(x) ^ zero); }
 
-// Veltkamp split of a into hi + lo with 12-bit halves, so their products are exact.
-fn split_hi(a: f32, zero: u32) -> f32 {
-  let c = nofuse(4097.0 * a, zero);
-  return c - (c - a);
-}
-
-// |a - q * b| computed exactly up to one final rounding (Dekker's two-product).
-fn div_residual(a: f32, b: f32, q: f32, zero: u32) -> f32 {
-  let p = nofuse(q * b, zero);
-  let qh = split_hi(q, zero);
-  let ql = q - qh;
-  let bh = split_hi(b, zero);
-  let bl = b - bh;
-  let e = (((qh * bh - p) + qh * bl) + ql * bh) + ql * bl;
-  return abs((a - p) - e);
-}
-
-// Correctly rounded a / b for positive normal operands: WGSL allows division 2.5 ULP of error,
-// so try the neighbours of the hardware quotient and keep the one with the smallest residual.
-fn div_rn(a: f32, b: f32, zero: u32) -> f32 {
-  let q0 = a / b;
-  var best = q0;
-  var best_r = div_residual(a, b, q0, zero);
-  let bits0 = bitcast<i32>(q0);
-  for (var d = -3; d <= 3; d++) {
-    if (d == 0) { continue; }
-    let q = bitcast<f32>(bits0 + d);
-    let r = div_residual(a, b, q, zero);
-    if (r < best_r) { best = q; best_r = r; }
+// Correctly rounded a / b for positive normal operands with a normal quotient, in integer
+// arithmetic: WGSL allows the division 2.5 ULP of error, and float tricks that recover the exact
+// quotient (Dekker residuals) depend on the driver not rewriting them, which NVIDIA's Vulkan
+// compiler was seen to do. A 24-step restoring division of the mantissas needs neither.
+fn div_rn(a: f32, b: f32) -> f32 {
+  let ua = bitcast<u32>(a);
+  let ub = bitcast<u32>(b);
+  let mb = (ub & 0x7fffffu) | 0x800000u;
+  var r = (ua & 0x7fffffu) | 0x800000u;
+  var e = i32(ua >> 23u) - i32(ub >> 23u) + 127;
+  if (r < mb) {
+    r = r << 1u;
+    e = e - 1;
   }
-  return best;
+  var q = 0u;
+  for (var i = 0u; i < 24u; i++) {
+    q = q << 1u;
+    if (r >= mb) {
+      r = r - mb;
+      q = q | 1u;
+    }
+    r = r << 1u;
+  }
+  // r is twice the remainder: round half to even.
+  if (r > mb || (r == mb && (q & 1u) == 1u)) { q = q + 1u; }
+  if (q == 0x1000000u) {
+    q = 0x800000u;
+    e = e + 1;
+  }
+  if (e <= 0 || e >= 255) { return a / b; }
+  return bitcast<f32>((u32(e) << 23u) | (q & 0x7fffffu));
 }
 
 // Level for value v under scale inverse inv: stochastic floor(t) + [u < frac(t)] or round-half-even.

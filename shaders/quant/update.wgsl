@@ -45,7 +45,8 @@ fn updated(old: f32, x: f32) -> f32 {
 fn old_value(e: u32, scale_factor: f32) -> f32 {
   if (FMT == 0u) { return bitcast<f32>(payload[e]); }
   let per = fmt_per_word();
-  return f32(level_of(payload[e / per], e % per)) * scale_factor;
+  // nofuse also stops a driver from reassociating (level * d) * a into level * (d * a).
+  return nofuse(f32(level_of(payload[e / per], e % per)) * scale_factor, params.zero);
 }
 
 var<workgroup> wg_max: array<f32, WG>;
@@ -62,7 +63,7 @@ fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
   if (live) {
     let start = offsets[b];
     let end = offsets[b + 1u];
-    let d = decode_factor(scales[b]);
+    let d = decode_factor(scales[b], params.zero);
     for (var e = start + lid; e < end; e += WG) {
       let v = updated(old_value(e, d), input[e]);
       if (!is_finite(v)) { bad = 1u; } else { m = max(m, abs(v)); }
@@ -82,7 +83,7 @@ fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     var mx = wg_max[0];
     if (mx < ZERO_BLOCK) { mx = 0.0; }
     next_scales[b] = mx;
-    next_inv[b] = select(0.0, div_rn(fmt_levels(), mx, params.zero), mx > 0.0);
+    next_inv[b] = select(0.0, div_rn(fmt_levels(), mx), mx > 0.0);
     if (wg_bad[0] != 0u) {
       atomicAdd(&flags[0], 1u);
       atomicMax(&flags[1], b + 1u);
@@ -120,7 +121,7 @@ fn encode(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
   for (var e = first; e < last; e++) {
     while (offsets[b + 1u] <= e) { b++; }
     let k = e - first;
-    let old = f32(level_of(old_word, k)) * decode_factor(scales[b]);
+    let old = nofuse(f32(level_of(old_word, k)) * decode_factor(scales[b], params.zero), params.zero);
     let v = updated(old, input[e]);
     let inv = next_inv[b];
     var q = 0;
