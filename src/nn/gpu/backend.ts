@@ -7,6 +7,8 @@ import { convGeometry } from "../cpu/conv.ts";
 import { expectShape, numel } from "../tensor.ts";
 import type { KernelName, NnKernels } from "./kernels.ts";
 import type { GpuTensor, TensorPool } from "./tensor.ts";
+import { tileSize } from "./conv_gemm.ts";
+import { KibitzError } from "../../cli/error.ts";
 
 /** One recorded dispatch. */
 export interface RecordedOp {
@@ -17,6 +19,15 @@ export interface RecordedOp {
 }
 
 const TILE = 64;
+/** The tiled convolution kernels are generated for these kernel sizes (the model's 3x3 and 1x1). */
+function kernelSize(k: number): 1 | 3 {
+  if (k === 1 || k === 3) return k;
+  throw new KibitzError(
+    "bad_shape",
+    `tiled convolution supports 1x1 and 3x3 kernels, got ${k}x${k}`,
+  );
+}
+
 /** Convolutions with at least this many output channels and columns use the 128 x 128 tiles. */
 const WIDE = 128;
 /** Weight gradients aim for this many workgroups, splitting K in chunks of at least SPLIT_MIN. */
@@ -97,10 +108,10 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       return y;
     }
     const cols = n * h * wd, wide = co >= WIDE && cols >= WIDE;
-    const tile = wide ? WIDE : TILE;
-    const groups: [number, number, number] = [Math.ceil(cols / tile), Math.ceil(co / tile), 1];
+    const { bm, bn } = tileSize(wide ? this.kernels.convTiles.wide : this.kernels.convTiles.small);
+    const groups: [number, number, number] = [Math.ceil(cols / bn), Math.ceil(co / bm), 1];
     const bind = { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p };
-    this.record(wide ? "convForwardWide" : "convForward", bind, groups);
+    this.record(`${wide ? "convForwardWide" : "convForward"}${kernelSize(k)}`, bind, groups);
     return y;
   }
 
@@ -132,8 +143,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     cols: number,
   ): void {
     const wide = co >= WIDE && kd >= WIDE;
-    const tile = wide ? WIDE : TILE;
-    const gx = Math.ceil(kd / tile), gy = Math.ceil(co / tile);
+    const { bm, bn } = tileSize(wide ? this.kernels.convTiles.wide : this.kernels.convTiles.small);
+    const gx = Math.ceil(kd / bn), gy = Math.ceil(co / bm);
     // Split the long reduction (batch x pixels) when the output alone gives too few workgroups.
     let splits = Math.max(
       1,
@@ -142,7 +153,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const kchunk = splits > 1 ? Math.ceil(cols / splits / 16) * 16 : 0;
     if (splits > 1) splits = Math.ceil(cols / kchunk);
     const pw = this.params([n, ci, co, h, wd, k, pad, kchunk]);
-    const kernel = wide ? "convWgradWide" : "convWgrad";
+    const kernel = `${wide ? "convWgradWide" : "convWgrad"}${kernelSize(k)}` as const;
     if (splits === 1) {
       this.record(kernel, { 0: x.buffer, 1: dy.buffer, 2: dw.buffer, 3: pw }, [gx, gy, 1]);
     } else {

@@ -9,17 +9,45 @@ import batchnormDirectSrc from "../../../shaders/nn/batchnorm_direct.wgsl" with 
 import lossDirectSrc from "../../../shaders/nn/loss_direct.wgsl" with { type: "text" };
 import lossSrc from "../../../shaders/nn/loss.wgsl" with { type: "text" };
 import sgdSrc from "../../../shaders/nn/sgd.wgsl" with { type: "text" };
+import { convForwardSource, type ConvTile, convWgradSource } from "./conv_gemm.ts";
 
-// The wide-tile variant of the convolution: 128 x 128 outputs per workgroup, 8 x 8 per thread.
-const convWideSrc = convSrc.replace("const BM = 64u;", "const BM = 128u;")
-  .replace("const BN = 64u;", "const BN = 128u;").replace("const BK = 16u;", "const BK = 8u;");
+/** Tile shapes of the tiled convolution: `small` for narrow layers, `wide` for 128+ channels. */
+export interface ConvTiles {
+  small: ConvTile;
+  wide: ConvTile;
+}
+
+/** The hardware tiles: 64 x 64 (4 x 4 per thread) and 128 x 128 (8 x 8 per thread), 256 threads. */
+export const HARDWARE_TILES: ConvTiles = {
+  small: { wx: 16, wy: 16, gm: 1, gn: 1, bk: 16 },
+  wide: { wx: 16, wy: 16, gm: 2, gn: 2, bk: 8 },
+};
+
+/**
+ * The same generated code at 16 x 16 tiles and 16 threads: what CI compiles on the software
+ * adapter, where the 256-thread kernels take minutes each to build.
+ */
+export const TEST_TILES: ConvTiles = {
+  small: { wx: 4, wy: 4, gm: 1, gn: 1, bk: 4 },
+  wide: { wx: 4, wy: 4, gm: 1, gn: 1, bk: 4 },
+};
+
+function convEntries(tiles: ConvTiles) {
+  return {
+    convForward3: [convForwardSource(tiles.small, 3), "forward"],
+    convForward1: [convForwardSource(tiles.small, 1), "forward"],
+    convWgrad3: [convWgradSource(tiles.small, 3), "wgrad"],
+    convWgrad1: [convWgradSource(tiles.small, 1), "wgrad"],
+    convForwardWide3: [convForwardSource(tiles.wide, 3), "forward"],
+    convForwardWide1: [convForwardSource(tiles.wide, 1), "forward"],
+    convWgradWide3: [convWgradSource(tiles.wide, 3), "wgrad"],
+    convWgradWide1: [convWgradSource(tiles.wide, 1), "wgrad"],
+  } as const;
+}
 
 const ENTRIES = {
-  convForward: [convSrc, "forward"],
-  convWgrad: [convSrc, "wgrad"],
+  ...convEntries(HARDWARE_TILES),
   convFlip: [convSrc, "flip"],
-  convForwardWide: [convWideSrc, "forward"],
-  convWgradWide: [convWideSrc, "wgrad"],
   convForwardDirect: [convDirectSrc, "forward"],
   convWgradDirect: [convDirectSrc, "wgrad"],
   matmul: [matmulSrc, "plain"],
@@ -51,23 +79,26 @@ const ENTRIES = {
 /** Names of the network's compute pipelines. */
 export type KernelName = keyof typeof ENTRIES;
 
-/** Every compiled pipeline of the network core. */
-export type NnKernels = Record<KernelName, GPUComputePipeline>;
+/** Every compiled pipeline of the network core, and the convolution tiles they were built for. */
+export type NnKernels = Record<KernelName, GPUComputePipeline> & { convTiles: ConvTiles };
 
-const loaded = new WeakMap<GpuContext, Promise<NnKernels>>();
+const loaded = new WeakMap<GpuContext, Map<ConvTiles, Promise<NnKernels>>>();
 
-/** Compiles (once per device) every WGSL kernel of the network core. */
-export function loadKernels(ctx: GpuContext): Promise<NnKernels> {
-  let hit = loaded.get(ctx);
+/** Compiles (once per device and tile set) every WGSL kernel of the network core. */
+export function loadKernels(ctx: GpuContext, tiles = HARDWARE_TILES): Promise<NnKernels> {
+  let perTiles = loaded.get(ctx);
+  if (!perTiles) loaded.set(ctx, perTiles = new Map());
+  let hit = perTiles.get(tiles);
   if (!hit) {
     hit = (async () => {
-      const out: Partial<NnKernels> = {};
-      for (const [name, [src, entry]] of Object.entries(ENTRIES)) {
-        out[name as KernelName] = await computePipeline(ctx, src, entry, {}, `nn.${entry}`);
+      const out: Partial<NnKernels> = { convTiles: tiles };
+      const entries = { ...ENTRIES, ...convEntries(tiles) };
+      for (const [name, [src, entry]] of Object.entries(entries)) {
+        out[name as KernelName] = await computePipeline(ctx, src, entry, {}, `nn.${name}`);
       }
       return out as NnKernels;
     })();
-    loaded.set(ctx, hit);
+    perTiles.set(tiles, hit);
   }
   return hit;
 }
