@@ -114,7 +114,7 @@ await runMain(async () => {
       formatBytes(m.total)
     } (${m.regretFormat} regrets + ${m.strategyFormat} strategy ${
       formatBytes(m.storageBytes)
-    }, tree ${formatBytes(m.treeBytes)})`,
+    }, tree ${formatBytes(m.treeBytes)}, showdown tables ${formatBytes(m.showdownBytes)})`,
   );
   const threads = config.solver.threads;
   info(

@@ -62,6 +62,15 @@ interface ShowdownSweep {
   down2: Uint16Array;
 }
 
+/**
+ * One player's share of a river board's showdown tables: order (4 B), strength (2), both cards (2)
+ * and sweep slots (6 x 2 as the hand's side, 4 x 2 as the opponent's side) per live hand, 4 B per
+ * dead hand, and about 160 B of V8 overhead for each of its 15 typed arrays.
+ */
+function showdownTableBytes(live: number, dead: number): number {
+  return 28 * live + 4 * dead + 15 * 160;
+}
+
 /** The sweep of `mine` (strengths ms, cards mc1/mc2) against `theirs` (ts, tc1/tc2), both ascending. */
 function showdownSweep(
   ms: Uint16Array,
@@ -313,6 +322,45 @@ export class PostflopGame implements CfrGame<PostflopState> {
       for (const c of first.cards) second += this.deal([...this.board, c]).cards.length;
     }
     return [1, this.board.length < 5 ? first.cards.length : 0, second];
+  }
+
+  /**
+   * Bytes of the showdown tables (strength orders and sweeps of every river board) the expanded
+   * tree will hold, counted before expansion; one copy per thread, since workers clone the game.
+   */
+  estimateShowdownBytes(): number {
+    const seen = new Set<string>();
+    let bytes = 0;
+    const visit = (board: readonly number[]) => {
+      if (board.length < 5) {
+        for (const c of this.deal(board).cards) visit([...board, c]);
+        return;
+      }
+      const key = [...board].sort((a, b) => a - b).join(",");
+      if (seen.has(key)) return;
+      seen.add(key);
+      for (const p of [0, 1] as const) {
+        const c = this.cards[p];
+        let live = 0;
+        for (let h = 0; h < this.numHands[p]; h++) {
+          if (!board.includes(c[2 * h]) && !board.includes(c[2 * h + 1])) live++;
+        }
+        bytes += showdownTableBytes(live, this.numHands[p] - live);
+      }
+    };
+    visit(this.board);
+    return bytes;
+  }
+
+  /** Bytes the showdown tables built so far hold (what estimateShowdownBytes predicts). */
+  showdownBytes(): number {
+    let bytes = 0;
+    for (const bo of this.orders) {
+      for (const p of [0, 1] as const) {
+        bytes += showdownTableBytes(bo.order[p].length, bo.dead[p].length);
+      }
+    }
+    return bytes;
   }
 
   private boardOrder(board: readonly number[]): number {

@@ -57,6 +57,8 @@ export interface MemoryEstimate {
   storageBytes: number;
   /** The flat public tree and per-outcome card-removal lists. */
   treeBytes: number;
+  /** Showdown tables (per river board), counted once per thread: each worker holds a copy. */
+  showdownBytes: number;
   total: number;
 }
 
@@ -65,6 +67,7 @@ export function estimateMemory(
   size: GameSize,
   choice: StorageChoice,
   numHands: readonly [number, number],
+  showdownBytes = 0,
 ): MemoryEstimate {
   const signed = !regretsNonNegative(choice.algorithm);
   const rf = choice.regretFormat ?? regretFormat(choice.regretBits, signed);
@@ -81,7 +84,8 @@ export function estimateMemory(
     strategyFormat: sf,
     storageBytes: storage,
     treeBytes,
-    total: storage + treeBytes,
+    showdownBytes,
+    total: storage + treeBytes + showdownBytes,
   };
 }
 
@@ -112,7 +116,7 @@ export function checkMemoryLimit(est: MemoryEstimate, limit: number): void {
         formatBytes(est.storageBytes)
       } in ${est.regretFormat} regrets / ${est.strategyFormat} strategy, tree ${
         formatBytes(est.treeBytes)
-      }), above --max-memory ${
+      }, showdown tables ${formatBytes(est.showdownBytes)}), above --max-memory ${
         formatBytes(limit)
       }; use fewer bet sizes, narrower ranges or fewer storage bits`,
     );

@@ -41,7 +41,8 @@ export function prepareSpot(config: SolveConfig, maxMemory = Infinity): Prepared
     game.numHands,
     game.streetMultipliers(),
   );
-  const memory = estimateMemory(size, config.solver, game.numHands);
+  const showdown = game.estimateShowdownBytes() * Math.max(1, config.solver.threads);
+  const memory = estimateMemory(size, config.solver, game.numHands, showdown);
   checkMemoryLimit(memory, maxMemory);
   return { config, actionTree, game, size, memory, tree: null };
 }

@@ -49,3 +49,19 @@ Deno.test("memory: --max-memory refuses with the estimate in the message", () =>
   assert.equal(parseMemorySize("4096"), 4096);
   assert.throws(() => parseMemorySize("lots"), /not a size/);
 });
+
+Deno.test("memory: the showdown-table estimate equals what tree expansion builds, once per thread", () => {
+  const flop = TURN.replace('turn = "Qc"\n', "").replace(
+    "[bet_sizes]",
+    '[bet_sizes]\nflop = "minimal"',
+  );
+  const river = TURN.replace('turn = "Qc"', 'turn = "Qc"\nriver = "2s"');
+  for (const text of [TURN, flop, river]) {
+    const spot = prepareSpot(parseSolveConfig(text + "[solver]\nthreads = 3\n"));
+    const est = spot.game.estimateShowdownBytes();
+    assert.ok(est > 0);
+    assert.equal(spot.memory.showdownBytes, 3 * est);
+    buildTree(spot.game);
+    assert.equal(spot.game.showdownBytes(), est);
+  }
+});
