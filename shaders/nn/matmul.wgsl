@@ -9,21 +9,31 @@ struct Params { m: u32, n: u32, k: u32, a_sm: u32, a_sk: u32, b_sk: u32, b_sn: u
 @group(0) @binding(3) var<uniform> p: Params;
 @group(0) @binding(4) var<storage, read> bias: array<f32>;
 
-const BM = 64u;
-const BN = 64u;
-const BK = 16u;
-var<workgroup> As: array<f32, 1024>;
-var<workgroup> Bs: array<f32, 1024>;
+// A TW x TW workgroup computes a (4 TW) x (4 TW) tile, 4 x 4 outputs per thread (rows lid.y + TW i,
+// columns lid.x + TW j), over K slices of TW. The accumulators are four named vec4 rows: a private
+// array indexed in loops was left in slow local memory by an NVIDIA driver. TypeScript rewrites TW
+// to 4 for the software-adapter tests (same code, 16 threads).
+const TW = 16u;
+const BM = 4u * TW;
+const BN = 4u * TW;
+const BK = TW;
+var<workgroup> As: array<f32, 4u * TW * TW>;
+var<workgroup> Bs: array<f32, 4u * TW * TW>;
 
-fn tile(lid: vec3<u32>, wid: vec3<u32>) -> array<array<f32, 4>, 4> {
-  let t = lid.y * 16u + lid.x;
+struct Acc { r0: vec4<f32>, r1: vec4<f32>, r2: vec4<f32>, r3: vec4<f32> }
+
+fn tile(lid: vec3<u32>, wid: vec3<u32>) -> Acc {
+  let t = lid.y * TW + lid.x;
   let m0 = wid.y * BM;
   let n0 = wid.x * BN;
-  var acc: array<array<f32, 4>, 4>;
+  var r0 = vec4<f32>(0.0);
+  var r1 = vec4<f32>(0.0);
+  var r2 = vec4<f32>(0.0);
+  var r3 = vec4<f32>(0.0);
   for (var k0 = 0u; k0 < p.k; k0 += BK) {
     for (var r = 0u; r < 4u; r++) {
-      let idx = t + 256u * r;
-      // A: 64 rows x 16 k; B: 16 k x 64 cols.
+      let idx = t + TW * TW * r;
+      // A: BM rows x BK k; B: BK k x BN cols.
       let ml = idx / BK;
       let kl = idx % BK;
       var av = 0.0;
@@ -37,45 +47,56 @@ fn tile(lid: vec3<u32>, wid: vec3<u32>) -> array<array<f32, 4>, 4> {
     }
     workgroupBarrier();
     for (var kk = 0u; kk < BK; kk++) {
-      var ar: array<f32, 4>;
-      var br: array<f32, 4>;
-      for (var i = 0u; i < 4u; i++) {
-        ar[i] = As[kk * BM + lid.y + 16u * i];
-        br[i] = Bs[kk * BN + lid.x + 16u * i];
-      }
-      for (var i = 0u; i < 4u; i++) {
-        for (var j = 0u; j < 4u; j++) { acc[i][j] = fma(ar[i], br[j], acc[i][j]); }
-      }
+      let ab = kk * BM + lid.y;
+      let bb = kk * BN + lid.x;
+      let bv = vec4<f32>(Bs[bb], Bs[bb + TW], Bs[bb + 2u * TW], Bs[bb + 3u * TW]);
+      r0 = fma(vec4<f32>(As[ab]), bv, r0);
+      r1 = fma(vec4<f32>(As[ab + TW]), bv, r1);
+      r2 = fma(vec4<f32>(As[ab + 2u * TW]), bv, r2);
+      r3 = fma(vec4<f32>(As[ab + 3u * TW]), bv, r3);
     }
     workgroupBarrier();
   }
-  return acc;
+  return Acc(r0, r1, r2, r3);
 }
 
-// C = A B (bias ignored).
-@compute @workgroup_size(16, 16)
+// Writes row m of a thread's outputs (columns n0 + TW j).
+fn put_row(m: u32, n0: u32, v: vec4<f32>) {
+  if (m >= p.m) { return; }
+  if (n0 < p.n) { c[m * p.n + n0] = v.x; }
+  if (n0 + TW < p.n) { c[m * p.n + n0 + TW] = v.y; }
+  if (n0 + 2u * TW < p.n) { c[m * p.n + n0 + 2u * TW] = v.z; }
+  if (n0 + 3u * TW < p.n) { c[m * p.n + n0 + 3u * TW] = v.w; }
+}
+
+// Writes a thread's 4 x 4 outputs, `add` added to every row (the bias of its columns, or 0).
+fn put(lid: vec3<u32>, wid: vec3<u32>, acc: Acc, add: vec4<f32>) {
+  let m = wid.y * BM + lid.y;
+  let n = wid.x * BN + lid.x;
+  put_row(m, n, acc.r0 + add);
+  put_row(m + TW, n, acc.r1 + add);
+  put_row(m + 2u * TW, n, acc.r2 + add);
+  put_row(m + 3u * TW, n, acc.r3 + add);
+}
+
+// C = A B.
+@compute @workgroup_size(TW, TW)
 fn plain(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
-  let acc = tile(lid, wid);
-  for (var i = 0u; i < 4u; i++) {
-    let m = wid.y * BM + lid.y + 16u * i;
-    for (var j = 0u; j < 4u; j++) {
-      let n = wid.x * BN + lid.x + 16u * j;
-      if (m < p.m && n < p.n) { c[m * p.n + n] = acc[i][j]; }
-    }
-  }
+  put(lid, wid, tile(lid, wid), vec4<f32>(0.0));
 }
 
 // C = A B + bias[n].
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(TW, TW)
 fn with_bias(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
-  let acc = tile(lid, wid);
-  for (var i = 0u; i < 4u; i++) {
-    let m = wid.y * BM + lid.y + 16u * i;
-    for (var j = 0u; j < 4u; j++) {
-      let n = wid.x * BN + lid.x + 16u * j;
-      if (m < p.m && n < p.n) { c[m * p.n + n] = acc[i][j] + bias[n]; }
-    }
-  }
+  let n = wid.x * BN + lid.x;
+  let last = p.n - 1u;
+  let add = vec4<f32>(
+    bias[min(n, last)],
+    bias[min(n + TW, last)],
+    bias[min(n + 2u * TW, last)],
+    bias[min(n + 3u * TW, last)],
+  );
+  put(lid, wid, tile(lid, wid), add);
 }
 
 // Untiled form for thin products (few rows or a short K, e.g. batch-1 inference or the weight

@@ -11,8 +11,8 @@ import { policyLoss, valueLoss } from "../../src/nn/cpu/loss.ts";
 import { sgdStep } from "../../src/nn/optimizer.ts";
 import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
 import {
-  type ConvTiles,
   HARDWARE_TILES,
+  type KernelTiles,
   loadKernels,
   TEST_TILES,
 } from "../../src/nn/gpu/kernels.ts";
@@ -22,10 +22,10 @@ import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
-// The tiled (workgroup-memory GEMM) kernels are what real GPUs run. On a software adapter they are
-// tested with the same generated code at 16 x 16 tiles and 16 threads (TEST_TILES), because
-// llvmpipe needs minutes to compile each 256-thread kernel; KIBITZ_TILED_TESTS=1 tests the
-// hardware tiles there too.
+// The tiled (workgroup-memory GEMM) kernels are what real GPUs run. On a software adapter the conv
+// and FC GEMMs are tested with the same code at 16 x 16 tiles and 16 threads (TEST_TILES), because
+// llvmpipe needs 10 s to a minute to compile each 256-thread GEMM; KIBITZ_TILED_TESTS=1 tests the
+// hardware tiles there too. The workgroup reductions (batch norm, softmax) compile in ~2 s as they are.
 const softwareTiles = ctx?.report.isFallback && !Deno.env.get("KIBITZ_TILED_TESTS");
 const MODES = [
   { name: "default kernels", tiled: undefined, tiles: HARDWARE_TILES },
@@ -35,16 +35,13 @@ const MODES = [
     tiles: softwareTiles ? TEST_TILES : HARDWARE_TILES,
   },
 ].map((m) => ({ ...m, opts }));
-// The other workgroup-memory kernels (batch-norm and loss reductions, the FC matmul) have no
-// test-size variant: on a software adapter they run only with KIBITZ_TILED_TESTS=1.
-const otherTiledOpts = { ...opts, ignore: !ctx || softwareTiles };
 
 /** Records ops with `body`, runs them once, and reads back the returned tensors. */
 async function onGpu(
   inputs: CpuTensor[],
   body: (r: GpuRecorder, t: GpuTensor[]) => GpuTensor[],
   tiled?: boolean,
-  tiles: ConvTiles = HARDWARE_TILES,
+  tiles: KernelTiles = HARDWARE_TILES,
 ): Promise<Float32Array[]> {
   const r = new GpuRecorder(ctx!, await loadKernels(ctx!, tiles), new TensorPool(ctx!), tiled);
   const ts = inputs.map((x) => uploadTensor(ctx!, x.shape, x.data));
@@ -104,7 +101,7 @@ for (const mode of MODES) {
 for (const mode of MODES) {
   Deno.test(
     `GPU batch norm (train, running averages, inference, backward) matches CPU (${mode.name})`,
-    mode.tiled ? otherTiledOpts : mode.opts,
+    mode.opts,
     async () => {
       const x = randTensor([2, 3, 4, 5], 4, -2, 3), dy = randTensor([2, 3, 4, 5], 5);
       const mk = () => ({
@@ -125,6 +122,7 @@ for (const mode of MODES) {
           return [t.y, t.stats, dx, gdg, gdb, runMean, runVar, inf.y];
         },
         mode.tiled,
+        mode.tiles,
       );
       const t = batchNorm(x, p, true);
       const g = batchNormBackward(x, dy, t.stats, p.gamma);
@@ -156,7 +154,7 @@ Deno.test("GPU relu, relu backward and add match CPU", opts, async () => {
 for (const [batch, mode] of [[3, MODES[0]], [20, MODES[0]], [20, MODES[1]]] as const) {
   Deno.test(
     `GPU fully connected forward and backward match CPU (batch ${batch}, ${mode.name})`,
-    mode.tiled ? otherTiledOpts : mode.opts,
+    mode.opts,
     async () => {
       const x = randTensor([batch, 2, 5, 7], 12), w = randTensor([67, 70], 13);
       const bias = randTensor([67], 14), dy = randTensor([batch, 67], 15);
@@ -168,6 +166,7 @@ for (const [batch, mode] of [[3, MODES[0]], [20, MODES[0]], [20, MODES[1]]] as c
           return [y, dx, gdw, gdb];
         },
         mode.tiled,
+        mode.tiles,
       );
       const g = linearBackward(x, w, dy);
       close("fc y", y, linear(x, w, bias).data);
@@ -181,7 +180,7 @@ for (const [batch, mode] of [[3, MODES[0]], [20, MODES[0]], [20, MODES[1]]] as c
 for (const mode of MODES) {
   Deno.test(
     `GPU masked softmax, policy and value losses match CPU (${mode.name})`,
-    mode.tiled ? otherTiledOpts : mode.opts,
+    mode.opts,
     async () => {
       const logits = randTensor([3, 300], 16, -4, 4);
       const mask = randTensor([3, 300], 17, 0, 1);
@@ -190,13 +189,18 @@ for (const mode of MODES) {
       const target = randTensor([3, 300], 18, 0, 1);
       for (let i = 0; i < target.data.length; i++) target.data[i] *= mask.data[i];
       const z = randTensor([3, 1], 19, -2, 2), vt = cpuTensor([3], new Float32Array([1, -1, 0.25]));
-      const got = await onGpu([logits, mask, target, z, vt], (r, [gl, gm, gt, gz, gvt]) => {
-        const pl = r.policyLoss(gl, gm, gt);
-        const sm = r.policyLoss(gl, gm, null);
-        const vl = r.valueLoss(gz, gvt);
-        const vo = r.valueLoss(gz, null);
-        return [pl.probs, pl.loss!, pl.dlogits!, sm.probs, vl.value, vl.loss!, vl.dz!, vo.value];
-      }, mode.tiled);
+      const got = await onGpu(
+        [logits, mask, target, z, vt],
+        (r, [gl, gm, gt, gz, gvt]) => {
+          const pl = r.policyLoss(gl, gm, gt);
+          const sm = r.policyLoss(gl, gm, null);
+          const vl = r.valueLoss(gz, gvt);
+          const vo = r.valueLoss(gz, null);
+          return [pl.probs, pl.loss!, pl.dlogits!, sm.probs, vl.value, vl.loss!, vl.dz!, vo.value];
+        },
+        mode.tiled,
+        mode.tiles,
+      );
       const pl = policyLoss(logits, mask, target), vl = valueLoss(z, vt);
       close("probs", got[0], pl.probs.data);
       close("policy loss", got[1], pl.loss.data);

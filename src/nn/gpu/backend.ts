@@ -18,7 +18,6 @@ export interface RecordedOp {
   label: string;
 }
 
-const TILE = 64;
 /** The tiled convolution kernels are generated for these kernel sizes (the model's 3x3 and 1x1). */
 function kernelSize(k: number): 1 | 3 {
   if (k === 1 || k === 3) return k;
@@ -108,7 +107,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       return y;
     }
     const cols = n * h * wd, wide = co >= WIDE && cols >= WIDE;
-    const { bm, bn } = tileSize(wide ? this.kernels.convTiles.wide : this.kernels.convTiles.small);
+    const { bm, bn } = tileSize(wide ? this.kernels.tiles.wide : this.kernels.tiles.small);
     const groups: [number, number, number] = [Math.ceil(cols / bn), Math.ceil(co / bm), 1];
     const bind = { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p };
     this.record(`${wide ? "convForwardWide" : "convForward"}${kernelSize(k)}`, bind, groups);
@@ -143,7 +142,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     cols: number,
   ): void {
     const wide = co >= WIDE && kd >= WIDE;
-    const { bm, bn } = tileSize(wide ? this.kernels.convTiles.wide : this.kernels.convTiles.small);
+    const { bm, bn } = tileSize(wide ? this.kernels.tiles.wide : this.kernels.tiles.small);
     const gx = Math.ceil(kd / bn), gy = Math.ceil(co / bm);
     // Split the long reduction (batch x pixels) when the output alone gives too few workgroups.
     let splits = Math.max(
@@ -264,7 +263,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     if (!this.tiled || m <= THIN || k <= THIN) {
       this.record(bias ? "matmulThinBias" : "matmulThin", bind, this.g1(m * n));
     } else {
-      const groups: [number, number, number] = [Math.ceil(n / TILE), Math.ceil(m / TILE), 1];
+      const tile = 4 * this.kernels.tiles.matmul;
+      const groups: [number, number, number] = [Math.ceil(n / tile), Math.ceil(m / tile), 1];
       this.record(bias ? "matmulBias" : "matmul", bind, groups);
     }
   }

@@ -11,29 +11,38 @@ import lossSrc from "../../../shaders/nn/loss.wgsl" with { type: "text" };
 import sgdSrc from "../../../shaders/nn/sgd.wgsl" with { type: "text" };
 import { convForwardSource, type ConvTile, convWgradSource } from "./conv_gemm.ts";
 
-/** Tile shapes of the tiled convolution: `small` for narrow layers, `wide` for 128+ channels. */
-export interface ConvTiles {
+/**
+ * Tile shapes of the workgroup-memory GEMMs: the convolution's `small` (narrow layers) and `wide`
+ * (128+ channels), and `matmul`, the side of the fully connected GEMM's square workgroup.
+ */
+export interface KernelTiles {
   small: ConvTile;
   wide: ConvTile;
+  matmul: number;
 }
 
 /** The hardware tiles: 64 x 64 (4 x 4 per thread) and 128 x 128 (8 x 8 per thread), 256 threads. */
-export const HARDWARE_TILES: ConvTiles = {
+export const HARDWARE_TILES: KernelTiles = {
   small: { wx: 16, wy: 16, gm: 1, gn: 1, bk: 16 },
   wide: { wx: 16, wy: 16, gm: 2, gn: 2, bk: 8 },
+  matmul: 16,
 };
 
 /**
- * The same generated code at 16 x 16 tiles and 16 threads: what CI compiles on the software
- * adapter, where the 256-thread kernels take minutes each to build.
+ * The same code at 16 x 16 tiles and 16 threads: what CI compiles on the software adapter, where
+ * the 256-thread kernels take from 10 s to a minute each to build.
  */
-export const TEST_TILES: ConvTiles = {
+export const TEST_TILES: KernelTiles = {
   small: { wx: 4, wy: 4, gm: 1, gn: 1, bk: 4 },
   wide: { wx: 4, wy: 4, gm: 1, gn: 1, bk: 4 },
+  matmul: 4,
 };
 
-function convEntries(tiles: ConvTiles) {
+function tiledEntries(tiles: KernelTiles) {
+  const mm = matmulSrc.replace("const TW = 16u;", `const TW = ${tiles.matmul}u;`);
   return {
+    matmul: [mm, "plain"],
+    matmulBias: [mm, "with_bias"],
     convForward3: [convForwardSource(tiles.small, 3), "forward"],
     convForward1: [convForwardSource(tiles.small, 1), "forward"],
     convWgrad3: [convWgradSource(tiles.small, 3), "wgrad"],
@@ -46,12 +55,10 @@ function convEntries(tiles: ConvTiles) {
 }
 
 const ENTRIES = {
-  ...convEntries(HARDWARE_TILES),
+  ...tiledEntries(HARDWARE_TILES),
   convFlip: [convSrc, "flip"],
   convForwardDirect: [convDirectSrc, "forward"],
   convWgradDirect: [convDirectSrc, "wgrad"],
-  matmul: [matmulSrc, "plain"],
-  matmulBias: [matmulSrc, "with_bias"],
   matmulThin: [matmulSrc, "thin_plain"],
   matmulThinBias: [matmulSrc, "thin_bias"],
   relu: [elementwiseSrc, "relu"],
@@ -80,9 +87,9 @@ const ENTRIES = {
 export type KernelName = keyof typeof ENTRIES;
 
 /** Every compiled pipeline of the network core, and the convolution tiles they were built for. */
-export type NnKernels = Record<KernelName, GPUComputePipeline> & { convTiles: ConvTiles };
+export type NnKernels = Record<KernelName, GPUComputePipeline> & { tiles: KernelTiles };
 
-const loaded = new WeakMap<GpuContext, Map<ConvTiles, Promise<NnKernels>>>();
+const loaded = new WeakMap<GpuContext, Map<KernelTiles, Promise<NnKernels>>>();
 
 /** Compiles (once per device and tile set) every WGSL kernel of the network core. */
 export function loadKernels(ctx: GpuContext, tiles = HARDWARE_TILES): Promise<NnKernels> {
@@ -91,8 +98,8 @@ export function loadKernels(ctx: GpuContext, tiles = HARDWARE_TILES): Promise<Nn
   let hit = perTiles.get(tiles);
   if (!hit) {
     hit = (async () => {
-      const out: Partial<NnKernels> = { convTiles: tiles };
-      const entries = { ...ENTRIES, ...convEntries(tiles) };
+      const out: Partial<NnKernels> = { tiles };
+      const entries = { ...ENTRIES, ...tiledEntries(tiles) };
       for (const [name, [src, entry]] of Object.entries(entries)) {
         out[name as KernelName] = await computePipeline(ctx, src, entry, {}, `nn.${name}`);
       }
