@@ -45,9 +45,13 @@ async function gpuConvMs(ctx: GpuContext, dir: Dir, n: number, c: number, h: num
   const wt = uploadTensor(ctx, [c, c, 3, 3], randomTensor([c, c, 3, 3], 2).data);
   const dw = pool.acquire([c, c, 3, 3]);
   if (dir === "forward") rec.conv2d(x, wt);
-  else if (dir === "backward-input") rec.conv2dBackward(x, wt, x, dw, true);
   else rec.conv2dBackward(x, wt, x, dw, false);
-  if (dir === "backward-input") rec.ops.splice(0, 1); // keep only flip + data-gradient GEMM
+  if (dir === "backward-input") {
+    // Keep only the weight flip and the data-gradient GEMM (with its split-K sum, if any).
+    const wgradOps = rec.ops.length;
+    rec.conv2dBackward(x, wt, x, dw, true);
+    rec.ops.splice(0, 2 * wgradOps);
+  }
   await timeComputePass(ctx, (pass) => rec.encode(pass));
   const once = await timeComputePass(ctx, (pass) => rec.encode(pass));
   const reps = Math.max(1, Math.min(20, Math.floor(200 / Math.max(1, once.gpuMs ?? once.wallMs))));

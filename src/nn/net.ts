@@ -7,7 +7,7 @@ import { CpuBackend } from "./cpu_backend.ts";
 import { l2Penalty } from "./cpu/loss.ts";
 import { type NetTensors, type PassOutputs, runPass } from "./graph.ts";
 import { GpuRecorder } from "./gpu/backend.ts";
-import { loadKernels, type NnKernels } from "./gpu/kernels.ts";
+import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
 import type { NetWeights } from "./params.ts";
 import { type CpuTensor, cpuTensor } from "./tensor.ts";
@@ -236,14 +236,16 @@ export class GpuNet implements PolicyValueNet {
 
   /**
    * Uploads `weights` and compiles the kernels; `maxBatch` caps the positions per submit, `tiled`
-   * overrides the kernel family (default: tiled GEMMs on hardware adapters, direct on software).
+   * overrides the kernel family (default: tiled GEMMs on hardware adapters, direct on software),
+   * `tiles` the tile sizes of the tiled GEMMs (default HARDWARE_TILES).
    */
   static async create(
     ctx: GpuContext,
     weights: NetWeights,
-    opts: { maxBatch?: number; tiled?: boolean } = {},
+    opts: { maxBatch?: number; tiled?: boolean; tiles?: KernelTiles } = {},
   ): Promise<GpuNet> {
-    return new GpuNet(ctx, await loadKernels(ctx), weights, opts.maxBatch ?? Infinity, opts.tiled);
+    const kernels = await loadKernels(ctx, opts.tiles);
+    return new GpuNet(ctx, kernels, weights, opts.maxBatch ?? Infinity, opts.tiled);
   }
 
   /** Largest batch per submit: its biggest activation fits one storage binding (and the cap). */

@@ -63,6 +63,7 @@ function close(name: string, got: Float32Array, want: Float32Array): void {
 // Shapes cross the 64-wide tiles and the 16-deep K slices: 70 output channels, 108 pixels. The
 // 130-output cases (15 x 9 = 135 weight columns) take the 128 x 128 tiles. The 2048-pixel cases
 // split the weight gradient's reduction in two (split-K) on the small and on the wide tiles.
+// The batch-1 cases with a deep K (450 and 300) split the forward reduction in 3 and 2 (split-K).
 const CONV_CASES = [
   [3, 3, 6, 70, 6, 6],
   [1, 2, 5, 3, 5, 4],
@@ -70,6 +71,8 @@ const CONV_CASES = [
   [3, 2, 15, 130, 8, 9],
   [3, 8, 4, 8, 16, 16],
   [3, 2, 15, 130, 32, 32],
+  [3, 1, 50, 20, 5, 5],
+  [1, 1, 300, 8, 4, 4],
 ];
 for (const mode of MODES) {
   for (const [k, n, ci, co, h, w] of CONV_CASES) {

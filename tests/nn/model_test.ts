@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
 import { forwardMacs, NET_PRESETS, netPreset } from "../../src/nn/config.ts";
 import { CpuNet, GpuNet } from "../../src/nn/net.ts";
+import { HARDWARE_TILES, type KernelTiles, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { countParams, initWeights, paramSpecs } from "../../src/nn/params.ts";
 import { syntheticBatch, Trainer } from "../../src/nn/train.ts";
 import { cosineLr, defaultSgd } from "../../src/nn/optimizer.ts";
@@ -39,31 +40,44 @@ Deno.test("cosine schedule runs 0.01 -> 0.0001", () => {
   assert.ok(Math.abs(cosineLr(s, 500) - 0.0001) < 1e-12);
 });
 
-Deno.test(
-  "GPU network matches the CPU reference: inference, 3 training steps, weights",
-  gpuOpts,
-  async () => {
-    const w = initWeights(tiny, 7);
-    const cpu = new CpuNet(w), gpu = await GpuNet.create(ctx!, w);
-    const batch = syntheticBatch(tiny, 4, 3);
-    const a = await cpu.infer(batch), g = await gpu.infer(batch);
-    assert.ok(maxDiff(a.probs, g.probs) < 1e-5, "probs");
-    assert.ok(maxDiff(a.value, g.value) < 1e-5, "value");
-    const h = { lr: 0.02, momentum: 0.9, weightDecay: 1e-4 };
-    for (let s = 0; s < 3; s++) {
-      const b = syntheticBatch(tiny, 4, 10 + s);
-      const ta = await cpu.trainStep(b, h), tg = await gpu.trainStep(b, h);
-      assert.ok(Math.abs(ta.loss - tg.loss) < 1e-4 * Math.max(1, ta.loss), `step ${s} loss`);
-      assert.ok(Math.abs(ta.l2 - tg.l2) < 1e-6, `step ${s} l2`);
-    }
-    const wa = await cpu.weights(), wg = await gpu.weights();
-    for (const s of wa.specs) {
-      const d = maxDiff(wa.tensors.get(s.name)!.data, wg.tensors.get(s.name)!.data);
-      assert.ok(d < 1e-4, `${s.name} differs by ${d}`);
-    }
-    gpu.dispose();
+// Both kernel families: the adapter's default, and the tiled GEMMs (at test tile sizes on a
+// software adapter, where the hardware sizes take minutes to compile).
+const FAMILIES = [
+  { name: "default kernels", opts: {} },
+  {
+    name: "tiled kernels",
+    opts: { tiled: true, tiles: ctx?.report.isFallback ? TEST_TILES : HARDWARE_TILES },
   },
-);
+];
+for (const family of FAMILIES) {
+  Deno.test(
+    `GPU network matches the CPU reference: inference, 3 training steps, weights (${family.name})`,
+    gpuOpts,
+    () => matchesCpu(family.opts),
+  );
+}
+
+async function matchesCpu(opts: { tiled?: boolean; tiles?: KernelTiles }): Promise<void> {
+  const w = initWeights(tiny, 7);
+  const cpu = new CpuNet(w), gpu = await GpuNet.create(ctx!, w, opts);
+  const batch = syntheticBatch(tiny, 4, 3);
+  const a = await cpu.infer(batch), g = await gpu.infer(batch);
+  assert.ok(maxDiff(a.probs, g.probs) < 1e-5, "probs");
+  assert.ok(maxDiff(a.value, g.value) < 1e-5, "value");
+  const h = { lr: 0.02, momentum: 0.9, weightDecay: 1e-4 };
+  for (let s = 0; s < 3; s++) {
+    const b = syntheticBatch(tiny, 4, 10 + s);
+    const ta = await cpu.trainStep(b, h), tg = await gpu.trainStep(b, h);
+    assert.ok(Math.abs(ta.loss - tg.loss) < 1e-4 * Math.max(1, ta.loss), `step ${s} loss`);
+    assert.ok(Math.abs(ta.l2 - tg.l2) < 1e-6, `step ${s} l2`);
+  }
+  const wa = await cpu.weights(), wg = await gpu.weights();
+  for (const s of wa.specs) {
+    const d = maxDiff(wa.tensors.get(s.name)!.data, wg.tensors.get(s.name)!.data);
+    assert.ok(d < 1e-4, `${s.name} differs by ${d}`);
+  }
+  gpu.dispose();
+}
 
 Deno.test(
   "GPU inference is per position: a batch of 5 equals 5 batches of 1",

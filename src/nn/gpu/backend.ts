@@ -107,10 +107,25 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       return y;
     }
     const cols = n * h * wd, wide = co >= WIDE && cols >= WIDE;
-    const { bm, bn } = tileSize(wide ? this.kernels.tiles.wide : this.kernels.tiles.small);
-    const groups: [number, number, number] = [Math.ceil(cols / bn), Math.ceil(co / bm), 1];
-    const bind = { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p };
-    this.record(`${wide ? "convForwardWide" : "convForward"}${kernelSize(k)}`, bind, groups);
+    const tile = wide ? this.kernels.tiles.wide : this.kernels.tiles.small;
+    const { bm, bn } = tileSize(tile);
+    const gx = Math.ceil(cols / bn), gy = Math.ceil(co / bm), kd = ci * k * k;
+    const kernel = `${wide ? "convForwardWide" : "convForward"}${kernelSize(k)}` as const;
+    // Small batches give too few output tiles to fill the GPU: split the K reduction across
+    // workgroups (each writes its own copy of Y) and sum the copies.
+    let splits = Math.max(1, Math.min(Math.floor(SPLIT_TARGET / (gx * gy)), Math.floor(kd / 128)));
+    const kchunk = splits > 1 ? Math.ceil(kd / splits / tile.bk) * tile.bk : 0;
+    if (splits > 1) splits = Math.ceil(kd / kchunk);
+    if (splits === 1) {
+      this.record(kernel, { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p }, [gx, gy, 1]);
+      return y;
+    }
+    const ps = this.params([n, ci, co, h, wd, k, pad, kchunk]);
+    const part = this.out([splits, n, co, h, wd]);
+    this.record(kernel, { 0: x.buffer, 1: w.buffer, 2: part.buffer, 3: ps }, [gx, gy, splits]);
+    const pn = this.params([numel(y.shape), splits, 0, 0]);
+    this.record("sumSplits", { 0: part.buffer, 2: y.buffer, 3: pn }, this.g1(numel(y.shape)));
+    this.release(part);
     return y;
   }
 

@@ -108,7 +108,8 @@ ${indent(step, "      ")}
 }
 
 /**
- * Forward kernel `forward`: in0 = X [N, Ci, H, W], in1 = W [Co, Ci, KS, KS], out = Y [N, Co, H, W];
+ * Forward kernel `forward`: in0 = X [N, Ci, H, W], in1 = W [Co, Ci, KS, KS], out = Y [N, Co, H, W]
+ * (or split-K partials along workgroup z when p.kchunk > 0);
  * Y[co, col] = sum_k W[co, k] im2col(X)[k, col], col = (n, y, x), k = (ci, ky, kx).
  */
 export function convForwardSource(t: ConvTile, ks: number): string {
@@ -120,12 +121,12 @@ export function convForwardSource(t: ConvTile, ks: number): string {
   const { decls, step } = common(t, ks);
   const loadA = range(la).map((r) =>
     `    { let m = m0 + t / BK + ${r * aStride}u; let k = k0 + t % BK;
-      ra${r} = select(0.0, in1[min(m, p.co - 1u) * kd + min(k, kd - 1u)], m < p.co && k < kd); }`
+      ra${r} = select(0.0, in1[min(m, p.co - 1u) * kd + min(k, kd - 1u)], m < p.co && k < kend); }`
   ).join("\n");
   const loadB = range(lb).map((r) =>
     `    ra_b${r} = im2col(k0 + t / ${bn}u + ${
       r * bStride
-    }u, bimg, by, bx, bvalid && k0 + t / ${bn}u + ${r * bStride}u < kd);`
+    }u, bimg, by, bx, bvalid && k0 + t / ${bn}u + ${r * bStride}u < kend);`
   ).join("\n");
   const storeA = range(la).map((r) =>
     `    { let ml = t / BK + ${r * aStride}u; As[(t % BK) * BM4 + ml / 4u][ml % 4u] = ra${r}; }`
@@ -146,7 +147,7 @@ export function convForwardSource(t: ConvTile, ks: number): string {
       for (const g of range(t.gm)) {
         for (const i of range(4)) {
           epilogue.push(`      { let m = m0 + ${g * 4 * t.wy}u + lid.y * 4u + ${i}u;
-        if (m < p.co) { out[(img * p.co + m) * hw + px] = acc_${g}_${i}_${h}[${j}]; } }`);
+        if (m < p.co) { out[zoff + (img * p.co + m) * hw + px] = acc_${g}_${i}_${h}[${j}]; } }`);
         }
       }
       epilogue.push(`    }\n  }`);
@@ -170,17 +171,25 @@ fn forward(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) 
   let bp = bc - bimg * hw;
   let by = bp / p.w;
   let bx = bp - by * p.w;
+  // Split-K (small batches): workgroup z sums k in [kbeg, kend) into its own copy of Y.
+  var kbeg = 0u;
+  var kend = kd;
+  if (p.kchunk > 0u) {
+    kbeg = wid.z * p.kchunk;
+    kend = min(kd, kbeg + p.kchunk);
+  }
+  let zoff = wid.z * cols * p.co;
 ${accDecl(t)}
 ${regs}
-  var k0 = 0u;
+  var k0 = kbeg;
 ${loadA}
 ${loadB}
-  for (; k0 < kd;) {
+  for (; k0 < kend;) {
 ${storeA}
 ${storeB}
     workgroupBarrier();
     k0 += BK;
-    if (k0 < kd) {
+    if (k0 < kend) {
 ${loadA}
 ${loadB}
     }
