@@ -1,4 +1,6 @@
-// The built-in UHP player: iterative-deepening alpha-beta with a queen-surround + mobility score.
+// The built-in UHP player: iterative-deepening alpha-beta with a queen-surround + mobility score and
+// a transposition table (Zobrist keys: pieces, side to move and the last piece moved, which the
+// Pillbug rule reads) that supplies cutoffs and the move tried first.
 import type { HiveGame } from "../hive/game.ts";
 import { PASS } from "../hive/move.ts";
 import { DRAW } from "../hive/state.ts";
@@ -7,6 +9,8 @@ import { DRAW } from "../hive/state.ts";
 export interface SearchLimits {
   depth?: number;
   timeMs?: number;
+  /** Use the transposition table (default true; false gives plain alpha-beta, for comparison). */
+  transposition?: boolean;
 }
 
 /** The chosen move and what the search saw. */
@@ -18,8 +22,71 @@ export interface SearchResult {
 }
 
 const WIN = 1_000_000;
+/** Scores beyond this are wins or losses at a known distance (WIN - ply). */
+const MATE = WIN - 1000;
 const PLY_STRIDE = 2048;
 const MAX_DEPTH = 64;
+const EXACT = 1, LOWER = 2, UPPER = 3;
+
+/**
+ * A fixed-size table of search results keyed by the 64-bit Zobrist hash (index from the low bits,
+ * both halves checked); deeper results replace shallower ones, equal depth replaces (newer).
+ */
+export class TranspositionTable {
+  readonly size: number;
+  private readonly lo: Uint32Array;
+  private readonly hi: Uint32Array;
+  private readonly depth: Int8Array;
+  private readonly flag: Uint8Array;
+  private readonly score: Int32Array;
+  private readonly move: Int32Array;
+
+  constructor(bits = 18) {
+    this.size = 1 << bits;
+    this.lo = new Uint32Array(this.size);
+    this.hi = new Uint32Array(this.size);
+    this.depth = new Int8Array(this.size).fill(-1);
+    this.flag = new Uint8Array(this.size);
+    this.score = new Int32Array(this.size);
+    this.move = new Int32Array(this.size);
+  }
+
+  /** Slot of the key, or -1 when the table holds another position there. */
+  find(lo: number, hi: number): number {
+    const i = lo & (this.size - 1);
+    return this.depth[i] >= 0 && this.lo[i] === lo >>> 0 && this.hi[i] === hi >>> 0 ? i : -1;
+  }
+
+  store(lo: number, hi: number, depth: number, flag: number, score: number, move: number): void {
+    const i = lo & (this.size - 1);
+    if (this.depth[i] > depth && (this.lo[i] !== lo >>> 0 || this.hi[i] !== hi >>> 0)) return;
+    this.lo[i] = lo >>> 0, this.hi[i] = hi >>> 0, this.depth[i] = depth;
+    this.flag[i] = flag, this.score[i] = score, this.move[i] = move;
+  }
+
+  entryDepth(i: number): number {
+    return this.depth[i];
+  }
+  entryFlag(i: number): number {
+    return this.flag[i];
+  }
+  entryScore(i: number): number {
+    return this.score[i];
+  }
+  entryMove(i: number): number {
+    return this.move[i];
+  }
+}
+
+/** Table form of a score at `ply`: wins and losses counted from the node, not from the root. */
+export function toTable(score: number, ply: number): number {
+  return score > MATE ? score + ply : score < -MATE ? score - ply : score;
+}
+
+/** A table score read back at `ply` (the same position may sit at another distance from the root). */
+export function fromTable(score: number, ply: number): number {
+  return score > MATE ? score - ply : score < -MATE ? score + ply : score;
+}
 
 class Timeout extends Error {}
 
@@ -49,24 +116,54 @@ export function searchBestMove(g: HiveGame, limits: SearchLimits): SearchResult 
   const base = PLY_STRIDE;
   let timed = false; // depth 1 always completes, so there is always a searched move
 
+  const tt = limits.transposition === false ? null : new TranspositionTable();
   const negamax = (depth: number, ply: number, alpha: number, beta: number): number => {
     if ((++nodes & 1023) === 0 && timed && performance.now() > deadline) throw new Timeout();
     if (g.isOver()) return g.state === DRAW ? 0 : -(WIN - ply); // the side that just moved won
     const at = base + ply * PLY_STRIDE;
     if (depth === 0) return evaluate(g, buf, at);
+    const alpha0 = alpha, lo = g.hashLo, hi = g.hashHi;
+    let first = -1;
+    if (tt) {
+      const e = tt.find(lo, hi);
+      if (e >= 0) {
+        first = tt.entryMove(e);
+        if (tt.entryDepth(e) >= depth) {
+          const v = fromTable(tt.entryScore(e), ply), f = tt.entryFlag(e);
+          if (f === EXACT) return v;
+          if (f === LOWER && v >= beta) return v;
+          if (f === UPPER && v <= alpha) return v;
+        }
+      }
+    }
     const n = g.generate(buf, at);
-    let bestScore = -Infinity;
+    if (first >= 0) {
+      // The table's move first (when it is still among the legal moves: a hash collision is not).
+      for (let i = 1; i < n; i++) {
+        if (buf[at + i] === first) {
+          buf[at + i] = buf[at];
+          buf[at] = first;
+          break;
+        }
+      }
+    }
+    let bestScore = -Infinity, bestMove = buf[at];
     for (let i = 0; i < n; i++) {
-      g.play(buf[at + i]);
+      const m = buf[at + i];
+      g.play(m);
       let s: number;
       try {
         s = -negamax(depth - 1, ply + 1, -beta, -alpha);
       } finally {
         g.undo();
       }
-      if (s > bestScore) bestScore = s;
+      if (s > bestScore) (bestScore = s), (bestMove = m);
       if (s > alpha) alpha = s;
       if (alpha >= beta) break;
+    }
+    if (tt) {
+      const flag = bestScore <= alpha0 ? UPPER : bestScore >= beta ? LOWER : EXACT;
+      tt.store(lo, hi, depth, flag, toTable(bestScore, ply), bestMove);
     }
     return bestScore;
   };
