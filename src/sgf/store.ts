@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "./sha256.ts";
 import type { GameOutcome } from "./headers.ts";
 
 /** How the stored result was decided. */
@@ -31,9 +31,7 @@ export interface StoredGame {
 
 /** Computes a game's stable id from what identifies it, independent of where it was read. */
 export function gameId(name: string, gameType: string, moves: readonly string[]): string {
-  const h = createHash("sha256");
-  h.update(`${name}\n${gameType}\n${moves.join(";")}`);
-  return h.digest("hex").slice(0, 16);
+  return sha256Hex(`${name}\n${gameType}\n${moves.join(";")}`).slice(0, 16);
 }
 
 /** The file name of a source without folders, archive or extension (`a.zip/b/c.sgf` -> `c`). */
