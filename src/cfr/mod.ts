@@ -4,3 +4,4 @@ export * from "./schedule.ts";
 export * from "./evaluate.ts";
 export * from "./solver.ts";
 export * from "./warmstart.ts";
+export * from "./threads.ts";

@@ -84,18 +84,50 @@ export interface WorkerSetup {
   /** Control word a worker that fails to start sets to 1, and the word to notify. */
   failFlag: number;
   failWake: number;
+  /** Idle time after which the worker exits (Infinity: only on close). */
+  idleExitMs: number;
+}
+
+/** Whether this thread may block in Atomics.wait (a browser page's main thread may not). */
+export function canBlock(): boolean {
+  if (blockAllowed === null) {
+    try {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 1, 0);
+      blockAllowed = true;
+    } catch {
+      blockAllowed = false;
+    }
+  }
+  return blockAllowed;
+}
+let blockAllowed: boolean | null = null;
+
+/** Atomics.wait where the thread may block; otherwise a spin on Atomics.load. */
+function blockingWait(a: Int32Array, index: number, value: number, timeoutMs = Infinity): void {
+  if (canBlock()) {
+    Atomics.wait(a, index, value, timeoutMs);
+    return;
+  }
+  const end = performance.now() + timeoutMs;
+  while (Atomics.load(a, index) === value && performance.now() < end) {
+    // A page's main thread cannot sleep; running workers need nothing from it.
+  }
 }
 
 /**
  * Main-thread side of a parallel solve: `workers` Web Workers that, with the main thread, take
  * tasks from a shared counter each traversal. The main thread blocks on Atomics.wait while the
- * workers finish, so `CfrSolver.run` stays synchronous.
+ * workers finish, so `CfrSolver.run` stays synchronous. Workers start on first use; where the
+ * thread cannot wait for a worker to start (a browser's main thread or worker, whose event loop a
+ * starting worker needs), `start()` starts them ahead and keeps them until `close()`.
  */
 export class WorkerPool {
   private readonly ctrl: Int32Array;
   private readonly visits: Float64Array;
   private readonly workers: (Worker | null)[];
-  private readonly setup: Omit<WorkerSetup, "slot" | "failFlag" | "failWake">;
+  private readonly setup: Omit<WorkerSetup, "slot" | "failFlag" | "failWake" | "idleExitMs">;
+  /** Started by start(): workers never idle-exit and are not restarted during a run. */
+  private persistent = false;
 
   constructor(private readonly solver: CfrSolver, workers: number) {
     const game = solver.game as CfrGame;
@@ -137,7 +169,7 @@ export class WorkerPool {
       failure = e;
     }
     for (let d = Atomics.load(ctrl, DONE); d < W; d = Atomics.load(ctrl, DONE)) {
-      Atomics.wait(ctrl, DONE, d);
+      blockingWait(ctrl, DONE, d);
     }
     if (failure) throw failure;
     if (Atomics.load(ctrl, ERROR) !== 0) {
@@ -152,12 +184,14 @@ export class WorkerPool {
   private claim(w: number): void {
     const ctrl = this.ctrl;
     if (Atomics.compareExchange(ctrl, STATE + w, IDLE, CLAIMED) === IDLE) return;
+    if (!canBlock() || this.persistent) {
+      throw new KibitzError(
+        "worker_failed",
+        `CFR worker thread ${w} is not running: on this thread, start the workers with \`await solver.startThreads()\` before running`,
+      );
+    }
     // Exited while idle (or never started): start a fresh one and wait until it is ready.
-    this.workers[w]?.terminate();
-    const worker = new Worker(new URL("./worker.ts", import.meta.url).href, { type: "module" });
-    this.workers[w] = worker;
-    const setup: WorkerSetup = { ...this.setup, slot: w, failFlag: ERROR, failWake: STATE + w };
-    worker.postMessage(setup);
+    this.spawn(w, IDLE_EXIT_MS);
     const start = performance.now();
     while (Atomics.load(ctrl, STATE + w) !== IDLE) {
       if (Atomics.load(ctrl, ERROR) !== 0 || performance.now() - start > START_TIMEOUT_MS) {
@@ -169,8 +203,43 @@ export class WorkerPool {
     Atomics.store(ctrl, STATE + w, CLAIMED);
   }
 
+  private spawn(w: number, idleExitMs: number): void {
+    this.workers[w]?.terminate();
+    const worker = new Worker(new URL("./worker.ts", import.meta.url).href, { type: "module" });
+    this.workers[w] = worker;
+    const setup: WorkerSetup = {
+      ...this.setup,
+      slot: w,
+      failFlag: ERROR,
+      failWake: STATE + w,
+      idleExitMs,
+    };
+    worker.postMessage(setup);
+  }
+
+  /** Starts every worker that is not running and resolves when all are ready; they stay until close(). */
+  async start(): Promise<void> {
+    const ctrl = this.ctrl;
+    this.persistent = true;
+    const waiting: number[] = [];
+    for (let w = 0; w < this.workers.length; w++) {
+      if (Atomics.load(ctrl, STATE + w) === DEAD) this.spawn(w, Infinity), waiting.push(w);
+    }
+    const begin = performance.now();
+    for (const w of waiting) {
+      while (Atomics.load(ctrl, STATE + w) !== IDLE) {
+        if (Atomics.load(ctrl, ERROR) !== 0 || performance.now() - begin > START_TIMEOUT_MS) {
+          this.close();
+          throw new KibitzError("worker_failed", `CFR worker thread ${w} did not start`);
+        }
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    }
+  }
+
   /** Asks the workers to exit and terminates them. */
   close(): void {
+    this.persistent = false;
     Atomics.store(this.ctrl, QUIT, 1);
     Atomics.add(this.ctrl, GEN, 1);
     Atomics.notify(this.ctrl, GEN);
@@ -194,19 +263,20 @@ function runShare(solver: CfrSolver, ctrl: Int32Array, p: 0 | 1, mode: number, c
 
 /**
  * Worker-thread side: rebuilds the game and a solver on the shared stores, then runs tasks each
- * time the main thread bumps the generation, until told to quit or idle for IDLE_EXIT_MS.
+ * time the main thread bumps the generation, until told to quit or idle for `idleExitMs`.
  */
 export function serveTasks(
   solver: CfrSolver,
   slot: number,
   ctrl: Int32Array,
   visits: Float64Array,
+  idleExitMs = IDLE_EXIT_MS,
 ): void {
   let seen = Atomics.load(ctrl, GEN);
   Atomics.store(ctrl, STATE + slot, IDLE);
   Atomics.notify(ctrl, STATE + slot);
   for (;;) {
-    Atomics.wait(ctrl, GEN, seen, IDLE_EXIT_MS);
+    Atomics.wait(ctrl, GEN, seen, idleExitMs);
     if (Atomics.load(ctrl, QUIT) !== 0) return;
     const gen = Atomics.load(ctrl, GEN);
     if (gen === seen) {

@@ -1,4 +1,5 @@
 import { KibitzError } from "../cli/error.ts";
+import { sharedMemoryAvailable } from "./threads.ts";
 import {
   createQuantStore,
   decodeBlock,
@@ -208,6 +209,12 @@ export class CfrSolver {
     if (!(threads >= 1)) {
       throw new KibitzError("bad_option", `threads must be at least 1, got ${options.threads}`);
     }
+    if (threads > 1 && !sharedMemoryAvailable()) {
+      throw new KibitzError(
+        "bad_option",
+        `threads = ${threads} needs SharedArrayBuffer, which this page does not have: serve it cross-origin isolated (COOP: same-origin, COEP: require-corp) or use threads = 1`,
+      );
+    }
     const tasks = !shared && threads > 1 && game.workerSource ? chanceTasks(tree) : null;
     this.tasks = shared ? shared.tasks : tasks && tasks.count > 0 ? tasks : null;
     this.threads = this.tasks && !shared ? threads : 1;
@@ -339,6 +346,15 @@ export class CfrSolver {
   /** Engine-internal (worker threads): evaluation task `k` of the average strategy. */
   runEvalTask(k: number, p: 0 | 1, br: boolean): void {
     this.evaluator.runTask(k, p, this.avgPolicy, br);
+  }
+
+  /**
+   * Starts the worker threads now and keeps them until close(). Needed before `run` where the
+   * calling thread cannot wait for a worker to start (a browser page or worker); elsewhere `run`
+   * starts them on demand.
+   */
+  async startThreads(): Promise<void> {
+    if (this.threads > 1) await this.workerPool().start();
   }
 
   private workerPool(): WorkerPool {

@@ -18,7 +18,7 @@ self.onmessage = async (e: MessageEvent<WorkerSetup>) => {
     const shell = Reflect.construct(Object, [], Game) as CfrGame;
     const game = Object.assign(shell, m.game.fields);
     const solver = new CfrSolver(m.tree, game, m.options, { ...m.stores, tasks: m.tasks });
-    serveTasks(solver, m.slot, m.ctrl, m.visits);
+    serveTasks(solver, m.slot, m.ctrl, m.visits, m.idleExitMs);
   } catch (err) {
     console.error(err);
     // Flag the failure where the main thread looks while it waits for this worker to start.

@@ -1,5 +1,6 @@
 import { parse as parseToml } from "smol-toml";
 import { CFR_ALGORITHMS, type CfrAlgorithm, regretsNonNegative } from "../cfr/schedule.ts";
+import { sharedMemoryAvailable } from "../cfr/threads.ts";
 import { KibitzError } from "../cli/error.ts";
 import { QUANT_FORMATS, type QuantFormat } from "../quant/format.ts";
 import type { Street, TreeConfig } from "./action_tree.ts";
@@ -380,7 +381,9 @@ function solverSettings(t: Table): SolverSettings {
   if (target < 0) fail(`solver.target_exploitability_pct must be >= 0, got ${target}`);
   const seed = num(t, "seed", p, 0, true);
   if (seed < 0 || seed > 0xffffffff) fail(`solver.seed must be in [0, 2^32), got ${seed}`);
-  const threads = num(t, "threads", p, navigator.hardwareConcurrency || 1, true);
+  // Default: every core, where threads can share memory (a browser page must be cross-origin isolated).
+  const cores = sharedMemoryAvailable() ? navigator.hardwareConcurrency || 1 : 1;
+  const threads = num(t, "threads", p, cores, true);
   if (threads < 1) fail(`solver.threads must be at least 1, got ${threads}`);
   const backend = str(t, "backend", p, "auto");
   if (backend !== "auto" && backend !== "cpu" && backend !== "gpu") {

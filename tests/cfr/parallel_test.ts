@@ -12,6 +12,18 @@ import {
 } from "../fixtures/cfr/threaded_games.ts";
 import { isKibitzError } from "../../src/cli/error.ts";
 
+const TURN_CONFIG = `
+[ranges]
+oop = "QQ+,AK"
+ip = "JJ-99,AQs"
+[cards]
+flop = "Td9d6h"
+turn = "Qc"
+[tree]
+starting_pot = 200
+effective_stack = 900
+`;
+
 const LEDUC = {
   name: "leduc",
   ranks: 3,
@@ -150,4 +162,51 @@ Deno.test({
     assert.ok(performance.now() - t0 < 60_000, "reported without waiting for the start timeout");
     s.close();
   },
+});
+
+Deno.test({
+  name:
+    "threads: startThreads() starts the workers ahead (browsers need it); close() and run restart them",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const game = new ThreadedLimitGame(LEDUC), tree = buildTree(game);
+    const options: SolverOptions = { seed: 5, regretBits: 16, strategyBits: 16 };
+    const one = solve(tree, game, options, 10);
+    const s = new CfrSolver(tree, game, { ...options, threads: 3 });
+    try {
+      await s.startThreads();
+      const seq: number[] = [];
+      for (let i = 0; i < 10; i += 5) {
+        s.run(5);
+        seq.push(s.exploitability().chips);
+        s.close(); // the next run starts the workers again on demand
+      }
+      assert.equal(s.threads, 3);
+      assert.deepEqual(seq, one.seq);
+    } finally {
+      s.close();
+    }
+  },
+});
+
+Deno.test("threads: more than one needs SharedArrayBuffer (a page that is not cross-origin isolated)", () => {
+  const game = new ThreadedLimitGame(LEDUC), tree = buildTree(game);
+  const g = globalThis as { crossOriginIsolated?: boolean };
+  g.crossOriginIsolated = false;
+  try {
+    assert.throws(
+      () => new CfrSolver(tree, game, { threads: 2 }),
+      (e: unknown) => isKibitzError(e, "bad_option") && /cross-origin isolated/.test(String(e)),
+    );
+    assert.equal(new CfrSolver(tree, game, { threads: 1 }).threads, 1);
+    assert.equal(
+      parseSolveConfig(TURN_CONFIG).solver.threads,
+      1,
+      "the default drops to one thread",
+    );
+  } finally {
+    delete g.crossOriginIsolated;
+  }
+  assert.ok(parseSolveConfig(TURN_CONFIG).solver.threads >= 1);
 });

@@ -1,0 +1,21 @@
+import { parseTaskArgs } from "../src/cli/args.ts";
+import { KibitzError } from "../src/cli/error.ts";
+import { runMain } from "../src/cli/main.ts";
+import { findChromium, runBrowserCheck } from "../src/build/browser_check.ts";
+
+await runMain(async () => {
+  const args = parseTaskArgs(
+    Deno.args,
+    "deno task browser-check [--chromium PATH]",
+    "Builds the browser bundle and runs it in headless Chromium (cross-origin isolated page, WebGPU\n" +
+      "enabled): Kuhn value, Hive perft, game id, TOML, two-thread solves on the page and in a\n" +
+      "worker against the one-thread solve, GPU self-test. Debian: apt-get install chromium.",
+    { chromium: { type: "string", help: "browser executable (default: chromium on PATH)" } },
+  );
+  if (!args) return;
+  const chromium = args.values.chromium ? String(args.values.chromium) : await findChromium();
+  if (!chromium) throw new KibitzError("no_browser", "no chromium on PATH; pass --chromium PATH");
+  const r = await runBrowserCheck(chromium);
+  console.log(JSON.stringify(r, null, 2));
+  if (r.error) throw new KibitzError("browser_check_failed", r.error);
+});

@@ -1,0 +1,27 @@
+// The browser bundle in headless Chromium (when installed: Debian's `chromium` package; .ci/run
+// installs it where apt-get works). Exact checks run on the page; see src/build/browser_check.ts.
+import assert from "node:assert/strict";
+import { findChromium, runBrowserCheck } from "../../src/build/browser_check.ts";
+import { gameId } from "../../src/sgf/store.ts";
+
+const chromium = await findChromium();
+
+Deno.test({
+  name: "browser: the bundle solves, counts, hashes and runs WebGPU in headless Chromium",
+  ignore: !chromium,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const r = await runBrowserCheck(chromium!);
+    assert.equal(r.error, undefined, r.error);
+    assert.equal(r.crossOriginIsolated, true);
+    assert.ok(Math.abs(r.kuhnEv + 1 / 18) < 5e-5, `Kuhn value ${r.kuhnEv}`);
+    assert.equal(r.perftBase3, 1440);
+    assert.equal(r.gameId, gameId("g1", "Base", ["wS1", "bG1 -wS1"]));
+    assert.ok(r.defaultThreads >= 1);
+    // Worker threads on the page and inside a Web Worker give the one-thread solve bit for bit.
+    assert.equal(r.pageTwoThreadChips, r.oneThreadChips);
+    assert.equal(r.workerTwoThreadChips, r.oneThreadChips);
+    if (r.adapter !== null) assert.equal(r.gpuSelfTest, true, `self-test on ${r.adapter}`);
+  },
+});
