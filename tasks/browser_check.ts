@@ -15,7 +15,10 @@ await runMain(async () => {
   if (!args) return;
   const chromium = args.values.chromium ? String(args.values.chromium) : await findChromium();
   if (!chromium) throw new KibitzError("no_browser", "no chromium on PATH; pass --chromium PATH");
-  const r = await runBrowserCheck(chromium);
+  const r = await runBrowserCheck(
+    chromium,
+    Number(Deno.env.get("KIBITZ_BROWSER_TIMEOUT_MS") ?? 180_000),
+  );
   console.log(JSON.stringify(r, null, 2));
   if (r.error) throw new KibitzError("browser_check_failed", r.error);
 });

@@ -21,6 +21,13 @@ export interface BrowserCheckResult {
   pageTwoThreadMs: number;
   adapter: string | null;
   gpuSelfTest: boolean | null;
+  /** Quantized-store GPU updates (every op x format) that were not bit-identical to the CPU. */
+  quantMismatches: string[] | null;
+  /**
+   * Tiny ResNet on the GPU against the CPU reference, per kernel family: largest difference of the
+   * policy, of the value, and of the loss after one training step.
+   */
+  nn: Record<string, { probs: number; value: number; loss: number }> | null;
   error?: string;
 }
 
@@ -29,9 +36,77 @@ const SOLVE =
 const spot = k.prepareSpot(cfg), tree = k.expandSpot(spot);
 const opts = { regretBits: 8, strategyBits: 8, seed: 3 };`;
 
+// Runs on the page: GPU quantized updates against the CPU, bit for bit (as tests/quant does).
+const QUANT_PARITY = `async function quantParity(k, ctx) {
+  const cases = [["set", k.QUANT_FORMATS, 0, 0], ["dcfr", ["f32", "i16", "i8", "i4"], 0.91, 0.5],
+    ["plus", ["f32", "i16", "u16", "i8", "u8", "i4", "u4"], 0.97, 0],
+    ["strategy", ["f32", "u16", "u8", "u4"], 0.83, 0.37]];
+  let seed = 99;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296);
+  const bad = [];
+  for (const [op, formats, a, c] of cases) {
+    for (const format of formats) {
+      const sizes = [1, 3, 8, 31, 0, 700, 257, 5000];
+      const signed = op !== "strategy" && (format.startsWith("i") || format === "f32");
+      const values = (n, scale) => Float32Array.from({ length: n }, () =>
+        (signed ? rand() * 2 - 1 : rand()) * scale);
+      const cpu = k.createQuantStore(format, sizes);
+      k.encodeAll(cpu, values(cpu.n, 40), { seed: 7, iteration: 1 });
+      const g = k.uploadQuantStore(ctx, cpu);
+      for (let it = 2; it <= 3; it++) {
+        const input = values(cpu.n, 3 * it);
+        const key = { seed: 12345, iteration: it };
+        k.updateAll(cpu, op, input, a, c, key);
+        const buf = k.storageBuffer(ctx, input);
+        await k.gpuUpdate(g, op, buf, a, c, key);
+        buf.destroy();
+      }
+      const got = await k.downloadQuantStore(g, k.createQuantStore(format, sizes));
+      const same = got.scales.every((x, i) => Object.is(x, cpu.scales[i])) &&
+        got.words.every((x, i) => x === cpu.words[i]);
+      if (!same) bad.push(op + "/" + format);
+    }
+  }
+  return bad;
+}`;
+
+// Runs on the page: the tiny ResNet on the GPU against the CPU reference, inference and one training
+// step, with the direct kernels (what software adapters run: SwiftShader needs 40-70 s to compile
+// the tiled conv forward kernel even at test tile sizes, so the tiled family is left to the tests
+// on wgpu and to real GPUs).
+const NN_PARITY = `async function nnParity(k, ctx, stage) {
+  const cfg = k.NET_PRESETS.tiny, w = k.initWeights(cfg, 7);
+  const batch = k.syntheticBatch(cfg, 4, 3), step = k.syntheticBatch(cfg, 4, 10);
+  const h = { lr: 0.02, momentum: 0.9, weightDecay: 1e-4 };
+  const diff = (x, y) => x.reduce((m, v, i) => Math.max(m, Math.abs(v - y[i])), 0);
+  const cpu = await new k.CpuNet(w).infer(batch);
+  const cpuLoss = (await new k.CpuNet(w).trainStep(step, h)).loss;
+  const out = {};
+  for (const [name, opts] of [["direct", { tiled: false }]]) {
+    await stage("network parity: " + name);
+    const net = await k.GpuNet.create(ctx, w, opts);
+    await stage("network parity: " + name + ": inference");
+    const got = await net.infer(batch);
+    await stage("network parity: " + name + ": training step");
+    const loss = (await net.trainStep(step, h)).loss;
+    out[name] = { probs: diff(got.probs, cpu.probs), value: diff(got.value, cpu.value),
+      loss: Math.abs(loss - cpuLoss) };
+    net.dispose();
+  }
+  return out;
+}`;
+
 function pageHtml(): string {
-  return `<!doctype html><meta charset="utf-8"><title>kibitz check</title><script type="module">
+  return `<!doctype html><meta charset="utf-8"><title>kibitz check</title>
+<script>
+addEventListener("error", (e) => fetch("/result", { method: "POST",
+  body: JSON.stringify({ error: "page error: " + e.message + " at " + e.filename + ":" + e.lineno }) }));
+</script>
+<script type="module">
+${QUANT_PARITY}
+${NN_PARITY}
 const out = { userAgent: navigator.userAgent };
+const stage = (name) => fetch("/progress", { method: "POST", body: name });
 try {
   const k = await import("./${BUNDLE_FILES.main}");
   out.crossOriginIsolated = crossOriginIsolated;
@@ -65,6 +140,10 @@ try {
   const ctx = await k.getGpu();
   out.adapter = ctx ? k.describeAdapter(ctx.report) : null;
   out.gpuSelfTest = ctx ? (await k.gpuSelfTest(ctx)).ok : null;
+  await stage("quantized-store parity");
+  out.quantMismatches = ctx ? await quantParity(k, ctx) : null;
+  await stage("network parity (quantized stores: " + JSON.stringify(out.quantMismatches) + ")");
+  out.nn = ctx ? await nnParity(k, ctx, stage) : null;
 } catch (e) {
   out.error = String((e && e.stack) || e);
 }
@@ -112,6 +191,7 @@ export async function runBrowserCheck(
   await Deno.writeTextFile(`${dir}/index.html`, pageHtml());
   await Deno.writeTextFile(`${dir}/check-worker.js`, workerJs());
   let report: (text: string) => void = () => {};
+  let lastStage = "loading the page";
   const reported = new Promise<string>((resolve) => (report = resolve));
   const isolation = {
     "cross-origin-opener-policy": "same-origin",
@@ -119,6 +199,10 @@ export async function runBrowserCheck(
   };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const path = new URL(req.url).pathname;
+    if (path === "/progress" && req.method === "POST") {
+      lastStage = await req.text();
+      return new Response("ok");
+    }
     if (path === "/result" && req.method === "POST") {
       report(await req.text());
       return new Response("ok");
@@ -153,7 +237,12 @@ export async function runBrowserCheck(
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
         () =>
-          reject(new KibitzError("browser_timeout", `no report from Chromium in ${timeoutMs} ms`)),
+          reject(
+            new KibitzError(
+              "browser_timeout",
+              `no report from Chromium in ${timeoutMs} ms (last stage: ${lastStage})`,
+            ),
+          ),
         timeoutMs,
       );
     });

@@ -12,7 +12,14 @@ export {
 } from "./config.ts";
 export { CpuBackend as NnCpuBackend } from "./cpu_backend.ts";
 export { GpuRecorder as NnGpuRecorder, type RecordedOp } from "./gpu/backend.ts";
-export { loadKernels as loadNnKernels, type NnKernels } from "./gpu/kernels.ts";
+export {
+  HARDWARE_TILES as NN_HARDWARE_TILES,
+  type KernelFamily as NnKernelFamily,
+  type KernelTiles as NnKernelTiles,
+  loadKernels as loadNnKernels,
+  type NnKernels,
+  TEST_TILES as NN_TEST_TILES,
+} from "./gpu/kernels.ts";
 export { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
 export { type NetTensors, runPass } from "./graph.ts";
 export {

@@ -244,8 +244,9 @@ export class GpuNet implements PolicyValueNet {
     weights: NetWeights,
     opts: { maxBatch?: number; tiled?: boolean; tiles?: KernelTiles } = {},
   ): Promise<GpuNet> {
-    const kernels = await loadKernels(ctx, opts.tiles);
-    return new GpuNet(ctx, kernels, weights, opts.maxBatch ?? Infinity, opts.tiled);
+    const tiled = opts.tiled ?? !ctx.report.isFallback;
+    const kernels = await loadKernels(ctx, opts.tiles, tiled ? "tiled" : "direct");
+    return new GpuNet(ctx, kernels, weights, opts.maxBatch ?? Infinity, tiled);
   }
 
   /** Largest batch per submit: its biggest activation fits one storage binding (and the cap). */

@@ -7,7 +7,7 @@ import { gameId } from "../../src/sgf/store.ts";
 const chromium = await findChromium();
 
 Deno.test({
-  name: "browser: the bundle solves, counts, hashes and runs WebGPU in headless Chromium",
+  name: "browser: the bundle solves, counts, hashes, quantizes and trains in headless Chromium",
   ignore: !chromium,
   sanitizeResources: false,
   sanitizeOps: false,
@@ -22,6 +22,15 @@ Deno.test({
     // Worker threads on the page and inside a Web Worker give the one-thread solve bit for bit.
     assert.equal(r.pageTwoThreadChips, r.oneThreadChips);
     assert.equal(r.workerTwoThreadChips, r.oneThreadChips);
-    if (r.adapter !== null) assert.equal(r.gpuSelfTest, true, `self-test on ${r.adapter}`);
+    if (r.adapter !== null) {
+      // A second WebGPU implementation (Dawn + Tint): bit-exact quantized updates, and the network
+      // within the per-op tolerance of the GPU tests.
+      assert.equal(r.gpuSelfTest, true, `self-test on ${r.adapter}`);
+      assert.deepEqual(r.quantMismatches, [], `quantized updates on ${r.adapter}`);
+      for (const [family, d] of Object.entries(r.nn!)) {
+        assert.ok(d.probs < 1e-5 && d.value < 1e-5, `${family}: ${JSON.stringify(d)}`);
+        assert.ok(d.loss < 1e-4, `${family}: loss differs by ${d.loss}`);
+      }
+    }
   },
 });

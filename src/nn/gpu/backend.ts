@@ -75,6 +75,14 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     groups: [number, number, number],
   ): void {
     const pipeline = this.kernels[kernel];
+    if (!pipeline) {
+      throw new KibitzError(
+        "missing_kernel",
+        `nn kernel ${kernel} was not compiled: load the ${
+          this.tiled ? "tiled" : "direct"
+        } family (loadKernels(ctx, tiles, "${this.tiled ? "tiled" : "direct"}" or "both"))`,
+      );
+    }
     const bindGroup = this.ctx.device.createBindGroup({
       layout: pipeline.getBindGroupLayout(0),
       entries: Object.entries(bindings).map(([k, buffer]) => ({

@@ -89,23 +89,56 @@ export type KernelName = keyof typeof ENTRIES;
 /** Every compiled pipeline of the network core, and the convolution tiles they were built for. */
 export type NnKernels = Record<KernelName, GPUComputePipeline> & { tiles: KernelTiles };
 
-const loaded = new WeakMap<GpuContext, Map<KernelTiles, Promise<NnKernels>>>();
+/**
+ * Which kernels to compile: the tiled (workgroup-memory) family, the direct family, or both. A
+ * network uses one, and a software adapter needs minutes for the other's hardware-size GEMMs.
+ */
+export type KernelFamily = "tiled" | "direct" | "both";
 
-/** Compiles (once per device and tile set) every WGSL kernel of the network core. */
-export function loadKernels(ctx: GpuContext, tiles = HARDWARE_TILES): Promise<NnKernels> {
-  let perTiles = loaded.get(ctx);
-  if (!perTiles) loaded.set(ctx, perTiles = new Map());
-  let hit = perTiles.get(tiles);
+const DIRECT_ONLY = new Set<string>([
+  "convForwardDirect",
+  "convWgradDirect",
+  "bnBatchStatsDirect",
+  "bnBackwardReduceDirect",
+  "softmaxDirect",
+  "policyLossDirect",
+]);
+const TILED_ONLY = new Set<string>([
+  ...Object.keys(tiledEntries(HARDWARE_TILES)),
+  "bnBatchStats",
+  "bnBackwardReduce",
+  "softmax",
+  "policyLoss",
+]);
+
+const loaded = new WeakMap<GpuContext, Map<KernelTiles, Map<KernelFamily, Promise<NnKernels>>>>();
+
+/**
+ * Compiles (once per device, tile set and family) the WGSL kernels of the network core; the kernels
+ * of the family left out are absent (recording one is an error).
+ */
+export function loadKernels(
+  ctx: GpuContext,
+  tiles = HARDWARE_TILES,
+  family: KernelFamily = "both",
+): Promise<NnKernels> {
+  let perDevice = loaded.get(ctx);
+  if (!perDevice) loaded.set(ctx, perDevice = new Map());
+  let cache = perDevice.get(tiles);
+  if (!cache) perDevice.set(tiles, cache = new Map());
+  let hit = cache.get(family);
   if (!hit) {
     hit = (async () => {
       const out: Partial<NnKernels> = { tiles };
       const entries = { ...ENTRIES, ...tiledEntries(tiles) };
       for (const [name, [src, entry]] of Object.entries(entries)) {
+        if (family === "tiled" && DIRECT_ONLY.has(name)) continue;
+        if (family === "direct" && TILED_ONLY.has(name)) continue;
         out[name as KernelName] = await computePipeline(ctx, src, entry, {}, `nn.${name}`);
       }
       return out as NnKernels;
     })();
-    perTiles.set(tiles, hit);
+    cache.set(family, hit);
   }
   return hit;
 }
