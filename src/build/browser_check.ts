@@ -3,7 +3,9 @@
 // (Kuhn value, Hive perft, game id, TOML config, a two-thread solve on the page and inside a Web
 // Worker against the one-thread solve, the WebGPU self-test) and posts what it saw back.
 import { KibitzError } from "../cli/error.ts";
+import type { RootSummary } from "../poker/results.ts";
 import { BUNDLE_FILES, bundleBrowser } from "./bundle.ts";
+import { buildDemo, serveIsolated } from "./serve.ts";
 
 /** What the page reports. */
 export interface BrowserCheckResult {
@@ -180,44 +182,22 @@ export async function findChromium(): Promise<string | null> {
   return null;
 }
 
-/** Builds the bundle, runs the check page in headless Chromium and returns what it reported. */
-export async function runBrowserCheck(
-  chromium: string,
-  timeoutMs = 180_000,
-): Promise<BrowserCheckResult> {
-  const dir = await Deno.makeTempDir({ prefix: "kibitz_browser_" });
+/**
+ * Opens `path` of `dir` (served cross-origin isolated) in headless Chromium and returns the JSON
+ * the page posts to /result; /progress posts name the stage a timeout reports.
+ */
+async function runPage(chromium: string, dir: string, path: string, timeoutMs: number) {
   const profile = await Deno.makeTempDir({ prefix: "kibitz_chromium_" });
-  await bundleBrowser({ outDir: dir });
-  await Deno.writeTextFile(`${dir}/index.html`, pageHtml());
-  await Deno.writeTextFile(`${dir}/check-worker.js`, workerJs());
   let report: (text: string) => void = () => {};
   let lastStage = "loading the page";
   const reported = new Promise<string>((resolve) => (report = resolve));
-  const isolation = {
-    "cross-origin-opener-policy": "same-origin",
-    "cross-origin-embedder-policy": "require-corp",
-  };
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    const path = new URL(req.url).pathname;
-    if (path === "/progress" && req.method === "POST") {
-      lastStage = await req.text();
-      return new Response("ok");
-    }
-    if (path === "/result" && req.method === "POST") {
-      report(await req.text());
-      return new Response("ok");
-    }
-    const file = path === "/" ? "index.html" : path.slice(1);
-    if (!/^[\w.-]+$/.test(file)) return new Response("not found", { status: 404 });
-    try {
-      const body = await Deno.readFile(`${dir}/${file}`);
-      const type = file.endsWith(".html") ? "text/html" : "text/javascript";
-      return new Response(body, { headers: { ...isolation, "content-type": type } });
-    } catch {
-      return new Response("not found", { status: 404 });
-    }
+  const server = serveIsolated(dir, {
+    port: 0,
+    onPost: (p, body) => {
+      if (p === "/progress") lastStage = body;
+      else if (p === "/result") report(body);
+    },
   });
-  const port = (server.addr as Deno.NetAddr).port;
   const browser = new Deno.Command(chromium, {
     args: [
       "--headless=new",
@@ -227,7 +207,7 @@ export async function runBrowserCheck(
       "--disable-component-update",
       "--disable-sync",
       `--user-data-dir=${profile}`,
-      `http://127.0.0.1:${port}/`,
+      `http://127.0.0.1:${server.addr.port}${path}`,
     ],
     stdout: "null",
     stderr: "null",
@@ -246,7 +226,7 @@ export async function runBrowserCheck(
         timeoutMs,
       );
     });
-    return JSON.parse(await Promise.race([reported, timeout])) as BrowserCheckResult;
+    return JSON.parse(await Promise.race([reported, timeout]));
   } finally {
     clearTimeout(timer);
     try {
@@ -256,7 +236,47 @@ export async function runBrowserCheck(
     }
     await browser.status;
     await server.shutdown();
-    await Deno.remove(dir, { recursive: true });
     await Deno.remove(profile, { recursive: true }).catch(() => {});
+  }
+}
+
+/** Builds the bundle, runs the check page in headless Chromium and returns what it reported. */
+export async function runBrowserCheck(
+  chromium: string,
+  timeoutMs = 180_000,
+): Promise<BrowserCheckResult> {
+  const dir = await Deno.makeTempDir({ prefix: "kibitz_browser_" });
+  try {
+    await bundleBrowser({ outDir: dir });
+    await Deno.writeTextFile(`${dir}/index.html`, pageHtml());
+    await Deno.writeTextFile(`${dir}/check-worker.js`, workerJs());
+    return await runPage(chromium, dir, "/", timeoutMs) as BrowserCheckResult;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** What the solver page (examples/browser) posts when it is opened with `?auto&report`. */
+export interface DemoPageResult {
+  iteration: number;
+  percent: number;
+  seconds: number;
+  summary: RootSummary;
+  error?: string;
+}
+
+/** Serves the solver page like `deno task serve` and lets it solve the default spot by itself. */
+export async function runDemoPage(
+  chromium: string,
+  iterations: number,
+  timeoutMs = 180_000,
+): Promise<DemoPageResult> {
+  const dir = await Deno.makeTempDir({ prefix: "kibitz_demo_" });
+  try {
+    await buildDemo(dir);
+    const path = `/index.html?auto&report&iterations=${iterations}`;
+    return await runPage(chromium, dir, path, timeoutMs) as DemoPageResult;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 }

@@ -1,7 +1,7 @@
 // The browser bundle in headless Chromium (when installed: Debian's `chromium` package; .ci/run
 // installs it where apt-get works). Exact checks run on the page; see src/build/browser_check.ts.
 import assert from "node:assert/strict";
-import { findChromium, runBrowserCheck } from "../../src/build/browser_check.ts";
+import { findChromium, runBrowserCheck, runDemoPage } from "../../src/build/browser_check.ts";
 import { gameId } from "../../src/sgf/store.ts";
 
 const chromium = await findChromium();
@@ -32,5 +32,25 @@ Deno.test({
         assert.ok(d.loss < 1e-4, `${family}: loss differs by ${d.loss}`);
       }
     }
+  },
+});
+
+Deno.test({
+  name: "browser: the solver page (deno task serve) solves the default spot in a worker",
+  ignore: !chromium,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const r = await runDemoPage(chromium!, 20);
+    assert.equal(r.error, undefined, r.error);
+    assert.equal(r.iteration, 20);
+    assert.ok(r.percent > 0 && r.percent < 100, `exploitability ${r.percent}%`);
+    const s = r.summary;
+    assert.equal(s.player, "oop");
+    assert.deepEqual(s.actions.slice(0, 2), ["Check", "Bet 120"]);
+    assert.ok(Math.abs(s.frequencies.reduce((a, b) => a + b, 0) - 1) < 1e-6);
+    assert.equal(s.grid.length, 13);
+    // EVs share the pot (no rake in the default spot).
+    assert.ok(Math.abs(s.ev[0] + s.ev[1] - 200) < 1e-3, `EVs ${s.ev}`);
   },
 });
