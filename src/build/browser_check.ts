@@ -193,11 +193,14 @@ async function runPage(chromium: string, dir: string, path: string, timeoutMs: n
   const reported = new Promise<string>((resolve) => (report = resolve));
   const server = serveIsolated(dir, {
     port: 0,
+    onGet: () => requests++,
     onPost: (p, body) => {
+      requests++;
       if (p === "/progress") lastStage = body;
       else if (p === "/result") report(body);
     },
   });
+  let requests = 0;
   const browser = new Deno.Command(chromium, {
     args: [
       "--headless=new",
@@ -226,7 +229,27 @@ async function runPage(chromium: string, dir: string, path: string, timeoutMs: n
         timeoutMs,
       );
     });
-    return JSON.parse(await Promise.race([reported, timeout]));
+    // A browser that exits or never asks for the page cannot run here: that is not a failure of
+    // the page (callers may skip), unlike a page that loads and reports wrong results or nothing.
+    const exited = browser.status.then((st) => {
+      throw new KibitzError(
+        requests === 0 ? "browser_unavailable" : "browser_exited",
+        `Chromium exited with code ${st.code} ${
+          requests === 0 ? "before loading the page" : `(last stage: ${lastStage})`
+        }`,
+      );
+    });
+    try {
+      return JSON.parse(await Promise.race([reported, timeout, exited]));
+    } catch (e) {
+      if (requests === 0 && e instanceof KibitzError && e.code === "browser_timeout") {
+        throw new KibitzError(
+          "browser_unavailable",
+          `Chromium never loaded the page: ${e.message}`,
+        );
+      }
+      throw e;
+    }
   } finally {
     clearTimeout(timer);
     try {

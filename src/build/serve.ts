@@ -23,6 +23,8 @@ export interface ServeOptions {
   hostname?: string;
   /** Called with the path and body of every POST (the pages' reports). */
   onPost?: (path: string, body: string) => void;
+  /** Called with the path of every GET. */
+  onGet?: (path: string) => void;
 }
 
 /** Serves the files of `dir` (one level, plain names) cross-origin isolated; returns the server. */
@@ -35,6 +37,7 @@ export function serveIsolated(dir: string, options: ServeOptions): Deno.HttpServ
         options.onPost?.(path, await req.text());
         return new Response("ok", { headers: ISOLATION });
       }
+      options.onGet?.(path);
       const file = path === "/" ? "index.html" : path.slice(1);
       if (!/^[\w.-]+$/.test(file)) return new Response("not found", { status: 404 });
       try {
