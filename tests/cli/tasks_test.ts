@@ -64,3 +64,22 @@ Deno.test("task bench quant: writes its JSON and Markdown report", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("task bench nn: CPU reference rows only with --backend cpu; peak= checked", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const r = await runTask("tasks/bench.ts", ["nn", "--backend", "cpu", "--out", dir]);
+    assert.equal(r.code, 0, r.err);
+    const json = JSON.parse(await Deno.readTextFile(`${dir}/nn.json`));
+    assert.equal(json.tables.length, 3);
+    for (const t of json.tables) {
+      assert.ok(t.rows.length >= 1, t.title);
+      for (const row of t.rows) assert.ok(row.includes("cpu"), `${t.title}: ${row}`);
+    }
+    const bad = await runTask("tasks/bench.ts", ["nn", "--backend", "cpu", "peak=fast"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /peak=<GFLOP\/s> must be positive/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
