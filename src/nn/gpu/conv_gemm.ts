@@ -107,6 +107,43 @@ ${indent(step, "      ")}
     }`;
 }
 
+/** Private registers that carry the next K slice's loads across the multiply. */
+function registerDecls(la: number, lb: number): string {
+  return [...range(la).map((r) => `ra${r}`), ...range(lb).map((r) => `ra_b${r}`)]
+    .map((v) => `  var ${v} = 0.0;`).join("\n");
+}
+
+/** Split-K: workgroup z reduces [kbeg, kend) of `total` when p.kchunk > 0 (else all of it). */
+function splitRange(total: string, comment: string): string {
+  return `  // ${comment}
+  var kbeg = 0u;
+  var kend = ${total};
+  if (p.kchunk > 0u) {
+    kbeg = wid.z * p.kchunk;
+    kend = min(${total}, kbeg + p.kchunk);
+  }`;
+}
+
+/**
+ * The K loop over [kbeg, kend): stage the slice held in registers, load the next one into them,
+ * multiply the staged slice.
+ */
+function kLoop(load: string, storeA: string, storeB: string, step: string): string {
+  return `  var k0 = kbeg;
+${load}
+  for (; k0 < kend;) {
+${storeA}
+${storeB}
+    workgroupBarrier();
+    k0 += BK;
+    if (k0 < kend) {
+${load}
+    }
+${sliceLoop(step)}
+    workgroupBarrier();
+  }`;
+}
+
 /**
  * Forward kernel `forward`: in0 = X [N, Ci, H, W], in1 = W [Co, Ci, KS, KS], out = Y [N, Co, H, W]
  * (or split-K partials along workgroup z when p.kchunk > 0);
@@ -134,8 +171,6 @@ export function convForwardSource(t: ConvTile, ks: number): string {
   const storeB = range(lb).map((r) =>
     `    Bs[(t / ${bn}u + ${r * bStride}u) * BN4 + bcl / 4u][bcl % 4u] = ra_b${r};`
   ).join("\n");
-  const regs = [...range(la).map((r) => `ra${r}`), ...range(lb).map((r) => `ra_b${r}`)]
-    .map((v) => `  var ${v} = 0.0;`).join("\n");
   const epilogue: string[] = [];
   for (const h of range(t.gn)) {
     for (const j of range(4)) {
@@ -171,31 +206,16 @@ fn forward(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) 
   let bp = bc - bimg * hw;
   let by = bp / p.w;
   let bx = bp - by * p.w;
-  // Split-K (small batches): workgroup z sums k in [kbeg, kend) into its own copy of Y.
-  var kbeg = 0u;
-  var kend = kd;
-  if (p.kchunk > 0u) {
-    kbeg = wid.z * p.kchunk;
-    kend = min(kd, kbeg + p.kchunk);
+${
+    splitRange(
+      "kd",
+      "Split-K (small batches): workgroup z sums k in [kbeg, kend) into its own copy of Y.",
+    )
   }
   let zoff = wid.z * cols * p.co;
 ${accDecl(t)}
-${regs}
-  var k0 = kbeg;
-${loadA}
-${loadB}
-  for (; k0 < kend;) {
-${storeA}
-${storeB}
-    workgroupBarrier();
-    k0 += BK;
-    if (k0 < kend) {
-${loadA}
-${loadB}
-    }
-${sliceLoop(step)}
-    workgroupBarrier();
-  }
+${registerDecls(la, lb)}
+${kLoop(`${loadA}\n${loadB}`, storeA, storeB, step)}
 ${epilogue.join("\n")}
 }
 `;
@@ -251,8 +271,6 @@ ${
   const storeB = range(lb).map((r) =>
     `    { let rl = t / BK + ${r * stride}u; Bs[(t % BK) * BN4 + rl / 4u][rl % 4u] = ra_b${r}; }`
   ).join("\n");
-  const regs = [...range(la).map((r) => `ra${r}`), ...range(lb).map((r) => `ra_b${r}`)]
-    .map((v) => `  var ${v} = 0.0;`).join("\n");
   const epilogue: string[] = [];
   for (const g of range(t.gm)) {
     for (const i of range(4)) {
@@ -280,29 +298,16 @@ fn wgrad(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wi
   let j0 = wid.x * ${bn}u;
   let last_dy = p.n * p.co * hw - 1u;
   let last_x = p.n * p.ci * hw - 1u;
-  // Split-K: workgroup z reduces columns [kbeg, kend) into its own slice of \`out\`.
-  var kbeg = 0u;
-  var kend = cols;
-  if (p.kchunk > 0u) {
-    kbeg = wid.z * p.kchunk;
-    kend = min(cols, kbeg + p.kchunk);
+${
+    splitRange(
+      "cols",
+      "Split-K: workgroup z reduces columns [kbeg, kend) into its own slice of `out`.",
+    )
   }
 ${jDecomp}
 ${accDecl(t)}
-${regs}
-  var k0 = kbeg;
-${load}
-  for (; k0 < kend;) {
-${storeA}
-${storeB}
-    workgroupBarrier();
-    k0 += BK;
-    if (k0 < kend) {
-${load}
-    }
-${sliceLoop(step)}
-    workgroupBarrier();
-  }
+${registerDecls(la, lb)}
+${kLoop(load, storeA, storeB, step)}
 ${epilogue.join("\n")}
 }
 `;
