@@ -5,21 +5,7 @@ import assert from "node:assert/strict";
 import { BUNDLE_FILES, bundleBrowser } from "../../src/build/bundle.ts";
 import { gameId } from "../../src/sgf/store.ts";
 import { getGpu } from "../../src/gpu/device.ts";
-
-const TURN_SPOT = `
-[ranges]
-oop = "QQ+,AK,T9s"
-ip = "JJ-99,AQs,KQ"
-[cards]
-flop = "Td9d6h"
-turn = "Qc"
-[tree]
-starting_pot = 200
-effective_stack = 900
-[bet_sizes]
-turn = "minimal"
-river = "minimal"
-`;
+import { SMALL_TURN_SPOT } from "../helpers/spots.ts";
 
 Deno.test({
   name: "bundle: one self-contained module (and its worker) that solves, counts and hashes",
@@ -49,7 +35,9 @@ Deno.test({
         k.gameId("g1", "Base", ["wS1", "bG1 -wS1"]),
         gameId("g1", "Base", ["wS1", "bG1 -wS1"]),
       );
-      const config = k.parseSolveConfig(TURN_SPOT + "[solver]\nthreads = 2\nregret_bits = 8\n");
+      const config = k.parseSolveConfig(
+        SMALL_TURN_SPOT + "[solver]\nthreads = 2\nregret_bits = 8\n",
+      );
       assert.equal(config.solver.threads, 2);
 
       // Two threads through the worker bundle give the one-thread solve, bit for bit.

@@ -4,25 +4,13 @@ import { isKibitzError } from "../../src/cli/error.ts";
 import { parseSolveConfig } from "../../src/poker/config.ts";
 import { checkMemoryLimit, parseMemorySize } from "../../src/poker/memory.ts";
 import { prepareSpot } from "../../src/poker/solve.ts";
-
-const TURN = `
-[ranges]
-oop = "QQ+,AK,T9s"
-ip = "JJ-99,AQs,KQ"
-[cards]
-flop = "Td9d6h"
-turn = "Qc"
-[tree]
-starting_pot = 200
-effective_stack = 900
-[bet_sizes]
-turn = "minimal"
-river = "minimal"
-`;
+import { SMALL_TURN_SPOT } from "../helpers/spots.ts";
 
 Deno.test("memory: the estimate counts exactly the elements and blocks the engine allocates", () => {
   for (const [r, s] of [[32, 32], [16, 16], [8, 4]]) {
-    const config = parseSolveConfig(TURN + `[solver]\nregret_bits = ${r}\nstrategy_bits = ${s}\n`);
+    const config = parseSolveConfig(
+      SMALL_TURN_SPOT + `[solver]\nregret_bits = ${r}\nstrategy_bits = ${s}\n`,
+    );
     const spot = prepareSpot(config);
     const tree = buildTree(spot.game);
     let elements = 0;
@@ -36,14 +24,14 @@ Deno.test("memory: the estimate counts exactly the elements and blocks the engin
 });
 
 Deno.test("memory: --max-memory refuses with the estimate in the message", () => {
-  const spot = prepareSpot(parseSolveConfig(TURN));
+  const spot = prepareSpot(parseSolveConfig(SMALL_TURN_SPOT));
   assert.throws(
     () => checkMemoryLimit(spot.memory, 1000),
     (e) =>
       isKibitzError(e, "over_memory") &&
       /needs about .* above --max-memory 1000 B/.test((e as Error).message),
   );
-  assert.throws(() => prepareSpot(parseSolveConfig(TURN), 1000), /over|above/);
+  assert.throws(() => prepareSpot(parseSolveConfig(SMALL_TURN_SPOT), 1000), /over|above/);
   assert.equal(parseMemorySize("512MB"), 512 * 1024 ** 2);
   assert.equal(parseMemorySize("1.5g"), 1.5 * 1024 ** 3);
   assert.equal(parseMemorySize("4096"), 4096);
@@ -51,12 +39,12 @@ Deno.test("memory: --max-memory refuses with the estimate in the message", () =>
 });
 
 Deno.test("memory: the showdown-table estimate equals what tree expansion builds, once per thread", () => {
-  const flop = TURN.replace('turn = "Qc"\n', "").replace(
+  const flop = SMALL_TURN_SPOT.replace('turn = "Qc"\n', "").replace(
     "[bet_sizes]",
     '[bet_sizes]\nflop = "minimal"',
   );
-  const river = TURN.replace('turn = "Qc"', 'turn = "Qc"\nriver = "2s"');
-  for (const text of [TURN, flop, river]) {
+  const river = SMALL_TURN_SPOT.replace('turn = "Qc"', 'turn = "Qc"\nriver = "2s"');
+  for (const text of [SMALL_TURN_SPOT, flop, river]) {
     const spot = prepareSpot(parseSolveConfig(text + "[solver]\nthreads = 3\n"));
     const est = spot.game.estimateShowdownBytes();
     assert.ok(est > 0);
