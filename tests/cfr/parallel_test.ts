@@ -11,18 +11,7 @@ import {
   ThreadedPostflopGame,
 } from "../fixtures/cfr/threaded_games.ts";
 import { isKibitzError } from "../../src/cli/error.ts";
-
-const TURN_CONFIG = `
-[ranges]
-oop = "QQ+,AK"
-ip = "JJ-99,AQs"
-[cards]
-flop = "Td9d6h"
-turn = "Qc"
-[tree]
-starting_pot = 200
-effective_stack = 900
-`;
+import { SMALL_TURN_SPOT } from "../helpers/spots.ts";
 
 const LEDUC = {
   name: "leduc",
@@ -201,12 +190,12 @@ Deno.test("threads: more than one needs SharedArrayBuffer (a page that is not cr
     );
     assert.equal(new CfrSolver(tree, game, { threads: 1 }).threads, 1);
     assert.equal(
-      parseSolveConfig(TURN_CONFIG).solver.threads,
+      parseSolveConfig(SMALL_TURN_SPOT).solver.threads,
       1,
       "the default drops to one thread",
     );
   } finally {
     delete g.crossOriginIsolated;
   }
-  assert.ok(parseSolveConfig(TURN_CONFIG).solver.threads >= 1);
+  assert.ok(parseSolveConfig(SMALL_TURN_SPOT).solver.threads >= 1);
 });
