@@ -205,6 +205,7 @@ async function runPage(chromium: string, dir: string, path: string, timeoutMs: n
     args: [
       "--headless=new",
       "--no-sandbox",
+      "--disable-dev-shm-usage",
       "--enable-unsafe-webgpu",
       "--disable-background-networking",
       "--disable-component-update",
