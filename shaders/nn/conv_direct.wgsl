@@ -1,6 +1,8 @@
 // Direct 2-D convolution (stride 1, same padding, NCHW): one invocation per output value, no
-// workgroup memory or barriers. Used on software adapters, where these compile in milliseconds
-// while the tiled kernels of conv.wgsl take a minute each; hardware adapters use conv.wgsl.
+// workgroup memory or barriers, for software adapters, where these compile in milliseconds;
+// hardware adapters run the tiled implicit GEMMs that src/nn/gpu/conv_gemm.ts generates. Both
+// families take the input gradient as a forward conv with the weight flipped by `flip` below:
+// Wt[ci, co, K-1-ky, K-1-kx] = W[co, ci, ky, kx], so dX = forward(dY, Wt).
 struct Params { n: u32, ci: u32, co: u32, h: u32, w: u32, k: u32, pad: u32, kchunk: u32 }
 
 @group(0) @binding(0) var<storage, read> in0: array<f32>;
@@ -66,4 +68,17 @@ fn wgrad(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     }
   }
   out[i] = s;
+}
+
+// in0 = W [Co, Ci, K, K], out = Wt [Ci, Co, K, K] flipped in space.
+@compute @workgroup_size(64)
+fn flip(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = gid.x + gid.y * nwg.x * 64u;
+  let kk = p.k * p.k;
+  if (i >= p.co * p.ci * kk) { return; }
+  let o = i / (p.ci * kk);
+  let rem = i - o * p.ci * kk;
+  let c = rem / kk;
+  let r = rem - c * kk;
+  out[(c * p.co + o) * kk + (kk - 1u - r)] = in0[i];
 }

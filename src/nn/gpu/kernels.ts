@@ -1,6 +1,5 @@
 import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
-import convSrc from "../../../shaders/nn/conv.wgsl" with { type: "text" };
 import convDirectSrc from "../../../shaders/nn/conv_direct.wgsl" with { type: "text" };
 import matmulSrc from "../../../shaders/nn/matmul.wgsl" with { type: "text" };
 import elementwiseSrc from "../../../shaders/nn/elementwise.wgsl" with { type: "text" };
@@ -56,7 +55,7 @@ function tiledEntries(tiles: KernelTiles) {
 
 const ENTRIES = {
   ...tiledEntries(HARDWARE_TILES),
-  convFlip: [convSrc, "flip"],
+  convFlip: [convDirectSrc, "flip"],
   convForwardDirect: [convDirectSrc, "forward"],
   convWgradDirect: [convDirectSrc, "wgrad"],
   matmulThin: [matmulSrc, "thin_plain"],
