@@ -1,7 +1,7 @@
 // The solver page: the solve runs in a Web Worker (solve-worker.js) so the page stays responsive.
 // `?auto` solves the default spot at once; `?auto&report` also posts the summary to /result (the
 // end-to-end check in src/build/browser_check.ts uses it).
-import { T1_SPOT } from "./kibitz.js";
+import { betFrequencyGrid, T1_SPOT } from "./kibitz.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -15,7 +15,7 @@ function status(text, error = false) {
 }
 
 function showSummary(s, iterations, percent) {
-  const aggressive = s.actions.map((a) => !/^(Check|Call|Fold)$/.test(a));
+  const bets = betFrequencyGrid(s);
   const ranks = "AKQJT98765432";
   let html = `<p>${iterations} iterations, exploitability ${percent.toFixed(3)}% of the pot</p>` +
     `<p>OOP EV ${s.ev[0].toFixed(2)}, equity ${(100 * s.equity[0]).toFixed(2)}% &middot; ` +
@@ -26,17 +26,16 @@ function showSummary(s, iterations, percent) {
   for (let row = 0; row < 13; row++) {
     html += "<tr>";
     for (let col = 0; col < 13; col++) {
-      const c = s.grid[row][col];
+      const f = bets[row][col];
       const name = row === col
         ? ranks[row] + ranks[col]
         : row < col
         ? ranks[row] + ranks[col] + "s"
         : ranks[col] + ranks[row] + "o";
-      if (!c) {
+      if (f === null) {
         html += `<td title="${name}" style="color:#bbb">${name}</td>`;
         continue;
       }
-      const f = c.reduce((acc, x, a) => acc + (aggressive[a] ? x : 0), 0);
       const shade = `rgba(200, 60, 40, ${(0.1 + 0.8 * f).toFixed(2)})`;
       html += `<td title="${name}: ${(100 * f).toFixed(1)}%" style="background:${shade}">` +
         `${name}<br><b>${Math.round(100 * f)}</b></td>`;

@@ -54,6 +54,14 @@ export function rootSummary(tree: PublicTree, game: PostflopGame, policy: CfrPol
   return summarize(tree, game, policy, 0, hands);
 }
 
+/** Per hand class of the 13 x 13 grid, the frequency of every bet and raise (null: no hands). */
+export function betFrequencyGrid(s: RootSummary): (number | null)[][] {
+  const aggressive = s.actions.map((a) => !/^(Check|Call|Fold)$/.test(a));
+  return s.grid.map((row) =>
+    row.map((c) => c ? c.reduce((acc, x, a) => acc + (aggressive[a] ? x : 0), 0) : null)
+  );
+}
+
 /** Prints a node summary: action frequencies, EV/equity, and a 13x13 grid of bet frequency. */
 export function formatRootSummary(s: RootSummary, where = "root"): string {
   const lines: string[] = [];
@@ -66,15 +74,13 @@ export function formatRootSummary(s: RootSummary, where = "root"): string {
     `${where} (${(s.player ?? "").toUpperCase()}): ` +
       s.actions.map((a, i) => `${a} ${(100 * s.frequencies[i]).toFixed(1)}%`).join(", "),
   );
-  const aggressive = s.actions.map((a) => !/^(Check|Call|Fold)$/.test(a));
+  const bets = betFrequencyGrid(s);
   lines.push("", "bet/raise frequency % by hand class (suited above the diagonal, . = none):");
   lines.push("      " + [...RANK_CHARS].reverse().map((r) => r.padStart(4)).join(""));
   for (let row = 0; row < 13; row++) {
-    const cells = s.grid[row].map((c) => {
-      if (!c) return "   .";
-      const f = c.reduce((acc, x, a) => acc + (aggressive[a] ? x : 0), 0);
-      return String(Math.round(100 * f)).padStart(4);
-    });
+    const cells = bets[row].map((f) =>
+      f === null ? "   ." : String(Math.round(100 * f)).padStart(4)
+    );
     lines.push(`   ${RANK_CHARS[12 - row]}  ${cells.join("")}`);
   }
   return lines.join("\n");
