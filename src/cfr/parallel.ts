@@ -194,13 +194,18 @@ export class WorkerPool {
     this.spawn(w, IDLE_EXIT_MS);
     const start = performance.now();
     while (Atomics.load(ctrl, STATE + w) !== IDLE) {
-      if (Atomics.load(ctrl, ERROR) !== 0 || performance.now() - start > START_TIMEOUT_MS) {
-        this.close();
-        throw new KibitzError("worker_failed", `CFR worker thread ${w} did not start`);
-      }
+      this.failIfNotStarting(w, start);
       Atomics.wait(ctrl, STATE + w, DEAD, 100);
     }
     Atomics.store(ctrl, STATE + w, CLAIMED);
+  }
+
+  /** Closes the pool and throws when worker w reported a failure or has not started in time. */
+  private failIfNotStarting(w: number, since: number): void {
+    if (Atomics.load(this.ctrl, ERROR) !== 0 || performance.now() - since > START_TIMEOUT_MS) {
+      this.close();
+      throw new KibitzError("worker_failed", `CFR worker thread ${w} did not start`);
+    }
   }
 
   private spawn(w: number, idleExitMs: number): void {
@@ -228,10 +233,7 @@ export class WorkerPool {
     const begin = performance.now();
     for (const w of waiting) {
       while (Atomics.load(ctrl, STATE + w) !== IDLE) {
-        if (Atomics.load(ctrl, ERROR) !== 0 || performance.now() - begin > START_TIMEOUT_MS) {
-          this.close();
-          throw new KibitzError("worker_failed", `CFR worker thread ${w} did not start`);
-        }
+        this.failIfNotStarting(w, begin);
         await new Promise((r) => setTimeout(r, 5));
       }
     }
