@@ -1,7 +1,7 @@
 import { KibitzError } from "../cli/error.ts";
 import type { CfrGame } from "./game.ts";
 import { addChanceChildValues, CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
-import type { ChanceTasks } from "./parallel.ts";
+import type { ChanceTasks } from "./tasks.ts";
 
 /**
  * Runs the evaluation tasks of one traversal on every thread (see TreeEvaluator.parallel): each

@@ -16,7 +16,7 @@ import {
   parseWarmStartSettings,
   WARMSTART_CONFIG_KEYS,
   type WarmStartSettings,
-} from "./warmstart.ts";
+} from "./warmstart_config.ts";
 
 // TOML solve configs, in the shape of the Rust solver fork the source documents describe:
 // [ranges] [cards] [tree] [bet_sizes.flop|turn|river] [solver] [output].
