@@ -34,7 +34,16 @@ import {
   iterationDiscount,
   regretsNonNegative,
 } from "./schedule.ts";
-import { addChanceChildValues, CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
+import { CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
+import {
+  actionReach,
+  addChanceChildValues,
+  addValues,
+  mixValues,
+  outcomeReach,
+  outcomeTraverser,
+  terminalStep,
+} from "./walk.ts";
 import type { SolverOptions } from "./options.ts";
 import { WorkerPool } from "./parallel.ts";
 import {
@@ -336,21 +345,11 @@ export class CfrSolver {
     if (kind === CFR_TERMINAL) return;
     const first = t.firstChild[n], A = t.numChildren[n];
     if (kind === CFR_CHANCE) {
-      const o = 1 - p, Ho = t.numHands[o];
-      const bs = t.blockedStart[o], bh = t.blockedHands[o];
-      const ss = t.blockedStart[p], sh = t.blockedHands[p];
+      const o = (1 - p) as 0 | 1;
       for (let c = first; c < first + A; c++) {
         const k = tk.index[c], row = k * tk.stride;
-        for (let i = 0; i < Ho; i++) tk.opp[row + i] = opp[i];
-        for (let i = bs[c]; i < bs[c + 1]; i++) tk.opp[row + bh[i]] = 0;
-        for (let h = 0; h < H; h++) tk.self[row + h] = self[h], tk.act[row + h] = act[h];
-        let cn = nAct;
-        for (let i = ss[c]; i < ss[c + 1]; i++) {
-          const h = sh[i];
-          if (tk.act[row + h]) cn--;
-          tk.act[row + h] = 0, tk.self[row + h] = 0;
-        }
-        tk.cn[k] = cn;
+        outcomeReach(t, c, o, opp, tk.opp, row);
+        tk.cn[k] = outcomeTraverser(t, c, p, self, act, nAct, tk.self, tk.act, row);
       }
       return;
     }
@@ -360,7 +359,7 @@ export class CfrSolver {
     if (q !== p) {
       const Hq = t.numHands[q], r = this.reach[d];
       for (let a = 0; a < A; a++) {
-        for (let o = 0; o < Hq; o++) r[o] = opp[o] * sig[a * Hq + o];
+        actionReach(opp, sig, a, Hq, r);
         this.reachPass(first + a, d + 1, p, r, self, act, nAct);
       }
       return;
@@ -524,17 +523,15 @@ export class CfrSolver {
     const kind = t.kind[n];
     this.nodeHandVisits += nAct;
     if (kind === CFR_TERMINAL) {
-      this.game.terminalValues(t.terminal[n], p, opp, out, off);
+      terminalStep(this.game, t, n, p, opp, out, off, false);
       return;
     }
     const first = t.firstChild[n], A = t.numChildren[n];
     const vals = this.vals[d];
     if (kind === CFR_CHANCE) {
       out.fill(0, off, off + H);
-      const o = 1 - p, Ho = t.numHands[o];
+      const o = (1 - p) as 0 | 1;
       const r = this.reach[d], sr = this.selfReach[d], ca = this.active[d];
-      const bs = t.blockedStart[o], bh = t.blockedHands[o];
-      const ss = t.blockedStart[p], sh = t.blockedHands[p];
       const tk = this.fromTasks ? this.tasks : null;
       for (let c = first; c < first + A; c++) {
         if (tk) {
@@ -542,15 +539,8 @@ export class CfrSolver {
           const row = tk.index[c] * tk.stride;
           for (let h = 0; h < H; h++) vals[h] = tk.out[row + h];
         } else {
-          for (let o = 0; o < Ho; o++) r[o] = opp[o];
-          for (let i = bs[c]; i < bs[c + 1]; i++) r[bh[i]] = 0;
-          for (let h = 0; h < H; h++) sr[h] = self[h], ca[h] = act[h];
-          let cn = nAct;
-          for (let i = ss[c]; i < ss[c + 1]; i++) {
-            const h = sh[i];
-            if (ca[h]) cn--;
-            ca[h] = 0, sr[h] = 0;
-          }
+          outcomeReach(t, c, o, opp, r, 0);
+          const cn = outcomeTraverser(t, c, p, self, act, nAct, sr, ca, 0);
           this.visit(c, d + 1, p, r, sr, ca, cn, vals, 0);
         }
         addChanceChildValues(t, c, p, vals, out, off);
@@ -564,9 +554,9 @@ export class CfrSolver {
       const Hq = t.numHands[q], r = this.reach[d];
       out.fill(0, off, off + H);
       for (let a = 0; a < A; a++) {
-        for (let o = 0; o < Hq; o++) r[o] = opp[o] * sig[a * Hq + o];
+        actionReach(opp, sig, a, Hq, r);
         this.visit(first + a, d + 1, p, r, self, act, nAct, vals, 0);
-        for (let h = 0; h < H; h++) out[off + h] += vals[h];
+        addValues(vals, H, out, off);
       }
       return;
     }
@@ -595,13 +585,7 @@ export class CfrSolver {
       this.visit(first + a, d + 1, p, opp, childSelf, childAct, cn, vals, a * H);
     }
     // Node value per hand: sum over actions in order, in f64 (as one running sum per hand).
-    const acc = this.sums;
-    for (let h = 0; h < H; h++) acc[h] = 0;
-    for (let a = 0; a < A; a++) {
-      const row = a * H;
-      for (let h = 0; h < H; h++) acc[h] += sig[row + h] * vals[row + h];
-    }
-    for (let h = 0; h < H; h++) out[off + h] = acc[h];
+    mixValues(sig, vals, A, H, this.sums, out, off);
     // Instant regrets in place. Without pruning, hands not traversed (blocked) get 0. With pruning,
     // skipped entries get the instant regret that leaves their regret unchanged (as if not visited).
     const { alphaPos, betaNeg } = this.disc;

@@ -1,4 +1,9 @@
-import { type CfrPolicy, policyHandValues, TreeEvaluator } from "../cfr/evaluate.ts";
+import {
+  type CfrPolicy,
+  type NodeReport,
+  policyHandValues,
+  TreeEvaluator,
+} from "../cfr/evaluate.ts";
 import { CFR_CHANCE, CFR_PLAYER, nodePath, type PublicTree } from "../cfr/tree.ts";
 import { KibitzError } from "../cli/error.ts";
 import { gridCell, RANK_CHARS } from "./cards.ts";
@@ -198,8 +203,9 @@ export interface NodeHandStats {
 
 /**
  * Unnormalized counterfactual values of every hand of `p` at `node` against the opponent reach
- * `opp` there, under `policy` (the engine's traversal, written out so any node can be a start).
- * `onPlayerNode(n, values, opp)` sees the values at every player node below that `descend` allows.
+ * `opp` there, under `policy`: the engine's evaluation walk (TreeEvaluator.nodeValues) started at
+ * `node`. `onPlayerNode(n, values, opp)` sees the values at every player node from `node` down to
+ * the next chance cards (scratch views: copy what must be kept).
  */
 export function subtreeValues(
   tree: PublicTree,
@@ -208,46 +214,11 @@ export function subtreeValues(
   node: number,
   p: 0 | 1,
   opp: Float32Array,
-  onPlayerNode?: (n: number, values: Float32Array, opp: Float32Array) => void,
+  onPlayerNode?: NodeReport,
 ): Float32Array {
-  const o = (1 - p) as 0 | 1;
-  const H = game.numHands[p], Ho = game.numHands[o];
-  const visit = (n: number, opp: Float32Array, record: boolean): Float32Array => {
-    const out = new Float32Array(H);
-    const kind = tree.kind[n];
-    if (kind !== CFR_PLAYER && kind !== CFR_CHANCE) {
-      game.terminalValues(tree.terminal[n], p, opp, out, 0);
-      return out;
-    }
-    const f = tree.firstChild[n], A = tree.numChildren[n];
-    if (kind === CFR_CHANCE) {
-      const bs = tree.blockedStart, bh = tree.blockedHands;
-      for (let c = f; c < f + A; c++) {
-        const r = opp.slice();
-        for (let i = bs[o][c]; i < bs[o][c + 1]; i++) r[bh[o][i]] = 0;
-        const v = visit(c, r, false);
-        for (let i = bs[p][c]; i < bs[p][c + 1]; i++) v[bh[p][i]] = 0;
-        const w = tree.chanceWeight[c];
-        for (let h = 0; h < H; h++) out[h] += w * v[h];
-      }
-      return out;
-    }
-    const q = tree.player[n] as 0 | 1, Hq = game.numHands[q];
-    const sig = new Float32Array(A * Hq);
-    policy(n, sig);
-    for (let a = 0; a < A; a++) {
-      let r = opp;
-      if (q !== p) {
-        r = new Float32Array(Ho);
-        for (let j = 0; j < Ho; j++) r[j] = opp[j] * sig[a * Hq + j];
-      }
-      const v = visit(f + a, r, record);
-      for (let h = 0; h < H; h++) out[h] += q === p ? sig[a * H + h] * v[h] : v[h];
-    }
-    if (record) onPlayerNode?.(n, out, opp);
-    return out;
-  };
-  return visit(node, opp, onPlayerNode !== undefined);
+  const out = new Float32Array(game.numHands[p]);
+  new TreeEvaluator(tree, game).nodeValues(node, p, opp, policy, "profile", out, { onPlayerNode });
+  return out;
 }
 
 /**
