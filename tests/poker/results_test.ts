@@ -83,8 +83,14 @@ function playerNodes(tree: PublicTree): number[] {
 }
 
 Deno.test("results: the solves with and without suit isomorphism have the same root values", () => {
-  close(on.solver.exploitability().chips, off.solver.exploitability().chips, 1e-3, "exploitability");
-  const a = rootSummary(on.tree, on.game, on.policy), b = rootSummary(off.tree, off.game, off.policy);
+  close(
+    on.solver.exploitability().chips,
+    off.solver.exploitability().chips,
+    1e-3,
+    "exploitability",
+  );
+  const a = rootSummary(on.tree, on.game, on.policy),
+    b = rootSummary(off.tree, off.game, off.policy);
   for (const p of [0, 1] as const) sameHands(a.hands[p], b.hands[p], `root ${p}`);
 });
 
