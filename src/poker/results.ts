@@ -5,6 +5,7 @@ import {
   TreeEvaluator,
 } from "../cfr/evaluate.ts";
 import { CFR_CHANCE, CFR_PLAYER, findNode, nodePath, type PublicTree } from "../cfr/tree.ts";
+import { actionReach, outcomeReach } from "../cfr/walk.ts";
 import { writeFileAtomic } from "../cli/atomic.ts";
 import { KibitzError } from "../cli/error.ts";
 import { cardName, gridCell, parseCard, RANK_CHARS, SUIT_CHARS } from "./cards.ts";
@@ -337,16 +338,14 @@ export function nodeSummary(
   let at = 0;
   for (const next of path) {
     const idx = next - tree.firstChild[at];
+    // The walk's reach steps (cfr/walk.ts), applied in place along the path for both players.
     if (tree.kind[at] === CFR_PLAYER) {
       const q = tree.player[at] as 0 | 1, Hq = game.numHands[q];
       const sig = new Float32Array(tree.numChildren[at] * Hq);
       policy(at, sig);
-      for (let h = 0; h < Hq; h++) reach[q][h] *= sig[idx * Hq + h];
+      actionReach(reach[q], sig, idx, Hq, reach[q]);
     } else {
-      for (const q of [0, 1] as const) {
-        const s = tree.blockedStart[q];
-        for (let i = s[next]; i < s[next + 1]; i++) reach[q][tree.blockedHands[q][i]] = 0;
-      }
+      for (const q of [0, 1] as const) outcomeReach(tree, next, q, reach[q], reach[q], 0);
       board.push(parseCardLabel(tree.label[next]));
     }
     at = next;
