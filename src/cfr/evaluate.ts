@@ -188,7 +188,8 @@ export class TreeEvaluator {
     const sig = this.sig[d], r = this.reach[d], Hq = t.numHands[q];
     policy(n, sig);
     for (let a = 0; a < A; a++) {
-      if (actionReach(opp, sig, a, Hq, r)) this.reachPass(first + a, d + 1, p, r, policy);
+      actionReach(opp, sig, a, Hq, r);
+      if (anyPositive(r, Hq)) this.reachPass(first + a, d + 1, p, r, policy);
     }
   }
 
@@ -248,7 +249,8 @@ export class TreeEvaluator {
       out.fill(0, off, off + H);
       for (let a = 0; a < A; a++) {
         // A child nobody reaches has values 0; it is still walked when its nodes are reported.
-        if (!actionReach(opp, sig, a, Hq, r) && !this.report) continue;
+        actionReach(opp, sig, a, Hq, r);
+        if (!this.report && !anyPositive(r, Hq)) continue;
         this.visit(first + a, d + 1, p, r, policy, br, vals, 0);
         addValues(vals, H, out, off);
       }

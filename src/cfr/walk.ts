@@ -91,22 +91,16 @@ export function outcomeTraverser(
   return cn;
 }
 
-/** Opponent reach below action `a` of an opponent node: r[i] = opp[i] * sig[a * Hq + i]; whether any is positive. */
+/** Opponent reach below action `a` of an opponent node: r[i] = opp[i] * sig[a * Hq + i]. */
 export function actionReach(
   opp: Float32Array,
   sig: Float32Array,
   a: number,
   Hq: number,
   r: Float32Array,
-): boolean {
-  let any = false;
+): void {
   const row = a * Hq;
-  for (let i = 0; i < Hq; i++) {
-    const x = opp[i] * sig[row + i];
-    r[i] = x;
-    if (x > 0) any = true;
-  }
-  return any;
+  for (let i = 0; i < Hq; i++) r[i] = opp[i] * sig[row + i];
 }
 
 /** Whether any of the first n entries is positive (a subtree nobody reaches has values 0). */
