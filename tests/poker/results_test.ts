@@ -91,7 +91,17 @@ Deno.test("results: the solves with and without suit isomorphism have the same r
   );
   const a = rootSummary(on.tree, on.game, on.policy),
     b = rootSummary(off.tree, off.game, off.policy);
-  for (const p of [0, 1] as const) sameHands(a.hands[p], b.hands[p], `root ${p}`);
+  for (const p of [0, 1] as const) {
+    sameHands(a.hands[p], b.hands[p], `root ${p}`);
+    // The walk's pot-share equity (terminalEquity) too, and its suit-exchange symmetry.
+    const labels = a.hands[p].labels;
+    const x = { labels, ev: Array.from(on.solver.handEquity(p)), equity: a.hands[p].equity };
+    const y = off.solver.handEquity(p);
+    for (let h = 0; h < labels.length; h++) {
+      close(x.ev[h], y[h], 2e-4, `root pot share of ${labels[h]}`);
+    }
+    suitExchangeInvariant(x, `root pot share ${p}`);
+  }
 });
 
 Deno.test("results: first-street node EVs and equities do not depend on suit isomorphism", () => {
