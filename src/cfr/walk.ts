@@ -27,8 +27,13 @@ export { addChanceChildValues } from "./tree.ts";
  *    - an opponent node: out[h] = sum_a v_a[h] (`addValues`);
  *    - a chance node: out[h] = sum_c (chanceWeight[c] * v_c[h] + sum over c's isomorphs k of
  *      isoWeight[k] * v_c[permutations[isoPerm[p][k]][h]]), with v_c zeroed first on p's hands
- *      blocked by c (`addChanceChildValues`). The isomorphs stand for outcomes whose subtrees
- *      are not built: forgetting them is the bug class of issue 19.
+ *      blocked by c (`addChanceChildValues`); c's isomorphs are k in [isoStart[c],
+ *      isoStart[c + 1]). The isomorphs stand for outcomes whose subtrees are not built:
+ *      forgetting them is the bug class of issue 19.
+ * 4. Training only, at p's own node n, after step 3: instant regrets v_a[h] - out[h] (0 for
+ *    inactive hands) go into storage block block[n] (blockSize[block[n]] = actions x H elements,
+ *    element a * H + h) through the algorithm's discounted update, and sigma into the cumulative
+ *    strategy block of the same index (CfrSolver.update).
  *
  * The CPU walks run the same steps depth first, with one scratch vector per depth.
  */
