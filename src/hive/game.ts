@@ -27,7 +27,7 @@ import {
 } from "./zobrist.ts";
 import { formatMove, gameStringOf, parseGameString, parseMoveString } from "./notation.ts";
 import { invalidMoveReason } from "./rules.ts";
-import { BLACK_WINS, DRAW, IN_PROGRESS, NOT_STARTED, WHITE_WINS } from "./state.ts";
+import { BLACK_WINS, DRAW, IN_PROGRESS, NOT_STARTED, outcomeFor, WHITE_WINS } from "./state.ts";
 
 /** One piece on the board as `HiveGame.pieces()` reports it. */
 export interface PieceOnBoard {
@@ -124,6 +124,15 @@ export class HiveGame {
   /** True when the game has ended (a win or a draw). */
   isOver(): boolean {
     return this.state >= DRAW;
+  }
+
+  /**
+   * The outcome for the side to move: 1 it has won, -1 it has lost, 0 a draw, null while the game
+   * goes on. Read from the position (the queens), so a move that surrounds the mover's own queen
+   * counts as the mover's loss. Searches (alpha-beta, MCTS) score terminal nodes with this.
+   */
+  outcomeForSideToMove(): 1 | 0 | -1 | null {
+    return outcomeFor(this.state, this.turn & 1);
   }
 
   /** The top piece at `cell`, or -1 when empty. */

@@ -7,6 +7,7 @@ export {
   DRAW as HIVE_DRAW,
   IN_PROGRESS as HIVE_IN_PROGRESS,
   NOT_STARTED as HIVE_NOT_STARTED,
+  outcomeFor as hiveOutcomeFor,
   STATE_NAMES as HIVE_STATE_NAMES,
   WHITE_WINS as HIVE_WHITE_WINS,
 } from "./state.ts";
