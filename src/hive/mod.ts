@@ -55,6 +55,8 @@ export {
   NUM_CELLS as HIVE_NUM_CELLS,
   ORIGIN as HIVE_ORIGIN,
 } from "./grid.ts";
+export { MoveGenerator as HiveMoveGenerator } from "./movegen.ts";
+export type { HiveBoard } from "./board.ts";
 export { perft as hivePerft, perftDivide as hivePerftDivide } from "./perft.ts";
 export { parseMoveString as parseHiveMoveString } from "./notation.ts";
 export type { ParsedMove as ParsedHiveMove } from "./notation.ts";
