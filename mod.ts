@@ -3,6 +3,7 @@ export * from "./src/cli/error.ts";
 export * from "./src/gpu/mod.ts";
 export * from "./src/quant/mod.ts";
 export * from "./src/hive/mod.ts";
+export * from "./src/uhp/mod.ts";
 export * from "./src/sgf/mod.ts";
 export * from "./src/cfr/mod.ts";
 export * from "./src/games/mod.ts";

@@ -9,6 +9,7 @@ const SUITES: Record<string, () => Promise<{ suite: BenchSuite }>> = {
   quant: () => import("../src/quant/bench.ts"),
   cfr: () => import("../src/cfr/bench.ts"),
   hive: () => import("../src/hive/bench.ts"),
+  uhp: () => import("../src/uhp/bench.ts"),
   ingest: () => import("../src/sgf/bench.ts"),
   warmstart: () => import("../src/poker/warmstart_bench.ts"),
   solve: () => import("../src/poker/bench.ts"),

@@ -1,5 +1,7 @@
 // The browser bundle in headless Chromium (when installed: Debian's `chromium` package; .ci/run
 // installs it where apt-get works). Exact checks run on the page; see src/build/browser_check.ts.
+// Not installed: the tests are reported as ignored by name. Installed but unable to start: a
+// warning locally, a failure when CI=true.
 import assert from "node:assert/strict";
 import { findChromium, runBrowserCheck, runDemoPage } from "../../src/build/browser_check.ts";
 import { gameId } from "../../src/sgf/store.ts";
@@ -7,12 +9,18 @@ import { isKibitzError } from "../../src/cli/error.ts";
 
 const chromium = await findChromium();
 
-/** Runs a browser check; a Chromium that cannot start here skips it (with a warning). */
+/** True in CI (CI=true): there a Chromium that is installed but cannot start is a failure. */
+const IN_CI = Deno.env.get("CI") === "true";
+
+/**
+ * Runs a browser check. A Chromium that cannot start here skips the checks with a warning, except
+ * in CI, where the error is thrown so that the test fails instead of passing without running.
+ */
 async function orSkip<T>(run: () => Promise<T>): Promise<T | null> {
   try {
     return await run();
   } catch (e) {
-    if (!isKibitzError(e, "browser_unavailable")) throw e;
+    if (!isKibitzError(e, "browser_unavailable") || IN_CI) throw e;
     console.warn(`skipped: ${(e as Error).message}`);
     return null;
   }

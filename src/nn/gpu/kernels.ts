@@ -1,3 +1,4 @@
+import { KibitzError } from "../../cli/error.ts";
 import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import convDirectSrc from "../../../shaders/nn/conv_direct.wgsl" with { type: "text" };
@@ -37,8 +38,41 @@ export const TEST_TILES: KernelTiles = {
   matmul: 4,
 };
 
+/**
+ * Replaces the one occurrence of `find` in WGSL `source` by `replacement`; throws (`wgsl_specialize`)
+ * when `find` is missing or appears more than once, so an edited shader cannot silently lose its
+ * specialization.
+ */
+export function specializeWgsl(
+  source: string,
+  find: string,
+  replacement: string,
+  what: string,
+): string {
+  const at = source.indexOf(find);
+  if (at < 0 || source.indexOf(find, at + 1) >= 0) {
+    throw new KibitzError(
+      "wgsl_specialize",
+      `${what}: expected exactly one "${find}" in the shader to specialize, found ${
+        at < 0 ? "none" : "several"
+      }`,
+    );
+  }
+  return source.slice(0, at) + replacement + source.slice(at + find.length);
+}
+
+/** The fully connected GEMM's WGSL for a square workgroup of side `tw`. */
+export function matmulSource(tw: number): string {
+  return specializeWgsl(
+    matmulSrc,
+    "const TW = 16u;",
+    `const TW = ${tw}u;`,
+    "shaders/nn/matmul.wgsl",
+  );
+}
+
 function tiledEntries(tiles: KernelTiles) {
-  const mm = matmulSrc.replace("const TW = 16u;", `const TW = ${tiles.matmul}u;`);
+  const mm = matmulSource(tiles.matmul);
   return {
     matmul: [mm, "plain"],
     matmulBias: [mm, "with_bias"],
