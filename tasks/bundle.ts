@@ -1,5 +1,5 @@
 import { parseTaskArgs } from "../src/cli/args.ts";
-import { KibitzError } from "../src/cli/error.ts";
+import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
 import { formatBytes } from "../src/poker/memory.ts";
 import { BUNDLE_FILES, bundleBrowser } from "../src/build/bundle.ts";

@@ -1,6 +1,6 @@
 import { parseTaskArgs } from "../src/cli/args.ts";
 import { writeFileAtomic } from "../src/cli/atomic.ts";
-import { KibitzError } from "../src/cli/error.ts";
+import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { EXAMPLE_CONFIG, parseSolveConfig } from "../src/poker/config.ts";

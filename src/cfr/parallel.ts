@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import type { CfrGame } from "./game.ts";
 import type { CfrSolver, SharedStores } from "./solver.ts";
 import { CFR_CHANCE, type PublicTree } from "./tree.ts";

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { KibitzError } from "./error.ts";
+import { KibitzError } from "../errors.ts";
 
 /** Option table for a task: node:util parseArgs options plus a help line for each. */
 export type TaskOptions = Record<

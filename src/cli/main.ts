@@ -1,4 +1,4 @@
-import { isKibitzError } from "./error.ts";
+import { isKibitzError } from "../errors.ts";
 
 /** Runs a task's main function, printing `error: ...` and exiting non-zero on failure. */
 export async function runMain(main: () => Promise<void> | void): Promise<void> {

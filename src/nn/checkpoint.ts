@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { type ErrorCode, KibitzError } from "../errors.ts";
 import { writeFileAtomic } from "../cli/atomic.ts";
 import { type NetConfig, validateConfig } from "./config.ts";
 import { type NetWeights, paramSpecs } from "./params.ts";
@@ -103,7 +103,7 @@ export function decodeCheckpoint(
   where = "checkpoint",
   expect?: NetConfig,
 ): Checkpoint {
-  const fail = (code: string, msg: string): never => {
+  const fail = (code: ErrorCode, msg: string): never => {
     throw new KibitzError(code, `${where}: ${msg}`);
   };
   if (bytes.length < 16) fail("checkpoint_truncated", `file is truncated (${bytes.length} bytes)`);

@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 
 // Bet-size grammar with the semantics of the open-source Rust postflop solver
 // (github.com/b-inary/postflop-solver, src/bet_size.rs and src/action_tree.rs). Each comma-separated

@@ -1,7 +1,7 @@
 import { parse as parseToml } from "smol-toml";
 import { CFR_ALGORITHMS, type CfrAlgorithm, regretsNonNegative } from "../cfr/schedule.ts";
 import { sharedMemoryAvailable } from "../cfr/threads.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { QUANT_FORMATS, type QuantFormat } from "../quant/format.ts";
 import type { Street, TreeConfig } from "./action_tree.ts";
 import {

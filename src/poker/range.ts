@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { comboIndex, NUM_COMBOS, rankOfChar, suitOfChar } from "./cards.ts";
 
 // Range grammar of the reference Rust solver (and PioSOLVER): comma-separated groups, each an

@@ -1,6 +1,6 @@
 import { type CfrPolicy, policyHandValues, TreeEvaluator } from "../cfr/evaluate.ts";
 import { CFR_CHANCE, CFR_PLAYER, nodePath, type PublicTree } from "../cfr/tree.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { gridCell, RANK_CHARS } from "./cards.ts";
 import type { PostflopGame } from "./game.ts";
 

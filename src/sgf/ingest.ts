@@ -1,5 +1,5 @@
 import { writeFileAtomic } from "../cli/atomic.ts";
-import { isKibitzError, KibitzError } from "../cli/error.ts";
+import { isKibitzError, KibitzError } from "../errors.ts";
 import { hiveGameTypeString, parseHiveGameType } from "../hive/mod.ts";
 import { formatPgn } from "./pgn.ts";
 import { parseSgf } from "./reader.ts";

@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { type ErrorCode, KibitzError } from "../errors.ts";
 
 /** One SGF property: an identifier and its values (escapes resolved), with where it starts. */
 export interface SgfProperty {
@@ -29,7 +29,7 @@ export class SgfSyntaxError extends KibitzError {
   readonly line: number;
   readonly column: number;
 
-  constructor(code: string, source: string, line: number, column: number, what: string) {
+  constructor(code: ErrorCode, source: string, line: number, column: number, what: string) {
     super(code, `${source}:${line}:${column}: ${what}`);
     this.name = "SgfSyntaxError";
     this.source = source;

@@ -1,5 +1,5 @@
 import { unzipSync } from "fflate";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 
 /** One record file to ingest: a display name (`a.zip/x.sgf` for archive members) and its text. */
 export interface SourceFile {

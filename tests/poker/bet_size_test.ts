@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { isKibitzError } from "../../src/cli/error.ts";
+import { isKibitzError } from "../../src/errors.ts";
 import { betSizeToString, parseBetSizeList, parseBetSizes } from "../../src/poker/bet_size.ts";
 
 Deno.test("bet sizes: every form of the grammar parses to the reference's values", () => {
