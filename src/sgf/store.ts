@@ -1,3 +1,4 @@
+import { registerTemp, tempPathFor, unregisterTemp } from "../cli/atomic.ts";
 import { sha256Hex } from "./sha256.ts";
 import type { GameOutcome } from "./headers.ts";
 
@@ -91,11 +92,12 @@ export class AtomicLineWriter {
   private buffered = 0;
 
   constructor(private readonly path: string) {
-    this.tmp = `${path}.${Deno.pid}.${Date.now()}.tmp`;
+    this.tmp = tempPathFor(path);
   }
 
   /** Opens the temporary file. */
   async open(): Promise<void> {
+    registerTemp(this.tmp);
     this.file = await Deno.open(this.tmp, { write: true, create: true, truncate: true });
   }
 
@@ -120,7 +122,14 @@ export class AtomicLineWriter {
     await this.flush();
     this.file!.close();
     this.file = null;
-    await Deno.rename(this.tmp, this.path);
+    try {
+      await Deno.rename(this.tmp, this.path);
+    } catch (e) {
+      await Deno.remove(this.tmp).catch(() => {});
+      throw e;
+    } finally {
+      unregisterTemp(this.tmp);
+    }
   }
 
   /** Closes and deletes the temporary file, leaving the target untouched. */
@@ -130,5 +139,6 @@ export class AtomicLineWriter {
     } catch { /* already closed */ }
     this.file = null;
     await Deno.remove(this.tmp).catch(() => {});
+    unregisterTemp(this.tmp);
   }
 }
