@@ -1,6 +1,7 @@
 import { parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
+import { ensureOutputDir } from "../src/cli/paths.ts";
 import { formatBytes } from "../src/poker/memory.ts";
 import { BUNDLE_FILES, bundleBrowser } from "../src/build/bundle.ts";
 
@@ -19,6 +20,7 @@ await runMain(async () => {
   if (args.positionals.length) {
     throw new KibitzError("bad_args", `unexpected argument "${args.positionals[0]}"`);
   }
+  await ensureOutputDir(String(args.values.out), "--out");
   const r = await bundleBrowser({
     outDir: String(args.values.out),
     minify: args.values["no-minify"] !== true,
