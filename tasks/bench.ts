@@ -30,9 +30,9 @@ await runMain(async () => {
   );
   if (!args) return;
   const [name, ...rest] = args.positionals;
-  if (!name) throw new KibitzError("bad_args", `which suite? one of: ${names}`);
+  if (!name) throw new KibitzError("bad_args", `SUITE: missing; give one of ${names}`);
   const load = SUITES[name];
-  if (!load) throw new KibitzError("bad_args", `unknown bench suite "${name}"; valid: ${names}`);
+  if (!load) throw new KibitzError("bad_args", `unknown bench suite "${name}": valid suites are ${names}`);
   await ensureOutputDir(String(args.values.out), "--out");
   const { suite } = await load();
   const report = await suite.run({
