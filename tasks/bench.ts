@@ -32,7 +32,9 @@ await runMain(async () => {
   const [name, ...rest] = args.positionals;
   if (!name) throw new KibitzError("bad_args", `SUITE: missing; give one of ${names}`);
   const load = SUITES[name];
-  if (!load) throw new KibitzError("bad_args", `unknown bench suite "${name}": valid suites are ${names}`);
+  if (!load) {
+    throw new KibitzError("bad_args", `unknown bench suite "${name}": valid suites are ${names}`);
+  }
   await ensureOutputDir(String(args.values.out), "--out");
   const { suite } = await load();
   const report = await suite.run({

@@ -15,11 +15,19 @@ await runMain(async () => {
   );
   if (!args) return;
   if (args.positionals.length) {
-    throw new KibitzError("bad_args", `argument "${args.positionals[0]}": unexpected (this task takes options only)`);
+    throw new KibitzError(
+      "bad_args",
+      `argument "${args.positionals[0]}": unexpected (this task takes options only)`,
+    );
   }
   if (args.values.chromium) await ensureInput(String(args.values.chromium), "--chromium");
   const chromium = args.values.chromium ? String(args.values.chromium) : await findChromium();
-  if (!chromium) throw new KibitzError("no_browser", "chromium: not found on PATH; install it or pass --chromium PATH");
+  if (!chromium) {
+    throw new KibitzError(
+      "no_browser",
+      "chromium: not found on PATH; install it or pass --chromium PATH",
+    );
+  }
   const r = await runBrowserCheck(
     chromium,
     Number(Deno.env.get("KIBITZ_BROWSER_TIMEOUT_MS") ?? 180_000),

@@ -18,7 +18,10 @@ await runMain(async () => {
   );
   if (!args) return;
   if (args.positionals.length) {
-    throw new KibitzError("bad_args", `argument "${args.positionals[0]}": unexpected (this task takes options only)`);
+    throw new KibitzError(
+      "bad_args",
+      `argument "${args.positionals[0]}": unexpected (this task takes options only)`,
+    );
   }
   await ensureOutputDir(String(args.values.out), "--out");
   const r = await bundleBrowser({

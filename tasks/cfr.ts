@@ -33,7 +33,9 @@ await runMain(() => {
   if (!args) return;
   const [name, ...extra] = args.positionals;
   if (!name) throw new KibitzError("bad_args", "GAME: missing; give kuhn or leduc");
-  if (extra.length) throw new KibitzError("bad_args", `arguments "${extra.join(" ")}": unexpected after the game`);
+  if (extra.length) {
+    throw new KibitzError("bad_args", `arguments "${extra.join(" ")}": unexpected after the game`);
+  }
   const entry = smallGame(name);
   const v = args.values;
   const algorithm = parseAlgorithm(String(v.algorithm));

@@ -47,5 +47,7 @@ await runMain(async () => {
     );
   }
   await releaseGpu();
-  if (!test.ok) throw new KibitzError("gpu_selftest", "GPU self-test: the kernels produced wrong results");
+  if (!test.ok) {
+    throw new KibitzError("gpu_selftest", "GPU self-test: the kernels produced wrong results");
+  }
 });

@@ -49,7 +49,10 @@ await runMain(async () => {
   );
   if (!args) return;
   if (args.positionals.length === 0) {
-    throw new KibitzError("bad_args", "inputs: missing; give at least one .sgf file, folder or .zip archive");
+    throw new KibitzError(
+      "bad_args",
+      "inputs: missing; give at least one .sgf file, folder or .zip archive",
+    );
   }
   const maxMember = intOption(args.values, "max-member-mb", DEFAULT_MAX_MEMBER_BYTES / MIB, 1);
   const maxArchive = intOption(args.values, "max-archive-mb", DEFAULT_MAX_ARCHIVE_BYTES / MIB, 1);

@@ -43,7 +43,10 @@ await runMain(async () => {
   const batch = intOption(args.values, "batch", 16, 1, 4096);
   const backend = String(args.values.backend);
   if (args.positionals.length) {
-    throw new KibitzError("bad_args", `argument "${args.positionals[0]}": unexpected (this task takes options only)`);
+    throw new KibitzError(
+      "bad_args",
+      `argument "${args.positionals[0]}": unexpected (this task takes options only)`,
+    );
   }
   const checkpoint = args.values.checkpoint === undefined ? null : String(args.values.checkpoint);
   // A checkpoint that cannot be saved must fail now, not after the training run.

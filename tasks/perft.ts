@@ -17,7 +17,10 @@ await runMain(() => {
   if (!args) return;
   const [type, depthText, ...extra] = args.positionals;
   if (!type || depthText === undefined || extra.length) {
-    throw new KibitzError("bad_args", "arguments: expected <GameType|GameString> <depth>, e.g. Base+MLP 4");
+    throw new KibitzError(
+      "bad_args",
+      "arguments: expected <GameType|GameString> <depth>, e.g. Base+MLP 4",
+    );
   }
   const depth = Number(depthText);
   if (!/^\d+$/.test(depthText) || depth > 12) {

@@ -17,7 +17,10 @@ await runMain(async () => {
   );
   if (!args) return;
   if (args.positionals.length) {
-    throw new KibitzError("bad_args", `argument "${args.positionals[0]}": unexpected (this task takes options only)`);
+    throw new KibitzError(
+      "bad_args",
+      `argument "${args.positionals[0]}": unexpected (this task takes options only)`,
+    );
   }
   const port = intOption(args.values, "port", 8000, 0, 65535);
   const hostname = String(args.values.host);
