@@ -128,6 +128,22 @@ export function decodeCheckpoint(
   } catch {
     return fail("bad_checkpoint", "header is not valid JSON");
   }
+  // The header is untrusted: check its shape before using it (a valid CRC proves nothing here).
+  const h = header as unknown as Record<string, unknown>;
+  const isShape = (x: unknown) =>
+    Array.isArray(x) && x.every((d) => Number.isSafeInteger(d) && d >= 0 && d < 2 ** 31);
+  if (
+    typeof h !== "object" || h === null || !Array.isArray(h.tensors) ||
+    typeof h.config !== "object" || h.config === null ||
+    !h.tensors.every((t: { name?: unknown; shape?: unknown }) =>
+      typeof t === "object" && t !== null && typeof t.name === "string" && isShape(t.shape)
+    ) ||
+    (h.velocity !== undefined &&
+      (!Array.isArray(h.velocity) || !h.velocity.every((n) => typeof n === "string"))) ||
+    (h.meta !== undefined && (typeof h.meta !== "object" || h.meta === null))
+  ) {
+    fail("bad_checkpoint", "header does not describe tensors (name and shape of each)");
+  }
   const shapeOf = new Map(header.tensors.map((t) => [t.name, t.shape]));
   const vnames = header.velocity ?? [];
   for (const n of vnames) {

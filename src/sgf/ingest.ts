@@ -219,7 +219,7 @@ export async function ingestBoardspace(
     } catch { /* no store yet */ }
     if (existing) {
       for await (const g of readGameStore(opts.out)) {
-        if (typeof g.id !== "string" || known.has(g.id)) continue;
+        if (known.has(g.id)) continue;
         known.add(g.id);
         await writer.write(JSON.stringify(g));
       }

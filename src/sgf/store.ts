@@ -1,4 +1,5 @@
 import { registerTemp, tempPathFor, unregisterTemp } from "../cli/atomic.ts";
+import { KibitzError } from "../errors.ts";
 import { sha256Hex } from "./sha256.ts";
 import type { GameOutcome } from "./headers.ts";
 
@@ -64,19 +65,32 @@ export async function* readLines(path: string): AsyncGenerator<string> {
   if (rest !== "") yield rest;
 }
 
-/** Streams the games of a game store (JSON lines), skipping blank lines. */
+/**
+ * Streams the games of a game store (JSON lines), skipping blank lines. A line that is not a game
+ * (not JSON, or no string `id` and `moves` list) is a `bad_store` error naming the file and line:
+ * a writer that skipped it would drop it from the store it rewrites.
+ */
 export async function* readGameStore(path: string): AsyncGenerator<StoredGame> {
   let n = 0;
+  const bad = (why: string): never => {
+    throw new KibitzError("bad_store", `${path}:${n}: ${why}`);
+  };
   for await (const line of readLines(path)) {
     n++;
     if (line.trim() === "") continue;
-    let g: StoredGame;
+    let g: unknown;
     try {
       g = JSON.parse(line);
     } catch (e) {
-      throw new Error(`${path}:${n}: not a JSON line (${(e as Error).message})`);
+      bad(`not a JSON line (${(e as Error).message})`);
     }
-    yield g;
+    if (typeof g !== "object" || g === null || Array.isArray(g)) bad("not a JSON object");
+    const o = g as Record<string, unknown>;
+    if (typeof o.id !== "string") bad("a stored game needs a string \"id\"");
+    if (!Array.isArray(o.moves) || !o.moves.every((m) => typeof m === "string")) {
+      bad("a stored game needs \"moves\", a list of move strings");
+    }
+    yield g as StoredGame;
   }
 }
 
