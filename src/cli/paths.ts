@@ -1,6 +1,7 @@
 // Checks of a task's path arguments before the long work starts (a solve, an ingest, a training
 // run), so a bad --out fails in a second with `error: --out DIR: why` instead of after the work.
 import { KibitzError } from "../errors.ts";
+import { registerTemp, unregisterTemp } from "./atomic.ts";
 
 /** The reason an OS error gives, without Deno's "(os error N)" and path suffix. */
 export function osReason(e: unknown): string {
@@ -40,12 +41,15 @@ export function parentDir(path: string): string {
 /** Proves a folder writable by creating and removing a probe file in it. */
 async function probe(dir: string, what: string): Promise<void> {
   const file = `${dir.replace(/\/+$/, "") || "/"}/.kibitz-probe-${Deno.pid}-${Date.now()}.tmp`;
+  registerTemp(file);
   try {
     await Deno.writeFile(file, new Uint8Array(0), { createNew: true });
   } catch (e) {
     throw pathError(e, what, dir, "cannot write there");
+  } finally {
+    await Deno.remove(file).catch(() => {});
+    unregisterTemp(file);
   }
-  await Deno.remove(file).catch(() => {});
 }
 
 /**

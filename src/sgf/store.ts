@@ -86,9 +86,9 @@ export async function* readGameStore(path: string): AsyncGenerator<StoredGame> {
     }
     if (typeof g !== "object" || g === null || Array.isArray(g)) bad("not a JSON object");
     const o = g as Record<string, unknown>;
-    if (typeof o.id !== "string") bad("a stored game needs a string \"id\"");
+    if (typeof o.id !== "string") bad('a stored game needs a string "id"');
     if (!Array.isArray(o.moves) || !o.moves.every((m) => typeof m === "string")) {
-      bad("a stored game needs \"moves\", a list of move strings");
+      bad('a stored game needs "moves", a list of move strings');
     }
     yield g as StoredGame;
   }

@@ -220,11 +220,11 @@ Deno.test("task ingest: an interrupted run leaves no temp file, lock or half sto
     const mk = await new Deno.Command("mkfifo", { args: [fifo] }).output();
     equal(mk.code, 0);
     const p = task([fifo, "--out", store]);
+    // Wait for the temp store itself (games.jsonl.<pid>....tmp), not the pre-check's probe file.
+    const storeTemp = () => leftovers(dir).some((n) => /^games\.jsonl\..*\.tmp$/.test(n));
     const deadline = Date.now() + 30_000;
-    while (!leftovers(dir).some((n) => n.endsWith(".tmp")) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    ok(leftovers(dir).some((n) => n.endsWith(".tmp")), "the run got to its temp file");
+    while (!storeTemp() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    ok(storeTemp(), "the run got to its temp store");
     p.kill("SIGINT");
     const r = await finish(p);
     equal(r.code, 130, r.err);
