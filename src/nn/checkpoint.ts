@@ -168,7 +168,20 @@ export function decodeCheckpoint(
       `checksum mismatch (stored ${stored.toString(16)}, computed ${actual.toString(16)})`,
     );
   }
-  const config = validateConfig(header.config);
+  let config: NetConfig;
+  try {
+    config = validateConfig(header.config);
+  } catch (e) {
+    return fail("bad_checkpoint", (e as Error).message);
+  }
+  // Every block holds tensors: a config with more blocks than the file has tensors is a lie,
+  // and listing its specs would not end (a hostile `blocks: 1e12`).
+  if (config.blocks > header.tensors.length) {
+    fail(
+      "shape_mismatch",
+      `config has ${config.blocks} blocks, the file ${header.tensors.length} tensors`,
+    );
+  }
   const specs = paramSpecs(config);
   const want = expect ? paramSpecs(expect) : specs;
   if (want.length !== header.tensors.length) {
@@ -185,6 +198,14 @@ export function decodeCheckpoint(
       );
     }
   });
+  if (expect) {
+    // The tensors are read with the header's config: it must be the one the caller needs.
+    for (const k of Object.keys(expect) as (keyof NetConfig)[]) {
+      if (config[k] !== expect[k]) {
+        fail("shape_mismatch", `model config ${k} is ${config[k]}, the model needs ${expect[k]}`);
+      }
+    }
+  }
   const tensors = new Map<string, CpuTensor>();
   let off = 12 + hlen;
   for (const s of specs) {
