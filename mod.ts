@@ -1,5 +1,5 @@
 // Kibitz public API: re-exports only.
-export * from "./src/cli/error.ts";
+export * from "./src/errors.ts";
 export * from "./src/gpu/mod.ts";
 export * from "./src/quant/mod.ts";
 export * from "./src/hive/mod.ts";

@@ -2,7 +2,7 @@
 // cross-origin isolation headers that SharedArrayBuffer needs, a page runs a few exact checks
 // (Kuhn value, Hive perft, game id, TOML config, a two-thread solve on the page and inside a Web
 // Worker against the one-thread solve, the WebGPU self-test) and posts what it saw back.
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import type { RootSummary } from "../poker/results.ts";
 import { BUNDLE_FILES, bundleBrowser } from "./bundle.ts";
 import { buildDemo, serveIsolated } from "./serve.ts";

@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import type { CfrGame } from "./game.ts";
 import { CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
 import {

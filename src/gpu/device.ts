@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 
 /** What we know about the adapter we got, for reports and benchmarks. */
 export interface AdapterReport {

@@ -1,5 +1,5 @@
 // The Hive game state: flat board arrays, play/undo without copying, incremental Zobrist hash.
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { cellQ, cellR, DIR_DQ, DIR_DR, MAX_STACK, NEIGHBOR, NUM_CELLS } from "./grid.ts";
 import type { HiveBoard } from "./board.ts";
 import { MoveGenerator } from "./movegen.ts";

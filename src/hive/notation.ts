@@ -1,5 +1,5 @@
 // UHP strings: MoveString parse/format (reference piece chosen as Mzinga does) and GameString.
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import type { HiveBoard } from "./board.ts";
 import { MAX_STACK, NEIGHBOR, ORIGIN } from "./grid.ts";
 import { makeMove, movePiece, moveTo, PASS } from "./move.ts";

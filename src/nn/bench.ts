@@ -1,5 +1,5 @@
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu, type GpuContext } from "../gpu/device.ts";
 import { timeComputePass } from "../gpu/timing.ts";
 import { forwardMacs, type NetConfig, netPreset } from "./config.ts";

@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import type { GpuContext } from "../gpu/device.ts";
 import { writeBuffer } from "../gpu/buffers.ts";
 import type { SgdHyper } from "./backend.ts";

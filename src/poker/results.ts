@@ -7,7 +7,7 @@ import {
 import { CFR_CHANCE, CFR_PLAYER, findNode, nodePath, type PublicTree } from "../cfr/tree.ts";
 import { actionReach, outcomeReach } from "../cfr/walk.ts";
 import { writeFileAtomic } from "../cli/atomic.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { cardName, gridCell, parseCard, RANK_CHARS, SUIT_CHARS } from "./cards.ts";
 import type { PostflopGame } from "./game.ts";
 

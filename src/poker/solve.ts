@@ -6,7 +6,7 @@ import {
 } from "../cfr/evaluate.ts";
 import { CfrSolver } from "../cfr/solver.ts";
 import { buildTree, type PublicTree } from "../cfr/tree.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { type ActionTree, buildActionTree } from "./action_tree.ts";
 import type { SolveConfig } from "./config.ts";
 import { type PostflopGame, WorkerPostflopGame } from "./game.ts";

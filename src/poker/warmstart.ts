@@ -6,7 +6,7 @@ import {
   type WarmStartMapper,
   type WarmStartReport,
 } from "../cfr/warmstart.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import {
   ACT_ALLIN,
   ACT_BET,

@@ -1,5 +1,5 @@
 // The Universal Hive Protocol engine: one command line in, one reply out (always ending in "ok").
-import { isKibitzError } from "../cli/error.ts";
+import { isKibitzError } from "../errors.ts";
 import { HiveGame } from "../hive/game.ts";
 import { PASS } from "../hive/move.ts";
 import { perftWithin } from "../hive/perft.ts";

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { findChromium, runBrowserCheck, runDemoPage } from "../../src/build/browser_check.ts";
 import { gameId } from "../../src/sgf/store.ts";
-import { isKibitzError } from "../../src/cli/error.ts";
+import { isKibitzError } from "../../src/errors.ts";
 
 const chromium = await findChromium();
 

@@ -12,7 +12,7 @@ import { CpuNet, GpuNet } from "../../src/nn/net.ts";
 import { getGpu } from "../../src/gpu/device.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
-import { isKibitzError } from "../../src/cli/error.ts";
+import { isKibitzError } from "../../src/errors.ts";
 
 const tiny = NET_PRESETS.tiny;
 const gpu = await getGpu();

@@ -1,6 +1,6 @@
 // WGSL specialization by text replacement fails loudly when the text it edits is gone (no adapter).
 import assert from "node:assert/strict";
-import { isKibitzError } from "../../src/cli/error.ts";
+import { isKibitzError } from "../../src/errors.ts";
 import { matmulSource, specializeWgsl } from "../../src/nn/gpu/kernels.ts";
 
 Deno.test("specializeWgsl replaces exactly one occurrence and rejects none or several", () => {

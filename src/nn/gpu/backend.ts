@@ -8,7 +8,7 @@ import { expectShape, numel } from "../tensor.ts";
 import type { KernelName, NnKernels } from "./kernels.ts";
 import type { GpuTensor, TensorPool } from "./tensor.ts";
 import { tileSize } from "./conv_gemm.ts";
-import { KibitzError } from "../../cli/error.ts";
+import { KibitzError } from "../../errors.ts";
 
 /** One recorded dispatch. */
 export interface RecordedOp {

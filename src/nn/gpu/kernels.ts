@@ -1,4 +1,4 @@
-import { KibitzError } from "../../cli/error.ts";
+import { KibitzError } from "../../errors.ts";
 import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import convDirectSrc from "../../../shaders/nn/conv_direct.wgsl" with { type: "text" };
