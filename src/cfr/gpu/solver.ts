@@ -15,7 +15,7 @@ import {
 } from "../schedule.ts";
 import { CFR_TERMINAL, type PublicTree } from "../tree.ts";
 import { cfrKernels, MODE_BR, MODE_EV, MODE_TRAIN, NODE_WORDS, WG } from "./kernels.ts";
-import { buildTables, type GpuTables } from "./tables.ts";
+import { buildTables } from "./tables.ts";
 
 const BINDINGS: BindingKind[] = [
   "uniform",
@@ -331,6 +331,23 @@ export class GpuCfrSolver {
     cpu.strategy.f32.set(d.strategy);
     if (d.predicted && cpu.predicted?.f32) cpu.predicted.f32.set(d.predicted);
     cpu.iteration = this.iteration;
+  }
+
+  /** Uploads a CPU solver's f32 stores and iteration count (a warm start, or to continue a CPU solve). */
+  copyFrom(cpu: CfrSolver): Promise<void> {
+    if (!cpu.regrets.f32 || !cpu.strategy.f32) {
+      throw new KibitzError("bad_format", "copyFrom needs a CPU solver with f32 stores");
+    }
+    const q = this.ctx.device.queue;
+    if (this.elems > 0) {
+      q.writeBuffer(this.regrets, 0, cpu.regrets.f32 as Float32Array<ArrayBuffer>);
+      q.writeBuffer(this.strategy, 0, cpu.strategy.f32 as Float32Array<ArrayBuffer>);
+      if (this.algorithm === "pdcfr+" && cpu.predicted?.f32) {
+        q.writeBuffer(this.predicted, 0, cpu.predicted.f32 as Float32Array<ArrayBuffer>);
+      }
+    }
+    this.iteration = cpu.iteration;
+    return Promise.resolve();
   }
 
   /** Frees the device buffers. */
