@@ -1,0 +1,173 @@
+import assert from "node:assert/strict";
+import { getGpu } from "../../src/gpu/device.ts";
+import { buildTree, type PublicTree } from "../../src/cfr/tree.ts";
+import { CfrSolver, type SolverOptions } from "../../src/cfr/solver.ts";
+import { CFR_ALGORITHMS } from "../../src/cfr/schedule.ts";
+import type { CfrGame } from "../../src/cfr/game.ts";
+import { GpuCfrSolver } from "../../src/cfr/gpu/solver.ts";
+import { isKibitzError } from "../../src/cli/error.ts";
+import { KUHN_VALUE, kuhnGame } from "../../src/games/kuhn.ts";
+import { LEDUC_VALUE, leducGame } from "../../src/games/leduc.ts";
+import { parseSolveConfig } from "../../src/poker/config.ts";
+import { expandSpot, prepareSpot } from "../../src/poker/solve.ts";
+
+// Tolerances. The GPU sums in f32 in its own order (the CPU sums a node's value over actions and
+// the regret-matching denominators in f64), so single values differ in the last bits; after two
+// iterations every regret and strategy entry agrees within 2e-6 of the store's largest magnitude
+// (measured: 3e-7 on these spots). Over many iterations they do not stay close entry by entry:
+// regret matching is discontinuous at 0, and an instant regret that is 0 on one backend and
+// 5e-7 on the other (a tie between actions) switches an action on or off. So later comparisons use
+// the converged quantities instead: the exact game values and the exploitability.
+
+const ctx = await getGpu();
+const hasAdapter = ctx !== null;
+
+const RIVER = `
+[ranges]
+oop = "QQ+,AK,T9s"
+ip = "JJ-99,AQs,KQ"
+[cards]
+flop = "Td9d6h"
+turn = "Qc"
+river = "2s"
+[tree]
+starting_pot = 200
+effective_stack = 900
+rake_rate = 0.05
+rake_cap = 30
+[bet_sizes]
+river = "minimal"
+`;
+
+const TURN = `
+[ranges]
+oop = "AA,KK,T9s"
+ip = "QQ,JJ,AQs"
+[cards]
+flop = "Td9d6d"
+turn = "2d"
+[tree]
+starting_pot = 200
+effective_stack = 200
+[bet_sizes]
+turn = "minimal"
+river = "minimal"
+`;
+
+function spotOf(text: string): { tree: PublicTree; game: CfrGame } {
+  const spot = prepareSpot(parseSolveConfig(text));
+  return { tree: expandSpot(spot), game: spot.game };
+}
+
+async function parity(
+  tree: PublicTree,
+  game: CfrGame,
+  options: SolverOptions,
+  iterations: number,
+): Promise<void> {
+  const cpu = new CfrSolver(tree, game, options);
+  const gpu = await GpuCfrSolver.create(ctx!, tree, game, options);
+  try {
+    cpu.run(iterations);
+    gpu.run(iterations);
+    const d = await gpu.download();
+    for (
+      const [name, g, c] of [
+        ["regrets", d.regrets, cpu.regrets.f32!],
+        ["strategy", d.strategy, cpu.strategy.f32!],
+      ] as const
+    ) {
+      let big = 0, diff = 0;
+      for (let i = 0; i < c.length; i++) {
+        big = Math.max(big, Math.abs(c[i]));
+        diff = Math.max(diff, Math.abs(g[i] - c[i]));
+      }
+      assert.ok(diff <= 2e-6 * Math.max(1, big), `${options.algorithm} ${name}: ${diff} (max ${big})`);
+    }
+    const ec = cpu.exploitability(), eg = await gpu.exploitability();
+    const scale = Math.max(1, Math.abs(ec.bestResponse[0]), Math.abs(ec.bestResponse[1]));
+    assert.ok(Math.abs(ec.nashConv - eg.nashConv) <= 1e-5 * scale, `${ec.nashConv} ${eg.nashConv}`);
+    for (const p of [0, 1]) assert.ok(Math.abs(ec.ev[p] - eg.ev[p]) <= 1e-5 * scale);
+  } finally {
+    gpu.destroy();
+  }
+}
+
+Deno.test({
+  name: "gpu cfr: Kuhn, every algorithm: CPU parity after 2 iterations, -1/18 after 1000",
+  ignore: !hasAdapter,
+  async fn() {
+    const g = kuhnGame(), t = buildTree(g);
+    for (const algorithm of CFR_ALGORITHMS) {
+      await parity(t, g, { algorithm }, 2);
+      const s = await GpuCfrSolver.create(ctx!, t, g, { algorithm });
+      s.run(1000);
+      const e = await s.exploitability();
+      s.destroy();
+      assert.ok(Math.abs(e.ev[0] - KUHN_VALUE) < 5e-5, `${algorithm}: ev ${e.ev[0]}`);
+      assert.ok(e.chips < 1e-3, `${algorithm}: exploitability ${e.chips}`);
+    }
+  },
+});
+
+Deno.test({
+  name: "gpu cfr: Leduc (dense terminals, chance with blocking): parity, and the game value",
+  ignore: !hasAdapter,
+  async fn() {
+    const g = leducGame(), t = buildTree(g);
+    for (const algorithm of CFR_ALGORITHMS) await parity(t, g, { algorithm }, 2);
+    const s = await GpuCfrSolver.create(ctx!, t, g, {});
+    s.run(1000);
+    const e = await s.exploitability();
+    s.destroy();
+    assert.ok(Math.abs(e.ev[0] - LEDUC_VALUE) < 3e-5, `ev ${e.ev[0]}`);
+    assert.ok(e.chips < 5e-4, `exploitability ${e.chips}`);
+  },
+});
+
+Deno.test({
+  name: "gpu cfr: river spot with rake (fold, showdown, ties): every algorithm matches the CPU",
+  ignore: !hasAdapter,
+  async fn() {
+    const { tree, game } = spotOf(RIVER);
+    for (const algorithm of CFR_ALGORITHMS) await parity(tree, game, { algorithm }, 2);
+  },
+});
+
+Deno.test({
+  name: "gpu cfr: turn spot (river deals, card removal, suit isomorphs) matches the CPU",
+  ignore: !hasAdapter,
+  async fn() {
+    const { tree, game } = spotOf(TURN);
+    assert.ok(tree.isoWeight.length > 0, "the spot should use suit isomorphism");
+    await parity(tree, game, { algorithm: "dcfr" }, 2);
+    // Converged: both backends' exploitability after 12 iterations within 5 % of each other.
+    const cpu = new CfrSolver(tree, game, {});
+    const gpu = await GpuCfrSolver.create(ctx!, tree, game, {});
+    cpu.run(12), gpu.run(12);
+    const ec = cpu.exploitability(), eg = await gpu.exploitability();
+    gpu.destroy();
+    assert.ok(Math.abs(ec.percent - eg.percent) <= 0.05 * ec.percent, `${ec.percent} ${eg.percent}`);
+  },
+});
+
+Deno.test({
+  name: "gpu cfr: options the GPU backend lacks are refused by name",
+  ignore: !hasAdapter,
+  async fn() {
+    const g = kuhnGame(), t = buildTree(g);
+    const cases: [SolverOptions, RegExp][] = [
+      [{ regretBits: 8 }, /regret storage 8-bit/],
+      [{ strategyBits: 16 }, /strategy storage 16-bit/],
+      [{ pruning: 1 }, /pruning/],
+      [{ lockedNodes: [{ node: 0, strategy: new Float32Array(6) }] }, /node locking/],
+      [{ reachWeightedAverage: true }, /reachWeightedAverage/],
+    ];
+    for (const [o, re] of cases) {
+      await assert.rejects(
+        () => GpuCfrSolver.create(ctx!, t, g, o),
+        (e) => isKibitzError(e, "gpu_unsupported") && re.test(e.message),
+      );
+    }
+  },
+});
