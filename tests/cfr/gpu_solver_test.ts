@@ -6,6 +6,8 @@ import { CFR_ALGORITHMS } from "../../src/cfr/schedule.ts";
 import type { CfrGame } from "../../src/cfr/game.ts";
 import { GpuCfrSolver } from "../../src/cfr/gpu/solver.ts";
 import { isKibitzError } from "../../src/cli/error.ts";
+import { decodeBlock } from "../../src/quant/store.ts";
+import { formatInfo } from "../../src/quant/format.ts";
 import { KUHN_VALUE, kuhnGame } from "../../src/games/kuhn.ts";
 import { LEDUC_VALUE, leducGame } from "../../src/games/leduc.ts";
 import { parseSolveConfig } from "../../src/poker/config.ts";
@@ -70,22 +72,28 @@ async function parity(
   try {
     cpu.run(iterations);
     gpu.run(iterations);
-    const d = await gpu.download();
-    for (
-      const [name, g, c] of [
-        ["regrets", d.regrets, cpu.regrets.f32!],
-        ["strategy", d.strategy, cpu.strategy.f32!],
-      ] as const
-    ) {
-      let big = 0, diff = 0;
-      for (let i = 0; i < c.length; i++) {
-        big = Math.max(big, Math.abs(c[i]));
-        diff = Math.max(diff, Math.abs(g[i] - c[i]));
+    // The GPU's stores, read back into a CPU solver of the same formats, decoded block by block.
+    const mirror = new CfrSolver(tree, game, options);
+    await gpu.copyTo(mirror);
+    assert.equal(mirror.iteration, cpu.iteration);
+    for (const name of ["regrets", "strategy"] as const) {
+      const a = cpu[name], g = mirror[name];
+      const levels = formatInfo(a.format).levels;
+      for (let blk = 0; blk < a.blocks; blk++) {
+        const n = a.offsets[blk + 1] - a.offsets[blk];
+        const x = new Float32Array(n), y = new Float32Array(n);
+        decodeBlock(a, blk, x), decodeBlock(g, blk, y);
+        let big = 0;
+        for (let i = 0; i < n; i++) big = Math.max(big, Math.abs(x[i]));
+        // One quantization step where rounding of nearly equal inputs lands on neighbouring levels.
+        const tol = 2e-6 * Math.max(1, big) + (levels > 0 ? big / levels : 0);
+        for (let i = 0; i < n; i++) {
+          assert.ok(
+            Math.abs(x[i] - y[i]) <= tol,
+            `${options.algorithm} ${a.format} ${name} block ${blk}[${i}]: cpu ${x[i]} gpu ${y[i]}`,
+          );
+        }
       }
-      assert.ok(
-        diff <= 2e-6 * Math.max(1, big),
-        `${options.algorithm} ${name}: ${diff} (max ${big})`,
-      );
     }
     const ec = cpu.exploitability(), eg = await gpu.exploitability();
     const scale = Math.max(1, Math.abs(ec.bestResponse[0]), Math.abs(ec.bestResponse[1]));
@@ -157,13 +165,34 @@ Deno.test({
 });
 
 Deno.test({
+  name: "gpu cfr: every storage format (regrets x strategy, 32/16/8/4 bits) matches the CPU",
+  ignore: !hasAdapter,
+  async fn() {
+    const { tree, game } = spotOf(RIVER);
+    // Every regret format (i16, i8, i4, u16, u8) and strategy format (u16, u8, u4) once, every
+    // algorithm once or more (each combination compiles its own kernels: slow on llvmpipe).
+    const combos: [SolverOptions["algorithm"], number, number][] = [
+      ["dcfr", 16, 16],
+      ["dcfr", 4, 8],
+      ["dcfr", 8, 32],
+      ["dcfr+", 8, 4],
+      ["cfr+", 16, 32],
+      ["pdcfr+", 8, 8],
+    ];
+    for (const [algorithm, regretBits, strategyBits] of combos) {
+      await parity(tree, game, { algorithm, regretBits, strategyBits, seed: 7 }, 3);
+    }
+    const g = leducGame(), t = buildTree(g);
+    await parity(t, g, { algorithm: "pdcfr+", regretBits: 4, strategyBits: 4 }, 3);
+  },
+});
+
+Deno.test({
   name: "gpu cfr: options the GPU backend lacks are refused by name",
   ignore: !hasAdapter,
   async fn() {
     const g = kuhnGame(), t = buildTree(g);
     const cases: [SolverOptions, RegExp][] = [
-      [{ regretBits: 8 }, /regret storage 8-bit/],
-      [{ strategyBits: 16 }, /strategy storage 16-bit/],
       [{ pruning: 1 }, /pruning/],
       [{ lockedNodes: [{ node: 0, strategy: new Float32Array(6) }] }, /node locking/],
       [{ reachWeightedAverage: true }, /reachWeightedAverage/],

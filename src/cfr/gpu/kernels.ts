@@ -52,10 +52,188 @@ export interface KernelLayout {
   maxNT: number;
   /** Word offset in `scratch` of the results rows (after the showdown workgroups' card sums). */
   results: number;
+  /**
+   * Quantized stores (null: all f32, updated in place by the up pass). Otherwise the up pass writes
+   * each level's instant regrets and strategies to `inp` and per-level kernels re-encode the blocks
+   * through the shared codec (shaders/quant/codec.wgsl) with the CPU's rounding keys.
+   */
+  quant: QuantLayout | null;
 }
 
-/** The WGSL module of a tree's kernels. */
-export function cfrKernels(L: KernelLayout): string {
+/** Formats (codec ids) and sizes of the quantized path. */
+export interface QuantLayout {
+  /** Codec format ids (0 f32, 1 i16, 2 u16, 3 i8, 4 u8, 5 i4, 6 u4) of regrets, strategy, predictions. */
+  r: number;
+  s: number;
+  q: number;
+  blocks: number;
+  /** Offset of the strategy half of `inp` (the largest level's element count). */
+  inpHalf: number;
+  /** aux offset of the acting player of each block. */
+  blockPlayer: number;
+}
+
+/** Store sections of the quantized path: R regrets, S cumulative strategy, Q PDCFR+ predictions. */
+export const QUANT_STORES = ["R", "S", "Q"] as const;
+
+const CODEC_FNS = [
+  "fmt_bits",
+  "fmt_signed",
+  "fmt_levels",
+  "fmt_per_word",
+  "mix32",
+  "rounding_uniform",
+  "level_of",
+  "put_level",
+  "fmt_inv_levels",
+  "decode_factor",
+  "is_finite",
+  "nofuse",
+  "div_rn",
+  "encode_level",
+];
+
+/** The shared codec with its format fixed to `fmt` and its functions prefixed (one copy per store). */
+function codecFor(codec: string, prefix: string, fmt: number): string {
+  let c = codec.replace(/override FMT: u32 = 0u;/, `const ${prefix}FMT: u32 = ${fmt}u;`);
+  c = c.replace(/\bFMT\b/g, `${prefix}FMT`);
+  for (const f of CODEC_FNS) c = c.replace(new RegExp(`\\b${f}\\(`, "g"), `${prefix}${f}(`);
+  return c;
+}
+
+/**
+ * Per-store kernels of the quantized path, one level at a time (P.start/P.count: the level's
+ * blocks; P.a/P.b: its element range), touching only the traverser's blocks: reduce (one workgroup
+ * per block: the updated values' max -> next scale and its inverse), encode (one thread per payload
+ * word: new levels; other blocks' elements keep their bits), commit (next scale -> scale).
+ */
+function quantStoreKernels(x: "R" | "S" | "Q", k: number, op: string): string {
+  const px = x.toLowerCase() + "_";
+  return `
+fn ${px}scale(b: u32) -> f32 { return scales[${k}u * 3u * NBLOCKS + b]; }
+fn ${px}value(e: u32, b: u32) -> f32 {
+  if (${px}FMT == 0u) { return bitcast<f32>(${x}[e]); }
+  let per = ${px}fmt_per_word();
+  return ${px}nofuse(f32(${px}level_of(${x}[e / per], e % per)) * ${px}decode_factor(${px}scale(b), D.zero), D.zero);
+}
+fn ${px}updated(e: u32, b: u32) -> f32 {
+  let z = D.zero;
+  let local = e - P.a;
+  ${op}
+}
+
+@compute @workgroup_size(64)
+fn reduce_${x}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) lid: u32) {
+  let i = wid.x + wid.y * nwg.x;
+  let b = P.start + i;
+  let live = i < P.count && aux[BPLAYER + min(b, NBLOCKS - 1u)] == P.p;
+  var m = 0.0;
+  if (live) {
+    for (var e = aux[BLOCKOFF + b] + lid; e < aux[BLOCKOFF + b + 1u]; e += 64u) {
+      m = max(m, abs(${px}updated(e, b)));
+    }
+  }
+  qmax[lid] = m;
+  workgroupBarrier();
+  for (var s = 32u; s > 0u; s = s / 2u) {
+    if (lid < s) { qmax[lid] = max(qmax[lid], qmax[lid + s]); }
+    workgroupBarrier();
+  }
+  if (live && lid == 0u) {
+    var mx = qmax[0];
+    if (mx < 7.888609052210118e-31) { mx = 0.0; }
+    scales[(${k}u * 3u + 1u) * NBLOCKS + b] = mx;
+    scales[(${k}u * 3u + 2u) * NBLOCKS + b] = select(0.0, ${px}div_rn(${px}fmt_levels(), mx), mx > 0.0);
+  }
+}
+
+fn ${px}block_of(e: u32) -> u32 {
+  var lo = P.start;
+  var hi = P.start + P.count;
+  while (hi - lo > 1u) {
+    let mid = (lo + hi) / 2u;
+    if (aux[BLOCKOFF + mid] <= e) { lo = mid; } else { hi = mid; }
+  }
+  return lo;
+}
+
+@compute @workgroup_size(${WG})
+fn encode_${x}(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let idx = flat(gid, nwg);
+  if (${px}FMT == 0u) {
+    let e = P.a + idx;
+    if (e >= P.b) { return; }
+    let b = ${px}block_of(e);
+    if (aux[BPLAYER + b] == P.p) { ${x}[e] = bitcast<u32>(${px}updated(e, b)); }
+    return;
+  }
+  let per = ${px}fmt_per_word();
+  let w = P.a / per + idx;
+  let first = max(w * per, P.a);
+  let last = min((w + 1u) * per, P.b);
+  if (first >= last) { return; }
+  var b = ${px}block_of(first);
+  var word = ${x}[w];
+  let old = word;
+  for (var e = first; e < last; e++) {
+    while (aux[BLOCKOFF + b + 1u] <= e) { b++; }
+    if (aux[BPLAYER + b] != P.p) { continue; }
+    let kk = e % per;
+    let v = ${px}updated(e, b);
+    let inv = scales[(${k}u * 3u + 2u) * NBLOCKS + b];
+    var q = 0;
+    if (inv > 0.0) {
+      let u = ${px}rounding_uniform(D.${x.toLowerCase()}Seed, D.iteration, b, e - aux[BLOCKOFF + b]);
+      q = ${px}encode_level(v, inv, u, D.${x.toLowerCase()}Stoch != 0u, D.zero);
+    }
+    word = ${px}put_level(word, kk, q);
+  }
+  ${x}[w] = word;
+}
+
+@compute @workgroup_size(64)
+fn commit_${x}(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = gid.x + gid.y * nwg.x * 64u;
+  if (i >= P.count) { return; }
+  let b = P.start + i;
+  if (aux[BPLAYER + b] != P.p) { return; }
+  scales[${k}u * 3u * NBLOCKS + b] = scales[(${k}u * 3u + 1u) * NBLOCKS + b];
+}
+`;
+}
+
+function quantKernels(L: KernelLayout, codec: string): string {
+  const Q = L.quant!;
+  const rOp = L.algorithm === "dcfr"
+    ? `let o = r_value(e, b);
+  return r_nofuse(o * select(D.betaNeg, D.alphaPos, o > 0.0), z) + inp[local];`
+    : `let o = r_value(e, b);
+  let r = r_nofuse(o * D.alphaPos, z) + inp[local];
+  return select(r, 0.0, r < 0.0);`;
+  const sOp = `let o = s_value(e, b);
+  return s_nofuse(o * D.gamma, z) + s_nofuse(inp[INPHALF + local] * 1.0, z);`;
+  const qOp = `let x = q_nofuse(r_value(e, b) * D.alphaNext, z) + inp[local];
+  return select(x, 0.0, x < 0.0);`;
+  return `
+@group(0) @binding(10) var<storage, read_write> scales: array<f32>;
+@group(0) @binding(11) var<storage, read_write> inp: array<f32>;
+const NBLOCKS = ${Math.max(1, Q.blocks)}u;
+const INPHALF = ${Q.inpHalf}u;
+const BPLAYER = ${Q.blockPlayer}u;
+var<workgroup> qmax: array<f32, 64>;
+${codecFor(codec, "r_", Q.r)}
+${codecFor(codec, "s_", Q.s)}
+${codecFor(codec, "q_", Q.q)}
+${quantStoreKernels("R", 0, rOp)}
+${quantStoreKernels("S", 1, sOp)}
+${L.algorithm === "pdcfr+" ? quantStoreKernels("Q", 2, qOp) : ""}
+`;
+}
+
+/** The WGSL module of a tree's kernels (`codec`: shaders/quant/codec.wgsl, for quantized stores). */
+export function cfrKernels(L: KernelLayout, codec = ""): string {
+  const qt = L.quant !== null;
   const cur = L.algorithm === "pdcfr+" ? "Q" : "R";
   const update = L.algorithm === "dcfr"
     ? "let r = o * select(D.betaNeg, D.alphaPos, o > 0.0) + inst;\n        R[i] = r;"
@@ -65,16 +243,19 @@ export function cfrKernels(L: KernelLayout): string {
   const maxNT = Math.max(1, L.maxNT);
   return /* wgsl */ `
 struct Params { start: u32, count: u32, p: u32, mode: u32, a: u32, b: u32, c: u32, d: u32 }
-struct Disc { alphaPos: f32, betaNeg: f32, gamma: f32, alphaNext: f32 }
+struct Disc {
+  alphaPos: f32, betaNeg: f32, gamma: f32, alphaNext: f32,
+  iteration: u32, zero: u32, rSeed: u32, sSeed: u32, qSeed: u32, rStoch: u32, sStoch: u32, qStoch: u32,
+}
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<uniform> D: Disc;
 @group(0) @binding(2) var<storage, read> aux: array<u32>;
 @group(0) @binding(3) var<storage, read_write> reach: array<f32>;
 @group(0) @binding(4) var<storage, read_write> act: array<f32>;
 @group(0) @binding(5) var<storage, read_write> vals: array<f32>;
-@group(0) @binding(6) var<storage, read_write> R: array<f32>;
-@group(0) @binding(7) var<storage, read_write> S: array<f32>;
-@group(0) @binding(8) var<storage, read_write> Q: array<f32>;
+@group(0) @binding(6) var<storage, read_write> R: array<${qt ? "u32" : "f32"}>;
+@group(0) @binding(7) var<storage, read_write> S: array<${qt ? "u32" : "f32"}>;
+@group(0) @binding(8) var<storage, read_write> Q: array<${qt ? "u32" : "f32"}>;
 @group(0) @binding(9) var<storage, read_write> scratch: array<f32>;
 
 const H0 = ${L.h0}u;
@@ -111,17 +292,21 @@ fn flat(gid: vec3<u32>, nwg: vec3<u32>) -> u32 { return gid.x + gid.y * nwg.x * 
 
 // Probability of action a for hand h at player node n: regret matching of the current regrets
 // (training) or the normalized cumulative strategy (evaluation); uniform when all are zero.
+fn curAt(e: u32, b: u32) -> f32 { return ${qt ? `${cur.toLowerCase()}_value(e, b)` : `${cur}[e]`}; }
+fn stratAt(e: u32, b: u32) -> f32 { return ${qt ? "s_value(e, b)" : "S[e]"}; }
+
 fn sigma(n: u32, a: u32, h: u32) -> f32 {
   let A = aux[n * 8u + 2u];
   let H = hands(playerOf(n));
-  let off = aux[BLOCKOFF + aux[n * 8u + 3u]];
+  let b = aux[n * 8u + 3u];
+  let off = aux[BLOCKOFF + b];
   var s = 0.0;
   if (P.mode == ${MODE_TRAIN}u) {
-    for (var k = 0u; k < A; k++) { s += max(${cur}[off + k * H + h], 0.0); }
-    if (s > 0.0) { return max(${cur}[off + a * H + h], 0.0) / s; }
+    for (var k = 0u; k < A; k++) { s += max(curAt(off + k * H + h, b), 0.0); }
+    if (s > 0.0) { return max(curAt(off + a * H + h, b), 0.0) / s; }
   } else {
-    for (var k = 0u; k < A; k++) { s += S[off + k * H + h]; }
-    if (s > 0.0) { return S[off + a * H + h] / s; }
+    for (var k = 0u; k < A; k++) { s += stratAt(off + k * H + h, b); }
+    if (s > 0.0) { return stratAt(off + a * H + h, b) / s; }
   }
   return 1.0 / f32(A);
 }
@@ -382,14 +567,15 @@ fn up(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw
     vals[n * HM + h] = v;
     return;
   }
-  let off = aux[BLOCKOFF + aux[n * 8u + 3u]];
+  let blk = aux[n * 8u + 3u];
+  let off = aux[BLOCKOFF + blk];
   var sig: array<f32, MAXA>;
   var s = 0.0;
-  for (var a = 0u; a < A; a++) { s += max(${cur}[off + a * Hp + h], 0.0); }
+  for (var a = 0u; a < A; a++) { s += max(curAt(off + a * Hp + h, blk), 0.0); }
   var v = 0.0;
   for (var a = 0u; a < A; a++) {
     var x = 1.0 / f32(A);
-    if (s > 0.0) { x = max(${cur}[off + a * Hp + h], 0.0) / s; }
+    if (s > 0.0) { x = max(curAt(off + a * Hp + h, blk), 0.0) / s; }
     sig[a] = x;
     v += x * cv[a];
   }
@@ -398,9 +584,11 @@ fn up(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw
   for (var a = 0u; a < A; a++) {
     let i = off + a * Hp + h;
     let inst = select(0.0, cv[a] - v, on);
-    let o = R[i];
+    ${
+    qt ? "inp[i - P.a] = inst;\n    inp[INPHALF + i - P.a] = sig[a];" : `let o = R[i];
     ${update}
-    S[i] = S[i] * D.gamma + sig[a];
+    S[i] = S[i] * D.gamma + sig[a];`
+  }
   }
 }
 
@@ -411,5 +599,5 @@ fn result(@builtin(global_invocation_id) gid: vec3<u32>) {
   if (h >= HM) { return; }
   scratch[RES + P.a * HM + h] = vals[h];
 }
-`;
+${qt ? quantKernels(L, codec) : ""}`;
 }

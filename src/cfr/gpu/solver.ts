@@ -6,6 +6,7 @@ import { bindGroup, type BindingKind, computePipeline } from "../../gpu/pipeline
 import { type CfrExploitability, dealMass } from "../evaluate.ts";
 import type { CfrGame } from "../game.ts";
 import type { CfrSolver, SolverOptions } from "../solver.ts";
+import type { QuantStore } from "../../quant/store.ts";
 import {
   type CfrAlgorithm,
   DCFR_PAPER,
@@ -16,6 +17,17 @@ import {
 import { CFR_TERMINAL, type PublicTree } from "../tree.ts";
 import { cfrKernels, MODE_BR, MODE_EV, MODE_TRAIN, NODE_WORDS, WG } from "./kernels.ts";
 import { buildTables } from "./tables.ts";
+import {
+  defaultRounding,
+  formatInfo,
+  payloadWords,
+  type QuantFormat,
+  regretFormat,
+  type Rounding,
+  strategyFormat,
+} from "../../quant/format.ts";
+import { QUANT_CODEC_WGSL } from "../../quant/gpu.ts";
+import { regretsNonNegative } from "../schedule.ts";
 
 const BINDINGS: BindingKind[] = [
   "uniform",
@@ -29,8 +41,11 @@ const BINDINGS: BindingKind[] = [
   "storage",
   "storage",
 ];
+const QUANT_BINDINGS: BindingKind[] = [...BINDINGS, "storage", "storage"];
 const ENTRIES = ["init", "down", "blocked", "dense", "fold", "showdown", "up", "result"] as const;
-type Entry = typeof ENTRIES[number];
+type Entry = string;
+/** Seeds of the strategy and prediction rounding keys: the CPU engine's (src/cfr/solver.ts). */
+const STRATEGY_SALT = 0x5bd1e995, PREDICT_SALT = 0x27d4eb2f;
 /** Workgroups of the grid-stride terminal kernels (the showdown scratch is per workgroup). */
 const FOLD_GROUPS = 4096, SD_GROUPS = 1024;
 
@@ -54,7 +69,7 @@ export function gpuSolveBytes(tree: PublicTree, algorithm: CfrAlgorithm, auxWord
  * and strategy stores live in device buffers; an iteration is one submission of level-synchronous
  * dispatches (per traverser: a down pass, the terminals, an up pass that updates the traverser's
  * regrets and cumulative strategy) with no readback. Exploitability reads back one small row per
- * check. Same algorithms and discount schedules as CfrSolver; f32 storage only.
+ * check. Same algorithms, discount schedules, storage formats and rounding keys as CfrSolver.
  */
 export class GpuCfrSolver {
   /** Iterations done. */
@@ -74,6 +89,11 @@ export class GpuCfrSolver {
   private readonly evaluate: Command[];
   private readonly mass: number;
   private readonly elems: number;
+  private readonly keys: number[];
+  /** Regret and strategy formats. */
+  readonly formats: [QuantFormat, QuantFormat];
+  private readonly blocks: number;
+  private readonly scales: GPUBuffer | null;
 
   private constructor(
     readonly ctx: GpuContext,
@@ -90,8 +110,15 @@ export class GpuCfrSolver {
       evaluate: Command[];
       bytes: number;
       elems: number;
+      keys: number[];
+      formats: [QuantFormat, QuantFormat];
+      blocks: number;
     },
   ) {
+    this.keys = init.keys;
+    this.formats = init.formats;
+    this.blocks = init.blocks;
+    this.scales = init.storage[8] ?? null;
     this.algorithm = init.algorithm;
     this.discount = init.discount;
     this.buffers = init.buffers;
@@ -118,6 +145,16 @@ export class GpuCfrSolver {
       ? { ...DCFR_PAPER }
       : defaultDiscount(algorithm);
     const discount = { ...base, ...options.discount };
+    const signed = !regretsNonNegative(algorithm);
+    const rf: QuantFormat = options.regretFormat ?? regretFormat(options.regretBits ?? 32, signed);
+    if (signed && (rf === "u8" || rf === "u4" || rf === "u16")) {
+      throw new KibitzError(
+        "bad_format",
+        `${algorithm} keeps negative regrets, which unsigned ${rf} cannot store; use a signed format or cfr+/dcfr+/pdcfr+`,
+      );
+    }
+    const sf = strategyFormat(options.strategyBits ?? 32);
+    const quant = rf !== "f32" || sf !== "f32";
     const tables = buildTables(
       tree,
       game,
@@ -128,13 +165,43 @@ export class GpuCfrSolver {
     const sdGroups = Math.max(1, Math.min(tables.showdownCount, SD_GROUPS));
     L.results = sdGroups * 2 * L.maxNT;
     const elems = tables.blockOffsets[tables.blockOffsets.length - 1];
+    const blocks = tree.blockNode.length;
+    // Per level: its blocks [b0, b1) and elements [e0, e1) (blocks are numbered in node order).
+    const levelBlocks: [number, number, number, number][] = [];
+    {
+      let b = 0;
+      for (let d = 0; d < tree.levels; d++) {
+        const b0 = b;
+        while (b < blocks && tree.blockNode[b] < tree.levelStart[d + 1]) b++;
+        levelBlocks.push([b0, b, tables.blockOffsets[b0], tables.blockOffsets[b]]);
+      }
+    }
+    let inpHalf = 1;
+    for (const [, , e0, e1] of levelBlocks) inpHalf = Math.max(inpHalf, e1 - e0);
+    let aux = tables.aux;
+    if (quant) {
+      const bp = new Uint32Array(blocks);
+      for (let b = 0; b < blocks; b++) bp[b] = tree.player[tree.blockNode[b]];
+      const joined = new Uint32Array(aux.length + blocks);
+      joined.set(aux), joined.set(bp, aux.length);
+      L.quant = {
+        r: formatInfo(rf).code,
+        s: formatInfo(sf).code,
+        q: formatInfo(rf).code,
+        blocks,
+        inpHalf,
+        blockPlayer: aux.length,
+      };
+      aux = joined;
+    }
     const vecBytes = tree.size * hm * 4;
     const lim = ctx.device.limits;
-    const storeBytes = Math.max(4, elems * 4);
+    const storeBytes = (f: QuantFormat) => Math.max(4, payloadWords(f, elems) * 4);
     const sizes = {
       "node vectors (reach, active hands, values; each)": vecBytes,
-      "regret store": storeBytes,
-      "tables": tables.aux.byteLength,
+      "regret store": storeBytes(rf),
+      "strategy store": storeBytes(sf),
+      "tables": aux.byteLength,
     };
     for (const [what, bytes] of Object.entries(sizes)) {
       const cap = Math.min(lim.maxStorageBufferBindingSize, lim.maxBufferSize);
@@ -149,24 +216,38 @@ export class GpuCfrSolver {
         );
       }
     }
-    const code = cfrKernels(L);
+    const code = cfrKernels(L, QUANT_CODEC_WGSL);
     const pipelines = new Map<Entry, GPUComputePipeline>();
-    for (const e of ENTRIES) {
-      pipelines.set(e, await computePipeline(ctx, code, e, {}, `cfr_${e}`, BINDINGS));
+    const stores = algorithm === "pdcfr+" ? ["R", "Q", "S"] : ["R", "S"];
+    const entries: string[] = [...ENTRIES];
+    if (quant) {
+      for (const x of stores) {
+        entries.push(`reduce_${x}`, `encode_${x}`, `commit_${x}`);
+      }
+    }
+    const layout = quant ? QUANT_BINDINGS : BINDINGS;
+    for (const e of entries) {
+      pipelines.set(e, await computePipeline(ctx, code, e, {}, `cfr_${e}`, layout));
     }
     const scratchWords = L.results + 4 * hm;
     const buffers = [
-      storageBuffer(ctx, tables.aux, "cfr aux"),
+      storageBuffer(ctx, aux, "cfr aux"),
       storageBuffer(ctx, vecBytes, "cfr reach"),
       storageBuffer(ctx, vecBytes, "cfr act"),
       storageBuffer(ctx, vecBytes, "cfr vals"),
-      storageBuffer(ctx, storeBytes, "cfr regrets"),
-      storageBuffer(ctx, storeBytes, "cfr strategy"),
-      storageBuffer(ctx, algorithm === "pdcfr+" ? storeBytes : 4, "cfr predicted"),
+      storageBuffer(ctx, storeBytes(rf), "cfr regrets"),
+      storageBuffer(ctx, storeBytes(sf), "cfr strategy"),
+      storageBuffer(ctx, algorithm === "pdcfr+" ? storeBytes(rf) : 4, "cfr predicted"),
       storageBuffer(ctx, scratchWords * 4, "cfr scratch"),
     ];
-    const disc = ctx.device.createBuffer({ size: 16, usage: 0x40 | 0x8, label: "cfr disc" });
-    let bytes = 16;
+    if (quant) {
+      buffers.push(
+        storageBuffer(ctx, 9 * Math.max(1, blocks) * 4, "cfr scales"),
+        storageBuffer(ctx, 2 * inpHalf * 4, "cfr inputs"),
+      );
+    }
+    const disc = ctx.device.createBuffer({ size: 48, usage: 0x40 | 0x8, label: "cfr disc" });
+    let bytes = 48;
     for (const b of buffers) bytes += b.size;
     const params = new Map<string, GPUBuffer>();
     const binds = new Map<string, GPUBindGroup>();
@@ -217,7 +298,16 @@ export class GpuCfrSolver {
         const s = tree.levelStart[d], n = tree.levelStart[d + 1] - s;
         let any = false;
         for (let i = s; i < s + n && !any; i++) any = tree.kind[i] !== CFR_TERMINAL;
-        if (any) await add("up", [s, n, p, mode], workgroups1d(ctx, n * hm, WG));
+        const [b0, b1, e0, e1] = levelBlocks[d];
+        if (any) await add("up", [s, n, p, mode, e0], workgroups1d(ctx, n * hm, WG));
+        if (quant && mode === MODE_TRAIN && b1 > b0) {
+          const q = [b0, b1 - b0, p, mode, e0, e1];
+          for (const x of stores) {
+            await add(`reduce_${x}`, q, workgroups1d(ctx, (b1 - b0) * 64, 64));
+            await add(`encode_${x}`, q, workgroups1d(ctx, e1 - e0 + 8, WG));
+            await add(`commit_${x}`, q, workgroups1d(ctx, b1 - b0, 64));
+          }
+        }
       }
       if (mode !== MODE_TRAIN) {
         await add("result", [0, 0, p, mode, slot], [Math.ceil(hm / WG), 1, 1]);
@@ -231,7 +321,20 @@ export class GpuCfrSolver {
       ...await pass(0, MODE_EV, 2),
       ...await pass(1, MODE_EV, 3),
     ];
+    const seed = options.seed ?? 0;
+    const rMode: Rounding = options.rounding ?? defaultRounding(rf);
+    const sMode: Rounding = options.strategyRounding ?? "stochastic";
     return new GpuCfrSolver(ctx, tree, game, {
+      keys: [
+        seed >>> 0,
+        (seed ^ STRATEGY_SALT) >>> 0,
+        (seed ^ PREDICT_SALT) >>> 0,
+        rMode === "stochastic" ? 1 : 0,
+        sMode === "stochastic" ? 1 : 0,
+        rMode === "stochastic" ? 1 : 0,
+      ],
+      formats: [rf, sf],
+      blocks,
       algorithm,
       discount,
       buffers: [...params.values(), disc, ...buffers],
@@ -250,11 +353,10 @@ export class GpuCfrSolver {
     const dev = this.ctx.device;
     for (let i = 0; i < iterations; i++) {
       const d = iterationDiscount(this.discount, this.iteration);
-      dev.queue.writeBuffer(
-        this.disc,
-        0,
-        new Float32Array([d.alphaPos, d.betaNeg, d.gamma, d.alphaNext]),
-      );
+      const words = new ArrayBuffer(48), f = new Float32Array(words), u = new Uint32Array(words);
+      f.set([d.alphaPos, d.betaNeg, d.gamma, d.alphaNext]);
+      u.set([this.iteration, 0, ...this.keys], 4);
+      dev.queue.writeBuffer(this.disc, 0, words);
       const enc = dev.createCommandEncoder();
       this.record(enc, this.train);
       dev.queue.submit([enc.finish()]);
@@ -293,61 +395,89 @@ export class GpuCfrSolver {
     };
   }
 
-  /** Reads the regret, cumulative-strategy (and PDCFR+ prediction) stores back, once. */
-  async download(): Promise<
-    { regrets: Float32Array; strategy: Float32Array; predicted: Float32Array | null }
-  > {
-    const n = this.elems * 4;
+  /**
+   * Reads the stores back, once: payload words (f32 bits for f32 stores) and per-block scales of
+   * the regrets, the cumulative strategy and (PDCFR+) the predictions.
+   */
+  async download(): Promise<StoreImages> {
     const dev = this.ctx.device;
-    const srcs = [
-      this.regrets,
-      this.strategy,
-      ...(this.algorithm === "pdcfr+" ? [this.predicted] : []),
+    const [rf, sf] = this.formats;
+    const srcs: [GPUBuffer, number][] = [
+      [this.regrets, payloadWords(rf, this.elems) * 4],
+      [this.strategy, payloadWords(sf, this.elems) * 4],
     ];
-    const stagings = srcs.map(() => dev.createBuffer({ size: Math.max(4, n), usage: 0x1 | 0x8 }));
+    if (this.algorithm === "pdcfr+") srcs.push([this.predicted, payloadWords(rf, this.elems) * 4]);
+    if (this.scales) srcs.push([this.scales, 9 * Math.max(1, this.blocks) * 4]);
     const enc = dev.createCommandEncoder();
-    if (n > 0) srcs.forEach((s, i) => enc.copyBufferToBuffer(s, 0, stagings[i], 0, n));
+    const stagings = srcs.map(([src, n]) => {
+      const st = dev.createBuffer({ size: Math.max(4, n), usage: 0x1 | 0x8 });
+      if (n > 0) enc.copyBufferToBuffer(src, 0, st, 0, n);
+      return st;
+    });
     dev.queue.submit([enc.finish()]);
-    const out = await Promise.all(stagings.map(async (s) => {
-      await s.mapAsync(0x1);
-      const a = new Float32Array(s.getMappedRange().slice(0, n));
-      s.unmap();
-      s.destroy();
+    const out = await Promise.all(stagings.map(async (st, i) => {
+      await st.mapAsync(0x1);
+      const a = st.getMappedRange().slice(0, srcs[i][1]);
+      st.unmap();
+      st.destroy();
       return a;
     }));
-    return { regrets: out[0], strategy: out[1], predicted: out[2] ?? null };
+    const B = this.blocks;
+    const sc = this.scales ? new Float32Array(out[out.length - 1]) : null;
+    const part = (k: number) => sc ? sc.slice(3 * k * B, 3 * k * B + B) : new Float32Array(0);
+    const img = (k: number): StoreImage => ({ words: new Uint32Array(out[k]), scales: part(k) });
+    return {
+      regrets: img(0),
+      strategy: img(1),
+      predicted: this.algorithm === "pdcfr+" ? img(2) : null,
+    };
   }
 
   /**
-   * Copies the device stores into a CPU solver over the same tree (f32 stores) and sets its
-   * iteration count, so its results (average strategy, EVs, equities, saved files) are the GPU's.
+   * Copies the device stores into a CPU solver over the same tree and options (same formats) and
+   * sets its iteration count, so its results (average strategy, EVs, equities, saved files) are the
+   * GPU's.
    */
   async copyTo(cpu: CfrSolver): Promise<void> {
-    if (!cpu.regrets.f32 || !cpu.strategy.f32) {
-      throw new KibitzError("bad_format", "copyTo needs a CPU solver with f32 stores");
-    }
+    this.checkFormats(cpu);
     const d = await this.download();
-    cpu.regrets.f32.set(d.regrets);
-    cpu.strategy.f32.set(d.strategy);
-    if (d.predicted && cpu.predicted?.f32) cpu.predicted.f32.set(d.predicted);
+    const put = (s: QuantStore, i: StoreImage) => {
+      s.words.set(i.words.subarray(0, s.words.length));
+      if (s.scales.length) s.scales.set(i.scales.subarray(0, s.scales.length));
+    };
+    put(cpu.regrets, d.regrets);
+    put(cpu.strategy, d.strategy);
+    if (d.predicted && cpu.predicted) put(cpu.predicted, d.predicted);
     cpu.iteration = this.iteration;
   }
 
-  /** Uploads a CPU solver's f32 stores and iteration count (a warm start, or to continue a CPU solve). */
+  /** Uploads a CPU solver's stores and iteration count (a warm start, or to continue a CPU solve). */
   copyFrom(cpu: CfrSolver): Promise<void> {
-    if (!cpu.regrets.f32 || !cpu.strategy.f32) {
-      throw new KibitzError("bad_format", "copyFrom needs a CPU solver with f32 stores");
-    }
+    this.checkFormats(cpu);
     const q = this.ctx.device.queue;
-    if (this.elems > 0) {
-      q.writeBuffer(this.regrets, 0, cpu.regrets.f32 as Float32Array<ArrayBuffer>);
-      q.writeBuffer(this.strategy, 0, cpu.strategy.f32 as Float32Array<ArrayBuffer>);
-      if (this.algorithm === "pdcfr+" && cpu.predicted?.f32) {
-        q.writeBuffer(this.predicted, 0, cpu.predicted.f32 as Float32Array<ArrayBuffer>);
+    const B = this.blocks;
+    const up = (dst: GPUBuffer, s: QuantStore, k: number) => {
+      if (s.words.length > 0) q.writeBuffer(dst, 0, s.words as Uint32Array<ArrayBuffer>);
+      if (this.scales && s.scales.length) {
+        q.writeBuffer(this.scales, 3 * k * B * 4, s.scales as Float32Array<ArrayBuffer>);
       }
-    }
+    };
+    up(this.regrets, cpu.regrets, 0);
+    up(this.strategy, cpu.strategy, 1);
+    if (this.algorithm === "pdcfr+" && cpu.predicted) up(this.predicted, cpu.predicted, 2);
     this.iteration = cpu.iteration;
     return Promise.resolve();
+  }
+
+  private checkFormats(cpu: CfrSolver): void {
+    if (cpu.regrets.format !== this.formats[0] || cpu.strategy.format !== this.formats[1]) {
+      throw new KibitzError(
+        "bad_format",
+        `CPU solver stores are ${cpu.regrets.format}/${cpu.strategy.format}, the GPU's ${
+          this.formats.join("/")
+        }`,
+      );
+    }
   }
 
   /** Frees the device buffers. */
@@ -367,6 +497,19 @@ export class GpuCfrSolver {
   }
 }
 
+/** A store as read back: payload words and per-block scales (empty for f32). */
+export interface StoreImage {
+  words: Uint32Array;
+  scales: Float32Array;
+}
+
+/** The device stores of a GPU solve, read back. */
+export interface StoreImages {
+  regrets: StoreImage;
+  strategy: StoreImage;
+  predicted: StoreImage | null;
+}
+
 function mib(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 }
@@ -376,15 +519,6 @@ export function refuseUnsupported(o: SolverOptions): void {
   const bad = (option: string, why: string) => {
     throw new KibitzError("gpu_unsupported", `GPU backend: ${option} ${why}; use the CPU backend`);
   };
-  if ((o.regretBits ?? 32) !== 32 || (o.regretFormat && o.regretFormat !== "f32")) {
-    bad(
-      `regret storage ${o.regretFormat ?? `${o.regretBits}-bit`}`,
-      "is not implemented yet (f32 only)",
-    );
-  }
-  if ((o.strategyBits ?? 32) !== 32) {
-    bad(`strategy storage ${o.strategyBits}-bit`, "is not implemented yet (f32 only)");
-  }
   if ((o.pruning ?? 0) > 0) bad("pruning", "is not implemented");
   if (o.lockedNodes && o.lockedNodes.length > 0) {
     bad("node locking (lockedNodes)", "is not implemented");

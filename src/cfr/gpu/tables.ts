@@ -149,6 +149,7 @@ export function buildTables(
     boards: 0,
     maxNT: 1,
     results: 0,
+    quant: null,
   };
   let denseCount = 0, foldCount = 0, showdownCount = 0;
   if (isPokerSource(game)) {
