@@ -13,6 +13,7 @@ const MB = 1e6;
 
 interface GpuRun {
   spot: string;
+  formats: string;
   hands: string;
   nodes: number;
   treeSeconds: number;
@@ -27,11 +28,16 @@ interface GpuRun {
   deviceBytes: number;
 }
 
-/** Solves one spot on the GPU (f32), checking exploitability every 10 iterations. */
+/**
+ * Solves one spot on the GPU, checking exploitability every 10 iterations with up to two checks in
+ * flight (the ~11 ms readback overlaps the next iterations; a target counts as reached when its
+ * check's result is back). Then times 20 iterations and 3 checks on their own.
+ */
 async function gpuRun(
   ctx: GpuContext,
   name: string,
   text: string,
+  bits: [number, number],
   maxIterations: number,
   stopPct: number,
   log: (s: string) => void,
@@ -40,47 +46,75 @@ async function gpuRun(
   const spot = prepareSpot(parseSolveConfig(text, name));
   const tree = buildTree(spot.game);
   const t1 = performance.now();
-  const gpu = await GpuCfrSolver.create(ctx, tree, spot.game, {});
+  const gpu = await GpuCfrSolver.create(ctx, tree, spot.game, {
+    regretBits: bits[0],
+    strategyBits: bits[1],
+  });
   await ctx.device.queue.onSubmittedWorkDone();
   const t2 = performance.now();
+  const formats = gpu.formats.join("/");
   const seconds: (number | null)[] = TARGETS.map(() => null);
   const its: (number | null)[] = TARGETS.map(() => null);
-  let iterMs = 0, checkMs = 0, checks = 0, pct = Infinity;
-  const start = performance.now();
+  let pct = Infinity, lastIt = 0, solveSeconds = 0, iterMs = 0, checkMs = 0;
   try {
-    while (gpu.iteration < maxIterations) {
-      const a = performance.now();
-      gpu.run(Math.min(10, maxIterations - gpu.iteration));
-      await ctx.device.queue.onSubmittedWorkDone();
-      const b = performance.now();
-      pct = (await gpu.exploitability()).percent;
-      const c = performance.now();
-      iterMs += b - a, checkMs += c - b, checks++;
-      const el = (c - start) / 1000;
+    const start = performance.now();
+    const inflight: { it: number; p: Promise<{ percent: number }> }[] = [];
+    let done = false;
+    const settle = async () => {
+      const c = inflight.shift()!;
+      const e = await c.p;
+      const el = (performance.now() - start) / 1000;
+      pct = e.percent, lastIt = c.it;
       TARGETS.forEach((t, i) => {
-        if (pct <= t && seconds[i] === null) seconds[i] = el, its[i] = gpu.iteration;
+        if (pct <= t && seconds[i] === null) seconds[i] = el, its[i] = c.it;
       });
-      log(`${name}: it ${gpu.iteration} ${pct.toFixed(3)}% ${el.toFixed(2)} s`);
-      if (pct <= stopPct) break;
+      log(`${name} ${formats}: it ${c.it} ${pct.toFixed(3)}% ${el.toFixed(3)} s`);
+      if (pct <= stopPct) done = true;
+    };
+    while (!done && gpu.iteration < maxIterations) {
+      gpu.run(Math.min(10, maxIterations - gpu.iteration));
+      inflight.push({ it: gpu.iteration, p: gpu.exploitability() });
+      if (inflight.length >= 2) await settle();
     }
+    while (inflight.length > 0) await settle();
+    solveSeconds = (performance.now() - start) / 1000;
+    const a = performance.now();
+    gpu.run(20);
+    await ctx.device.queue.onSubmittedWorkDone();
+    const b = performance.now();
+    for (let k = 0; k < 3; k++) await gpu.exploitability();
+    iterMs = (b - a) / 20, checkMs = (performance.now() - b) / 3;
   } finally {
     gpu.destroy();
   }
   return {
     spot: name,
+    formats,
     hands: `${spot.game.numHands[0]} / ${spot.game.numHands[1]}`,
     nodes: tree.size,
     treeSeconds: (t1 - t0) / 1000,
     uploadSeconds: (t2 - t1) / 1000,
-    iterations: gpu.iteration,
+    iterations: lastIt,
     exploitabilityPct: pct,
-    msPerIteration: iterMs / gpu.iteration,
-    msPerCheck: checkMs / Math.max(1, checks),
-    solveSeconds: (performance.now() - start) / 1000,
+    msPerIteration: iterMs,
+    msPerCheck: checkMs,
+    solveSeconds,
     seconds,
     its,
     deviceBytes: gpu.deviceBytes,
   };
+}
+
+/** Runs T1 iterations for about 1.5 s so the GPU's clocks are up before anything is timed. */
+async function warmUp(ctx: GpuContext): Promise<void> {
+  const spot = prepareSpot(parseSolveConfig(T1_SPOT, "T1"));
+  const gpu = await GpuCfrSolver.create(ctx, buildTree(spot.game), spot.game, {});
+  const start = performance.now();
+  while (performance.now() - start < 1500) {
+    gpu.run(10);
+    await ctx.device.queue.onSubmittedWorkDone();
+  }
+  gpu.destroy();
 }
 
 interface RefRun {
@@ -136,8 +170,9 @@ function ratio(a: number | null, b: number | null): number | null {
 }
 
 /**
- * `deno task bench gpu-solve [--refsolve PATH]`: T1, T2 and F1 solved on the GPU (f32) to 0.5 / 0.3 /
- * 0.1 % of the pot (F1 capped at 100 iterations), beside the reference solver on the CPU cores.
+ * `deno task bench gpu-solve [--refsolve PATH] [--spots T1,T2,F1] [--iterations N]`: T1 (f32,
+ * 16/16, 8/8, 8/4), T2 (f32) and F1 (f32, 8/4) solved on the GPU to 0.5 / 0.3 / 0.1 % of the pot
+ * (F1 capped at 100 iterations), beside the reference solver on the CPU cores (T1, F1).
  */
 export const suite: BenchSuite = {
   description:
@@ -147,25 +182,42 @@ export const suite: BenchSuite = {
     if (!ctx) throw new KibitzError("no_gpu", "bench gpu-solve needs a WebGPU adapter");
     const adapter = describeAdapter(ctx.report);
     const report = newReport("gpu-solve", adapter);
-    const argi = opts.args.indexOf("--refsolve");
-    const ref = argi >= 0 ? opts.args[argi + 1] : Deno.env.get("REFSOLVE") ?? "";
-    const f1Its = opts.full ? 300 : 100;
-    const runs = [
-      await gpuRun(ctx, "T1", T1_SPOT, opts.full ? 1000 : 400, 0.1, opts.log),
-      await gpuRun(ctx, "T2", t2Config(...T2_SIZES), opts.full ? 1000 : 300, 0.1, opts.log),
-      await gpuRun(ctx, "F1", F1, f1Its, 0.1, opts.log),
-    ];
+    const arg = (name: string) => {
+      const i = opts.args.indexOf(name);
+      return i >= 0 ? opts.args[i + 1] : undefined;
+    };
+    const spots = (arg("--spots") ?? "T1,T2,F1").split(",");
+    const cap = Number(arg("--iterations") ?? Infinity);
+    const f1Its = Math.min(cap, opts.full ? 300 : 100);
+    await warmUp(ctx);
+    const runs: GpuRun[] = [];
+    if (spots.includes("T1")) {
+      for (const bits of [[32, 32], [16, 16], [8, 8], [8, 4]] as [number, number][]) {
+        const its = Math.min(cap, opts.full ? 1000 : 400);
+        runs.push(await gpuRun(ctx, "T1", T1_SPOT, bits, its, 0.1, opts.log));
+      }
+    }
+    if (spots.includes("T2")) {
+      const its = Math.min(cap, opts.full ? 1000 : 300);
+      runs.push(await gpuRun(ctx, "T2", t2Config(...T2_SIZES), [32, 32], its, 0.1, opts.log));
+    }
+    if (spots.includes("F1")) {
+      for (const bits of [[32, 32], [8, 4]] as [number, number][]) {
+        runs.push(await gpuRun(ctx, "F1", F1, bits, f1Its, 0.1, opts.log));
+      }
+    }
     report.tables.push({
       title:
-        `GPU solve, f32, ${adapter}; exploitability checked every 10 iterations (included in the seconds)`,
+        `GPU solve on ${adapter}; exploitability checked every 10 iterations (included in the seconds)`,
       columns: [
         "spot",
+        "regrets/strategy",
         "hands",
         "public nodes",
         "tree build s",
         "upload + compile s",
         "iterations",
-        "final %",
+        "last %",
         "ms / iteration",
         "ms / check",
         ...TARGETS.map((t) => `s to ${t}%`),
@@ -174,6 +226,7 @@ export const suite: BenchSuite = {
       ],
       rows: runs.map((r) => [
         r.spot,
+        r.formats,
         r.hands,
         r.nodes,
         r.treeSeconds,
@@ -187,12 +240,12 @@ export const suite: BenchSuite = {
         r.deviceBytes / MB,
       ]),
     });
+    const ref = arg("--refsolve") ?? Deno.env.get("REFSOLVE") ?? "";
     if (ref) {
       const threads = navigator.hardwareConcurrency;
-      const refs = [
-        await refRun(ref, "T1", 1000, threads),
-        await refRun(ref, "F1", f1Its, threads),
-      ];
+      const refs: RefRun[] = [];
+      if (spots.includes("T1")) refs.push(await refRun(ref, "T1", 1000, threads));
+      if (spots.includes("F1")) refs.push(await refRun(ref, "F1", f1Its, threads));
       for (const r of refs) opts.log(`refsolve ${r.spot}: ${JSON.stringify(r)}`);
       report.tables.push({
         title:
@@ -207,7 +260,7 @@ export const suite: BenchSuite = {
           ...TARGETS.map((t) => `GPU/ref time to ${t}%`),
         ],
         rows: refs.map((r) => {
-          const g = runs.find((x) => x.spot === r.spot)!;
+          const g = runs.find((x) => x.spot === r.spot && x.formats === "f32/f32");
           return [
             r.spot,
             r.iterations,
@@ -215,7 +268,7 @@ export const suite: BenchSuite = {
             r.solveSeconds,
             ...r.secondsTo,
             r.memoryBytes / MB,
-            ...TARGETS.map((_, i) => ratio(g.seconds[i], r.secondsTo[i])),
+            ...TARGETS.map((_, i) => ratio(g?.seconds[i] ?? null, r.secondsTo[i])),
           ];
         }),
       });
@@ -223,8 +276,9 @@ export const suite: BenchSuite = {
       report.notes.push("reference solver not run: pass --refsolve PATH or set REFSOLVE");
     }
     report.notes.push(
-      "GPU backend: f32 storage only so far (quantized formats are refused by name); F1 capped at " +
-        `${f1Its} iterations. Device MB = buffers this solve allocated (tables, 3 node-vector buffers, stores).`,
+      `F1 capped at ${f1Its} iterations. Device MB = buffers this solve allocated (tables, 3 node-vector ` +
+        "buffers of public nodes x max hands, stores). Checks are pipelined (two in flight); ms / check is " +
+        "one check on its own, readback included. Warm-up: 1.5 s of T1 iterations before timing.",
     );
     return report;
   },

@@ -47,7 +47,7 @@ type Entry = string;
 /** Seeds of the strategy and prediction rounding keys: the CPU engine's (src/cfr/solver.ts). */
 const STRATEGY_SALT = 0x5bd1e995, PREDICT_SALT = 0x27d4eb2f;
 /** Workgroups of the grid-stride terminal kernels (the showdown scratch is per workgroup). */
-const FOLD_GROUPS = 4096, SD_GROUPS = 1024;
+const FOLD_GROUPS = 8192, SD_GROUPS = 4096;
 
 interface Command {
   entry: Entry;
