@@ -4,6 +4,8 @@ import type { CfrSolver, SolverOptions } from "../cfr/solver.ts";
 import { isKibitzError, KibitzError } from "../cli/error.ts";
 import { describeAdapter, getGpu, type GpuContext } from "../gpu/device.ts";
 import { formatBytes } from "./memory.ts";
+import { regretFormat, strategyFormat } from "../quant/format.ts";
+import { regretsNonNegative } from "../cfr/schedule.ts";
 import type { PreparedSpot, RunOptions, SolveOutcome } from "./solve.ts";
 import { expandSpot } from "./solve.ts";
 
@@ -58,7 +60,11 @@ export async function chooseBackend(spot: PreparedSpot): Promise<BackendChoice> 
     return cpu(`${e.message.replace(/; use the CPU backend$/, "")}, CPU engine`);
   }
   const tree = expandSpot(spot);
-  const bytes = gpuSolveBytes(tree, spot.config.solver.algorithm);
+  const o = spotSolverOptions(spot), signed = !regretsNonNegative(spot.config.solver.algorithm);
+  const bytes = gpuSolveBytes(tree, spot.config.solver.algorithm, [
+    o.regretFormat ?? regretFormat(o.regretBits ?? 32, signed),
+    strategyFormat(o.strategyBits ?? 32),
+  ]);
   const hm = Math.max(tree.numHands[0], tree.numHands[1]);
   const vec = tree.size * hm * 4;
   const lim = ctx.device.limits;

@@ -56,12 +56,29 @@ interface Command {
 }
 
 /** Device bytes of a GPU solve of `tree` (vectors, f32 stores, tables, scratch), for planning. */
-export function gpuSolveBytes(tree: PublicTree, algorithm: CfrAlgorithm, auxWords = 0): number {
+export function gpuSolveBytes(
+  tree: PublicTree,
+  algorithm: CfrAlgorithm,
+  formats: [QuantFormat, QuantFormat] = ["f32", "f32"],
+): number {
   const hm = Math.max(tree.numHands[0], tree.numHands[1]);
-  let elems = 0;
+  let elems = 0, maxLevel = 0;
   for (let b = 0; b < tree.blockSize.length; b++) elems += tree.blockSize[b];
-  const stores = (algorithm === "pdcfr+" ? 3 : 2) * elems * 4;
-  return 3 * tree.size * hm * 4 + stores + (auxWords || tree.size * NODE_WORDS) * 4;
+  for (let d = 0; d < tree.levels; d++) {
+    let e = 0;
+    for (let n = tree.levelStart[d]; n < tree.levelStart[d + 1]; n++) {
+      if (tree.block[n] >= 0) e += tree.blockSize[tree.block[n]];
+    }
+    maxLevel = Math.max(maxLevel, e);
+  }
+  const [rf, sf] = formats;
+  const quant = rf !== "f32" || sf !== "f32";
+  const stores = 4 * ((algorithm === "pdcfr+" ? 2 : 1) * payloadWords(rf, elems) +
+    payloadWords(sf, elems));
+  // Quantized: per-block scales (9 per block) and one level's instant regrets and strategies.
+  const extra = quant ? 4 * (9 * tree.blockNode.length + 2 * maxLevel) : 0;
+  // Tables: the node table plus about as much again for blocked hands and terminal tables.
+  return 3 * tree.size * hm * 4 + stores + extra + 2 * tree.size * NODE_WORDS * 4;
 }
 
 /**
