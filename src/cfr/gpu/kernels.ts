@@ -3,10 +3,10 @@
  * the offsets of the sections of the read-only `aux` buffer are compile-time constants.
  *
  * Bindings (one layout for every entry point): 0 per-dispatch params, 1 per-iteration discounts,
- * 2 aux (u32: node table, block offsets, isomorphs, permutations, blocked hands, initial weights,
- * terminal tables), 3 reach (opponent reach per node x hand), 4 act (1 where the traverser's hand is
- * still possible at the node), 5 vals (the traverser's counterfactual values per node x hand),
- * 6 regrets, 7 cumulative strategy, 8 predicted regrets (PDCFR+), 9 scratch (showdown card sums).
+ * 2 aux (u32: node table, block offsets, isomorphs, permutations, deal masks, initial weights,
+ * terminal tables), 3 reach (opponent reach per node x hand), 4 unused, 5 vals (the traverser's
+ * counterfactual values per node x hand), 6 regrets, 7 cumulative strategy, 8 predicted regrets
+ * (PDCFR+), 9 scratch (showdown card sums, results rows), 10-11 (quantized stores) scales, inputs.
  * Vectors are node-major with stride HM = max(hands of player 0, hands of player 1).
  */
 
@@ -31,7 +31,12 @@ export interface KernelLayout {
   blockOff: number;
   iso: number;
   perm: number;
+  /** Card removal: nearest deal of each node, each deal's next deal up, blocked-hand bit masks. */
   blocked: number;
+  dealUp: number;
+  masks: number;
+  /** Mask words per player and deal: ceil(hm / 32). */
+  aw: number;
   w0: number;
   w1: number;
   /** Dense terminals: (node, matrix) pairs, and each player's matrices (hands x opponent hands). */
@@ -251,7 +256,6 @@ struct Disc {
 @group(0) @binding(1) var<uniform> D: Disc;
 @group(0) @binding(2) var<storage, read> aux: array<u32>;
 @group(0) @binding(3) var<storage, read_write> reach: array<f32>;
-@group(0) @binding(4) var<storage, read_write> act: array<f32>;
 @group(0) @binding(5) var<storage, read_write> vals: array<f32>;
 @group(0) @binding(6) var<storage, read_write> R: array<${qt ? "u32" : "f32"}>;
 @group(0) @binding(7) var<storage, read_write> S: array<${qt ? "u32" : "f32"}>;
@@ -266,7 +270,10 @@ const WG = ${WG}u;
 const BLOCKOFF = ${L.blockOff}u;
 const ISO = ${L.iso}u;
 const PERM = ${L.perm}u;
-const BLK = ${L.blocked}u;
+const DEAL = ${L.blocked}u;
+const DEALUP = ${L.dealUp}u;
+const MASKS = ${L.masks}u;
+const AW = ${L.aw}u;
 const W0 = ${L.w0}u;
 const W1 = ${L.w1}u;
 const DENSE = ${L.dense}u;
@@ -320,40 +327,41 @@ fn init(@builtin(global_invocation_id) gid: vec3<u32>) {
   let o = 1u - p;
   let wo = select(W1, W0, o == 0u);
   reach[h] = select(0.0, bitcast<f32>(aux[wo + h]), h < hands(o));
-  act[h] = select(0.0, 1.0, h < hands(p));
+}
+
+// Hand h of player p is blocked by deal k (the outcome leading into a child of a chance node).
+fn isBlocked(k: u32, p: u32, h: u32) -> bool {
+  return ((aux[MASKS + (k * 2u + p) * AW + h / 32u] >> (h % 32u)) & 1u) != 0u;
+}
+
+// Hand h of player p is impossible at node n: a deal on the path to n blocks it.
+fn inactive(n: u32, p: u32, h: u32) -> bool {
+  var k = aux[DEAL + n];
+  while (k != NONE) {
+    if (isBlocked(k, p, h)) { return true; }
+    k = aux[DEALUP + k];
+  }
+  return false;
 }
 
 // Down pass, one level: each node's opponent reach from its parent's (times the parent's strategy
-// at the opponent's nodes); the traverser's active mask is copied (blocked hands follow).
+// at the opponent's nodes; 0 for the hands a deal blocks).
 @compute @workgroup_size(${WG})
 fn down(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let idx = flat(gid, nwg);
-  if (idx >= P.count * HM) { return; }
-  let n = P.start + idx / HM;
-  let h = idx % HM;
+  let o = 1u - P.p;
+  let Ho = hands(o);
+  if (idx >= P.count * Ho) { return; }
+  let n = P.start + idx / Ho;
+  let h = idx % Ho;
   let par = aux[n * 8u + 4u];
-  let p = P.p;
-  let o = 1u - p;
-  if (h < hands(o)) {
-    var r = reach[par * HM + h];
-    if (kindOf(par) == 0u && playerOf(par) == o && r != 0.0) {
-      r = r * sigma(par, n - aux[par * 8u + 1u], h);
-    }
-    reach[n * HM + h] = r;
+  let pk = kindOf(par);
+  var r = reach[par * HM + h];
+  if (pk == 0u && playerOf(par) == o && r != 0.0) {
+    r = r * sigma(par, n - aux[par * 8u + 1u], h);
   }
-  if (h < hands(p)) { act[n * HM + h] = act[par * HM + h]; }
-}
-
-// Hands a chance outcome blocks: the opponent's reach and the traverser's active flag become 0.
-@compute @workgroup_size(${WG})
-fn blocked(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let idx = flat(gid, nwg);
-  if (idx >= P.count) { return; }
-  let e = P.start + idx;
-  let n = aux[BLK + 2u * e];
-  let w = aux[BLK + 2u * e + 1u];
-  let h = w & 0x7fffffffu;
-  if ((w >> 31u) == P.p) { act[n * HM + h] = 0.0; } else { reach[n * HM + h] = 0.0; }
+  if (pk == 1u && isBlocked(aux[DEAL + n], o, h)) { r = 0.0; }
+  reach[n * HM + h] = r;
 }
 
 // Terminals of a generic game: a dense payoff matrix per terminal and player.
@@ -538,10 +546,11 @@ fn up(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw
     var v = 0.0;
     for (var c = first; c < first + A; c++) {
       let w = bitcast<f32>(aux[c * 8u + 5u]);
-      v += w * select(0.0, vals[c * HM + h], act[c * HM + h] > 0.5);
-      for (var k = aux[c * 8u + 6u]; k < aux[c * 8u + 7u]; k++) {
-        let g = aux[PERM + aux[ISO + 3u * k + 1u + p] + h];
-        v += bitcast<f32>(aux[ISO + 3u * k]) * select(0.0, vals[c * HM + g], act[c * HM + g] > 0.5);
+      let k = aux[DEAL + c];
+      v += w * select(vals[c * HM + h], 0.0, isBlocked(k, p, h));
+      for (var i = aux[c * 8u + 6u]; i < aux[c * 8u + 7u]; i++) {
+        let g = aux[PERM + aux[ISO + 3u * i + 1u + p] + h];
+        v += bitcast<f32>(aux[ISO + 3u * i]) * select(vals[c * HM + g], 0.0, isBlocked(k, p, g));
       }
     }
     vals[n * HM + h] = v;
@@ -580,7 +589,7 @@ fn up(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw
     v += x * cv[a];
   }
   vals[n * HM + h] = v;
-  let on = act[n * HM + h] > 0.5;
+  let on = !inactive(n, p, h);
   for (var a = 0u; a < A; a++) {
     let i = off + a * Hp + h;
     let inst = select(0.0, cv[a] - v, on);

@@ -42,7 +42,7 @@ const BINDINGS: BindingKind[] = [
   "storage",
 ];
 const QUANT_BINDINGS: BindingKind[] = [...BINDINGS, "storage", "storage"];
-const ENTRIES = ["init", "down", "blocked", "dense", "fold", "showdown", "up", "result"] as const;
+const ENTRIES = ["init", "down", "dense", "fold", "showdown", "up", "result"] as const;
 type Entry = string;
 /** Seeds of the strategy and prediction rounding keys: the CPU engine's (src/cfr/solver.ts). */
 const STRATEGY_SALT = 0x5bd1e995, PREDICT_SALT = 0x27d4eb2f;
@@ -78,7 +78,7 @@ export function gpuSolveBytes(
   // Quantized: per-block scales (9 per block) and one level's instant regrets and strategies.
   const extra = quant ? 4 * (9 * tree.blockNode.length + 2 * maxLevel) : 0;
   // Tables: the node table plus about as much again for blocked hands and terminal tables.
-  return 3 * tree.size * hm * 4 + stores + extra + 2 * tree.size * NODE_WORDS * 4;
+  return 2 * tree.size * hm * 4 + stores + extra + 2 * tree.size * NODE_WORDS * 4;
 }
 
 /**
@@ -215,7 +215,7 @@ export class GpuCfrSolver {
     const lim = ctx.device.limits;
     const storeBytes = (f: QuantFormat) => Math.max(4, payloadWords(f, elems) * 4);
     const sizes = {
-      "node vectors (reach, active hands, values; each)": vecBytes,
+      "node vectors (reach, values; each)": vecBytes,
       "regret store": storeBytes(rf),
       "strategy store": storeBytes(sf),
       "tables": aux.byteLength,
@@ -250,7 +250,7 @@ export class GpuCfrSolver {
     const buffers = [
       storageBuffer(ctx, aux, "cfr aux"),
       storageBuffer(ctx, vecBytes, "cfr reach"),
-      storageBuffer(ctx, vecBytes, "cfr act"),
+      storageBuffer(ctx, 4, "cfr unused"),
       storageBuffer(ctx, vecBytes, "cfr vals"),
       storageBuffer(ctx, storeBytes(rf), "cfr regrets"),
       storageBuffer(ctx, storeBytes(sf), "cfr strategy"),
@@ -290,9 +290,8 @@ export class GpuCfrSolver {
       await add("init", [0, 1, p, mode], [Math.ceil(hm / WG), 1, 1]);
       for (let d = 1; d < tree.levels; d++) {
         const s = tree.levelStart[d], n = tree.levelStart[d + 1] - s;
-        await add("down", [s, n, p, mode], workgroups1d(ctx, n * hm, WG));
-        const [b0, b1] = tables.blockedRange[d];
-        if (b1 > b0) await add("blocked", [b0, b1 - b0, p, mode], workgroups1d(ctx, b1 - b0, WG));
+        const ho = tree.numHands[1 - p];
+        await add("down", [s, n, p, mode], workgroups1d(ctx, n * ho, WG));
       }
       if (tables.denseCount > 0) {
         await add(

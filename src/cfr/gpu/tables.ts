@@ -33,8 +33,6 @@ export const MAX_DENSE_BYTES = 64 << 20;
 export interface GpuTables {
   aux: Uint32Array;
   layout: KernelLayout;
-  /** Per level: [first, end) of the blocked-hand entries of its nodes. */
-  blockedRange: [number, number][];
   denseCount: number;
   foldCount: number;
   showdownCount: number;
@@ -99,23 +97,31 @@ export function buildTables(
   }
   const perm = w.data.length;
   for (const p of tree.permutations) w.all(p);
-  // Blocked hands as (node, hand | player << 31), in node order, so each level is a range.
-  const blocked = w.data.length;
-  const blockedRange: [number, number][] = [];
-  let entries = 0;
-  for (let d = 0; d < tree.levels; d++) {
-    const first = entries;
-    for (let n = tree.levelStart[d]; n < tree.levelStart[d + 1]; n++) {
-      for (const p of [0, 1] as const) {
-        const ss = tree.blockedStart[p], sh = tree.blockedHands[p];
-        for (let i = ss[n]; i < ss[n + 1]; i++) {
-          w.push(n, sh[i] | (p << 31));
-          entries++;
-        }
-      }
+  // Card removal: each child of a chance node (a "deal") has a bit mask per player of the hands its
+  // outcome blocks; every node names its nearest deal at or above it, every deal the next one up.
+  const NONE = 0xffffffff, aw = Math.ceil(hm / 32);
+  const dealOf = new Uint32Array(tree.size).fill(NONE);
+  const dealUp: number[] = [];
+  const masks: number[] = [];
+  for (let n = 1; n < tree.size; n++) {
+    const par = tree.parent[n];
+    if (tree.kind[par] !== CFR_CHANCE) {
+      dealOf[n] = dealOf[par];
+      continue;
     }
-    blockedRange.push([first, entries]);
+    const k = dealUp.length;
+    dealUp.push(dealOf[par]);
+    dealOf[n] = k;
+    for (const p of [0, 1] as const) {
+      const m = new Array<number>(aw).fill(0);
+      const ss = tree.blockedStart[p], sh = tree.blockedHands[p];
+      for (let i = ss[n]; i < ss[n + 1]; i++) m[sh[i] >>> 5] |= 1 << (sh[i] & 31);
+      for (const x of m) masks.push(x);
+    }
   }
+  const blocked = w.all(dealOf);
+  const dealUpAt = w.all(dealUp);
+  const masksAt = w.all(masks);
   const w0 = w.data.length;
   for (const x of game.initialWeights(0)) w.push(w.f32(x));
   const w1 = w.data.length;
@@ -133,6 +139,9 @@ export function buildTables(
     iso,
     perm,
     blocked,
+    dealUp: dealUpAt,
+    masks: masksAt,
+    aw,
     w0,
     w1,
     dense: 0,
@@ -227,7 +236,6 @@ export function buildTables(
   return {
     aux: Uint32Array.from(w.data),
     layout,
-    blockedRange,
     denseCount,
     foldCount,
     showdownCount,
