@@ -26,6 +26,18 @@ interface GpuRun {
   seconds: (number | null)[];
   its: (number | null)[];
   deviceBytes: number;
+  /** Estimated bytes one iteration reads and writes (see trafficBytes). */
+  trafficBytes: number;
+}
+
+/**
+ * A floor on the bytes an iteration moves: per traverser, every node's opponent reach written once
+ * and read about twice (children, terminals), its values written once and read once (parent), and
+ * each store read and written once (regrets also read by the opponent's down pass).
+ */
+function trafficBytes(nodes: number, hands: readonly number[], storeBytes: number): number {
+  const [h0, h1] = hands;
+  return 2 * nodes * 4 * (3 * (h0 + h1) / 2 + 2 * (h0 + h1) / 2) + 3 * storeBytes;
 }
 
 /**
@@ -102,6 +114,7 @@ async function gpuRun(
     seconds,
     its,
     deviceBytes: gpu.deviceBytes,
+    trafficBytes: trafficBytes(tree.size, spot.game.numHands, gpu.storeBytes),
   };
 }
 
@@ -223,6 +236,8 @@ export const suite: BenchSuite = {
         ...TARGETS.map((t) => `s to ${t}%`),
         ...TARGETS.map((t) => `its to ${t}%`),
         "device MB",
+        "GB moved / it (floor)",
+        "GB/s",
       ],
       rows: runs.map((r) => [
         r.spot,
@@ -238,6 +253,8 @@ export const suite: BenchSuite = {
         ...r.seconds,
         ...r.its,
         r.deviceBytes / MB,
+        r.trafficBytes / 1e9,
+        r.msPerIteration > 0 ? r.trafficBytes / 1e6 / r.msPerIteration : null,
       ]),
     });
     const ref = arg("--refsolve") ?? Deno.env.get("REFSOLVE") ?? "";
@@ -278,7 +295,7 @@ export const suite: BenchSuite = {
     report.notes.push(
       `F1 capped at ${f1Its} iterations. Device MB = buffers this solve allocated (tables, 3 node-vector ` +
         "buffers of public nodes x max hands, stores). Checks are pipelined (two in flight); ms / check is " +
-        "one check on its own, readback included. Warm-up (hardware adapters): 1.5 s of T1 iterations before timing.",
+        "one check on its own, readback included. GB moved / it is a floor on the traffic (vectors and stores); GB/s = it / ms per iteration, to set beside the card's bandwidth (H200: 4.8 TB/s peak, 1.48 TB/s for a plain copy kernel through Deno's WebGPU). Warm-up (hardware adapters): 1.5 s of T1 iterations before timing.",
     );
     return report;
   },

@@ -95,6 +95,11 @@ export class GpuCfrSolver {
   readonly discount: DiscountParams;
   /** Bytes of device buffers this solver allocated. */
   readonly deviceBytes: number;
+  /** Bytes of the regret and strategy (and prediction) payloads. */
+  get storeBytes(): number {
+    return this.regrets.size + this.strategy.size +
+      (this.algorithm === "pdcfr+" ? this.predicted.size : 0);
+  }
   private readonly buffers: GPUBuffer[];
   private readonly disc: GPUBuffer;
   private readonly regrets: GPUBuffer;
