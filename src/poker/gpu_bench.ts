@@ -9,6 +9,21 @@ import { prepareSpot } from "./solve.ts";
 import { T2_SIZES, t2Config } from "./warmstart_bench.ts";
 
 const TARGETS = [0.5, 0.3, 0.1];
+
+/** A small river spot (34 / 27 hands, 15 nodes) for smoke runs (`--spots R`). */
+const SMOKE_RIVER = `[ranges]
+oop = "QQ+,AK,T9s"
+ip = "JJ-99,AQs,KQ"
+[cards]
+flop = "Td9d6h"
+turn = "Qc"
+river = "2s"
+[tree]
+starting_pot = 200
+effective_stack = 900
+[bet_sizes]
+river = "minimal"
+`;
 const MB = 1e6;
 
 interface GpuRun {
@@ -183,7 +198,7 @@ function ratio(a: number | null, b: number | null): number | null {
 }
 
 /**
- * `deno task bench gpu-solve [--refsolve PATH] [--spots T1,T2,F1] [--iterations N]`: T1 (f32,
+ * `deno task bench gpu-solve [--refsolve PATH] [--spots T1,T2,F1,R] [--iterations N]`: T1 (f32,
  * 16/16, 8/8, 8/4), T2 (f32) and F1 (f32, 8/4) solved on the GPU to 0.5 / 0.3 / 0.1 % of the pot
  * (F1 capped at 100 iterations), beside the reference solver on the CPU cores (T1, F1).
  */
@@ -208,6 +223,12 @@ export const suite: BenchSuite = {
       for (const bits of [[32, 32], [16, 16], [8, 8], [8, 4]] as [number, number][]) {
         const its = Math.min(cap, opts.full ? 1000 : 400);
         runs.push(await gpuRun(ctx, "T1", T1_SPOT, bits, its, 0.1, opts.log));
+      }
+    }
+    if (spots.includes("R")) {
+      // A small river spot: a smoke run on software adapters.
+      for (const bits of [[32, 32], [8, 4]] as [number, number][]) {
+        runs.push(await gpuRun(ctx, "R", SMOKE_RIVER, bits, Math.min(cap, 100), 0.1, opts.log));
       }
     }
     if (spots.includes("T2")) {
@@ -293,7 +314,7 @@ export const suite: BenchSuite = {
       report.notes.push("reference solver not run: pass --refsolve PATH or set REFSOLVE");
     }
     report.notes.push(
-      `F1 capped at ${f1Its} iterations. Device MB = buffers this solve allocated (tables, 3 node-vector ` +
+      `F1 capped at ${f1Its} iterations. Device MB = buffers this solve allocated (tables, 2 node-vector ` +
         "buffers of public nodes x max hands, stores). Checks are pipelined (two in flight); ms / check is " +
         "one check on its own, readback included. GB moved / it is a floor on the traffic (vectors and stores); GB/s = it / ms per iteration, to set beside the card's bandwidth (H200: 4.8 TB/s peak, 1.48 TB/s for a plain copy kernel through Deno's WebGPU). Warm-up (hardware adapters): 1.5 s of T1 iterations before timing.",
     );
