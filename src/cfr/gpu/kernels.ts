@@ -78,9 +78,6 @@ export interface QuantLayout {
   blockPlayer: number;
 }
 
-/** Store sections of the quantized path: R regrets, S cumulative strategy, Q PDCFR+ predictions. */
-export const QUANT_STORES = ["R", "S", "Q"] as const;
-
 const CODEC_FNS = [
   "fmt_bits",
   "fmt_signed",
@@ -318,7 +315,7 @@ fn sigma(n: u32, a: u32, h: u32) -> f32 {
   return 1.0 / f32(A);
 }
 
-// Root vectors: the opponent's initial weights and every traverser hand active.
+// Root vector: the opponent's initial weights.
 @compute @workgroup_size(${WG})
 fn init(@builtin(global_invocation_id) gid: vec3<u32>) {
   let h = gid.x;

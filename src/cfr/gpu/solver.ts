@@ -77,13 +77,13 @@ export function gpuSolveBytes(
     payloadWords(sf, elems));
   // Quantized: per-block scales (9 per block) and one level's instant regrets and strategies.
   const extra = quant ? 4 * (9 * tree.blockNode.length + 2 * maxLevel) : 0;
-  // Tables: the node table plus about as much again for blocked hands and terminal tables.
+  // Tables: the node table plus about as much again for deal masks and terminal tables.
   return 2 * tree.size * hm * 4 + stores + extra + 2 * tree.size * NODE_WORDS * 4;
 }
 
 /**
- * The CFR engine's GPU backend: the tree, the per-node reach and value vectors and the f32 regret
- * and strategy stores live in device buffers; an iteration is one submission of level-synchronous
+ * The CFR engine's GPU backend: the tree, the per-node reach and value vectors and the regret and
+ * strategy stores (any storage format) live in device buffers; an iteration is one submission of level-synchronous
  * dispatches (per traverser: a down pass, the terminals, an up pass that updates the traverser's
  * regrets and cumulative strategy) with no readback. Exploitability reads back one small row per
  * check. Same algorithms, discount schedules, storage formats and rounding keys as CfrSolver.
