@@ -14,6 +14,7 @@ const SUITES: Record<string, () => Promise<{ suite: BenchSuite }>> = {
   ingest: () => import("../src/sgf/bench.ts"),
   warmstart: () => import("../src/poker/warmstart_bench.ts"),
   solve: () => import("../src/poker/bench.ts"),
+  "gpu-solve": () => import("../src/poker/gpu_bench.ts"),
   nn: () => import("../src/nn/bench.ts"),
 };
 

@@ -23,6 +23,7 @@ import {
 } from "../src/poker/results.ts";
 import { expandSpot, prepareSpot, savedPolicy } from "../src/poker/solve.ts";
 import { warmStartRunner } from "../src/poker/warmstart.ts";
+import { chooseBackend } from "../src/poker/gpu_solve.ts";
 
 await runMain(async () => {
   const args = parseTaskArgs(
@@ -42,6 +43,11 @@ await runMain(async () => {
       "max-iterations": { type: "string", help: "override solver.max_iterations" },
       target: { type: "string", help: "override solver.target_exploitability_pct" },
       every: { type: "string", default: "10", help: "iterations between progress lines" },
+      backend: {
+        type: "string",
+        help:
+          "cpu, gpu or auto (overrides solver.backend; auto: a hardware GPU when the spot fits)",
+      },
       node: {
         type: "string",
         help:
@@ -107,6 +113,12 @@ await runMain(async () => {
   const mi = num("max-iterations"), tg = num("target");
   if (mi !== undefined) config.solver.maxIterations = Math.max(1, Math.floor(mi));
   if (tg !== undefined) config.solver.targetExploitabilityPct = tg;
+  if (typeof v.backend === "string") {
+    if (v.backend !== "cpu" && v.backend !== "gpu" && v.backend !== "auto") {
+      throw new KibitzError("bad_args", `--backend must be cpu, gpu or auto, got "${v.backend}"`);
+    }
+    config.solver.backend = v.backend;
+  }
   // Without --max-memory, refuse what would not fit in 80 % of this machine's memory.
   const maxMemory = typeof v["max-memory"] === "string"
     ? parseMemorySize(v["max-memory"])
@@ -130,11 +142,14 @@ await runMain(async () => {
       formatBytes(m.storageBytes)
     }, tree ${formatBytes(m.treeBytes)}, showdown tables ${formatBytes(m.showdownBytes)})`,
   );
+  const choice = await chooseBackend(spot);
   const threads = config.solver.threads;
   info(
-    `backend: cpu, ${threads} thread${threads === 1 ? "" : "s"} (turn/river subtrees on workers)${
-      config.solver.backend === "auto" ? "; auto: the postflop game runs on the CPU engine" : ""
-    }`,
+    choice.backend === "gpu"
+      ? `backend: gpu (${choice.reason})`
+      : `backend: cpu, ${threads} thread${
+        threads === 1 ? "" : "s"
+      } (turn/river subtrees on workers); ${choice.reason}`,
   );
 
   let stop = false;
@@ -145,6 +160,7 @@ await runMain(async () => {
   try {
     outcome = await warmStartRunner(spot, info)({
       every: Math.max(1, Math.floor(num("every") ?? 10)),
+      backend: choice,
       shouldStop: () => stop,
       onProgress: (p) =>
         progress.update(

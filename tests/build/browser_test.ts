@@ -76,3 +76,29 @@ Deno.test({
     assert.ok(Math.abs(s.ev[0] + s.ev[1] - 200) < 1e-3, `EVs ${s.ev}`);
   },
 });
+
+Deno.test({
+  name: "browser: the solver page solves on WebGPU (?backend=gpu) with the CPU page's results",
+  ignore: !chromium,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const r = await orSkip(() => runDemoPage(chromium!, 2, 300_000, "gpu"));
+    if (!r) return;
+    if (r.error?.includes("no WebGPU")) {
+      console.warn(`skipped: ${r.error}`);
+      return;
+    }
+    assert.equal(r.error, undefined, r.error);
+    assert.equal(r.iteration, 2);
+    const cpu = await orSkip(() => runDemoPage(chromium!, 2, 180_000, "cpu"));
+    if (!cpu) return;
+    // Same spot, 2 iterations: equal but for f32 summation order (see tests/cfr/gpu_solver_test.ts).
+    assert.ok(
+      Math.abs(r.percent - cpu.percent) <= 1e-3 * cpu.percent,
+      `GPU ${r.percent}% vs CPU ${cpu.percent}%`,
+    );
+    assert.deepEqual(r.summary.actions, cpu.summary.actions);
+    assert.ok(Math.abs(r.summary.ev[0] + r.summary.ev[1] - 200) < 1e-3, `EVs ${r.summary.ev}`);
+  },
+});
