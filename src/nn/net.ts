@@ -6,6 +6,7 @@ import type { NetConfig } from "./config.ts";
 import { CpuBackend } from "./cpu_backend.ts";
 import { l2Penalty } from "./cpu/loss.ts";
 import { type NetTensors, type PassOutputs, runPass } from "./graph.ts";
+import { type FoldedConv, foldedLayers, runFusedInference } from "./graph_fused.ts";
 import { GpuRecorder } from "./gpu/backend.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
@@ -193,6 +194,18 @@ interface GpuPlan {
   l2: GpuTensor | null;
 }
 
+/** A boolean environment switch: "0"/"false"/"off"/"no" turn it off, anything else on; unset: `def`. */
+function envFlag(name: string, def: boolean): boolean {
+  let v: string | undefined;
+  try {
+    v = (globalThis as { Deno?: typeof Deno }).Deno?.env.get(name);
+  } catch {
+    return def;
+  }
+  if (v === undefined || v === "") return def;
+  return !["0", "false", "off", "no"].includes(v.toLowerCase());
+}
+
 /**
  * The network on WebGPU: one recorded plan per (mode, batch size), replayed every call. Plans share
  * pooled scratch buffers; that is safe because each call uploads its inputs, submits its plan and
@@ -205,6 +218,10 @@ export class GpuNet implements PolicyValueNet {
   private readonly net: NetTensors<GpuTensor>;
   private readonly plans = new Map<string, GpuPlan>();
   private readonly owned: GpuTensor[] = [];
+  /** Folded conv weights of the fused inference plans, refreshed after training changes them. */
+  private readonly folded = new Map<string, FoldedConv<GpuTensor>>();
+  private foldRec: GpuRecorder | null = null;
+  private foldDirty = true;
 
   private constructor(
     readonly ctx: GpuContext,
@@ -212,6 +229,8 @@ export class GpuNet implements PolicyValueNet {
     weights: NetWeights,
     private readonly batchCap: number,
     private readonly tiled: boolean | undefined,
+    /** Inference runs the fused graph (batch norm folded, conv epilogues); see runFusedInference. */
+    readonly fused: boolean,
   ) {
     this.config = { ...weights.config };
     this.pool = new TensorPool(ctx);
@@ -237,16 +256,49 @@ export class GpuNet implements PolicyValueNet {
   /**
    * Uploads `weights` and compiles the kernels; `maxBatch` caps the positions per submit, `tiled`
    * overrides the kernel family (default: tiled GEMMs on hardware adapters, direct on software),
-   * `tiles` the tile sizes of the tiled GEMMs (default HARDWARE_TILES).
+   * `tiles` the tile sizes of the tiled GEMMs (default HARDWARE_TILES), `fused` the inference graph
+   * (default on; KIBITZ_NN_FUSED=0 turns it off: one op per layer as in training).
    */
   static async create(
     ctx: GpuContext,
     weights: NetWeights,
-    opts: { maxBatch?: number; tiled?: boolean; tiles?: KernelTiles } = {},
+    opts: { maxBatch?: number; tiled?: boolean; tiles?: KernelTiles; fused?: boolean } = {},
   ): Promise<GpuNet> {
     const tiled = opts.tiled ?? !ctx.report.isFallback;
     const kernels = await loadKernels(ctx, opts.tiles, tiled ? "tiled" : "direct");
-    return new GpuNet(ctx, kernels, weights, opts.maxBatch ?? Infinity, tiled);
+    const fused = opts.fused ?? envFlag("KIBITZ_NN_FUSED", true);
+    return new GpuNet(ctx, kernels, weights, opts.maxBatch ?? Infinity, tiled, fused);
+  }
+
+  /** Records (once) the batch-norm folds of every conv and submits them if the weights changed. */
+  private refreshFolds(): void {
+    if (!this.foldRec) {
+      const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
+      for (const [conv, bn] of foldedLayers(this.config)) {
+        const w = this.net.params.get(conv)!;
+        const f = {
+          w: uploadTensor(this.ctx, w.shape, new Float32Array(w.size), `${conv}.folded`),
+          b: uploadTensor(this.ctx, [w.shape[0]], new Float32Array(w.shape[0]), `${conv}.bias`),
+        };
+        this.owned.push(f.w, f.b);
+        this.folded.set(conv, f);
+        const P = (n: string) => this.net.params.get(`${bn}.${n}`)!;
+        rec.foldBn(
+          w,
+          {
+            gamma: P("gamma"),
+            beta: P("beta"),
+            runMean: P("mean"),
+            runVar: P("var"),
+          },
+          f.w,
+          f.b,
+        );
+      }
+      this.foldRec = rec;
+    }
+    if (this.foldDirty) this.foldRec.submit();
+    this.foldDirty = false;
   }
 
   /** Largest batch per submit: its biggest activation fits one storage binding (and the cap). */
@@ -276,12 +328,10 @@ export class GpuNet implements PolicyValueNet {
       trainable.forEach((s, i) => rec.sumSquares(this.net.params.get(s.name)!, l2!, i));
     }
     const hyper = { lr: 0, momentum: 0.9, weightDecay: 1e-4 };
-    const out = runPass(
-      rec,
-      this.net,
-      { x, mask, policyTarget, valueTarget },
-      train ? hyper : null,
-    );
+    if (!train && this.fused) this.refreshFolds();
+    const out = !train && this.fused
+      ? runFusedInference(rec, c, this.net.params, this.folded, x, mask)
+      : runPass(rec, this.net, { x, mask, policyTarget, valueTarget }, train ? hyper : null);
     const err = await this.ctx.device.popErrorScope();
     if (err) {
       throw new KibitzError("shader_error", `recording the ${key} plan failed: ${err.message}`);
@@ -309,6 +359,7 @@ export class GpuNet implements PolicyValueNet {
     const c = this.config, chunk = this.maxBatch();
     if (batch.size > chunk) return await this.inferChunked(batch, chunk);
     const plan = await this.plan(batch.size, false);
+    if (this.fused) this.refreshFolds();
     this.upload(plan, batch);
     plan.rec.submit();
     const [probs, value] = await readTensors(this.ctx, [plan.out.probs, plan.out.value]);
@@ -341,6 +392,7 @@ export class GpuNet implements PolicyValueNet {
       );
     }
     const plan = await this.plan(batch.size, true);
+    this.foldDirty = true;
     this.upload(plan, batch);
     writeBuffer(
       this.ctx,
@@ -388,6 +440,8 @@ export class GpuNet implements PolicyValueNet {
   dispose(): void {
     for (const p of this.plans.values()) p.rec.destroy();
     this.plans.clear();
+    this.foldRec?.destroy();
+    this.foldRec = null;
     this.pool.destroy();
     for (const t of this.owned) t.buffer.destroy();
     this.owned.length = 0;

@@ -103,36 +103,102 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
 
   /** Implicit-GEMM convolution forward. */
   conv2d(x: GpuTensor, w: GpuTensor): GpuTensor {
+    return this.convForward(x, w, null);
+  }
+
+  /**
+   * Inference convolution with its epilogue fused: y = act(conv(x, w) + bias[co] + res), the
+   * residual `res` ([N, Co, H, W]) optional and the ReLU by flag (w, bias: a folded batch norm).
+   */
+  convFused(
+    x: GpuTensor,
+    w: GpuTensor,
+    bias: GpuTensor,
+    res: GpuTensor | null,
+    relu: boolean,
+  ): GpuTensor {
+    expectShape("fused conv bias", bias.shape, [w.shape[0]]);
+    if (res) {
+      expectShape("fused conv residual", res.shape, [x.shape[0], w.shape[0], ...x.shape.slice(2)]);
+    }
+    const fz = this.params([relu ? 1 : 0, res ? 1 : 0, 0, 0]);
+    return this.convForward(x, w, { bias, res: res ?? bias, fz });
+  }
+
+  /**
+   * Folds inference batch norm into a convolution: wf = w s, bf = beta - mean s per output
+   * channel, s = gamma / sqrt(var + eps).
+   */
+  foldBn(w: GpuTensor, bn: BnParams<GpuTensor>, wf: GpuTensor, bf: GpuTensor): void {
+    const n = numel(w.shape), co = w.shape[0];
+    const p = this.params([n, n / co, co, 0]);
+    this.record("bnFold", {
+      0: w.buffer,
+      1: bn.gamma.buffer,
+      2: bn.beta.buffer,
+      3: bn.runMean.buffer,
+      4: bn.runVar.buffer,
+      5: wf.buffer,
+      6: bf.buffer,
+      7: p,
+    }, this.g1(n));
+  }
+
+  private convForward(
+    x: GpuTensor,
+    w: GpuTensor,
+    fuse: { bias: GpuTensor; res: GpuTensor; fz: GPUBuffer } | null,
+  ): GpuTensor {
     const { k, pad } = convGeometry(w.shape);
     const [n, ci, h, wd] = x.shape;
     expectShape("conv input channels", [ci], [w.shape[1]]);
     const co = w.shape[0];
     const y = this.out([n, co, h, wd]);
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
+    const extra: Record<number, GPUBuffer> = fuse
+      ? { 4: fuse.bias.buffer, 5: fuse.res.buffer, 6: fuse.fz }
+      : {};
     if (!this.tiled) {
-      const bind = { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p };
-      this.record("convForwardDirect", bind, this.g1(n * co * h * wd));
+      const bind = { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p, ...extra };
+      const kernel = fuse ? "convForwardFusedDirect" : "convForwardDirect";
+      this.record(kernel, bind, this.g1(n * co * h * wd));
       return y;
     }
     const cols = n * h * wd, wide = co >= WIDE && cols >= WIDE;
     const tile = wide ? this.kernels.tiles.wide : this.kernels.tiles.small;
     const { bm, bn } = tileSize(tile);
     const gx = Math.ceil(cols / bn), gy = Math.ceil(co / bm), kd = ci * k * k;
-    const kernel = `${wide ? "convForwardWide" : "convForward"}${kernelSize(k)}` as const;
+    const kernel = `${wide ? "convForwardWide" : "convForward"}${fuse ? "Fused" : ""}${
+      kernelSize(k)
+    }` as const;
     // Small batches give too few output tiles to fill the GPU: split the K reduction across
     // workgroups (each writes its own copy of Y) and sum the copies.
     let splits = Math.max(1, Math.min(Math.floor(SPLIT_TARGET / (gx * gy)), Math.floor(kd / 128)));
     const kchunk = splits > 1 ? Math.ceil(kd / splits / tile.bk) * tile.bk : 0;
     if (splits > 1) splits = Math.ceil(kd / kchunk);
     if (splits === 1) {
-      this.record(kernel, { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p }, [gx, gy, 1]);
+      this.record(kernel, { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p, ...extra }, [gx, gy, 1]);
       return y;
     }
     const ps = this.params([n, ci, co, h, wd, k, pad, kchunk]);
     const part = this.out([splits, n, co, h, wd]);
-    this.record(kernel, { 0: x.buffer, 1: w.buffer, 2: part.buffer, 3: ps }, [gx, gy, splits]);
-    const pn = this.params([numel(y.shape), splits, 0, 0]);
-    this.record("sumSplits", { 0: part.buffer, 2: y.buffer, 3: pn }, this.g1(numel(y.shape)));
+    const bind = { 0: x.buffer, 1: w.buffer, 2: part.buffer, 3: ps, ...extra };
+    this.record(kernel, bind, [gx, gy, splits]);
+    const ny = numel(y.shape);
+    if (fuse) {
+      const pn = this.params([ny, splits, co, h * wd]);
+      this.record("sumSplitsFused", {
+        7: pn,
+        8: part.buffer,
+        9: fuse.bias.buffer,
+        10: fuse.res.buffer,
+        11: y.buffer,
+        12: fuse.fz,
+      }, this.g1(ny));
+    } else {
+      const pn = this.params([ny, splits, 0, 0]);
+      this.record("sumSplits", { 0: part.buffer, 2: y.buffer, 3: pn }, this.g1(ny));
+    }
     this.release(part);
     return y;
   }
