@@ -216,7 +216,10 @@ export class GpuNet implements PolicyValueNet {
   readonly config: NetConfig;
   private readonly pool: TensorPool;
   private readonly net: NetTensors<GpuTensor>;
-  private readonly plans = new Map<string, GpuPlan>();
+  private readonly plans = new Map<string, Promise<GpuPlan>>();
+  private readonly live: GpuPlan[] = [];
+  /** All-legal masks by batch size, for batches without one. */
+  private readonly ones = new Map<number, Float32Array>();
   private readonly owned: GpuTensor[] = [];
   /** Folded conv weights of the fused inference plans, refreshed after training changes them. */
   private readonly folded = new Map<string, FoldedConv<GpuTensor>>();
@@ -310,10 +313,18 @@ export class GpuNet implements PolicyValueNet {
     return Math.max(1, Math.min(this.batchCap, fit));
   }
 
-  private async plan(size: number, train: boolean): Promise<GpuPlan> {
+  /** The recorded plan for (mode, size); concurrent first calls share one recording. */
+  private plan(size: number, train: boolean): Promise<GpuPlan> {
     const key = `${train ? "train" : "infer"}:${size}`;
     const hit = this.plans.get(key);
     if (hit) return hit;
+    const p = this.recordPlan(key, size, train);
+    this.plans.set(key, p);
+    p.catch(() => this.plans.delete(key));
+    return p;
+  }
+
+  private async recordPlan(key: string, size: number, train: boolean): Promise<GpuPlan> {
     const c = this.config;
     const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
     this.ctx.device.pushErrorScope("validation");
@@ -337,13 +348,19 @@ export class GpuNet implements PolicyValueNet {
       throw new KibitzError("shader_error", `recording the ${key} plan failed: ${err.message}`);
     }
     const plan = { rec, x, mask, policyTarget, valueTarget, out, l2 };
-    this.plans.set(key, plan);
+    this.live.push(plan);
     return plan;
   }
 
   private upload(plan: GpuPlan, batch: NetBatch): void {
     writeBuffer(this.ctx, plan.x.buffer, batch.planes);
-    const mask = batch.mask ?? new Float32Array(batch.size * this.config.moves).fill(1);
+    let mask = batch.mask;
+    if (!mask) {
+      mask = this.ones.get(batch.size);
+      if (!mask) {
+        this.ones.set(batch.size, mask = new Float32Array(batch.size * this.config.moves).fill(1));
+      }
+    }
     writeBuffer(this.ctx, plan.mask.buffer, mask);
     if (plan.policyTarget && batch.policy) {
       writeBuffer(this.ctx, plan.policyTarget.buffer, batch.policy);
@@ -438,7 +455,8 @@ export class GpuNet implements PolicyValueNet {
 
   /** Frees every buffer of the network and its plans. */
   dispose(): void {
-    for (const p of this.plans.values()) p.rec.destroy();
+    for (const p of this.live) p.rec.destroy();
+    this.live.length = 0;
     this.plans.clear();
     this.foldRec?.destroy();
     this.foldRec = null;
