@@ -5,7 +5,7 @@ import type { Shaped } from "./tensor.ts";
 /** The ops of the fused inference graph (both backends implement them). */
 export interface FusedBackend<T extends Shaped> {
   /** y = act(conv(x, w) + bias[co] + res): a conv with its batch norm folded in, bias, residual, ReLU. */
-  convFused(x: T, w: T, bias: T, res: T | null, relu: boolean): T;
+  convFused(x: T, w: T, bias: T, res: T | null, relu: boolean, u?: T | null): T;
   linear(x: T, w: T, bias: T): T;
   relu(x: T): T;
   policyLoss(logits: T, mask: T, target: T | null): { probs: T };
@@ -13,10 +13,14 @@ export interface FusedBackend<T extends Shaped> {
   release(t: T): void;
 }
 
-/** A convolution with its batch norm folded in: weight [Co, Ci, K, K] and bias [Co]. */
+/**
+ * A convolution with its batch norm folded in: weight [Co, Ci, K, K] and bias [Co], and for 3x3
+ * layers optionally the Winograd transform of the weight ([(m+2)^2, Co, Ci]).
+ */
 export interface FoldedConv<T> {
   w: T;
   b: T;
+  u?: T | null;
 }
 
 /** Every (conv, batch norm) pair of the model, the pairs that fold into one fused conv. */
@@ -54,7 +58,7 @@ export function runFusedInference<T extends Shaped>(
   };
   const conv = (x: T, name: string, res: T | null) => {
     const f = F(name);
-    return b.convFused(x, f.w, f.b, res, true);
+    return b.convFused(x, f.w, f.b, res, true, f.u ?? null);
   };
   let h = conv(x, "stem.conv", null);
   for (let i = 0; i < cfg.blocks; i++) {

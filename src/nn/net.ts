@@ -7,6 +7,12 @@ import { CpuBackend } from "./cpu_backend.ts";
 import { l2Penalty } from "./cpu/loss.ts";
 import { type NetTensors, type PassOutputs, runPass } from "./graph.ts";
 import { type FoldedConv, foldedLayers, runFusedInference } from "./graph_fused.ts";
+import {
+  parseWinograd,
+  winogradGeometry,
+  type WinogradSetting,
+  winogradSettingTile,
+} from "./winograd.ts";
 import { GpuRecorder } from "./gpu/backend.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
@@ -206,6 +212,15 @@ function envFlag(name: string, def: boolean): boolean {
   return !["0", "false", "off", "no"].includes(v.toLowerCase());
 }
 
+/** An environment variable, or undefined where there is none (or no permission). */
+function envString(name: string): string | undefined {
+  try {
+    return (globalThis as { Deno?: typeof Deno }).Deno?.env.get(name) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The network on WebGPU: one recorded plan per (mode, batch size), replayed every call. Plans share
  * pooled scratch buffers; that is safe because each call uploads its inputs, submits its plan and
@@ -234,6 +249,8 @@ export class GpuNet implements PolicyValueNet {
     private readonly tiled: boolean | undefined,
     /** Inference runs the fused graph (batch norm folded, conv epilogues); see runFusedInference. */
     readonly fused: boolean,
+    /** Winograd for the fused graph's 3x3 convs (tiled family only); see chooseWinograd. */
+    readonly winograd: WinogradSetting,
   ) {
     this.config = { ...weights.config };
     this.pool = new TensorPool(ctx);
@@ -260,43 +277,55 @@ export class GpuNet implements PolicyValueNet {
    * Uploads `weights` and compiles the kernels; `maxBatch` caps the positions per submit, `tiled`
    * overrides the kernel family (default: tiled GEMMs on hardware adapters, direct on software),
    * `tiles` the tile sizes of the tiled GEMMs (default HARDWARE_TILES), `fused` the inference graph
-   * (default on; KIBITZ_NN_FUSED=0 turns it off: one op per layer as in training).
+   * (default on; KIBITZ_NN_FUSED=0 turns it off: one op per layer as in training), `winograd` the
+   * fused graph's 3x3 algorithm (default "auto" with the tiled kernels: F(4x4,3x3) where the
+   * selection table picks it; KIBITZ_NN_WINOGRAD=off|auto|2|4 overrides; direct kernels: off).
    */
   static async create(
     ctx: GpuContext,
     weights: NetWeights,
-    opts: { maxBatch?: number; tiled?: boolean; tiles?: KernelTiles; fused?: boolean } = {},
+    opts: {
+      maxBatch?: number;
+      tiled?: boolean;
+      tiles?: KernelTiles;
+      fused?: boolean;
+      winograd?: WinogradSetting;
+    } = {},
   ): Promise<GpuNet> {
     const tiled = opts.tiled ?? !ctx.report.isFallback;
     const kernels = await loadKernels(ctx, opts.tiles, tiled ? "tiled" : "direct");
     const fused = opts.fused ?? envFlag("KIBITZ_NN_FUSED", true);
-    return new GpuNet(ctx, kernels, weights, opts.maxBatch ?? Infinity, tiled, fused);
+    const env = envString("KIBITZ_NN_WINOGRAD");
+    const winograd = !tiled || !fused
+      ? "off"
+      : opts.winograd ?? (env ? parseWinograd(env) : "auto");
+    return new GpuNet(ctx, kernels, weights, opts.maxBatch ?? Infinity, tiled, fused, winograd);
   }
 
   /** Records (once) the batch-norm folds of every conv and submits them if the weights changed. */
   private refreshFolds(): void {
     if (!this.foldRec) {
       const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
+      const m = winogradSettingTile(this.winograd);
       for (const [conv, bn] of foldedLayers(this.config)) {
         const w = this.net.params.get(conv)!;
-        const f = {
+        const [co, ci, k] = w.shape;
+        const f: FoldedConv<GpuTensor> = {
           w: uploadTensor(this.ctx, w.shape, new Float32Array(w.size), `${conv}.folded`),
-          b: uploadTensor(this.ctx, [w.shape[0]], new Float32Array(w.shape[0]), `${conv}.bias`),
+          b: uploadTensor(this.ctx, [co], new Float32Array(co), `${conv}.bias`),
+          u: null,
         };
         this.owned.push(f.w, f.b);
         this.folded.set(conv, f);
         const P = (n: string) => this.net.params.get(`${bn}.${n}`)!;
-        rec.foldBn(
-          w,
-          {
-            gamma: P("gamma"),
-            beta: P("beta"),
-            runMean: P("mean"),
-            runVar: P("var"),
-          },
-          f.w,
-          f.b,
-        );
+        const bnp = { gamma: P("gamma"), beta: P("beta"), runMean: P("mean"), runVar: P("var") };
+        rec.foldBn(w, bnp, f.w, f.b);
+        if (m && k === 3) {
+          const shape = [(m + 2) * (m + 2), co, ci];
+          f.u = uploadTensor(this.ctx, shape, new Float32Array(shape[0] * co * ci), `${conv}.wino`);
+          this.owned.push(f.u);
+          rec.winogradFilter(f.w, f.u, m);
+        }
       }
       this.foldRec = rec;
     }
@@ -307,8 +336,14 @@ export class GpuNet implements PolicyValueNet {
   /** Largest batch per submit: its biggest activation fits one storage binding (and the cap). */
   maxBatch(): number {
     const c = this.config;
-    const per = Math.max(c.filters * c.height * c.width, c.moves, c.planes * c.height * c.width) *
+    let per = Math.max(c.filters * c.height * c.width, c.moves, c.planes * c.height * c.width) *
       4;
+    const m = winogradSettingTile(this.winograd);
+    if (m) {
+      // The transformed input and product: (m+2)^2 values per tile and channel.
+      const g = winogradGeometry(m, 1, c.height, c.width);
+      per = Math.max(per, g.alpha * g.tiles * Math.max(c.filters, c.planes) * 4 * 1.1);
+    }
     const fit = Math.floor(this.ctx.device.limits.maxStorageBufferBindingSize / per);
     return Math.max(1, Math.min(this.batchCap, fit));
   }
@@ -327,6 +362,7 @@ export class GpuNet implements PolicyValueNet {
   private async recordPlan(key: string, size: number, train: boolean): Promise<GpuPlan> {
     const c = this.config;
     const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
+    rec.winograd = this.winograd;
     this.ctx.device.pushErrorScope("validation");
     const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
     const mask = this.pool.acquire([size, c.moves], "nn.mask");

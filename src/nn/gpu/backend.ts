@@ -9,6 +9,13 @@ import type { KernelName, NnKernels } from "./kernels.ts";
 import type { GpuTensor, TensorPool } from "./tensor.ts";
 import { tileSize } from "./conv_gemm.ts";
 import { KibitzError } from "../../cli/error.ts";
+import {
+  chooseWinograd,
+  winogradColumns,
+  winogradGeometry,
+  type WinogradSetting,
+  type WinogradTile,
+} from "../winograd.ts";
 
 /** One recorded dispatch. */
 export interface RecordedOp {
@@ -45,6 +52,11 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   readonly uniforms: GPUBuffer[] = [];
   /** The optimizer uniform (lr, momentum, weight decay); the trainer rewrites it every step. */
   readonly hyper: GPUBuffer;
+  /**
+   * Winograd for fused 3x3 convs given a transformed filter (tiled family only): off, by the
+   * selection table (chooseWinograd), or forced to F(2x2) / F(4x4).
+   */
+  winograd: WinogradSetting = "off";
 
   /**
    * `tiled` selects the workgroup-memory kernels (tiled GEMMs, workgroup reductions: the fast path
@@ -116,13 +128,65 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     bias: GpuTensor,
     res: GpuTensor | null,
     relu: boolean,
+    u: GpuTensor | null = null,
   ): GpuTensor {
     expectShape("fused conv bias", bias.shape, [w.shape[0]]);
     if (res) {
       expectShape("fused conv residual", res.shape, [x.shape[0], w.shape[0], ...x.shape.slice(2)]);
     }
     const fz = this.params([relu ? 1 : 0, res ? 1 : 0, 0, 0]);
+    const [n, ci, h, wd] = x.shape, co = w.shape[0];
+    const m = w.shape[2] === 3 && u && this.tiled
+      ? chooseWinograd(this.winograd, n, h, wd, ci, co)
+      : 0;
+    if (m && u && u.shape[0] === (m + 2) * (m + 2)) {
+      return this.convWinograd(x, u, m, bias, res ?? bias, fz);
+    }
     return this.convForward(x, w, { bias, res: res ?? bias, fz });
+  }
+
+  /** Writes the Winograd filter transform U [(m+2)^2, Co, Ci] of a 3x3 weight into u. */
+  winogradFilter(w: GpuTensor, u: GpuTensor, m: WinogradTile): void {
+    const [co, ci] = w.shape;
+    expectShape("Winograd filter", u.shape, [(m + 2) * (m + 2), co, ci]);
+    const p = this.params([0, ci, co, 0, 0, 0, 0, 0]);
+    this.record(`winogradFilter${m}`, { 0: w.buffer, 1: u.buffer, 8: p }, this.g1(co * ci));
+  }
+
+  /**
+   * Winograd F(m x m, 3x3) forward with the fused epilogue: input transform, one GEMM per
+   * transformed element (the batched tiled GEMM), output transform + bias/residual/ReLU.
+   */
+  private convWinograd(
+    x: GpuTensor,
+    u: GpuTensor,
+    m: WinogradTile,
+    bias: GpuTensor,
+    res: GpuTensor,
+    fz: GPUBuffer,
+  ): GpuTensor {
+    const [n, ci, h, wd] = x.shape, co = u.shape[1];
+    const g = winogradGeometry(m, n, h, wd), ppad = winogradColumns(g.p);
+    const pp = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
+    const v = this.out([g.alpha, ci, 1, ppad]);
+    this.record(
+      `winogradInput${m}`,
+      { 2: x.buffer, 3: v.buffer, 8: pp },
+      this.g1(n * ci * g.tiles),
+    );
+    const mm = this.convForward(v, u, null, true);
+    this.release(v);
+    const y = this.out([n, co, h, wd]);
+    this.record(`winogradOutput${m}`, {
+      4: mm.buffer,
+      5: bias.buffer,
+      6: res.buffer,
+      7: y.buffer,
+      8: pp,
+      9: fz,
+    }, this.g1(n * co * g.tiles));
+    this.release(mm);
+    return y;
   }
 
   /**
@@ -144,15 +208,23 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     }, this.g1(n));
   }
 
+  /**
+   * The forward GEMM; `batched`: x = [N, Ci, 1, Q] with w = [N, Co, Ci] (one weight per image,
+   * Q a multiple of 128: the Winograd GEMMs).
+   */
   private convForward(
     x: GpuTensor,
     w: GpuTensor,
     fuse: { bias: GpuTensor; res: GpuTensor; fz: GPUBuffer } | null,
+    batched = false,
   ): GpuTensor {
-    const { k, pad } = convGeometry(w.shape);
+    if (batched && !this.tiled) {
+      throw new KibitzError("bad_args", "Winograd GEMMs need the tiled kernels");
+    }
+    const { k, pad } = batched ? { k: 1, pad: 0 } : convGeometry(w.shape);
     const [n, ci, h, wd] = x.shape;
-    expectShape("conv input channels", [ci], [w.shape[1]]);
-    const co = w.shape[0];
+    const co = batched ? w.shape[1] : w.shape[0];
+    expectShape("conv input channels", [ci], [batched ? w.shape[2] : w.shape[1]]);
     const y = this.out([n, co, h, wd]);
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
     const extra: Record<number, GPUBuffer> = fuse
@@ -168,9 +240,11 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const tile = wide ? this.kernels.tiles.wide : this.kernels.tiles.small;
     const { bm, bn } = tileSize(tile);
     const gx = Math.ceil(cols / bn), gy = Math.ceil(co / bm), kd = ci * k * k;
-    const kernel = `${wide ? "convForwardWide" : "convForward"}${fuse ? "Fused" : ""}${
-      kernelSize(k)
-    }` as const;
+    const kernel = batched
+      ? (wide ? "winogradGemmWide" : "winogradGemm")
+      : `${wide ? "convForwardWide" : "convForward"}${fuse ? "Fused" : ""}${
+        kernelSize(k)
+      }` as const;
     // Small batches give too few output tiles to fill the GPU: split the K reduction across
     // workgroups (each writes its own copy of Y) and sum the copies.
     let splits = Math.max(1, Math.min(Math.floor(SPLIT_TARGET / (gx * gy)), Math.floor(kd / 128)));

@@ -164,9 +164,16 @@ fn epi(o: u32, m: u32, v: f32) -> f32 {
  * Forward kernel `forward`: in0 = X [N, Ci, H, W], in1 = W [Co, Ci, KS, KS], out = Y [N, Co, H, W]
  * (or split-K partials along workgroup z when p.kchunk > 0);
  * Y[co, col] = sum_k W[co, k] im2col(X)[k, col], col = (n, y, x), k = (ci, ky, kx). `fused` adds the
- * inference epilogue (bias, residual, ReLU: bindings 4-6) to unsplit runs.
+ * inference epilogue (bias, residual, ReLU: bindings 4-6) to unsplit runs. `batched` (1x1 only)
+ * gives each image its own weight matrix (in1 = [N, Co, Ci]): the Winograd GEMMs, one per
+ * transformed element, with H W padded to a multiple of the tile's columns.
  */
-export function convForwardSource(t: ConvTile, ks: number, fused = false): string {
+export function convForwardSource(
+  t: ConvTile,
+  ks: number,
+  fused = false,
+  batched = false,
+): string {
   checkTile(t);
   const { bm, bn } = tileSize(t);
   const threads = t.wx * t.wy;
@@ -175,7 +182,9 @@ export function convForwardSource(t: ConvTile, ks: number, fused = false): strin
   const { decls, step } = common(t, ks);
   const loadA = range(la).map((r) =>
     `    { let m = m0 + t / BK + ${r * aStride}u; let k = k0 + t % BK;
-      ra${r} = select(0.0, in1[min(m, p.co - 1u) * kd + min(k, kd - 1u)], m < p.co && k < kend); }`
+      ra${r} = select(0.0, in1[${
+      batched ? "wbase + " : ""
+    }min(m, p.co - 1u) * kd + min(k, kd - 1u)], m < p.co && k < kend); }`
   ).join("\n");
   const loadB = range(lb).map((r) =>
     `    ra_b${r} = im2col(k0 + t / ${bn}u + ${
@@ -232,7 +241,11 @@ ${
       "Split-K (small batches): workgroup z sums k in [kbeg, kend) into its own copy of Y.",
     )
   }
-  let zoff = wid.z * cols * p.co;
+  let zoff = wid.z * cols * p.co;${
+    batched
+      ? "\n  // Batched weights: image i of X multiplies weight i (H W is a multiple of BN).\n  let wbase = (c0 / hw) * p.co * kd;"
+      : ""
+  }
 ${accDecl(t)}
 ${registerDecls(la, lb)}
 ${kLoop(`${loadA}\n${loadB}`, storeA, storeB, step)}

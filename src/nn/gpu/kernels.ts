@@ -10,6 +10,7 @@ import lossSrc from "../../../shaders/nn/loss.wgsl" with { type: "text" };
 import sgdSrc from "../../../shaders/nn/sgd.wgsl" with { type: "text" };
 import fusedSrc from "../../../shaders/nn/fused.wgsl" with { type: "text" };
 import { convForwardSource, type ConvTile, convWgradSource } from "./conv_gemm.ts";
+import { winogradSource } from "../winograd.ts";
 
 /**
  * Tile shapes of the workgroup-memory GEMMs: the convolution's `small` (narrow layers) and `wide`
@@ -55,6 +56,8 @@ function tiledEntries(tiles: KernelTiles) {
     convForwardFused1: [convForwardSource(tiles.small, 1, true), "forward"],
     convForwardWideFused3: [convForwardSource(tiles.wide, 3, true), "forward"],
     convForwardWideFused1: [convForwardSource(tiles.wide, 1, true), "forward"],
+    winogradGemm: [convForwardSource(tiles.small, 1, false, true), "forward"],
+    winogradGemmWide: [convForwardSource(tiles.wide, 1, false, true), "forward"],
   } as const;
 }
 
@@ -66,6 +69,12 @@ const ENTRIES = {
   convForwardFusedDirect: [convDirectSrc, "forward_fused"],
   bnFold: [fusedSrc, "fold"],
   sumSplitsFused: [fusedSrc, "sum_epilogue"],
+  winogradFilter2: [winogradSource(2), "wino_filter"],
+  winogradInput2: [winogradSource(2), "wino_input"],
+  winogradOutput2: [winogradSource(2), "wino_output"],
+  winogradFilter4: [winogradSource(4), "wino_filter"],
+  winogradInput4: [winogradSource(4), "wino_input"],
+  winogradOutput4: [winogradSource(4), "wino_output"],
   matmulThin: [matmulSrc, "thin_plain"],
   matmulThinBias: [matmulSrc, "thin_bias"],
   relu: [elementwiseSrc, "relu"],
