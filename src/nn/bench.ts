@@ -19,8 +19,15 @@ import {
   readbackFloorMs,
 } from "./bench_latency.ts";
 
-type Dir = "forward" | "backward-input" | "backward-weight";
+type Dir =
+  | "forward"
+  | "backward-input"
+  | "backward-weight"
+  | "forward Winograd F(2x2)"
+  | "forward Winograd F(4x4)";
 const DIRS: Dir[] = ["forward", "backward-input", "backward-weight"];
+/** Forward by Winograd (transforms + batched GEMM + output transform with the fused epilogue). */
+const WINOGRAD_DIRS: Dir[] = ["forward Winograd F(2x2)", "forward Winograd F(4x4)"];
 
 function randomTensor(shape: number[], seed: number) {
   const next = rng(seed);
@@ -47,12 +54,22 @@ function cpuConvMs(dir: Dir, n: number, c: number, h: number, w: number): number
 /** Times one conv direction on the GPU: median of 5 timestamped passes of `reps` dispatches each. */
 async function gpuConvMs(ctx: GpuContext, dir: Dir, n: number, c: number, h: number, w: number) {
   const pool = new TensorPool(ctx);
-  const rec = new GpuRecorder(ctx, await loadKernels(ctx), pool);
+  // Software adapters run the direct family (llvmpipe needs minutes for the hardware-size GEMMs).
+  const family = ctx.report.isFallback ? "direct" : "tiled";
+  const rec = new GpuRecorder(ctx, await loadKernels(ctx, undefined, family), pool);
   const x = uploadTensor(ctx, [n, c, h, w], randomTensor([n, c, h, w], 1).data);
   const wt = uploadTensor(ctx, [c, c, 3, 3], randomTensor([c, c, 3, 3], 2).data);
   const dw = pool.acquire([c, c, 3, 3]);
   if (dir === "forward") rec.conv2d(x, wt);
-  else rec.conv2dBackward(x, wt, x, dw, false);
+  else if (dir.startsWith("forward Winograd")) {
+    const m = dir.includes("2x2") ? 2 : 4;
+    const u = pool.acquire([(m + 2) * (m + 2), c, c]), bias = pool.acquire([c]);
+    rec.winograd = m;
+    rec.winogradFilter(wt, u, m);
+    rec.submit();
+    rec.ops.length = 0;
+    rec.convFused(x, wt, bias, null, false, u);
+  } else rec.conv2dBackward(x, wt, x, dw, false);
   if (dir === "backward-input") {
     // Keep only the weight flip and the data-gradient GEMM (with its split-K sum, if any).
     const wgradOps = rec.ops.length;
@@ -157,7 +174,10 @@ export const suite: BenchSuite = {
       ] as const
     ) {
       for (const [c, n] of cases) {
-        for (const dir of DIRS) {
+        const dirs = backend === "gpu" && !ctx!.report.isFallback
+          ? [...DIRS, ...WINOGRAD_DIRS]
+          : DIRS;
+        for (const dir of dirs) {
           const flops = convFlops(n, c, h, w);
           if (backend === "gpu" && !fitsBinding(ctx, { ...netPreset("small"), filters: c }, n)) {
             convRows.push([
@@ -192,15 +212,21 @@ export const suite: BenchSuite = {
       rows: convRows,
     });
 
-    // GPU graphs: "fused" (batch norm folded, bias/residual/ReLU in the conv epilogue; the
-    // default) and "unfused" (one dispatch per op, as in training).
-    const inferCases: [string, "cpu" | "gpu-fused" | "gpu-unfused", number[]][] = opts.full
+    // GPU graphs: "fused" (batch norm folded, bias/residual/ReLU in the conv epilogue, Winograd
+    // by the selection table on tiled kernels; the default), "fused-direct" (the same without
+    // Winograd) and "unfused" (one dispatch per op, as in training).
+    const inferCases: [
+      string,
+      "cpu" | "gpu-fused" | "gpu-fused-direct" | "gpu-unfused",
+      number[],
+    ][] = opts.full
       ? [
         ["small", "cpu", [1, 64]],
         ["small", "gpu-fused", [1, 64, 256]],
         ["default", "cpu", [1]],
         ["default", "gpu-fused", [1, 8, 64, 256]],
-        ["default", "gpu-unfused", [1, 64, 256]],
+        ["default", "gpu-fused-direct", [64, 256]],
+        ["default", "gpu-unfused", [64, 256]],
       ]
       : [
         ["small", "cpu", [1]],
@@ -214,10 +240,15 @@ export const suite: BenchSuite = {
       if ((backend === "gpu" && !ctx) || (backend === "cpu" && !cpuRows)) continue;
       const cfg = netPreset(preset);
       const weights = initWeights(cfg, 1);
-      const net = backend === "cpu"
-        ? new CpuNet(weights)
-        : await GpuNet.create(ctx!, weights, { fused: mode === "gpu-fused" });
-      const graph = mode === "cpu" ? "reference" : mode.slice(4);
+      const net = backend === "cpu" ? new CpuNet(weights) : await GpuNet.create(ctx!, weights, {
+        fused: mode !== "gpu-unfused",
+        winograd: mode === "gpu-fused-direct" ? "off" : undefined,
+      });
+      const graph = mode === "cpu"
+        ? "reference"
+        : net instanceof GpuNet && net.winograd !== "off"
+        ? `${mode.slice(4)}, Winograd ${net.winograd}`
+        : mode.slice(4);
       for (const batch of batches) {
         const rate = await inferRate(
           backend === "gpu" ? ctx : null,
@@ -422,9 +453,9 @@ function summaryTable(
   full: boolean,
 ) {
   const model = full ? "default" : "small";
-  const conv = convRows.find((r) =>
-    r[0] === "gpu" && r[1] === 256 && r[2] === 256 && r[3] === "forward"
-  );
+  const conv = (dir: string) =>
+    convRows.find((r) => r[0] === "gpu" && r[1] === 256 && r[2] === 256 && r[3] === dir)?.[4] ??
+      null;
   const get = (k: string) => m.get(k) ?? null;
   const beyond = (get("gpu:1") ?? NaN) + (get("encode:1") ?? NaN);
   return {
@@ -442,7 +473,12 @@ function summaryTable(
       ],
       ["batch 1: calls per floor interval, 16 in flight", get("pipe:1:16"), ">= 8"],
       ["training step, batch 256, ms", get(`train:${model}:gpu:256`), "<= 300"],
-      ["3x3 conv forward, batch 256, 256 filters, ms", conv ? conv[4] : null, "-"],
+      ["3x3 conv forward, batch 256, 256 filters, ms (direct GEMM)", conv("forward"), "-"],
+      [
+        "3x3 conv forward, batch 256, 256 filters, ms (Winograd F(4x4))",
+        conv("forward Winograd F(4x4)"),
+        "-",
+      ],
     ],
   };
 }
