@@ -9,7 +9,9 @@ import batchnormDirectSrc from "../../../shaders/nn/batchnorm_direct.wgsl" with 
 import lossDirectSrc from "../../../shaders/nn/loss_direct.wgsl" with { type: "text" };
 import lossSrc from "../../../shaders/nn/loss.wgsl" with { type: "text" };
 import sgdSrc from "../../../shaders/nn/sgd.wgsl" with { type: "text" };
+import fusedSrc from "../../../shaders/nn/fused.wgsl" with { type: "text" };
 import { convForwardSource, type ConvTile, convWgradSource } from "./conv_gemm.ts";
+import { winogradSource } from "../winograd.ts";
 
 /**
  * Tile shapes of the workgroup-memory GEMMs: the convolution's `small` (narrow layers) and `wide`
@@ -84,6 +86,12 @@ function tiledEntries(tiles: KernelTiles) {
     convForwardWide1: [convForwardSource(tiles.wide, 1), "forward"],
     convWgradWide3: [convWgradSource(tiles.wide, 3), "wgrad"],
     convWgradWide1: [convWgradSource(tiles.wide, 1), "wgrad"],
+    convForwardFused3: [convForwardSource(tiles.small, 3, true), "forward"],
+    convForwardFused1: [convForwardSource(tiles.small, 1, true), "forward"],
+    convForwardWideFused3: [convForwardSource(tiles.wide, 3, true), "forward"],
+    convForwardWideFused1: [convForwardSource(tiles.wide, 1, true), "forward"],
+    winogradGemm: [convForwardSource(tiles.small, 1, false, true), "forward"],
+    winogradGemmWide: [convForwardSource(tiles.wide, 1, false, true), "forward"],
   } as const;
 }
 
@@ -92,6 +100,15 @@ const ENTRIES = {
   convFlip: [convDirectSrc, "flip"],
   convForwardDirect: [convDirectSrc, "forward"],
   convWgradDirect: [convDirectSrc, "wgrad"],
+  convForwardFusedDirect: [convDirectSrc, "forward_fused"],
+  bnFold: [fusedSrc, "fold"],
+  sumSplitsFused: [fusedSrc, "sum_epilogue"],
+  winogradFilter2: [winogradSource(2), "wino_filter"],
+  winogradInput2: [winogradSource(2), "wino_input"],
+  winogradOutput2: [winogradSource(2), "wino_output"],
+  winogradFilter4: [winogradSource(4), "wino_filter"],
+  winogradInput4: [winogradSource(4), "wino_input"],
+  winogradOutput4: [winogradSource(4), "wino_output"],
   matmulThin: [matmulSrc, "thin_plain"],
   matmulThinBias: [matmulSrc, "thin_bias"],
   relu: [elementwiseSrc, "relu"],
@@ -131,6 +148,7 @@ export type KernelFamily = "tiled" | "direct" | "both";
 const DIRECT_ONLY = new Set<string>([
   "convForwardDirect",
   "convWgradDirect",
+  "convForwardFusedDirect",
   "bnBatchStatsDirect",
   "bnBackwardReduceDirect",
   "softmaxDirect",
