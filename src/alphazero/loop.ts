@@ -395,7 +395,13 @@ export async function runLoop(
     let perfect: PerfectCheck | undefined;
     pc.close();
     if (preset.perfectCheckPlayouts > 0) {
-      const p = await netPlayer(promoted ? candW : bestW, game, backend, preset.maxBatch, 0);
+      const p = await netPlayer(
+        promoted ? candW : bestW,
+        game,
+        backend,
+        preset.maxBatch,
+        preset.cacheSize,
+      );
       try {
         perfect = await checkAgainstPerfect(game, p.evaluator, preset.perfectCheckPlayouts);
       } finally {
