@@ -112,6 +112,21 @@ function connect4Small(): AzPreset {
   };
 }
 
+function connect3Small(): AzPreset {
+  const game = connectFourSpec(5, 4, 3) as GameSpec<unknown>;
+  const base = connect4Small();
+  return {
+    ...base,
+    game,
+    net: netFor(game, base.net),
+    train: defaultTrainConfig({ batch: 64, steps: 80, lrMax: 0.05, lrMin: 0.001 }),
+    gamesPerIteration: 64,
+    iterations: 3,
+    bufferCapacity: 20_000,
+    perfectCheckPlayouts: 0,
+  };
+}
+
 function connect4(): AzPreset {
   const game = connectFourSpec(7, 6, 4) as GameSpec<unknown>;
   const base = seed003Preset(game);
@@ -135,6 +150,7 @@ function connect4(): AzPreset {
 const REGISTRY = new Map<string, () => AzPreset>([
   ["tictactoe", tictactoe],
   ["connect4-5x4", connect4Small],
+  ["connect3-5x4", connect3Small],
   ["connect4", connect4],
 ]);
 
