@@ -13,6 +13,7 @@ const SUITES: Record<string, () => Promise<{ suite: BenchSuite }>> = {
   warmstart: () => import("../src/poker/warmstart_bench.ts"),
   solve: () => import("../src/poker/bench.ts"),
   nn: () => import("../src/nn/bench.ts"),
+  mcts: () => import("../src/alphazero/bench.ts"),
 };
 
 await runMain(async () => {
