@@ -177,7 +177,6 @@ export async function selfPlayStage(
     count,
     preset.seed * 7919 + iteration,
     async (rec) => {
-      if (stopFlag.stop) return;
       done.set(rec.index, rec);
       finished++;
       positions += rec.positions.length;
