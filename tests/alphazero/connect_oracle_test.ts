@@ -2,7 +2,7 @@
 // alpha-beta. The first player wins by the three middle columns and loses by the edge ones; the
 // loop, from random weights, must learn a winning first move and a winning value at the start.
 import assert from "node:assert/strict";
-import { ConnectFour, connectFourSpec } from "../../src/alphazero/games/connect4.ts";
+import { type ConnectFour, connectFourSpec } from "../../src/alphazero/games/connect4.ts";
 import { netPlayer, runLoop } from "../../src/alphazero/loop.ts";
 import { azPreset, netFor } from "../../src/alphazero/presets.ts";
 import { defaultSearchConfig, Search } from "../../src/mcts/search.ts";
