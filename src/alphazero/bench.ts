@@ -202,7 +202,7 @@ export const suite: BenchSuite = {
     const smoke = opts.args.includes("smoke");
     if (ctx && (!ctx.report.isFallback || smoke)) {
       // GPU: the default 19 x 256 network on Hive's input and policy shapes (Connect Four moves).
-      const gpuSpec = timedSpec(c4, clock, true);
+      const gpuSpec = timedSpec(c4, clock, !smoke);
       const big = netFor(
         gpuSpec,
         smoke ? { ...NET_PRESETS.tiny, filters: 4 } : NET_PRESETS.default,

@@ -65,7 +65,7 @@ Deno.test("tictactoe: a short loop from random weights loses fewer lines to perf
   try {
     const p = azPreset("tictactoe");
     p.net = netFor(p.game, { ...NET_PRESETS.tiny, blocks: 1, filters: 16, valueHidden: 16 });
-    p.iterations = 2;
+    p.iterations = 1;
     p.gamesPerIteration = 96;
     p.train.steps = 60;
     p.train.batch = 64;
