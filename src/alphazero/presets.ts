@@ -40,9 +40,10 @@ export function seed003Preset(game: GameSpec<unknown>): AzPreset {
   return {
     game,
     net: netFor(game, NET_PRESETS.default),
-    selfplay: defaultSelfPlayConfig(),
+    // A cap on game length (scored a draw) so a game that cycles cannot stall an iteration.
+    selfplay: defaultSelfPlayConfig({ maxPlies: 500 }),
     train: defaultTrainConfig(),
-    arena: defaultArenaConfig(),
+    arena: defaultArenaConfig({ maxPlies: 500 }),
     gamesPerIteration: 256,
     iterations: 0,
     bufferCapacity: 500_000,
