@@ -73,3 +73,31 @@ Deno.test("selfplay: the batched evaluator returns what one network call per pos
   }
   batcher.close();
 });
+
+Deno.test("selfplay: the evaluator keeps one network call in flight and batches what queues behind it", async () => {
+  let running = 0, most = 0;
+  const sizes: number[] = [];
+  const slow = {
+    backend: "cpu" as const,
+    infer: async (b: { size: number }) => {
+      running++;
+      most = Math.max(most, running);
+      sizes.push(b.size);
+      await new Promise((r) => setTimeout(r, 30));
+      running--;
+      return { probs: new Float32Array(b.size * 9).fill(1 / 9), value: new Float32Array(b.size) };
+    },
+  };
+  const ev = new BatchEvaluator(slow, TICTACTOE, 256);
+  const g = new TicTacToe();
+  const first = Array.from({ length: 10 }, () => ev.evaluate(g, g.legalMoves()));
+  await new Promise((r) => setTimeout(r, 5)); // the first batch is on its way
+  const second = Array.from({ length: 7 }, () => ev.evaluate(g, g.legalMoves()));
+  await new Promise((r) => setTimeout(r, 5));
+  const third = Array.from({ length: 5 }, () => ev.evaluate(g, g.legalMoves()));
+  await Promise.all([...first, ...second, ...third]);
+  ev.close();
+  assert.equal(most, 1);
+  assert.deepEqual(sizes, [10, 12]);
+  assert.equal(ev.averageBatch(), 11);
+});
