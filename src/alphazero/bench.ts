@@ -197,8 +197,8 @@ export const suite: BenchSuite = {
     rows.push(await measure("cpu", "2 x 16", cpuNet, cpuSpec, clock, 1, 200 * f, 1, 8));
     opts.log("cpu: concurrent games");
     rows.push(await measure("cpu", "2 x 16", cpuNet, cpuSpec, clock, 32, 32 * f, 2, 2));
-    // `smoke` after the suite name runs the GPU rows on a software adapter with a tiny network (a
-    // check that the path works, not a measurement).
+    // `smoke` after the suite name runs the GPU rows on a software adapter with a tiny network on
+    // Connect Four's own shapes (a check that the path works, not a measurement).
     const smoke = opts.args.includes("smoke");
     if (ctx && (!ctx.report.isFallback || smoke)) {
       // GPU: the default 19 x 256 network on Hive's input and policy shapes (Connect Four moves).
