@@ -16,6 +16,7 @@ const SUITES: Record<string, () => Promise<{ suite: BenchSuite }>> = {
   solve: () => import("../src/poker/bench.ts"),
   "gpu-solve": () => import("../src/poker/gpu_bench.ts"),
   nn: () => import("../src/nn/bench.ts"),
+  mcts: () => import("../src/alphazero/bench.ts"),
 };
 
 await runMain(async () => {
