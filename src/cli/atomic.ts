@@ -2,7 +2,11 @@
 // SIGTERM) removes every registered temp file before it exits, so no `*.tmp` is left behind.
 
 const live = new Set<string>();
-const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+
+/** The signals that mean "interrupted" here (read lazily: this module also loads in browsers). */
+function signals(): Deno.Signal[] {
+  return Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+}
 
 function onInterrupt(): void {
   for (const path of live) {
@@ -17,7 +21,7 @@ function onInterrupt(): void {
 /** Registers a temp path to remove if the process is interrupted (installs the signal handler). */
 export function registerTemp(path: string): void {
   if (live.size === 0) {
-    for (const s of signals) {
+    for (const s of signals()) {
       try {
         Deno.addSignalListener(s, onInterrupt);
       } catch { /* signal not supported here */ }
@@ -29,7 +33,7 @@ export function registerTemp(path: string): void {
 /** Forgets a temp path (renamed into place or removed); the last one uninstalls the handler. */
 export function unregisterTemp(path: string): void {
   if (!live.delete(path) || live.size > 0) return;
-  for (const s of signals) {
+  for (const s of signals()) {
     try {
       Deno.removeSignalListener(s, onInterrupt);
     } catch { /* not installed */ }
