@@ -296,7 +296,7 @@ export class ReplayBuffer {
   sampleBatch(n: number, next: () => number): Required<NetBatch> {
     const size = this.size;
     if (size === 0) {
-      throw new KibitzError("empty_buffer", `replay buffer ${this.dir} holds no positions`);
+      throw new KibitzError("empty_buffer", `replay buffer ${this.dir}: holds no positions`);
     }
     const out: Required<NetBatch> = {
       size: n,

@@ -171,7 +171,7 @@ export function azPreset(name: string): AzPreset {
   if (!make) {
     throw new KibitzError(
       "bad_args",
-      `unknown game "${name}" (expected ${azGames().join(", ")})`,
+      `game "${name}": unknown (expected ${azGames().join(", ")})`,
     );
   }
   return make();

@@ -246,7 +246,7 @@ export async function loadCheckpoint(
     bytes = await Deno.readFile(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) {
-      throw new KibitzError("not_found", `checkpoint ${path} does not exist`);
+      throw new KibitzError("not_found", `checkpoint ${path}: no such file`);
     }
     throw e;
   }

@@ -6,18 +6,15 @@ import { describeAdapter, getGpu, type GpuContext } from "../gpu/device.ts";
 import { formatBytes } from "./memory.ts";
 import { regretFormat, strategyFormat } from "../quant/format.ts";
 import { regretsNonNegative } from "../cfr/schedule.ts";
-import type { PreparedSpot, RunOptions, SolveOutcome } from "./solve.ts";
-import { expandSpot } from "./solve.ts";
+import {
+  type BackendChoice,
+  expandSpot,
+  type PreparedSpot,
+  type RunOptions,
+  type SolveOutcome,
+} from "./spot.ts";
 
-/** Which backend a solve uses and why (printed by `deno task solve`). */
-export interface BackendChoice {
-  backend: "cpu" | "gpu";
-  reason: string;
-  /** The device, when the GPU was chosen. */
-  ctx?: GpuContext;
-  /** Device bytes the GPU solve needs (estimate), when the GPU was considered. */
-  deviceBytes?: number;
-}
+export type { BackendChoice };
 
 /** The solver options a postflop spot's config asks for. */
 export function spotSolverOptions(spot: PreparedSpot): SolverOptions {

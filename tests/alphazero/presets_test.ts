@@ -64,5 +64,5 @@ Deno.test("tasks: az, selfplay, train and arena answer --help; a bad game is an 
     args: ["run", "-A", "tasks/az.ts", "chess"],
   }).output();
   assert.notEqual(bad.code, 0);
-  assert.match(new TextDecoder().decode(bad.stderr), /error: unknown game "chess"/);
+  assert.match(new TextDecoder().decode(bad.stderr), /error: game "chess": unknown/);
 });

@@ -108,6 +108,33 @@ Deno.test("tasks: unwritable outputs, missing inputs and bad arguments give one 
         names: "--chromium",
       },
       // bad arguments of tasks without files, and the cases of the issue
+      { task: "az", args: ["nosuchgame"], status: [2], names: "nosuchgame" },
+      {
+        task: "selfplay",
+        args: ["tictactoe", "--buffer", `${under}/b`],
+        status: [1, 2],
+        names: under,
+      },
+      {
+        task: "train",
+        args: ["tictactoe", "--buffer", missing, "--out", `${dir}/c.kbnn`],
+        status: [1, 2],
+        names: missing,
+      },
+      {
+        task: "arena",
+        args: [
+          "tictactoe",
+          "--candidate",
+          `${missing}.kbnn`,
+          "--best",
+          `${missing}2.kbnn`,
+          "--log",
+          `${dir}/a.jsonl`,
+        ],
+        status: [1, 2],
+        names: `${missing}.kbnn`,
+      },
       { task: "eval", args: ["As Ks"], status: [2], names: "As Ks" },
       { task: "cfr", args: ["chess"], status: [2], names: "chess" },
       { task: "perft", args: ["Base", "x"], status: [2], names: "depth" },

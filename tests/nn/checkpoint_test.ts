@@ -132,5 +132,5 @@ Deno.test("damaged checkpoints: wrong version, truncation, bad checksum, shape m
   const m = bytes.slice();
   m[0] = 0;
   assert.match(code(() => decodeCheckpoint(m)), /^bad_checkpoint/);
-  await assert.rejects(() => loadCheckpoint("/nonexistent/net.kbnn"), /does not exist/);
+  await assert.rejects(() => loadCheckpoint("/nonexistent/net.kbnn"), /no such file/);
 });
