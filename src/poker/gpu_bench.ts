@@ -43,6 +43,9 @@ interface GpuRun {
   deviceBytes: number;
   /** Estimated bytes one iteration reads and writes (see trafficBytes). */
   trafficBytes: number;
+  /** GPU ms per kernel in one iteration, each dispatch timed apart (null without timestamps). */
+  kernels: Record<string, number> | null;
+  dispatches: number;
 }
 
 /**
@@ -83,6 +86,7 @@ async function gpuRun(
   const seconds: (number | null)[] = TARGETS.map(() => null);
   const its: (number | null)[] = TARGETS.map(() => null);
   let pct = Infinity, lastIt = 0, solveSeconds = 0, iterMs = 0, checkMs = 0;
+  let kernels: Record<string, number> | null = null;
   try {
     const start = performance.now();
     const inflight: { it: number; p: Promise<{ percent: number }> }[] = [];
@@ -111,6 +115,7 @@ async function gpuRun(
     const b = performance.now();
     for (let k = 0; k < 3; k++) await gpu.exploitability();
     iterMs = (b - a) / 20, checkMs = (performance.now() - b) / 3;
+    kernels = await gpu.kernelTimes();
   } finally {
     gpu.destroy();
   }
@@ -130,6 +135,8 @@ async function gpuRun(
     its,
     deviceBytes: gpu.deviceBytes,
     trafficBytes: trafficBytes(tree.size, spot.game.numHands, gpu.storeBytes),
+    kernels,
+    dispatches: gpu.dispatchesPerIteration,
   };
 }
 
@@ -278,6 +285,25 @@ export const suite: BenchSuite = {
         r.msPerIteration > 0 ? r.trafficBytes / 1e6 / r.msPerIteration : null,
       ]),
     });
+    const names = ["down", "fold", "showdown", "dense", "up", "reduce", "encode", "commit"];
+    const timed = runs.filter((r) => r.kernels);
+    if (timed.length > 0) {
+      report.tables.push({
+        title: "GPU ms per kernel in one iteration (each dispatch timed in its own pass: " +
+          "the sum exceeds ms / iteration by the per-pass overhead)",
+        columns: ["spot", "regrets/strategy", ...names, "sum", "dispatches"],
+        rows: timed.map((r) => {
+          const k = r.kernels!;
+          return [
+            r.spot,
+            r.formats,
+            ...names.map((n) => k[n] ?? null),
+            Object.values(k).reduce((a, b) => a + b, 0),
+            r.dispatches,
+          ];
+        }),
+      });
+    }
     const ref = arg("--refsolve") ?? Deno.env.get("REFSOLVE") ?? "";
     if (ref) {
       const threads = navigator.hardwareConcurrency;

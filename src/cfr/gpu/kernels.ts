@@ -14,8 +14,8 @@
 export const NODE_WORDS = 8;
 /** Threads per workgroup of the element-wise kernels. */
 export const WG = 256;
-/** Threads per workgroup of the fold kernel (52 card sums + a reduction). */
-export const FOLD_WG = 64;
+/** Threads per workgroup of the fold kernel (four threads per card sum, and a reduction). */
+export const FOLD_WG = 256;
 /** Threads per workgroup of the showdown kernel. */
 export const SD_WG = 256;
 /** Evaluation modes of the up pass. */
@@ -380,6 +380,7 @@ fn dense(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
 }
 
 var<workgroup> cardSum: array<f32, 64>;
+var<workgroup> cpart: array<f32, 256>;
 var<workgroup> part: array<f32, ${Math.max(FOLD_WG, SD_WG)}>;
 
 // Poker fold terminals, one workgroup per node: out[h] = pay * (opponent reach sharing no card with h),
@@ -400,16 +401,25 @@ fn fold(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
     let win = aux[FOLD + 4u * k + 1u] != p;
     let pay = bitcast<f32>(aux[FOLD + 4u * k + select(3u, 2u, win)]);
     let base = n * HM;
-    if (t < 52u) {
+    // Card sums over the card's holders, a quarter of them per thread (short load chains).
+    if (t < 208u) {
+      let s0 = aux[hold + t / 4u];
+      let s1 = aux[hold + t / 4u + 1u];
+      let cch = (s1 - s0 + 3u) / 4u;
+      let lo = min(s0 + (t % 4u) * cch, s1);
+      let hi = min(lo + cch, s1);
       var s = 0.0;
-      for (var e = aux[hold + t]; e < aux[hold + t + 1u]; e++) { s += reach[base + aux[hold + 53u + e]]; }
-      cardSum[t] = s;
+      for (var e = lo; e < hi; e++) { s += reach[base + aux[hold + 53u + e]]; }
+      cpart[t] = s;
     }
     var ps = 0.0;
     for (var j = t; j < Ho; j += ${FOLD_WG}u) { ps += reach[base + j]; }
     part[t] = ps;
     workgroupBarrier();
-    if (t == 0u) {
+    if (t < 52u) {
+      cardSum[t] = ((cpart[4u * t] + cpart[4u * t + 1u]) + cpart[4u * t + 2u]) + cpart[4u * t + 3u];
+    }
+    if (t == 64u) {
       var s = 0.0;
       for (var i = 0u; i < ${FOLD_WG}u; i++) { s += part[i]; }
       part[0] = s;
@@ -460,12 +470,24 @@ fn showdown(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid:
     let mOff = aux[bt + 4u];
     let nM = aux[bt + 5u];
     let base = n * HM;
-    if (t < 52u) {
+    // Per-card running sums, four threads per card (a quarter of its holders each, then the
+    // sums of the quarters before): short dependent load chains.
+    let c4 = t / 4u;
+    let q4 = t % 4u;
+    var cLo = 0u;
+    var cHi = 0u;
+    if (t < 208u) {
+      let s0 = aux[cs + c4];
+      let s1 = aux[cs + c4 + 1u];
+      let cch = (s1 - s0 + 3u) / 4u;
+      cLo = min(s0 + q4 * cch, s1);
+      cHi = min(cLo + cch, s1);
       var run = 0.0;
-      for (var e = aux[cs + t]; e < aux[cs + t + 1u]; e++) {
+      for (var e = cLo; e < cHi; e++) {
         run += reach[base + aux[eOff + e]];
         scratch[sbase + e] = run;
       }
+      cpart[t] = run;
     }
     let ch = (nT + ${SD_WG - 1}u) / ${SD_WG}u;
     let lo = min(t * ch, nT);
@@ -488,6 +510,11 @@ fn showdown(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid:
     workgroupBarrier();
     let add = part[t];
     for (var j = lo; j < hi; j++) { prefix[j] += add; }
+    if (t < 208u && q4 > 0u) {
+      var cadd = 0.0;
+      for (var i = c4 * 4u; i < t; i++) { cadd += cpart[i]; }
+      for (var e = cLo; e < cHi; e++) { scratch[sbase + e] += cadd; }
+    }
     storageBarrier();
     workgroupBarrier();
     var total = 0.0;

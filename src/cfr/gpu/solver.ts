@@ -95,6 +95,10 @@ export class GpuCfrSolver {
   readonly discount: DiscountParams;
   /** Bytes of device buffers this solver allocated. */
   readonly deviceBytes: number;
+  /** Dispatches one iteration records (both traversers). */
+  get dispatchesPerIteration(): number {
+    return this.train.length;
+  }
   /** Bytes of the regret and strategy (and prediction) payloads. */
   get storeBytes(): number {
     return this.regrets.size + this.strategy.size +
@@ -377,16 +381,56 @@ export class GpuCfrSolver {
   run(iterations: number): void {
     const dev = this.ctx.device;
     for (let i = 0; i < iterations; i++) {
-      const d = iterationDiscount(this.discount, this.iteration);
-      const words = new ArrayBuffer(48), f = new Float32Array(words), u = new Uint32Array(words);
-      f.set([d.alphaPos, d.betaNeg, d.gamma, d.alphaNext]);
-      u.set([this.iteration, 0, ...this.keys], 4);
-      dev.queue.writeBuffer(this.disc, 0, words);
+      this.writeDiscount();
       const enc = dev.createCommandEncoder();
       this.record(enc, this.train);
       dev.queue.submit([enc.finish()]);
       this.iteration++;
     }
+  }
+
+  /**
+   * Runs one more iteration with a timestamp around every dispatch and returns the GPU
+   * milliseconds per kernel (entry point), summed over the iteration; null without timestamp
+   * queries. For benchmarks: says which passes bound an iteration.
+   */
+  async kernelTimes(): Promise<Record<string, number> | null> {
+    if (!this.ctx.timestamps) return null;
+    const dev = this.ctx.device, cmds = this.train, n = cmds.length;
+    this.writeDiscount();
+    const qs = dev.createQuerySet({ type: "timestamp", count: 2 * n });
+    const resolve = dev.createBuffer({ size: 16 * n, usage: 0x200 | 0x4 });
+    const staging = dev.createBuffer({ size: 16 * n, usage: 0x1 | 0x8 });
+    const enc = dev.createCommandEncoder();
+    cmds.forEach((c, i) => {
+      const pass = enc.beginComputePass({
+        timestampWrites: {
+          querySet: qs,
+          beginningOfPassWriteIndex: 2 * i,
+          endOfPassWriteIndex: 2 * i + 1,
+        },
+      });
+      pass.setPipeline(this.pipelines.get(c.entry)!);
+      pass.setBindGroup(0, c.bind);
+      pass.dispatchWorkgroups(c.groups[0], c.groups[1], c.groups[2]);
+      pass.end();
+    });
+    enc.resolveQuerySet(qs, 0, 2 * n, resolve, 0);
+    enc.copyBufferToBuffer(resolve, 0, staging, 0, 16 * n);
+    dev.queue.submit([enc.finish()]);
+    this.iteration++;
+    await staging.mapAsync(0x1);
+    const t = new BigUint64Array(staging.getMappedRange().slice(0));
+    staging.unmap();
+    for (const b of [staging, resolve]) b.destroy();
+    qs.destroy();
+    const out: Record<string, number> = {};
+    cmds.forEach((c, i) => {
+      const ns = Number(t[2 * i + 1] - t[2 * i]);
+      const key = c.entry.replace(/_[RSQ]$/, "");
+      out[key] = (out[key] ?? 0) + (ns > 0 ? ns / 1e6 : 0);
+    });
+    return out;
   }
 
   /** Exploitability of the average strategy: both best responses and EVs on the device, one readback. */
@@ -509,6 +553,15 @@ export class GpuCfrSolver {
   destroy(): void {
     for (const b of this.buffers) b.destroy();
     this.sink.destroy();
+  }
+
+  /** Uploads the discounts and rounding keys of the next iteration. */
+  private writeDiscount(): void {
+    const d = iterationDiscount(this.discount, this.iteration);
+    const words = new ArrayBuffer(48), f = new Float32Array(words), u = new Uint32Array(words);
+    f.set([d.alphaPos, d.betaNeg, d.gamma, d.alphaNext]);
+    u.set([this.iteration, 0, ...this.keys], 4);
+    this.ctx.device.queue.writeBuffer(this.disc, 0, words);
   }
 
   private record(enc: GPUCommandEncoder, cmds: Command[]): void {
