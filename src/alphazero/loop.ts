@@ -7,7 +7,7 @@
 //   log.jsonl                    one line per finished iteration (losses, arena, speeds)
 //   state.json                   the iteration in progress and the best network's generation
 import { writeFileAtomic } from "../cli/atomic.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { CachedEvaluator, type Evaluator } from "../mcts/evaluator.ts";
 import { type GameSpec, inputSize } from "../mcts/game.ts";
 import { loadCheckpoint, saveCheckpoint } from "../nn/checkpoint.ts";

@@ -1,7 +1,7 @@
 // Per-game presets of the AlphaZero loop: the game, the network shape and every number of the
 // loop. Small games get numbers that finish on a laptop CPU; `seed003Preset` holds the seed's
 // numbers for a full-size game (the Hive adapter registers itself with it).
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import type { GameSpec } from "../mcts/game.ts";
 import { defaultSearchConfig } from "../mcts/search.ts";
 import { NET_PRESETS, type NetConfig } from "../nn/config.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ReplayBuffer } from "../../src/alphazero/buffer.ts";
-import { isKibitzError } from "../../src/cli/error.ts";
+import { isKibitzError } from "../../src/errors.ts";
 import { mulberry32 } from "../../src/mcts/random.ts";
 
 const INPUT = 12, MOVES = 5;

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { azGames, azPreset, seed003Preset } from "../../src/alphazero/presets.ts";
 import { TICTACTOE } from "../../src/alphazero/games/tictactoe.ts";
 import type { GameSpec } from "../../src/mcts/game.ts";
-import { isKibitzError } from "../../src/cli/error.ts";
+import { isKibitzError } from "../../src/errors.ts";
 
 Deno.test("presets: seed 003's numbers are the defaults", () => {
   const p = seed003Preset(TICTACTOE as GameSpec<unknown>);
