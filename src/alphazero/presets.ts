@@ -97,9 +97,9 @@ function connect4Small(): AzPreset {
   const base = seed003Preset(game);
   return {
     ...base,
-    net: netFor(game, { ...NET_PRESETS.tiny, blocks: 2, filters: 24, valueHidden: 32 }),
+    net: netFor(game, { ...NET_PRESETS.tiny, blocks: 1, filters: 16, valueHidden: 32 }),
     selfplay: defaultSelfPlayConfig({
-      playouts: 100,
+      playouts: 64,
       concurrency: 32,
       temperatureMoves: 6,
       search: defaultSearchConfig({ noise: true, dirichletAlpha: 1.0, leavesPerRound: 4 }),
@@ -128,6 +128,7 @@ function connect3Small(): AzPreset {
   };
 }
 
+/** Connect Four 7 x 6: sized for a GPU or a long CPU run (hours on the CPU reference network). */
 function connect4(): AzPreset {
   const game = connectFourSpec(7, 6, 4) as GameSpec<unknown>;
   const base = seed003Preset(game);

@@ -142,6 +142,33 @@ Deno.test("tasks: unwritable outputs, missing inputs and bad arguments give one 
       { task: "gpu-info", args: ["--no-such-flag"], status: [2], names: "no-such-flag" },
       { task: "uhp", args: ["--no-such-flag"], status: [2], names: "no-such-flag" },
       { task: "serve", args: ["--port", busy], status: [1], names: `--port ${busy}` },
+      { task: "az", args: ["tictactoe", "--dir", under], status: [1, 2], names: under },
+      {
+        task: "selfplay",
+        args: ["tictactoe", "--buffer", `${dir}/buf`, "--model", `${missing}.kbnn`],
+        status: [2],
+        names: `${missing}.kbnn`,
+      },
+      {
+        task: "train",
+        args: ["tictactoe", "--buffer", `${missing}-buf`, "--out", `${dir}/c.kbnn`],
+        status: [2],
+        names: `${missing}-buf`,
+      },
+      {
+        task: "arena",
+        args: [
+          "tictactoe",
+          "--candidate",
+          `${missing}.kbnn`,
+          "--best",
+          `${missing}.kbnn`,
+          "--log",
+          `${dir}/a.jsonl`,
+        ],
+        status: [2],
+        names: "--candidate",
+      },
     ];
     // Every task of deno.json is exercised (demo is solve under another name).
     const covered = new Set(cases.map((c) => c.task));
