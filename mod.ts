@@ -8,3 +8,5 @@ export * from "./src/cfr/mod.ts";
 export * from "./src/games/mod.ts";
 export * from "./src/poker/mod.ts";
 export * from "./src/nn/mod.ts";
+export * from "./src/mcts/mod.ts";
+export * from "./src/alphazero/mod.ts";
