@@ -11,6 +11,8 @@ const scope = self as unknown as {
   postMessage(m: unknown): void;
 };
 scope.onmessage = (e) => {
-  for (const seed of e.data.seeds) scope.postMessage({ game: playEngineGame(seed, e.data.options) });
+  for (const seed of e.data.seeds) {
+    scope.postMessage({ game: playEngineGame(seed, e.data.options) });
+  }
   scope.postMessage({ done: true });
 };
