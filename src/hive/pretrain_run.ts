@@ -1,6 +1,8 @@
 // The whole warm-start run behind `deno task hive-pretrain`: read stores, split by game, train,
 // log every epoch (JSON lines) and save the checkpoint after each one.
+import { writeFileAtomic } from "../cli/atomic.ts";
 import { KibitzError } from "../cli/error.ts";
+import { encodeHiveModel } from "./model_file.ts";
 import { loadCheckpoint, saveCheckpoint } from "../nn/checkpoint.ts";
 import type { NetConfig } from "../nn/config.ts";
 import { createNet } from "../nn/create.ts";
@@ -23,6 +25,10 @@ export interface PretrainRun {
   net: NetConfig;
   netName: string;
   init: string | null;
+  /** Compact model file (int8, gzip) written beside the checkpoint after every epoch, or null. */
+  model: string | null;
+  /** The model's name (its metadata; `info` shows it). */
+  modelName: string;
   epochs: number;
   batch: number;
   positionsPerEpoch: number;
@@ -100,12 +106,17 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
       },
       async (r) => {
         o.epoch(r);
-        await saveCheckpoint(o.out, await net.weights(), {
+        const meta = {
+          name: o.modelName,
           kind: "hive-pretrain",
           net: o.netName,
           epoch: r.epoch,
           games: games.length,
-        });
+          stores: o.stores.join(","),
+        };
+        const w = await net.weights();
+        await saveCheckpoint(o.out, w, meta);
+        if (o.model) await writeFileAtomic(o.model, encodeHiveModel(w, meta));
         await Deno.writeTextFile(o.log, JSON.stringify(r) + "\n", { append: true });
       },
       o.step,
