@@ -75,7 +75,7 @@ export function encodeHiveModel(w: NetWeights, meta: Record<string, string | num
     }
     off = Math.ceil(off / 4) * 4;
   }
-  return gzipSync(bytes, { level: 9 });
+  return gzipSync(bytes, { level: 6 });
 }
 
 /** Decodes a model file, or a plain network checkpoint (`.kbnn`), into weights and metadata. */

@@ -35,6 +35,8 @@ export interface PretrainRun {
   valFraction: number;
   valPositions: number;
   maxGames: number;
+  /** Skip games without a result (stopped at a ply cap: often long shuffles that teach little). */
+  finishedOnly: boolean;
   lrMax: number;
   lrMin: number;
   augment: boolean;
@@ -52,6 +54,7 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
     try {
       for await (const g of readGameStore(path)) {
         if (o.maxGames > 0 && stored.length >= o.maxGames) break;
+        if (o.finishedOnly && g.result === "Unfinished") continue;
         stored.push(g);
       }
     } catch (e) {
