@@ -32,8 +32,21 @@ export interface HiveEvaluation {
   value: number;
 }
 
+/** Evaluates a position synchronously (the network, or a stand-in in tests and baselines). */
+export interface HiveEvaluator {
+  evaluate(g: HiveGame, legal: number[]): HiveEvaluation;
+}
+
+/** Equal priors and value 0: search guided only by exact results. */
+export const uniformHiveEvaluator: HiveEvaluator = {
+  evaluate: (_g, legal) => ({
+    priors: new Float32Array(legal.length).fill(1 / Math.max(1, legal.length)),
+    value: 0,
+  }),
+};
+
 /** A Hive network evaluated synchronously on the CPU (inference-mode batch norm). */
-export class SyncHiveNet {
+export class SyncHiveNet implements HiveEvaluator {
   private readonly backend = new CpuBackend();
   private readonly net: NetTensors<CpuTensor>;
   private readonly planes = new Float32Array(HIVE_PLANE_SIZE);
@@ -112,7 +125,7 @@ export class MctsPlayer implements UhpPlayer {
   last: MctsResult | null = null;
 
   constructor(
-    readonly net: SyncHiveNet,
+    readonly net: HiveEvaluator,
     readonly config: MctsPlayerConfig = MCTS_PLAYER_DEFAULTS,
   ) {}
 
@@ -137,9 +150,11 @@ export class MctsPlayer implements UhpPlayer {
       this.last = { move: rootMoves[0] ?? PASS, playouts: 0, value: 0, ms: 0 };
       return this.last;
     }
-    let done = 0;
+    let done = 0, slowest = 0;
     const path: Node[] = [];
-    while (done < playouts && (done === 0 || performance.now() < deadline)) {
+    // Stop when the slowest playout so far would no longer fit before the deadline.
+    while (done < playouts && (done === 0 || performance.now() + slowest < deadline)) {
+      const p0 = performance.now();
       path.length = 0;
       let node = root;
       path.push(node);
@@ -167,6 +182,7 @@ export class MctsPlayer implements UhpPlayer {
         value = -value;
       }
       done++;
+      slowest = Math.max(slowest, performance.now() - p0);
     }
     let best = root.children![0];
     for (const k of root.children!) {
@@ -200,7 +216,7 @@ export class MctsPlayer implements UhpPlayer {
 
 /** The network's most probable legal move, no search (the ladder's policy-only player). */
 export class PolicyPlayer implements UhpPlayer {
-  constructor(readonly net: SyncHiveNet) {}
+  constructor(readonly net: HiveEvaluator) {}
 
   /** Ignores the limits: one network evaluation. */
   bestMove(game: HiveGame): number {

@@ -11,23 +11,35 @@ import { encodeHivePosition, HIVE_PLANE_SIZE, hiveMoveIndex } from "../../src/hi
 import { HiveGame } from "../../src/hive/game.ts";
 import { transformGame, transformMove } from "../../src/hive/symmetry.ts";
 
-// A short game that ends with the black queen surrounded (White wins).
+// An engine game where White's last move surrounds its own queen: Black wins, whoever moved.
 const WIN = [
-  "wQ",
-  "bQ -wQ",
-  "wA1 wQ/",
-  "bA1 \\bQ",
-  "wA1 /bQ",
-  "bA1 bQ/",
-  "wG1 wQ\\",
-  "bG1 -bQ",
-  "wA2 \\wQ",
-  "bB1 \\bG1",
-  "wA2 \\bQ",
-  "bS1 bB1/",
-  "wA3 wA1\\",
-  "bS2 bS1-",
-  "wA3 bQ\\",
+  "wP",
+  "bS1 \\wP",
+  "wA1 wP\\",
+  "bM \\bS1",
+  "wS1 wA1-",
+  "bS2 \\bM",
+  "wQ /wA1",
+  "bQ \\bS2",
+  "wA2 wS1/",
+  "bB1 bS1/",
+  "wA2 bQ/",
+  "bA1 \\bB1",
+  "wA3 wS1/",
+  "bA1 wQ\\",
+  "wA3 /bQ",
+  "bA2 \\bB1",
+  "wS1 bA1\\",
+  "bA2 -wQ",
+  "wM wA1-",
+  "bA3 \\bB1",
+  "wM -wA2",
+  "bA3 wA1\\",
+  "wB1 \\wA2",
+  "bG1 \\bB1",
+  "wG1 wS1-",
+  "bM /wP",
+  "wA2 bA2\\",
 ];
 
 Deno.test("hive adapter: results come from the position, with self-play's draw rules", () => {
@@ -35,15 +47,17 @@ Deno.test("hive adapter: results come from the position, with self-play's draw r
   const az = new HiveAzGame(g, { ...HIVE_SELFPLAY_RULES, maxPlies: 0, threefold: false });
   for (const m of WIN.slice(0, -1)) {
     equal(az.result(), null);
-    az.play(g.parseMove(m));
+    const code = g.parseMove(m);
+    ok(az.legalMoves().includes(code), m);
+    az.play(code);
   }
   const last = g.parseMove(WIN[WIN.length - 1]);
   ok(az.legalMoves().includes(last));
   az.play(last);
-  // Black is to move and has lost: -1 from the side to move, whoever moved last.
-  equal(g.state, 3);
-  equal(az.result(), -1);
-  equal(hiveOutcome(g), -1);
+  // Black is to move and has won: +1 for the side to move, though White moved last.
+  equal(g.state, 4);
+  equal(az.result(), 1);
+  equal(hiveOutcome(g), 1);
   equal(az.legalMoves().length, 0);
   az.undo();
   equal(az.result(), null);
@@ -55,9 +69,9 @@ Deno.test("hive adapter: results come from the position, with self-play's draw r
   equal(capped.result(), 0);
 
   // Threefold repetition: a white and a black piece step out and back three times.
-  const rep = new HiveAzGame(new HiveGame("Base+MLP"), HIVE_SELFPLAY_RULES);
-  const r = rep.game;
-  for (const m of ["wQ", "bQ -wQ", "wS1 wQ-", "bS1 -bQ"]) rep.play(r.parseMove(m));
+  const r = new HiveGame("Base+MLP");
+  for (const m of ["wS1", "bS1 -wS1", "wQ wS1-", "bQ -bS1"]) r.playString(m);
+  const rep = new HiveAzGame(r, HIVE_SELFPLAY_RULES);
   const back = (m: number, from: number) => (m & ~1023) | from;
   let cycle: number[] | null = null;
   for (const w of rep.legalMoves()) {
@@ -95,7 +109,11 @@ Deno.test("hive adapter: the symmetric view encodes the rotated board with match
   const games = Array.from({ length: 3 }, () => spec.create() as HiveAzGame);
   equal(games[1].symmetry, 1);
   const az = games[2];
-  for (const m of ["wQ", "bQ -wQ", "wA1 wQ/", "bA1 \\bQ"]) az.play(az.game.parseMove(m));
+  for (const m of ["wS1", "bS1 -wS1", "wQ wS1/", "bQ \\bS1"]) {
+    const code = az.game.parseMove(m);
+    ok(az.legalMoves().includes(code), m);
+    az.play(code);
+  }
   const view = transformGame(az.game, 2);
   const a = new Float32Array(HIVE_PLANE_SIZE), b = new Float32Array(HIVE_PLANE_SIZE);
   az.encode(a, 0);
