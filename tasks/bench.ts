@@ -13,6 +13,8 @@ const SUITES: Record<string, () => Promise<{ suite: BenchSuite }>> = {
   warmstart: () => import("../src/poker/warmstart_bench.ts"),
   solve: () => import("../src/poker/bench.ts"),
   nn: () => import("../src/nn/bench.ts"),
+  "hive-strength": () => import("../src/hive/strength_bench.ts"),
+  "hive-selfplay": () => import("../src/alphazero/hive_bench.ts"),
 };
 
 await runMain(async () => {
