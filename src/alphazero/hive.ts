@@ -8,6 +8,9 @@ import { HiveGame } from "../hive/game.ts";
 import { BLACK_WINS, DRAW, WHITE_WINS } from "../hive/state.ts";
 import { HEX_SYMMETRIES, transformMove } from "../hive/symmetry.ts";
 import type { Game, GameSpec, Outcome } from "../mcts/game.ts";
+import { KibitzError } from "../cli/error.ts";
+import { loadHiveModel } from "../hive/model_file.ts";
+import { saveCheckpoint } from "../nn/checkpoint.ts";
 import { NET_PRESETS, type NetConfig } from "../nn/config.ts";
 import { defaultSearchConfig } from "../mcts/search.ts";
 import { defaultArenaConfig } from "./arena.ts";
@@ -232,6 +235,33 @@ export function hiveTinyPreset(): AzPreset {
     maxBatch: 8,
     cacheSize: 100,
   };
+}
+
+/**
+ * Writes `init` (a checkpoint or model file whose shape matches `net`) as the loop's first best
+ * network in `dir`, unless the run there already has one (so resuming never overwrites).
+ */
+export async function warmStart(dir: string, init: string, net: NetConfig): Promise<boolean> {
+  const best = `${dir}/best.kbnn`;
+  try {
+    await Deno.stat(best);
+    return false;
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  const m = await loadHiveModel(init);
+  const c = m.weights.config;
+  for (const k of Object.keys(net) as (keyof NetConfig)[]) {
+    if (c[k] !== net[k]) {
+      throw new KibitzError(
+        "shape_mismatch",
+        `${init} is a ${c.blocks} x ${c.filters} network; this preset needs ${net.blocks} x ${net.filters}`,
+      );
+    }
+  }
+  await Deno.mkdir(dir, { recursive: true });
+  await saveCheckpoint(best, m.weights, { generation: 0, warmStart: init });
+  return true;
 }
 
 registerAzGame("hive", hivePreset);

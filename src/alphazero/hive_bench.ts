@@ -12,7 +12,7 @@ import {
   HIVE_POLICY_SIZE,
   hiveLegalMask,
 } from "../hive/encoding.ts";
-import { HiveGame } from "../hive/game.ts";
+import type { HiveGame } from "../hive/game.ts";
 import { randomGame } from "../hive/playout.ts";
 import { CachedEvaluator } from "../mcts/evaluator.ts";
 import { defaultSearchConfig, Search } from "../mcts/search.ts";

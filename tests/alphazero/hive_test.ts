@@ -5,7 +5,11 @@ import {
   hiveOutcome,
   hiveSpec,
   hiveTinyPreset,
+  warmStart,
 } from "../../src/alphazero/hive.ts";
+import { encodeHiveModel } from "../../src/hive/model_file.ts";
+import { loadCheckpoint } from "../../src/nn/checkpoint.ts";
+import { initWeights } from "../../src/nn/params.ts";
 import { runLoop } from "../../src/alphazero/loop.ts";
 import { encodeHivePosition, HIVE_PLANE_SIZE, hiveMoveIndex } from "../../src/hive/encoding.ts";
 import { HiveGame } from "../../src/hive/game.ts";
@@ -130,9 +134,17 @@ Deno.test("hive adapter: the symmetric view encodes the rotated board with match
 Deno.test("hive adapter: one AlphaZero iteration runs end to end on the CPU (hive-tiny)", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const lines = await runLoop(dir, hiveTinyPreset(), "cpu");
+    const preset = hiveTinyPreset();
+    // Warm start from a "pretrained" network (here: seeded weights saved as a model file).
+    const init = `${dir}/init.kbhz`;
+    await Deno.writeFile(init, encodeHiveModel(initWeights(preset.net, 9), { name: "warm" }));
+    equal(await warmStart(`${dir}/run`, init, preset.net), true);
+    equal(await warmStart(`${dir}/run`, init, preset.net), false); // never over a run's best
+    const best = await loadCheckpoint(`${dir}/run/best.kbnn`);
+    equal(best.meta.warmStart, init);
+    const lines = await runLoop(`${dir}/run`, preset, "cpu");
     equal(lines.length, 1);
-    const sp = (await Deno.readTextFile(`${dir}/selfplay/iter-0001.jsonl`)).trim().split("\n");
+    const sp = (await Deno.readTextFile(`${dir}/run/selfplay/iter-0001.jsonl`)).trim().split("\n");
     equal(sp.length, 2);
     for (const l of sp) ok(JSON.parse(l).plies <= 6, l);
   } finally {
