@@ -117,7 +117,7 @@ export const suite: BenchSuite = {
         "moves/s",
         "evaluations/s",
         "mean batch",
-        "network share",
+        "network time / wall",
         "games finished",
         "mean plies",
         "games/hour (est.)",
