@@ -1,4 +1,4 @@
-// `deno task bench hive-strength [games=N] [model=FILE] [playouts=N] [ms=N] [pairs=a:b,...]`:
+// `deno task bench hive-strength [games=N] [model=FILE] [playouts=N] [ms=N] [plies=N] [pairs=a:b,...]`:
 // the strength ladder of the Hive players (see strength.ts) with the shipped network by default.
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../cli/error.ts";
@@ -47,6 +47,7 @@ export const suite: BenchSuite = {
     const games = num("games", opts.full ? 200 : 4);
     const playouts = num("playouts", 100);
     const ms = num("ms", 1000);
+    const maxPlies = num("plies", 200);
     const modelPath = kv.get("model") ?? DEFAULT_HIVE_MODEL;
     const pairs = (kv.get("pairs") ?? DEFAULT_PAIRS.join(",")).split(",");
     const model = await loadHiveModel(modelPath);
@@ -80,7 +81,7 @@ export const suite: BenchSuite = {
         games,
         gameType: "Base+MLP",
         openingPlies: 2,
-        maxPlies: 200,
+        maxPlies,
         seed: 1 + k,
       }, (i, s, plies) => opts.log(`  game ${i + 1}: ${a.name} scores ${s} in ${plies} plies`));
       results.push(r);
