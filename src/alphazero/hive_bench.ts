@@ -85,11 +85,14 @@ export const suite: BenchSuite = {
     const evaluator = new CachedEvaluator(batcher, 200_000);
     const search = defaultSearchConfig({ noise: true });
     const deadline = performance.now() + seconds * 1000;
-    let moves = 0, finished = 0, finishedPlies = 0, seed = 1;
+    let moves = 0, finished = 0, finishedPlies = 0, seed = 1, totalPlayouts = 0;
     const t0 = performance.now();
+    // Playouts go in chunks so that every search stops close to the deadline, mid-move if need be.
+    const chunk = Math.max(1, Math.min(playouts, 32));
     await Promise.all(Array.from({ length: concurrency }, async () => {
       while (performance.now() < deadline) {
         const s = new Search(spec.create(), evaluator, search, seed++);
+        let counted = 0;
         while (performance.now() < deadline) {
           const g = s.position();
           if (g.result() !== null) {
@@ -97,7 +100,14 @@ export const suite: BenchSuite = {
             finishedPlies += g.ply();
             break;
           }
-          await s.run(playouts);
+          let done = 0;
+          while (done < playouts && performance.now() < deadline) {
+            await s.run(Math.min(chunk, playouts - done));
+            done += Math.min(chunk, playouts - done);
+          }
+          totalPlayouts += s.counters.playouts - counted;
+          counted = s.counters.playouts;
+          if (done < playouts) break;
           const m = s.pickMove(g.ply() < 15 ? 1 : 0.1);
           s.advance(m);
           moves++;
@@ -115,6 +125,7 @@ export const suite: BenchSuite = {
       columns: [
         "moves",
         "moves/s",
+        "playouts/s",
         "evaluations/s",
         "mean batch",
         "network time / wall",
@@ -125,16 +136,17 @@ export const suite: BenchSuite = {
       rows: [[
         moves,
         movesPerSec,
+        totalPlayouts / secs,
         batcher.stats.positions / secs,
         batcher.averageBatch(),
         batcher.stats.netMs / 1000 / secs,
         finished,
         meanPlies,
-        (3600 * movesPerSec) / meanPlies,
+        (3600 * totalPlayouts / secs) / (playouts * meanPlies),
       ]],
     });
     report.notes.push(
-      "games/hour = 3600 x moves/s / mean plies per game (the mean of the games finished in the " +
+      "games/hour = 3600 x playouts/s / (playouts per move x mean plies per game: the mean of the games finished in the " +
         `run, or the ${HIVE_SELFPLAY_RULES.maxPlies}-ply cap when none finished). Random weights.`,
     );
     return report;
