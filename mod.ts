@@ -1,8 +1,9 @@
 // Kibitz public API: re-exports only.
-export * from "./src/cli/error.ts";
+export * from "./src/errors.ts";
 export * from "./src/gpu/mod.ts";
 export * from "./src/quant/mod.ts";
 export * from "./src/hive/mod.ts";
+export * from "./src/uhp/mod.ts";
 export * from "./src/sgf/mod.ts";
 export * from "./src/cfr/mod.ts";
 export * from "./src/games/mod.ts";

@@ -1,5 +1,5 @@
 import { intOption, parseTaskArgs } from "../src/cli/args.ts";
-import { KibitzError } from "../src/cli/error.ts";
+import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { azGames, azPreset } from "../src/alphazero/presets.ts";

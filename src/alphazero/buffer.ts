@@ -8,7 +8,7 @@
 //   | u32 iteration | u32 games | records | u32 CRC-32 of everything before.
 // Record: f32 z | u32 ones | u32 others | u32 legal | ones x index | others x (index, f32 value)
 //   | legal x index | legal x f32 probability. Input planes are stored sparsely (most are 0/1).
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { writeFileAtomic } from "../cli/atomic.ts";
 import { crc32 } from "../nn/checkpoint.ts";
 import type { NetBatch } from "../nn/net.ts";

@@ -38,16 +38,24 @@ function paddedSize(n: number, gpu: boolean, max: number): number {
   return Math.min(p, Math.max(n, max));
 }
 
+interface Pending {
+  planes: Float32Array;
+  mask: Float32Array;
+  reqs: Request[];
+}
+
 /**
  * Gathers evaluation requests into batches. A batch goes to the network when it is full, or when
- * every caller has queued what it can (the flush runs as a task, after all pending microtasks). Call
- * `close` when done (it releases the scheduling channel).
+ * every caller has queued what it can (the flush runs as a task, after all pending microtasks).
+ * At most `maxInFlight` network calls run at once (1 by default: while one batch is on the device
+ * the next one fills up; a pipelined network can take more). Call `close` when done (it releases
+ * the scheduling channel).
  */
 export class BatchEvaluator<M> implements Evaluator<M> {
   readonly stats: EvaluatorStats = { batches: 0, positions: 0, netMs: 0, encodeMs: 0 };
-  private planes: Float32Array;
-  private mask: Float32Array;
-  private queue: Request[] = [];
+  private current: Pending;
+  private readonly ready: Pending[] = [];
+  private inFlight = 0;
   private readonly channel = new MessageChannel();
   private scheduled = false;
   private readonly per: number;
@@ -56,13 +64,21 @@ export class BatchEvaluator<M> implements Evaluator<M> {
     readonly net: BatchInfer,
     readonly spec: GameSpec<M>,
     readonly maxBatch = 256,
+    readonly maxInFlight = 1,
   ) {
     this.per = inputSize(spec);
-    this.planes = new Float32Array(maxBatch * this.per);
-    this.mask = new Float32Array(maxBatch * spec.moves);
+    this.current = this.fresh();
     this.channel.port1.onmessage = () => {
       this.scheduled = false;
-      if (this.queue.length > 0) this.flush();
+      if (this.inFlight < this.maxInFlight) this.flush();
+    };
+  }
+
+  private fresh(): Pending {
+    return {
+      planes: new Float32Array(this.maxBatch * this.per),
+      mask: new Float32Array(this.maxBatch * this.spec.moves),
+      reqs: [],
     };
   }
 
@@ -74,20 +90,21 @@ export class BatchEvaluator<M> implements Evaluator<M> {
   /** Encodes the position now; the promise resolves when its batch has been evaluated. */
   evaluate(game: Game<M>, moves: M[]): Promise<Evaluation> {
     const t0 = performance.now();
-    const row = this.queue.length;
-    game.encode(this.planes, row * this.per);
+    const cur = this.current;
+    const row = cur.reqs.length;
+    game.encode(cur.planes, row * this.per);
     const indices = new Int32Array(moves.length);
     const base = row * this.spec.moves;
     for (let i = 0; i < moves.length; i++) {
       const k = game.moveIndex(moves[i]);
       indices[i] = k;
-      this.mask[base + k] = 1;
+      cur.mask[base + k] = 1;
     }
     this.stats.encodeMs += performance.now() - t0;
     const p = new Promise<Evaluation>((resolve, reject) =>
-      this.queue.push({ indices, resolve, reject })
+      cur.reqs.push({ indices, resolve, reject })
     );
-    if (this.queue.length >= this.maxBatch) this.flush();
+    if (cur.reqs.length >= this.maxBatch) this.flush();
     else if (!this.scheduled) {
       this.scheduled = true;
       this.channel.port2.postMessage(0);
@@ -95,23 +112,29 @@ export class BatchEvaluator<M> implements Evaluator<M> {
     return p;
   }
 
-  /** Sends the queued positions to the network as one batch. */
+  /** Closes the batch being filled and sends what the in-flight limit allows to the network. */
   flush(): void {
-    const reqs = this.queue, n = reqs.length;
-    if (n === 0) return;
+    if (this.current.reqs.length > 0) {
+      this.ready.push(this.current);
+      this.current = this.fresh();
+    }
+    while (this.inFlight < this.maxInFlight && this.ready.length > 0) {
+      this.dispatch(this.ready.shift()!);
+    }
+  }
+
+  private dispatch(b: Pending): void {
+    const reqs = b.reqs, n = reqs.length;
     const size = paddedSize(n, this.net.backend === "gpu", this.maxBatch);
     const moves = this.spec.moves;
-    let planes = this.planes.subarray(0, n * this.per), mask = this.mask.subarray(0, n * moves);
+    let planes = b.planes.subarray(0, n * this.per), mask = b.mask.subarray(0, n * moves);
     if (size > n) {
       planes = new Float32Array(size * this.per);
-      planes.set(this.planes.subarray(0, n * this.per));
+      planes.set(b.planes.subarray(0, n * this.per));
       mask = new Float32Array(size * moves).fill(1);
-      mask.set(this.mask.subarray(0, n * moves));
+      mask.set(b.mask.subarray(0, n * moves));
     }
-    // Fresh buffers for the next batch: this one may still be in flight.
-    this.queue = [];
-    this.planes = new Float32Array(this.maxBatch * this.per);
-    this.mask = new Float32Array(this.maxBatch * moves);
+    this.inFlight++;
     const t0 = performance.now();
     this.net.infer({ size, planes, mask }).then((out) => {
       this.stats.netMs += performance.now() - t0;
@@ -125,6 +148,10 @@ export class BatchEvaluator<M> implements Evaluator<M> {
       }
     }, (e) => {
       for (const r of reqs) r.reject(e);
+    }).finally(() => {
+      this.inFlight--;
+      // What queued up while this batch ran goes next.
+      this.flush();
     });
   }
 

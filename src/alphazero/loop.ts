@@ -7,7 +7,7 @@
 //   log.jsonl                    one line per finished iteration (losses, arena, speeds)
 //   state.json                   the iteration in progress and the best network's generation
 import { writeFileAtomic } from "../cli/atomic.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { CachedEvaluator, type Evaluator } from "../mcts/evaluator.ts";
 import { type GameSpec, inputSize } from "../mcts/game.ts";
 import { loadCheckpoint, saveCheckpoint } from "../nn/checkpoint.ts";
@@ -177,7 +177,6 @@ export async function selfPlayStage(
     count,
     preset.seed * 7919 + iteration,
     async (rec) => {
-      if (stopFlag.stop) return;
       done.set(rec.index, rec);
       finished++;
       positions += rec.positions.length;
@@ -395,7 +394,13 @@ export async function runLoop(
     let perfect: PerfectCheck | undefined;
     pc.close();
     if (preset.perfectCheckPlayouts > 0) {
-      const p = await netPlayer(promoted ? candW : bestW, game, backend, preset.maxBatch, 0);
+      const p = await netPlayer(
+        promoted ? candW : bestW,
+        game,
+        backend,
+        preset.maxBatch,
+        preset.cacheSize,
+      );
       try {
         perfect = await checkAgainstPerfect(game, p.evaluator, preset.perfectCheckPlayouts);
       } finally {

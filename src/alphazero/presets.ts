@@ -1,7 +1,7 @@
 // Per-game presets of the AlphaZero loop: the game, the network shape and every number of the
 // loop. Small games get numbers that finish on a laptop CPU; `seed003Preset` holds the seed's
 // numbers for a full-size game (the Hive adapter registers itself with it).
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import type { GameSpec } from "../mcts/game.ts";
 import { defaultSearchConfig } from "../mcts/search.ts";
 import { NET_PRESETS, type NetConfig } from "../nn/config.ts";
@@ -40,9 +40,10 @@ export function seed003Preset(game: GameSpec<unknown>): AzPreset {
   return {
     game,
     net: netFor(game, NET_PRESETS.default),
-    selfplay: defaultSelfPlayConfig(),
+    // A cap on game length (scored a draw) so a game that cycles cannot stall an iteration.
+    selfplay: defaultSelfPlayConfig({ maxPlies: 500 }),
     train: defaultTrainConfig(),
-    arena: defaultArenaConfig(),
+    arena: defaultArenaConfig({ maxPlies: 500 }),
     gamesPerIteration: 256,
     iterations: 0,
     bufferCapacity: 500_000,
@@ -96,9 +97,9 @@ function connect4Small(): AzPreset {
   const base = seed003Preset(game);
   return {
     ...base,
-    net: netFor(game, { ...NET_PRESETS.tiny, blocks: 2, filters: 24, valueHidden: 32 }),
+    net: netFor(game, { ...NET_PRESETS.tiny, blocks: 1, filters: 16, valueHidden: 32 }),
     selfplay: defaultSelfPlayConfig({
-      playouts: 100,
+      playouts: 64,
       concurrency: 32,
       temperatureMoves: 6,
       search: defaultSearchConfig({ noise: true, dirichletAlpha: 1.0, leavesPerRound: 4 }),
@@ -112,6 +113,22 @@ function connect4Small(): AzPreset {
   };
 }
 
+function connect3Small(): AzPreset {
+  const game = connectFourSpec(5, 4, 3) as GameSpec<unknown>;
+  const base = connect4Small();
+  return {
+    ...base,
+    game,
+    net: netFor(game, base.net),
+    train: defaultTrainConfig({ batch: 64, steps: 80, lrMax: 0.05, lrMin: 0.001 }),
+    gamesPerIteration: 64,
+    iterations: 3,
+    bufferCapacity: 20_000,
+    perfectCheckPlayouts: 0,
+  };
+}
+
+/** Connect Four 7 x 6: sized for a GPU or a long CPU run (hours on the CPU reference network). */
 function connect4(): AzPreset {
   const game = connectFourSpec(7, 6, 4) as GameSpec<unknown>;
   const base = seed003Preset(game);
@@ -135,6 +152,7 @@ function connect4(): AzPreset {
 const REGISTRY = new Map<string, () => AzPreset>([
   ["tictactoe", tictactoe],
   ["connect4-5x4", connect4Small],
+  ["connect3-5x4", connect3Small],
   ["connect4", connect4],
 ]);
 

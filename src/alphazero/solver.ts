@@ -18,7 +18,7 @@ export class ExactSolver<M> {
     let best = -1;
     for (const m of g.legalMoves()) {
       g.play(m);
-      const v = -this.value(g);
+      const v = 0 - this.value(g);
       g.undo();
       if (v > best) best = v;
       if (best === 1) break;
@@ -31,7 +31,7 @@ export class ExactSolver<M> {
   bestMoves(g: Game<M>): M[] {
     const vals = g.legalMoves().map((m) => {
       g.play(m);
-      const v = -this.value(g);
+      const v = 0 - this.value(g);
       g.undo();
       return { m, v };
     });

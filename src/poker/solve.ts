@@ -6,10 +6,11 @@ import {
 } from "../cfr/evaluate.ts";
 import { CfrSolver } from "../cfr/solver.ts";
 import { buildTree, type PublicTree } from "../cfr/tree.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { type ActionTree, buildActionTree } from "./action_tree.ts";
 import type { SolveConfig } from "./config.ts";
 import { type PostflopGame, WorkerPostflopGame } from "./game.ts";
+import { type BackendChoice, chooseBackend, runGpuSolve } from "./gpu_solve.ts";
 import {
   checkMemoryLimit,
   estimateMemory,
@@ -88,17 +89,14 @@ export interface RunOptions {
   milestones?: number[];
   /** Called with the new solver before its first iteration (the warm start fills its regrets). */
   beforeSolve?: (solver: CfrSolver) => void;
+  /** The backend to use (default: `chooseBackend` from solver.backend). */
+  backend?: BackendChoice;
 }
 
 /** Runs CFR on a prepared spot until the target exploitability or max iterations. */
 export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promise<SolveOutcome> {
   const s = spot.config.solver;
-  if (s.backend === "gpu") {
-    throw new KibitzError(
-      "no_gpu_backend",
-      `solver.backend = "gpu": the postflop game runs on the CPU backend of the CFR engine only for now; use "cpu" or "auto"`,
-    );
-  }
+  const choice = opts.backend ?? await chooseBackend(spot);
   const tree = expandSpot(spot);
   const solver = new CfrSolver(tree, spot.game, {
     algorithm: s.algorithm,
@@ -107,9 +105,10 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
     regretFormat: s.regretFormat ?? undefined,
     seed: s.seed,
     pruning: s.enablePruning ? 1 : 0,
-    threads: s.threads,
+    threads: choice.backend === "gpu" ? 1 : s.threads,
   });
   opts.beforeSolve?.(solver);
+  if (choice.backend === "gpu") return runGpuSolve(spot, solver, choice.ctx!, opts);
   const firstIteration = solver.iteration;
   const every = opts.every ?? 10;
   const start = performance.now();

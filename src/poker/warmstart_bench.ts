@@ -1,7 +1,7 @@
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { CfrSolver, type SolverOptions } from "../cfr/solver.ts";
 import { buildTree, type PublicTree } from "../cfr/tree.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { buildActionTree } from "./action_tree.ts";
 import { parseSolveConfig } from "./config.ts";
 import { PostflopGame } from "./game.ts";

@@ -1,8 +1,8 @@
 // The Universal Hive Protocol engine: one command line in, one reply out (always ending in "ok").
-import { isKibitzError } from "../cli/error.ts";
+import { isKibitzError } from "../errors.ts";
 import { HiveGame } from "../hive/game.ts";
 import { PASS } from "../hive/move.ts";
-import { perft } from "../hive/perft.ts";
+import { perftWithin } from "../hive/perft.ts";
 import { searchBestMove } from "./alphabeta.ts";
 
 /** Engine name and version reported by `info`. */
@@ -45,7 +45,7 @@ const HELP = [
   "bestmove [time hh:mm:ss|depth N]",
   "undo [N]",
   "options [get Name|set Name Value]",
-  `perft N (extension, N <= ${MAX_PERFT})`,
+  `perft N (extension, N <= ${MAX_PERFT}, stops after PerftMaxTime seconds)`,
   "help",
   "exit",
 ];
@@ -79,7 +79,14 @@ export class UhpEngine {
       def: 10,
       min: 1,
       max: 3600,
-      help: "seconds a plain `bestmove` may take",
+      help: "seconds any `bestmove` may take, `bestmove depth N` included",
+    },
+    PerftMaxTime: {
+      value: 10,
+      def: 10,
+      min: 1,
+      max: 3600,
+      help: "seconds a `perft N` may take before it gives up with an error",
     },
   };
 
@@ -164,7 +171,14 @@ export class UhpEngine {
         if (!/^\d+$/.test(arg) || Number(arg) > MAX_PERFT) {
           throw new UhpError(`Invalid perft depth "${arg}"; expected 0..${MAX_PERFT}.`);
         }
-        return String(perft(g, Number(arg)));
+        const limit = this.options.PerftMaxTime.value;
+        const n = perftWithin(g, Number(arg), limit * 1000);
+        if (n === null) {
+          throw new UhpError(
+            `perft ${arg} stopped after ${limit} s (PerftMaxTime); try a smaller depth.`,
+          );
+        }
+        return String(n);
       }
       case "":
         return "";
@@ -182,12 +196,12 @@ export class UhpEngine {
     const g = this.requireGame();
     if (g.isOver()) throw new UhpError("The game is over.");
     const parts = arg.split(/\s+/).filter((s) => s !== "");
+    // BestMoveMaxTime caps every search that is not given a time of its own, so a deep
+    // `bestmove depth N` still answers in time with the best move of the deepest finished ply.
+    const maxMs = this.options.BestMoveMaxTime.value * 1000;
     let limits: { depth?: number; timeMs?: number };
     if (parts.length === 0) {
-      limits = {
-        depth: this.options.BestMoveDepth.value,
-        timeMs: this.options.BestMoveMaxTime.value * 1000,
-      };
+      limits = { depth: this.options.BestMoveDepth.value, timeMs: maxMs };
     } else if (parts.length === 2 && parts[0].toLowerCase() === "time") {
       limits = { timeMs: parseUhpTime(parts[1]) };
     } else if (parts.length === 2 && parts[0].toLowerCase() === "depth") {
@@ -195,7 +209,7 @@ export class UhpEngine {
       if (!/^\d+$/.test(parts[1]) || d < 1 || d > 64) {
         throw new UhpError(`Invalid depth "${parts[1]}"; expected 1..64.`);
       }
-      limits = { depth: d };
+      limits = { depth: d, timeMs: maxMs };
     } else {
       throw new UhpError(`Invalid bestmove arguments "${arg}"; expected time hh:mm:ss or depth N.`);
     }

@@ -149,3 +149,21 @@ Deno.test("mcts: Dirichlet samples sum to one with the right mean", () => {
   }
   for (const m of mean) assert(Math.abs(m - 0.2) < 0.03, `component mean ${m}`);
 });
+
+Deno.test("mcts: with virtual loss the visit counts add up and no loss is left behind", async () => {
+  for (const leaves of [1, 4, 16]) {
+    const s = new Search(
+      new TicTacToe(),
+      new UniformEvaluator(),
+      defaultSearchConfig({ leavesPerRound: leaves }),
+    );
+    await s.run(777);
+    const st = s.rootStats();
+    // The root's first visit is its own evaluation; every other playout went through a child.
+    assert.equal(st.visits.reduce((a, b) => a + b, 0), s.rootVisits() - 1);
+    assert.equal(s.rootVisits(), 777);
+    // A child's value is in [-1, 1] only if virtual losses were all taken back.
+    for (const q of st.q) assert(Number.isNaN(q) || Math.abs(q) <= 1, `q ${q}`);
+    assert(s.counters.evaluations + s.counters.terminals === s.counters.playouts);
+  }
+});

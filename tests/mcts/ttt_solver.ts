@@ -13,7 +13,7 @@ export function solveTtt(g: TicTacToe): number {
   let best = -1;
   for (const m of g.legalMoves()) {
     g.play(m);
-    best = Math.max(best, -solveTtt(g));
+    best = Math.max(best, 0 - solveTtt(g));
     g.undo();
     if (best === 1) break;
   }
@@ -26,7 +26,7 @@ export function moveValues(g: TicTacToe): Map<number, number> {
   const out = new Map<number, number>();
   for (const m of g.legalMoves()) {
     g.play(m);
-    out.set(m, -solveTtt(g));
+    out.set(m, 0 - solveTtt(g));
     g.undo();
   }
   return out;

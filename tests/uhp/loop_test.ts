@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { UhpEngine } from "../../src/uhp/engine.ts";
 import { runUhpLoop } from "../../src/uhp/loop.ts";
 import { xorshift32 } from "../helpers/prng.ts";
+import { randomGame } from "../../src/hive/playout.ts";
 
 const TASK = new URL("../../tasks/uhp.ts", import.meta.url).pathname;
 
@@ -131,4 +132,38 @@ Deno.test("uhp loop fuzz: every command line gets exactly one reply ending in ok
   assert.equal(oks, expected + 1, "one ok per command plus the start-up info");
   assert.ok(out.endsWith("ok\n"));
   assert.ok(!/^error/m.test(out));
+});
+
+Deno.test("uhp loop: a deep bestmove and a deep perft each answer within their caps, then the loop goes on", async () => {
+  const g = randomGame("Base+MLP", 30, 3);
+  const script = [
+    `newgame ${g.gameString()}`,
+    "options set BestMoveMaxTime 1",
+    "options set PerftMaxTime 1",
+    "bestmove depth 50",
+    "perft 6",
+    "info",
+  ].join("\n") + "\n";
+  const data = new TextEncoder().encode(script);
+  const input = new ReadableStream<Uint8Array>({
+    start(c) {
+      c.enqueue(data);
+      c.close();
+    },
+  });
+  const at: number[] = [];
+  let out = "";
+  const t0 = performance.now();
+  await runUhpLoop(new UhpEngine(), input, (t) => {
+    out += t;
+    at.push(performance.now() - t0);
+    return Promise.resolve();
+  });
+  const replies = out.split("\nok\n").slice(0, -1);
+  assert.equal(replies.length, 7, out); // start-up info + six commands
+  assert.ok(g.isValid(g.parseMove(replies[4])), `bestmove: ${replies[4]}`);
+  assert.match(replies[5], /^err perft 6 stopped after 1 s/);
+  assert.match(replies[6], /^id Kibitz/);
+  // Two one-second caps; the slack is for a loaded machine, not for a search that ignores time.
+  assert.ok(at[at.length - 1] < 8000, `the last reply came after ${at[at.length - 1]} ms`);
 });
