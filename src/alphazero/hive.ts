@@ -5,7 +5,6 @@
 // trained and queried on rotated and mirrored boards while the search plays the real moves.
 import { encodeHivePosition, HIVE_POLICY_SIZE, hiveMoveIndex } from "../hive/encoding.ts";
 import { HiveGame } from "../hive/game.ts";
-import { BLACK_WINS, DRAW, WHITE_WINS } from "../hive/state.ts";
 import { HEX_SYMMETRIES, transformMove } from "../hive/symmetry.ts";
 import type { Game, GameSpec, Outcome } from "../mcts/game.ts";
 import { KibitzError } from "../cli/error.ts";
@@ -37,10 +36,7 @@ export const HIVE_SELFPLAY_RULES: HiveRules = {
 
 /** The result of a Hive position from its side to move, by the rules only (null while going on). */
 export function hiveOutcome(g: HiveGame): Outcome | null {
-  if (g.state === DRAW) return 0;
-  if (g.state === WHITE_WINS) return g.colorToMove === 0 ? 1 : -1;
-  if (g.state === BLACK_WINS) return g.colorToMove === 1 ? 1 : -1;
-  return null;
+  return g.outcomeForSideToMove();
 }
 
 /** One Hive position for the search; moves are HiveGame's packed moves. */
