@@ -1,6 +1,7 @@
 import { intOption, numberOption, parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
+import { ensureInput, ensureOutputFile } from "../src/cli/paths.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { arenaStage, netPlayer } from "../src/alphazero/loop.ts";
 import { azGames, azPreset } from "../src/alphazero/presets.ts";
@@ -31,6 +32,9 @@ await runMain(async () => {
   if (v.candidate === undefined || v.best === undefined || v.log === undefined) {
     throw new KibitzError("bad_args", "--candidate, --best and --log are required");
   }
+  await ensureInput(String(v.candidate), "--candidate");
+  await ensureInput(String(v.best), "--best");
+  await ensureOutputFile(String(v.log), "--log");
   const p = azPreset(name);
   p.arena.games = intOption(v, "games", p.arena.games, 2);
   p.arena.playouts = intOption(v, "playouts", p.arena.playouts, 1);

@@ -1,6 +1,7 @@
 import { intOption, parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
+import { ensureOutputDir } from "../src/cli/paths.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { azGames, azPreset } from "../src/alphazero/presets.ts";
 import { runLoop } from "../src/alphazero/loop.ts";
@@ -41,6 +42,7 @@ await runMain(async () => {
   p.arena.games = intOption(v, "arena-games", p.arena.games, 2);
   p.seed = intOption(v, "seed", p.seed, 0);
   const dir = v.dir === undefined ? `out/az/${name}` : String(v.dir);
+  await ensureOutputDir(dir, "--dir");
   if (v.init !== undefined) await warmStart(dir, String(v.init), p.net);
   let stop = false;
   const onSigint = () => {

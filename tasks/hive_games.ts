@@ -34,7 +34,9 @@ await runMain(async () => {
     },
   );
   if (!args) return;
-  if (args.values.out === undefined) throw new KibitzError("bad_args", "--out FILE is required");
+  if (args.values.out === undefined) {
+    throw new KibitzError("bad_args", "--out: a game store file is required");
+  }
   const out = String(args.values.out);
   const games = intOption(args.values, "games", 20, 1);
   const options = {

@@ -44,8 +44,12 @@ await runMain(async () => {
   );
   if (!args) return;
   const v = args.values;
-  if (v.store === undefined) throw new KibitzError("bad_args", "--store FILE is required");
-  if (v.out === undefined) throw new KibitzError("bad_args", "--out CHECKPOINT is required");
+  if (v.store === undefined) {
+    throw new KibitzError("bad_args", "--store: a game store file is required");
+  }
+  if (v.out === undefined) {
+    throw new KibitzError("bad_args", "--out: a checkpoint file is required");
+  }
   const netName = String(v.net);
   if (!HIVE_NETS[netName]) {
     throw new KibitzError("bad_args", `--net must be one of ${Object.keys(HIVE_NETS).join(", ")}`);

@@ -1,6 +1,7 @@
 import { intOption, parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
+import { ensureInput, ensureOutputDir } from "../src/cli/paths.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { ReplayBuffer } from "../src/alphazero/buffer.ts";
 import { netPlayer, selfPlayStage } from "../src/alphazero/loop.ts";
@@ -35,6 +36,8 @@ await runMain(async () => {
   p.selfplay.playouts = intOption(v, "playouts", p.selfplay.playouts, 1);
   const games = intOption(v, "games", p.gamesPerIteration, 1);
   const iteration = intOption(v, "iteration", 0, 0);
+  if (v.model !== undefined) await ensureInput(String(v.model), "--model");
+  await ensureOutputDir(String(v.buffer), "--buffer");
   const weights = v.model === undefined
     ? initWeights(p.net, p.seed)
     : (await loadCheckpoint(String(v.model), p.net)).weights;

@@ -1,6 +1,7 @@
 import { intOption, parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
+import { ensureInput, ensureOutputFile } from "../src/cli/paths.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { ReplayBuffer } from "../src/alphazero/buffer.ts";
 import { azGames, azPreset } from "../src/alphazero/presets.ts";
@@ -38,6 +39,9 @@ await runMain(async () => {
   const seed = intOption(v, "seed", 1, 0);
   p.train.steps = intOption(v, "steps", p.train.steps, 1);
   p.train.batch = intOption(v, "batch", p.train.batch, 1, 4096);
+  await ensureInput(String(v.buffer), "--buffer");
+  if (v.model !== undefined) await ensureInput(String(v.model), "--model");
+  await ensureOutputFile(String(v.out), "--out");
   const start = v.model === undefined ? null : await loadCheckpoint(String(v.model), p.net);
   const net = await createNet(start?.weights ?? initWeights(p.net, seed), String(v.backend));
   if (start?.velocity) net.setVelocity(start.velocity);

@@ -53,7 +53,10 @@ export interface NetPlayer {
   close(): void;
 }
 
-/** Builds a network on `backend` with its batched, cached evaluator. */
+/**
+ * Builds a network on `backend` with its batched, cached evaluator. On the GPU two batches may be
+ * in flight (the readback of one overlaps the work of the next); the CPU runs one at a time.
+ */
 export async function netPlayer(
   weights: NetWeights,
   game: GameSpec<unknown>,
@@ -62,7 +65,7 @@ export async function netPlayer(
   cacheSize: number,
 ): Promise<NetPlayer> {
   const net = await createNet(weights, backend);
-  const batcher = new BatchEvaluator(net, game, maxBatch);
+  const batcher = new BatchEvaluator(net, game, maxBatch, net.backend === "gpu" ? 2 : 1);
   const cache = cacheSize > 0 ? new CachedEvaluator(batcher, cacheSize) : null;
   return {
     net,

@@ -137,7 +137,7 @@ export async function loadHiveModel(path: string): Promise<HiveModel> {
     bytes = await Deno.readFile(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) {
-      throw new KibitzError("not_found", `model ${path} does not exist`);
+      throw new KibitzError("not_found", `model ${path}: no such file`);
     }
     throw e;
   }

@@ -59,7 +59,7 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
       }
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) {
-        throw new KibitzError("not_found", `game store ${path} does not exist`);
+        throw new KibitzError("not_found", `game store ${path}: no such file`);
       }
       throw e;
     }

@@ -33,6 +33,17 @@ Deno.test({
       a[i].priors.forEach((p, k) => assert(Math.abs(p - b[i].priors[k]) < 1e-4));
     }
     assert.equal(gpuEv.stats.batches, 1);
+    // Two batches in flight at once (sizes 3 and 5: different padded plans) still match.
+    const two = new BatchEvaluator(gpu, spec, 64, 2);
+    const early = games.slice(0, 3).map((g) => two.evaluate(g, g.legalMoves()));
+    two.flush();
+    const late = games.map((g) => two.evaluate(g, g.legalMoves()));
+    two.flush();
+    const c = [...await Promise.all(early), ...await Promise.all(late)];
+    const want = [...a.slice(0, 3), ...a];
+    c.forEach((e, i) => assert(Math.abs(e.value - want[i].value) < 1e-4));
+    assert.equal(two.stats.batches, 2);
+    two.close();
     cpuEv.close();
     gpuEv.close();
     gpu.dispose();

@@ -114,7 +114,42 @@ Deno.test("tasks: unwritable outputs, missing inputs and bad arguments give one 
       { task: "quant-demo", args: ["--elements", "-5"], status: [2], names: "--elements" },
       { task: "gpu-info", args: ["--no-such-flag"], status: [2], names: "no-such-flag" },
       { task: "uhp", args: ["--no-such-flag"], status: [2], names: "no-such-flag" },
+      { task: "uhp", args: ["--model", `${missing}.kbhz`], status: [2], names: `${missing}.kbhz` },
+      { task: "hive-games", args: ["--games", "1"], status: [2], names: "--out" },
+      {
+        task: "hive-pretrain",
+        args: ["--store", `${missing}.jsonl`, "--out", `${dir}/w.kbnn`],
+        status: [2],
+        names: `${missing}.jsonl`,
+      },
       { task: "serve", args: ["--port", busy], status: [1], names: `--port ${busy}` },
+      { task: "az", args: ["tictactoe", "--dir", under], status: [1, 2], names: under },
+      {
+        task: "selfplay",
+        args: ["tictactoe", "--buffer", `${dir}/buf`, "--model", `${missing}.kbnn`],
+        status: [2],
+        names: `${missing}.kbnn`,
+      },
+      {
+        task: "train",
+        args: ["tictactoe", "--buffer", `${missing}-buf`, "--out", `${dir}/c.kbnn`],
+        status: [2],
+        names: `${missing}-buf`,
+      },
+      {
+        task: "arena",
+        args: [
+          "tictactoe",
+          "--candidate",
+          `${missing}.kbnn`,
+          "--best",
+          `${missing}.kbnn`,
+          "--log",
+          `${dir}/a.jsonl`,
+        ],
+        status: [2],
+        names: "--candidate",
+      },
     ];
     // Every task of deno.json is exercised (demo is solve under another name).
     const covered = new Set(cases.map((c) => c.task));
