@@ -11,3 +11,4 @@ export * from "./src/poker/mod.ts";
 export * from "./src/nn/mod.ts";
 export * from "./src/mcts/mod.ts";
 export * from "./src/alphazero/mod.ts";
+export * from "./src/hive/player_api.ts";

@@ -6,6 +6,7 @@ import { Progress } from "../src/cli/progress.ts";
 import { azGames, azPreset } from "../src/alphazero/presets.ts";
 import { runLoop } from "../src/alphazero/loop.ts";
 import { releaseGpu } from "../src/gpu/mod.ts";
+import { warmStart } from "../src/alphazero/hive.ts"; // also registers hive, hive-cpu, hive-tiny
 
 await runMain(async () => {
   const args = parseTaskArgs(
@@ -23,6 +24,10 @@ await runMain(async () => {
       "arena-games": { type: "string", help: "arena games per iteration (default: preset)" },
       backend: { type: "string", default: "auto", help: "cpu, gpu or auto" },
       seed: { type: "string", help: "seed of weights and games (default 1)" },
+      init: {
+        type: "string",
+        help: "warm start: a checkpoint or model file (e.g. from hive-pretrain) as the first best",
+      },
     },
   );
   if (!args) return;
@@ -38,6 +43,7 @@ await runMain(async () => {
   p.seed = intOption(v, "seed", p.seed, 0);
   const dir = v.dir === undefined ? `out/az/${name}` : String(v.dir);
   await ensureOutputDir(dir, "--dir");
+  if (v.init !== undefined) await warmStart(dir, String(v.init), p.net);
   let stop = false;
   const onSigint = () => {
     if (stop) Deno.exit(130);

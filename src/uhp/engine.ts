@@ -18,6 +18,12 @@ export const alphaBetaPlayer: UhpPlayer = {
   bestMove: (game, limits) => searchBestMove(game, limits).move,
 };
 
+/** A network player the engine can load (see src/uhp/mcts_player.ts): its name and the player. */
+export interface UhpModel {
+  name: string;
+  player: UhpPlayer;
+}
+
 interface IntOption {
   value: number;
   def: number;
@@ -84,11 +90,26 @@ export class UhpEngine {
     },
   };
 
-  constructor(private readonly player: UhpPlayer = alphaBetaPlayer) {}
+  constructor(
+    private readonly player: UhpPlayer = alphaBetaPlayer,
+    /** With a model, `bestmove` runs its player (MCTS) while the UseModel option is 1. */
+    private readonly model: UhpModel | null = null,
+  ) {
+    if (model) {
+      this.options.UseModel = {
+        value: 1,
+        def: 1,
+        min: 0,
+        max: 1,
+        help: "1: bestmove uses MCTS with the loaded network; 0: alpha-beta",
+      };
+    }
+  }
 
-  /** The reply to `info`, also printed at start-up. */
+  /** The reply to `info`, also printed at start-up (names the model when one is loaded). */
   info(): string {
-    return `id ${UHP_ENGINE_ID}\nMosquito;Ladybug;Pillbug\nok`;
+    const m = this.model ? ` (MCTS, model ${this.model.name})` : "";
+    return `id ${UHP_ENGINE_ID}${m}\nMosquito;Ladybug;Pillbug\nok`;
   }
 
   /** Runs one command line and returns the reply (lines joined by "\n", ending with "ok"). */
@@ -192,7 +213,15 @@ export class UhpEngine {
     } else {
       throw new UhpError(`Invalid bestmove arguments "${arg}"; expected time hh:mm:ss or depth N.`);
     }
-    const move = this.player.bestMove(g, limits);
+    let move: number;
+    if (this.model && this.options.UseModel?.value === 1) {
+      // The network player stops at the time given and never after BestMoveMaxTime.
+      const cap = this.options.BestMoveMaxTime.value * 1000;
+      move = this.model.player.bestMove(g, {
+        ...limits,
+        timeMs: Math.min(limits.timeMs ?? cap, cap),
+      });
+    } else move = this.player.bestMove(g, limits);
     return move === PASS ? "pass" : g.moveString(move);
   }
 

@@ -121,6 +121,14 @@ Deno.test("tasks: unwritable outputs, missing inputs and bad arguments give one 
       { task: "quant-demo", args: ["--elements", "-5"], status: [2], names: "--elements" },
       { task: "gpu-info", args: ["--no-such-flag"], status: [2], names: "no-such-flag" },
       { task: "uhp", args: ["--no-such-flag"], status: [2], names: "no-such-flag" },
+      { task: "uhp", args: ["--model", `${missing}.kbhz`], status: [2], names: `${missing}.kbhz` },
+      { task: "hive-games", args: ["--games", "1"], status: [2], names: "--out" },
+      {
+        task: "hive-pretrain",
+        args: ["--store", `${missing}.jsonl`, "--out", `${dir}/w.kbnn`],
+        status: [2],
+        names: `${missing}.jsonl`,
+      },
       { task: "serve", args: ["--port", busy], status: [1], names: `--port ${busy}` },
       { task: "az", args: ["tictactoe", "--dir", under], status: [1, 2], names: under },
       {
