@@ -1,5 +1,5 @@
 import { intOption, parseTaskArgs } from "../src/cli/args.ts";
-import { KibitzError } from "../src/cli/error.ts";
+import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
 import { ENGINE_GAME_DEFAULTS, engineName } from "../src/hive/engine_games.ts";
 import { playEngineGames } from "../src/hive/engine_games_pool.ts";

@@ -1,5 +1,5 @@
 import { intOption, numberOption, parseTaskArgs } from "../src/cli/args.ts";
-import { KibitzError } from "../src/cli/error.ts";
+import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { HIVE_NETS } from "../src/alphazero/hive.ts";

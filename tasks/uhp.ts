@@ -1,5 +1,5 @@
 import { parseTaskArgs } from "../src/cli/args.ts";
-import { isKibitzError } from "../src/cli/error.ts";
+import { isKibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
 import { UhpEngine } from "../src/uhp/engine.ts";
 import { runUhpLoop } from "../src/uhp/loop.ts";

@@ -7,7 +7,7 @@ import { encodeHivePosition, HIVE_POLICY_SIZE, hiveMoveIndex } from "../hive/enc
 import { HiveGame } from "../hive/game.ts";
 import { HEX_SYMMETRIES, transformMove } from "../hive/symmetry.ts";
 import type { Game, GameSpec, Outcome } from "../mcts/game.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { loadHiveModel } from "../hive/model_file.ts";
 import { saveCheckpoint } from "../nn/checkpoint.ts";
 import { NET_PRESETS, type NetConfig } from "../nn/config.ts";

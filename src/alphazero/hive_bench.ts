@@ -4,7 +4,7 @@
 // sizes, then runs self-play (seed 003's search, root noise, batched evaluator) for a fixed wall
 // time and reports moves/s, evaluations/s, mean batch and games/hour at the mean game length seen.
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu } from "../gpu/device.ts";
 import {
   encodeHivePosition,

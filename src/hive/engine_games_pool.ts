@@ -1,6 +1,6 @@
 // Plays engine games on worker threads and hands each finished game to a callback, in finishing
 // order. Seeds are dealt round-robin, so the set of games depends only on the seeds and options.
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import type { StoredGame } from "../sgf/store.ts";
 import { type EngineGameOptions, playEngineGame } from "./engine_games.ts";
 

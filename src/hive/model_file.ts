@@ -5,7 +5,7 @@
 //   gzip( "KBHQ" | u32 version | u32 header bytes | header JSON (padded to 4) | tensors )
 // Each tensor in header order: f32 values, or (rows f32 scales, then rows x cols int8, padded to 4).
 import { gunzipSync, gzipSync } from "fflate";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { decodeCheckpoint } from "../nn/checkpoint.ts";
 import { type NetConfig, validateConfig } from "../nn/config.ts";
 import { type NetWeights, paramSpecs } from "../nn/params.ts";

@@ -3,7 +3,7 @@
 // target. Validation games are split off by game (never by position); training positions are seen
 // through one of the 12 hex symmetries, drawn per game and epoch, applied to the moves' hex
 // coordinates before encoding.
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { mulberry32 } from "../mcts/random.ts";
 import type { NetBatch, PolicyValueNet } from "../nn/net.ts";
 import { Trainer } from "../nn/train.ts";

@@ -1,7 +1,7 @@
 // The whole warm-start run behind `deno task hive-pretrain`: read stores, split by game, train,
 // log every epoch (JSON lines) and save the checkpoint after each one.
 import { writeFileAtomic } from "../cli/atomic.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { encodeHiveModel } from "./model_file.ts";
 import { loadCheckpoint, saveCheckpoint } from "../nn/checkpoint.ts";
 import type { NetConfig } from "../nn/config.ts";

@@ -1,7 +1,7 @@
 // `deno task bench hive-strength [games=N] [model=FILE] [playouts=N] [ms=N] [plies=N] [pairs=a:b,...]`:
 // the strength ladder of the Hive players (see strength.ts) with the shipped network by default.
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { DEFAULT_HIVE_MODEL, SyncHiveNet } from "../uhp/mcts_player.ts";
 import { loadHiveModel } from "./model_file.ts";
 import {
