@@ -9,11 +9,9 @@ import type { PublicTree } from "../src/cfr/tree.ts";
 import type { PostflopGame } from "../src/poker/game.ts";
 import {
   checkOutputDir,
-  collectStrategies,
   decodeSave,
-  encodeSave,
+  eachFirstStreetNode,
   findNodeAtPath,
-  firstStreetNodes,
   formatRootSummary,
   type NodeAtPath,
   nodeSummary,
@@ -87,9 +85,11 @@ await runMain(async () => {
     const policy = savedPolicy(tree, strategies);
     const summary = rootSummary(tree, spot.game, policy);
     if (typeof v.out === "string") {
-      const nodes = firstStreetNodes(tree, spot.game, policy);
-      const result = { meta: header.meta, root: summary, nodes };
-      await writeSolveOutputs(v.out, { result, save: encodeSave(header, strategies) });
+      await writeSolveOutputs(v.out, {
+        result: { meta: header.meta, root: summary },
+        nodes: eachFirstStreetNode(tree, spot.game, policy),
+        save: { header, tree, policy },
+      });
       info(`wrote ${v.out}/result.json and ${v.out}/solve.bin`);
     }
     printResult(json, header.meta, summary, at && nodeResult(tree, spot.game, policy, at));
@@ -176,10 +176,11 @@ await runMain(async () => {
     regret_format: m.regretFormat,
     strategy_format: m.strategyFormat,
   };
-  const nodes = firstStreetNodes(tree, spot.game, policy);
+  // Both files stream node by node: no full copy of the strategies or of the files in memory.
   await writeSolveOutputs(outDir, {
-    result: { meta, root: summary, nodes },
-    save: encodeSave({ config: text, meta }, collectStrategies(tree, policy)),
+    result: { meta, root: summary },
+    nodes: eachFirstStreetNode(tree, spot.game, policy),
+    save: { header: { config: text, meta }, tree, policy },
   });
   info(`wrote ${outDir}/result.json and ${outDir}/solve.bin`);
   printResult(json, meta, summary, at && nodeResult(tree, spot.game, policy, at));
