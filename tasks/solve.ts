@@ -3,7 +3,7 @@ import { KibitzError } from "../src/cli/error.ts";
 import { runMain } from "../src/cli/main.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { EXAMPLE_CONFIG, parseSolveConfig } from "../src/poker/config.ts";
-import { formatBytes, parseMemorySize } from "../src/poker/memory.ts";
+import { describeEstimate, formatBytes, parseMemorySize } from "../src/poker/memory.ts";
 import type { CfrPolicy } from "../src/cfr/evaluate.ts";
 import type { PublicTree } from "../src/cfr/tree.ts";
 import type { PostflopGame } from "../src/poker/game.ts";
@@ -123,13 +123,7 @@ await runMain(async () => {
       spot.game.numHands[1]
     } IP hands, betting tree ${spot.actionTree.size} nodes, expanded ${spot.size.publicNodes} nodes (${spot.size.decisionNodes} decisions, ${spot.size.elements} strategy elements)`,
   );
-  info(
-    `memory estimate: ${
-      formatBytes(m.total)
-    } (${m.regretFormat} regrets + ${m.strategyFormat} strategy ${
-      formatBytes(m.storageBytes)
-    }, tree ${formatBytes(m.treeBytes)}, showdown tables ${formatBytes(m.showdownBytes)})`,
-  );
+  info(`memory estimate: ${formatBytes(m.total)} peak RSS (${describeEstimate(m)})`);
   const threads = config.solver.threads;
   info(
     `backend: cpu, ${threads} thread${threads === 1 ? "" : "s"} (turn/river subtrees on workers)${
