@@ -86,7 +86,7 @@ const MB = 1024 * 1024;
  */
 export const RUNTIME_BASELINE_BYTES = 66 * MB;
 /** Each worker thread beyond the main one: an isolate with the engine's modules compiled. */
-export const WORKER_THREAD_BYTES = 14 * MB;
+export const WORKER_THREAD_BYTES = 20 * MB;
 /**
  * Transient bytes per expanded node while buildTree runs (JS number arrays that grow by doubling,
  * a game state per node of the level being expanded, label strings), and per blocked-hand entry

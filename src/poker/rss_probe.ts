@@ -15,11 +15,23 @@ export function peakRss(): number {
   }
 }
 
+/** A field of /proc/self/status in bytes (0 where there is none). */
+export function procStatus(field: string): number {
+  try {
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(Deno.readTextFileSync("/proc/self/status"));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** What a probe prints: the estimate and the measured peak, in bytes, and the solve's figures. */
 export interface ProbeResult {
   estimateBytes: number;
   baselineBytes: number;
   peakRssBytes: number;
+  /** Resident file-backed pages at the end (mostly the runtime's own code). */
+  rssFileBytes: number;
   iterations: number;
   seconds: number;
   exploitabilityPct: number;
@@ -60,6 +72,7 @@ if (import.meta.main && Deno.args[0] === "--baseline") {
     estimateBytes: spot.memory.total,
     baselineBytes: spot.memory.baselineBytes,
     peakRssBytes: peakRss(),
+    rssFileBytes: procStatus("RssFile"),
     iterations: outcome.iterations,
     seconds: outcome.seconds,
     exploitabilityPct: outcome.exploitability.percent,
