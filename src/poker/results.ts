@@ -316,7 +316,11 @@ export function decodeSave(bytes: Uint8Array, where: string): SolveSave {
   if (typeof meta !== "object" || meta === null || Array.isArray(meta)) {
     bad("malformed header: no meta object");
   }
-  const strategies = new Float32Array(bytes.slice(16 + len, body).buffer);
+  // A view of the file's bytes where they are 4-byte aligned (no second copy), else a copy.
+  const at = bytes.byteOffset + 16 + len, n = (body - 16 - len) / 4;
+  const strategies = at % 4 === 0
+    ? new Float32Array(bytes.buffer, at, n)
+    : new Float32Array(bytes.slice(16 + len, body).buffer);
   for (let i = 0; i < strategies.length; i++) {
     const x = strategies[i];
     if (!(x >= 0 && x <= 1 + 1e-6)) bad(`strategy value ${i} is ${x}, not a probability`);
