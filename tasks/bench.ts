@@ -31,6 +31,11 @@ await runMain(async () => {
       out: { type: "string", default: "bench-out", help: "output folder" },
       backend: { type: "string", default: "auto", help: "cpu, gpu or auto" },
       full: { type: "boolean", help: "run the large configuration" },
+      refsolve: {
+        type: "string",
+        help: "solve: the reference solver binary, run interleaved with ours for ratios",
+      },
+      repeats: { type: "string", help: "solve: repeats of the interleaved runs (default 3)" },
     },
   );
   if (!args) return;
@@ -45,7 +50,12 @@ await runMain(async () => {
   const report = await suite.run({
     full: args.values.full === true,
     backend: String(args.values.backend),
-    args: rest,
+    args: [
+      ...rest,
+      ...(["refsolve", "repeats"] as const).flatMap((k) =>
+        typeof args.values[k] === "string" ? [`--${k}`, String(args.values[k])] : []
+      ),
+    ],
     log: (line) => console.error(`[${name}] ${line}`),
   });
   console.log(reportMarkdown(report));

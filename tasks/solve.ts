@@ -3,17 +3,15 @@ import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { EXAMPLE_CONFIG, parseSolveConfig } from "../src/poker/config.ts";
-import { formatBytes, parseMemorySize } from "../src/poker/memory.ts";
+import { describeEstimate, formatBytes, parseMemorySize } from "../src/poker/memory.ts";
 import type { CfrPolicy } from "../src/cfr/evaluate.ts";
 import type { PublicTree } from "../src/cfr/tree.ts";
 import type { PostflopGame } from "../src/poker/game.ts";
 import {
   checkOutputDir,
-  collectStrategies,
   decodeSave,
-  encodeSave,
+  eachFirstStreetNode,
   findNodeAtPath,
-  firstStreetNodes,
   formatRootSummary,
   type NodeAtPath,
   nodeSummary,
@@ -93,9 +91,11 @@ await runMain(async () => {
     const policy = savedPolicy(tree, strategies);
     const summary = rootSummary(tree, spot.game, policy);
     if (typeof v.out === "string") {
-      const nodes = firstStreetNodes(tree, spot.game, policy);
-      const result = { meta: header.meta, root: summary, nodes };
-      await writeSolveOutputs(v.out, { result, save: encodeSave(header, strategies) });
+      await writeSolveOutputs(v.out, {
+        result: { meta: header.meta, root: summary },
+        nodes: eachFirstStreetNode(tree, spot.game, policy),
+        save: { header, tree, policy },
+      });
       info(`wrote ${v.out}/result.json and ${v.out}/solve.bin`);
     }
     printResult(json, header.meta, summary, at && nodeResult(tree, spot.game, policy, at));
@@ -135,13 +135,7 @@ await runMain(async () => {
       spot.game.numHands[1]
     } IP hands, betting tree ${spot.actionTree.size} nodes, expanded ${spot.size.publicNodes} nodes (${spot.size.decisionNodes} decisions, ${spot.size.elements} strategy elements)`,
   );
-  info(
-    `memory estimate: ${
-      formatBytes(m.total)
-    } (${m.regretFormat} regrets + ${m.strategyFormat} strategy ${
-      formatBytes(m.storageBytes)
-    }, tree ${formatBytes(m.treeBytes)}, showdown tables ${formatBytes(m.showdownBytes)})`,
-  );
+  info(`memory estimate: ${formatBytes(m.total)} peak RSS (${describeEstimate(m)})`);
   const choice = await chooseBackend(spot);
   const threads = config.solver.threads;
   info(
@@ -192,10 +186,11 @@ await runMain(async () => {
     regret_format: m.regretFormat,
     strategy_format: m.strategyFormat,
   };
-  const nodes = firstStreetNodes(tree, spot.game, policy);
+  // Both files stream node by node: no full copy of the strategies or of the files in memory.
   await writeSolveOutputs(outDir, {
-    result: { meta, root: summary, nodes },
-    save: encodeSave({ config: text, meta }, collectStrategies(tree, policy)),
+    result: { meta, root: summary },
+    nodes: eachFirstStreetNode(tree, spot.game, policy),
+    save: { header: { config: text, meta }, tree, policy },
   });
   info(`wrote ${outDir}/result.json and ${outDir}/solve.bin`);
   printResult(json, meta, summary, at && nodeResult(tree, spot.game, policy, at));

@@ -115,6 +115,11 @@ export interface CfrGame<S = unknown> {
    */
   workerSource?(): { module: string; name: string };
   /**
+   * Optional: moves the game's read-only tables (built by tree expansion) into SharedArrayBuffers,
+   * so worker threads view them instead of cloning a copy each.
+   */
+  shareTables?(): void;
+  /**
    * Optional: like terminalValues, but with the share of the pot that hand h wins against o (1 for a
    * win or the opponent's fold, 0.5 for a tie, 0 otherwise); the engine derives per-hand equity.
    */

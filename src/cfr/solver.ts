@@ -1,5 +1,5 @@
 import { KibitzError } from "../errors.ts";
-import { sharedMemoryAvailable } from "./threads.ts";
+import { sharedMemoryAvailable, shareFields } from "./threads.ts";
 import {
   createQuantStore,
   decodeBlock,
@@ -167,6 +167,11 @@ export class CfrSolver {
     this.tasks = shared ? shared.tasks : tasks && tasks.count > 0 ? tasks : null;
     this.threads = this.tasks && !shared ? threads : 1;
     const sab = this.threads > 1;
+    if (sab) {
+      // The tree and the game's tables once in shared memory, not cloned into every worker.
+      shareFields(tree as unknown as Record<string, unknown>);
+      game.shareTables?.();
+    }
     this.regrets = shared?.regrets ?? createQuantStore(rf, tree.blockSize, sab);
     this.strategy = shared?.strategy ?? createQuantStore(sf, tree.blockSize, sab);
     this.predicted = shared

@@ -1,3 +1,4 @@
+import { packShared, type SharedTyped } from "../cfr/threads.ts";
 import type { CfrChanceOutcome, CfrGame, CfrIsomorph, CfrNode } from "../cfr/game.ts";
 import {
   actionLabel,
@@ -350,6 +351,45 @@ export class PostflopGame implements CfrGame<PostflopState> {
     };
     visit(this.board);
     return bytes;
+  }
+
+  /**
+   * Moves the showdown tables of every river board into one SharedArrayBuffer: worker threads get
+   * views of the same memory (structured clone keeps a SharedArrayBuffer shared) instead of a copy
+   * each. Boards whose tables are built later stay per thread.
+   */
+  shareTables(): void {
+    const SWEEP = [
+      "winCount",
+      "loseCount",
+      "win1",
+      "win2",
+      "lose1",
+      "lose2",
+      "up1",
+      "up2",
+      "down1",
+      "down2",
+    ] as const;
+    const arrays: SharedTyped[] = [];
+    for (const bo of this.orders) {
+      for (const p of [0, 1] as const) {
+        arrays.push(bo.dead[p], bo.order[p], bo.strength[p], bo.c1[p], bo.c2[p]);
+        for (const k of SWEEP) arrays.push(bo.sweep[p][k]);
+      }
+    }
+    const shared = packShared(arrays);
+    let i = 0;
+    for (const bo of this.orders) {
+      for (const p of [0, 1] as const) {
+        bo.dead[p] = shared[i++] as Int32Array;
+        bo.order[p] = shared[i++] as Int32Array;
+        bo.strength[p] = shared[i++] as Uint16Array;
+        bo.c1[p] = shared[i++] as Uint8Array;
+        bo.c2[p] = shared[i++] as Uint8Array;
+        for (const k of SWEEP) bo.sweep[p][k] = shared[i++] as Uint16Array;
+      }
+    }
   }
 
   /** Bytes the showdown tables built so far hold (what estimateShowdownBytes predicts). */

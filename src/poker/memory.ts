@@ -3,6 +3,7 @@ import { type QuantFormat, regretFormat, storeBytes, strategyFormat } from "../q
 import { regretsNonNegative } from "../cfr/schedule.ts";
 import type { CfrAlgorithm } from "../cfr/schedule.ts";
 import { type ActionTree, NODE_IP, NODE_OOP } from "./action_tree.ts";
+import { RANK_KEYS } from "./hand_eval.ts";
 
 /** Sizes of the expanded game, computed from the betting tree before anything is allocated. */
 export interface GameSize {
@@ -49,7 +50,7 @@ export interface StorageChoice {
   regretFormat?: QuantFormat | null;
 }
 
-/** Bytes a solve will need, by part. */
+/** Bytes a solve will need, by part: the peak resident memory of the process that solves it. */
 export interface MemoryEstimate {
   regretFormat: QuantFormat;
   strategyFormat: QuantFormat;
@@ -57,17 +58,86 @@ export interface MemoryEstimate {
   storageBytes: number;
   /** The flat public tree and per-outcome card-removal lists. */
   treeBytes: number;
-  /** Showdown tables (per river board), counted once per thread: each worker holds a copy. */
+  /** Showdown tables (per river board): once, in memory all threads share. */
   showdownBytes: number;
+  /** The runtime itself (RUNTIME_BASELINE_BYTES): Deno, the solver's modules, V8's working heap. */
+  baselineBytes: number;
+  /** The 7-card hand evaluator's lookup tables, built once when the tree has river showdowns. */
+  evaluatorBytes: number;
+  /** Per thread: its scratch vectors, and for each worker thread its own V8 isolate. */
+  threadBytes: number;
+  /** Transient while the tree is expanded (JS arrays and game states), freed before the solve. */
+  expansionBytes: number;
+  /** JS heap that V8 keeps after the expansion's transients are collected (it shrinks lazily). */
+  retainedBytes: number;
+  /**
+   * The peak: baseline + evaluator + showdown + tree + the larger of expansion and
+   * storage + threads + retained heap (the expansion's transients are gone when the storage is
+   * allocated).
+   */
   total: number;
 }
 
-/** Estimates memory for `size` in the given storage formats (quantized payload + block scales). */
+const MB = 1024 * 1024;
+/**
+ * Resident memory of the runtime while a solve runs, measured on Linux x86-64 with Deno 2.9
+ * (`src/poker/rss_probe.ts --baseline` reads about 40 MB with the modules loaded and nothing
+ * solved; a running solve adds V8's young generation, compiled code and small heap objects).
+ */
+export const RUNTIME_BASELINE_BYTES = 66 * MB;
+/** Each worker thread beyond the main one: an isolate with the engine's modules compiled. */
+export const WORKER_THREAD_BYTES = 20 * MB;
+/**
+ * Transient bytes per expanded node while buildTree runs (JS number arrays that grow by doubling,
+ * a game state per node of the level being expanded, label strings, blocked hands in JS arrays):
+ * measured 410 (F1) to 590 (two narrower flop spots) bytes per node above the final tree.
+ */
+export const EXPANSION_BYTES_PER_NODE = 480;
+/** JS heap per expanded node that V8 still holds after the expansion (measured: ~140 B). */
+export const RETAINED_BYTES_PER_NODE = 140;
+
+/** Levels (depth + 1) and most actions at a node of the public tree `tree` expands into. */
+export function treeShape(tree: ActionTree, threads: number): ThreadShape {
+  const depth = new Int32Array(tree.size);
+  let levels = 1, maxActions = 0;
+  for (let n = 1; n < tree.size; n++) {
+    depth[n] = depth[tree.parent[n]] + 1;
+    levels = Math.max(levels, depth[n] + 1);
+  }
+  for (let n = 0; n < tree.size; n++) {
+    const k = tree.kind[n];
+    if (k === NODE_OOP || k === NODE_IP) maxActions = Math.max(maxActions, tree.numChildren[n]);
+  }
+  return { threads, levels, maxActions };
+}
+
+/** Shape of the expanded tree that sizes each thread's scratch vectors. */
+export interface ThreadShape {
+  threads: number;
+  /** Levels of the public tree (depth + 1). */
+  levels: number;
+  maxActions: number;
+}
+
+/** Scratch of one solver thread: per level 3 action x hand f32 vectors, 2 hand f32, masks. */
+export function threadScratchBytes(
+  shape: ThreadShape,
+  numHands: readonly [number, number],
+): number {
+  const maxH = Math.max(numHands[0], numHands[1]);
+  const wide = Math.max(1, shape.maxActions) * maxH;
+  // Solver: vals, sig, reg (f32), pruning mask (u8) per level; reach, own reach (f32), active
+  // (u8). Evaluator: values and strategy per level. Plus the f64 sums of both.
+  return shape.levels * (wide * (12 + 1 + 8) + maxH * 9) + wide * 4 + 4 * 8 * maxH;
+}
+
+/** Estimates the peak memory of a solve of `size` in the given storage formats. */
 export function estimateMemory(
   size: GameSize,
   choice: StorageChoice,
   numHands: readonly [number, number],
   showdownBytes = 0,
+  shape: ThreadShape = { threads: 1, levels: 0, maxActions: 0 },
 ): MemoryEstimate {
   const signed = !regretsNonNegative(choice.algorithm);
   const rf = choice.regretFormat ?? regretFormat(choice.regretBits, signed);
@@ -77,16 +147,34 @@ export function estimateMemory(
   if (choice.algorithm === "pdcfr+") storage += storeBytes(rf, size.elements, blocks);
   // Per public node: ~40 bytes of typed arrays plus a short label string (~40 bytes in V8), and
   // for chance children the hands holding the dealt card (about 2/50 of each range, 4 bytes each).
-  const blockedPerNode = ((numHands[0] + numHands[1]) * 2 / 50) * 4;
-  const treeBytes = Math.round(size.publicNodes * (80 + blockedPerNode));
+  const blockedPerNode = (numHands[0] + numHands[1]) * 2 / 50;
+  const treeBytes = Math.round(size.publicNodes * (80 + 4 * blockedPerNode));
+  const expansionBytes = size.publicNodes * EXPANSION_BYTES_PER_NODE;
+  const retainedBytes = size.publicNodes * RETAINED_BYTES_PER_NODE;
+  const threads = Math.max(1, shape.threads);
+  const threadBytes = threads * threadScratchBytes(shape, numHands) +
+    (threads - 1) * WORKER_THREAD_BYTES;
+  const evaluatorBytes = showdownBytes > 0 ? handEvaluatorBytes() : 0;
+  const baselineBytes = RUNTIME_BASELINE_BYTES;
   return {
     regretFormat: rf,
     strategyFormat: sf,
     storageBytes: storage,
     treeBytes,
     showdownBytes,
-    total: storage + treeBytes + showdownBytes,
+    baselineBytes,
+    evaluatorBytes,
+    threadBytes,
+    expansionBytes,
+    retainedBytes,
+    total: baselineBytes + evaluatorBytes + showdownBytes + treeBytes +
+      Math.max(expansionBytes, storage + threadBytes + retainedBytes),
   };
+}
+
+/** Bytes of the hand evaluator's tables (hand_eval.ts: a u16 per 7-card rank key, flushes). */
+export function handEvaluatorBytes(): number {
+  return 2 * (4 * RANK_KEYS[12] + 3 * RANK_KEYS[11] + 1) + 2 * 8192;
 }
 
 /** Parses a memory size such as "512MB", "2GB", "1.5G" or a byte count. */
@@ -107,16 +195,27 @@ export function formatBytes(n: number): string {
   return `${v.toFixed(v < 10 ? 2 : 1)} ${units[i]}`;
 }
 
+/** The parts of an estimate in words, for the solve's log line and the over-memory error. */
+export function describeEstimate(m: MemoryEstimate): string {
+  return `${m.regretFormat} regrets + ${m.strategyFormat} strategy ${
+    formatBytes(m.storageBytes)
+  }, tree ${formatBytes(m.treeBytes)}, showdown tables ${formatBytes(m.showdownBytes)}, threads ${
+    formatBytes(m.threadBytes)
+  }, hand evaluator ${formatBytes(m.evaluatorBytes)}, runtime ${
+    formatBytes(m.baselineBytes)
+  } + heap ${formatBytes(m.retainedBytes)}; expanding the tree ${
+    formatBytes(m.expansionBytes)
+  } before the storage`;
+}
+
 /** Throws a KibitzError quoting the estimate when it exceeds `limit` bytes. */
 export function checkMemoryLimit(est: MemoryEstimate, limit: number): void {
   if (est.total > limit) {
     throw new KibitzError(
       "over_memory",
-      `the solve needs about ${formatBytes(est.total)} (storage ${
-        formatBytes(est.storageBytes)
-      } in ${est.regretFormat} regrets / ${est.strategyFormat} strategy, tree ${
-        formatBytes(est.treeBytes)
-      }, showdown tables ${formatBytes(est.showdownBytes)}), above --max-memory ${
+      `the solve needs about ${formatBytes(est.total)} (${
+        describeEstimate(est)
+      }), above --max-memory ${
         formatBytes(limit)
       }; use fewer bet sizes, narrower ranges or fewer storage bits`,
     );

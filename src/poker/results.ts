@@ -6,7 +6,6 @@ import {
 } from "../cfr/evaluate.ts";
 import { CFR_CHANCE, CFR_PLAYER, findNode, nodePath, type PublicTree } from "../cfr/tree.ts";
 import { actionReach, outcomeReach } from "../cfr/walk.ts";
-import { writeFileAtomic } from "../cli/atomic.ts";
 import { KibitzError } from "../errors.ts";
 import { cardName, gridCell, parseCard, RANK_CHARS, SUIT_CHARS } from "./cards.ts";
 import type { PostflopGame } from "./game.ts";
@@ -98,16 +97,31 @@ export function formatRootSummary(s: RootSummary, where = "root"): string {
   return lines.join("\n");
 }
 
+/** One first-street node of result.json: its strategy, EVs and equities per hand. */
+export interface FirstStreetNode {
+  path: string[];
+  player: "oop" | "ip";
+  actions: string[];
+  strategy: Record<string, number[]>;
+  ev: { oop: Record<string, number>; ip: Record<string, number> };
+  equity: { oop: Record<string, number>; ip: Record<string, number> };
+}
+
 /** Per-node strategies, EVs and equities of the first street (before any chance card). */
-export function firstStreetNodes(tree: PublicTree, game: PostflopGame, policy: CfrPolicy) {
-  const out: {
-    path: string[];
-    player: "oop" | "ip";
-    actions: string[];
-    strategy: Record<string, number[]>;
-    ev: { oop: Record<string, number>; ip: Record<string, number> };
-    equity: { oop: Record<string, number>; ip: Record<string, number> };
-  }[] = [];
+export function firstStreetNodes(
+  tree: PublicTree,
+  game: PostflopGame,
+  policy: CfrPolicy,
+): FirstStreetNode[] {
+  return [...eachFirstStreetNode(tree, game, policy)];
+}
+
+/** firstStreetNodes one node at a time (result.json streams them), in the same order. */
+export function* eachFirstStreetNode(
+  tree: PublicTree,
+  game: PostflopGame,
+  policy: CfrPolicy,
+): Generator<FirstStreetNode> {
   const stats = firstStreetStats(tree, game, policy);
   const perHand = (xs: number[][], q: 0 | 1) => {
     const rec: Record<string, number> = {};
@@ -116,7 +130,7 @@ export function firstStreetNodes(tree: PublicTree, game: PostflopGame, policy: C
     }
     return rec;
   };
-  const visit = (n: number) => {
+  function* visit(n: number): Generator<FirstStreetNode> {
     if (tree.kind[n] !== CFR_PLAYER) return;
     const A = tree.numChildren[n], p = tree.player[n] as 0 | 1, H = tree.numHands[p];
     const sig = new Float32Array(A * H);
@@ -131,20 +145,19 @@ export function firstStreetNodes(tree: PublicTree, game: PostflopGame, policy: C
       );
     }
     const st = stats.get(n)!;
-    out.push({
+    yield {
       path: nodePath(tree, n),
       player: p === 0 ? "oop" : "ip",
       actions,
       strategy,
       ev: { oop: perHand(st.ev, 0), ip: perHand(st.ev, 1) },
       equity: { oop: perHand(st.equity, 0), ip: perHand(st.equity, 1) },
-    });
+    };
     for (let c = tree.firstChild[n]; c < tree.firstChild[n] + A; c++) {
-      if (tree.kind[c] !== CFR_CHANCE) visit(c);
+      if (tree.kind[c] !== CFR_CHANCE) yield* visit(c);
     }
-  };
-  visit(0);
-  return out;
+  }
+  yield* visit(0);
 }
 
 /** Average strategies of every player node, concatenated in block order (for the binary save). */
@@ -183,7 +196,12 @@ const CRC_TABLE = (() => {
 
 /** CRC-32 (IEEE, as src/nn/checkpoint.ts) of bytes. */
 function crc32(bytes: Uint8Array): number {
-  let c = 0xffffffff;
+  return crc32Update(0, bytes);
+}
+
+/** CRC-32 continued over `bytes` from the CRC of what came before (0 to start): streamed saves. */
+export function crc32Update(crc: number, bytes: Uint8Array): number {
+  let c = (crc ^ 0xffffffff) >>> 0;
   for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }
@@ -194,24 +212,72 @@ export interface SolveSave {
   strategies: Float32Array;
 }
 
-/** Encodes a binary save (see SAVE_VERSION for the layout). */
-export function encodeSave(header: SolveSave["header"], strategies: Float32Array): Uint8Array {
+/** The bytes of a save before its strategies: magic, version, header length and padded header. */
+function saveHead(header: SolveSave["header"]): Uint8Array {
   const json = new TextEncoder().encode(JSON.stringify(header));
   const pad = (4 - ((16 + json.length) % 4)) % 4;
-  const body = 16 + json.length + pad + strategies.byteLength;
-  const out = new Uint8Array(body + 4);
+  const out = new Uint8Array(16 + json.length + pad);
   const dv = new DataView(out.buffer);
   out.set(new TextEncoder().encode(MAGIC), 0);
   dv.setUint32(8, SAVE_VERSION, true);
   dv.setUint32(12, json.length + pad, true);
   out.set(json, 16);
-  out.fill(0x20, 16 + json.length, 16 + json.length + pad);
+  out.fill(0x20, 16 + json.length);
+  return out;
+}
+
+/** Encodes a binary save in memory (see SAVE_VERSION for the layout); solves stream it instead. */
+export function encodeSave(header: SolveSave["header"], strategies: Float32Array): Uint8Array {
+  const head = saveHead(header);
+  const body = head.length + strategies.byteLength;
+  const out = new Uint8Array(body + 4);
+  out.set(head, 0);
   out.set(
     new Uint8Array(strategies.buffer, strategies.byteOffset, strategies.byteLength),
-    16 + json.length + pad,
+    head.length,
   );
-  dv.setUint32(body, crc32(out.subarray(0, body)), true);
+  new DataView(out.buffer).setUint32(body, crc32(out.subarray(0, body)), true);
   return out;
+}
+
+/** A save to stream: its header and the policy that gives each player node's strategy. */
+export interface StreamedSave {
+  header: SolveSave["header"];
+  tree: PublicTree;
+  policy: CfrPolicy;
+}
+
+/**
+ * The bytes of a save in chunks of about `chunk` bytes, one block's strategy at a time, the CRC
+ * computed as they go: the same bytes as encodeSave of collectStrategies, without holding every
+ * node's strategy at once. A chunk is valid until the next one is asked for (one buffer is reused).
+ */
+export function* saveChunks(save: StreamedSave, chunk = 1 << 20): Generator<Uint8Array> {
+  const { tree, policy } = save;
+  let maxBlock = 0;
+  for (let b = 0; b < tree.blockNode.length; b++) maxBlock = Math.max(maxBlock, tree.blockSize[b]);
+  const head = saveHead(save.header);
+  let crc = crc32Update(0, head);
+  yield head;
+  const buf = new Float32Array(Math.max(chunk >> 2, maxBlock));
+  const bytes = new Uint8Array(buf.buffer);
+  let fill = 0;
+  const flush = () => {
+    const out = bytes.subarray(0, 4 * fill);
+    crc = crc32Update(crc, out);
+    fill = 0;
+    return out;
+  };
+  for (let b = 0; b < tree.blockNode.length; b++) {
+    const size = tree.blockSize[b];
+    if (fill + size > buf.length) yield flush();
+    policy(tree.blockNode[b], buf.subarray(fill, fill + size));
+    fill += size;
+  }
+  if (fill > 0) yield flush();
+  const tail = new Uint8Array(4);
+  new DataView(tail.buffer).setUint32(0, crc, true);
+  yield tail;
 }
 
 /** Decodes a binary save, checking its version, checksum, header and values; errors name the file. */
@@ -250,7 +316,11 @@ export function decodeSave(bytes: Uint8Array, where: string): SolveSave {
   if (typeof meta !== "object" || meta === null || Array.isArray(meta)) {
     bad("malformed header: no meta object");
   }
-  const strategies = new Float32Array(bytes.slice(16 + len, body).buffer);
+  // A view of the file's bytes where they are 4-byte aligned (no second copy), else a copy.
+  const at = bytes.byteOffset + 16 + len, n = (body - 16 - len) / 4;
+  const strategies = at % 4 === 0
+    ? new Float32Array(bytes.buffer, at, n)
+    : new Float32Array(bytes.slice(16 + len, body).buffer);
   for (let i = 0; i < strategies.length; i++) {
     const x = strategies[i];
     if (!(x >= 0 && x <= 1 + 1e-6)) bad(`strategy value ${i} is ${x}, not a probability`);
@@ -487,20 +557,63 @@ export async function checkOutputDir(dir: string): Promise<void> {
 
 /** The outputs of a solve: result.json's content and solve.bin's. */
 export interface SolveOutputs {
-  result: unknown;
-  save: Uint8Array;
+  /** result.json: this object, with `nodes` (when given) added as its last key, streamed. */
+  result: Record<string, unknown>;
+  nodes?: Iterable<unknown>;
+  /** solve.bin: its bytes, or a save streamed block by block. */
+  save: Uint8Array | StreamedSave;
+}
+
+/** Writes chunks to a temp file next to `path`, then renames it: a crash never leaves half a file. */
+async function streamFileAtomic(path: string, chunks: Iterable<Uint8Array>): Promise<void> {
+  const tmp = `${path}.${Deno.pid}.${Date.now()}.tmp`;
+  try {
+    const f = await Deno.open(tmp, { write: true, create: true, truncate: true });
+    try {
+      for (const c of chunks) {
+        for (let off = 0; off < c.length;) off += await f.write(c.subarray(off));
+      }
+    } finally {
+      f.close();
+    }
+    await Deno.rename(tmp, path);
+  } catch (e) {
+    await Deno.remove(tmp).catch(() => {});
+    throw e;
+  }
+}
+
+/** result.json in chunks: the object's keys, then "nodes" one node at a time. */
+function* resultChunks(out: SolveOutputs): Generator<Uint8Array> {
+  const enc = new TextEncoder();
+  const head = JSON.stringify(out.result);
+  if (!out.nodes) {
+    yield enc.encode(head + "\n");
+    return;
+  }
+  yield enc.encode(head === "{}" ? '{"nodes":[' : head.slice(0, -1) + ',"nodes":[');
+  let first = true;
+  for (const n of out.nodes) {
+    yield enc.encode((first ? "" : ",") + JSON.stringify(n));
+    first = false;
+  }
+  yield enc.encode("]}\n");
 }
 
 /**
- * Writes result.json and solve.bin into `dir` (atomically, each). If that fails (a full disk, a
- * folder removed during the solve), both go to a new folder in the system's temp folder and the
- * error names it: a finished solve is never lost. Returns the folder written.
+ * Writes result.json and solve.bin into `dir` (atomically, each), streaming both. If that fails
+ * (a full disk, a folder removed during the solve), both go to a new folder in the system's temp
+ * folder and the error names it: a finished solve is never lost. Returns the folder written.
  */
 export async function writeSolveOutputs(dir: string, out: SolveOutputs): Promise<string> {
   const write = async (to: string) => {
     await Deno.mkdir(to, { recursive: true });
-    await writeFileAtomic(`${to}/result.json`, JSON.stringify(out.result) + "\n");
-    await writeFileAtomic(`${to}/solve.bin`, out.save);
+    await streamFileAtomic(`${to}/result.json`, resultChunks(out));
+    const save = out.save;
+    await streamFileAtomic(
+      `${to}/solve.bin`,
+      save instanceof Uint8Array ? [save] : saveChunks(save),
+    );
   };
   try {
     await write(dir);

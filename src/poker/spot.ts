@@ -13,6 +13,7 @@ import {
   type GameSize,
   gameSize,
   type MemoryEstimate,
+  treeShape,
 } from "./memory.ts";
 
 /** Which backend a solve uses and why (printed by `deno task solve`). */
@@ -48,8 +49,14 @@ export function prepareSpot(config: SolveConfig, maxMemory = Infinity): Prepared
     game.numHands,
     game.streetMultipliers(),
   );
-  const showdown = game.estimateShowdownBytes() * Math.max(1, config.solver.threads);
-  const memory = estimateMemory(size, config.solver, game.numHands, showdown);
+  // Showdown tables once: with threads, they move to memory every worker shares.
+  const memory = estimateMemory(
+    size,
+    config.solver,
+    game.numHands,
+    game.estimateShowdownBytes(),
+    treeShape(actionTree, Math.max(1, config.solver.threads)),
+  );
   checkMemoryLimit(memory, maxMemory);
   return { config, actionTree, game, size, memory, tree: null };
 }

@@ -1,12 +1,16 @@
 import assert from "node:assert/strict";
 import { isKibitzError } from "../../src/errors.ts";
+import type { PublicTree } from "../../src/cfr/tree.ts";
 import {
   checkOutputDir,
+  collectStrategies,
+  crc32Update,
   decodeSave,
   encodeSave,
   formatRootSummary,
   type RootSummary,
   SAVE_VERSION,
+  saveChunks,
   writeSolveOutputs,
 } from "../../src/poker/results.ts";
 
@@ -115,6 +119,47 @@ Deno.test("output folder: checked before the solve; a failed write falls back to
     } finally {
       await Deno.remove(fallback, { recursive: true });
     }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("solve.bin streamed block by block: the same bytes (and CRC) as encodeSave, in any chunk size", () => {
+  // Three blocks of 2, 5 and 3 values; the policy writes values derived from the node id.
+  const tree = {
+    blockNode: Uint32Array.from([4, 9, 2]),
+    blockSize: Uint32Array.from([2, 5, 3]),
+  } as unknown as PublicTree;
+  const policy = (node: number, out: Float32Array) => {
+    for (let i = 0; i < out.length; i++) out[i] = (node + i) / 16;
+  };
+  const whole = encodeSave(HEADER, collectStrategies(tree, policy));
+  for (const chunk of [4, 12, 20, 1 << 20]) {
+    // A chunk is valid until the next is asked for (the buffer is reused): copy each.
+    const parts = Array.from(saveChunks({ header: HEADER, tree, policy }, chunk), (c) => c.slice());
+    const joined = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let off = 0;
+    for (const p of parts) joined.set(p, off), (off += p.length);
+    assert.deepEqual(joined, whole);
+    if (chunk === 4) assert.ok(parts.length >= 5, "small chunks: one per block at least");
+  }
+  assert.equal(
+    crc32Update(crc32Update(0, whole.subarray(0, 7)), whole.subarray(7, 30)),
+    crc32Update(0, whole.subarray(0, 30)),
+  );
+});
+
+Deno.test("result.json streamed node by node parses to the object with its nodes", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const nodes = [{ path: ["Check"] }, { path: ["Bet 10"], x: [1, 2] }];
+    const save = encodeSave(HEADER, STRATEGIES);
+    await writeSolveOutputs(dir, { result: { meta: { a: 1 }, root: {} }, nodes, save });
+    const back = JSON.parse(await Deno.readTextFile(`${dir}/result.json`));
+    assert.deepEqual(back, { meta: { a: 1 }, root: {}, nodes });
+    await writeSolveOutputs(dir, { result: {}, nodes: [], save });
+    assert.deepEqual(JSON.parse(await Deno.readTextFile(`${dir}/result.json`)), { nodes: [] });
+    assert.deepEqual(await Deno.readFile(`${dir}/solve.bin`), save);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
