@@ -5,3 +5,4 @@ export * from "./evaluate.ts";
 export * from "./solver.ts";
 export * from "./warmstart.ts";
 export * from "./threads.ts";
+export * from "./warmstart_values.ts";

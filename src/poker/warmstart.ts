@@ -21,20 +21,11 @@ import {
   BET_SIZE_PRESETS,
   type BetSize,
   type BetSizeOptions,
-  betSizeToString,
   parseBetSizeList,
 } from "./bet_size.ts";
 import { cardName } from "./cards.ts";
 import type { SolveConfig } from "./config.ts";
 import type { PostflopGame } from "./game.ts";
-import {
-  expandSpot,
-  type PreparedSpot,
-  prepareSpot,
-  type RunOptions,
-  runSolve,
-  type SolveOutcome,
-} from "./solve.ts";
 
 // Hold'em side of the warm start (seed 002): bets and raises of the small tree are mapped onto the
 // large tree's by pot fraction, f = (chips put in beyond the call) / (pot after the call). An all-in
@@ -302,6 +293,7 @@ export function pokerActionName(kind: number): string {
 /** The `[solver]` keys of the warm start. */
 export const WARMSTART_CONFIG_KEYS: readonly string[] = [
   "use_warmstart",
+  "warmstart_method",
   "warmstart_weight",
   "warmstart_interpolation",
   "warmstart_minimal_max_iters",
@@ -311,11 +303,16 @@ export const WARMSTART_CONFIG_KEYS: readonly string[] = [
   "warmstart_raise",
 ];
 
+/** How the full tree is seeded: from the mapped strategy's values, or by transferring regrets. */
+export type WarmStartMethod = "values" | "regrets";
+
 /** Warm-start settings of a solve config (`[solver]` use_warmstart and warmstart_*). */
 export interface WarmStartSettings {
   enabled: boolean;
-  /** W: weight of the transferred regrets in iterations; the full solve continues at t = W. */
-  weight: number;
+  /** "values" (default: regrets from the mapped strategy's values) or "regrets" (seed 002's transfer). */
+  method: WarmStartMethod;
+  /** W in iterations (the full solve continues at t = W), or "auto" (values: from the mapped strategy's exploitability; regrets: 10). */
+  weight: number | "auto";
   interpolation: WarmStartInterpolation;
   /** The small tree's solve stops after this many iterations ... */
   minimalMaxIters: number;
@@ -332,7 +329,7 @@ function settingsError(message: string): never {
   throw new KibitzError("bad_config", message);
 }
 
-/** Reads and validates the warm-start keys of a `[solver]` table (defaults: off, W 10, linear, 40 its, 1 %). */
+/** Reads and validates the warm-start keys of a `[solver]` table (defaults: off, values, W auto, linear, 40 its, 1 %). */
 export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSettings {
   const get = <T>(key: string, type: "boolean" | "number" | "string", fallback: T): T => {
     const v = t[key];
@@ -346,10 +343,17 @@ export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSet
     return v as T;
   };
   const enabled = get("use_warmstart", "boolean", false);
-  const weight = get("warmstart_weight", "number", 10);
-  if (!(weight > 0) || !Number.isFinite(weight)) {
-    settingsError(`solver.warmstart_weight must be a positive number, got ${weight}`);
+  const method = get("warmstart_method", "string", "values");
+  if (method !== "values" && method !== "regrets") {
+    settingsError(`solver.warmstart_method must be "values" or "regrets", got "${method}"`);
   }
+  const w = t.warmstart_weight === "auto"
+    ? "auto"
+    : get<number | "auto">("warmstart_weight", "number", "auto");
+  if (w !== "auto" && (!(w > 0) || !Number.isFinite(w))) {
+    settingsError(`solver.warmstart_weight must be a positive number or "auto", got ${w}`);
+  }
+  const weight: number | "auto" = w;
   const interpolation = get("warmstart_interpolation", "string", "linear");
   if (interpolation !== "linear" && interpolation !== "log") {
     settingsError(
@@ -386,6 +390,7 @@ export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSet
   const donk = p.donk.trim() === "" ? null : parseBetSizeList(p.donk, false, "warmstart donk");
   return {
     enabled,
+    method,
     weight,
     interpolation,
     minimalMaxIters,
@@ -414,92 +419,5 @@ export function smallTreeConfig(config: SolveConfig, ws: WarmStartSettings): Sol
       maxIterations: ws.minimalMaxIters,
       targetExploitabilityPct: ws.minimalExploitabilityPct,
     },
-  };
-}
-
-/** The three phases of a warm-started solve. */
-export interface WarmStartSolveOutcome {
-  smallSpot: PreparedSpot;
-  small: SolveOutcome;
-  transfer: WarmStartReport;
-  /** The full tree's solve; its iteration counter started at W. */
-  outcome: SolveOutcome;
-}
-
-/**
- * Solves the small tree (phase 1), transfers its regrets (phase 2) and solves the full tree from
- * t = W (phase 3); max_iterations counts the full tree's own iterations.
- */
-export async function runWarmStartSolve(
-  spot: PreparedSpot,
-  ws: WarmStartSettings,
-  opts: {
-    small?: RunOptions;
-    large?: RunOptions;
-    /** Called once the small tree is built, before its solve. */
-    onSmallSpot?: (smallSpot: PreparedSpot) => void;
-    /** Called after the transfer, before the full tree's first iteration. */
-    onTransfer?: (small: SolveOutcome, transfer: WarmStartReport) => void;
-  } = {},
-): Promise<WarmStartSolveOutcome> {
-  expandSpot(spot);
-  const smallSpot = prepareSpot(smallTreeConfig(spot.config, ws));
-  validateWarmStartGames(smallSpot.game, spot.game);
-  opts.onSmallSpot?.(smallSpot);
-  const small = await runSolve(smallSpot, opts.small);
-  let transfer: WarmStartReport | null = null;
-  const start = Math.max(1, Math.round(ws.weight));
-  const config = {
-    ...spot.config,
-    solver: { ...spot.config.solver, maxIterations: spot.config.solver.maxIterations + start },
-  };
-  const outcome = await runSolve({ ...spot, config }, {
-    ...opts.large,
-    beforeSolve: (solver) => {
-      transfer = warmStartPostflop(
-        { solver: small.solver, game: smallSpot.game },
-        { solver, game: spot.game },
-        { weight: ws.weight, interpolation: ws.interpolation },
-      );
-      opts.onTransfer?.(small, transfer);
-    },
-  });
-  return { smallSpot, small, transfer: transfer!, outcome };
-}
-
-/**
- * The solve function of `deno task solve`: plain runSolve, or, when `[solver] use_warmstart` is on,
- * the three warm-start phases with the same run options, printing each phase through `info`.
- */
-export function warmStartRunner(
-  spot: PreparedSpot,
-  info: (line: string) => void,
-): (opts: RunOptions) => Promise<SolveOutcome> {
-  const ws = spot.config.solver.warmStart;
-  if (!ws?.enabled) return (opts) => runSolve(spot, opts);
-  return async (opts) => {
-    const t0 = performance.now();
-    const r = await runWarmStartSolve(spot, ws, {
-      small: opts,
-      large: opts,
-      onSmallSpot: (s) =>
-        info(
-          `phase 1: small tree (bet sizes ${ws.sizes.bet.map(betSizeToString).join(", ")}; raises ${
-            ws.sizes.raise.map(betSizeToString).join(", ")
-          }): betting tree ${s.actionTree.size} nodes, expanded ${s.size.publicNodes} nodes; up to ${ws.minimalMaxIters} iterations or ${ws.minimalExploitabilityPct}% of the pot`,
-        ),
-      onTransfer: (small, t) => {
-        info(
-          `phase 1 done: ${small.iterations} iterations, exploitability ${
-            small.exploitability.percent.toFixed(3)
-          }% of the pot, ${((performance.now() - t0) / 1000).toFixed(1)} s`,
-        );
-        for (const w of t.warnings) info(`warning: ${w}`);
-        info(
-          `phase 2: full tree warm-started: regrets of ${t.nodes} decision nodes transferred (${t.unmatched} without a counterpart start at 0), W = ${ws.weight}, ${ws.interpolation} interpolation; continuing at iteration ${t.startIteration}`,
-        );
-      },
-    });
-    return r.outcome;
   };
 }
