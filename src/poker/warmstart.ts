@@ -309,7 +309,10 @@ export type WarmStartMethod = "values" | "regrets";
 /** Warm-start settings of a solve config (`[solver]` use_warmstart and warmstart_*). */
 export interface WarmStartSettings {
   enabled: boolean;
-  /** "values" (default: regrets from the mapped strategy's values) or "regrets" (seed 002's transfer). */
+  /**
+   * "regrets" (default: seed 002's transfer, the better of the two on spot T2, see README) or
+   * "values" (regrets from the mapped strategy's counterfactual values, Brown & Sandholm 2016).
+   */
   method: WarmStartMethod;
   /** W in iterations (the full solve continues at t = W), or "auto" (values: from the mapped strategy's exploitability; regrets: 10). */
   weight: number | "auto";
@@ -329,7 +332,7 @@ function settingsError(message: string): never {
   throw new KibitzError("bad_config", message);
 }
 
-/** Reads and validates the warm-start keys of a `[solver]` table (defaults: off, values, W auto, linear, 40 its, 1 %). */
+/** Reads and validates the warm-start keys of a `[solver]` table (defaults: off, regrets, W auto, linear, 40 its, 1 %). */
 export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSettings {
   const get = <T>(key: string, type: "boolean" | "number" | "string", fallback: T): T => {
     const v = t[key];
@@ -343,7 +346,7 @@ export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSet
     return v as T;
   };
   const enabled = get("use_warmstart", "boolean", false);
-  const method = get("warmstart_method", "string", "values");
+  const method = get("warmstart_method", "string", "regrets");
   if (method !== "values" && method !== "regrets") {
     settingsError(`solver.warmstart_method must be "values" or "regrets", got "${method}"`);
   }

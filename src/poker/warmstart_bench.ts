@@ -92,8 +92,8 @@ interface RunResult {
 
 /** Arguments of the suite. */
 interface BenchArgs {
-  weight: number | "auto";
-  regretWeight: number;
+  weights: (number | "auto")[];
+  regretWeights: number[];
   smallIterations: number;
   maxIts: number;
   methods: ("cold" | WarmStartMethod)[];
@@ -106,12 +106,12 @@ interface BenchArgs {
 }
 
 const USAGE =
-  "weight=auto|W (values) rweight=W (regrets, 10) small=N (40) max=N (300) methods=cold,regrets,values storage=f32,8 resets=continue|none|keep responses=pot-odds|copy epsilon=E csv=PATH f1";
+  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 10) small=N (40) max=N (300) methods=cold,regrets,values storage=f32,8 resets=continue|none|keep responses=pot-odds|copy epsilon=E csv=PATH f1";
 
 function parseArgs(args: string[]): BenchArgs {
   const out: BenchArgs = {
-    weight: "auto",
-    regretWeight: 10,
+    weights: ["auto"],
+    regretWeights: [10],
     smallIterations: 40,
     maxIts: 300,
     methods: ["cold", "regrets", "values"],
@@ -134,10 +134,13 @@ function parseArgs(args: string[]): BenchArgs {
     if (!m) bad(`unknown argument "${a}"`);
     const [, k, v] = m!;
     const n = Number(v);
-    const positive =
-      () => (n > 0 && Number.isFinite(n) ? n : bad(`${k} must be positive, got ${v}`));
-    if (k === "weight") out.weight = v === "auto" ? "auto" : positive();
-    else if (k === "rweight") out.regretWeight = positive();
+    const pos = (x: string) => {
+      const y = Number(x);
+      return y > 0 && Number.isFinite(y) ? y : bad(`${k} must be positive, got ${x}`);
+    };
+    const positive = () => pos(v);
+    if (k === "weight") out.weights = v.split(",").map((x) => (x === "auto" ? "auto" : pos(x)));
+    else if (k === "rweight") out.regretWeights = v.split(",").map(pos);
     else if (k === "small") out.smallIterations = Math.round(positive());
     else if (k === "max") out.maxIts = Math.round(positive());
     else if (k === "epsilon") out.epsilon = n >= 0 && n <= 1 ? n : bad(`epsilon=${v}`);
@@ -209,7 +212,13 @@ function runSpot(
     curve: new Map(),
     ev: [NaN, NaN],
   });
-  for (const method of a.methods) {
+  const variants: ["cold" | WarmStartMethod, number | "auto"][] = [];
+  for (const m of a.methods) {
+    if (m === "cold") variants.push([m, 0]);
+    else if (m === "regrets") { for (const w of a.regretWeights) variants.push([m, w]); }
+    else for (const w of a.weights) variants.push([m, w]);
+  }
+  for (const [method, w] of variants) {
     const ls = new CfrSolver(large.tree, large.game, so);
     let r: RunResult;
     if (method === "cold") r = fresh("cold", "cold");
@@ -225,21 +234,21 @@ function runSpot(
       let what: string;
       if (method === "values") {
         const rep = warmStartPostflopValues(sides[0], sides[1], {
-          weight: a.weight,
+          weight: w,
           smallPct,
           resets: a.resets,
           responses: a.responses,
           epsilon: a.epsilon,
         });
         weight = rep.weight;
-        what = `values W=${weight}${a.weight === "auto" ? " (auto)" : ""}`;
+        what = `values W=${weight}${w === "auto" ? " (auto)" : ""}`;
         log(
           `${name} ${storage} ${what}: mapped strategy ${
             rep.profilePct.toFixed(2)
           }% exploitable, average resets from t = ${rep.resetFrom}`,
         );
       } else {
-        weight = a.regretWeight;
+        weight = w as number;
         warmStartPostflop(sides[0], sides[1], { weight });
         what = `regrets W=${weight}`;
       }
@@ -343,8 +352,10 @@ export const suite: BenchSuite = {
     report.notes.push(
       `Curves as CSV: ${a.csv}.`,
       `Warm runs: the small tree solved ${a.smallIterations} iterations; "values" seeds regrets W * (v(a) - v) from the mapped strategy's counterfactual values and the average W * strategy (W ${
-        a.weight === "auto" ? "automatic" : a.weight
-      }, resets ${a.resets}, responses ${a.responses}); "regrets" transfers the small tree's regrets scaled to W = ${a.regretWeight}.`,
+        a.weights.join(", ")
+      }, resets ${a.resets}, responses ${a.responses}); "regrets" transfers the small tree's regrets scaled to W = ${
+        a.regretWeights.join(", ")
+      }.`,
       "x its / x s: cold divided by this run (above 1: faster than cold). Iterations are deterministic (seed 0); seconds move with the load of other processes.",
       `Iterations capped at ${a.maxIts}: '-' means the target was not reached.`,
     );

@@ -84,6 +84,8 @@ export interface PostflopValueWarmStartOptions extends PokerMapperOptions {
   resets?: WarmResets;
   /** Responses to sizes the small tree lacks (default "pot-odds"). */
   responses?: WarmResponses;
+  /** Regret margin k (default 0), see ValueWarmStartOptions.margin. */
+  margin?: number;
 }
 
 /** What a value-based postflop warm start did. */
@@ -132,7 +134,11 @@ export function warmStartPostflopValues(
       percent: options.smallPct ?? small.solver.exploitability().percent,
     }
     : undefined;
-  const rep = warmStartFromPolicy(large.solver, policy, { weight, reference });
+  const rep = warmStartFromPolicy(large.solver, policy, {
+    weight,
+    reference,
+    margin: options.margin,
+  });
   const resetFrom = warmSchedule(large.solver, rep.weight, options.resets);
   return { ...rep, paired, playerNodes: lt.blockNode.length, resetFrom };
 }

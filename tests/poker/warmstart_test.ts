@@ -228,7 +228,7 @@ Deno.test("games that differ in more than bet sizes are rejected, naming the dif
 Deno.test("warm-start settings: defaults, the minimal preset, explicit sizes and errors", () => {
   const d = parseWarmStartSettings({});
   assert.equal(d.enabled, false);
-  assert.equal(d.method, "values");
+  assert.equal(d.method, "regrets");
   assert.equal(d.weight, "auto");
   assert.equal(d.interpolation, "linear");
   assert.equal(d.minimalMaxIters, 40);
@@ -238,14 +238,14 @@ Deno.test("warm-start settings: defaults, the minimal preset, explicit sizes and
   assert.equal(d.donk, null);
   const c = parseWarmStartSettings({
     use_warmstart: true,
-    warmstart_method: "regrets",
+    warmstart_method: "values",
     warmstart_weight: 30,
     warmstart_interpolation: "log",
     warmstart_bet: "66%, a",
     warmstart_raise: "2.5x",
   });
   assert.equal(c.enabled, true);
-  assert.equal(c.method, "regrets");
+  assert.equal(c.method, "values");
   assert.equal(c.weight, 30);
   assert.equal(parseWarmStartSettings({ warmstart_weight: "auto" }).weight, "auto");
   assert.equal(c.interpolation, "log");
@@ -316,7 +316,7 @@ warmstart_minimal_exploitability_pct = 0
 
 Deno.test("a warm-started solve (regret transfer): small tree, transfer, full tree from t = W", async () => {
   const config = parseSolveConfig(
-    TURN_WS.replace("use_warmstart = true", 'use_warmstart = true\nwarmstart_method = "regrets"'),
+    TURN_WS,
   );
   const ws = config.solver.warmStart!;
   assert.equal(ws.enabled, true);
@@ -345,8 +345,7 @@ Deno.test("a warm-started solve (regret transfer): small tree, transfer, full tr
 Deno.test("deno task solve with use_warmstart prints both phases", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const text = TURN_WS.replace("max_iterations = 40", "max_iterations = 20")
-      .replace("use_warmstart = true", 'use_warmstart = true\nwarmstart_method = "regrets"');
+    const text = TURN_WS.replace("max_iterations = 40", "max_iterations = 20");
     await Deno.writeTextFile(`${dir}/spot.toml`, text);
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", "tasks/solve.ts", `${dir}/spot.toml`, "--out", dir],

@@ -114,7 +114,7 @@ Deno.test("value warm start of a river spot: new sizes get regrets from their va
 Deno.test("a value-warm-started solve reaches the cold solve's equilibrium (root EVs within 0.1 chip)", async () => {
   const text = RIVER("33%, 66%, 100%, a", "2.5x, a") +
     `[solver]\nmax_iterations = 300\ntarget_exploitability_pct = 0.1\nthreads = 1\n` +
-    `use_warmstart = true\nwarmstart_minimal_max_iters = 30\nwarmstart_minimal_exploitability_pct = 0\n`;
+    `use_warmstart = true\nwarmstart_method = "values"\nwarmstart_minimal_max_iters = 30\nwarmstart_minimal_exploitability_pct = 0\n`;
   const config = parseSolveConfig(text);
   const coldConfig = parseSolveConfig(text.replace("use_warmstart = true", ""));
   const c = await runSolve(prepareSpot(coldConfig));
