@@ -346,7 +346,7 @@ export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSet
     return v as T;
   };
   const enabled = get("use_warmstart", "boolean", false);
-  const method = get("warmstart_method", "string", "regrets");
+  const method = get<string>("warmstart_method", "string", "regrets");
   if (method !== "values" && method !== "regrets") {
     settingsError(`solver.warmstart_method must be "values" or "regrets", got "${method}"`);
   }
