@@ -173,3 +173,20 @@ Deno.test("a warm start at W = 10 keeps its head start through t = 16 (the reset
   // Continued, the average still holds the warm strategy; reset at 16, it is one iterate.
   assert.ok(runs[0] < runs[1], `continue ${runs[0]} vs keep ${runs[1]}`);
 });
+
+Deno.test("a regret margin makes regret matching on the seeded regrets return the profile", () => {
+  const ref = new CfrSolver(lt, leduc, {});
+  ref.run(30);
+  const plain = new CfrSolver(lt, leduc, {}), kept = new CfrSolver(lt, leduc, {});
+  warmStartFromPolicy(plain, ref.averagePolicy(), { weight: 10 });
+  warmStartFromPolicy(kept, ref.averagePolicy(), { weight: 10, margin: 1000 });
+  const want = ref.averageStrategy(0);
+  const gap = (s: CfrSolver) => {
+    const got = s.currentStrategy(0);
+    let m = 0;
+    for (let i = 0; i < got.length; i++) m = Math.max(m, Math.abs(got[i] - want[i]));
+    return m;
+  };
+  assert.ok(gap(kept) < 0.01, `margin: ${gap(kept)}`);
+  assert.ok(gap(plain) > 0.1, `no margin: ${gap(plain)}`);
+});
