@@ -310,8 +310,8 @@ export type WarmStartMethod = "values" | "regrets";
 export interface WarmStartSettings {
   enabled: boolean;
   /**
-   * "regrets" (default: seed 002's transfer, the better of the two on spot T2, see README) or
-   * "values" (regrets from the mapped strategy's counterfactual values, Brown & Sandholm 2016).
+   * "values" (default, the better of the two at their defaults on spot T2, see README: regrets from
+   * the mapped strategy's counterfactual values, Brown & Sandholm 2016) or "regrets" (seed 002).
    */
   method: WarmStartMethod;
   /** W in iterations (the full solve continues at t = W), or "auto" (values: from the mapped strategy's exploitability; regrets: 10). */
@@ -332,7 +332,7 @@ function settingsError(message: string): never {
   throw new KibitzError("bad_config", message);
 }
 
-/** Reads and validates the warm-start keys of a `[solver]` table (defaults: off, regrets, W auto, linear, 40 its, 1 %). */
+/** Reads and validates the warm-start keys of a `[solver]` table (defaults: off, values, W auto, linear, 40 its, 1 %). */
 export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSettings {
   const get = <T>(key: string, type: "boolean" | "number" | "string", fallback: T): T => {
     const v = t[key];
@@ -346,7 +346,7 @@ export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSet
     return v as T;
   };
   const enabled = get("use_warmstart", "boolean", false);
-  const method = get<string>("warmstart_method", "string", "regrets");
+  const method = get<string>("warmstart_method", "string", "values");
   if (method !== "values" && method !== "regrets") {
     settingsError(`solver.warmstart_method must be "values" or "regrets", got "${method}"`);
   }

@@ -228,7 +228,7 @@ Deno.test("games that differ in more than bet sizes are rejected, naming the dif
 Deno.test("warm-start settings: defaults, the minimal preset, explicit sizes and errors", () => {
   const d = parseWarmStartSettings({});
   assert.equal(d.enabled, false);
-  assert.equal(d.method, "regrets");
+  assert.equal(d.method, "values");
   assert.equal(d.weight, "auto");
   assert.equal(d.interpolation, "linear");
   assert.equal(d.minimalMaxIters, 40);
@@ -238,14 +238,14 @@ Deno.test("warm-start settings: defaults, the minimal preset, explicit sizes and
   assert.equal(d.donk, null);
   const c = parseWarmStartSettings({
     use_warmstart: true,
-    warmstart_method: "values",
+    warmstart_method: "regrets",
     warmstart_weight: 30,
     warmstart_interpolation: "log",
     warmstart_bet: "66%, a",
     warmstart_raise: "2.5x",
   });
   assert.equal(c.enabled, true);
-  assert.equal(c.method, "values");
+  assert.equal(c.method, "regrets");
   assert.equal(c.weight, 30);
   assert.equal(parseWarmStartSettings({ warmstart_weight: "auto" }).weight, "auto");
   assert.equal(c.interpolation, "log");
@@ -310,6 +310,7 @@ max_iterations = 40
 target_exploitability_pct = 0.5
 threads = 1
 use_warmstart = true
+warmstart_method = "regrets"
 warmstart_minimal_max_iters = 20
 warmstart_minimal_exploitability_pct = 0
 `;
