@@ -1,6 +1,7 @@
 import { parseTaskArgs } from "../src/cli/args.ts";
-import { KibitzError } from "../src/cli/error.ts";
+import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
+import { ensureOutputDir } from "../src/cli/paths.ts";
 import { type BenchSuite, reportMarkdown, writeReport } from "../src/bench/report.ts";
 import { releaseGpu } from "../src/gpu/mod.ts";
 
@@ -9,10 +10,15 @@ const SUITES: Record<string, () => Promise<{ suite: BenchSuite }>> = {
   quant: () => import("../src/quant/bench.ts"),
   cfr: () => import("../src/cfr/bench.ts"),
   hive: () => import("../src/hive/bench.ts"),
+  uhp: () => import("../src/uhp/bench.ts"),
   ingest: () => import("../src/sgf/bench.ts"),
   warmstart: () => import("../src/poker/warmstart_bench.ts"),
   solve: () => import("../src/poker/bench.ts"),
+  "gpu-solve": () => import("../src/poker/gpu_bench.ts"),
   nn: () => import("../src/nn/bench.ts"),
+  "hive-strength": () => import("../src/hive/strength_bench.ts"),
+  "hive-selfplay": () => import("../src/alphazero/hive_bench.ts"),
+  mcts: () => import("../src/alphazero/bench.ts"),
 };
 
 await runMain(async () => {
@@ -29,9 +35,12 @@ await runMain(async () => {
   );
   if (!args) return;
   const [name, ...rest] = args.positionals;
-  if (!name) throw new KibitzError("bad_args", `which suite? one of: ${names}`);
+  if (!name) throw new KibitzError("bad_args", `SUITE: missing; give one of ${names}`);
   const load = SUITES[name];
-  if (!load) throw new KibitzError("bad_args", `unknown bench suite "${name}"; valid: ${names}`);
+  if (!load) {
+    throw new KibitzError("bad_args", `unknown bench suite "${name}": valid suites are ${names}`);
+  }
+  await ensureOutputDir(String(args.values.out), "--out");
   const { suite } = await load();
   const report = await suite.run({
     full: args.values.full === true,

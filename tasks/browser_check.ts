@@ -1,6 +1,7 @@
 import { parseTaskArgs } from "../src/cli/args.ts";
-import { KibitzError } from "../src/cli/error.ts";
+import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
+import { ensureInput } from "../src/cli/paths.ts";
 import { findChromium, runBrowserCheck } from "../src/build/browser_check.ts";
 
 await runMain(async () => {
@@ -13,8 +14,20 @@ await runMain(async () => {
     { chromium: { type: "string", help: "browser executable (default: chromium on PATH)" } },
   );
   if (!args) return;
+  if (args.positionals.length) {
+    throw new KibitzError(
+      "bad_args",
+      `argument "${args.positionals[0]}": unexpected (this task takes options only)`,
+    );
+  }
+  if (args.values.chromium) await ensureInput(String(args.values.chromium), "--chromium");
   const chromium = args.values.chromium ? String(args.values.chromium) : await findChromium();
-  if (!chromium) throw new KibitzError("no_browser", "no chromium on PATH; pass --chromium PATH");
+  if (!chromium) {
+    throw new KibitzError(
+      "no_browser",
+      "chromium: not found on PATH; install it or pass --chromium PATH",
+    );
+  }
   const r = await runBrowserCheck(
     chromium,
     Number(Deno.env.get("KIBITZ_BROWSER_TIMEOUT_MS") ?? 180_000),

@@ -1,6 +1,7 @@
 import { parseTaskArgs } from "../src/cli/args.ts";
-import { KibitzError } from "../src/cli/error.ts";
+import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
+import { ensureOutputDir } from "../src/cli/paths.ts";
 import { formatBytes } from "../src/poker/memory.ts";
 import { BUNDLE_FILES, bundleBrowser } from "../src/build/bundle.ts";
 
@@ -17,8 +18,12 @@ await runMain(async () => {
   );
   if (!args) return;
   if (args.positionals.length) {
-    throw new KibitzError("bad_args", `unexpected argument "${args.positionals[0]}"`);
+    throw new KibitzError(
+      "bad_args",
+      `argument "${args.positionals[0]}": unexpected (this task takes options only)`,
+    );
   }
+  await ensureOutputDir(String(args.values.out), "--out");
   const r = await bundleBrowser({
     outDir: String(args.values.out),
     minify: args.values["no-minify"] !== true,

@@ -1,5 +1,5 @@
 import { intOption, numberOption, parseTaskArgs } from "../src/cli/args.ts";
-import { KibitzError } from "../src/cli/error.ts";
+import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { buildTree, CfrSolver, parseAlgorithm } from "../src/cfr/mod.ts";
@@ -32,8 +32,10 @@ await runMain(() => {
   );
   if (!args) return;
   const [name, ...extra] = args.positionals;
-  if (!name) throw new KibitzError("bad_args", "which game? kuhn or leduc");
-  if (extra.length) throw new KibitzError("bad_args", `unexpected arguments: ${extra.join(" ")}`);
+  if (!name) throw new KibitzError("bad_args", "GAME: missing; give kuhn or leduc");
+  if (extra.length) {
+    throw new KibitzError("bad_args", `arguments "${extra.join(" ")}": unexpected after the game`);
+  }
   const entry = smallGame(name);
   const v = args.values;
   const algorithm = parseAlgorithm(String(v.algorithm));
@@ -44,7 +46,7 @@ await runMain(() => {
   const pruning = numberOption(v, "pruning", 0);
   const schedule = String(v.schedule);
   if (schedule !== "reference" && schedule !== "paper") {
-    throw new KibitzError("bad_args", `--schedule must be reference or paper, got "${schedule}"`);
+    throw new KibitzError("bad_args", `--schedule "${schedule}": must be reference or paper`);
   }
 
   const game = entry.make();

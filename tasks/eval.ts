@@ -1,4 +1,5 @@
 import { parseTaskArgs } from "../src/cli/args.ts";
+import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { parseCards } from "../src/poker/cards.ts";
@@ -29,7 +30,11 @@ await runMain(() => {
   );
   if (!args) return;
   if (args.positionals.length > 0) {
-    const cards = parseCards(args.positionals.join(" "), "CARDS");
+    const text = args.positionals.join(" ");
+    const cards = parseCards(text, "CARDS");
+    if (cards.length < 5 || cards.length > 7) {
+      throw new KibitzError("bad_args", `CARDS "${text}": give 5 to 7 cards, got ${cards.length}`);
+    }
     const s = evaluateCards(cards);
     const category = CATEGORY_NAMES[categoryOf(s)];
     console.log(args.values.json ? JSON.stringify({ strength: s, category }) : `${s} ${category}`);

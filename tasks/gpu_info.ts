@@ -1,5 +1,5 @@
 import { parseTaskArgs } from "../src/cli/args.ts";
-import { KibitzError } from "../src/cli/error.ts";
+import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
 import { describeAdapter, getGpu, gpuSelfTest, releaseGpu } from "../src/gpu/mod.ts";
 
@@ -15,7 +15,7 @@ await runMain(async () => {
   if (!ctx) {
     throw new KibitzError(
       "no_gpu",
-      "no WebGPU adapter found; every feature still works with --backend cpu",
+      "WebGPU: no adapter found; every feature still works with --backend cpu",
     );
   }
   const test = await gpuSelfTest(ctx);
@@ -47,5 +47,7 @@ await runMain(async () => {
     );
   }
   await releaseGpu();
-  if (!test.ok) throw new KibitzError("gpu_selftest", "GPU self-test produced wrong results");
+  if (!test.ok) {
+    throw new KibitzError("gpu_selftest", "GPU self-test: the kernels produced wrong results");
+  }
 });

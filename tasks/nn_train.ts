@@ -1,5 +1,7 @@
 import { intOption, parseTaskArgs } from "../src/cli/args.ts";
+import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
+import { ensureOutputFile } from "../src/cli/paths.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { describeAdapter, getGpu, releaseGpu } from "../src/gpu/mod.ts";
 import { netPreset } from "../src/nn/config.ts";
@@ -40,6 +42,15 @@ await runMain(async () => {
   const steps = intOption(args.values, "steps", 200, 1);
   const batch = intOption(args.values, "batch", 16, 1, 4096);
   const backend = String(args.values.backend);
+  if (args.positionals.length) {
+    throw new KibitzError(
+      "bad_args",
+      `argument "${args.positionals[0]}": unexpected (this task takes options only)`,
+    );
+  }
+  const checkpoint = args.values.checkpoint === undefined ? null : String(args.values.checkpoint);
+  // A checkpoint that cannot be saved must fail now, not after the training run.
+  if (checkpoint !== null) await ensureOutputFile(checkpoint, "--checkpoint");
   const progress = new Progress("nn-train");
   const run = await runSynthetic(
     async (w) => await createNet(w, backend),
@@ -48,7 +59,7 @@ await runMain(async () => {
       steps,
       batch,
       seed: intOption(args.values, "seed", 1, 0),
-      checkpoint: args.values.checkpoint === undefined ? null : String(args.values.checkpoint),
+      checkpoint,
       every: intOption(args.values, "every", 50, 0),
     },
     (step, s) =>
@@ -57,7 +68,12 @@ await runMain(async () => {
           `value ${s.valueLoss.toFixed(4)}) lr ${s.lr.toExponential(2)}`,
       ),
   );
-  progress.done(`${steps - run.startStep} steps in ${progress.elapsed().toFixed(1)} s`);
+  const trained = Math.max(0, steps - run.startStep);
+  progress.done(
+    trained > 0
+      ? `${trained} steps in ${progress.elapsed().toFixed(1)} s`
+      : `nothing to train: the checkpoint is at step ${run.startStep}, --steps is ${steps}`,
+  );
   const gpu = run.net.backend === "gpu" ? await getGpu() : null;
   console.log(
     `model ${args.values.preset} (${config.blocks} x ${config.filters}, ${

@@ -1,5 +1,5 @@
 import { parseTaskArgs } from "../src/cli/args.ts";
-import { KibitzError } from "../src/cli/error.ts";
+import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { HiveGame } from "../src/hive/game.ts";
@@ -17,11 +17,14 @@ await runMain(() => {
   if (!args) return;
   const [type, depthText, ...extra] = args.positionals;
   if (!type || depthText === undefined || extra.length) {
-    throw new KibitzError("bad_args", "expected <GameType|GameString> <depth>, e.g. Base+MLP 4");
+    throw new KibitzError(
+      "bad_args",
+      "arguments: expected <GameType|GameString> <depth>, e.g. Base+MLP 4",
+    );
   }
   const depth = Number(depthText);
   if (!/^\d+$/.test(depthText) || depth > 12) {
-    throw new KibitzError("bad_args", `depth must be an integer in [0, 12], got "${depthText}"`);
+    throw new KibitzError("bad_args", `depth "${depthText}": must be an integer in [0, 12]`);
   }
   const g = HiveGame.fromGameString(type);
   const progress = new Progress("perft", 1000);

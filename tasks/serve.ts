@@ -1,6 +1,7 @@
 import { intOption, parseTaskArgs } from "../src/cli/args.ts";
-import { KibitzError } from "../src/cli/error.ts";
+import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
+import { osReason } from "../src/cli/paths.ts";
 import { buildDemo, serveIsolated } from "../src/build/serve.ts";
 
 await runMain(async () => {
@@ -16,12 +17,40 @@ await runMain(async () => {
   );
   if (!args) return;
   if (args.positionals.length) {
-    throw new KibitzError("bad_args", `unexpected argument "${args.positionals[0]}"`);
+    throw new KibitzError(
+      "bad_args",
+      `argument "${args.positionals[0]}": unexpected (this task takes options only)`,
+    );
   }
   const port = intOption(args.values, "port", 8000, 0, 65535);
+  const hostname = String(args.values.host);
   const dir = await Deno.makeTempDir({ prefix: "kibitz_serve_" });
-  const files = await buildDemo(dir);
-  const server = serveIsolated(dir, { port, hostname: String(args.values.host) });
+  // Listen first, so a busy port fails in a second and not after the bundle build.
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = serveIsolated(dir, { port, hostname });
+  } catch (e) {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    if (e instanceof Deno.errors.AddrInUse) {
+      throw new KibitzError(
+        "busy_port",
+        `--port ${port} on ${hostname}: ${osReason(e)} (another server is there; pick another ` +
+          `--port, or 0 for any free one)`,
+      );
+    }
+    if (e instanceof Deno.errors.AddrNotAvailable) {
+      throw new KibitzError("bad_args", `--host ${hostname}: not an address of this machine`);
+    }
+    throw e;
+  }
+  let files: string[];
+  try {
+    files = await buildDemo(dir);
+  } catch (e) {
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    throw e;
+  }
   console.log(`serving ${files.join(", ")} from ${dir}`);
   console.log(`open http://${server.addr.hostname}:${server.addr.port}/`);
   const stop = () => server.shutdown();

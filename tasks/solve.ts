@@ -1,26 +1,29 @@
 import { parseTaskArgs } from "../src/cli/args.ts";
-import { writeFileAtomic } from "../src/cli/atomic.ts";
-import { KibitzError } from "../src/cli/error.ts";
+import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { EXAMPLE_CONFIG, parseSolveConfig } from "../src/poker/config.ts";
 import { formatBytes, parseMemorySize } from "../src/poker/memory.ts";
 import type { CfrPolicy } from "../src/cfr/evaluate.ts";
-import { CFR_CHANCE, findNode, type PublicTree } from "../src/cfr/tree.ts";
-import { cardName, parseCard, SUIT_CHARS } from "../src/poker/cards.ts";
+import type { PublicTree } from "../src/cfr/tree.ts";
 import type { PostflopGame } from "../src/poker/game.ts";
 import {
+  checkOutputDir,
   collectStrategies,
   decodeSave,
   encodeSave,
+  findNodeAtPath,
   firstStreetNodes,
   formatRootSummary,
+  type NodeAtPath,
   nodeSummary,
   type RootSummary,
   rootSummary,
+  writeSolveOutputs,
 } from "../src/poker/results.ts";
 import { expandSpot, prepareSpot, savedPolicy } from "../src/poker/solve.ts";
 import { warmStartRunner } from "../src/poker/warmstart_solve.ts";
+import { chooseBackend } from "../src/poker/gpu_solve.ts";
 
 await runMain(async () => {
   const args = parseTaskArgs(
@@ -40,6 +43,11 @@ await runMain(async () => {
       "max-iterations": { type: "string", help: "override solver.max_iterations" },
       target: { type: "string", help: "override solver.target_exploitability_pct" },
       every: { type: "string", default: "10", help: "iterations between progress lines" },
+      backend: {
+        type: "string",
+        help:
+          "cpu, gpu or auto (overrides solver.backend; auto: a hardware GPU when the spot fits)",
+      },
       node: {
         type: "string",
         help:
@@ -63,25 +71,34 @@ await runMain(async () => {
     return n;
   };
 
+  const nodeArg = typeof v.node === "string" ? v.node : null;
   if (typeof v.load === "string") {
+    if (args.positionals.length > 0) {
+      throw new KibitzError(
+        "bad_args",
+        `--load ${v.load} reopens a saved solve with its own config; leave out the config file (${
+          args.positionals.join(" ")
+        })`,
+      );
+    }
     const bytes = await Deno.readFile(v.load).catch((e) => {
       throw new KibitzError("bad_args", `--load ${v.load}: ${(e as Error).message}`);
     });
     const { header, strategies } = decodeSave(bytes, v.load);
-    const config = parseSolveConfig(String(header.config), `${v.load} (saved config)`);
+    const config = parseSolveConfig(header.config, `${v.load} (saved config)`);
     const spot = prepareSpot(config);
     const tree = expandSpot(spot);
+    const at = nodeArg === null ? null : findNodeAtPath(tree, spot.game, nodeArg);
+    if (typeof v.out === "string") await checkOutputDir(v.out);
     const policy = savedPolicy(tree, strategies);
     const summary = rootSummary(tree, spot.game, policy);
-    const meta = header.meta as Record<string, unknown>;
     if (typeof v.out === "string") {
-      await Deno.mkdir(v.out, { recursive: true });
-      const file = `${v.out}/result.json`;
       const nodes = firstStreetNodes(tree, spot.game, policy);
-      await writeFileAtomic(file, JSON.stringify({ meta, root: summary, nodes }) + "\n");
-      info(`wrote ${file}`);
+      const result = { meta: header.meta, root: summary, nodes };
+      await writeSolveOutputs(v.out, { result, save: encodeSave(header, strategies) });
+      info(`wrote ${v.out}/result.json and ${v.out}/solve.bin`);
     }
-    printResult(json, meta, summary, nodeAt(tree, spot.game, policy, v.node));
+    printResult(json, header.meta, summary, at && nodeResult(tree, spot.game, policy, at));
     return;
   }
 
@@ -96,6 +113,12 @@ await runMain(async () => {
   const mi = num("max-iterations"), tg = num("target");
   if (mi !== undefined) config.solver.maxIterations = Math.max(1, Math.floor(mi));
   if (tg !== undefined) config.solver.targetExploitabilityPct = tg;
+  if (typeof v.backend === "string") {
+    if (v.backend !== "cpu" && v.backend !== "gpu" && v.backend !== "auto") {
+      throw new KibitzError("bad_args", `--backend must be cpu, gpu or auto, got "${v.backend}"`);
+    }
+    config.solver.backend = v.backend;
+  }
   // Without --max-memory, refuse what would not fit in 80 % of this machine's memory.
   const maxMemory = typeof v["max-memory"] === "string"
     ? parseMemorySize(v["max-memory"])
@@ -103,6 +126,9 @@ await runMain(async () => {
   const outDir = typeof v.out === "string" ? v.out : config.outputDirectory;
 
   const spot = prepareSpot(config, maxMemory);
+  // Everything that can be checked is checked before the solve: the output folder, the --node path.
+  await checkOutputDir(outDir);
+  const at = nodeArg === null ? null : findNodeAtPath(expandSpot(spot), spot.game, nodeArg);
   const m = spot.memory;
   info(
     `spot: ${path ?? "built-in example (T1)"}, ${spot.game.numHands[0]} OOP / ${
@@ -116,11 +142,14 @@ await runMain(async () => {
       formatBytes(m.storageBytes)
     }, tree ${formatBytes(m.treeBytes)}, showdown tables ${formatBytes(m.showdownBytes)})`,
   );
+  const choice = await chooseBackend(spot);
   const threads = config.solver.threads;
   info(
-    `backend: cpu, ${threads} thread${threads === 1 ? "" : "s"} (turn/river subtrees on workers)${
-      config.solver.backend === "auto" ? "; auto: the postflop game runs on the CPU engine" : ""
-    }`,
+    choice.backend === "gpu"
+      ? `backend: gpu (${choice.reason})`
+      : `backend: cpu, ${threads} thread${
+        threads === 1 ? "" : "s"
+      } (turn/river subtrees on workers); ${choice.reason}`,
   );
 
   let stop = false;
@@ -131,6 +160,7 @@ await runMain(async () => {
   try {
     outcome = await warmStartRunner(spot, info)({
       every: Math.max(1, Math.floor(num("every") ?? 10)),
+      backend: choice,
       shouldStop: () => stop,
       onProgress: (p) =>
         progress.update(
@@ -162,55 +192,24 @@ await runMain(async () => {
     regret_format: m.regretFormat,
     strategy_format: m.strategyFormat,
   };
-  await Deno.mkdir(outDir, { recursive: true });
   const nodes = firstStreetNodes(tree, spot.game, policy);
-  await writeFileAtomic(
-    `${outDir}/result.json`,
-    JSON.stringify({ meta, root: summary, nodes }) + "\n",
-  );
-  await writeFileAtomic(
-    `${outDir}/solve.bin`,
-    encodeSave({ config: text, meta }, collectStrategies(tree, policy)),
-  );
+  await writeSolveOutputs(outDir, {
+    result: { meta, root: summary, nodes },
+    save: encodeSave({ config: text, meta }, collectStrategies(tree, policy)),
+  });
   info(`wrote ${outDir}/result.json and ${outDir}/solve.bin`);
-  printResult(json, meta, summary, nodeAt(tree, spot.game, policy, v.node));
+  printResult(json, meta, summary, at && nodeResult(tree, spot.game, policy, at));
 });
 
-/** The summary at --node PATH (comma-separated labels), or null without --node. */
-function nodeAt(
+/** The summary at a --node path found before the solve; prints its notes. */
+function nodeResult(
   tree: PublicTree,
   game: PostflopGame,
   policy: CfrPolicy,
-  path: unknown,
-): { path: string[]; summary: RootSummary } | null {
-  if (typeof path !== "string") return null;
-  const steps = path.split(",").map((x) => x.trim()).filter((x) => x !== "");
-  // A card merged by suit isomorphism is read as the card the tree deals in its place.
-  const board = [...game.board];
-  let node = 0;
-  const notes: string[] = [];
-  for (let i = 0; i < steps.length; i++) {
-    if (tree.kind[node] === CFR_CHANCE && /^[2-9TJQKA][cdhs]$/i.test(steps[i])) {
-      const card = parseCard(steps[i], "--node");
-      const as = game.dealtAs(board, card);
-      if (as !== card) {
-        notes.push(
-          `${cardName(card)} is solved as ${cardName(as)} (suits ${SUIT_CHARS[card & 3]} and ${
-            SUIT_CHARS[as & 3]
-          } exchanged in the hand labels)`,
-        );
-        steps[i] = cardName(as);
-      }
-      board.push(as);
-    }
-    try {
-      node = findNode(tree, steps.slice(0, i + 1));
-    } catch (e) {
-      throw new KibitzError("bad_args", `--node "${path}": ${(e as Error).message}`);
-    }
-  }
-  for (const n of notes) console.error(`note: ${n}`);
-  return { path: steps, summary: nodeSummary(tree, game, policy, node) };
+  at: NodeAtPath,
+): { path: string[]; summary: RootSummary } {
+  for (const n of at.notes) console.error(`note: ${n}`);
+  return { path: at.path, summary: nodeSummary(tree, game, policy, at.node) };
 }
 
 function printResult(

@@ -57,7 +57,8 @@ function solve() {
     if (m.type === "progress") {
       status(
         `iteration ${m.iteration}: exploitability ${m.percent.toFixed(3)}% of the pot ` +
-          `(${m.threads} thread${m.threads === 1 ? "" : "s"}, ${m.seconds.toFixed(1)} s)`,
+          `(${m.backend === "gpu" ? "GPU" : `${m.threads} thread${m.threads === 1 ? "" : "s"}`}, ` +
+          `${m.seconds.toFixed(1)} s)`,
       );
     } else if (m.type === "done") {
       status(`done in ${m.seconds.toFixed(1)} s`);
@@ -78,6 +79,8 @@ function solve() {
     config: $("config").value,
     iterations: Number($("iterations").value),
     target: Number($("target").value),
+    // ?backend=cpu|gpu|auto overrides the config's solver.backend.
+    backend: params.get("backend") ?? undefined,
   });
 }
 

@@ -2,6 +2,8 @@
 import {
   CfrSolver,
   expandSpot,
+  getGpu,
+  GpuCfrSolver,
   KibitzError,
   parseSolveConfig,
   prepareSpot,
@@ -9,31 +11,51 @@ import {
 } from "./kibitz.js";
 
 onmessage = async (e) => {
-  const { config, iterations, target } = e.data;
+  const { config, iterations, target, backend } = e.data;
   const t0 = performance.now();
   let solver = null;
   try {
     const cfg = parseSolveConfig(config, "the spot");
     const spot = prepareSpot(cfg), tree = expandSpot(spot);
-    solver = new CfrSolver(tree, spot.game, {
+    // solver.backend: "gpu" solves on WebGPU, "auto" does when the browser offers a hardware
+    // adapter; the CPU solver then receives the GPU's stores for the results.
+    const want = backend ?? cfg.solver.backend;
+    const ctx = want === "cpu" ? null : await getGpu();
+    if (want === "gpu" && !ctx) throw new KibitzError("no_gpu", "backend = gpu: no WebGPU here");
+    const onGpu = ctx !== null && (want === "gpu" || !ctx.report.isFallback);
+    const options = {
       algorithm: cfg.solver.algorithm,
       regretBits: cfg.solver.regretBits,
       strategyBits: cfg.solver.strategyBits,
       seed: cfg.solver.seed,
-      threads: cfg.solver.threads,
-    });
-    await solver.startThreads();
+      threads: onGpu ? 1 : cfg.solver.threads,
+    };
+    solver = new CfrSolver(tree, spot.game, options);
+    const gpu = onGpu ? await GpuCfrSolver.create(ctx, tree, spot.game, options) : null;
+    if (!gpu) await solver.startThreads();
     let percent = Infinity;
-    while (solver.iteration < iterations && percent > target) {
-      solver.run(Math.min(10, iterations - solver.iteration));
-      percent = solver.exploitability().percent;
-      postMessage({
-        type: "progress",
-        iteration: solver.iteration,
-        percent,
-        threads: solver.threads,
-        seconds: (performance.now() - t0) / 1000,
-      });
+    try {
+      while ((gpu ?? solver).iteration < iterations && percent > target) {
+        const n = Math.min(10, iterations - (gpu ?? solver).iteration);
+        if (gpu) {
+          gpu.run(n);
+          percent = (await gpu.exploitability()).percent;
+        } else {
+          solver.run(n);
+          percent = solver.exploitability().percent;
+        }
+        postMessage({
+          type: "progress",
+          iteration: (gpu ?? solver).iteration,
+          percent,
+          threads: solver.threads,
+          backend: gpu ? "gpu" : "cpu",
+          seconds: (performance.now() - t0) / 1000,
+        });
+      }
+      if (gpu) await gpu.copyTo(solver);
+    } finally {
+      gpu?.destroy();
     }
     postMessage({
       type: "done",

@@ -82,3 +82,41 @@ fn flip(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let r = rem - c * kk;
   out[(c * p.co + o) * kk + (kk - 1u - r)] = in0[i];
 }
+
+// Inference fusion (see fused.wgsl): y = act(conv(x, W) + bias[co] + res), res and ReLU by flag.
+struct Fuse { relu: u32, res: u32, _a: u32, _b: u32 }
+@group(0) @binding(4) var<storage, read> bias: array<f32>;
+@group(0) @binding(5) var<storage, read> res: array<f32>;
+@group(0) @binding(6) var<uniform> fz: Fuse;
+
+@compute @workgroup_size(64)
+fn forward_fused(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = gid.x + gid.y * nwg.x * 64u;
+  let hw = p.h * p.w;
+  if (i >= p.n * p.co * hw) { return; }
+  let img = i / (p.co * hw);
+  let rem = i - img * p.co * hw;
+  let o = rem / hw;
+  let px = rem - o * hw;
+  let y = i32(px / p.w);
+  let x = i32(px % p.w);
+  let kk = p.k * p.k;
+  var s = 0.0;
+  for (var c = 0u; c < p.ci; c++) {
+    let xo = (img * p.ci + c) * hw;
+    let wo = (o * p.ci + c) * kk;
+    for (var ky = 0u; ky < p.k; ky++) {
+      let iy = y + i32(ky) - i32(p.pad);
+      if (iy < 0 || iy >= i32(p.h)) { continue; }
+      for (var kx = 0u; kx < p.k; kx++) {
+        let ix = x + i32(kx) - i32(p.pad);
+        if (ix < 0 || ix >= i32(p.w)) { continue; }
+        s = fma(in1[wo + ky * p.k + kx], in0[xo + u32(iy) * p.w + u32(ix)], s);
+      }
+    }
+  }
+  s += bias[o];
+  if (fz.res != 0u) { s += res[i]; }
+  if (fz.relu != 0u) { s = max(s, 0.0); }
+  out[i] = s;
+}

@@ -124,7 +124,9 @@ fn encode_level(v: f32, inv: f32, u: f32, stochastic: bool, zero: u32) -> i32 {
   var q: f32;
   if (stochastic) {
     let f = floor(t);
-    q = select(f, f + 1.0, u < t - f);
+    // u < frac(t), exactly as the CPU twin (which works in f64): t - f is exact in f32 except for
+    // f = -1 with t in (-0.5, 0), where t + 1 would round; there compare u - 1 < t (u - 1 is exact).
+    q = select(f, f + 1.0, select(u < t - f, nofuse(u - 1.0, zero) < t, f == -1.0));
   } else {
     q = round(t);
   }

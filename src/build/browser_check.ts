@@ -2,7 +2,7 @@
 // cross-origin isolation headers that SharedArrayBuffer needs, a page runs a few exact checks
 // (Kuhn value, Hive perft, game id, TOML config, a two-thread solve on the page and inside a Web
 // Worker against the one-thread solve, the WebGPU self-test) and posts what it saw back.
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import type { RootSummary } from "../poker/results.ts";
 import { BUNDLE_FILES, bundleBrowser } from "./bundle.ts";
 import { buildDemo, serveIsolated } from "./serve.ts";
@@ -289,16 +289,22 @@ export interface DemoPageResult {
   error?: string;
 }
 
-/** Serves the solver page like `deno task serve` and lets it solve the default spot by itself. */
+/**
+ * Serves the solver page like `deno task serve` and lets it solve the default spot by itself
+ * (`backend`: the page's ?backend= override of solver.backend).
+ */
 export async function runDemoPage(
   chromium: string,
   iterations: number,
   timeoutMs = 180_000,
+  backend?: "cpu" | "gpu" | "auto",
 ): Promise<DemoPageResult> {
   const dir = await Deno.makeTempDir({ prefix: "kibitz_demo_" });
   try {
     await buildDemo(dir);
-    const path = `/index.html?auto&report&iterations=${iterations}`;
+    const path = `/index.html?auto&report&iterations=${iterations}${
+      backend ? `&backend=${backend}` : ""
+    }`;
     return await runPage(chromium, dir, path, timeoutMs) as DemoPageResult;
   } finally {
     await Deno.remove(dir, { recursive: true });

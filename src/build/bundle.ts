@@ -2,7 +2,7 @@
 // dependencies included) plus the CFR worker-thread entry beside it. Built with esbuild, which
 // does not resolve Deno's `npm:` imports or text imports itself: the plugins below do both.
 import * as esbuild from "esbuild";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 
 /** File names of the bundle's two outputs. */
 export const BUNDLE_FILES = { main: "kibitz.js", worker: "kibitz-worker.js" } as const;

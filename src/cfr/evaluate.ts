@@ -1,7 +1,17 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import type { CfrGame } from "./game.ts";
-import { addChanceChildValues, CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
-import type { ChanceTasks } from "./parallel.ts";
+import { CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
+import {
+  actionReach,
+  addChanceChildValues,
+  addValues,
+  anyPositive,
+  maxValues,
+  mixValues,
+  outcomeReach,
+  terminalStep,
+} from "./walk.ts";
+import type { ChanceTasks } from "./tasks.ts";
 
 /**
  * Runs the evaluation tasks of one traversal on every thread (see TreeEvaluator.parallel): each
@@ -70,6 +80,8 @@ export class TreeEvaluator {
   }
 
   private equity = false;
+  /** Reporter of player nodes (nodeValues), null when none or below the first chance nodes. */
+  private report: NodeReport | null = null;
 
   /**
    * out[h] = unnormalized value of hand h of `player` (summed over opponent hands weighted by their
@@ -117,6 +129,39 @@ export class TreeEvaluator {
   }
 
   /**
+   * Values of every hand of `player` at `node` (any node) against the opponent reach `opp` there,
+   * into out[0..hands): the same walk as rootValues, started lower. With `onPlayerNode`, every
+   * player node from `node` down to the next chance nodes is reported (values and the opponent
+   * reach there), subtrees the opponent does not reach included; on one thread.
+   */
+  nodeValues(
+    node: number,
+    player: 0 | 1,
+    opp: Float32Array,
+    policy: CfrPolicy,
+    mode: CfrEvalMode,
+    out: Float32Array,
+    options: { equity?: boolean; onPlayerNode?: NodeReport } = {},
+  ): void {
+    const { equity = false, onPlayerNode = null } = options;
+    if (equity && !this.game.terminalEquity) {
+      throw new KibitzError("no_equity", `${this.game.name} does not define equity`);
+    }
+    if (!(node >= 0 && node < this.tree.size)) {
+      throw new KibitzError("bad_node", `node ${node} is not in ${this.tree.game}'s tree`);
+    }
+    const d = this.tree.depth[node];
+    this.equity = equity;
+    this.report = onPlayerNode;
+    try {
+      this.visit(node, d, player, opp, policy, mode === "best-response", out, 0);
+    } finally {
+      this.equity = false;
+      this.report = null;
+    }
+  }
+
+  /**
    * The top-down half of a parallel evaluation: walks the nodes above the first chance nodes as
    * `visit` does, storing the opponent reach of every outcome below them (cn = 0 when some reach is
    * positive, so the outcome is evaluated; it stays -1 when `visit` would skip it).
@@ -127,13 +172,11 @@ export class TreeEvaluator {
     if (kind === CFR_TERMINAL) return;
     const first = t.firstChild[n], A = t.numChildren[n];
     if (kind === CFR_CHANCE) {
-      const o = 1 - p, Ho = t.numHands[o];
-      const bs = t.blockedStart[o], bh = t.blockedHands[o];
+      const o = (1 - p) as 0 | 1, Ho = t.numHands[o];
       for (let c = first; c < first + A; c++) {
         const k = tk.index[c], row = k * tk.stride;
-        for (let i = 0; i < Ho; i++) tk.opp[row + i] = opp[i];
-        for (let i = bs[c]; i < bs[c + 1]; i++) tk.opp[row + bh[i]] = 0;
-        tk.cn[k] = anyPositive(tk.opp.subarray(row, row + Ho), Ho) ? 0 : -1;
+        outcomeReach(t, c, o, opp, tk.opp, row);
+        tk.cn[k] = anyPositive(tk.opp, Ho, row) ? 0 : -1;
       }
       return;
     }
@@ -145,13 +188,8 @@ export class TreeEvaluator {
     const sig = this.sig[d], r = this.reach[d], Hq = t.numHands[q];
     policy(n, sig);
     for (let a = 0; a < A; a++) {
-      let any = false;
-      for (let o = 0; o < Hq; o++) {
-        const x = opp[o] * sig[a * Hq + o];
-        r[o] = x;
-        if (x > 0) any = true;
-      }
-      if (any) this.reachPass(first + a, d + 1, p, r, policy);
+      actionReach(opp, sig, a, Hq, r);
+      if (anyPositive(r, Hq)) this.reachPass(first + a, d + 1, p, r, policy);
     }
   }
 
@@ -169,17 +207,18 @@ export class TreeEvaluator {
     const H = t.numHands[p];
     const kind = t.kind[n];
     if (kind === CFR_TERMINAL) {
-      if (this.equity) this.game.terminalEquity!(t.terminal[n], p, opp, out, off);
-      else this.game.terminalValues(t.terminal[n], p, opp, out, off);
+      terminalStep(this.game, t, n, p, opp, out, off, this.equity);
       return;
     }
     const first = t.firstChild[n], A = t.numChildren[n];
     const vals = this.vals[d], r = this.reach[d];
     if (kind === CFR_CHANCE) {
       out.fill(0, off, off + H);
-      const o = 1 - p, Ho = t.numHands[o];
-      const bs = t.blockedStart[o], bh = t.blockedHands[o];
+      const o = (1 - p) as 0 | 1, Ho = t.numHands[o];
       const tk = this.fromTasks ? this.parallel!.tasks : null;
+      // Player nodes are reported down to the first chance nodes only.
+      const report = this.report;
+      this.report = null;
       for (let c = first; c < first + A; c++) {
         if (tk) {
           // Parallel evaluation: this outcome's subtree already ran as a task (or is skipped).
@@ -187,62 +226,45 @@ export class TreeEvaluator {
           if (tk.cn[k] < 0) continue;
           for (let h = 0; h < H; h++) vals[h] = tk.out[row + h];
         } else {
-          for (let o = 0; o < Ho; o++) r[o] = opp[o];
-          for (let i = bs[c]; i < bs[c + 1]; i++) r[bh[i]] = 0;
+          outcomeReach(t, c, o, opp, r, 0);
           if (!anyPositive(r, Ho)) continue;
           this.visit(c, d + 1, p, r, policy, br, vals, 0);
         }
         addChanceChildValues(t, c, p, vals, out, off);
       }
+      this.report = report;
       return;
     }
     const q = t.player[n];
     const sig = this.sig[d];
     if (q === p) {
-      if (!br) policy(n, sig);
+      if (!br || this.report) policy(n, sig);
       for (let a = 0; a < A; a++) this.visit(first + a, d + 1, p, opp, policy, br, vals, a * H);
       // Per hand over actions in order (action-major): the best value, or the policy's mix in f64.
-      const acc = this.acc;
-      if (br) {
-        for (let h = 0; h < H; h++) acc[h] = -Infinity;
-        for (let a = 0; a < A; a++) {
-          const row = a * H;
-          for (let h = 0; h < H; h++) {
-            const x = vals[row + h];
-            if (x > acc[h]) acc[h] = x;
-          }
-        }
-      } else {
-        for (let h = 0; h < H; h++) acc[h] = 0;
-        for (let a = 0; a < A; a++) {
-          const row = a * H;
-          for (let h = 0; h < H; h++) acc[h] += sig[row + h] * vals[row + h];
-        }
+      if (br) maxValues(vals, A, H, this.acc, out, off);
+      else mixValues(sig, vals, A, H, this.acc, out, off);
+    } else {
+      policy(n, sig);
+      const Hq = t.numHands[q];
+      out.fill(0, off, off + H);
+      for (let a = 0; a < A; a++) {
+        // A child nobody reaches has values 0; it is still walked when its nodes are reported.
+        actionReach(opp, sig, a, Hq, r);
+        if (!this.report && !anyPositive(r, Hq)) continue;
+        this.visit(first + a, d + 1, p, r, policy, br, vals, 0);
+        addValues(vals, H, out, off);
       }
-      for (let h = 0; h < H; h++) out[off + h] = acc[h];
-      return;
     }
-    policy(n, sig);
-    const Hq = t.numHands[q];
-    out.fill(0, off, off + H);
-    for (let a = 0; a < A; a++) {
-      let any = false;
-      for (let o = 0; o < Hq; o++) {
-        const x = opp[o] * sig[a * Hq + o];
-        r[o] = x;
-        if (x > 0) any = true;
-      }
-      if (!any) continue;
-      this.visit(first + a, d + 1, p, r, policy, br, vals, 0);
-      for (let h = 0; h < H; h++) out[off + h] += vals[h];
-    }
+    this.report?.(n, out.subarray(off, off + H), opp);
   }
 }
 
-function anyPositive(x: Float32Array, n: number): boolean {
-  for (let i = 0; i < n; i++) if (x[i] > 0) return true;
-  return false;
-}
+/**
+ * Called by TreeEvaluator.nodeValues at each reported player node: the traverser's values there
+ * (unnormalized, as the walk computes them) and the opponent's reach there. Both are scratch views:
+ * copy what must be kept.
+ */
+export type NodeReport = (node: number, values: Float32Array, opp: Float32Array) => void;
 
 /** Total compatible deal mass sum_h w0(h) * sum_{o compatible} w1(o): the EV normalizer. */
 export function dealMass(game: CfrGame): number {

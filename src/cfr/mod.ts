@@ -6,3 +6,5 @@ export * from "./solver.ts";
 export * from "./warmstart.ts";
 export * from "./threads.ts";
 export * from "./warmstart_values.ts";
+export * from "./walk.ts";
+export * from "./gpu/mod.ts";

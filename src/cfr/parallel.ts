@@ -1,70 +1,17 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import type { CfrGame } from "./game.ts";
-import type { CfrSolver, SharedStores } from "./solver.ts";
-import { CFR_CHANCE, type PublicTree } from "./tree.ts";
-
-/**
- * The unit of parallel work: the subtrees hanging below the first chance nodes of the tree (the
- * chance nodes with no chance node above them). One task per outcome node; a task's subtree owns
- * its storage blocks alone, so threads running different tasks never write the same block. Inputs
- * and outputs live in SharedArrayBuffers, one row of `stride` hands per task.
- */
-export interface ChanceTasks {
-  /** Number of tasks. */
-  count: number;
-  /** Row length (the larger hand count). */
-  stride: number;
-  /** Outcome node of each task. */
-  node: Int32Array;
-  /** Task of each tree node (-1 for nodes that are not such outcomes). */
-  index: Int32Array;
-  /** Opponent reach arriving at the outcome (blocked hands zeroed). */
-  opp: Float32Array;
-  /** Traverser's own reach at the outcome. */
-  self: Float32Array;
-  /** Traverser's active hands at the outcome. */
-  act: Uint8Array;
-  /** Active-hand count per task this traversal; -1 when the traversal does not reach it. */
-  cn: Int32Array;
-  /** The traverser's values of the outcome's subtree (unnormalized, as `visit` writes them). */
-  out: Float32Array;
-}
-
-/** Finds the outcome nodes of the first chance nodes and allocates the shared task rows. */
-export function chanceTasks(tree: PublicTree): ChanceTasks {
-  const { size, kind, parent } = tree;
-  // Nodes at or below a chance node (breadth-first order: parents come first).
-  const below = new Uint8Array(size);
-  const index = new Int32Array(size).fill(-1);
-  const nodes: number[] = [];
-  for (let n = 1; n < size; n++) {
-    const par = parent[n];
-    if (below[par]) below[n] = 1;
-    else if (kind[par] === CFR_CHANCE) {
-      below[n] = 1;
-      index[n] = nodes.length;
-      nodes.push(n);
-    }
-  }
-  const count = nodes.length, stride = Math.max(tree.numHands[0], tree.numHands[1]);
-  const f32 = () => new Float32Array(new SharedArrayBuffer(4 * count * stride));
-  return {
-    count,
-    stride,
-    node: Int32Array.from(nodes),
-    index,
-    opp: f32(),
-    self: f32(),
-    act: new Uint8Array(new SharedArrayBuffer(count * stride)),
-    cn: new Int32Array(new SharedArrayBuffer(4 * Math.max(1, count))),
-    out: f32(),
-  };
-}
+import type { SolverOptions } from "./options.ts";
+import {
+  type ChanceTasks,
+  type SharedStores,
+  TASK_BEST_RESPONSE,
+  TASK_TRAIN,
+  type TaskSolver,
+} from "./tasks.ts";
+import type { PublicTree } from "./tree.ts";
 
 // Control words (Int32Array over a SharedArrayBuffer).
 const GEN = 0, ITER = 1, PLAYER = 2, NEXT = 3, DONE = 4, QUIT = 5, ERROR = 6, MODE = 7, STATE = 8;
-/** What a round of tasks computes: training, or values of the average strategy (profile, best response). */
-export const TASK_TRAIN = 0, TASK_PROFILE = 1, TASK_BEST_RESPONSE = 2;
 // Worker states: exited (or not started), idle and alive, claimed for the next traversal.
 const DEAD = 0, IDLE = 1, CLAIMED = 2;
 /** A worker idle this long exits, so a process that never calls close() still ends. */
@@ -76,7 +23,7 @@ export interface WorkerSetup {
   slot: number;
   tree: PublicTree;
   game: { module: string; name: string; fields: Record<string, unknown> };
-  options: CfrSolver["options"];
+  options: SolverOptions;
   stores: Omit<SharedStores, "tasks">;
   tasks: ChanceTasks;
   ctrl: Int32Array;
@@ -117,7 +64,7 @@ function blockingWait(a: Int32Array, index: number, value: number, timeoutMs = I
 /**
  * Main-thread side of a parallel solve: `workers` Web Workers that, with the main thread, take
  * tasks from a shared counter each traversal. The main thread blocks on Atomics.wait while the
- * workers finish, so `CfrSolver.run` stays synchronous. Workers start on first use; where the
+ * workers finish, so `TaskSolver.run` stays synchronous. Workers start on first use; where the
  * thread cannot wait for a worker to start (a browser's main thread or worker, whose event loop a
  * starting worker needs), `start()` starts them ahead and keeps them until `close()`.
  */
@@ -129,7 +76,7 @@ export class WorkerPool {
   /** Started by start(): workers never idle-exit and are not restarted during a run. */
   private persistent = false;
 
-  constructor(private readonly solver: CfrSolver, workers: number) {
+  constructor(private readonly solver: TaskSolver, workers: number) {
     const game = solver.game as CfrGame;
     const src = game.workerSource!();
     this.ctrl = new Int32Array(new SharedArrayBuffer(4 * (STATE + workers)));
@@ -254,7 +201,7 @@ export class WorkerPool {
 }
 
 /** Takes tasks from the shared counter until none is left; returns node-hand visits (training). */
-function runShare(solver: CfrSolver, ctrl: Int32Array, p: 0 | 1, mode: number, count: number) {
+function runShare(solver: TaskSolver, ctrl: Int32Array, p: 0 | 1, mode: number, count: number) {
   let v = 0;
   for (let k = Atomics.add(ctrl, NEXT, 1); k < count; k = Atomics.add(ctrl, NEXT, 1)) {
     if (mode === TASK_TRAIN) v += solver.runTask(k, p);
@@ -268,7 +215,7 @@ function runShare(solver: CfrSolver, ctrl: Int32Array, p: 0 | 1, mode: number, c
  * time the main thread bumps the generation, until told to quit or idle for `idleExitMs`.
  */
 export function serveTasks(
-  solver: CfrSolver,
+  solver: TaskSolver,
   slot: number,
   ctrl: Int32Array,
   visits: Float64Array,

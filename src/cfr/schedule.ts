@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 
 /** The CFR variants the engine runs. */
 export type CfrAlgorithm = "dcfr" | "dcfr+" | "cfr+" | "pdcfr+";

@@ -1,11 +1,10 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { sharedMemoryAvailable } from "./threads.ts";
 import {
   createQuantStore,
   decodeBlock,
   decodeBlockPositiveSums,
   encodeBlock,
-  type QuantFormat,
   type QuantStore,
   regretFormat,
   type Rounding,
@@ -35,80 +34,29 @@ import {
   iterationDiscount,
   regretsNonNegative,
 } from "./schedule.ts";
-import { addChanceChildValues, CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
+import { CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "./tree.ts";
+import {
+  actionReach,
+  addChanceChildValues,
+  addValues,
+  mixValues,
+  outcomeReach,
+  outcomeTraverser,
+  terminalStep,
+} from "./walk.ts";
+import type { SolverOptions } from "./options.ts";
+import { WorkerPool } from "./parallel.ts";
 import {
   type ChanceTasks,
   chanceTasks,
+  type SharedStores,
   TASK_BEST_RESPONSE,
   TASK_PROFILE,
   TASK_TRAIN,
-  WorkerPool,
-} from "./parallel.ts";
+} from "./tasks.ts";
 
-/** A node whose strategy is fixed: strategy[a * hands + h]; a hand whose column is NaN stays free. */
-export interface LockedNode {
-  node: number;
-  strategy: Float32Array;
-}
-
-/** How a solve runs. Every field is optional. */
-export interface SolverOptions {
-  /** dcfr (default), dcfr+, cfr+ or pdcfr+. */
-  algorithm?: CfrAlgorithm;
-  /** "reference" (default: the Rust postflop solver's DCFR) or "paper" (alpha 1.5, beta 0, gamma 2, no reset). */
-  schedule?: "reference" | "paper";
-  /** Overrides of the algorithm's discount parameters. */
-  discount?: Partial<DiscountParams>;
-  /** Bits of regret storage: 32 (f32, default), 16, 8 or 4. */
-  regretBits?: number;
-  /** Bits of cumulative-strategy storage: 32 (default), 16, 8 or 4. */
-  strategyBits?: number;
-  /** Explicit regret format (overrides regretBits); unsigned formats need cfr+/dcfr+/pdcfr+. */
-  regretFormat?: QuantFormat;
-  /** Seed of the stochastic rounding (default 0): same seed, same result. */
-  seed?: number;
-  /** Rounding of regrets (and PDCFR+ predictions); default: nearest for 16-bit, stochastic for 8/4-bit. */
-  rounding?: Rounding;
-  /**
-   * Rounding of the cumulative strategy; default stochastic for every quantized format. Nearest
-   * rounding of a 16-bit strategy sum stalls (Leduc, 3000 iterations: dcfr 4.9e-4 vs 1.5e-4 chips,
-   * cfr+ 6.1e-3 vs 3.1e-4 with 16-bit regrets and strategy): each iteration's addition is small next
-   * to the sum, and rounding it to nearest biases it, where stochastic rounding keeps it unbiased.
-   */
-  strategyRounding?: Rounding;
-  /**
-   * Regret-based pruning threshold c (0 = off, the default; dcfr only). At the traverser's node, hand h
-   * skips action a when R[a][h] < -c * (sum of h's positive regrets) and that sum is positive: such an
-   * action has probability 0 now. Regrets of skipped (action, hand) entries, and of that hand in the
-   * skipped subtree, stay as they are (as if not visited: no discount, no instant regret).
-   */
-  pruning?: number;
-  /** With pruning, every this many iterations (default 10) one runs unpruned so skipped actions are re-checked. */
-  pruningRefresh?: number;
-  /** Nodes with a fixed (per-hand) strategy. */
-  lockedNodes?: readonly LockedNode[];
-  /**
-   * Weight the cumulative strategy by the player's own reach (classic CFR averaging). Default false:
-   * like the reference solver, each iteration adds the current strategy unweighted.
-   */
-  reachWeightedAverage?: boolean;
-  /**
-   * Threads for training (default 1). Above 1, the subtrees below the first chance nodes (the turn
-   * or river cards) are shared out to Web Workers over SharedArrayBuffer storage; each subtree's
-   * blocks are written by exactly one thread and the parent sums the outcomes in a fixed order, so
-   * the result is bit-identical whatever the thread count. Needs a game with `workerSource` and a
-   * tree with chance nodes; otherwise the solve runs on one thread. Call `close()` when done.
-   */
-  threads?: number;
-}
-
-/** Engine-internal: the stores a worker thread shares with the main solver. */
-export interface SharedStores {
-  regrets: QuantStore;
-  strategy: QuantStore;
-  predicted: QuantStore | null;
-  tasks: ChanceTasks;
-}
+export type { LockedNode, SolverOptions } from "./options.ts";
+export type { SharedStores } from "./tasks.ts";
 
 /** Progress callback of `run`: called after iteration `iteration` (1-based count done). */
 export type ProgressFn = (iteration: number, solver: CfrSolver) => void;
@@ -397,21 +345,11 @@ export class CfrSolver {
     if (kind === CFR_TERMINAL) return;
     const first = t.firstChild[n], A = t.numChildren[n];
     if (kind === CFR_CHANCE) {
-      const o = 1 - p, Ho = t.numHands[o];
-      const bs = t.blockedStart[o], bh = t.blockedHands[o];
-      const ss = t.blockedStart[p], sh = t.blockedHands[p];
+      const o = (1 - p) as 0 | 1;
       for (let c = first; c < first + A; c++) {
         const k = tk.index[c], row = k * tk.stride;
-        for (let i = 0; i < Ho; i++) tk.opp[row + i] = opp[i];
-        for (let i = bs[c]; i < bs[c + 1]; i++) tk.opp[row + bh[i]] = 0;
-        for (let h = 0; h < H; h++) tk.self[row + h] = self[h], tk.act[row + h] = act[h];
-        let cn = nAct;
-        for (let i = ss[c]; i < ss[c + 1]; i++) {
-          const h = sh[i];
-          if (tk.act[row + h]) cn--;
-          tk.act[row + h] = 0, tk.self[row + h] = 0;
-        }
-        tk.cn[k] = cn;
+        outcomeReach(t, c, o, opp, tk.opp, row);
+        tk.cn[k] = outcomeTraverser(t, c, p, self, act, nAct, tk.self, tk.act, row);
       }
       return;
     }
@@ -421,7 +359,7 @@ export class CfrSolver {
     if (q !== p) {
       const Hq = t.numHands[q], r = this.reach[d];
       for (let a = 0; a < A; a++) {
-        for (let o = 0; o < Hq; o++) r[o] = opp[o] * sig[a * Hq + o];
+        actionReach(opp, sig, a, Hq, r);
         this.reachPass(first + a, d + 1, p, r, self, act, nAct);
       }
       return;
@@ -585,17 +523,15 @@ export class CfrSolver {
     const kind = t.kind[n];
     this.nodeHandVisits += nAct;
     if (kind === CFR_TERMINAL) {
-      this.game.terminalValues(t.terminal[n], p, opp, out, off);
+      terminalStep(this.game, t, n, p, opp, out, off, false);
       return;
     }
     const first = t.firstChild[n], A = t.numChildren[n];
     const vals = this.vals[d];
     if (kind === CFR_CHANCE) {
       out.fill(0, off, off + H);
-      const o = 1 - p, Ho = t.numHands[o];
+      const o = (1 - p) as 0 | 1;
       const r = this.reach[d], sr = this.selfReach[d], ca = this.active[d];
-      const bs = t.blockedStart[o], bh = t.blockedHands[o];
-      const ss = t.blockedStart[p], sh = t.blockedHands[p];
       const tk = this.fromTasks ? this.tasks : null;
       for (let c = first; c < first + A; c++) {
         if (tk) {
@@ -603,15 +539,8 @@ export class CfrSolver {
           const row = tk.index[c] * tk.stride;
           for (let h = 0; h < H; h++) vals[h] = tk.out[row + h];
         } else {
-          for (let o = 0; o < Ho; o++) r[o] = opp[o];
-          for (let i = bs[c]; i < bs[c + 1]; i++) r[bh[i]] = 0;
-          for (let h = 0; h < H; h++) sr[h] = self[h], ca[h] = act[h];
-          let cn = nAct;
-          for (let i = ss[c]; i < ss[c + 1]; i++) {
-            const h = sh[i];
-            if (ca[h]) cn--;
-            ca[h] = 0, sr[h] = 0;
-          }
+          outcomeReach(t, c, o, opp, r, 0);
+          const cn = outcomeTraverser(t, c, p, self, act, nAct, sr, ca, 0);
           this.visit(c, d + 1, p, r, sr, ca, cn, vals, 0);
         }
         addChanceChildValues(t, c, p, vals, out, off);
@@ -625,9 +554,9 @@ export class CfrSolver {
       const Hq = t.numHands[q], r = this.reach[d];
       out.fill(0, off, off + H);
       for (let a = 0; a < A; a++) {
-        for (let o = 0; o < Hq; o++) r[o] = opp[o] * sig[a * Hq + o];
+        actionReach(opp, sig, a, Hq, r);
         this.visit(first + a, d + 1, p, r, self, act, nAct, vals, 0);
-        for (let h = 0; h < H; h++) out[off + h] += vals[h];
+        addValues(vals, H, out, off);
       }
       return;
     }
@@ -656,13 +585,7 @@ export class CfrSolver {
       this.visit(first + a, d + 1, p, opp, childSelf, childAct, cn, vals, a * H);
     }
     // Node value per hand: sum over actions in order, in f64 (as one running sum per hand).
-    const acc = this.sums;
-    for (let h = 0; h < H; h++) acc[h] = 0;
-    for (let a = 0; a < A; a++) {
-      const row = a * H;
-      for (let h = 0; h < H; h++) acc[h] += sig[row + h] * vals[row + h];
-    }
-    for (let h = 0; h < H; h++) out[off + h] = acc[h];
+    mixValues(sig, vals, A, H, this.sums, out, off);
     // Instant regrets in place. Without pruning, hands not traversed (blocked) get 0. With pruning,
     // skipped entries get the instant regret that leaves their regret unchanged (as if not visited).
     const { alphaPos, betaNeg } = this.disc;

@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import type { CfrGame, CfrIsomorph } from "./game.ts";
 
 /** Node kinds stored in `PublicTree.kind`. */
@@ -16,7 +16,8 @@ export const CFR_PLAYER = 0, CFR_CHANCE = 1, CFR_TERMINAL = 2;
  * nodes, with blocked hands zeroed below chance nodes), terminals are evaluated per level, and a
  * bottom-up pass reduces each node's children (a contiguous range one level down) into its values
  * and updates its regret and strategy blocks. The CPU backend (CfrSolver) walks the same arrays
- * depth-first with one scratch vector per depth instead of one per node.
+ * depth-first with one scratch vector per depth instead of one per node. walk.ts spells out each
+ * step (reach at actions and chance outcomes, terminals, value reductions) once for every walk.
  */
 export interface PublicTree {
   /** Game name. */

@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { decodeBlock, encodeBlock, formatInfo } from "../quant/mod.ts";
 import { regretsNonNegative } from "./schedule.ts";
 import type { CfrSolver } from "./solver.ts";

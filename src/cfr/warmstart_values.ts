@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { encodeBlock, type RoundingKey } from "../quant/mod.ts";
 import { type CfrPolicy, policyExploitability, TreeEvaluator } from "./evaluate.ts";
 import { regretsNonNegative } from "./schedule.ts";

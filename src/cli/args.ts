@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { KibitzError } from "./error.ts";
+import { KibitzError } from "../errors.ts";
 
 /** Option table for a task: node:util parseArgs options plus a help line for each. */
 export type TaskOptions = Record<
@@ -36,6 +36,19 @@ export function usage(synopsis: string, description: string, options: TaskOption
   return lines.join("\n");
 }
 
+/** Rewrites a node:util parseArgs message as `<option>: <why>` (the one error style). */
+function argsProblem(message: string): string {
+  const opt = /'(-{1,2}[^'\s]+)'/.exec(message)?.[1];
+  if (!opt) return `arguments: ${message}`;
+  if (/^Unknown option/.test(message)) return `${opt}: unknown option (--help lists them)`;
+  if (/ambiguous/.test(message)) {
+    return `${opt}: needs a value; write ${opt}=VALUE when the value starts with "-"`;
+  }
+  if (/argument missing/.test(message)) return `${opt}: needs a value`;
+  if (/does not take an argument/.test(message)) return `${opt}: takes no value`;
+  return `${opt}: ${message}`;
+}
+
 /** Parses a task's arguments strictly; unknown flags become a KibitzError naming the flag. */
 export function parseTaskArgs(
   args: string[],
@@ -57,7 +70,7 @@ export function parseTaskArgs(
   } catch (e) {
     throw new KibitzError(
       "bad_args",
-      `${(e as Error).message}\n\n${usage(synopsis, description, options)}`,
+      `${argsProblem((e as Error).message)}\n\n${usage(synopsis, description, options)}`,
     );
   }
   if (parsed.values.help) {
@@ -81,7 +94,7 @@ export function intOption(
   if (!Number.isInteger(n) || n < min || n > max) {
     throw new KibitzError(
       "bad_args",
-      `--${name} must be an integer in [${min}, ${max}], got "${raw}"`,
+      `--${name} must be an integer in [${min}, ${max}]: got "${raw}"`,
     );
   }
   return n;
@@ -93,7 +106,7 @@ export function numberOption(values: ParsedArgs["values"], name: string, fallbac
   if (raw === undefined) return fallback;
   const n = Number(raw);
   if (!Number.isFinite(n)) {
-    throw new KibitzError("bad_args", `--${name} must be a number, got "${raw}"`);
+    throw new KibitzError("bad_args", `--${name} must be a number: got "${raw}"`);
   }
   return n;
 }

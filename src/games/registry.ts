@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { KUHN_VALUE, kuhnGame } from "./kuhn.ts";
 import { LEDUC_VALUE, leducGame } from "./leduc.ts";
 import type { LimitPokerGame } from "./limit.ts";

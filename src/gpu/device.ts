@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 
 /** What we know about the adapter we got, for reports and benchmarks. */
 export interface AdapterReport {
@@ -47,7 +47,20 @@ function isSoftware(info: GPUAdapterInfo): boolean {
   return flagged === true || /llvmpipe|swiftshader|softpipe|lavapipe|warp|software/.test(text);
 }
 
+/**
+ * True when the environment variable KIBITZ_NO_GPU is set to 1: the process then behaves as on a
+ * machine without a WebGPU adapter (tests and tasks check the CPU-only path this way).
+ */
+export function gpuDisabledByEnv(): boolean {
+  try {
+    return typeof Deno !== "undefined" && Deno.env.get("KIBITZ_NO_GPU") === "1";
+  } catch {
+    return false; // no permission to read the environment: nothing was asked for
+  }
+}
+
 async function acquire(): Promise<GpuContext | null> {
+  if (gpuDisabledByEnv()) return null;
   if (typeof navigator === "undefined" || !("gpu" in navigator) || !navigator.gpu) return null;
   let adapter: GPUAdapter | null = null;
   try {
@@ -83,7 +96,10 @@ async function acquire(): Promise<GpuContext | null> {
   return { adapter, device, report, timestamps, modules: new Map(), pipelines: new Map() };
 }
 
-/** Returns the shared GPU context, or null when no WebGPU adapter exists (acquired once per process). */
+/**
+ * Returns the shared GPU context, or null when no WebGPU adapter exists or KIBITZ_NO_GPU=1
+ * (acquired once per process).
+ */
 export function getGpu(): Promise<GpuContext | null> {
   if (!cached) cached = acquire();
   return cached;
@@ -95,7 +111,9 @@ export async function requireGpu(): Promise<GpuContext> {
   if (!ctx) {
     throw new KibitzError(
       "no_gpu",
-      "no WebGPU adapter found (use --backend cpu, or install a Vulkan driver such as Mesa's llvmpipe)",
+      gpuDisabledByEnv()
+        ? "no WebGPU adapter: KIBITZ_NO_GPU=1 hides it (unset it, or use --backend cpu)"
+        : "no WebGPU adapter found (use --backend cpu, or install a Vulkan driver such as Mesa's llvmpipe)",
     );
   }
   return ctx;

@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import type { GpuContext } from "./device.ts";
 
 /** Compiles (or reuses) a shader module; compilation errors throw with the WGSL messages and lines. */

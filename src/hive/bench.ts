@@ -1,9 +1,9 @@
 // `deno task bench hive`: perft speed, move generation on mid-game positions, play+undo rate.
+// (The UHP player's search has its own suite, `bench uhp`, in src/uhp/bench.ts.)
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { HiveGame } from "./game.ts";
 import { perft } from "./perft.ts";
 import { randomGame } from "./playout.ts";
-import { searchBestMove } from "../uhp/alphabeta.ts";
 
 /** Published perft-5 counts for the two game types measured. */
 const PERFT5: Record<string, number> = { "Base": 516240, "Base+MLP": 5427108 };
@@ -21,7 +21,8 @@ function perftFull(g: HiveGame, depth: number, buf: Int32Array, start: number): 
   return total;
 }
 
-function timed<T>(f: () => T): [T, number] {
+/** Runs `f` and returns its value with the seconds it took. */
+export function timed<T>(f: () => T): [T, number] {
   const t0 = performance.now();
   const v = f();
   return [v, (performance.now() - t0) / 1000];
@@ -121,48 +122,6 @@ export const suite: BenchSuite = {
         "play+undo/s (incl. generate)",
       ],
       rows: genRows,
-    });
-    // The UHP player's search with and without its transposition table, same depth, same scores.
-    const searchRows: (string | number)[][] = [];
-    const depth = opts.full ? 4 : 3;
-    for (
-      const [type, plies, seed] of [["Base", 24, 2], ["Base+MLP", 31, 9], [
-        "Base+MLP",
-        40,
-        11,
-      ]] as const
-    ) {
-      const g = randomGame(type, plies, seed);
-      opts.log(`alpha-beta ${type} after ${plies} plies, depth ${depth}`);
-      const [plain, plainSecs] = timed(() => searchBestMove(g, { depth, transposition: false }));
-      const [tt, ttSecs] = timed(() => searchBestMove(g, { depth }));
-      if (tt.score !== plain.score) {
-        throw new Error(`alpha-beta: score ${tt.score} with the table, ${plain.score} without`);
-      }
-      searchRows.push([
-        `${type} ply ${plies}`,
-        depth,
-        plain.score,
-        plain.nodes,
-        plainSecs,
-        tt.nodes,
-        ttSecs,
-        plainSecs / ttSecs,
-      ]);
-    }
-    report.tables.push({
-      title: "UHP player: alpha-beta to a fixed depth, plain vs. with the transposition table",
-      columns: [
-        "position",
-        "depth",
-        "score",
-        "nodes (plain)",
-        "seconds (plain)",
-        "nodes (table)",
-        "seconds (table)",
-        "speedup",
-      ],
-      rows: searchRows,
     });
     const mlp = perftRows.find((r) => r[0] === "Base+MLP" && r[1] === 5)!;
     report.notes.push(

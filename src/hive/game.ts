@@ -1,7 +1,8 @@
 // The Hive game state: flat board arrays, play/undo without copying, incremental Zobrist hash.
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { cellQ, cellR, DIR_DQ, DIR_DR, MAX_STACK, NEIGHBOR, NUM_CELLS } from "./grid.ts";
-import { generateMoves } from "./movegen.ts";
+import type { HiveBoard } from "./board.ts";
+import { MoveGenerator } from "./movegen.ts";
 import { makeMove, movePiece, moveTo, PASS } from "./move.ts";
 import type { HiveMove } from "./move.ts";
 import {
@@ -27,7 +28,9 @@ import {
 } from "./zobrist.ts";
 import { formatMove, gameStringOf, parseGameString, parseMoveString } from "./notation.ts";
 import { invalidMoveReason } from "./rules.ts";
-import { BLACK_WINS, DRAW, IN_PROGRESS, NOT_STARTED, WHITE_WINS } from "./state.ts";
+import { BLACK_WINS, DRAW, IN_PROGRESS, NOT_STARTED, outcomeFor, WHITE_WINS } from "./state.ts";
+
+const SHARED_GENERATOR = new MoveGenerator();
 
 /** One piece on the board as `HiveGame.pieces()` reports it. */
 export interface PieceOnBoard {
@@ -58,7 +61,7 @@ export interface PieceOnBoard {
  * list legal moves (`validMoves`, or `generate` into a buffer for hot loops); `undo`; read the
  * board (`pieces`, `top`, `height`, `turn`, `colorToMove`, `state`); hash with `hashKey`.
  */
-export class HiveGame {
+export class HiveGame implements HiveBoard {
   /** Expansion mask (EXP_M | EXP_L | EXP_P). */
   readonly gameType: number;
   /** 1 for pieces that take part in this game type. */
@@ -87,9 +90,17 @@ export class HiveGame {
   private histStr: (string | null)[] = [];
   private histLen = 0;
   private scratch = new Int32Array(4096);
+  /** The move generator whose scratch arrays this game uses (see the constructor). */
+  readonly generator: MoveGenerator;
 
-  /** Creates an empty game of a GameTypeString (`Base+MLP`) or expansion mask (0..7). */
-  constructor(gameType: string | number = 0) {
+  /**
+   * Creates an empty game of a GameTypeString (`Base+MLP`) or expansion mask (0..7). Games share
+   * one MoveGenerator by default: a generate call runs to completion and leaves nothing behind that
+   * the next call reads, so interleaved searches over many games are safe. Pass your own generator
+   * to keep a game's scratch memory apart (e.g. one per search).
+   */
+  constructor(gameType: string | number = 0, generator: MoveGenerator = SHARED_GENERATOR) {
+    this.generator = generator;
     this.gameType = typeof gameType === "string" ? parseGameType(gameType) : gameType & 7;
     for (let p = 0; p < NUM_PIECES; p++) this.enabled[p] = pieceEnabled(p, this.gameType) ? 1 : 0;
   }
@@ -101,7 +112,7 @@ export class HiveGame {
 
   /** A copy of this game, history included. */
   clone(): HiveGame {
-    const g = new HiveGame(this.gameType);
+    const g = new HiveGame(this.gameType, this.generator);
     for (let i = 0; i < this.histLen; i++) g.play(this.histMove[i], this.histStr[i]);
     return g;
   }
@@ -124,6 +135,15 @@ export class HiveGame {
   /** True when the game has ended (a win or a draw). */
   isOver(): boolean {
     return this.state >= DRAW;
+  }
+
+  /**
+   * The outcome for the side to move: 1 it has won, -1 it has lost, 0 a draw, null while the game
+   * goes on. Read from the position (the queens), so a move that surrounds the mover's own queen
+   * counts as the mover's loss. Searches (alpha-beta, MCTS) score terminal nodes with this.
+   */
+  outcomeForSideToMove(): 1 | 0 | -1 | null {
+    return outcomeFor(this.state, this.turn & 1);
   }
 
   /** The top piece at `cell`, or -1 when empty. */
@@ -165,18 +185,18 @@ export class HiveGame {
 
   /** Writes the legal moves into `out` from `start`; returns the count (hot-loop API). */
   generate(out: Int32Array, start = 0): number {
-    return generateMoves(this, out, start);
+    return this.generator.generate(this, out, start);
   }
 
   /** The legal moves as packed numbers (a lone PASS when nothing else is legal; none when over). */
   validMoves(): number[] {
-    const n = generateMoves(this, this.scratch, 0);
+    const n = this.generator.generate(this, this.scratch, 0);
     return Array.from(this.scratch.subarray(0, n));
   }
 
   /** True when the packed move is legal here. */
   isValid(move: number): boolean {
-    const n = generateMoves(this, this.scratch, 0);
+    const n = this.generator.generate(this, this.scratch, 0);
     for (let i = 0; i < n; i++) if (this.scratch[i] === move) return true;
     return false;
   }

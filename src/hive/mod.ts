@@ -7,6 +7,7 @@ export {
   DRAW as HIVE_DRAW,
   IN_PROGRESS as HIVE_IN_PROGRESS,
   NOT_STARTED as HIVE_NOT_STARTED,
+  outcomeFor as hiveOutcomeFor,
   STATE_NAMES as HIVE_STATE_NAMES,
   WHITE_WINS as HIVE_WHITE_WINS,
 } from "./state.ts";
@@ -54,6 +55,8 @@ export {
   NUM_CELLS as HIVE_NUM_CELLS,
   ORIGIN as HIVE_ORIGIN,
 } from "./grid.ts";
+export { MoveGenerator as HiveMoveGenerator } from "./movegen.ts";
+export type { HiveBoard } from "./board.ts";
 export { perft as hivePerft, perftDivide as hivePerftDivide } from "./perft.ts";
 export { parseMoveString as parseHiveMoveString } from "./notation.ts";
 export type { ParsedMove as ParsedHiveMove } from "./notation.ts";

@@ -1,6 +1,6 @@
 // UHP strings: MoveString parse/format (reference piece chosen as Mzinga does) and GameString.
-import { KibitzError } from "../cli/error.ts";
-import type { HiveGame } from "./game.ts";
+import { KibitzError } from "../errors.ts";
+import type { HiveBoard } from "./board.ts";
 import { MAX_STACK, NEIGHBOR, ORIGIN } from "./grid.ts";
 import { makeMove, movePiece, moveTo, PASS } from "./move.ts";
 import { gameTypeString, parsePieceName, pieceName } from "./pieces.ts";
@@ -21,7 +21,7 @@ const BEFORE_DIR: Record<string, number> = { "-": 5, "/": 4, "\\": 0 };
 const AFTER_DIR: Record<string, number> = { "-": 2, "/": 1, "\\": 3 };
 
 /** Parses a UHP MoveString in the position of `g` (the reference piece must be on the board). */
-export function parseMoveString(g: HiveGame, s: string): ParsedMove {
+export function parseMoveString(g: HiveBoard, s: string): ParsedMove {
   const text = s.trim();
   if (/^pass$/i.test(text)) return { move: PASS, toLevel: -1, normalized: "pass" };
   const m = MOVE_RE.exec(text);
@@ -54,7 +54,7 @@ export function parseMoveString(g: HiveGame, s: string): ParsedMove {
 }
 
 /** Formats a packed move as Mzinga would: bare first move, piece below when climbing, else the first neighbour in direction order. */
-export function formatMove(g: HiveGame, move: number): string {
+export function formatMove(g: HiveBoard, move: number): string {
   if (move === PASS) return "pass";
   const p = movePiece(move), to = moveTo(move);
   const name = pieceName(p);
@@ -97,7 +97,10 @@ const TURN_RE = /^(White|Black)\[(\d+)\]$/;
  * with full validation; a bare GameTypeString gives a new game. The state and turn parts must be
  * well formed but, as in Mzinga, the replayed moves decide the actual state and turn.
  */
-export function parseGameString(s: string, create: (gameType: string) => HiveGame): HiveGame {
+export function parseGameString<G extends { playString(move: string): number }>(
+  s: string,
+  create: (gameType: string) => G,
+): G {
   const parts = s.trim().split(";");
   const g = create(parts[0].trim());
   if (parts.length === 1) return g;
@@ -129,10 +132,10 @@ export function parseGameString(s: string, create: (gameType: string) => HiveGam
 
 /** Builds the GameString of `g`, formatting moves played without text by replaying them on a fresh game. */
 export function gameStringOf(
-  g: HiveGame,
+  g: HiveBoard,
   moves: Int32Array,
   texts: (string | null)[],
-  fresh: () => HiveGame,
+  fresh: () => { moveString(move: number): string; play(move: number, text: string): void },
 ): string {
   const head = `${gameTypeString(g.gameType)};${STATE_NAMES[g.state]};${
     g.turn & 1 ? "Black" : "White"

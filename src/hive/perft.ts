@@ -36,3 +36,37 @@ export function perftDivide(g: HiveGame, depth: number): [string, number][] {
   }
   return out;
 }
+
+class PerftTimeout extends Error {}
+
+/**
+ * Perft that gives up once `timeMs` has passed: returns the count, or null when stopped (the game
+ * is left as it was). For callers that must stay responsive, such as the UHP engine's `perft`.
+ */
+export function perftWithin(g: HiveGame, depth: number, timeMs: number): number | null {
+  if (depth <= 0) return 1;
+  const deadline = performance.now() + timeMs;
+  const start = g.historyLength;
+  const buf = new Int32Array(PLY_STRIDE * depth);
+  let calls = 0;
+  const walk = (d: number, at: number): number => {
+    if ((++calls & 255) === 0 && performance.now() > deadline) throw new PerftTimeout();
+    const n = g.generate(buf, at);
+    if (d === 1) return n;
+    let total = 0;
+    const next = at + n;
+    for (let i = at; i < next; i++) {
+      g.play(buf[i]);
+      total += walk(d - 1, next);
+      g.undo();
+    }
+    return total;
+  };
+  try {
+    return walk(depth, 0);
+  } catch (e) {
+    if (!(e instanceof PerftTimeout)) throw e;
+    while (g.historyLength > start) g.undo();
+    return null;
+  }
+}

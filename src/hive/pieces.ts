@@ -1,5 +1,5 @@
 // Pieces, bug types, colours and game types of Hive, as small integers for flat arrays.
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 
 /** Bug types in the order Mzinga numbers them. */
 export const QUEEN = 0,

@@ -1,5 +1,5 @@
 // Why a move is illegal, in the reference engine's (Mzinga's) words and order of checks.
-import type { HiveGame } from "./game.ts";
+import type { HiveBoard } from "./board.ts";
 import { movePiece, moveTo, PASS } from "./move.ts";
 import { NEIGHBOR } from "./grid.ts";
 import { PIECE_BUG, PIECE_COLOR, PIECE_PREV, PIECES_PER_COLOR, QUEEN } from "./pieces.ts";
@@ -7,7 +7,7 @@ import { PIECE_BUG, PIECE_COLOR, PIECE_PREV, PIECES_PER_COLOR, QUEEN } from "./p
 /** Mzinga's fallback reason for an illegal move. */
 export const GENERIC_INVALID = "You can't move that piece there.";
 
-function breaksHive(g: HiveGame, p: number): boolean {
+function breaksHive(g: HiveBoard, p: number): boolean {
   const c = g.pieceCell[p];
   if (g.pieceLevel[p] !== 0) return false;
   // Flood fill the occupied cells without `c`, starting from any neighbour of it.
@@ -45,7 +45,7 @@ function breaksHive(g: HiveGame, p: number): boolean {
  * Returns null when `move` (landing at stack level `toLevel`) is legal in `g`, else the reason
  * Mzinga gives ("You can't play your Queen Bee on your first turn.", ...).
  */
-export function invalidMoveReason(g: HiveGame, move: number, toLevel: number): string | null {
+export function invalidMoveReason(g: HiveBoard, move: number, toLevel: number): string | null {
   if (move === PASS) {
     if (g.isOver()) return "You can't pass, the game is over.";
     return g.isValid(PASS) ? null : "You can't pass when you have valid moves.";

@@ -1,5 +1,5 @@
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu, type GpuContext } from "../gpu/device.ts";
 import { timeComputePass } from "../gpu/timing.ts";
 import { forwardMacs, type NetConfig, netPreset } from "./config.ts";
@@ -11,9 +11,23 @@ import { CpuNet, GpuNet, type PolicyValueNet } from "./net.ts";
 import { initWeights } from "./params.ts";
 import { cpuTensor, rng } from "./tensor.ts";
 import { syntheticBatch } from "./train.ts";
+import {
+  benchBatch,
+  callMs,
+  pipelinedCallsPerS,
+  planCost,
+  readbackFloorMs,
+} from "./bench_latency.ts";
 
-type Dir = "forward" | "backward-input" | "backward-weight";
+type Dir =
+  | "forward"
+  | "backward-input"
+  | "backward-weight"
+  | "forward Winograd F(2x2)"
+  | "forward Winograd F(4x4)";
 const DIRS: Dir[] = ["forward", "backward-input", "backward-weight"];
+/** Forward by Winograd (transforms + batched GEMM + output transform with the fused epilogue). */
+const WINOGRAD_DIRS: Dir[] = ["forward Winograd F(2x2)", "forward Winograd F(4x4)"];
 
 function randomTensor(shape: number[], seed: number) {
   const next = rng(seed);
@@ -40,12 +54,22 @@ function cpuConvMs(dir: Dir, n: number, c: number, h: number, w: number): number
 /** Times one conv direction on the GPU: median of 5 timestamped passes of `reps` dispatches each. */
 async function gpuConvMs(ctx: GpuContext, dir: Dir, n: number, c: number, h: number, w: number) {
   const pool = new TensorPool(ctx);
-  const rec = new GpuRecorder(ctx, await loadKernels(ctx), pool);
+  // Software adapters run the direct family (llvmpipe needs minutes for the hardware-size GEMMs).
+  const family = ctx.report.isFallback ? "direct" : "tiled";
+  const rec = new GpuRecorder(ctx, await loadKernels(ctx, undefined, family), pool);
   const x = uploadTensor(ctx, [n, c, h, w], randomTensor([n, c, h, w], 1).data);
   const wt = uploadTensor(ctx, [c, c, 3, 3], randomTensor([c, c, 3, 3], 2).data);
   const dw = pool.acquire([c, c, 3, 3]);
   if (dir === "forward") rec.conv2d(x, wt);
-  else rec.conv2dBackward(x, wt, x, dw, false);
+  else if (dir.startsWith("forward Winograd")) {
+    const m = dir.includes("2x2") ? 2 : 4;
+    const u = pool.acquire([(m + 2) * (m + 2), c, c]), bias = pool.acquire([c]);
+    rec.winograd = m;
+    rec.winogradFilter(wt, u, m);
+    rec.submit();
+    rec.ops.length = 0;
+    rec.convFused(x, wt, bias, null, false, u);
+  } else rec.conv2dBackward(x, wt, x, dw, false);
   if (dir === "backward-input") {
     // Keep only the weight flip and the data-gradient GEMM (with its split-K sum, if any).
     const wgradOps = rec.ops.length;
@@ -86,7 +110,10 @@ async function warmUp(ctx: GpuContext, run: () => Promise<unknown>): Promise<voi
   while (performance.now() < until) await run();
 }
 
-/** Positions per second of `infer` (wall time: upload, one submit, one batched readback). */
+/**
+ * Positions per second of `infer` (wall time: upload, one submit, one batched readback): from the
+ * median call on the GPU, from the mean of the calls on the CPU.
+ */
 async function inferRate(
   ctx: GpuContext | null,
   net: PolicyValueNet,
@@ -95,7 +122,10 @@ async function inferRate(
 ): Promise<number> {
   const b = syntheticBatch(net.config, batch, 5);
   await net.infer(b);
-  if (ctx) await warmUp(ctx, () => net.infer(b));
+  if (ctx && net instanceof GpuNet) {
+    await warmUp(ctx, () => net.infer(b));
+    return batch * 1000 / await callMs(net, b, budgetMs);
+  }
   let n = 0;
   const t0 = performance.now();
   do {
@@ -144,7 +174,10 @@ export const suite: BenchSuite = {
       ] as const
     ) {
       for (const [c, n] of cases) {
-        for (const dir of DIRS) {
+        const dirs = backend === "gpu" && !ctx!.report.isFallback
+          ? [...DIRS, ...WINOGRAD_DIRS]
+          : DIRS;
+        for (const dir of dirs) {
           const flops = convFlops(n, c, h, w);
           if (backend === "gpu" && !fitsBinding(ctx, { ...netPreset("small"), filters: c }, n)) {
             convRows.push([
@@ -179,39 +212,78 @@ export const suite: BenchSuite = {
       rows: convRows,
     });
 
-    const inferCases: [string, "cpu" | "gpu", number[]][] = opts.full
+    // GPU graphs: "fused" (batch norm folded, bias/residual/ReLU in the conv epilogue, Winograd
+    // by the selection table on tiled kernels; the default), "fused-direct" (the same without
+    // Winograd) and "unfused" (one dispatch per op, as in training).
+    const inferCases: [
+      string,
+      "cpu" | "gpu-fused" | "gpu-fused-direct" | "gpu-unfused",
+      number[],
+    ][] = opts.full
       ? [
         ["small", "cpu", [1, 64]],
-        ["small", "gpu", [1, 64, 256]],
+        ["small", "gpu-fused", [1, 64, 256]],
         ["default", "cpu", [1]],
-        ["default", "gpu", [1, 64, 256]],
+        ["default", "gpu-fused", [1, 8, 64, 256]],
+        ["default", "gpu-fused-direct", [64, 256]],
+        ["default", "gpu-unfused", [64, 256]],
       ]
-      : [["small", "cpu", [1]], ["small", "gpu", [1, 8]]];
+      : [
+        ["small", "cpu", [1]],
+        ["small", "gpu-fused", [1, 8]],
+        ["small", "gpu-unfused", [1, 8]],
+      ];
     const inferRows: (string | number | null)[][] = [];
-    for (const [preset, backend, batches] of inferCases) {
+    const summary = new Map<string, number>();
+    for (const [preset, mode, batches] of inferCases) {
+      const backend = mode === "cpu" ? "cpu" : "gpu";
       if ((backend === "gpu" && !ctx) || (backend === "cpu" && !cpuRows)) continue;
       const cfg = netPreset(preset);
       const weights = initWeights(cfg, 1);
-      const net = backend === "cpu" ? new CpuNet(weights) : await GpuNet.create(ctx!, weights);
+      const net = backend === "cpu" ? new CpuNet(weights) : await GpuNet.create(ctx!, weights, {
+        fused: mode !== "gpu-unfused",
+        winograd: mode === "gpu-fused-direct" ? "off" : undefined,
+      });
+      const graph = mode === "cpu"
+        ? "reference"
+        : net instanceof GpuNet && net.winograd !== "off"
+        ? `${mode.slice(4)}, Winograd ${net.winograd}`
+        : mode.slice(4);
       for (const batch of batches) {
         const rate = await inferRate(
           backend === "gpu" ? ctx : null,
           net,
           batch,
-          opts.full ? 3000 : 1000,
+          opts.full ? 2000 : 1000,
         );
         const gflops = rate * 2 * forwardMacs(cfg) / 1e9;
-        inferRows.push([preset, `${cfg.blocks}x${cfg.filters}`, backend, batch, rate, gflops]);
-        opts.log(`infer ${preset} ${backend} batch ${batch}: ${rate.toFixed(1)} positions/s`);
+        inferRows.push([
+          preset,
+          `${cfg.blocks}x${cfg.filters}`,
+          backend,
+          graph,
+          batch,
+          rate,
+          gflops,
+        ]);
+        summary.set(`${preset}:${mode}:${batch}`, rate);
+        opts.log(
+          `infer ${preset} ${backend} ${graph} batch ${batch}: ${rate.toFixed(1)} positions/s`,
+        );
       }
       net.dispose();
     }
     report.tables.push({
       title:
-        "Inference (wall time per call: upload, forward, masked softmax, one batched readback)",
-      columns: ["model", "tower", "backend", "batch", "positions/s", "effective GFLOP/s"],
+        "Inference (median wall time per call: upload, forward, masked softmax, one batched readback)",
+      columns: ["model", "tower", "backend", "graph", "batch", "positions/s", "effective GFLOP/s"],
       rows: inferRows,
     });
+    if (ctx) {
+      const lat = await latencyTable(ctx, opts.full ? "default" : "small", opts.full, opts.log);
+      report.tables.push(lat.table);
+      for (const [k, v] of lat.summary) summary.set(k, v);
+    }
     const trainCases: [string, "cpu" | "gpu", number[]][] = opts.full
       ? [["small", "cpu", [16]], ["small", "gpu", [64, 256]], ["default", "gpu", [64, 256]]]
       : [["small", "cpu", [2]], ["small", "gpu", [2]]];
@@ -246,6 +318,7 @@ export const suite: BenchSuite = {
           n++;
         } while (performance.now() - t0 < (opts.full ? 3000 : 1000));
         const ms = (performance.now() - t0) / n;
+        summary.set(`train:${preset}:${backend}:${batch}`, ms);
         trainRows.push([
           preset,
           `${cfg.blocks}x${cfg.filters}`,
@@ -265,6 +338,7 @@ export const suite: BenchSuite = {
       columns: ["model", "tower", "backend", "batch", "ms/step", "positions/s", "timer"],
       rows: trainRows,
     });
+    if (ctx) report.tables.push(summaryTable(summary, convRows, opts.full));
     report.notes.push(
       "CPU rows are the TypeScript reference (single thread, f64 accumulation): a correctness twin, not a fast path.",
       "GPU conv rows time only the kernels (timestamp queries when the adapter has them; median of 5 passes, after 1.5 s of warm-up on hardware adapters so the clocks have boosted); backward-input = weight flip + implicit GEMM.",
@@ -280,3 +354,131 @@ export const suite: BenchSuite = {
     return report;
   },
 };
+
+/**
+ * The readback floor, then per batch size: median ms per call, the plan's GPU ms and encoding ms,
+ * and calls completed per second and per floor interval with 1, 4 and 16 calls in flight.
+ */
+async function latencyTable(
+  ctx: GpuContext,
+  preset: string,
+  full: boolean,
+  log: (line: string) => void,
+) {
+  const cfg = netPreset(preset);
+  const net = await GpuNet.create(ctx, initWeights(cfg, 1));
+  const floor = await readbackFloorMs(ctx);
+  log(`readback floor (4 bytes): ${floor.toFixed(2)} ms`);
+  const rows: (string | number | null)[][] = [[
+    preset,
+    "floor",
+    null,
+    floor,
+    null,
+    null,
+    null,
+    null,
+    "4-byte copy + mapAsync round trip, median of 15",
+  ]];
+  const summary = new Map<string, number>([["floor", floor]]);
+  const budget = full ? 1500 : 500;
+  for (const size of [1, 8]) {
+    const b = benchBatch(net, size);
+    await net.infer(b);
+    await warmUp(ctx, () => net.infer(b));
+    const ms = await callMs(net, b, budget);
+    const cost = await planCost(ctx, net, size);
+    rows.push([
+      preset,
+      "one call",
+      size,
+      ms,
+      cost.gpuMs,
+      cost.encodeMs,
+      cost.dispatches,
+      1000 / ms * floor / 1000,
+      `GPU time: ${cost.timer}, median of 7; encode + submit: median of 30`,
+    ]);
+    summary.set(`call:${size}`, ms);
+    summary.set(`gpu:${size}`, cost.gpuMs);
+    summary.set(`encode:${size}`, cost.encodeMs);
+    log(
+      `batch ${size}: ${ms.toFixed(2)} ms/call, GPU ${cost.gpuMs.toFixed(3)} ms, encode ${
+        cost.encodeMs.toFixed(3)
+      } ms, ${cost.dispatches} dispatches`,
+    );
+    for (const depth of [4, 16]) {
+      const rate = await pipelinedCallsPerS(net, b, depth, budget);
+      rows.push([
+        preset,
+        `${depth} in flight`,
+        size,
+        1000 / rate,
+        null,
+        null,
+        null,
+        rate * floor / 1000,
+        `${(rate * size).toFixed(0)} positions/s`,
+      ]);
+      summary.set(`pipe:${size}:${depth}`, rate * floor / 1000);
+      log(`batch ${size}, ${depth} in flight: ${rate.toFixed(1)} calls/s`);
+    }
+  }
+  net.dispose();
+  return {
+    table: {
+      title:
+        "Latency and pipelining (fused graph): the readback floor, one call at a time, and N calls in flight (InferencePipeline)",
+      columns: [
+        "model",
+        "mode",
+        "batch",
+        "ms per call (wall)",
+        "GPU ms of the plan",
+        "encode + submit ms",
+        "dispatches",
+        "calls per floor interval",
+        "note",
+      ],
+      rows,
+    },
+    summary,
+  };
+}
+
+/** The issue's table (Kibitz rows) beside its targets, from the figures measured above. */
+function summaryTable(
+  m: Map<string, number>,
+  convRows: (string | number | null)[][],
+  full: boolean,
+) {
+  const model = full ? "default" : "small";
+  const conv = (dir: string) =>
+    convRows.find((r) => r[0] === "gpu" && r[1] === 256 && r[2] === 256 && r[3] === dir)?.[4] ??
+      null;
+  const get = (k: string) => m.get(k) ?? null;
+  const beyond = (get("gpu:1") ?? NaN) + (get("encode:1") ?? NaN);
+  return {
+    title: `Issue 15 summary (${model} model, fp32)`,
+    columns: ["measure", "Kibitz", "target"],
+    rows: [
+      ["inference, batch 256, positions/s", get(`${model}:gpu-fused:256`), ">= 3150"],
+      ["inference, batch 64, positions/s", get(`${model}:gpu-fused:64`), "-"],
+      ["inference, batch 1, ms per call", get("call:1"), "-"],
+      ["readback floor, ms", get("floor"), "-"],
+      [
+        "batch 1: GPU + encoding ms per call beyond the floor",
+        Number.isNaN(beyond) ? null : beyond,
+        "<= 3",
+      ],
+      ["batch 1: calls per floor interval, 16 in flight", get("pipe:1:16"), ">= 8"],
+      ["training step, batch 256, ms", get(`train:${model}:gpu:256`), "<= 300"],
+      ["3x3 conv forward, batch 256, 256 filters, ms (direct GEMM)", conv("forward"), "-"],
+      [
+        "3x3 conv forward, batch 256, 256 filters, ms (Winograd F(4x4))",
+        conv("forward Winograd F(4x4)"),
+        "-",
+      ],
+    ],
+  };
+}

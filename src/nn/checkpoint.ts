@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { type ErrorCode, KibitzError } from "../errors.ts";
 import { writeFileAtomic } from "../cli/atomic.ts";
 import { type NetConfig, validateConfig } from "./config.ts";
 import { type NetWeights, paramSpecs } from "./params.ts";
@@ -103,7 +103,7 @@ export function decodeCheckpoint(
   where = "checkpoint",
   expect?: NetConfig,
 ): Checkpoint {
-  const fail = (code: string, msg: string): never => {
+  const fail = (code: ErrorCode, msg: string): never => {
     throw new KibitzError(code, `${where}: ${msg}`);
   };
   if (bytes.length < 16) fail("checkpoint_truncated", `file is truncated (${bytes.length} bytes)`);
@@ -127,6 +127,22 @@ export function decodeCheckpoint(
     header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + hlen)));
   } catch {
     return fail("bad_checkpoint", "header is not valid JSON");
+  }
+  // The header is untrusted: check its shape before using it (a valid CRC proves nothing here).
+  const h = header as unknown as Record<string, unknown>;
+  const isShape = (x: unknown) =>
+    Array.isArray(x) && x.every((d) => Number.isSafeInteger(d) && d >= 0 && d < 2 ** 31);
+  if (
+    typeof h !== "object" || h === null || !Array.isArray(h.tensors) ||
+    typeof h.config !== "object" || h.config === null ||
+    !h.tensors.every((t: { name?: unknown; shape?: unknown }) =>
+      typeof t === "object" && t !== null && typeof t.name === "string" && isShape(t.shape)
+    ) ||
+    (h.velocity !== undefined &&
+      (!Array.isArray(h.velocity) || !h.velocity.every((n) => typeof n === "string"))) ||
+    (h.meta !== undefined && (typeof h.meta !== "object" || h.meta === null))
+  ) {
+    fail("bad_checkpoint", "header does not describe tensors (name and shape of each)");
   }
   const shapeOf = new Map(header.tensors.map((t) => [t.name, t.shape]));
   const vnames = header.velocity ?? [];
@@ -152,7 +168,20 @@ export function decodeCheckpoint(
       `checksum mismatch (stored ${stored.toString(16)}, computed ${actual.toString(16)})`,
     );
   }
-  const config = validateConfig(header.config);
+  let config: NetConfig;
+  try {
+    config = validateConfig(header.config);
+  } catch (e) {
+    return fail("bad_checkpoint", (e as Error).message);
+  }
+  // Every block holds tensors: a config with more blocks than the file has tensors is a lie,
+  // and listing its specs would not end (a hostile `blocks: 1e12`).
+  if (config.blocks > header.tensors.length) {
+    fail(
+      "shape_mismatch",
+      `config has ${config.blocks} blocks, the file ${header.tensors.length} tensors`,
+    );
+  }
   const specs = paramSpecs(config);
   const want = expect ? paramSpecs(expect) : specs;
   if (want.length !== header.tensors.length) {
@@ -169,6 +198,14 @@ export function decodeCheckpoint(
       );
     }
   });
+  if (expect) {
+    // The tensors are read with the header's config: it must be the one the caller needs.
+    for (const k of Object.keys(expect) as (keyof NetConfig)[]) {
+      if (config[k] !== expect[k]) {
+        fail("shape_mismatch", `model config ${k} is ${config[k]}, the model needs ${expect[k]}`);
+      }
+    }
+  }
   const tensors = new Map<string, CpuTensor>();
   let off = 12 + hlen;
   for (const s of specs) {
@@ -209,7 +246,7 @@ export async function loadCheckpoint(
     bytes = await Deno.readFile(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) {
-      throw new KibitzError("not_found", `checkpoint ${path} does not exist`);
+      throw new KibitzError("not_found", `checkpoint ${path}: no such file`);
     }
     throw e;
   }

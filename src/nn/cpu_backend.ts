@@ -2,6 +2,7 @@ import type { NnBackend, SgdHyper } from "./backend.ts";
 import { batchNorm, batchNormBackward, type BnParams } from "./cpu/batchnorm.ts";
 import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "./cpu/conv.ts";
 import { add, relu, reluBackward } from "./cpu/elementwise.ts";
+import { convFused } from "./cpu/fused.ts";
 import { linear, linearBackward } from "./cpu/linear.ts";
 import { policyLoss, valueLoss } from "./cpu/loss.ts";
 import { sgdStep } from "./optimizer.ts";
@@ -17,6 +18,10 @@ export class CpuBackend implements NnBackend<CpuTensor> {
   conv2dBackward(x: CpuTensor, w: CpuTensor, dy: CpuTensor, dw: CpuTensor, needDx: boolean) {
     dw.data.set(conv2dBackwardWeight(x, dy, w.shape[2]).data);
     return needDx ? conv2dBackwardInput(dy, w) : null;
+  }
+  /** Reference fused inference conv (bias, residual, ReLU). */
+  convFused(x: CpuTensor, w: CpuTensor, bias: CpuTensor, res: CpuTensor | null, relu: boolean) {
+    return convFused(x, w, bias, res, relu);
   }
   /** Reference batch norm. */
   batchNorm(x: CpuTensor, p: BnParams<CpuTensor>, train: boolean) {

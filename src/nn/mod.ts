@@ -31,6 +31,13 @@ export {
   type TrainStats,
 } from "./net.ts";
 export { defaultSgd, type SgdConfig } from "./optimizer.ts";
+export { InferencePipeline } from "./pipeline.ts";
+export {
+  type FoldedConv,
+  foldedLayers,
+  type FusedBackend,
+  runFusedInference,
+} from "./graph_fused.ts";
 export { countParams, initWeights, type NetWeights, type ParamSpec, paramSpecs } from "./params.ts";
 export { syntheticBatch, Trainer } from "./train.ts";
 export {

@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import type { GpuContext } from "../gpu/device.ts";
 import { writeBuffer } from "../gpu/buffers.ts";
 import type { SgdHyper } from "./backend.ts";
@@ -6,6 +6,13 @@ import type { NetConfig } from "./config.ts";
 import { CpuBackend } from "./cpu_backend.ts";
 import { l2Penalty } from "./cpu/loss.ts";
 import { type NetTensors, type PassOutputs, runPass } from "./graph.ts";
+import { type FoldedConv, foldedLayers, runFusedInference } from "./graph_fused.ts";
+import {
+  parseWinograd,
+  winogradGeometry,
+  type WinogradSetting,
+  winogradSettingTile,
+} from "./winograd.ts";
 import { GpuRecorder } from "./gpu/backend.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
@@ -193,6 +200,27 @@ interface GpuPlan {
   l2: GpuTensor | null;
 }
 
+/** A boolean environment switch: "0"/"false"/"off"/"no" turn it off, anything else on; unset: `def`. */
+function envFlag(name: string, def: boolean): boolean {
+  let v: string | undefined;
+  try {
+    v = (globalThis as { Deno?: typeof Deno }).Deno?.env.get(name);
+  } catch {
+    return def;
+  }
+  if (v === undefined || v === "") return def;
+  return !["0", "false", "off", "no"].includes(v.toLowerCase());
+}
+
+/** An environment variable, or undefined where there is none (or no permission). */
+function envString(name: string): string | undefined {
+  try {
+    return (globalThis as { Deno?: typeof Deno }).Deno?.env.get(name) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The network on WebGPU: one recorded plan per (mode, batch size), replayed every call. Plans share
  * pooled scratch buffers; that is safe because each call uploads its inputs, submits its plan and
@@ -203,8 +231,15 @@ export class GpuNet implements PolicyValueNet {
   readonly config: NetConfig;
   private readonly pool: TensorPool;
   private readonly net: NetTensors<GpuTensor>;
-  private readonly plans = new Map<string, GpuPlan>();
+  private readonly plans = new Map<string, Promise<GpuPlan>>();
+  private readonly live: GpuPlan[] = [];
+  /** All-legal masks by batch size, for batches without one. */
+  private readonly ones = new Map<number, Float32Array>();
   private readonly owned: GpuTensor[] = [];
+  /** Folded conv weights of the fused inference plans, refreshed after training changes them. */
+  private readonly folded = new Map<string, FoldedConv<GpuTensor>>();
+  private foldRec: GpuRecorder | null = null;
+  private foldDirty = true;
 
   private constructor(
     readonly ctx: GpuContext,
@@ -212,6 +247,10 @@ export class GpuNet implements PolicyValueNet {
     weights: NetWeights,
     private readonly batchCap: number,
     private readonly tiled: boolean | undefined,
+    /** Inference runs the fused graph (batch norm folded, conv epilogues); see runFusedInference. */
+    readonly fused: boolean,
+    /** Winograd for the fused graph's 3x3 convs (tiled family only); see chooseWinograd. */
+    readonly winograd: WinogradSetting,
   ) {
     this.config = { ...weights.config };
     this.pool = new TensorPool(ctx);
@@ -237,33 +276,93 @@ export class GpuNet implements PolicyValueNet {
   /**
    * Uploads `weights` and compiles the kernels; `maxBatch` caps the positions per submit, `tiled`
    * overrides the kernel family (default: tiled GEMMs on hardware adapters, direct on software),
-   * `tiles` the tile sizes of the tiled GEMMs (default HARDWARE_TILES).
+   * `tiles` the tile sizes of the tiled GEMMs (default HARDWARE_TILES), `fused` the inference graph
+   * (default on; KIBITZ_NN_FUSED=0 turns it off: one op per layer as in training), `winograd` the
+   * fused graph's 3x3 algorithm (default "auto" with the tiled kernels: F(4x4,3x3) where the
+   * selection table picks it; KIBITZ_NN_WINOGRAD=off|auto|2|4 overrides; direct kernels: off).
    */
   static async create(
     ctx: GpuContext,
     weights: NetWeights,
-    opts: { maxBatch?: number; tiled?: boolean; tiles?: KernelTiles } = {},
+    opts: {
+      maxBatch?: number;
+      tiled?: boolean;
+      tiles?: KernelTiles;
+      fused?: boolean;
+      winograd?: WinogradSetting;
+    } = {},
   ): Promise<GpuNet> {
     const tiled = opts.tiled ?? !ctx.report.isFallback;
     const kernels = await loadKernels(ctx, opts.tiles, tiled ? "tiled" : "direct");
-    return new GpuNet(ctx, kernels, weights, opts.maxBatch ?? Infinity, tiled);
+    const fused = opts.fused ?? envFlag("KIBITZ_NN_FUSED", true);
+    const env = envString("KIBITZ_NN_WINOGRAD");
+    const winograd = !tiled || !fused
+      ? "off"
+      : opts.winograd ?? (env ? parseWinograd(env) : "auto");
+    return new GpuNet(ctx, kernels, weights, opts.maxBatch ?? Infinity, tiled, fused, winograd);
+  }
+
+  /** Records (once) the batch-norm folds of every conv and submits them if the weights changed. */
+  private refreshFolds(): void {
+    if (!this.foldRec) {
+      const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
+      const m = winogradSettingTile(this.winograd);
+      for (const [conv, bn] of foldedLayers(this.config)) {
+        const w = this.net.params.get(conv)!;
+        const [co, ci, k] = w.shape;
+        const f: FoldedConv<GpuTensor> = {
+          w: uploadTensor(this.ctx, w.shape, new Float32Array(w.size), `${conv}.folded`),
+          b: uploadTensor(this.ctx, [co], new Float32Array(co), `${conv}.bias`),
+          u: null,
+        };
+        this.owned.push(f.w, f.b);
+        this.folded.set(conv, f);
+        const P = (n: string) => this.net.params.get(`${bn}.${n}`)!;
+        const bnp = { gamma: P("gamma"), beta: P("beta"), runMean: P("mean"), runVar: P("var") };
+        rec.foldBn(w, bnp, f.w, f.b);
+        if (m && k === 3) {
+          const shape = [(m + 2) * (m + 2), co, ci];
+          f.u = uploadTensor(this.ctx, shape, new Float32Array(shape[0] * co * ci), `${conv}.wino`);
+          this.owned.push(f.u);
+          rec.winogradFilter(f.w, f.u, m);
+        }
+      }
+      this.foldRec = rec;
+    }
+    if (this.foldDirty) this.foldRec.submit();
+    this.foldDirty = false;
   }
 
   /** Largest batch per submit: its biggest activation fits one storage binding (and the cap). */
   maxBatch(): number {
     const c = this.config;
-    const per = Math.max(c.filters * c.height * c.width, c.moves, c.planes * c.height * c.width) *
+    let per = Math.max(c.filters * c.height * c.width, c.moves, c.planes * c.height * c.width) *
       4;
+    const m = winogradSettingTile(this.winograd);
+    if (m) {
+      // The transformed input and product: (m+2)^2 values per tile and channel.
+      const g = winogradGeometry(m, 1, c.height, c.width);
+      per = Math.max(per, g.alpha * g.tiles * Math.max(c.filters, c.planes) * 4 * 1.1);
+    }
     const fit = Math.floor(this.ctx.device.limits.maxStorageBufferBindingSize / per);
     return Math.max(1, Math.min(this.batchCap, fit));
   }
 
-  private async plan(size: number, train: boolean): Promise<GpuPlan> {
+  /** The recorded plan for (mode, size); concurrent first calls share one recording. */
+  private plan(size: number, train: boolean): Promise<GpuPlan> {
     const key = `${train ? "train" : "infer"}:${size}`;
     const hit = this.plans.get(key);
     if (hit) return hit;
+    const p = this.recordPlan(key, size, train);
+    this.plans.set(key, p);
+    p.catch(() => this.plans.delete(key));
+    return p;
+  }
+
+  private async recordPlan(key: string, size: number, train: boolean): Promise<GpuPlan> {
     const c = this.config;
     const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
+    rec.winograd = this.winograd;
     this.ctx.device.pushErrorScope("validation");
     const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
     const mask = this.pool.acquire([size, c.moves], "nn.mask");
@@ -276,24 +375,28 @@ export class GpuNet implements PolicyValueNet {
       trainable.forEach((s, i) => rec.sumSquares(this.net.params.get(s.name)!, l2!, i));
     }
     const hyper = { lr: 0, momentum: 0.9, weightDecay: 1e-4 };
-    const out = runPass(
-      rec,
-      this.net,
-      { x, mask, policyTarget, valueTarget },
-      train ? hyper : null,
-    );
+    if (!train && this.fused) this.refreshFolds();
+    const out = !train && this.fused
+      ? runFusedInference(rec, c, this.net.params, this.folded, x, mask)
+      : runPass(rec, this.net, { x, mask, policyTarget, valueTarget }, train ? hyper : null);
     const err = await this.ctx.device.popErrorScope();
     if (err) {
       throw new KibitzError("shader_error", `recording the ${key} plan failed: ${err.message}`);
     }
     const plan = { rec, x, mask, policyTarget, valueTarget, out, l2 };
-    this.plans.set(key, plan);
+    this.live.push(plan);
     return plan;
   }
 
   private upload(plan: GpuPlan, batch: NetBatch): void {
     writeBuffer(this.ctx, plan.x.buffer, batch.planes);
-    const mask = batch.mask ?? new Float32Array(batch.size * this.config.moves).fill(1);
+    let mask = batch.mask;
+    if (!mask) {
+      mask = this.ones.get(batch.size);
+      if (!mask) {
+        this.ones.set(batch.size, mask = new Float32Array(batch.size * this.config.moves).fill(1));
+      }
+    }
     writeBuffer(this.ctx, plan.mask.buffer, mask);
     if (plan.policyTarget && batch.policy) {
       writeBuffer(this.ctx, plan.policyTarget.buffer, batch.policy);
@@ -309,6 +412,7 @@ export class GpuNet implements PolicyValueNet {
     const c = this.config, chunk = this.maxBatch();
     if (batch.size > chunk) return await this.inferChunked(batch, chunk);
     const plan = await this.plan(batch.size, false);
+    if (this.fused) this.refreshFolds();
     this.upload(plan, batch);
     plan.rec.submit();
     const [probs, value] = await readTensors(this.ctx, [plan.out.probs, plan.out.value]);
@@ -341,6 +445,7 @@ export class GpuNet implements PolicyValueNet {
       );
     }
     const plan = await this.plan(batch.size, true);
+    this.foldDirty = true;
     this.upload(plan, batch);
     writeBuffer(
       this.ctx,
@@ -386,8 +491,11 @@ export class GpuNet implements PolicyValueNet {
 
   /** Frees every buffer of the network and its plans. */
   dispose(): void {
-    for (const p of this.plans.values()) p.rec.destroy();
+    for (const p of this.live) p.rec.destroy();
+    this.live.length = 0;
     this.plans.clear();
+    this.foldRec?.destroy();
+    this.foldRec = null;
     this.pool.destroy();
     for (const t of this.owned) t.buffer.destroy();
     this.owned.length = 0;

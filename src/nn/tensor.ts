@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 
 /** Anything with a shape: CPU and GPU tensors both satisfy it, so the model graph is written once. */
 export interface Shaped {

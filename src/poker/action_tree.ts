@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import type { BetSize, BetSizeOptions } from "./bet_size.ts";
 
 // The betting tree of a postflop spot, built with the rules of the reference Rust solver

@@ -8,7 +8,8 @@ import { expandSpot, prepareSpot } from "./solve.ts";
 
 // Spots T1 and F1 of ../shared/data/poker/REFERENCE.md and the reference solver's figures there.
 
-const F1 = `
+/** Spot F1 of REFERENCE.md (flop, 273 / 416 hands). */
+export const F1 = `
 [ranges]
 oop = "88+,A8s+,A5s-A2s:0.5,AJo+,ATo:0.75,K9s+,KQo,KJo:0.75,KTo:0.25,Q9s+,QJo:0.5,J8s+,JTo:0.25,T8s+,T7s:0.45,97s+,96s:0.45,87s,86s:0.75,85s:0.45,75s+:0.75,74s:0.45,65s:0.75,64s:0.5,63s:0.45,54s:0.75,53s:0.5,52s:0.45,43s:0.5,42s:0.45,32s:0.45"
 ip = "AA:0.25,99-22,AJs-A2s,AQo-A8o,K2s+,K9o+,Q2s+,Q9o+,J6s+,J9o+,T6s+,T9o,96s+,95s:0.5,98o,86s+,85s:0.5,75s+,74s:0.5,64s+,63s:0.5,54s,53s:0.5,43s"

@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 
 // Bet-size grammar with the semantics of the open-source Rust postflop solver
 // (github.com/b-inary/postflop-solver, src/bet_size.rs and src/action_tree.rs). Each comma-separated
@@ -67,6 +67,7 @@ function parseOne(s: string, isRaise: boolean): BetSize | string {
     if (add === null) return "expected an integer number of chips before c";
     if (!Number.isInteger(add)) return "the chip amount must be an integer";
     if (add > 2 ** 31 - 1) return "the chip amount must be below 2^31";
+    if (add === 0) return "a size of 0 chips is no bet (give a positive amount, or check)";
     let cap = 0;
     if (parts[1] !== "") {
       if (!isRaise) return "a raise cap (r) is only valid for raises";
@@ -97,6 +98,7 @@ function parseOne(s: string, isRaise: boolean): BetSize | string {
       if (!parts[1].endsWith("%")) return "the cap after e must be a percentage, e.g. 3e200%";
       const f = num(parts[1].slice(0, -1));
       if (f === null) return "the cap after e must be a percentage, e.g. 3e200%";
+      if (f === 0) return "a cap of 0% allows no bet (give a positive percentage)";
       maxRatio = f / 100;
     }
     return { kind: "geometric", streets, maxRatio };
@@ -104,6 +106,7 @@ function parseOne(s: string, isRaise: boolean): BetSize | string {
   if (t.endsWith("%")) {
     const f = num(t.slice(0, -1));
     if (f === null) return "expected a non-negative number before %";
+    if (f === 0) return "0% of the pot is no bet (give a positive percentage, or check)";
     return { kind: "pot", ratio: f / 100 };
   }
   if (t === "a") return { kind: "allin" };

@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 
 // Card ids follow the reference Rust solver: id = 4 * rank + suit, rank 0 = deuce .. 12 = ace,
 // suit 0 = clubs, 1 = diamonds, 2 = hearts, 3 = spades. So "2c" = 0, "As" = 51.

@@ -1,7 +1,7 @@
 import { parse as parseToml } from "smol-toml";
 import { CFR_ALGORITHMS, type CfrAlgorithm, regretsNonNegative } from "../cfr/schedule.ts";
 import { sharedMemoryAvailable } from "../cfr/threads.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { QUANT_FORMATS, type QuantFormat } from "../quant/format.ts";
 import type { Street, TreeConfig } from "./action_tree.ts";
 import {
@@ -16,7 +16,7 @@ import {
   parseWarmStartSettings,
   WARMSTART_CONFIG_KEYS,
   type WarmStartSettings,
-} from "./warmstart.ts";
+} from "./warmstart_config.ts";
 
 // TOML solve configs, in the shape of the Rust solver fork the source documents describe:
 // [ranges] [cards] [tree] [bet_sizes.flop|turn|river] [solver] [output].
@@ -264,6 +264,7 @@ function validate(root: Table): SolveConfig {
   };
   if (tt.starting_pot === undefined) fail("missing tree.starting_pot (an integer)");
   if (tt.effective_stack === undefined) fail("missing tree.effective_stack (an integer)");
+  checkChipBounds(tree.startingPot, tree.effectiveStack);
 
   const solver = solverSettings(table(root, "solver", "solver"));
   const output = table(root, "output", "output");
@@ -275,6 +276,24 @@ function validate(root: Table): SolveConfig {
     solver,
     outputDirectory: str(output, "directory", "output", "out/solve"),
   };
+}
+
+/** Most chips a hand may put in play (pot plus both stacks): amounts stay exact 32-bit integers. */
+export const MAX_TOTAL_CHIPS = 2 ** 31 - 1;
+
+/** Rejects a pot or stack so large that amounts leave the exact integer range (`1e308`). */
+function checkChipBounds(pot: number, stack: number): void {
+  for (const [key, v] of [["starting_pot", pot], ["effective_stack", stack]] as const) {
+    if (v > MAX_TOTAL_CHIPS) {
+      fail(`tree.${key} = ${v} is too large: at most ${MAX_TOTAL_CHIPS} chips`);
+    }
+  }
+  if (pot + 2 * stack > MAX_TOTAL_CHIPS) {
+    fail(
+      `tree.starting_pot + 2 * tree.effective_stack = ${pot + 2 * stack} is too large: ` +
+        `the chips in play must stay at most ${MAX_TOTAL_CHIPS}`,
+    );
+  }
 }
 
 function conflicts(combo: number, board: number[]): boolean {

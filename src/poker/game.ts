@@ -433,6 +433,33 @@ export class PostflopGame implements CfrGame<PostflopState> {
     }
   }
 
+  /**
+   * Read-only views of the terminal and showdown tables, for a GPU backend that evaluates the
+   * terminals itself: per terminal id its river board order (-1 for a fold), half pot, rake and
+   * folder; per board order each player's live hands in ascending strength; per hand the index of
+   * the same combo in the other player's list (-1 if absent).
+   */
+  terminalTables(): {
+    board: readonly number[];
+    halfPot: readonly number[];
+    rake: readonly number[];
+    folder: readonly number[];
+    orders: readonly {
+      order: readonly [Int32Array, Int32Array];
+      strength: readonly [Uint16Array, Uint16Array];
+    }[];
+    sameIn: readonly [Int32Array, Int32Array];
+  } {
+    return {
+      board: this.tBoard,
+      halfPot: this.tHalfPot,
+      rake: this.tRake,
+      folder: this.tFolder,
+      orders: this.orders,
+      sameIn: this.sameIn,
+    };
+  }
+
   /** Rake and half pot of a terminal's betting-tree node. */
   potOf(node: number): { halfPot: number; rake: number } {
     const cfg = this.tree.config;

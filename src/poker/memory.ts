@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { type QuantFormat, regretFormat, storeBytes, strategyFormat } from "../quant/format.ts";
 import { regretsNonNegative } from "../cfr/schedule.ts";
 import type { CfrAlgorithm } from "../cfr/schedule.ts";

@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { comboIndex, NUM_COMBOS, rankOfChar, suitOfChar } from "./cards.ts";
 
 // Range grammar of the reference Rust solver (and PioSOLVER): comma-separated groups, each an
@@ -8,7 +8,7 @@ import { comboIndex, NUM_COMBOS, rankOfChar, suitOfChar } from "./cards.ts";
 //   dash range  QQ-88, KQo-JTo (same gap), A9s-A6s (same top card), AhAs-QhQs (same suits)
 // Whitespace around tokens, commas, colons and dashes is ignored; a trailing comma is allowed.
 // When groups overlap, the earlier group's weight wins (the reference solver applies groups in
-// reverse order).
+// reverse order); a group all of whose hands were given earlier ("AA,AA:0.5") is an error.
 
 /** A range: one weight in [0, 1] per two-card hand, indexed by comboIndex. */
 export type RangeWeights = Float32Array;
@@ -146,6 +146,40 @@ export function parseRange(text: string, where = "range"): RangeWeights {
       if (weight > 1) fail(`weight ${colon[1]} is above 1`);
     }
     groups.push({ body: colon[0], weight, token, column });
+  }
+  // A group whose hands were all given earlier has no effect (the earlier weight wins): that is
+  // a mistake ("AA,AA:0.5"), not an override, so say so.
+  const firstBy = new Int32Array(NUM_COMBOS).fill(-1);
+  const scratch = new Float32Array(NUM_COMBOS);
+  for (let i = 0; i < groups.length; i++) {
+    const g = groups[i];
+    scratch.fill(0);
+    try {
+      applyGroup(scratch, g.body, 1);
+    } catch (e) {
+      if (!(e instanceof TokenError)) throw e;
+      throw new KibitzError(
+        "bad_range",
+        `${where}: bad token "${g.token}" at column ${g.column}: ${e.message}`,
+      );
+    }
+    let any = false, fresh = false, by = -1;
+    for (let c = 0; c < NUM_COMBOS; c++) {
+      if (scratch[c] === 0) continue;
+      any = true;
+      if (firstBy[c] < 0) {
+        fresh = true;
+        firstBy[c] = i;
+      } else if (by < 0) by = firstBy[c];
+    }
+    if (any && !fresh) {
+      const e = groups[by];
+      throw new KibitzError(
+        "bad_range",
+        `${where}: "${g.token}" at column ${g.column} gives hands already given by "${e.token}" ` +
+          `at column ${e.column} (each hand once; the earlier weight would win)`,
+      );
+    }
   }
   for (let i = groups.length - 1; i >= 0; i--) {
     const g = groups[i];

@@ -1,7 +1,14 @@
-import { type CfrPolicy, policyHandValues, TreeEvaluator } from "../cfr/evaluate.ts";
-import { CFR_CHANCE, CFR_PLAYER, nodePath, type PublicTree } from "../cfr/tree.ts";
-import { KibitzError } from "../cli/error.ts";
-import { gridCell, RANK_CHARS } from "./cards.ts";
+import {
+  type CfrPolicy,
+  type NodeReport,
+  policyHandValues,
+  TreeEvaluator,
+} from "../cfr/evaluate.ts";
+import { CFR_CHANCE, CFR_PLAYER, findNode, nodePath, type PublicTree } from "../cfr/tree.ts";
+import { actionReach, outcomeReach } from "../cfr/walk.ts";
+import { writeFileAtomic } from "../cli/atomic.ts";
+import { KibitzError } from "../errors.ts";
+import { cardName, gridCell, parseCard, RANK_CHARS, SUIT_CHARS } from "./cards.ts";
 import type { PostflopGame } from "./game.ts";
 
 /** Root summary: action frequencies over the range, EVs and equities of both players. */
@@ -62,24 +69,29 @@ export function betFrequencyGrid(s: RootSummary): (number | null)[][] {
   );
 }
 
+/** x with `digits` decimals; "n/a" for a value that is not finite (never "NaN"). */
+function fixed(x: number, digits = 2): string {
+  return Number.isFinite(x) ? x.toFixed(digits) : "n/a";
+}
+
 /** Prints a node summary: action frequencies, EV/equity, and a 13x13 grid of bet frequency. */
 export function formatRootSummary(s: RootSummary, where = "root"): string {
   const lines: string[] = [];
   lines.push(
-    `OOP: EV ${s.ev[0].toFixed(2)}  equity ${(100 * s.equity[0]).toFixed(2)}%   ` +
-      `IP: EV ${s.ev[1].toFixed(2)}  equity ${(100 * s.equity[1]).toFixed(2)}%`,
+    `OOP: EV ${fixed(s.ev[0])}  equity ${fixed(100 * s.equity[0])}%   ` +
+      `IP: EV ${fixed(s.ev[1])}  equity ${fixed(100 * s.equity[1])}%`,
   );
   if (s.actions.length === 0) return lines.join("\n");
   lines.push(
     `${where} (${(s.player ?? "").toUpperCase()}): ` +
-      s.actions.map((a, i) => `${a} ${(100 * s.frequencies[i]).toFixed(1)}%`).join(", "),
+      s.actions.map((a, i) => `${a} ${fixed(100 * s.frequencies[i], 1)}%`).join(", "),
   );
   const bets = betFrequencyGrid(s);
   lines.push("", "bet/raise frequency % by hand class (suited above the diagonal, . = none):");
   lines.push("      " + [...RANK_CHARS].reverse().map((r) => r.padStart(4)).join(""));
   for (let row = 0; row < 13; row++) {
     const cells = bets[row].map((f) =>
-      f === null ? "   ." : String(Math.round(100 * f)).padStart(4)
+      f === null ? "   ." : (Number.isFinite(f) ? String(Math.round(100 * f)) : "?").padStart(4)
     );
     lines.push(`   ${RANK_CHARS[12 - row]}  ${cells.join("")}`);
   }
@@ -149,45 +161,104 @@ export function collectStrategies(tree: PublicTree, policy: CfrPolicy): Float32A
   return out;
 }
 
-const MAGIC = "KBZSOLV1";
+/**
+ * solve.bin layout (little endian):
+ *   "KBZSOLVE" | u32 version | u32 header bytes | header JSON (padded with spaces to 4) | f32
+ *   strategies (every player node's actions x hands, in block order) | u32 CRC-32 of all before.
+ * The header holds the config text and the solve's meta. Format 1 ("KBZSOLV1", no version, no
+ * checksum) is refused with a message saying so.
+ */
+export const SAVE_VERSION = 2;
+const MAGIC = "KBZSOLVE", MAGIC_V1 = "KBZSOLV1";
 
-/** Encodes a binary save: magic, header length, JSON header (with the config), f32 strategies. */
-export function encodeSave(header: Record<string, unknown>, strategies: Float32Array): Uint8Array {
+const CRC_TABLE = (() => {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
+})();
+
+/** CRC-32 (IEEE, as src/nn/checkpoint.ts) of bytes. */
+function crc32(bytes: Uint8Array): number {
+  let c = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/** What a solve.bin holds: the config text, the solve's meta, and the average strategies. */
+export interface SolveSave {
+  header: { config: string; meta: Record<string, unknown> };
+  strategies: Float32Array;
+}
+
+/** Encodes a binary save (see SAVE_VERSION for the layout). */
+export function encodeSave(header: SolveSave["header"], strategies: Float32Array): Uint8Array {
   const json = new TextEncoder().encode(JSON.stringify(header));
-  const pad = (4 - ((12 + json.length) % 4)) % 4;
-  const out = new Uint8Array(12 + json.length + pad + strategies.byteLength);
+  const pad = (4 - ((16 + json.length) % 4)) % 4;
+  const body = 16 + json.length + pad + strategies.byteLength;
+  const out = new Uint8Array(body + 4);
+  const dv = new DataView(out.buffer);
   out.set(new TextEncoder().encode(MAGIC), 0);
-  new DataView(out.buffer).setUint32(8, json.length + pad, true);
-  out.set(json, 12);
-  out.fill(0x20, 12 + json.length, 12 + json.length + pad);
+  dv.setUint32(8, SAVE_VERSION, true);
+  dv.setUint32(12, json.length + pad, true);
+  out.set(json, 16);
+  out.fill(0x20, 16 + json.length, 16 + json.length + pad);
   out.set(
     new Uint8Array(strategies.buffer, strategies.byteOffset, strategies.byteLength),
-    12 + json.length + pad,
+    16 + json.length + pad,
   );
+  dv.setUint32(body, crc32(out.subarray(0, body)), true);
   return out;
 }
 
-/** Decodes a binary save; errors name the file. */
-export function decodeSave(
-  bytes: Uint8Array,
-  where: string,
-): { header: Record<string, unknown>; strategies: Float32Array } {
+/** Decodes a binary save, checking its version, checksum, header and values; errors name the file. */
+export function decodeSave(bytes: Uint8Array, where: string): SolveSave {
+  const bad = (why: string): never => {
+    throw new KibitzError("bad_save", `${where}: ${why}`);
+  };
   const magic = new TextDecoder().decode(bytes.subarray(0, 8));
-  if (bytes.length < 12 || magic !== MAGIC) {
-    throw new KibitzError("bad_save", `${where} is not a Kibitz solve save (no ${MAGIC} header)`);
+  if (magic === MAGIC_V1) {
+    bad(
+      `written in solve.bin format 1 (no version, no checksum), which this Kibitz no longer reads; solve the spot again to write format ${SAVE_VERSION}`,
+    );
   }
-  const len = new DataView(bytes.buffer, bytes.byteOffset).getUint32(8, true);
-  if (12 + len > bytes.length || (bytes.length - 12 - len) % 4 !== 0) {
-    throw new KibitzError("bad_save", `${where} is truncated or corrupt`);
+  if (bytes.length < 20 || magic !== MAGIC) bad(`not a Kibitz solve save (no ${MAGIC} header)`);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const version = dv.getUint32(8, true);
+  if (version !== SAVE_VERSION) {
+    bad(`solve.bin format version ${version}; this Kibitz reads version ${SAVE_VERSION}`);
   }
-  let header: Record<string, unknown>;
+  const body = bytes.length - 4;
+  if (crc32(bytes.subarray(0, body)) !== dv.getUint32(body, true)) {
+    bad("checksum mismatch: the file is truncated or corrupt");
+  }
+  const len = dv.getUint32(12, true);
+  if (16 + len > body || (body - 16 - len) % 4 !== 0) bad("the header length is wrong");
+  let header: unknown;
   try {
-    header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + len)));
+    header = JSON.parse(new TextDecoder().decode(bytes.subarray(16, 16 + len)));
   } catch {
-    throw new KibitzError("bad_save", `${where}: the header is not valid JSON`);
+    bad("the header is not valid JSON");
   }
-  const data = bytes.slice(12 + len);
-  return { header, strategies: new Float32Array(data.buffer, 0, data.byteLength / 4) };
+  const h = header as Record<string, unknown> | null;
+  if (typeof h !== "object" || h === null || Array.isArray(h)) bad("the header is not an object");
+  if (typeof h!.config !== "string") bad("malformed header: no config text");
+  const meta = h!.meta;
+  if (typeof meta !== "object" || meta === null || Array.isArray(meta)) {
+    bad("malformed header: no meta object");
+  }
+  const strategies = new Float32Array(bytes.slice(16 + len, body).buffer);
+  for (let i = 0; i < strategies.length; i++) {
+    const x = strategies[i];
+    if (!(x >= 0 && x <= 1 + 1e-6)) bad(`strategy value ${i} is ${x}, not a probability`);
+  }
+  return {
+    header: { config: h!.config as string, meta: meta as Record<string, unknown> },
+    strategies,
+  };
 }
 
 /** EV (chips from the pot, same scale as the root) and equity per hand at one node. */
@@ -198,8 +269,9 @@ export interface NodeHandStats {
 
 /**
  * Unnormalized counterfactual values of every hand of `p` at `node` against the opponent reach
- * `opp` there, under `policy` (the engine's traversal, written out so any node can be a start).
- * `onPlayerNode(n, values, opp)` sees the values at every player node below that `descend` allows.
+ * `opp` there, under `policy`: the engine's evaluation walk (TreeEvaluator.nodeValues) started at
+ * `node`. `onPlayerNode(n, values, opp)` sees the values at every player node from `node` down to
+ * the next chance cards (scratch views: copy what must be kept).
  */
 export function subtreeValues(
   tree: PublicTree,
@@ -208,46 +280,11 @@ export function subtreeValues(
   node: number,
   p: 0 | 1,
   opp: Float32Array,
-  onPlayerNode?: (n: number, values: Float32Array, opp: Float32Array) => void,
+  onPlayerNode?: NodeReport,
 ): Float32Array {
-  const o = (1 - p) as 0 | 1;
-  const H = game.numHands[p], Ho = game.numHands[o];
-  const visit = (n: number, opp: Float32Array, record: boolean): Float32Array => {
-    const out = new Float32Array(H);
-    const kind = tree.kind[n];
-    if (kind !== CFR_PLAYER && kind !== CFR_CHANCE) {
-      game.terminalValues(tree.terminal[n], p, opp, out, 0);
-      return out;
-    }
-    const f = tree.firstChild[n], A = tree.numChildren[n];
-    if (kind === CFR_CHANCE) {
-      const bs = tree.blockedStart, bh = tree.blockedHands;
-      for (let c = f; c < f + A; c++) {
-        const r = opp.slice();
-        for (let i = bs[o][c]; i < bs[o][c + 1]; i++) r[bh[o][i]] = 0;
-        const v = visit(c, r, false);
-        for (let i = bs[p][c]; i < bs[p][c + 1]; i++) v[bh[p][i]] = 0;
-        const w = tree.chanceWeight[c];
-        for (let h = 0; h < H; h++) out[h] += w * v[h];
-      }
-      return out;
-    }
-    const q = tree.player[n] as 0 | 1, Hq = game.numHands[q];
-    const sig = new Float32Array(A * Hq);
-    policy(n, sig);
-    for (let a = 0; a < A; a++) {
-      let r = opp;
-      if (q !== p) {
-        r = new Float32Array(Ho);
-        for (let j = 0; j < Ho; j++) r[j] = opp[j] * sig[a * Hq + j];
-      }
-      const v = visit(f + a, r, record);
-      for (let h = 0; h < H; h++) out[h] += q === p ? sig[a * H + h] * v[h] : v[h];
-    }
-    if (record) onPlayerNode?.(n, out, opp);
-    return out;
-  };
-  return visit(node, opp, onPlayerNode !== undefined);
+  const out = new Float32Array(game.numHands[p]);
+  new TreeEvaluator(tree, game).nodeValues(node, p, opp, policy, "profile", out, { onPlayerNode });
+  return out;
 }
 
 /**
@@ -301,16 +338,14 @@ export function nodeSummary(
   let at = 0;
   for (const next of path) {
     const idx = next - tree.firstChild[at];
+    // The walk's reach steps (cfr/walk.ts), applied in place along the path for both players.
     if (tree.kind[at] === CFR_PLAYER) {
       const q = tree.player[at] as 0 | 1, Hq = game.numHands[q];
       const sig = new Float32Array(tree.numChildren[at] * Hq);
       policy(at, sig);
-      for (let h = 0; h < Hq; h++) reach[q][h] *= sig[idx * Hq + h];
+      actionReach(reach[q], sig, idx, Hq, reach[q]);
     } else {
-      for (const q of [0, 1] as const) {
-        const s = tree.blockedStart[q];
-        for (let i = s[next]; i < s[next + 1]; i++) reach[q][tree.blockedHands[q][i]] = 0;
-      }
+      for (const q of [0, 1] as const) outcomeReach(tree, next, q, reach[q], reach[q], 0);
       board.push(parseCardLabel(tree.label[next]));
     }
     at = next;
@@ -386,4 +421,107 @@ function summarize(
     grid,
     hands,
   };
+}
+
+/** A node found from a --node path: its id, the labels as the tree spells them, and notes. */
+export interface NodeAtPath {
+  node: number;
+  path: string[];
+  /** One line per card read as its suit-isomorphic representative. */
+  notes: string[];
+}
+
+/**
+ * Finds the node at a comma-separated path of action and card labels (e.g. "Check,Bet 120,As"),
+ * reading a card that suit isomorphism merged as the card the tree deals in its place. Needs only
+ * the tree, so a path can be checked before the solve. Errors say what is missing after what.
+ */
+export function findNodeAtPath(tree: PublicTree, game: PostflopGame, text: string): NodeAtPath {
+  const steps = text.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  const board = [...game.board];
+  let node = 0;
+  const notes: string[] = [];
+  for (let i = 0; i < steps.length; i++) {
+    if (tree.kind[node] === CFR_CHANCE && /^[2-9TJQKA][cdhs]$/i.test(steps[i])) {
+      const card = parseCard(steps[i], "--node");
+      const as = game.dealtAs(board, card);
+      if (as !== card) {
+        notes.push(
+          `${cardName(card)} is solved as ${cardName(as)} (suits ${SUIT_CHARS[card & 3]} and ${
+            SUIT_CHARS[as & 3]
+          } exchanged in the hand labels)`,
+        );
+        steps[i] = cardName(as);
+      }
+      board.push(as);
+    }
+    try {
+      node = findNode(tree, steps.slice(0, i + 1));
+    } catch (e) {
+      throw new KibitzError("bad_args", `--node "${text}": ${(e as Error).message}`);
+    }
+  }
+  return { node, path: steps, notes };
+}
+
+/**
+ * Checks before a solve that `dir` can take the results: it is created if missing, must be a
+ * folder (not a file), and a file can be created and removed in it.
+ */
+export async function checkOutputDir(dir: string): Promise<void> {
+  const fail = (why: string): never => {
+    throw new KibitzError("bad_args", `output directory ${dir}: ${why}`);
+  };
+  const st = await Deno.stat(dir).catch(() => null);
+  if (st && !st.isDirectory) fail("exists and is not a directory");
+  if (!st) {
+    await Deno.mkdir(dir, { recursive: true }).catch((e) =>
+      fail(`cannot be created (${(e as Error).message})`)
+    );
+  }
+  const probe = await Deno.makeTempFile({ dir, prefix: ".kibitz-write-check-" }).catch((e) =>
+    fail(`is not writable (${(e as Error).message})`)
+  );
+  await Deno.remove(probe).catch(() => {});
+}
+
+/** The outputs of a solve: result.json's content and solve.bin's. */
+export interface SolveOutputs {
+  result: unknown;
+  save: Uint8Array;
+}
+
+/**
+ * Writes result.json and solve.bin into `dir` (atomically, each). If that fails (a full disk, a
+ * folder removed during the solve), both go to a new folder in the system's temp folder and the
+ * error names it: a finished solve is never lost. Returns the folder written.
+ */
+export async function writeSolveOutputs(dir: string, out: SolveOutputs): Promise<string> {
+  const write = async (to: string) => {
+    await Deno.mkdir(to, { recursive: true });
+    await writeFileAtomic(`${to}/result.json`, JSON.stringify(out.result) + "\n");
+    await writeFileAtomic(`${to}/solve.bin`, out.save);
+  };
+  try {
+    await write(dir);
+    return dir;
+  } catch (e) {
+    const why = (e as Error).message;
+    let fallback: string;
+    try {
+      fallback = await Deno.makeTempDir({ prefix: "kibitz-solve-" });
+      await write(fallback);
+    } catch (e2) {
+      throw new KibitzError(
+        "write_failed",
+        `cannot write the results to ${dir} (${why}), nor to the temp folder (${
+          (e2 as Error).message
+        })`,
+      );
+    }
+    throw new KibitzError(
+      "write_failed",
+      `cannot write the results to ${dir} (${why}); they were saved to ${fallback}/result.json and ${fallback}/solve.bin`,
+    );
+  }
 }

@@ -5,100 +5,17 @@ import {
   TreeEvaluator,
 } from "../cfr/evaluate.ts";
 import { CfrSolver } from "../cfr/solver.ts";
-import { buildTree, type PublicTree } from "../cfr/tree.ts";
-import { KibitzError } from "../cli/error.ts";
-import { type ActionTree, buildActionTree } from "./action_tree.ts";
-import type { SolveConfig } from "./config.ts";
-import { type PostflopGame, WorkerPostflopGame } from "./game.ts";
-import {
-  checkMemoryLimit,
-  estimateMemory,
-  type GameSize,
-  gameSize,
-  type MemoryEstimate,
-} from "./memory.ts";
+import type { PublicTree } from "../cfr/tree.ts";
+import { KibitzError } from "../errors.ts";
+import { chooseBackend, runGpuSolve } from "./gpu_solve.ts";
+import { expandSpot, type PreparedSpot, type RunOptions, type SolveOutcome } from "./spot.ts";
 
-/** A postflop spot ready to solve: betting tree, game, public tree and the memory estimate. */
-export interface PreparedSpot {
-  config: SolveConfig;
-  actionTree: ActionTree;
-  game: PostflopGame;
-  size: GameSize;
-  memory: MemoryEstimate;
-  /** Built by `expand` (null until then). */
-  tree: PublicTree | null;
-}
-
-/** Builds the betting tree and game and estimates memory; refuses above `maxMemory` bytes. */
-export function prepareSpot(config: SolveConfig, maxMemory = Infinity): PreparedSpot {
-  const actionTree = buildActionTree(config.tree);
-  const game = new WorkerPostflopGame(actionTree, config.board, config.rangeWeights, {
-    isomorphism: config.solver.suitIsomorphism,
-  });
-  const size = gameSize(
-    actionTree,
-    config.board.length,
-    game.numHands,
-    game.streetMultipliers(),
-  );
-  const showdown = game.estimateShowdownBytes() * Math.max(1, config.solver.threads);
-  const memory = estimateMemory(size, config.solver, game.numHands, showdown);
-  checkMemoryLimit(memory, maxMemory);
-  return { config, actionTree, game, size, memory, tree: null };
-}
-
-/** Expands the public tree (turn and river cards) of a prepared spot. */
-export function expandSpot(spot: PreparedSpot): PublicTree {
-  if (!spot.tree) spot.tree = buildTree(spot.game, 200_000_000);
-  return spot.tree;
-}
-
-/** One progress report of a running solve. */
-export interface SolveProgress {
-  iteration: number;
-  exploitabilityPct: number;
-  exploitabilityChips: number;
-  seconds: number;
-  iterationsPerSecond: number;
-  memoryBytes: number;
-  /** Resident set size of the process. */
-  rssBytes: number;
-}
-
-/** The outcome of a solve. */
-export interface SolveOutcome {
-  solver: CfrSolver;
-  iterations: number;
-  exploitability: CfrExploitability;
-  seconds: number;
-  /** Why it stopped: target reached, max iterations, or interrupted. */
-  stoppedBy: "target" | "max_iterations" | "interrupted";
-  /** First iteration (checked every `every`) at or below each reported target, in %. */
-  reached: Record<string, number>;
-}
-
-/** Options of runSolve. */
-export interface RunOptions {
-  /** Exploitability is measured every this many iterations (default 10). */
-  every?: number;
-  onProgress?: (p: SolveProgress) => void;
-  /** Polled between chunks: return true to stop (Ctrl-C). */
-  shouldStop?: () => boolean;
-  /** Extra thresholds (in %) whose first crossing is recorded in `reached`. */
-  milestones?: number[];
-  /** Called with the new solver before its first iteration (the warm start fills its regrets). */
-  beforeSolve?: (solver: CfrSolver) => void;
-}
+export * from "./spot.ts";
 
 /** Runs CFR on a prepared spot until the target exploitability or max iterations. */
 export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promise<SolveOutcome> {
   const s = spot.config.solver;
-  if (s.backend === "gpu") {
-    throw new KibitzError(
-      "no_gpu_backend",
-      `solver.backend = "gpu": the postflop game runs on the CPU backend of the CFR engine only for now; use "cpu" or "auto"`,
-    );
-  }
+  const choice = opts.backend ?? await chooseBackend(spot);
   const tree = expandSpot(spot);
   const solver = new CfrSolver(tree, spot.game, {
     algorithm: s.algorithm,
@@ -107,9 +24,10 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
     regretFormat: s.regretFormat ?? undefined,
     seed: s.seed,
     pruning: s.enablePruning ? 1 : 0,
-    threads: s.threads,
+    threads: choice.backend === "gpu" ? 1 : s.threads,
   });
   opts.beforeSolve?.(solver);
+  if (choice.backend === "gpu") return runGpuSolve(spot, solver, choice.ctx!, opts);
   const firstIteration = solver.iteration;
   const every = opts.every ?? 10;
   const start = performance.now();

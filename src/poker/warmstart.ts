@@ -6,7 +6,7 @@ import {
   type WarmStartMapper,
   type WarmStartReport,
 } from "../cfr/warmstart.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import {
   ACT_ALLIN,
   ACT_BET,
@@ -17,15 +17,19 @@ import {
   ACT_RAISE,
   type ActionTree,
 } from "./action_tree.ts";
-import {
-  BET_SIZE_PRESETS,
-  type BetSize,
-  type BetSizeOptions,
-  parseBetSizeList,
-} from "./bet_size.ts";
+import type { BetSizeOptions } from "./bet_size.ts";
 import { cardName } from "./cards.ts";
 import type { SolveConfig } from "./config.ts";
 import type { PostflopGame } from "./game.ts";
+import type { WarmStartInterpolation, WarmStartSettings } from "./warmstart_config.ts";
+
+export {
+  parseWarmStartSettings,
+  WARMSTART_CONFIG_KEYS,
+  type WarmStartInterpolation,
+  type WarmStartMethod,
+  type WarmStartSettings,
+} from "./warmstart_config.ts";
 
 // Hold'em side of the warm start (seed 002): bets and raises of the small tree are mapped onto the
 // large tree's by pot fraction, f = (chips put in beyond the call) / (pot after the call). An all-in
@@ -33,9 +37,6 @@ import type { PostflopGame } from "./game.ts";
 // small size between two large sizes is split between them (linear in f, or linear in log(1 + 2f),
 // the log of the factor by which a called bet grows the pot); below the smallest large size it is
 // split between check/call (f = 0) and that size; above the largest it goes to the largest.
-
-/** How bet sizes between two large-tree sizes are split. */
-export type WarmStartInterpolation = "linear" | "log";
 
 /** Which large subtrees are warmed: only those reached by the same actions, or also the nearest. */
 export type WarmStartSubtrees = "matched" | "nearest";
@@ -288,120 +289,6 @@ export function pokerActionName(kind: number): string {
     default:
       return "none";
   }
-}
-
-/** The `[solver]` keys of the warm start. */
-export const WARMSTART_CONFIG_KEYS: readonly string[] = [
-  "use_warmstart",
-  "warmstart_method",
-  "warmstart_weight",
-  "warmstart_interpolation",
-  "warmstart_minimal_max_iters",
-  "warmstart_minimal_exploitability_pct",
-  "warmstart_bet_sizes",
-  "warmstart_bet",
-  "warmstart_raise",
-];
-
-/** How the full tree is seeded: from the mapped strategy's values, or by transferring regrets. */
-export type WarmStartMethod = "values" | "regrets";
-
-/** Warm-start settings of a solve config (`[solver]` use_warmstart and warmstart_*). */
-export interface WarmStartSettings {
-  enabled: boolean;
-  /**
-   * "values" (default, the better of the two at their defaults on spot T2, see README: regrets from
-   * the mapped strategy's counterfactual values, Brown & Sandholm 2016) or "regrets" (seed 002).
-   */
-  method: WarmStartMethod;
-  /** W in iterations (the full solve continues at t = W), or "auto" (values: from the mapped strategy's exploitability; regrets: 10). */
-  weight: number | "auto";
-  interpolation: WarmStartInterpolation;
-  /** The small tree's solve stops after this many iterations ... */
-  minimalMaxIters: number;
-  /** ... or once its exploitability is at or below this % of the pot (checked every 10). */
-  minimalExploitabilityPct: number;
-  /** Name of the bet-size preset of the small tree (default `minimal`). */
-  preset: string;
-  /** The small tree's sizes on every street, for both players. */
-  sizes: BetSizeOptions;
-  donk: BetSize[] | null;
-}
-
-function settingsError(message: string): never {
-  throw new KibitzError("bad_config", message);
-}
-
-/** Reads and validates the warm-start keys of a `[solver]` table (defaults: off, values, W auto, linear, 40 its, 1 %). */
-export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSettings {
-  const get = <T>(key: string, type: "boolean" | "number" | "string", fallback: T): T => {
-    const v = t[key];
-    if (v === undefined) return fallback;
-    const ok = type === "boolean"
-      ? typeof v === "boolean"
-      : type === "number"
-      ? typeof v === "number"
-      : typeof v === "string";
-    if (!ok) settingsError(`solver.${key} must be a ${type}, got ${JSON.stringify(v) ?? typeof v}`);
-    return v as T;
-  };
-  const enabled = get("use_warmstart", "boolean", false);
-  const method = get<string>("warmstart_method", "string", "values");
-  if (method !== "values" && method !== "regrets") {
-    settingsError(`solver.warmstart_method must be "values" or "regrets", got "${method}"`);
-  }
-  const w = t.warmstart_weight === "auto"
-    ? "auto"
-    : get<number | "auto">("warmstart_weight", "number", "auto");
-  if (w !== "auto" && (!(w > 0) || !Number.isFinite(w))) {
-    settingsError(`solver.warmstart_weight must be a positive number or "auto", got ${w}`);
-  }
-  const weight: number | "auto" = w;
-  const interpolation = get("warmstart_interpolation", "string", "linear");
-  if (interpolation !== "linear" && interpolation !== "log") {
-    settingsError(
-      `solver.warmstart_interpolation must be "linear" or "log", got "${interpolation}"`,
-    );
-  }
-  const minimalMaxIters = get("warmstart_minimal_max_iters", "number", 40);
-  if (!Number.isInteger(minimalMaxIters) || minimalMaxIters < 1) {
-    settingsError(
-      `solver.warmstart_minimal_max_iters must be an integer >= 1, got ${minimalMaxIters}`,
-    );
-  }
-  const minimalExploitabilityPct = get("warmstart_minimal_exploitability_pct", "number", 1);
-  if (!(minimalExploitabilityPct >= 0)) {
-    settingsError(
-      `solver.warmstart_minimal_exploitability_pct must be >= 0, got ${minimalExploitabilityPct}`,
-    );
-  }
-  const preset = get("warmstart_bet_sizes", "string", "minimal");
-  const p = BET_SIZE_PRESETS[preset];
-  if (!p) {
-    settingsError(
-      `solver.warmstart_bet_sizes: unknown preset "${preset}"; valid: ${
-        Object.keys(BET_SIZE_PRESETS).join(", ")
-      }`,
-    );
-  }
-  const bet = get("warmstart_bet", "string", p.bet),
-    raise = get("warmstart_raise", "string", p.raise);
-  const sizes = {
-    bet: parseBetSizeList(bet, false, "solver.warmstart_bet"),
-    raise: parseBetSizeList(raise, true, "solver.warmstart_raise"),
-  };
-  const donk = p.donk.trim() === "" ? null : parseBetSizeList(p.donk, false, "warmstart donk");
-  return {
-    enabled,
-    method,
-    weight,
-    interpolation,
-    minimalMaxIters,
-    minimalExploitabilityPct,
-    preset,
-    sizes,
-    donk,
-  };
 }
 
 /** The small tree's config: the same spot with the warm-start sizes and the small solve's limits. */

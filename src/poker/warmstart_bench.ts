@@ -3,7 +3,7 @@ import { CfrSolver, type SolverOptions } from "../cfr/solver.ts";
 import { buildTree, type PublicTree } from "../cfr/tree.ts";
 import type { WarmResets } from "../cfr/warmstart_values.ts";
 import { writeFileAtomic } from "../cli/atomic.ts";
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { buildActionTree } from "./action_tree.ts";
 import { parseSolveConfig } from "./config.ts";
 import { PostflopGame } from "./game.ts";

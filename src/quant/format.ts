@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 
 /** Storage formats for regrets and cumulative strategies (seed 000/001). */
 export type QuantFormat = "f32" | "i16" | "u16" | "i8" | "u8" | "i4" | "u4";

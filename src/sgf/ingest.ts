@@ -1,11 +1,12 @@
 import { writeFileAtomic } from "../cli/atomic.ts";
-import { isKibitzError, KibitzError } from "../cli/error.ts";
+import { isKibitzError, KibitzError } from "../errors.ts";
 import { hiveGameTypeString, parseHiveGameType } from "../hive/mod.ts";
 import { formatPgn } from "./pgn.ts";
 import { parseSgf } from "./reader.ts";
 import { convertBoardspaceRecord, RecordError } from "./record.ts";
 import { decideResult, replayRecord } from "./replay.ts";
-import { type SourceFile, sourceFiles } from "./sources.ts";
+import { lockStore } from "./lock.ts";
+import { type SourceFile, sourceFiles, type SourceLimits } from "./sources.ts";
 import { AtomicLineWriter, gameId, readGameStore, sourceBase, type StoredGame } from "./store.ts";
 
 /** Boardspace's robot players, excluded with `excludeBots`. */
@@ -143,6 +144,14 @@ export interface IngestOptions extends IngestFilter {
   onProgress?: (s: IngestSummary) => void;
   /** Called for each rejection. */
   onReject?: (r: Rejection) => void;
+  /** Size caps on record files, archive members and archives (defaults in sources.ts). */
+  limits?: SourceLimits;
+  /** Wait for another writer of the same store (default) or fail at once (`store_locked`). */
+  wait?: boolean;
+  /** Called once when another writer holds the store, before waiting for it. */
+  onWait?: (lockPath: string, holder: number | null) => void;
+  /** Called when the store's lock file named a writer that is gone (its lock is taken over). */
+  onTakeOver?: (lockPath: string, pid: number) => void;
 }
 
 /** Counts of a batch ingestion. */
@@ -170,7 +179,8 @@ export interface IngestSummary {
  * Ingests files, folders and .zip archives of boardspace records into a game store (and PGNs):
  * every record is replayed through the rules engine, bad ones are rejected with a reason while the
  * batch goes on, games are keyed by a stable id so re-runs add nothing twice, and the store is
- * replaced atomically at the end.
+ * replaced atomically at the end. One writer at a time: the store's lock is held throughout, so
+ * concurrent ingests into one store queue up and none loses the other's games.
  */
 export async function ingestBoardspace(
   inputs: string[],
@@ -196,9 +206,12 @@ export async function ingestBoardspace(
   };
   const parent = opts.out.includes("/") ? opts.out.slice(0, opts.out.lastIndexOf("/")) : "";
   if (parent) await Deno.mkdir(parent, { recursive: true });
+  // One writer per store: the lock spans reading the old store to renaming the new one.
+  const lock = await lockStore(opts.out, { wait: opts.wait, onWait: opts.onWait });
+  if (lock.tookOverFrom !== null) opts.onTakeOver?.(lock.path, lock.tookOverFrom);
   const writer = new AtomicLineWriter(opts.out);
-  await writer.open();
   try {
+    await writer.open();
     const known = new Set<string>();
     let existing = false;
     try {
@@ -206,7 +219,7 @@ export async function ingestBoardspace(
     } catch { /* no store yet */ }
     if (existing) {
       for await (const g of readGameStore(opts.out)) {
-        if (typeof g.id !== "string" || known.has(g.id)) continue;
+        if (known.has(g.id)) continue;
         known.add(g.id);
         await writer.write(JSON.stringify(g));
       }
@@ -220,7 +233,7 @@ export async function ingestBoardspace(
       s.byReason[r.reason] = (s.byReason[r.reason] ?? 0) + 1;
       opts.onReject?.(r);
     };
-    for await (const src of sourceFiles(inputs)) {
+    for await (const src of sourceFiles(inputs, opts.limits)) {
       s.files++;
       if (!("text" in src)) {
         rejected({
@@ -266,6 +279,8 @@ export async function ingestBoardspace(
   } catch (e) {
     await writer.abort();
     throw e;
+  } finally {
+    await lock.release();
   }
   s.seconds = (performance.now() - t0) / 1000;
   return s;

@@ -1,5 +1,5 @@
 // Public API of boardspace.net Hive record ingestion (SGF reader, dialect, replay, game store).
-export { parseSgf, SgfSyntaxError, sgfValue } from "./reader.ts";
+export { MAX_SGF_DEPTH, parseSgf, SgfSyntaxError, sgfValue } from "./reader.ts";
 export type { SgfNode, SgfProperty, SgfTree } from "./reader.ts";
 export {
   BOARDSPACE_VERBS,
@@ -31,5 +31,12 @@ export { gameId, readGameStore } from "./store.ts";
 export type { StoredGame, Termination } from "./store.ts";
 export { gamePositions, streamGamePositions, valueForPly } from "./positions.ts";
 export type { GamePosition, PositionFilter } from "./positions.ts";
-export { sgfMembersOfZip, sourceFiles } from "./sources.ts";
-export type { SourceFailure, SourceFile } from "./sources.ts";
+export {
+  DEFAULT_MAX_ARCHIVE_BYTES,
+  DEFAULT_MAX_MEMBER_BYTES,
+  sgfMembersOfZip,
+  sourceFiles,
+} from "./sources.ts";
+export type { SourceFailure, SourceFile, SourceLimits } from "./sources.ts";
+export { lockStore } from "./lock.ts";
+export type { LockOptions, StoreLock } from "./lock.ts";

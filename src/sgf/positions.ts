@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { KibitzError } from "../errors.ts";
 import { HiveGame } from "../hive/mod.ts";
 import type { GameOutcome } from "./headers.ts";
 import { readGameStore, type StoredGame } from "./store.ts";

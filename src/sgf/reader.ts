@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { type ErrorCode, KibitzError } from "../errors.ts";
 
 /** One SGF property: an identifier and its values (escapes resolved), with where it starts. */
 export interface SgfProperty {
@@ -29,7 +29,7 @@ export class SgfSyntaxError extends KibitzError {
   readonly line: number;
   readonly column: number;
 
-  constructor(code: string, source: string, line: number, column: number, what: string) {
+  constructor(code: ErrorCode, source: string, line: number, column: number, what: string) {
     super(code, `${source}:${line}:${column}: ${what}`);
     this.name = "SgfSyntaxError";
     this.source = source;
@@ -37,6 +37,9 @@ export class SgfSyntaxError extends KibitzError {
     this.column = column;
   }
 }
+
+/** Deepest nesting of variations parseSgf reads; deeper texts are rejected (`too_deep`). */
+export const MAX_SGF_DEPTH = 1000;
 
 const LPAREN = 40, RPAREN = 41, SEMI = 59, LBRACK = 91, RBRACK = 93, BSLASH = 92;
 const CR = 13, LF = 10, BOM = 0xfeff;
@@ -100,7 +103,8 @@ class Scanner {
  * Beyond FF[4], identifiers may contain lowercase letters (FF[3]), digits and `-` after the first
  * letter, because boardspace.net writes `P0`, `P1` and `P-1`. Line breaks inside values are
  * normalized to `\n`; an escaped line break is removed (a soft break); `\x` becomes `x`.
- * Errors are SgfSyntaxError with the line and column of the offending character.
+ * Errors are SgfSyntaxError with the line and column of the offending character; variations
+ * nested deeper than MAX_SGF_DEPTH are rejected (`too_deep`) before they can overflow the stack.
  */
 export function parseSgf(text: string, source = "<sgf>"): SgfTree[] {
   const s = new Scanner(text, source);
@@ -109,14 +113,23 @@ export function parseSgf(text: string, source = "<sgf>"): SgfTree[] {
   while (s.pos < text.length) {
     const c = s.peek();
     if (c !== LPAREN) s.fail(`expected "(" to start a game tree, found ${s.describe(c)}`);
-    trees.push(parseTree(s));
+    trees.push(parseTree(s, 1));
     s.skipSpace();
   }
   return trees;
 }
 
-function parseTree(s: Scanner): SgfTree {
+function parseTree(s: Scanner, depth: number): SgfTree {
   const line = s.line, column = s.column;
+  if (depth > MAX_SGF_DEPTH) {
+    throw new SgfSyntaxError(
+      "too_deep",
+      s.source,
+      line,
+      column,
+      `variations nested deeper than ${MAX_SGF_DEPTH} levels`,
+    );
+  }
   s.next(); // "("
   s.skipSpace();
   const tree: SgfTree = { nodes: [], variations: [], line, column };
@@ -128,7 +141,7 @@ function parseTree(s: Scanner): SgfTree {
     s.fail(`a game tree must start with a node ";", found ${s.describe(s.peek())}`);
   }
   while (s.peek() === LPAREN) {
-    tree.variations.push(parseTree(s));
+    tree.variations.push(parseTree(s, depth + 1));
     s.skipSpace();
   }
   const c = s.peek();

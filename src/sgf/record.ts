@@ -1,4 +1,4 @@
-import { KibitzError } from "../cli/error.ts";
+import { type ErrorCode, KibitzError } from "../errors.ts";
 import { type BoardspaceAction, boardspaceActions } from "./actions.ts";
 import { parseLoosePiece, parseReference, RecordBoard, type Reference, uhpPiece } from "./board.ts";
 import {
@@ -87,7 +87,7 @@ export class RecordError extends KibitzError {
   readonly raw: string;
   readonly line: number;
 
-  constructor(reason: string, message: string, ply = 0, raw = "", line = 0) {
+  constructor(reason: ErrorCode, message: string, ply = 0, raw = "", line = 0) {
     super(reason, message);
     this.name = "RecordError";
     this.ply = ply;
@@ -152,7 +152,7 @@ export function convertBoardspaceRecord(tree: SgfTree): BoardspaceRecord {
   let drawTalk = false;
   let last: BoardspaceAction | null = null;
 
-  const fail = (reason: string, what: string, a: BoardspaceAction): never => {
+  const fail = (reason: ErrorCode, what: string, a: BoardspaceAction): never => {
     const ply = plies.length + 1;
     throw new RecordError(reason, `ply ${ply}: ${what} in "${a.raw}"`, ply, a.raw, a.line);
   };

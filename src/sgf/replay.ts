@@ -1,4 +1,4 @@
-import { isKibitzError } from "../cli/error.ts";
+import { isKibitzError } from "../errors.ts";
 import { HIVE_BLACK_WINS, HIVE_DRAW, HIVE_WHITE_WINS, HiveGame } from "../hive/mod.ts";
 import type { GameOutcome } from "./headers.ts";
 import { type BoardspaceRecord, RecordError } from "./record.ts";

@@ -1,3 +1,5 @@
+import { registerTemp, tempPathFor, unregisterTemp } from "../cli/atomic.ts";
+import { KibitzError } from "../errors.ts";
 import { sha256Hex } from "./sha256.ts";
 import type { GameOutcome } from "./headers.ts";
 
@@ -63,19 +65,32 @@ export async function* readLines(path: string): AsyncGenerator<string> {
   if (rest !== "") yield rest;
 }
 
-/** Streams the games of a game store (JSON lines), skipping blank lines. */
+/**
+ * Streams the games of a game store (JSON lines), skipping blank lines. A line that is not a game
+ * (not JSON, or no string `id` and `moves` list) is a `bad_store` error naming the file and line:
+ * a writer that skipped it would drop it from the store it rewrites.
+ */
 export async function* readGameStore(path: string): AsyncGenerator<StoredGame> {
   let n = 0;
+  const bad = (why: string): never => {
+    throw new KibitzError("bad_store", `${path}:${n}: ${why}`);
+  };
   for await (const line of readLines(path)) {
     n++;
     if (line.trim() === "") continue;
-    let g: StoredGame;
+    let g: unknown;
     try {
       g = JSON.parse(line);
     } catch (e) {
-      throw new Error(`${path}:${n}: not a JSON line (${(e as Error).message})`);
+      bad(`not a JSON line (${(e as Error).message})`);
     }
-    yield g;
+    if (typeof g !== "object" || g === null || Array.isArray(g)) bad("not a JSON object");
+    const o = g as Record<string, unknown>;
+    if (typeof o.id !== "string") bad('a stored game needs a string "id"');
+    if (!Array.isArray(o.moves) || !o.moves.every((m) => typeof m === "string")) {
+      bad('a stored game needs "moves", a list of move strings');
+    }
+    yield g as StoredGame;
   }
 }
 
@@ -91,11 +106,12 @@ export class AtomicLineWriter {
   private buffered = 0;
 
   constructor(private readonly path: string) {
-    this.tmp = `${path}.${Deno.pid}.${Date.now()}.tmp`;
+    this.tmp = tempPathFor(path);
   }
 
   /** Opens the temporary file. */
   async open(): Promise<void> {
+    registerTemp(this.tmp);
     this.file = await Deno.open(this.tmp, { write: true, create: true, truncate: true });
   }
 
@@ -120,7 +136,14 @@ export class AtomicLineWriter {
     await this.flush();
     this.file!.close();
     this.file = null;
-    await Deno.rename(this.tmp, this.path);
+    try {
+      await Deno.rename(this.tmp, this.path);
+    } catch (e) {
+      await Deno.remove(this.tmp).catch(() => {});
+      throw e;
+    } finally {
+      unregisterTemp(this.tmp);
+    }
   }
 
   /** Closes and deletes the temporary file, leaving the target untouched. */
@@ -130,5 +153,6 @@ export class AtomicLineWriter {
     } catch { /* already closed */ }
     this.file = null;
     await Deno.remove(this.tmp).catch(() => {});
+    unregisterTemp(this.tmp);
   }
 }

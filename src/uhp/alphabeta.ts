@@ -3,7 +3,6 @@
 // Pillbug rule reads) that supplies cutoffs and the move tried first.
 import type { HiveGame } from "../hive/game.ts";
 import { PASS } from "../hive/move.ts";
-import { DRAW } from "../hive/state.ts";
 
 /** Search limits: stop after `depth` plies, or when `timeMs` has passed (whichever comes first). */
 export interface SearchLimits {
@@ -11,6 +10,8 @@ export interface SearchLimits {
   timeMs?: number;
   /** Use the transposition table (default true; false gives plain alpha-beta, for comparison). */
   transposition?: boolean;
+  /** Search only these root moves (each must be legal); default all legal moves. */
+  rootMoves?: number[];
 }
 
 /** The chosen move and what the search saw. */
@@ -90,6 +91,16 @@ export function fromTable(score: number, ply: number): number {
 
 class Timeout extends Error {}
 
+/**
+ * Score of a finished game `ply` plies below the root, from the side to move's view: the result
+ * read from the position (a move can surround the mover's own queen, or both queens: a draw),
+ * a win or loss counted nearer when it comes sooner.
+ */
+export function terminalScore(g: HiveGame, ply: number): number {
+  const o = g.outcomeForSideToMove();
+  return o === null || o === 0 ? 0 : o * (WIN - ply);
+}
+
 /** Static score from the side to move's view: surround the enemy queen, free our own, keep mobile. */
 export function evaluate(g: HiveGame, buf: Int32Array, at: number): number {
   const me = g.turn & 1;
@@ -110,7 +121,8 @@ export function searchBestMove(g: HiveGame, limits: SearchLimits): SearchResult 
   const buf = new Int32Array(PLY_STRIDE * (maxDepth + 2));
   let nodes = 0;
   const rootCount = g.generate(buf, 0);
-  const root = Array.from(buf.subarray(0, rootCount));
+  const legal = Array.from(buf.subarray(0, rootCount));
+  const root = limits.rootMoves ? legal.filter((m) => limits.rootMoves!.includes(m)) : legal;
   if (root.length === 0) return { move: PASS, score: 0, depth: 0, nodes: 0 };
   let best: SearchResult = { move: root[0], score: 0, depth: 0, nodes: 0 };
   const base = PLY_STRIDE;
@@ -119,7 +131,7 @@ export function searchBestMove(g: HiveGame, limits: SearchLimits): SearchResult 
   const tt = limits.transposition === false ? null : new TranspositionTable();
   const negamax = (depth: number, ply: number, alpha: number, beta: number): number => {
     if ((++nodes & 1023) === 0 && timed && performance.now() > deadline) throw new Timeout();
-    if (g.isOver()) return g.state === DRAW ? 0 : -(WIN - ply); // the side that just moved won
+    if (g.isOver()) return terminalScore(g, ply);
     const at = base + ply * PLY_STRIDE;
     if (depth === 0) return evaluate(g, buf, at);
     const alpha0 = alpha, lo = g.hashLo, hi = g.hashHi;

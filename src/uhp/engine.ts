@@ -1,8 +1,8 @@
 // The Universal Hive Protocol engine: one command line in, one reply out (always ending in "ok").
-import { isKibitzError } from "../cli/error.ts";
+import { isKibitzError } from "../errors.ts";
 import { HiveGame } from "../hive/game.ts";
 import { PASS } from "../hive/move.ts";
-import { perft } from "../hive/perft.ts";
+import { perftWithin } from "../hive/perft.ts";
 import { searchBestMove } from "./alphabeta.ts";
 
 /** Engine name and version reported by `info`. */
@@ -17,6 +17,12 @@ export interface UhpPlayer {
 export const alphaBetaPlayer: UhpPlayer = {
   bestMove: (game, limits) => searchBestMove(game, limits).move,
 };
+
+/** A network player the engine can load (see src/uhp/mcts_player.ts): its name and the player. */
+export interface UhpModel {
+  name: string;
+  player: UhpPlayer;
+}
 
 interface IntOption {
   value: number;
@@ -39,7 +45,7 @@ const HELP = [
   "bestmove [time hh:mm:ss|depth N]",
   "undo [N]",
   "options [get Name|set Name Value]",
-  `perft N (extension, N <= ${MAX_PERFT})`,
+  `perft N (extension, N <= ${MAX_PERFT}, stops after PerftMaxTime seconds)`,
   "help",
   "exit",
 ];
@@ -73,15 +79,37 @@ export class UhpEngine {
       def: 10,
       min: 1,
       max: 3600,
-      help: "seconds a plain `bestmove` may take",
+      help: "seconds any `bestmove` may take, `bestmove depth N` included",
+    },
+    PerftMaxTime: {
+      value: 10,
+      def: 10,
+      min: 1,
+      max: 3600,
+      help: "seconds a `perft N` may take before it gives up with an error",
     },
   };
 
-  constructor(private readonly player: UhpPlayer = alphaBetaPlayer) {}
+  constructor(
+    private readonly player: UhpPlayer = alphaBetaPlayer,
+    /** With a model, `bestmove` runs its player (MCTS) while the UseModel option is 1. */
+    private readonly model: UhpModel | null = null,
+  ) {
+    if (model) {
+      this.options.UseModel = {
+        value: 1,
+        def: 1,
+        min: 0,
+        max: 1,
+        help: "1: bestmove uses MCTS with the loaded network; 0: alpha-beta",
+      };
+    }
+  }
 
-  /** The reply to `info`, also printed at start-up. */
+  /** The reply to `info`, also printed at start-up (names the model when one is loaded). */
   info(): string {
-    return `id ${UHP_ENGINE_ID}\nMosquito;Ladybug;Pillbug\nok`;
+    const m = this.model ? ` (MCTS, model ${this.model.name})` : "";
+    return `id ${UHP_ENGINE_ID}${m}\nMosquito;Ladybug;Pillbug\nok`;
   }
 
   /** Runs one command line and returns the reply (lines joined by "\n", ending with "ok"). */
@@ -143,7 +171,14 @@ export class UhpEngine {
         if (!/^\d+$/.test(arg) || Number(arg) > MAX_PERFT) {
           throw new UhpError(`Invalid perft depth "${arg}"; expected 0..${MAX_PERFT}.`);
         }
-        return String(perft(g, Number(arg)));
+        const limit = this.options.PerftMaxTime.value;
+        const n = perftWithin(g, Number(arg), limit * 1000);
+        if (n === null) {
+          throw new UhpError(
+            `perft ${arg} stopped after ${limit} s (PerftMaxTime); try a smaller depth.`,
+          );
+        }
+        return String(n);
       }
       case "":
         return "";
@@ -161,12 +196,12 @@ export class UhpEngine {
     const g = this.requireGame();
     if (g.isOver()) throw new UhpError("The game is over.");
     const parts = arg.split(/\s+/).filter((s) => s !== "");
+    // BestMoveMaxTime caps every search that is not given a time of its own, so a deep
+    // `bestmove depth N` still answers in time with the best move of the deepest finished ply.
+    const maxMs = this.options.BestMoveMaxTime.value * 1000;
     let limits: { depth?: number; timeMs?: number };
     if (parts.length === 0) {
-      limits = {
-        depth: this.options.BestMoveDepth.value,
-        timeMs: this.options.BestMoveMaxTime.value * 1000,
-      };
+      limits = { depth: this.options.BestMoveDepth.value, timeMs: maxMs };
     } else if (parts.length === 2 && parts[0].toLowerCase() === "time") {
       limits = { timeMs: parseUhpTime(parts[1]) };
     } else if (parts.length === 2 && parts[0].toLowerCase() === "depth") {
@@ -174,11 +209,19 @@ export class UhpEngine {
       if (!/^\d+$/.test(parts[1]) || d < 1 || d > 64) {
         throw new UhpError(`Invalid depth "${parts[1]}"; expected 1..64.`);
       }
-      limits = { depth: d };
+      limits = { depth: d, timeMs: maxMs };
     } else {
       throw new UhpError(`Invalid bestmove arguments "${arg}"; expected time hh:mm:ss or depth N.`);
     }
-    const move = this.player.bestMove(g, limits);
+    let move: number;
+    if (this.model && this.options.UseModel?.value === 1) {
+      // The network player stops at the time given and never after BestMoveMaxTime.
+      const cap = this.options.BestMoveMaxTime.value * 1000;
+      move = this.model.player.bestMove(g, {
+        ...limits,
+        timeMs: Math.min(limits.timeMs ?? cap, cap),
+      });
+    } else move = this.player.bestMove(g, limits);
     return move === PASS ? "pass" : g.moveString(move);
   }
 

@@ -5,6 +5,7 @@ export { runUhpLoop } from "./loop.ts";
 export {
   evaluate as evaluateHivePosition,
   searchBestMove as searchHiveBestMove,
+  terminalScore as hiveTerminalScore,
 } from "./alphabeta.ts";
 export type {
   SearchLimits as HiveSearchLimits,

@@ -7,6 +7,8 @@ import { gameId } from "../../src/sgf/store.ts";
 import { getGpu } from "../../src/gpu/device.ts";
 import { SMALL_TURN_SPOT } from "../helpers/spots.ts";
 
+const gpu = await getGpu();
+
 Deno.test({
   name: "bundle: one self-contained module (and its worker) that solves, counts and hashes",
   sanitizeResources: false,
@@ -53,13 +55,25 @@ Deno.test({
       } finally {
         two.close();
       }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
 
-      const gpu = await getGpu();
-      if (gpu) {
-        const ctx = await k.getGpu();
-        assert.ok(ctx, "the bundle finds the adapter the sources find");
-        assert.equal((await k.gpuSelfTest(ctx)).ok, true);
-      }
+Deno.test({
+  name: "bundle: finds the adapter the sources find and passes the GPU self-test",
+  ignore: gpu === null,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "kibitz_bundle_gpu_" });
+    try {
+      await bundleBrowser({ outDir: dir });
+      const k = await import(new URL(`file://${dir}/${BUNDLE_FILES.main}`).href);
+      const ctx = await k.getGpu();
+      assert.ok(ctx, "the bundle finds the adapter the sources find");
+      assert.equal((await k.gpuSelfTest(ctx)).ok, true);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

@@ -10,7 +10,7 @@ import {
   ThreadedLimitGame,
   ThreadedPostflopGame,
 } from "../fixtures/cfr/threaded_games.ts";
-import { isKibitzError } from "../../src/cli/error.ts";
+import { isKibitzError } from "../../src/errors.ts";
 import { SMALL_TURN_SPOT } from "../helpers/spots.ts";
 
 const LEDUC = {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { CfrSolver } from "../../src/cfr/solver.ts";
 import { buildTree, findNode } from "../../src/cfr/tree.ts";
 import { labelMapper, warmStart, type WarmStartMapper } from "../../src/cfr/warmstart.ts";
-import { isKibitzError } from "../../src/cli/error.ts";
+import { isKibitzError } from "../../src/errors.ts";
 import { kuhnGame } from "../../src/games/kuhn.ts";
 import { leducGame } from "../../src/games/leduc.ts";
 import { decodeAll, decodeBlock } from "../../src/quant/mod.ts";

@@ -1,28 +1,50 @@
 import assert from "node:assert/strict";
+import { getGpu } from "../../src/gpu/device.ts";
 
 /** Runs a task script with Deno and returns its exit code and output. */
 async function runTask(
   script: string,
   args: string[],
+  env: Record<string, string> = {},
 ): Promise<{ code: number; out: string; err: string }> {
   const cmd = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", script, ...args],
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...env },
   });
   const r = await cmd.output();
   const dec = new TextDecoder();
   return { code: r.code, out: dec.decode(r.stdout), err: dec.decode(r.stderr) };
 }
 
-Deno.test("task gpu-info: reports the adapter and a passing self-test as JSON", async () => {
+Deno.test("task gpu-info: the adapter and a passing self-test as JSON, or a clear no-adapter error", async () => {
+  // The GPU is optional: without an adapter (or with KIBITZ_NO_GPU=1) the task must say so cleanly.
+  const hasAdapter = (await getGpu()) !== null;
   const r = await runTask("tasks/gpu_info.ts", ["--json"]);
+  if (!hasAdapter) {
+    assert.notEqual(r.code, 0);
+    assert.match(r.err, /^error: .*(no WebGPU adapter|no adapter found)/m);
+    assert.doesNotMatch(r.err, /^\s+at /m, "no stack trace");
+    return;
+  }
   assert.equal(r.code, 0, r.err);
   const j = JSON.parse(r.out);
   assert.equal(j.selfTest.ok, true);
   assert.equal(typeof j.adapter.description, "string");
   assert.ok(j.adapter.limits.maxStorageBufferBindingSize > 0);
+});
+
+Deno.test("task gpu-info with KIBITZ_NO_GPU=1: the no-adapter path is a clear error", async () => {
+  const r = await runTask("tasks/gpu_info.ts", ["--json"], { KIBITZ_NO_GPU: "1" });
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /^error: .*(no WebGPU adapter|no adapter found)/m);
+  assert.equal(r.out, "");
+  // And a CPU task still runs.
+  const cpu = await runTask("tasks/quant_demo.ts", ["--backend", "auto", "--elements", "1024"], {
+    KIBITZ_NO_GPU: "1",
+  });
+  assert.equal(cpu.code, 0, cpu.err);
 });
 
 Deno.test("task quant-demo: runs on the CPU backend and prints every format", async () => {

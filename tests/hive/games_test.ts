@@ -2,7 +2,15 @@
 import assert from "node:assert/strict";
 import { HiveGame } from "../../src/hive/game.ts";
 import { PASS } from "../../src/hive/move.ts";
-import { STATE_NAMES } from "../../src/hive/state.ts";
+import {
+  BLACK_WINS,
+  DRAW,
+  IN_PROGRESS,
+  NOT_STARTED,
+  outcomeFor,
+  STATE_NAMES,
+  WHITE_WINS,
+} from "../../src/hive/state.ts";
 import { HEX_DIR_DQ, HEX_DIR_DR, hexNeighbor, HIVE_MAX_STACK } from "../../src/hive/mod.ts";
 
 const DIR = new URL("../fixtures/hive/pgn/", import.meta.url);
@@ -114,6 +122,23 @@ Deno.test("pieces() gives hive-consistent coordinates and stack facts", () => {
           if (n) assert.deepEqual([n.q - p.q, n.r - p.r], [HEX_DIR_DQ[d], HEX_DIR_DR[d]]);
         }
       }
+    }
+  }
+});
+
+Deno.test("outcomeFor: each finished state read from both sides", () => {
+  assert.deepEqual([0, 1].map((c) => outcomeFor(WHITE_WINS, c)), [1, -1]);
+  assert.deepEqual([0, 1].map((c) => outcomeFor(BLACK_WINS, c)), [-1, 1]);
+  assert.deepEqual([0, 1].map((c) => outcomeFor(DRAW, c)), [0, 0]);
+  assert.deepEqual([0, 1].map((c) => outcomeFor(IN_PROGRESS, c)), [null, null]);
+  assert.deepEqual([0, 1].map((c) => outcomeFor(NOT_STARTED, c)), [null, null]);
+  for (const r of records()) {
+    const g = new HiveGame(r.gameType);
+    for (const s of r.moves) g.playString(s);
+    const o = g.outcomeForSideToMove();
+    if (g.state === WHITE_WINS || g.state === BLACK_WINS) {
+      // The recorded winner is the side to move exactly when the loser surrounded its own queen.
+      assert.equal(o, (g.state === WHITE_WINS ? 0 : 1) === g.colorToMove ? 1 : -1, r.name);
     }
   }
 });

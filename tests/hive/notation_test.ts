@@ -1,6 +1,6 @@
 // UHP strings: game types, move strings (every separator), errors, and the bare first move.
 import assert from "node:assert/strict";
-import { isKibitzError } from "../../src/cli/error.ts";
+import { isKibitzError } from "../../src/errors.ts";
 import { HiveGame } from "../../src/hive/game.ts";
 import { cellAt, neighbor } from "../../src/hive/grid.ts";
 import { makeMove, PASS } from "../../src/hive/move.ts";

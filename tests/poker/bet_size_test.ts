@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { isKibitzError } from "../../src/cli/error.ts";
+import { isKibitzError } from "../../src/errors.ts";
 import { betSizeToString, parseBetSizeList, parseBetSizes } from "../../src/poker/bet_size.ts";
 
 Deno.test("bet sizes: every form of the grammar parses to the reference's values", () => {
   const one = (s: string) => parseBetSizeList(s, true, "t")[0];
-  assert.deepEqual(one("0%"), { kind: "pot", ratio: 0 });
+  assert.deepEqual(one("0.5%"), { kind: "pot", ratio: 0.005 });
   assert.deepEqual(one("112.5%"), { kind: "pot", ratio: 1.125 });
   assert.deepEqual(one("3.5X"), { kind: "prev", ratio: 3.5 });
   assert.deepEqual(one("123C"), { kind: "chips", chips: 123, cap: 0 });
@@ -20,6 +20,9 @@ Deno.test("bet sizes: every form of the grammar parses to the reference's values
 Deno.test("bet sizes: invalid entries are errors naming the entry and the key", () => {
   const bad = [
     "0",
+    "0%",
+    "0c",
+    "3e0%",
     "1.23",
     "%",
     "+42%",

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { isKibitzError } from "../../src/cli/error.ts";
+import { isKibitzError } from "../../src/errors.ts";
 import {
   cardName,
   COMBO_CARDS,

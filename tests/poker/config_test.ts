@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { isKibitzError } from "../../src/cli/error.ts";
+import { isKibitzError } from "../../src/errors.ts";
 import { EXAMPLE_CONFIG, parseSolveConfig } from "../../src/poker/config.ts";
 import { betSizeToString } from "../../src/poker/bet_size.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { buildTree, CfrSolver } from "../../src/cfr/mod.ts";
-import { isKibitzError } from "../../src/cli/error.ts";
+import { isKibitzError } from "../../src/errors.ts";
 import { parseSolveConfig } from "../../src/poker/config.ts";
 import { checkMemoryLimit, parseMemorySize } from "../../src/poker/memory.ts";
 import { prepareSpot } from "../../src/poker/solve.ts";

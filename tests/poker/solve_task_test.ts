@@ -125,3 +125,42 @@ Deno.test("solve task: Ctrl-C stops cleanly and still writes the results", async
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("solve task: bad --out, --node and --load with a config fail before the solve", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const cfg = `${dir}/spot.toml`;
+    await Deno.writeTextFile(cfg, CONFIG);
+    await Deno.writeTextFile(`${dir}/file`, "x");
+    const asFile = await run([cfg, "--out", `${dir}/file`]);
+    assert.equal(asFile.code, 2);
+    assert.match(asFile.stderr, /^error: output directory .*\/file: exists and is not a directory/);
+    assert.doesNotMatch(asFile.stdout + asFile.stderr, /solve: it|spot:/);
+
+    const badNode = await run([cfg, "--out", `${dir}/out`, "--node", "Check,Bet 50"]);
+    assert.equal(badNode.code, 2);
+    assert.match(
+      badNode.stderr,
+      /^error: --node "Check,Bet 50": no child "Bet 50" after \[Check\]/,
+    );
+    assert.doesNotMatch(badNode.stdout + badNode.stderr, /solve: it/);
+
+    const ok = await run([cfg, "--out", `${dir}/out`, "--max-iterations", "20"]);
+    assert.equal(ok.code, 0, ok.stderr);
+    const both = await run(["--load", `${dir}/out/solve.bin`, cfg]);
+    assert.equal(both.code, 2);
+    assert.match(
+      both.stderr,
+      /^error: --load .*solve\.bin reopens a saved solve .*leave out the config/,
+    );
+
+    const bytes = await Deno.readFile(`${dir}/out/solve.bin`);
+    bytes[bytes.length - 8] ^= 1;
+    await Deno.writeFile(`${dir}/bad.bin`, bytes);
+    const corrupt = await run(["--load", `${dir}/bad.bin`]);
+    assert.equal(corrupt.code, 2);
+    assert.match(corrupt.stderr, /^error: .*bad\.bin: checksum mismatch/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { CfrSolver } from "../../src/cfr/solver.ts";
 import { buildTree } from "../../src/cfr/tree.ts";
-import { isKibitzError } from "../../src/cli/error.ts";
+import { isKibitzError } from "../../src/errors.ts";
 import { decodeAll, decodeBlock } from "../../src/quant/mod.ts";
 import {
   ACT_ALLIN,

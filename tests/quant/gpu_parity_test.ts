@@ -13,6 +13,7 @@ import {
   uploadQuantStore,
 } from "../../src/quant/mod.ts";
 import { xorshift32 } from "../helpers/prng.ts";
+import { EDGE_ITERATION, EDGE_SEED, edgeProbes, edgeValues } from "./rounding_edges.ts";
 
 const gpu = await getGpu();
 
@@ -93,6 +94,30 @@ for (const { op, formats, a, c } of CASES) {
       },
     });
   }
+}
+
+for (const format of QUANT_FORMATS.filter((f) => f !== "f32")) {
+  Deno.test({
+    name: `quant gpu parity: stochastic rounding of ${format} at every threshold edge`,
+    ignore: gpu === null,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    async fn() {
+      // The probes of rounding_edges_test.ts (whose CPU results are checked by hand there); for
+      // 16-bit formats the levels up to 256 (higher ones need blocks of ~65,000 elements each).
+      const { sizes, probes } = edgeProbes(format, 256);
+      const key = { seed: EDGE_SEED, iteration: EDGE_ITERATION, mode: "stochastic" as const };
+      const values = edgeValues(format, sizes, probes);
+      const cpu = createQuantStore(format, sizes);
+      const g = uploadQuantStore(gpu!, cpu);
+      updateAll(cpu, "set", values, 0, 0, key);
+      const inBuf = storageBuffer(gpu!, values);
+      await gpuUpdate(g, "set", inBuf, 0, 0, key);
+      inBuf.destroy();
+      const got = await downloadQuantStore(g, createQuantStore(format, sizes));
+      assertStoresEqual(cpu, got, `edges/${format}`);
+    },
+  });
 }
 
 Deno.test({

@@ -168,7 +168,9 @@ Deno.test("ingest: absurdly nested files are rejected, not fatal", () => {
   const deep = "(;GM[27]".repeat(200000);
   const r = ingestRecordFile({ name: "deep.sgf", text: deep });
   deepEqual([r.records, r.games.length, r.rejections.length], [0, 0, 1]);
-  ok(["sgf_syntax", "sgf_truncated"].includes(r.rejections[0].reason));
+  // Rejected by depth, with where, not by a stack overflow caught after the fact.
+  equal(r.rejections[0].reason, "too_deep");
+  ok(r.rejections[0].message.includes("deep.sgf:1:"), r.rejections[0].message);
 });
 
 Deno.test("ingest: plies after the position decided the game are cut, the game kept", () => {

@@ -46,7 +46,7 @@ Deno.test("task ingest: a batch with a broken file finishes with a correct summa
 Deno.test("task ingest: bad arguments are clear errors", async () => {
   let r = await ingest([]);
   equal(r.code, 2);
-  match(r.stderr, /^error: give at least one/);
+  match(r.stderr, /^error: inputs: missing; give at least one/);
   r = await ingest([RECORDS, "--variant", "Chess"]);
   equal(r.code, 2);
   match(r.stderr, /^error: --variant: "Chess" is not a game type/);

@@ -1,12 +1,12 @@
 // The built-in player: alpha-beta must agree with plain negamax, respect time, and leave no trace.
 import assert from "node:assert/strict";
 import type { HiveGame } from "../../src/hive/game.ts";
-import { DRAW } from "../../src/hive/state.ts";
 import { randomGame } from "../../src/hive/playout.ts";
 import {
   evaluate,
   fromTable,
   searchBestMove,
+  terminalScore,
   toTable,
   TranspositionTable,
 } from "../../src/uhp/alphabeta.ts";
@@ -15,7 +15,7 @@ const WIN = 1_000_000;
 
 /** Plain negamax without pruning, with the same leaf and terminal scores. */
 function negamax(g: HiveGame, depth: number, ply: number, buf: Int32Array): number {
-  if (g.isOver()) return g.state === DRAW ? 0 : -(WIN - ply);
+  if (g.isOver()) return terminalScore(g, ply);
   if (depth === 0) return evaluate(g, buf, 2048 * (ply + 1));
   let best = -Infinity;
   for (const m of g.validMoves()) {

@@ -1,7 +1,8 @@
 // UHP engine transcripts: every command and error path, replies always ending in "ok".
 import assert from "node:assert/strict";
 import { HiveGame } from "../../src/hive/game.ts";
-import { parseUhpTime, UhpEngine } from "../../src/uhp/engine.ts";
+import { parseUhpTime, UhpEngine, type UhpPlayer } from "../../src/uhp/engine.ts";
+import { randomGame } from "../../src/hive/playout.ts";
 
 /** Runs a transcript of [command, expected reply without the final ok] pairs. */
 function transcript(e: UhpEngine, steps: [string, string | RegExp][]): void {
@@ -75,7 +76,10 @@ function countPerft(gs: string): number {
 Deno.test("uhp: options get/set and errors", () => {
   const e = new UhpEngine();
   transcript(e, [
-    ["options", "BestMoveDepth;int;2;2;1;12\nBestMoveMaxTime;int;10;10;1;3600"],
+    [
+      "options",
+      "BestMoveDepth;int;2;2;1;12\nBestMoveMaxTime;int;10;10;1;3600\nPerftMaxTime;int;10;10;1;3600",
+    ],
     ["options get BestMoveDepth", "BestMoveDepth;int;2;2;1;12"],
     ["options set BestMoveDepth 3", "BestMoveDepth;int;3;2;1;12"],
     ["options set BestMoveDepth 99", 'err Invalid value "99" for BestMoveDepth; expected 1..12.'],
@@ -117,4 +121,58 @@ Deno.test("uhp: bestmove finds the winning move and refuses a finished game", ()
   assert.equal(e.handle("validmoves"), "ok");
   assert.equal(e.handle("play wG3 -bQ"), "invalidmove You can't play, the game is over.\nok");
   assert.equal(e.handle("pass"), "invalidmove You can't pass, the game is over.\nok");
+});
+
+Deno.test("uhp: every bestmove form is capped by BestMoveMaxTime (the default too)", () => {
+  const seen: { depth?: number; timeMs?: number }[] = [];
+  const spy: UhpPlayer = {
+    bestMove: (g, limits) => {
+      seen.push(limits);
+      return g.validMoves()[0];
+    },
+  };
+  const e = new UhpEngine(spy);
+  e.handle("newgame Base");
+  e.handle("bestmove depth 50");
+  e.handle("bestmove");
+  e.handle("options set BestMoveMaxTime 3");
+  e.handle("bestmove depth 64");
+  e.handle("bestmove time 00:00:02");
+  assert.deepEqual(seen, [
+    { depth: 50, timeMs: 10_000 },
+    { depth: 2, timeMs: 10_000 },
+    { depth: 64, timeMs: 3_000 },
+    { timeMs: 2_000 },
+  ]);
+});
+
+Deno.test("uhp: bestmove depth 50 answers within BestMoveMaxTime with the deepest finished ply", () => {
+  const e = new UhpEngine();
+  const g = randomGame("Base+MLP", 36, 7);
+  e.handle(`newgame ${g.gameString()}`);
+  e.handle("options set BestMoveMaxTime 1");
+  const t0 = performance.now();
+  const reply = e.handle("bestmove depth 50").split("\n");
+  const ms = performance.now() - t0;
+  assert.equal(reply[1], "ok");
+  assert.ok(g.isValid(g.parseMove(reply[0])), reply[0]);
+  // One second of search; the slack is for a loaded machine, not for a search that ignores time.
+  assert.ok(ms < 4000, `answered after ${ms.toFixed(0)} ms`);
+  assert.equal(e.game!.gameString(), g.gameString(), "the search leaves the game as it was");
+  assert.match(e.handle("info"), /^id Kibitz/, "and the engine answers the next command");
+});
+
+Deno.test("uhp: perft stops at PerftMaxTime with an error and leaves the game as it was", () => {
+  const e = new UhpEngine();
+  const g = randomGame("Base+MLP", 30, 3);
+  const before = g.gameString();
+  e.handle(`newgame ${before}`);
+  e.handle("options set PerftMaxTime 1");
+  const t0 = performance.now();
+  const reply = e.handle("perft 6");
+  const ms = performance.now() - t0;
+  assert.equal(reply, "err perft 6 stopped after 1 s (PerftMaxTime); try a smaller depth.\nok");
+  assert.ok(ms < 4000, `answered after ${ms.toFixed(0)} ms`);
+  assert.equal(e.game!.gameString(), before);
+  assert.equal(e.handle("perft 2"), `${countPerft(before)}\nok`);
 });

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { UhpEngine } from "../../src/uhp/engine.ts";
 import { runUhpLoop } from "../../src/uhp/loop.ts";
 import { xorshift32 } from "../helpers/prng.ts";
+import { randomGame } from "../../src/hive/playout.ts";
 
 const TASK = new URL("../../tasks/uhp.ts", import.meta.url).pathname;
 
@@ -38,8 +39,9 @@ Deno.test("uhp process: scripted exchange over stdin/stdout", async () => {
   const { code, out } = await runProcess(new TextEncoder().encode(script));
   assert.equal(code, 0);
   const replies = out.trimEnd().split("\nok\n").map((r) => r.replace(/\nok$/, ""));
-  assert.deepEqual(replies.slice(0, 5), [
-    "id Kibitz 0.1.0\nMosquito;Ladybug;Pillbug",
+  // A fresh checkout's engine loads the shipped network (models/hive-default.kbhz): info names it.
+  assert.match(replies[0], /^id Kibitz 0\.1\.0 \(MCTS, model .+\)\nMosquito;Ladybug;Pillbug$/);
+  assert.deepEqual(replies.slice(1, 5), [
     "Base+P;NotStarted;White[1]",
     "Base+P;InProgress;Black[1];wS1",
     "Base+P;InProgress;White[2];wS1;bP -wS1",
@@ -65,7 +67,7 @@ Deno.test("uhp process: random bytes never kill the engine", async () => {
   input.set(tail, bytes.length);
   const { code, out, err } = await runProcess(input);
   assert.equal(code, 0, err);
-  assert.ok(out.endsWith("id Kibitz 0.1.0\nMosquito;Ladybug;Pillbug\nok\n"));
+  assert.match(out, /id Kibitz 0\.1\.0[^\n]*\nMosquito;Ladybug;Pillbug\nok\n$/);
 });
 
 const VOCAB = [
@@ -131,4 +133,38 @@ Deno.test("uhp loop fuzz: every command line gets exactly one reply ending in ok
   assert.equal(oks, expected + 1, "one ok per command plus the start-up info");
   assert.ok(out.endsWith("ok\n"));
   assert.ok(!/^error/m.test(out));
+});
+
+Deno.test("uhp loop: a deep bestmove and a deep perft each answer within their caps, then the loop goes on", async () => {
+  const g = randomGame("Base+MLP", 30, 3);
+  const script = [
+    `newgame ${g.gameString()}`,
+    "options set BestMoveMaxTime 1",
+    "options set PerftMaxTime 1",
+    "bestmove depth 50",
+    "perft 6",
+    "info",
+  ].join("\n") + "\n";
+  const data = new TextEncoder().encode(script);
+  const input = new ReadableStream<Uint8Array>({
+    start(c) {
+      c.enqueue(data);
+      c.close();
+    },
+  });
+  const at: number[] = [];
+  let out = "";
+  const t0 = performance.now();
+  await runUhpLoop(new UhpEngine(), input, (t) => {
+    out += t;
+    at.push(performance.now() - t0);
+    return Promise.resolve();
+  });
+  const replies = out.split("\nok\n").slice(0, -1);
+  assert.equal(replies.length, 7, out); // start-up info + six commands
+  assert.ok(g.isValid(g.parseMove(replies[4])), `bestmove: ${replies[4]}`);
+  assert.match(replies[5], /^err perft 6 stopped after 1 s/);
+  assert.match(replies[6], /^id Kibitz/);
+  // Two one-second caps; the slack is for a loaded machine, not for a search that ignores time.
+  assert.ok(at[at.length - 1] < 8000, `the last reply came after ${at[at.length - 1]} ms`);
 });

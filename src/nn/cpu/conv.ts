@@ -1,4 +1,4 @@
-import { KibitzError } from "../../cli/error.ts";
+import { KibitzError } from "../../errors.ts";
 import { type CpuTensor, cpuTensor, shapeString } from "../tensor.ts";
 
 /** Kernel size and "same" padding of a [Co, Ci, K, K] weight (K odd, stride 1). */

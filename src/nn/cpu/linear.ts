@@ -1,4 +1,4 @@
-import { KibitzError } from "../../cli/error.ts";
+import { KibitzError } from "../../errors.ts";
 import { type CpuTensor, cpuTensor, numel, shapeString } from "../tensor.ts";
 
 function rows(x: CpuTensor, inputs: number): number {

@@ -8,7 +8,14 @@ import { expectShape, numel } from "../tensor.ts";
 import type { KernelName, NnKernels } from "./kernels.ts";
 import type { GpuTensor, TensorPool } from "./tensor.ts";
 import { tileSize } from "./conv_gemm.ts";
-import { KibitzError } from "../../cli/error.ts";
+import { KibitzError } from "../../errors.ts";
+import {
+  chooseWinograd,
+  winogradColumns,
+  winogradGeometry,
+  type WinogradSetting,
+  type WinogradTile,
+} from "../winograd.ts";
 
 /** One recorded dispatch. */
 export interface RecordedOp {
@@ -45,6 +52,11 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   readonly uniforms: GPUBuffer[] = [];
   /** The optimizer uniform (lr, momentum, weight decay); the trainer rewrites it every step. */
   readonly hyper: GPUBuffer;
+  /**
+   * Winograd for fused 3x3 convs given a transformed filter (tiled family only): off, by the
+   * selection table (chooseWinograd), or forced to F(2x2) / F(4x4).
+   */
+  winograd: WinogradSetting = "off";
 
   /**
    * `tiled` selects the workgroup-memory kernels (tiled GEMMs, workgroup reductions: the fast path
@@ -103,36 +115,164 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
 
   /** Implicit-GEMM convolution forward. */
   conv2d(x: GpuTensor, w: GpuTensor): GpuTensor {
-    const { k, pad } = convGeometry(w.shape);
+    return this.convForward(x, w, null);
+  }
+
+  /**
+   * Inference convolution with its epilogue fused: y = act(conv(x, w) + bias[co] + res), the
+   * residual `res` ([N, Co, H, W]) optional and the ReLU by flag (w, bias: a folded batch norm).
+   */
+  convFused(
+    x: GpuTensor,
+    w: GpuTensor,
+    bias: GpuTensor,
+    res: GpuTensor | null,
+    relu: boolean,
+    u: GpuTensor | null = null,
+  ): GpuTensor {
+    expectShape("fused conv bias", bias.shape, [w.shape[0]]);
+    if (res) {
+      expectShape("fused conv residual", res.shape, [x.shape[0], w.shape[0], ...x.shape.slice(2)]);
+    }
+    const fz = this.params([relu ? 1 : 0, res ? 1 : 0, 0, 0]);
+    const [n, ci, h, wd] = x.shape, co = w.shape[0];
+    const m = w.shape[2] === 3 && u && this.tiled
+      ? chooseWinograd(this.winograd, n, h, wd, ci, co)
+      : 0;
+    if (m && u && u.shape[0] === (m + 2) * (m + 2)) {
+      return this.convWinograd(x, u, m, bias, res ?? bias, fz);
+    }
+    return this.convForward(x, w, { bias, res: res ?? bias, fz });
+  }
+
+  /** Writes the Winograd filter transform U [(m+2)^2, Co, Ci] of a 3x3 weight into u. */
+  winogradFilter(w: GpuTensor, u: GpuTensor, m: WinogradTile): void {
+    const [co, ci] = w.shape;
+    expectShape("Winograd filter", u.shape, [(m + 2) * (m + 2), co, ci]);
+    const p = this.params([0, ci, co, 0, 0, 0, 0, 0]);
+    this.record(`winogradFilter${m}`, { 0: w.buffer, 1: u.buffer, 8: p }, this.g1(co * ci));
+  }
+
+  /**
+   * Winograd F(m x m, 3x3) forward with the fused epilogue: input transform, one GEMM per
+   * transformed element (the batched tiled GEMM), output transform + bias/residual/ReLU.
+   */
+  private convWinograd(
+    x: GpuTensor,
+    u: GpuTensor,
+    m: WinogradTile,
+    bias: GpuTensor,
+    res: GpuTensor,
+    fz: GPUBuffer,
+  ): GpuTensor {
+    const [n, ci, h, wd] = x.shape, co = u.shape[1];
+    const g = winogradGeometry(m, n, h, wd), ppad = winogradColumns(g.p);
+    const pp = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
+    const v = this.out([g.alpha, ci, 1, ppad]);
+    this.record(
+      `winogradInput${m}`,
+      { 2: x.buffer, 3: v.buffer, 8: pp },
+      this.g1(n * ci * g.tiles),
+    );
+    const mm = this.convForward(v, u, null, true);
+    this.release(v);
+    const y = this.out([n, co, h, wd]);
+    this.record(`winogradOutput${m}`, {
+      4: mm.buffer,
+      5: bias.buffer,
+      6: res.buffer,
+      7: y.buffer,
+      8: pp,
+      9: fz,
+    }, this.g1(n * co * g.tiles));
+    this.release(mm);
+    return y;
+  }
+
+  /**
+   * Folds inference batch norm into a convolution: wf = w s, bf = beta - mean s per output
+   * channel, s = gamma / sqrt(var + eps).
+   */
+  foldBn(w: GpuTensor, bn: BnParams<GpuTensor>, wf: GpuTensor, bf: GpuTensor): void {
+    const n = numel(w.shape), co = w.shape[0];
+    const p = this.params([n, n / co, co, 0]);
+    this.record("bnFold", {
+      0: w.buffer,
+      1: bn.gamma.buffer,
+      2: bn.beta.buffer,
+      3: bn.runMean.buffer,
+      4: bn.runVar.buffer,
+      5: wf.buffer,
+      6: bf.buffer,
+      7: p,
+    }, this.g1(n));
+  }
+
+  /**
+   * The forward GEMM; `batched`: x = [N, Ci, 1, Q] with w = [N, Co, Ci] (one weight per image,
+   * Q a multiple of 128: the Winograd GEMMs).
+   */
+  private convForward(
+    x: GpuTensor,
+    w: GpuTensor,
+    fuse: { bias: GpuTensor; res: GpuTensor; fz: GPUBuffer } | null,
+    batched = false,
+  ): GpuTensor {
+    if (batched && !this.tiled) {
+      throw new KibitzError("bad_args", "Winograd GEMMs need the tiled kernels");
+    }
+    const { k, pad } = batched ? { k: 1, pad: 0 } : convGeometry(w.shape);
     const [n, ci, h, wd] = x.shape;
-    expectShape("conv input channels", [ci], [w.shape[1]]);
-    const co = w.shape[0];
+    const co = batched ? w.shape[1] : w.shape[0];
+    expectShape("conv input channels", [ci], [batched ? w.shape[2] : w.shape[1]]);
     const y = this.out([n, co, h, wd]);
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
+    const extra: Record<number, GPUBuffer> = fuse
+      ? { 4: fuse.bias.buffer, 5: fuse.res.buffer, 6: fuse.fz }
+      : {};
     if (!this.tiled) {
-      const bind = { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p };
-      this.record("convForwardDirect", bind, this.g1(n * co * h * wd));
+      const bind = { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p, ...extra };
+      const kernel = fuse ? "convForwardFusedDirect" : "convForwardDirect";
+      this.record(kernel, bind, this.g1(n * co * h * wd));
       return y;
     }
     const cols = n * h * wd, wide = co >= WIDE && cols >= WIDE;
     const tile = wide ? this.kernels.tiles.wide : this.kernels.tiles.small;
     const { bm, bn } = tileSize(tile);
     const gx = Math.ceil(cols / bn), gy = Math.ceil(co / bm), kd = ci * k * k;
-    const kernel = `${wide ? "convForwardWide" : "convForward"}${kernelSize(k)}` as const;
+    const kernel = batched
+      ? (wide ? "winogradGemmWide" : "winogradGemm")
+      : `${wide ? "convForwardWide" : "convForward"}${fuse ? "Fused" : ""}${
+        kernelSize(k)
+      }` as const;
     // Small batches give too few output tiles to fill the GPU: split the K reduction across
     // workgroups (each writes its own copy of Y) and sum the copies.
     let splits = Math.max(1, Math.min(Math.floor(SPLIT_TARGET / (gx * gy)), Math.floor(kd / 128)));
     const kchunk = splits > 1 ? Math.ceil(kd / splits / tile.bk) * tile.bk : 0;
     if (splits > 1) splits = Math.ceil(kd / kchunk);
     if (splits === 1) {
-      this.record(kernel, { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p }, [gx, gy, 1]);
+      this.record(kernel, { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p, ...extra }, [gx, gy, 1]);
       return y;
     }
     const ps = this.params([n, ci, co, h, wd, k, pad, kchunk]);
     const part = this.out([splits, n, co, h, wd]);
-    this.record(kernel, { 0: x.buffer, 1: w.buffer, 2: part.buffer, 3: ps }, [gx, gy, splits]);
-    const pn = this.params([numel(y.shape), splits, 0, 0]);
-    this.record("sumSplits", { 0: part.buffer, 2: y.buffer, 3: pn }, this.g1(numel(y.shape)));
+    const bind = { 0: x.buffer, 1: w.buffer, 2: part.buffer, 3: ps, ...extra };
+    this.record(kernel, bind, [gx, gy, splits]);
+    const ny = numel(y.shape);
+    if (fuse) {
+      const pn = this.params([ny, splits, co, h * wd]);
+      this.record("sumSplitsFused", {
+        7: pn,
+        8: part.buffer,
+        9: fuse.bias.buffer,
+        10: fuse.res.buffer,
+        11: y.buffer,
+        12: fuse.fz,
+      }, this.g1(ny));
+    } else {
+      const pn = this.params([ny, splits, 0, 0]);
+      this.record("sumSplits", { 0: part.buffer, 2: y.buffer, 3: pn }, this.g1(ny));
+    }
     this.release(part);
     return y;
   }

@@ -144,12 +144,36 @@ ${sliceLoop(step)}
   }`;
 }
 
+/** The fused forward's epilogue inputs: bias [Co], residual [N, Co, H, W], flags. */
+const FUSED_DECLS = `
+
+struct Fuse { relu: u32, res: u32, _a: u32, _b: u32 }
+@group(0) @binding(4) var<storage, read> bias: array<f32>;
+@group(0) @binding(5) var<storage, read> res: array<f32>;
+@group(0) @binding(6) var<uniform> fz: Fuse;
+
+fn epi(o: u32, m: u32, v: f32) -> f32 {
+  if (p.kchunk > 0u) { return v; }
+  var r = v + bias[m];
+  if (fz.res != 0u) { r += res[o]; }
+  if (fz.relu != 0u) { r = max(r, 0.0); }
+  return r;
+}`;
+
 /**
  * Forward kernel `forward`: in0 = X [N, Ci, H, W], in1 = W [Co, Ci, KS, KS], out = Y [N, Co, H, W]
  * (or split-K partials along workgroup z when p.kchunk > 0);
- * Y[co, col] = sum_k W[co, k] im2col(X)[k, col], col = (n, y, x), k = (ci, ky, kx).
+ * Y[co, col] = sum_k W[co, k] im2col(X)[k, col], col = (n, y, x), k = (ci, ky, kx). `fused` adds the
+ * inference epilogue (bias, residual, ReLU: bindings 4-6) to unsplit runs. `batched` (1x1 only)
+ * gives each image its own weight matrix (in1 = [N, Co, Ci]): the Winograd GEMMs, one per
+ * transformed element, with H W padded to a multiple of the tile's columns.
  */
-export function convForwardSource(t: ConvTile, ks: number): string {
+export function convForwardSource(
+  t: ConvTile,
+  ks: number,
+  fused = false,
+  batched = false,
+): string {
   checkTile(t);
   const { bm, bn } = tileSize(t);
   const threads = t.wx * t.wy;
@@ -158,7 +182,9 @@ export function convForwardSource(t: ConvTile, ks: number): string {
   const { decls, step } = common(t, ks);
   const loadA = range(la).map((r) =>
     `    { let m = m0 + t / BK + ${r * aStride}u; let k = k0 + t % BK;
-      ra${r} = select(0.0, in1[min(m, p.co - 1u) * kd + min(k, kd - 1u)], m < p.co && k < kend); }`
+      ra${r} = select(0.0, in1[${
+      batched ? "wbase + " : ""
+    }min(m, p.co - 1u) * kd + min(k, kd - 1u)], m < p.co && k < kend); }`
   ).join("\n");
   const loadB = range(lb).map((r) =>
     `    ra_b${r} = im2col(k0 + t / ${bn}u + ${
@@ -171,6 +197,9 @@ export function convForwardSource(t: ConvTile, ks: number): string {
   const storeB = range(lb).map((r) =>
     `    Bs[(t / ${bn}u + ${r * bStride}u) * BN4 + bcl / 4u][bcl % 4u] = ra_b${r};`
   ).join("\n");
+  // Fused (inference): y = act(acc + bias[m] + res) unless split-K, whose sum kernel does it.
+  const store = (o: string, v: string) =>
+    fused ? `{ let o = ${o}; out[zoff + o] = epi(o, m, ${v}); }` : `out[zoff + ${o}] = ${v};`;
   const epilogue: string[] = [];
   for (const h of range(t.gn)) {
     for (const j of range(4)) {
@@ -182,13 +211,13 @@ export function convForwardSource(t: ConvTile, ks: number): string {
       for (const g of range(t.gm)) {
         for (const i of range(4)) {
           epilogue.push(`      { let m = m0 + ${g * 4 * t.wy}u + lid.y * 4u + ${i}u;
-        if (m < p.co) { out[zoff + (img * p.co + m) * hw + px] = acc_${g}_${i}_${h}[${j}]; } }`);
+        if (m < p.co) { ${store("(img * p.co + m) * hw + px", `acc_${g}_${i}_${h}[${j}]`)} } }`);
         }
       }
       epilogue.push(`    }\n  }`);
     }
   }
-  return `${decls}
+  return `${decls}${fused ? FUSED_DECLS : ""}
 
 @compute @workgroup_size(${t.wx}, ${t.wy})
 fn forward(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -212,7 +241,11 @@ ${
       "Split-K (small batches): workgroup z sums k in [kbeg, kend) into its own copy of Y.",
     )
   }
-  let zoff = wid.z * cols * p.co;
+  let zoff = wid.z * cols * p.co;${
+    batched
+      ? "\n  // Batched weights: image i of X multiplies weight i (H W is a multiple of BN).\n  let wbase = (c0 / hw) * p.co * kd;"
+      : ""
+  }
 ${accDecl(t)}
 ${registerDecls(la, lb)}
 ${kLoop(`${loadA}\n${loadB}`, storeA, storeB, step)}

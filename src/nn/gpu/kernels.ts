@@ -1,3 +1,4 @@
+import { KibitzError } from "../../errors.ts";
 import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import convDirectSrc from "../../../shaders/nn/conv_direct.wgsl" with { type: "text" };
@@ -8,7 +9,9 @@ import batchnormDirectSrc from "../../../shaders/nn/batchnorm_direct.wgsl" with 
 import lossDirectSrc from "../../../shaders/nn/loss_direct.wgsl" with { type: "text" };
 import lossSrc from "../../../shaders/nn/loss.wgsl" with { type: "text" };
 import sgdSrc from "../../../shaders/nn/sgd.wgsl" with { type: "text" };
+import fusedSrc from "../../../shaders/nn/fused.wgsl" with { type: "text" };
 import { convForwardSource, type ConvTile, convWgradSource } from "./conv_gemm.ts";
+import { winogradSource } from "../winograd.ts";
 
 /**
  * Tile shapes of the workgroup-memory GEMMs: the convolution's `small` (narrow layers) and `wide`
@@ -37,8 +40,41 @@ export const TEST_TILES: KernelTiles = {
   matmul: 4,
 };
 
+/**
+ * Replaces the one occurrence of `find` in WGSL `source` by `replacement`; throws (`wgsl_specialize`)
+ * when `find` is missing or appears more than once, so an edited shader cannot silently lose its
+ * specialization.
+ */
+export function specializeWgsl(
+  source: string,
+  find: string,
+  replacement: string,
+  what: string,
+): string {
+  const at = source.indexOf(find);
+  if (at < 0 || source.indexOf(find, at + 1) >= 0) {
+    throw new KibitzError(
+      "wgsl_specialize",
+      `${what}: expected exactly one "${find}" in the shader to specialize, found ${
+        at < 0 ? "none" : "several"
+      }`,
+    );
+  }
+  return source.slice(0, at) + replacement + source.slice(at + find.length);
+}
+
+/** The fully connected GEMM's WGSL for a square workgroup of side `tw`. */
+export function matmulSource(tw: number): string {
+  return specializeWgsl(
+    matmulSrc,
+    "const TW = 16u;",
+    `const TW = ${tw}u;`,
+    "shaders/nn/matmul.wgsl",
+  );
+}
+
 function tiledEntries(tiles: KernelTiles) {
-  const mm = matmulSrc.replace("const TW = 16u;", `const TW = ${tiles.matmul}u;`);
+  const mm = matmulSource(tiles.matmul);
   return {
     matmul: [mm, "plain"],
     matmulBias: [mm, "with_bias"],
@@ -50,6 +86,12 @@ function tiledEntries(tiles: KernelTiles) {
     convForwardWide1: [convForwardSource(tiles.wide, 1), "forward"],
     convWgradWide3: [convWgradSource(tiles.wide, 3), "wgrad"],
     convWgradWide1: [convWgradSource(tiles.wide, 1), "wgrad"],
+    convForwardFused3: [convForwardSource(tiles.small, 3, true), "forward"],
+    convForwardFused1: [convForwardSource(tiles.small, 1, true), "forward"],
+    convForwardWideFused3: [convForwardSource(tiles.wide, 3, true), "forward"],
+    convForwardWideFused1: [convForwardSource(tiles.wide, 1, true), "forward"],
+    winogradGemm: [convForwardSource(tiles.small, 1, false, true), "forward"],
+    winogradGemmWide: [convForwardSource(tiles.wide, 1, false, true), "forward"],
   } as const;
 }
 
@@ -58,6 +100,15 @@ const ENTRIES = {
   convFlip: [convDirectSrc, "flip"],
   convForwardDirect: [convDirectSrc, "forward"],
   convWgradDirect: [convDirectSrc, "wgrad"],
+  convForwardFusedDirect: [convDirectSrc, "forward_fused"],
+  bnFold: [fusedSrc, "fold"],
+  sumSplitsFused: [fusedSrc, "sum_epilogue"],
+  winogradFilter2: [winogradSource(2), "wino_filter"],
+  winogradInput2: [winogradSource(2), "wino_input"],
+  winogradOutput2: [winogradSource(2), "wino_output"],
+  winogradFilter4: [winogradSource(4), "wino_filter"],
+  winogradInput4: [winogradSource(4), "wino_input"],
+  winogradOutput4: [winogradSource(4), "wino_output"],
   matmulThin: [matmulSrc, "thin_plain"],
   matmulThinBias: [matmulSrc, "thin_bias"],
   relu: [elementwiseSrc, "relu"],
@@ -97,6 +148,7 @@ export type KernelFamily = "tiled" | "direct" | "both";
 const DIRECT_ONLY = new Set<string>([
   "convForwardDirect",
   "convWgradDirect",
+  "convForwardFusedDirect",
   "bnBatchStatsDirect",
   "bnBackwardReduceDirect",
   "softmaxDirect",

@@ -1,0 +1,342 @@
+// The replay buffer: self-play positions on disk as checksummed chunk files, written atomically
+// (temp file, then rename), so a reader never sees half a chunk and a killed writer loses only the
+// chunk it was writing. Circular: only the newest `capacity` positions are sampled, and chunks
+// wholly outside that window are deleted.
+//
+// Chunk file `chunk-NNNNNNNN.kbrb` (little endian):
+//   "KBRB" | u32 version | u32 input size | u32 policy size | u32 positions | u32 index bytes (2|4)
+//   | u32 iteration | u32 games | records | u32 CRC-32 of everything before.
+// Record: f32 z | u32 ones | u32 others | u32 legal | ones x index | others x (index, f32 value)
+//   | legal x index | legal x f32 probability. Input planes are stored sparsely (most are 0/1).
+import { KibitzError } from "../errors.ts";
+import { writeFileAtomic } from "../cli/atomic.ts";
+import { crc32 } from "../nn/checkpoint.ts";
+import type { NetBatch } from "../nn/net.ts";
+
+const MAGIC = 0x4252424b; // "KBRB"
+const VERSION = 1;
+const HEADER = 32;
+
+/** One training position: dense input planes, policy target over legal move indices, outcome. */
+export interface Position {
+  planes: Float32Array;
+  /** Policy indices of the legal moves. */
+  legal: Int32Array;
+  /** Visit distribution aligned with `legal` (sums to 1). */
+  policy: Float32Array;
+  /** Final result from this position's side to move: 1, 0 or -1. */
+  z: number;
+}
+
+interface Chunk {
+  seq: number;
+  count: number;
+  iteration: number;
+  games: number;
+  bytes: Uint8Array;
+  view: DataView;
+  offsets: Uint32Array;
+  wide: boolean;
+}
+
+/** Encodes positions as one chunk (the bytes of a chunk file). */
+export function encodeChunk(
+  positions: Position[],
+  inputSize: number,
+  moves: number,
+  iteration: number,
+  games: number,
+): Uint8Array {
+  const wide = inputSize > 65535 || moves > 65535;
+  const ib = wide ? 4 : 2;
+  let size = HEADER + 4;
+  const parts = positions.map((p) => {
+    if (p.planes.length !== inputSize) {
+      throw new KibitzError(
+        "shape_mismatch",
+        `position has ${p.planes.length} input values, expected ${inputSize}`,
+      );
+    }
+    let ones = 0, others = 0;
+    for (let i = 0; i < p.planes.length; i++) {
+      if (p.planes[i] === 1) ones++;
+      else if (p.planes[i] !== 0) others++;
+    }
+    size += 16 + ones * ib + others * (ib + 4) + p.legal.length * (ib + 4);
+    return { ones, others };
+  });
+  const bytes = new Uint8Array(size);
+  const v = new DataView(bytes.buffer);
+  [MAGIC, VERSION, inputSize, moves, positions.length, ib, iteration, games].forEach((x, i) =>
+    v.setUint32(i * 4, x, true)
+  );
+  let o = HEADER;
+  const idx = (x: number) => {
+    if (wide) v.setUint32(o, x, true);
+    else v.setUint16(o, x, true);
+    o += ib;
+  };
+  positions.forEach((p, k) => {
+    v.setFloat32(o, p.z, true);
+    v.setUint32(o + 4, parts[k].ones, true);
+    v.setUint32(o + 8, parts[k].others, true);
+    v.setUint32(o + 12, p.legal.length, true);
+    o += 16;
+    for (let i = 0; i < p.planes.length; i++) if (p.planes[i] === 1) idx(i);
+    for (let i = 0; i < p.planes.length; i++) {
+      if (p.planes[i] !== 1 && p.planes[i] !== 0) {
+        idx(i);
+        v.setFloat32(o, p.planes[i], true);
+        o += 4;
+      }
+    }
+    for (const m of p.legal) {
+      if (m < 0 || m >= moves) {
+        throw new KibitzError("shape_mismatch", `move index ${m} outside [0, ${moves})`);
+      }
+      idx(m);
+    }
+    for (const q of p.policy) {
+      v.setFloat32(o, q, true);
+      o += 4;
+    }
+  });
+  v.setUint32(o, crc32(bytes.subarray(0, o)), true);
+  return bytes;
+}
+
+/** Parses and verifies a chunk; `where` names it in errors. */
+function decodeChunk(
+  bytes: Uint8Array,
+  seq: number,
+  where: string,
+  inputSize: number,
+  moves: number,
+): Chunk {
+  const fail = (msg: string): never => {
+    throw new KibitzError("bad_buffer", `${where}: ${msg}`);
+  };
+  if (bytes.length < HEADER + 4) fail(`truncated (${bytes.length} bytes)`);
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (v.getUint32(0, true) !== MAGIC) fail("not a replay-buffer chunk (bad magic)");
+  if (v.getUint32(4, true) !== VERSION) {
+    fail(`format version ${v.getUint32(4, true)}, expected ${VERSION}`);
+  }
+  const end = bytes.length - 4;
+  if (v.getUint32(end, true) !== crc32(bytes.subarray(0, end))) fail("checksum mismatch");
+  if (v.getUint32(8, true) !== inputSize || v.getUint32(12, true) !== moves) {
+    fail(
+      `holds positions of ${v.getUint32(8, true)} inputs / ${v.getUint32(12, true)} moves, ` +
+        `this game needs ${inputSize} / ${moves}`,
+    );
+  }
+  const count = v.getUint32(16, true), ib = v.getUint32(20, true);
+  const offsets = new Uint32Array(count);
+  let o = HEADER;
+  for (let k = 0; k < count; k++) {
+    if (o + 16 > end) fail("record runs past the end");
+    offsets[k] = o;
+    const ones = v.getUint32(o + 4, true), others = v.getUint32(o + 8, true);
+    const legal = v.getUint32(o + 12, true);
+    o += 16 + ones * ib + others * (ib + 4) + legal * (ib + 4);
+  }
+  if (o !== end) fail(`records end at byte ${o}, the checksum sits at ${end}`);
+  return {
+    seq,
+    count,
+    iteration: v.getUint32(24, true),
+    games: v.getUint32(28, true),
+    bytes,
+    view: v,
+    offsets,
+    wide: ib === 4,
+  };
+}
+
+const NAME = /^chunk-(\d{8})\.kbrb$/;
+
+/**
+ * A replay buffer in a folder. Writers `append`; readers (the same process or another) call
+ * `refresh` to pick up new chunks and drop deleted ones, then `sampleBatch` uniformly.
+ */
+export class ReplayBuffer {
+  private chunks: Chunk[] = [];
+  private nextSeq = 0;
+
+  private constructor(
+    readonly dir: string,
+    readonly capacity: number,
+    readonly inputSize: number,
+    readonly moves: number,
+  ) {}
+
+  /** Opens (creating) the buffer folder, removing leftover temp files and loading every chunk. */
+  static async open(
+    dir: string,
+    capacity: number,
+    inputSize: number,
+    moves: number,
+  ): Promise<ReplayBuffer> {
+    if (!Number.isInteger(capacity) || capacity < 1) {
+      throw new KibitzError(
+        "bad_config",
+        `buffer capacity must be a positive integer, got ${capacity}`,
+      );
+    }
+    await Deno.mkdir(dir, { recursive: true });
+    for await (const e of Deno.readDir(dir)) {
+      if (e.isFile && e.name.endsWith(".tmp")) {
+        await Deno.remove(`${dir}/${e.name}`).catch(() => {});
+      }
+    }
+    const b = new ReplayBuffer(dir, capacity, inputSize, moves);
+    await b.refresh();
+    return b;
+  }
+
+  /** Re-reads the folder: loads chunks written since, forgets deleted ones. */
+  async refresh(): Promise<void> {
+    const seqs: number[] = [];
+    for await (const e of Deno.readDir(this.dir)) {
+      const m = e.isFile ? NAME.exec(e.name) : null;
+      if (m) seqs.push(Number(m[1]));
+    }
+    seqs.sort((a, b) => a - b);
+    const have = new Map(this.chunks.map((c) => [c.seq, c]));
+    const next: Chunk[] = [];
+    for (const seq of seqs) {
+      let c = have.get(seq);
+      if (!c) {
+        const path = this.path(seq);
+        let bytes: Uint8Array;
+        try {
+          bytes = await Deno.readFile(path);
+        } catch (e) {
+          if (e instanceof Deno.errors.NotFound) continue; // trimmed by a writer meanwhile
+          throw e;
+        }
+        c = decodeChunk(bytes, seq, path, this.inputSize, this.moves);
+      }
+      next.push(c);
+    }
+    this.chunks = next;
+    this.nextSeq = Math.max(this.nextSeq, seqs.length ? seqs[seqs.length - 1] + 1 : 0);
+  }
+
+  private path(seq: number): string {
+    return `${this.dir}/chunk-${String(seq).padStart(8, "0")}.kbrb`;
+  }
+
+  /** Positions available for sampling (at most `capacity`). */
+  get size(): number {
+    return Math.min(this.capacity, this.total());
+  }
+
+  private total(): number {
+    return this.chunks.reduce((a, c) => a + c.count, 0);
+  }
+
+  /** Games recorded for `iteration` (from the chunk headers; resume uses it). */
+  gamesFor(iteration: number): number {
+    return this.chunks.reduce((a, c) => a + (c.iteration === iteration ? c.games : 0), 0);
+  }
+
+  /** Positions recorded for `iteration`. */
+  positionsFor(iteration: number): number {
+    return this.chunks.reduce((a, c) => a + (c.iteration === iteration ? c.count : 0), 0);
+  }
+
+  /** Appends positions of `games` finished games as one atomic chunk, then trims old chunks. */
+  async append(positions: Position[], iteration: number, games: number): Promise<void> {
+    const seq = this.nextSeq++;
+    const bytes = encodeChunk(positions, this.inputSize, this.moves, iteration, games);
+    await writeFileAtomic(this.path(seq), bytes);
+    this.chunks.push(decodeChunk(bytes, seq, this.path(seq), this.inputSize, this.moves));
+    while (this.chunks.length > 1 && this.total() - this.chunks[0].count >= this.capacity) {
+      const old = this.chunks.shift()!;
+      await Deno.remove(this.path(old.seq)).catch(() => {});
+    }
+  }
+
+  /** Decodes position `k` of the sampling window (0 = oldest) into row `row` of dense arrays. */
+  private decodeInto(k: number, row: number, out: Required<NetBatch>): void {
+    let skip = this.total() - this.size + k;
+    let c = this.chunks[0], ci = 0;
+    while (skip >= c.count) {
+      skip -= c.count;
+      c = this.chunks[++ci];
+    }
+    const v = c.view, ib = c.wide ? 4 : 2;
+    let o = c.offsets[skip];
+    const idx = () => {
+      const x = c.wide ? v.getUint32(o, true) : v.getUint16(o, true);
+      o += ib;
+      return x;
+    };
+    out.value[row] = v.getFloat32(o, true);
+    const ones = v.getUint32(o + 4, true), others = v.getUint32(o + 8, true);
+    const legal = v.getUint32(o + 12, true);
+    o += 16;
+    const pb = row * this.inputSize, mb = row * this.moves;
+    for (let i = 0; i < ones; i++) out.planes[pb + idx()] = 1;
+    for (let i = 0; i < others; i++) {
+      const at = idx();
+      out.planes[pb + at] = v.getFloat32(o, true);
+      o += 4;
+    }
+    const moves = new Int32Array(legal);
+    for (let i = 0; i < legal; i++) out.mask[mb + (moves[i] = idx())] = 1;
+    for (let i = 0; i < legal; i++) {
+      out.policy[mb + moves[i]] = v.getFloat32(o, true);
+      o += 4;
+    }
+  }
+
+  /** A training batch of `n` positions drawn uniformly (with replacement) from the window. */
+  sampleBatch(n: number, next: () => number): Required<NetBatch> {
+    const size = this.size;
+    if (size === 0) {
+      throw new KibitzError("empty_buffer", `replay buffer ${this.dir}: holds no positions`);
+    }
+    const out: Required<NetBatch> = {
+      size: n,
+      planes: new Float32Array(n * this.inputSize),
+      mask: new Float32Array(n * this.moves),
+      policy: new Float32Array(n * this.moves),
+      value: new Float32Array(n),
+    };
+    for (let r = 0; r < n; r++) this.decodeInto(Math.floor(next() * size), r, out);
+    return out;
+  }
+
+  /** Reads back position `k` of the window (0 = oldest), for tests and tools. */
+  position(k: number): Position {
+    const out = this.sampleAt([k]);
+    const legal: number[] = [], policy: number[] = [];
+    for (let m = 0; m < this.moves; m++) {
+      if (out.mask[m] === 1) {
+        legal.push(m);
+        policy.push(out.policy[m]);
+      }
+    }
+    return {
+      planes: out.planes,
+      legal: Int32Array.from(legal),
+      policy: Float32Array.from(policy),
+      z: out.value[0],
+    };
+  }
+
+  private sampleAt(ks: number[]): Required<NetBatch> {
+    const n = ks.length;
+    const out: Required<NetBatch> = {
+      size: n,
+      planes: new Float32Array(n * this.inputSize),
+      mask: new Float32Array(n * this.moves),
+      policy: new Float32Array(n * this.moves),
+      value: new Float32Array(n),
+    };
+    ks.forEach((k, r) => this.decodeInto(k, r, out));
+    return out;
+  }
+}

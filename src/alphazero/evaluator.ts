@@ -1,0 +1,164 @@
+// The batched network evaluator: every search (many self-play games, or one search collecting
+// leaves under virtual loss) hands its positions here; they are gathered into batches of up to
+// `maxBatch` and the network is called once per batch, never once per position.
+import type { Evaluation, Evaluator } from "../mcts/evaluator.ts";
+import { type Game, type GameSpec, inputSize } from "../mcts/game.ts";
+import type { NetBatch, NetOutputs } from "../nn/net.ts";
+
+/**
+ * The one thing the evaluator needs from a network: outputs for a batch. `PolicyValueNet` fits;
+ * a pipelined GPU runner (several batches in flight) can slot in behind the same call.
+ */
+export interface BatchInfer {
+  readonly backend: "cpu" | "gpu";
+  infer(batch: NetBatch): Promise<NetOutputs>;
+}
+
+/** Work done by an evaluator. */
+export interface EvaluatorStats {
+  batches: number;
+  positions: number;
+  /** Milliseconds inside network calls (wall time, overlapping calls counted once each). */
+  netMs: number;
+  /** Milliseconds encoding positions into input planes. */
+  encodeMs: number;
+}
+
+interface Request {
+  indices: Int32Array;
+  resolve: (e: Evaluation) => void;
+  reject: (e: unknown) => void;
+}
+
+/** Pads a GPU batch to a power of two, so the network records a few plans rather than one per size. */
+function paddedSize(n: number, gpu: boolean, max: number): number {
+  if (!gpu) return n;
+  let p = 8;
+  while (p < n) p *= 2;
+  return Math.min(p, Math.max(n, max));
+}
+
+interface Pending {
+  planes: Float32Array;
+  mask: Float32Array;
+  reqs: Request[];
+}
+
+/**
+ * Gathers evaluation requests into batches. A batch goes to the network when it is full, or when
+ * every caller has queued what it can (the flush runs as a task, after all pending microtasks).
+ * At most `maxInFlight` network calls run at once (1 by default: while one batch is on the device
+ * the next one fills up; a pipelined network can take more). Call `close` when done (it releases
+ * the scheduling channel).
+ */
+export class BatchEvaluator<M> implements Evaluator<M> {
+  readonly stats: EvaluatorStats = { batches: 0, positions: 0, netMs: 0, encodeMs: 0 };
+  private current: Pending;
+  private readonly ready: Pending[] = [];
+  private inFlight = 0;
+  private readonly channel = new MessageChannel();
+  private scheduled = false;
+  private readonly per: number;
+
+  constructor(
+    readonly net: BatchInfer,
+    readonly spec: GameSpec<M>,
+    readonly maxBatch = 256,
+    readonly maxInFlight = 1,
+  ) {
+    this.per = inputSize(spec);
+    this.current = this.fresh();
+    this.channel.port1.onmessage = () => {
+      this.scheduled = false;
+      if (this.inFlight < this.maxInFlight) this.flush();
+    };
+  }
+
+  private fresh(): Pending {
+    return {
+      planes: new Float32Array(this.maxBatch * this.per),
+      mask: new Float32Array(this.maxBatch * this.spec.moves),
+      reqs: [],
+    };
+  }
+
+  /** Mean positions per network call so far. */
+  averageBatch(): number {
+    return this.stats.batches > 0 ? this.stats.positions / this.stats.batches : 0;
+  }
+
+  /** Encodes the position now; the promise resolves when its batch has been evaluated. */
+  evaluate(game: Game<M>, moves: M[]): Promise<Evaluation> {
+    const t0 = performance.now();
+    const cur = this.current;
+    const row = cur.reqs.length;
+    game.encode(cur.planes, row * this.per);
+    const indices = new Int32Array(moves.length);
+    const base = row * this.spec.moves;
+    for (let i = 0; i < moves.length; i++) {
+      const k = game.moveIndex(moves[i]);
+      indices[i] = k;
+      cur.mask[base + k] = 1;
+    }
+    this.stats.encodeMs += performance.now() - t0;
+    const p = new Promise<Evaluation>((resolve, reject) =>
+      cur.reqs.push({ indices, resolve, reject })
+    );
+    if (cur.reqs.length >= this.maxBatch) this.flush();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      this.channel.port2.postMessage(0);
+    }
+    return p;
+  }
+
+  /** Closes the batch being filled and sends what the in-flight limit allows to the network. */
+  flush(): void {
+    if (this.current.reqs.length > 0) {
+      this.ready.push(this.current);
+      this.current = this.fresh();
+    }
+    while (this.inFlight < this.maxInFlight && this.ready.length > 0) {
+      this.dispatch(this.ready.shift()!);
+    }
+  }
+
+  private dispatch(b: Pending): void {
+    const reqs = b.reqs, n = reqs.length;
+    const size = paddedSize(n, this.net.backend === "gpu", this.maxBatch);
+    const moves = this.spec.moves;
+    let planes = b.planes.subarray(0, n * this.per), mask = b.mask.subarray(0, n * moves);
+    if (size > n) {
+      planes = new Float32Array(size * this.per);
+      planes.set(b.planes.subarray(0, n * this.per));
+      mask = new Float32Array(size * moves).fill(1);
+      mask.set(b.mask.subarray(0, n * moves));
+    }
+    this.inFlight++;
+    const t0 = performance.now();
+    this.net.infer({ size, planes, mask }).then((out) => {
+      this.stats.netMs += performance.now() - t0;
+      this.stats.batches++;
+      this.stats.positions += n;
+      for (let r = 0; r < n; r++) {
+        const { indices, resolve } = reqs[r];
+        const priors = new Float32Array(indices.length);
+        for (let i = 0; i < indices.length; i++) priors[i] = out.probs[r * moves + indices[i]];
+        resolve({ priors, value: out.value[r] });
+      }
+    }, (e) => {
+      for (const r of reqs) r.reject(e);
+    }).finally(() => {
+      this.inFlight--;
+      // What queued up while this batch ran goes next.
+      this.flush();
+    });
+  }
+
+  /** Releases the scheduling channel (pending requests are flushed first). */
+  close(): void {
+    this.flush();
+    this.channel.port1.close();
+    this.channel.port2.close();
+  }
+}

@@ -1,0 +1,154 @@
+// `deno task bench hive-selfplay [net=default|small|cpu|tiny] [seconds=N] [playouts=N]
+// [concurrency=N] [batch=N]`: Hive self-play throughput with a network of the given size (random
+// weights: speed does not depend on them). Measures network evaluations per second at fixed batch
+// sizes, then runs self-play (seed 003's search, root noise, batched evaluator) for a fixed wall
+// time and reports moves/s, evaluations/s, mean batch and games/hour at the mean game length seen.
+import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
+import { KibitzError } from "../errors.ts";
+import { describeAdapter, getGpu } from "../gpu/device.ts";
+import {
+  encodeHivePosition,
+  HIVE_PLANE_SIZE,
+  HIVE_POLICY_SIZE,
+  hiveLegalMask,
+} from "../hive/encoding.ts";
+import type { HiveGame } from "../hive/game.ts";
+import { randomGame } from "../hive/playout.ts";
+import { CachedEvaluator } from "../mcts/evaluator.ts";
+import { defaultSearchConfig, Search } from "../mcts/search.ts";
+import { createNet } from "../nn/create.ts";
+import { initWeights } from "../nn/params.ts";
+import { BatchEvaluator } from "./evaluator.ts";
+import { HIVE_NETS, HIVE_SELFPLAY_RULES, hiveSpec } from "./hive.ts";
+
+function kv(args: string[]): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const a of args) {
+    const i = a.indexOf("=");
+    if (i < 0) throw new KibitzError("bad_args", `hive-selfplay: expected key=value, got "${a}"`);
+    m.set(a.slice(0, i), a.slice(i + 1));
+  }
+  return m;
+}
+
+/** The `hive-selfplay` benchmark suite. */
+export const suite: BenchSuite = {
+  description: "Hive self-play throughput: network evaluations/s and self-play games/hour",
+  async run(opts): Promise<BenchReport> {
+    const a = kv(opts.args);
+    const netName = a.get("net") ?? "default";
+    const cfg = HIVE_NETS[netName];
+    if (!cfg) throw new KibitzError("bad_args", `net must be one of ${Object.keys(HIVE_NETS)}`);
+    const seconds = Number(a.get("seconds") ?? 60);
+    const playouts = Number(a.get("playouts") ?? 800);
+    const concurrency = Number(a.get("concurrency") ?? 256);
+    const maxBatch = Number(a.get("batch") ?? 256);
+    const net = await createNet(initWeights(cfg, 1), opts.backend);
+    const gpu = net.backend === "gpu" ? await getGpu() : null;
+    const report = newReport("hive-selfplay", gpu ? describeAdapter(gpu.report) : null);
+
+    // 1. Raw network speed on encoded mid-game positions.
+    const rows: (string | number)[][] = [];
+    const positions: HiveGame[] = [];
+    for (let s = 1; positions.length < 64; s++) {
+      const g = randomGame("Base+MLP", 20 + (s % 40), s);
+      if (!g.isOver()) positions.push(g);
+    }
+    for (const size of [1, 16, 64, 256].filter((b) => b <= maxBatch)) {
+      const planes = new Float32Array(size * HIVE_PLANE_SIZE);
+      const mask = new Float32Array(size * HIVE_POLICY_SIZE);
+      for (let i = 0; i < size; i++) {
+        const g = positions[i % positions.length];
+        encodeHivePosition(g, planes, i * HIVE_PLANE_SIZE);
+        hiveLegalMask(g, mask, i * HIVE_POLICY_SIZE);
+      }
+      await net.infer({ size, planes, mask }); // warm-up (plans, kernels)
+      let n = 0;
+      const t0 = performance.now();
+      while (n < 3 || performance.now() - t0 < Math.min(5000, seconds * 100)) {
+        await net.infer({ size, planes, mask });
+        n++;
+      }
+      const s = (performance.now() - t0) / 1000;
+      opts.log(`batch ${size}: ${(n * size / s).toFixed(0)} positions/s`);
+      rows.push([size, n, s, (n * size) / s, (s / n) * 1000]);
+    }
+    report.tables.push({
+      title: `Network ${netName} (${cfg.blocks} x ${cfg.filters}) inference on ${net.backend}`,
+      columns: ["batch", "calls", "seconds", "positions/s", "ms per call"],
+      rows,
+    });
+
+    // 2. Self-play for a fixed wall time: `concurrency` games, each with its own search.
+    const spec = hiveSpec(HIVE_SELFPLAY_RULES, true);
+    const batcher = new BatchEvaluator(net, spec, maxBatch);
+    const evaluator = new CachedEvaluator(batcher, 200_000);
+    const search = defaultSearchConfig({ noise: true });
+    const deadline = performance.now() + seconds * 1000;
+    let moves = 0, finished = 0, finishedPlies = 0, seed = 1, totalPlayouts = 0;
+    const t0 = performance.now();
+    // Playouts go in chunks so that every search stops close to the deadline, mid-move if need be.
+    const chunk = Math.max(1, Math.min(playouts, 32));
+    await Promise.all(Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const s = new Search(spec.create(), evaluator, search, seed++);
+        let counted = 0;
+        while (performance.now() < deadline) {
+          const g = s.position();
+          if (g.result() !== null) {
+            finished++;
+            finishedPlies += g.ply();
+            break;
+          }
+          let done = 0;
+          while (done < playouts && performance.now() < deadline) {
+            await s.run(Math.min(chunk, playouts - done));
+            done += Math.min(chunk, playouts - done);
+          }
+          totalPlayouts += s.counters.playouts - counted;
+          counted = s.counters.playouts;
+          if (done < playouts) break;
+          const m = s.pickMove(g.ply() < 15 ? 1 : 0.1);
+          s.advance(m);
+          moves++;
+        }
+      }
+    }));
+    const secs = (performance.now() - t0) / 1000;
+    batcher.close();
+    net.dispose();
+    const meanPlies = finished > 0 ? finishedPlies / finished : HIVE_SELFPLAY_RULES.maxPlies;
+    const movesPerSec = moves / secs;
+    report.tables.push({
+      title:
+        `Self-play, ${playouts} playouts per move, ${concurrency} games in flight, ${seconds} s`,
+      columns: [
+        "moves",
+        "moves/s",
+        "playouts/s",
+        "evaluations/s",
+        "mean batch",
+        "network time / wall",
+        "games finished",
+        "mean plies",
+        "games/hour (est.)",
+      ],
+      rows: [[
+        moves,
+        movesPerSec,
+        totalPlayouts / secs,
+        batcher.stats.positions / secs,
+        batcher.averageBatch(),
+        batcher.stats.netMs / 1000 / secs,
+        finished,
+        meanPlies,
+        (3600 * totalPlayouts / secs) / (playouts * meanPlies),
+      ]],
+    });
+    report.notes.push(
+      "games/hour = 3600 x playouts/s / (playouts per move x mean plies per game: the mean of the games finished in the " +
+        `run, or the ${HIVE_SELFPLAY_RULES.maxPlies}-ply cap when none finished). Random weights.`,
+    );
+    return report;
+  },
+};

@@ -1,0 +1,2 @@
+export * from "./solver.ts";
+export { buildTables, isPokerSource, MAX_DENSE_BYTES } from "./tables.ts";

@@ -1,0 +1,315 @@
+// Supervised warm start (seed 003, section 6): positions of stored games -> the 24 input planes,
+// the move played as the policy target and the final result from the side to move as the value
+// target. Validation games are split off by game (never by position); training positions are seen
+// through one of the 12 hex symmetries, drawn per game and epoch, applied to the moves' hex
+// coordinates before encoding.
+import { KibitzError } from "../errors.ts";
+import { mulberry32 } from "../mcts/random.ts";
+import type { NetBatch, PolicyValueNet } from "../nn/net.ts";
+import { Trainer } from "../nn/train.ts";
+import type { SgdConfig } from "../nn/optimizer.ts";
+import { gamePositions, valueForPly } from "../sgf/positions.ts";
+import type { StoredGame } from "../sgf/store.ts";
+import {
+  encodeHivePosition,
+  HIVE_PLANE_SIZE,
+  HIVE_POLICY_SIZE,
+  hiveLegalMask,
+  hiveMoveIndex,
+} from "./encoding.ts";
+import { HiveGame } from "./game.ts";
+import { HEX_SYMMETRIES, transformMove } from "./symmetry.ts";
+
+/** A stored game replayed to packed moves, with its value target per ply. */
+export interface PretrainGame {
+  id: string;
+  gameType: string;
+  moves: number[];
+  values: number[];
+}
+
+/** Replays stored games to packed moves; games that do not replay are counted and skipped. */
+export function prepareGames(games: StoredGame[]): { games: PretrainGame[]; skipped: number } {
+  const out: PretrainGame[] = [];
+  let skipped = 0;
+  for (const g of games) {
+    try {
+      const moves: number[] = [];
+      for (const p of gamePositions(g)) moves.push(p.moveCode);
+      if (moves.length === 0) continue;
+      out.push({
+        id: g.id,
+        gameType: g.gameType,
+        moves,
+        values: moves.map((_, ply) => valueForPly(g.result, ply)),
+      });
+    } catch {
+      skipped++;
+    }
+  }
+  return { games: out, skipped };
+}
+
+/**
+ * Splits games into training and validation by game id (seeded shuffle of the sorted ids):
+ * `fraction` of the games, at least one when there are two or more, go to validation.
+ */
+export function splitByGame(
+  games: PretrainGame[],
+  fraction: number,
+  seed: number,
+): { train: PretrainGame[]; val: PretrainGame[] } {
+  const sorted = [...games].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const rand = mulberry32(seed);
+  for (let i = sorted.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [sorted[i], sorted[j]] = [sorted[j], sorted[i]];
+  }
+  let nv = Math.round(sorted.length * fraction);
+  if (fraction > 0 && nv === 0 && sorted.length >= 2) nv = 1;
+  return { val: sorted.slice(0, nv), train: sorted.slice(nv) };
+}
+
+/** One sample: game, ply, symmetry. */
+export interface PretrainSample {
+  game: number;
+  ply: number;
+  symmetry: number;
+}
+
+/** Encodes samples into a training batch (planes, legal mask, one-hot move, value). */
+export function encodeSamples(
+  games: PretrainGame[],
+  samples: PretrainSample[],
+): Required<NetBatch> & { legalCounts: number[]; targets: number[] } {
+  const n = samples.length;
+  const planes = new Float32Array(n * HIVE_PLANE_SIZE);
+  const mask = new Float32Array(n * HIVE_POLICY_SIZE);
+  const policy = new Float32Array(n * HIVE_POLICY_SIZE);
+  const value = new Float32Array(n);
+  const legalCounts: number[] = [], targets: number[] = [];
+  samples.forEach((s, i) => {
+    const pg = games[s.game];
+    const g = new HiveGame(pg.gameType);
+    for (let k = 0; k < s.ply; k++) g.play(transformMove(pg.moves[k], s.symmetry));
+    const legal = g.validMoves();
+    encodeHivePosition(g, planes, i * HIVE_PLANE_SIZE, legal);
+    hiveLegalMask(g, mask, i * HIVE_POLICY_SIZE, legal);
+    const move = transformMove(pg.moves[s.ply], s.symmetry);
+    if (!legal.includes(move)) {
+      throw new KibitzError("bad_store", `game ${pg.id} ply ${s.ply + 1}: move is not legal`);
+    }
+    const t = hiveMoveIndex(g, move);
+    policy[i * HIVE_POLICY_SIZE + t] = 1;
+    value[i] = pg.values[s.ply];
+    targets.push(t);
+    let distinct = 0;
+    for (let k = 0; k < HIVE_POLICY_SIZE; k++) if (mask[i * HIVE_POLICY_SIZE + k] > 0) distinct++;
+    legalCounts.push(distinct);
+  });
+  return { size: n, planes, mask, policy, value, legalCounts, targets };
+}
+
+/** Every position of `games` as samples under symmetry `symmetry` (or a random one per game). */
+export function samplesOf(
+  games: PretrainGame[],
+  symmetry: number | "random",
+  rand: () => number,
+): PretrainSample[] {
+  const out: PretrainSample[] = [];
+  games.forEach((g, i) => {
+    const s = symmetry === "random" ? Math.floor(rand() * HEX_SYMMETRIES) : symmetry;
+    for (let ply = 0; ply < g.moves.length; ply++) out.push({ game: i, ply, symmetry: s });
+  });
+  return out;
+}
+
+/** Validation figures of a network, or of the uniform policy with value 0. */
+export interface PolicyMetrics {
+  positions: number;
+  /** Mean cross-entropy of the move played. */
+  policyLoss: number;
+  top1: number;
+  top5: number;
+  /** Mean squared error of the value against the final result. */
+  valueMse: number;
+}
+
+/** The uniform policy's figures on samples (1 / legal moves each, value 0). */
+export function uniformMetrics(legalCounts: number[], values: ArrayLike<number>): PolicyMetrics {
+  const n = legalCounts.length;
+  let pl = 0, t1 = 0, t5 = 0, v = 0;
+  for (let i = 0; i < n; i++) {
+    const l = legalCounts[i];
+    pl += Math.log(l);
+    t1 += 1 / l;
+    t5 += Math.min(5, l) / l;
+    v += values[i] * values[i];
+  }
+  return { positions: n, policyLoss: pl / n, top1: t1 / n, top5: t5 / n, valueMse: v / n };
+}
+
+/** Accumulates a network's figures batch by batch. */
+export class MetricsSum {
+  private n = 0;
+  private pl = 0;
+  private t1 = 0;
+  private t5 = 0;
+  private v = 0;
+
+  /** Adds a batch's outputs against its targets. */
+  add(probs: Float32Array, value: Float32Array, batch: ReturnType<typeof encodeSamples>): void {
+    const M = HIVE_POLICY_SIZE;
+    for (let i = 0; i < batch.size; i++) {
+      const t = batch.targets[i], pt = probs[i * M + t];
+      this.pl -= Math.log(Math.max(pt, 1e-12));
+      // Rank: legal moves with a strictly higher probability than the target.
+      let above = 0;
+      for (let k = 0; k < M; k++) {
+        if (batch.mask[i * M + k] > 0 && probs[i * M + k] > pt) above++;
+      }
+      if (above < 1) this.t1++;
+      if (above < 5) this.t5++;
+      this.v += (value[i] - batch.value[i]) ** 2;
+      this.n++;
+    }
+  }
+
+  /** The means so far. */
+  result(): PolicyMetrics {
+    const n = Math.max(1, this.n);
+    return {
+      positions: this.n,
+      policyLoss: this.pl / n,
+      top1: this.t1 / n,
+      top5: this.t5 / n,
+      valueMse: this.v / n,
+    };
+  }
+}
+
+/** Validation samples, encoded once in batches. */
+export function validationBatches(
+  games: PretrainGame[],
+  maxPositions: number,
+  batch: number,
+  seed: number,
+): ReturnType<typeof encodeSamples>[] {
+  let s = samplesOf(games, 0, () => 0);
+  if (s.length > maxPositions) {
+    const rand = mulberry32(seed);
+    for (let i = s.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [s[i], s[j]] = [s[j], s[i]];
+    }
+    s = s.slice(0, maxPositions);
+  }
+  const out: ReturnType<typeof encodeSamples>[] = [];
+  for (let i = 0; i < s.length; i += batch) out.push(encodeSamples(games, s.slice(i, i + batch)));
+  return out;
+}
+
+/** A network's figures on encoded validation batches. */
+export async function evaluateBatches(
+  net: PolicyValueNet,
+  batches: ReturnType<typeof encodeSamples>[],
+): Promise<PolicyMetrics> {
+  const sum = new MetricsSum();
+  for (const b of batches) {
+    const out = await net.infer({ size: b.size, planes: b.planes, mask: b.mask });
+    sum.add(out.probs, out.value, b);
+  }
+  return sum.result();
+}
+
+/** Settings of a pretraining run. */
+export interface PretrainOptions {
+  epochs: number;
+  batch: number;
+  /** Augment training positions with a random hex symmetry per game and epoch. */
+  augment: boolean;
+  seed: number;
+  sgd: SgdConfig;
+  /** Stop an epoch after this many positions (0: all). */
+  positionsPerEpoch: number;
+}
+
+/** One epoch's report. */
+export interface EpochReport {
+  epoch: number;
+  trainPositions: number;
+  trainPolicyLoss: number;
+  trainValueLoss: number;
+  lr: number;
+  val: PolicyMetrics;
+  uniform: PolicyMetrics;
+  seconds: number;
+}
+
+/** Steps a run of `trainPositions` positions per epoch takes (the cosine schedule's length). */
+export function pretrainSteps(
+  trainPositions: number,
+  epochs: number,
+  batch: number,
+  positionsPerEpoch: number,
+): number {
+  const per = positionsPerEpoch > 0 ? Math.min(positionsPerEpoch, trainPositions) : trainPositions;
+  return Math.ceil(per / batch) * epochs;
+}
+
+/**
+ * Trains `net` for `o.epochs` epochs on the training games, evaluating the validation batches after
+ * each epoch; `onEpoch` receives each report (logging, checkpoints), `onStep` the running losses.
+ */
+export async function pretrain(
+  net: PolicyValueNet,
+  train: PretrainGame[],
+  val: ReturnType<typeof encodeSamples>[],
+  o: PretrainOptions,
+  onEpoch: (r: EpochReport) => Promise<void> | void,
+  onStep: (text: string) => void = () => {},
+): Promise<EpochReport[]> {
+  const trainer = new Trainer(net, o.sgd);
+  const rand = mulberry32(o.seed);
+  const uniform = uniformMetrics(
+    val.flatMap((b) => b.legalCounts),
+    val.flatMap((b) => [...b.value]),
+  );
+  const reports: EpochReport[] = [];
+  for (let epoch = 1; epoch <= o.epochs; epoch++) {
+    const t0 = performance.now();
+    const s = samplesOf(train, o.augment ? "random" : 0, rand);
+    for (let i = s.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [s[i], s[j]] = [s[j], s[i]];
+    }
+    const take = o.positionsPerEpoch > 0 ? Math.min(o.positionsPerEpoch, s.length) : s.length;
+    let pl = 0, vl = 0, seen = 0, lr = 0;
+    for (let i = 0; i < take; i += o.batch) {
+      const b = encodeSamples(train, s.slice(i, Math.min(take, i + o.batch)));
+      const st = await trainer.train(b);
+      pl += st.policyLoss * b.size;
+      vl += st.valueLoss * b.size;
+      seen += b.size;
+      lr = st.lr;
+      onStep(
+        `epoch ${epoch}/${o.epochs} ${seen}/${take} positions, policy ${
+          (pl / seen).toFixed(3)
+        } value ${(vl / seen).toFixed(3)} lr ${lr.toExponential(2)}`,
+      );
+    }
+    const r: EpochReport = {
+      epoch,
+      trainPositions: seen,
+      trainPolicyLoss: pl / Math.max(1, seen),
+      trainValueLoss: vl / Math.max(1, seen),
+      lr,
+      val: await evaluateBatches(net, val),
+      uniform,
+      seconds: (performance.now() - t0) / 1000,
+    };
+    reports.push(r);
+    await onEpoch(r);
+  }
+  return reports;
+}

@@ -1,0 +1,130 @@
+// The whole warm-start run behind `deno task hive-pretrain`: read stores, split by game, train,
+// log every epoch (JSON lines) and save the checkpoint after each one.
+import { writeFileAtomic } from "../cli/atomic.ts";
+import { KibitzError } from "../errors.ts";
+import { encodeHiveModel } from "./model_file.ts";
+import { loadCheckpoint, saveCheckpoint } from "../nn/checkpoint.ts";
+import type { NetConfig } from "../nn/config.ts";
+import { createNet } from "../nn/create.ts";
+import { countParams, initWeights } from "../nn/params.ts";
+import { readGameStore, type StoredGame } from "../sgf/store.ts";
+import {
+  type EpochReport,
+  prepareGames,
+  pretrain,
+  pretrainSteps,
+  splitByGame,
+  validationBatches,
+} from "./pretrain.ts";
+
+/** Everything `runPretrain` needs (the task's parsed flags). */
+export interface PretrainRun {
+  stores: string[];
+  out: string;
+  log: string;
+  net: NetConfig;
+  netName: string;
+  init: string | null;
+  /** Compact model file (int8, gzip) written beside the checkpoint after every epoch, or null. */
+  model: string | null;
+  /** The model's name (its metadata; `info` shows it). */
+  modelName: string;
+  epochs: number;
+  batch: number;
+  positionsPerEpoch: number;
+  valFraction: number;
+  valPositions: number;
+  maxGames: number;
+  /** Skip games without a result (stopped at a ply cap: often long shuffles that teach little). */
+  finishedOnly: boolean;
+  lrMax: number;
+  lrMin: number;
+  augment: boolean;
+  backend: string;
+  seed: number;
+  say: (text: string) => void;
+  step: (text: string) => void;
+  epoch: (r: EpochReport) => void;
+}
+
+/** Runs a pretraining and returns its epoch reports. */
+export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
+  const stored: StoredGame[] = [];
+  for (const path of o.stores) {
+    try {
+      for await (const g of readGameStore(path)) {
+        if (o.maxGames > 0 && stored.length >= o.maxGames) break;
+        if (o.finishedOnly && g.result === "Unfinished") continue;
+        stored.push(g);
+      }
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) {
+        throw new KibitzError("not_found", `game store ${path}: no such file`);
+      }
+      throw e;
+    }
+  }
+  const { games, skipped } = prepareGames(stored);
+  if (games.length < 2) {
+    throw new KibitzError("no_data", `need at least 2 replayable games, found ${games.length}`);
+  }
+  const { train, val } = splitByGame(games, o.valFraction, o.seed);
+  const trainPositions = train.reduce((a, g) => a + g.moves.length, 0);
+  const valBatches = validationBatches(val, o.valPositions, o.batch, o.seed);
+  const steps = pretrainSteps(trainPositions, o.epochs, o.batch, o.positionsPerEpoch);
+  const weights = o.init
+    ? (await loadCheckpoint(o.init, o.net)).weights
+    : initWeights(o.net, o.seed);
+  const net = await createNet(weights, o.backend);
+  o.say(
+    `${games.length} games (${skipped} skipped): ${train.length} training (${trainPositions} ` +
+      `positions), ${val.length} validation (${valBatches.reduce((a, b) => a + b.size, 0)} ` +
+      `positions used); net ${o.netName} ${o.net.blocks} x ${o.net.filters} (${
+        countParams(o.net)
+      } parameters) on ${net.backend}; ${steps} steps of ${o.batch}${
+        o.augment ? ", 12 symmetries" : ""
+      }`,
+  );
+  const dir = o.out.includes("/") ? o.out.slice(0, o.out.lastIndexOf("/")) : "";
+  if (dir) await Deno.mkdir(dir, { recursive: true });
+  const sgd = {
+    momentum: 0.9,
+    weightDecay: 1e-4,
+    lrMax: o.lrMax,
+    lrMin: o.lrMin,
+    totalSteps: steps,
+  };
+  try {
+    return await pretrain(
+      net,
+      train,
+      valBatches,
+      {
+        epochs: o.epochs,
+        batch: o.batch,
+        augment: o.augment,
+        seed: o.seed,
+        sgd,
+        positionsPerEpoch: o.positionsPerEpoch,
+      },
+      async (r) => {
+        o.epoch(r);
+        const meta = {
+          name: o.modelName,
+          kind: "hive-pretrain",
+          net: o.netName,
+          epoch: r.epoch,
+          games: games.length,
+          stores: o.stores.join(","),
+        };
+        const w = await net.weights();
+        await saveCheckpoint(o.out, w, meta);
+        if (o.model) await writeFileAtomic(o.model, encodeHiveModel(w, meta));
+        await Deno.writeTextFile(o.log, JSON.stringify(r) + "\n", { append: true });
+      },
+      o.step,
+    );
+  } finally {
+    net.dispose();
+  }
+}

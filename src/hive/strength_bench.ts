@@ -1,0 +1,128 @@
+// `deno task bench hive-strength [games=N] [model=FILE] [playouts=N] [ms=N] [plies=N] [pairs=a:b,...]`:
+// the strength ladder of the Hive players (see strength.ts) with the shipped network by default.
+import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
+import { KibitzError } from "../errors.ts";
+import { DEFAULT_HIVE_MODEL, SyncHiveNet } from "../uhp/mcts_player.ts";
+import { loadHiveModel } from "./model_file.ts";
+import {
+  alphaBetaLadderPlayer,
+  type LadderPlayer,
+  mctsLadderPlayer,
+  playMatch,
+  policyLadderPlayer,
+  randomPlayer,
+} from "./strength.ts";
+
+/** The ladder's default pairings (A:B, A's score reported). */
+export const DEFAULT_PAIRS = [
+  "alphabeta-d2:random",
+  "policy:random",
+  "mcts:random",
+  "mcts-time:random",
+  "mcts:alphabeta-d2",
+  "mcts-time:alphabeta-time",
+  "policy:alphabeta-d2",
+];
+
+function parseKv(args: string[]): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const a of args) {
+    const i = a.indexOf("=");
+    if (i < 0) throw new KibitzError("bad_args", `hive-strength: expected key=value, got "${a}"`);
+    m.set(a.slice(0, i), a.slice(i + 1));
+  }
+  return m;
+}
+
+/** The `hive-strength` benchmark suite. */
+export const suite: BenchSuite = {
+  description: "Hive strength ladder: random, alpha-beta, policy-only and MCTS with the network",
+  async run(opts): Promise<BenchReport> {
+    const kv = parseKv(opts.args);
+    const num = (k: string, d: number) => {
+      const v = kv.has(k) ? Number(kv.get(k)) : d;
+      if (!Number.isFinite(v) || v < 0) throw new KibitzError("bad_args", `${k} must be a number`);
+      return v;
+    };
+    const games = num("games", opts.full ? 200 : 4);
+    const playouts = num("playouts", 100);
+    const ms = num("ms", 1000);
+    const maxPlies = num("plies", 200);
+    const modelPath = kv.get("model") ?? DEFAULT_HIVE_MODEL;
+    const pairs = (kv.get("pairs") ?? DEFAULT_PAIRS.join(",")).split(",");
+    const model = await loadHiveModel(modelPath);
+    const net = new SyncHiveNet(model.weights);
+    const make = (name: string, seed: number): LadderPlayer => {
+      switch (name) {
+        case "random":
+          return randomPlayer(seed);
+        case "alphabeta-d2":
+          return alphaBetaLadderPlayer({ depth: 2 });
+        case "alphabeta-time":
+          return alphaBetaLadderPlayer({ timeMs: ms });
+        case "policy":
+          return policyLadderPlayer(net);
+        case "mcts":
+          return mctsLadderPlayer(net, { playouts });
+        case "mcts-time":
+          return mctsLadderPlayer(net, { timeMs: ms });
+        default:
+          throw new KibitzError("bad_args", `hive-strength: unknown player "${name}"`);
+      }
+    };
+    const report = newReport("hive-strength", null);
+    const rows: (string | number)[][] = [];
+    const results = [];
+    for (const [k, pair] of pairs.entries()) {
+      const [an, bn] = pair.split(":");
+      const a = make(an, 11 + k), b = make(bn, 101 + k);
+      opts.log(`${a.name} vs ${b.name}: ${games} games`);
+      const r = playMatch(a, b, {
+        games,
+        gameType: "Base+MLP",
+        openingPlies: 2,
+        maxPlies,
+        seed: 1 + k,
+      }, (i, s, plies) => opts.log(`  game ${i + 1}: ${a.name} scores ${s} in ${plies} plies`));
+      results.push(r);
+      rows.push([
+        r.a,
+        r.b,
+        r.games,
+        `${r.winsA}/${r.draws}/${r.winsB}`,
+        r.score,
+        `${r.low.toFixed(2)}-${r.high.toFixed(2)}`,
+        Math.round(r.elo),
+        r.msPerMoveA,
+        r.msPerMoveB,
+        r.meanPlies,
+      ]);
+    }
+    report.tables.push({
+      title:
+        `Matches (Base+MLP, 2 random opening plies per opening, colours alternated, draw at 200 plies)`,
+      columns: [
+        "A",
+        "B",
+        "games",
+        "A wins/draws/B wins",
+        "A score",
+        "95 % interval",
+        "Elo A-B",
+        "ms/move A",
+        "ms/move B",
+        "mean plies",
+      ],
+      rows,
+    });
+    const c = model.weights.config;
+    report.notes.push(
+      `Network: ${modelPath.slice(modelPath.lastIndexOf("/") + 1)} (${c.blocks} x ${c.filters}, ` +
+        `${JSON.stringify(model.meta)}), MCTS c_puct 2.5 on the CPU reference backend, one leaf ` +
+        `per evaluation; mcts = ${playouts} playouts per move, time players ${ms} ms per move.`,
+      "Targets (issue 17): MCTS at 1 s/move >= 99 % vs random and >= 75 % vs alpha-beta at 1 s " +
+        "over 200 games; policy-only >= 90 % vs random.",
+    );
+    return report;
+  },
+};

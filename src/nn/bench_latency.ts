@@ -1,0 +1,96 @@
+// Latency and pipelining measurements of `bench nn` (GPU only): the readback floor, per-call
+// times, the plan's GPU time and encoding cost, and calls completed per floor interval with
+// several calls in flight.
+import type { GpuContext } from "../gpu/device.ts";
+import { storageBuffer } from "../gpu/buffers.ts";
+import { timeComputePass } from "../gpu/timing.ts";
+import type { GpuNet, NetBatch } from "./net.ts";
+import { InferencePipeline } from "./pipeline.ts";
+import { readTensors } from "./gpu/tensor.ts";
+import { syntheticBatch } from "./train.ts";
+
+/** Median of a list of numbers. */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Median wall ms of a 4-byte readback round trip (submit a copy, map, read): the host's floor. */
+export async function readbackFloorMs(ctx: GpuContext, samples = 15): Promise<number> {
+  const buffer = storageBuffer(ctx, new Float32Array([1]), "bench.floor");
+  const t = { shape: [1], buffer, size: 1 };
+  await readTensors(ctx, [t]);
+  const ms: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const t0 = performance.now();
+    await readTensors(ctx, [t]);
+    ms.push(performance.now() - t0);
+  }
+  buffer.destroy();
+  return median(ms);
+}
+
+/** Median wall ms per `infer` call over about `budgetMs` of back-to-back calls. */
+export async function callMs(net: GpuNet, b: NetBatch, budgetMs: number): Promise<number> {
+  const ms: number[] = [];
+  const t0 = performance.now();
+  do {
+    const t = performance.now();
+    await net.infer(b);
+    ms.push(performance.now() - t);
+  } while (performance.now() - t0 < budgetMs || ms.length < 5);
+  return median(ms);
+}
+
+/**
+ * The inference plan of batch `size` alone: median GPU ms of one replay (timestamps when the
+ * adapter has them, else wall), and median host ms to encode and submit it.
+ */
+export async function planCost(
+  ctx: GpuContext,
+  net: GpuNet,
+  size: number,
+): Promise<{ gpuMs: number; encodeMs: number; dispatches: number; timer: string }> {
+  const rec = await net.planFor(size, false);
+  const gpu: number[] = [];
+  let timer = "wall";
+  for (let i = 0; i < 7; i++) {
+    const t = await timeComputePass(ctx, (pass) => rec.encode(pass));
+    gpu.push(t.gpuMs ?? t.wallMs);
+    if (t.gpuMs !== null) timer = "gpu timestamps";
+  }
+  const enc: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const t = performance.now();
+    rec.submit();
+    enc.push(performance.now() - t);
+  }
+  await ctx.device.queue.onSubmittedWorkDone();
+  return { gpuMs: median(gpu), encodeMs: median(enc), dispatches: rec.ops.length, timer };
+}
+
+/** Calls per second with `depth` calls kept in flight by an InferencePipeline for `budgetMs`. */
+export async function pipelinedCallsPerS(
+  net: GpuNet,
+  b: NetBatch,
+  depth: number,
+  budgetMs: number,
+): Promise<number> {
+  const pipe = new InferencePipeline(net, depth);
+  let done = 0;
+  const t0 = performance.now();
+  const worker = async () => {
+    while (performance.now() - t0 < budgetMs) {
+      await pipe.evaluateAsync(b);
+      done++;
+    }
+  };
+  await Promise.all(Array.from({ length: depth }, worker));
+  return done / ((performance.now() - t0) / 1000);
+}
+
+/** A synthetic inference batch of `size` positions for `net`. */
+export function benchBatch(net: GpuNet, size: number): NetBatch {
+  return syntheticBatch(net.config, size, 5);
+}

@@ -1,0 +1,87 @@
+import type { NetConfig } from "./config.ts";
+import type { PassOutputs } from "./graph.ts";
+import type { Shaped } from "./tensor.ts";
+
+/** The ops of the fused inference graph (both backends implement them). */
+export interface FusedBackend<T extends Shaped> {
+  /** y = act(conv(x, w) + bias[co] + res): a conv with its batch norm folded in, bias, residual, ReLU. */
+  convFused(x: T, w: T, bias: T, res: T | null, relu: boolean, u?: T | null): T;
+  linear(x: T, w: T, bias: T): T;
+  relu(x: T): T;
+  policyLoss(logits: T, mask: T, target: T | null): { probs: T };
+  valueLoss(z: T, target: T | null): { value: T };
+  release(t: T): void;
+}
+
+/**
+ * A convolution with its batch norm folded in: weight [Co, Ci, K, K] and bias [Co], and for 3x3
+ * layers optionally the Winograd transform of the weight ([(m+2)^2, Co, Ci]).
+ */
+export interface FoldedConv<T> {
+  w: T;
+  b: T;
+  u?: T | null;
+}
+
+/** Every (conv, batch norm) pair of the model, the pairs that fold into one fused conv. */
+export function foldedLayers(cfg: NetConfig): [conv: string, bn: string][] {
+  const out: [string, string][] = [["stem.conv", "stem.bn"]];
+  for (let i = 0; i < cfg.blocks; i++) {
+    out.push([`block${i}.conv1`, `block${i}.bn1`], [`block${i}.conv2`, `block${i}.bn2`]);
+  }
+  out.push(["policy.conv", "policy.bn"], ["value.conv", "value.bn"]);
+  return out;
+}
+
+/**
+ * Inference with batch norm folded into the convolutions and each block's bias, residual add and
+ * ReLU in its conv's epilogue: two convolutions per residual block and no elementwise passes in
+ * the tower. Same outputs as runPass in inference mode (up to rounding).
+ */
+export function runFusedInference<T extends Shaped>(
+  b: FusedBackend<T>,
+  cfg: NetConfig,
+  params: Map<string, T>,
+  folded: Map<string, FoldedConv<T>>,
+  x: T,
+  mask: T,
+): PassOutputs<T> {
+  const P = (n: string): T => {
+    const t = params.get(n);
+    if (!t) throw new Error(`missing tensor ${n}`);
+    return t;
+  };
+  const F = (n: string): FoldedConv<T> => {
+    const t = folded.get(n);
+    if (!t) throw new Error(`missing folded conv ${n}`);
+    return t;
+  };
+  const conv = (x: T, name: string, res: T | null) => {
+    const f = F(name);
+    return b.convFused(x, f.w, f.b, res, true, f.u ?? null);
+  };
+  let h = conv(x, "stem.conv", null);
+  for (let i = 0; i < cfg.blocks; i++) {
+    const r1 = conv(h, `block${i}.conv1`, null);
+    const out = conv(r1, `block${i}.conv2`, h);
+    b.release(r1);
+    b.release(h);
+    h = out;
+  }
+  const pol = conv(h, "policy.conv", null);
+  const logits = b.linear(pol, P("policy.fc.w"), P("policy.fc.b"));
+  b.release(pol);
+  const { probs } = b.policyLoss(logits, mask, null);
+  b.release(logits);
+  const val = conv(h, "value.conv", null);
+  b.release(h);
+  const f1 = b.linear(val, P("value.fc1.w"), P("value.fc1.b"));
+  b.release(val);
+  const f1r = b.relu(f1);
+  b.release(f1);
+  const z = b.linear(f1r, P("value.fc2.w"), P("value.fc2.b"));
+  b.release(f1r);
+  const { value } = b.valueLoss(z, null);
+  b.release(z);
+  return { probs, value, policyLoss: null, valueLoss: null };
+}

@@ -1,0 +1,352 @@
+// Winograd F(m x m, 3 x 3) convolution (Lavin & Gray 2015): the matrices, a CPU twin, and the
+// WGSL of the three transforms, generated as straight-line code from the matrices (zero terms
+// dropped). A 3x3 convolution becomes, per tile of m x m outputs:
+//   U = G g G^T (filter, once per weight), V = B^T d B (input tile d of (m+2) x (m+2), pad 1),
+//   M[xi] = sum_ci U[xi][co][ci] V[xi][ci][tile]  (one GEMM per transformed element xi),
+//   Y = A^T M A.
+// F(2x2,3x3) does 16 multiplies per 4 outputs (2.25x fewer than direct), F(4x4,3x3) 36 per 16 (4x).
+import { KibitzError } from "../errors.ts";
+import { conv2d } from "./cpu/conv.ts";
+import { type CpuTensor, cpuTensor } from "./tensor.ts";
+
+/** The output tile size m of F(m x m, 3 x 3). */
+export type WinogradTile = 2 | 4;
+
+interface Matrices {
+  /** B^T: a x a, A^T: m x a, G: a x 3 (a = m + 2). */
+  bt: number[][];
+  at: number[][];
+  g: number[][];
+}
+
+const MATRICES: Record<WinogradTile, Matrices> = {
+  2: {
+    bt: [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]],
+    g: [[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]],
+    at: [[1, 1, 1, 0], [0, 1, -1, -1]],
+  },
+  4: {
+    bt: [
+      [4, 0, -5, 0, 1, 0],
+      [0, -4, -4, 1, 1, 0],
+      [0, 4, -4, -1, 1, 0],
+      [0, -2, -1, 2, 1, 0],
+      [0, 2, -1, -2, 1, 0],
+      [0, 4, 0, -5, 0, 1],
+    ],
+    g: [
+      [1 / 4, 0, 0],
+      [-1 / 6, -1 / 6, -1 / 6],
+      [-1 / 6, 1 / 6, -1 / 6],
+      [1 / 24, 1 / 12, 1 / 6],
+      [1 / 24, -1 / 12, 1 / 6],
+      [0, 0, 1],
+    ],
+    at: [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]],
+  },
+};
+
+/** Shape facts of a Winograd conv on an h x w image: tiles per side, per image, and in all. */
+export function winogradGeometry(m: WinogradTile, n: number, h: number, w: number) {
+  const th = Math.ceil(h / m), tw = Math.ceil(w / m), a = m + 2;
+  const tiles = th * tw, p = n * tiles;
+  return { a, alpha: a * a, th, tw, tiles, p };
+}
+
+/** Checks m is 2 or 4. */
+export function winogradTile(m: number): WinogradTile {
+  if (m === 2 || m === 4) return m;
+  throw new KibitzError(
+    "bad_args",
+    `Winograd tile must be 2 or 4 (F(2x2,3x3), F(4x4,3x3)), got ${m}`,
+  );
+}
+
+function mul(a: number[][], b: number[][]): number[][] {
+  return a.map((row) => b[0].map((_, j) => row.reduce((s, v, k) => s + v * b[k][j], 0)));
+}
+function tr(a: number[][]): number[][] {
+  return a[0].map((_, j) => a.map((row) => row[j]));
+}
+
+/**
+ * CPU twin of the Winograd convolution (3x3, pad 1, stride 1), transforms in f64, the transformed
+ * products summed in f64: y [N, Co, H, W] from x [N, Ci, H, W] and w [Co, Ci, 3, 3].
+ */
+export function winogradConv2d(x: CpuTensor, w: CpuTensor, m: WinogradTile): CpuTensor {
+  const [n, ci, h, wd] = x.shape, co = w.shape[0];
+  if (w.shape[2] !== 3 || w.shape[3] !== 3 || w.shape[1] !== ci) {
+    throw new KibitzError("shape_mismatch", "Winograd convolution needs a [Co, Ci, 3, 3] weight");
+  }
+  const { bt, g, at } = MATRICES[m], { a, th, tw } = winogradGeometry(m, n, h, wd);
+  const u: number[][][][] = [];
+  for (let o = 0; o < co; o++) {
+    u.push([]);
+    for (let c = 0; c < ci; c++) {
+      const k = [0, 1, 2].map((r) => [0, 1, 2].map((s) => w.data[((o * ci + c) * 3 + r) * 3 + s]));
+      u[o].push(mul(mul(g, k), tr(g)));
+    }
+  }
+  const y = cpuTensor([n, co, h, wd]);
+  for (let b = 0; b < n; b++) {
+    for (let ty = 0; ty < th; ty++) {
+      for (let tx = 0; tx < tw; tx++) {
+        const v: number[][][] = [];
+        for (let c = 0; c < ci; c++) {
+          const d = Array.from({ length: a }, (_, r) =>
+            Array.from({ length: a }, (_, s) => {
+              const iy = ty * m + r - 1, ix = tx * m + s - 1;
+              return iy < 0 || ix < 0 || iy >= h || ix >= wd
+                ? 0
+                : x.data[((b * ci + c) * h + iy) * wd + ix];
+            }));
+          v.push(mul(mul(bt, d), tr(bt)));
+        }
+        for (let o = 0; o < co; o++) {
+          const mm = Array.from({ length: a }, () => new Array(a).fill(0));
+          for (let c = 0; c < ci; c++) {
+            for (let r = 0; r < a; r++) {
+              for (let s = 0; s < a; s++) mm[r][s] += u[o][c][r][s] * v[c][r][s];
+            }
+          }
+          const out = mul(mul(at, mm), tr(at));
+          for (let r = 0; r < m; r++) {
+            for (let s = 0; s < m; s++) {
+              const oy = ty * m + r, ox = tx * m + s;
+              if (oy < h && ox < wd) y.data[((b * co + o) * h + oy) * wd + ox] = out[r][s];
+            }
+          }
+        }
+      }
+    }
+  }
+  return y;
+}
+
+/** The direct reference, for comparisons. */
+export { conv2d as directConv2d };
+
+function lit(v: number): string {
+  const s = String(v);
+  return s.includes(".") || s.includes("e") ? s : `${s}.0`;
+}
+
+/** Straight-line code for out[i][j] = sum_k mat[i][k] in[k][j] (or in[j][k] when `right`). */
+function applyRows(
+  mat: number[][],
+  src: (k: number, j: number) => string,
+  cols: number,
+  dst: (i: number, j: number) => string,
+): string[] {
+  const lines: string[] = [];
+  for (let i = 0; i < mat.length; i++) {
+    for (let j = 0; j < cols; j++) {
+      const terms: string[] = [];
+      mat[i].forEach((c, k) => {
+        if (c === 0) return;
+        const v = src(k, j);
+        terms.push(c === 1 ? v : c === -1 ? `-${v}` : `${lit(c)} * ${v}`);
+      });
+      lines.push(
+        `let ${dst(i, j)} = ${terms.length ? terms.join(" + ").replaceAll("+ -", "- ") : "0.0"};`,
+      );
+    }
+  }
+  return lines;
+}
+
+/** X = L D R^T as straight-line code over scalars named `${name}_r_c`. */
+function sandwich(l: number[][], r: number[][], src: string, mid: string, dst: string): string[] {
+  const k = l[0].length;
+  // T = L D: rows of L, columns of D (k x k' where D is k x cols).
+  const cols = r[0].length;
+  const t = applyRows(l, (kk, j) => `${src}_${kk}_${j}`, cols, (i, j) => `${mid}_${i}_${j}`);
+  // X = T R^T: X[i][j] = sum_k T[i][k] R[j][k].
+  const x: string[] = [];
+  for (let i = 0; i < l.length; i++) {
+    for (let j = 0; j < r.length; j++) {
+      const terms: string[] = [];
+      r[j].forEach((c, kk) => {
+        if (c === 0) return;
+        const v = `${mid}_${i}_${kk}`;
+        terms.push(c === 1 ? v : c === -1 ? `-${v}` : `${lit(c)} * ${v}`);
+      });
+      x.push(
+        `let ${dst}_${i}_${j} = ${
+          terms.length ? terms.join(" + ").replaceAll("+ -", "- ") : "0.0"
+        };`,
+      );
+    }
+  }
+  void k;
+  return [...t, ...x];
+}
+
+/**
+ * WGSL of the three transforms for F(m x m, 3x3):
+ * `filter`: U[xi, co, ci] from W [Co, Ci, 3, 3] (one thread per (co, ci));
+ * `input`: V[xi, ci, q] from X [N, Ci, H, W], q = n tiles + tile < P, padded to p.ppad columns
+ * (one thread per (n, ci, tile));
+ * `output`: Y [N, Co, H, W] = act(A^T M A + bias + res) from M[xi, co, q] (one thread per
+ * (n, co, tile)).
+ */
+export function winogradSource(m: WinogradTile): string {
+  const { bt, g, at } = MATRICES[m];
+  const a = m + 2, alpha = a * a;
+  const gi = [0, 1, 2];
+  const filter = [
+    ...gi.flatMap((r) => gi.map((s) => `let k_${r}_${s} = w[base + ${r * 3 + s}u];`)),
+    ...sandwich(g, g, "k", "gk", "u"),
+    ...Array.from(
+      { length: alpha },
+      (_, xi) => `u_out[${xi}u * stride + o] = u_${Math.floor(xi / a)}_${xi % a};`,
+    ),
+  ];
+  const input = [
+    ...Array.from(
+      { length: a },
+      (_, r) =>
+        Array.from(
+          { length: a },
+          (_, s) => `let d_${r}_${s} = ld(xb, y0 + ${r - 1}, x0 + ${s - 1});`,
+        ),
+    ).flat(),
+    ...sandwich(bt, bt, "d", "bd", "v"),
+    ...Array.from(
+      { length: alpha },
+      (_, xi) => `v_out[${xi}u * stride + o] = v_${Math.floor(xi / a)}_${xi % a};`,
+    ),
+  ];
+  const output = [
+    ...Array.from(
+      { length: alpha },
+      (_, xi) => `let q_${Math.floor(xi / a)}_${xi % a} = mm[${xi}u * stride + o];`,
+    ),
+    ...sandwich(at, at, "q", "aq", "r"),
+    ...Array.from(
+      { length: m },
+      (_, r) =>
+        Array.from({ length: m }, (_, s) => `st(yb, y0 + ${r}, x0 + ${s}, r_${r}_${s}, bv);`),
+    ).flat(),
+  ];
+  const ind = (ls: string[]) => ls.map((l) => `  ${l}`).join("\n");
+  return `// Generated by src/nn/winograd.ts: Winograd F(${m}x${m}, 3x3) transforms.
+struct Params { n: u32, ci: u32, co: u32, h: u32, w: u32, tw: u32, tiles: u32, ppad: u32 }
+struct Fuse { relu: u32, res: u32, _a: u32, _b: u32 }
+
+@group(0) @binding(0) var<storage, read> w: array<f32>;
+@group(0) @binding(1) var<storage, read_write> u_out: array<f32>;
+@group(0) @binding(2) var<storage, read> x: array<f32>;
+@group(0) @binding(3) var<storage, read_write> v_out: array<f32>;
+@group(0) @binding(4) var<storage, read> mm: array<f32>;
+@group(0) @binding(5) var<storage, read> bias: array<f32>;
+@group(0) @binding(6) var<storage, read> res: array<f32>;
+@group(0) @binding(7) var<storage, read_write> y: array<f32>;
+@group(0) @binding(8) var<uniform> p: Params;
+@group(0) @binding(9) var<uniform> fz: Fuse;
+
+fn index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+  return gid.x + gid.y * nwg.x * 64u;
+}
+
+// U[xi, co, ci] (stride Co Ci per xi).
+@compute @workgroup_size(64)
+fn wino_filter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let o = index(gid, nwg);
+  let stride = p.co * p.ci;
+  if (o >= stride) { return; }
+  let base = o * 9u;
+${ind(filter)}
+}
+
+fn ld(xb: u32, iy: i32, ix: i32) -> f32 {
+  if (iy < 0 || ix < 0 || iy >= i32(p.h) || ix >= i32(p.w)) { return 0.0; }
+  return x[xb + u32(iy) * p.w + u32(ix)];
+}
+
+// V[xi, ci, q] (stride Ci ppad per xi), q = img tiles + tile.
+@compute @workgroup_size(64)
+fn wino_input(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = index(gid, nwg);
+  if (i >= p.n * p.ci * p.tiles) { return; }
+  let t = i % p.tiles;
+  let c = (i / p.tiles) % p.ci;
+  let img = i / (p.tiles * p.ci);
+  let ty = t / p.tw;
+  let y0 = i32(ty * ${m}u);
+  let x0 = i32((t - ty * p.tw) * ${m}u);
+  let xb = (img * p.ci + c) * p.h * p.w;
+  let stride = p.ci * p.ppad;
+  let o = c * p.ppad + img * p.tiles + t;
+${ind(input)}
+}
+
+fn st(yb: u32, oy: u32, ox: u32, v: f32, bv: f32) {
+  if (oy >= p.h || ox >= p.w) { return; }
+  let at = yb + oy * p.w + ox;
+  var r = v + bv;
+  if (fz.res != 0u) { r += res[at]; }
+  if (fz.relu != 0u) { r = max(r, 0.0); }
+  y[at] = r;
+}
+
+// Y[img, co] tile t from M[xi, co, q] (stride Co ppad per xi), epilogue fused.
+@compute @workgroup_size(64)
+fn wino_output(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = index(gid, nwg);
+  if (i >= p.n * p.co * p.tiles) { return; }
+  let t = i % p.tiles;
+  let c = (i / p.tiles) % p.co;
+  let img = i / (p.tiles * p.co);
+  let ty = t / p.tw;
+  let y0 = ty * ${m}u;
+  let x0 = (t - ty * p.tw) * ${m}u;
+  let yb = (img * p.co + c) * p.h * p.w;
+  let stride = p.co * p.ppad;
+  let o = c * p.ppad + img * p.tiles + t;
+  let bv = bias[c];
+${ind(output)}
+}
+`;
+}
+
+/** Which convolution algorithm 3x3 inference layers use: direct, Winograd by shape, or forced. */
+export type WinogradSetting = "off" | "auto" | WinogradTile;
+
+/** Parses "off", "auto", "2" or "4" (the KIBITZ_NN_WINOGRAD values). */
+export function parseWinograd(v: string): WinogradSetting {
+  if (v === "off" || v === "0") return "off";
+  if (v === "auto") return "auto";
+  if (v === "2" || v === "4") return Number(v) as WinogradTile;
+  throw new KibitzError("bad_args", `Winograd setting must be off, auto, 2 or 4, got "${v}"`);
+}
+
+/** The tile a setting computes filter transforms for (auto: F(4x4,3x3)), or 0 when off. */
+export function winogradSettingTile(s: WinogradSetting): 0 | WinogradTile {
+  return s === "off" ? 0 : s === "auto" ? 4 : s;
+}
+
+/**
+ * The selection table: the Winograd tile a 3x3 layer of this shape uses, 0 for the direct GEMM.
+ * `auto` takes F(4x4,3x3) where its GEMMs are large enough to run near the direct GEMM's
+ * efficiency (at least 1024 tile columns, i.e. batch >= 21 on a 26 x 26 board, and 64+ channels
+ * in and out); smaller layers stay direct (their cost is launch and readback, not FLOPs).
+ */
+export function chooseWinograd(
+  s: WinogradSetting,
+  n: number,
+  h: number,
+  w: number,
+  ci: number,
+  co: number,
+): 0 | WinogradTile {
+  if (s === "off") return 0;
+  if (s !== "auto") return s;
+  const { p } = winogradGeometry(4, n, h, w);
+  return p >= 1024 && ci >= 64 && co >= 64 ? 4 : 0;
+}
+
+/** Columns of the transformed-domain GEMM: P tiles rounded up to a multiple of 128. */
+export function winogradColumns(p: number): number {
+  return Math.ceil(p / 128) * 128;
+}

@@ -1,0 +1,100 @@
+// A prepared postflop spot and the shapes of a solve's options and outcome, apart from the solve
+// itself so that the CPU and GPU drivers share them without importing each other.
+import type { CfrExploitability } from "../cfr/evaluate.ts";
+import type { CfrSolver } from "../cfr/solver.ts";
+import { buildTree, type PublicTree } from "../cfr/tree.ts";
+import type { GpuContext } from "../gpu/device.ts";
+import { type ActionTree, buildActionTree } from "./action_tree.ts";
+import type { SolveConfig } from "./config.ts";
+import { type PostflopGame, WorkerPostflopGame } from "./game.ts";
+import {
+  checkMemoryLimit,
+  estimateMemory,
+  type GameSize,
+  gameSize,
+  type MemoryEstimate,
+} from "./memory.ts";
+
+/** Which backend a solve uses and why (printed by `deno task solve`). */
+export interface BackendChoice {
+  backend: "cpu" | "gpu";
+  reason: string;
+  /** The device, when the GPU was chosen. */
+  ctx?: GpuContext;
+  /** Device bytes the GPU solve needs (estimate), when the GPU was considered. */
+  deviceBytes?: number;
+}
+
+/** A postflop spot ready to solve: betting tree, game, public tree and the memory estimate. */
+export interface PreparedSpot {
+  config: SolveConfig;
+  actionTree: ActionTree;
+  game: PostflopGame;
+  size: GameSize;
+  memory: MemoryEstimate;
+  /** Built by `expand` (null until then). */
+  tree: PublicTree | null;
+}
+
+/** Builds the betting tree and game and estimates memory; refuses above `maxMemory` bytes. */
+export function prepareSpot(config: SolveConfig, maxMemory = Infinity): PreparedSpot {
+  const actionTree = buildActionTree(config.tree);
+  const game = new WorkerPostflopGame(actionTree, config.board, config.rangeWeights, {
+    isomorphism: config.solver.suitIsomorphism,
+  });
+  const size = gameSize(
+    actionTree,
+    config.board.length,
+    game.numHands,
+    game.streetMultipliers(),
+  );
+  const showdown = game.estimateShowdownBytes() * Math.max(1, config.solver.threads);
+  const memory = estimateMemory(size, config.solver, game.numHands, showdown);
+  checkMemoryLimit(memory, maxMemory);
+  return { config, actionTree, game, size, memory, tree: null };
+}
+
+/** Expands the public tree (turn and river cards) of a prepared spot. */
+export function expandSpot(spot: PreparedSpot): PublicTree {
+  if (!spot.tree) spot.tree = buildTree(spot.game, 200_000_000);
+  return spot.tree;
+}
+
+/** One progress report of a running solve. */
+export interface SolveProgress {
+  iteration: number;
+  exploitabilityPct: number;
+  exploitabilityChips: number;
+  seconds: number;
+  iterationsPerSecond: number;
+  memoryBytes: number;
+  /** Resident set size of the process. */
+  rssBytes: number;
+}
+
+/** The outcome of a solve. */
+export interface SolveOutcome {
+  solver: CfrSolver;
+  iterations: number;
+  exploitability: CfrExploitability;
+  seconds: number;
+  /** Why it stopped: target reached, max iterations, or interrupted. */
+  stoppedBy: "target" | "max_iterations" | "interrupted";
+  /** First iteration (checked every `every`) at or below each reported target, in %. */
+  reached: Record<string, number>;
+}
+
+/** Options of runSolve. */
+export interface RunOptions {
+  /** Exploitability is measured every this many iterations (default 10). */
+  every?: number;
+  onProgress?: (p: SolveProgress) => void;
+  /** Polled between chunks: return true to stop (Ctrl-C). */
+  shouldStop?: () => boolean;
+  /** Extra thresholds (in %) whose first crossing is recorded in `reached`. */
+  milestones?: number[];
+  /** Called with the new solver before its first iteration (the warm start fills its regrets). */
+  beforeSolve?: (solver: CfrSolver) => void;
+  /** The backend to use (default: `chooseBackend` from solver.backend). */
+  backend?: BackendChoice;
+}

@@ -1,0 +1,127 @@
+import { KibitzError } from "../errors.ts";
+import {
+  BET_SIZE_PRESETS,
+  type BetSize,
+  type BetSizeOptions,
+  parseBetSizeList,
+} from "./bet_size.ts";
+
+// The warm-start keys of a config's [solver] table, parsed apart from the warm start itself so that
+// config.ts does not import the solve (warmstart.ts runs solves; config.ts is below them).
+
+/** How bet sizes between two large-tree sizes are split. */
+export type WarmStartInterpolation = "linear" | "log";
+
+/** The `[solver]` keys of the warm start. */
+export const WARMSTART_CONFIG_KEYS: readonly string[] = [
+  "use_warmstart",
+  "warmstart_method",
+  "warmstart_weight",
+  "warmstart_interpolation",
+  "warmstart_minimal_max_iters",
+  "warmstart_minimal_exploitability_pct",
+  "warmstart_bet_sizes",
+  "warmstart_bet",
+  "warmstart_raise",
+];
+
+/** How the full tree is seeded: from the mapped strategy's values, or by transferring regrets. */
+export type WarmStartMethod = "values" | "regrets";
+
+/** Warm-start settings of a solve config (`[solver]` use_warmstart and warmstart_*). */
+export interface WarmStartSettings {
+  enabled: boolean;
+  /**
+   * "values" (default, the better of the two at their defaults on spot T2, see README: regrets from
+   * the mapped strategy's counterfactual values, Brown & Sandholm 2016) or "regrets" (seed 002).
+   */
+  method: WarmStartMethod;
+  /** W in iterations (the full solve continues at t = W), or "auto" (values: from the mapped strategy's exploitability; regrets: 10). */
+  weight: number | "auto";
+  interpolation: WarmStartInterpolation;
+  /** The small tree's solve stops after this many iterations ... */
+  minimalMaxIters: number;
+  /** ... or once its exploitability is at or below this % of the pot (checked every 10). */
+  minimalExploitabilityPct: number;
+  /** Name of the bet-size preset of the small tree (default `minimal`). */
+  preset: string;
+  /** The small tree's sizes on every street, for both players. */
+  sizes: BetSizeOptions;
+  donk: BetSize[] | null;
+}
+
+function settingsError(message: string): never {
+  throw new KibitzError("bad_config", message);
+}
+
+/** Reads and validates the warm-start keys of a `[solver]` table (defaults: off, values, W auto, linear, 40 its, 1 %). */
+export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSettings {
+  const get = <T>(key: string, type: "boolean" | "number" | "string", fallback: T): T => {
+    const v = t[key];
+    if (v === undefined) return fallback;
+    const ok = type === "boolean"
+      ? typeof v === "boolean"
+      : type === "number"
+      ? typeof v === "number"
+      : typeof v === "string";
+    if (!ok) settingsError(`solver.${key} must be a ${type}, got ${JSON.stringify(v) ?? typeof v}`);
+    return v as T;
+  };
+  const enabled = get("use_warmstart", "boolean", false);
+  const method = get<string>("warmstart_method", "string", "values");
+  if (method !== "values" && method !== "regrets") {
+    settingsError(`solver.warmstart_method must be "values" or "regrets", got "${method}"`);
+  }
+  const w = t.warmstart_weight === "auto"
+    ? "auto"
+    : get<number | "auto">("warmstart_weight", "number", "auto");
+  if (w !== "auto" && (!(w > 0) || !Number.isFinite(w))) {
+    settingsError(`solver.warmstart_weight must be a positive number or "auto", got ${w}`);
+  }
+  const weight: number | "auto" = w;
+  const interpolation = get("warmstart_interpolation", "string", "linear");
+  if (interpolation !== "linear" && interpolation !== "log") {
+    settingsError(
+      `solver.warmstart_interpolation must be "linear" or "log", got "${interpolation}"`,
+    );
+  }
+  const minimalMaxIters = get("warmstart_minimal_max_iters", "number", 40);
+  if (!Number.isInteger(minimalMaxIters) || minimalMaxIters < 1) {
+    settingsError(
+      `solver.warmstart_minimal_max_iters must be an integer >= 1, got ${minimalMaxIters}`,
+    );
+  }
+  const minimalExploitabilityPct = get("warmstart_minimal_exploitability_pct", "number", 1);
+  if (!(minimalExploitabilityPct >= 0)) {
+    settingsError(
+      `solver.warmstart_minimal_exploitability_pct must be >= 0, got ${minimalExploitabilityPct}`,
+    );
+  }
+  const preset = get("warmstart_bet_sizes", "string", "minimal");
+  const p = BET_SIZE_PRESETS[preset];
+  if (!p) {
+    settingsError(
+      `solver.warmstart_bet_sizes: unknown preset "${preset}"; valid: ${
+        Object.keys(BET_SIZE_PRESETS).join(", ")
+      }`,
+    );
+  }
+  const bet = get("warmstart_bet", "string", p.bet),
+    raise = get("warmstart_raise", "string", p.raise);
+  const sizes = {
+    bet: parseBetSizeList(bet, false, "solver.warmstart_bet"),
+    raise: parseBetSizeList(raise, true, "solver.warmstart_raise"),
+  };
+  const donk = p.donk.trim() === "" ? null : parseBetSizeList(p.donk, false, "warmstart donk");
+  return {
+    enabled,
+    method,
+    weight,
+    interpolation,
+    minimalMaxIters,
+    minimalExploitabilityPct,
+    preset,
+    sizes,
+    donk,
+  };
+}

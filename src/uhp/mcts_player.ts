@@ -1,0 +1,246 @@
+// The network player of the UHP engine: PUCT search (seed 003: c_puct 2.5, priors from the policy
+// head, values from the value head, negated at each ply) guided by a loaded Hive network, and the
+// policy-only player (the network's top move, no search). The UHP engine answers each command
+// synchronously, so this search is a synchronous twin of src/mcts's Search (one leaf at a time, the
+// network run directly on the CPU reference backend); finished games are scored from the position
+// (hiveOutcome), never from who moved.
+import { hiveOutcome } from "../alphazero/hive.ts";
+import {
+  encodeHivePosition,
+  HIVE_PLANE_SIZE,
+  HIVE_POLICY_SIZE,
+  hiveLegalMask,
+  hiveMoveIndex,
+} from "../hive/encoding.ts";
+import type { HiveGame } from "../hive/game.ts";
+import { PASS } from "../hive/move.ts";
+import { CpuBackend } from "../nn/cpu_backend.ts";
+import { type NetTensors, runPass } from "../nn/graph.ts";
+import type { NetWeights } from "../nn/params.ts";
+import { type CpuTensor, cpuTensor } from "../nn/tensor.ts";
+import { loadHiveModel } from "../hive/model_file.ts";
+import type { UhpModel, UhpPlayer } from "./engine.ts";
+
+/** Playouts per unit of `bestmove depth N` (depth N = N x this many playouts). */
+export const PLAYOUTS_PER_DEPTH = 100;
+/** Milliseconds kept back from a time limit for the reply itself. */
+const TIME_MARGIN_MS = 50;
+
+/** Priors over the given legal moves and the value for the side to move. */
+export interface HiveEvaluation {
+  priors: Float32Array;
+  value: number;
+}
+
+/** Evaluates a position synchronously (the network, or a stand-in in tests and baselines). */
+export interface HiveEvaluator {
+  evaluate(g: HiveGame, legal: number[]): HiveEvaluation;
+}
+
+/** Equal priors and value 0: search guided only by exact results. */
+export const uniformHiveEvaluator: HiveEvaluator = {
+  evaluate: (_g, legal) => ({
+    priors: new Float32Array(legal.length).fill(1 / Math.max(1, legal.length)),
+    value: 0,
+  }),
+};
+
+/** A Hive network evaluated synchronously on the CPU (inference-mode batch norm). */
+export class SyncHiveNet implements HiveEvaluator {
+  private readonly backend = new CpuBackend();
+  private readonly net: NetTensors<CpuTensor>;
+  private readonly planes = new Float32Array(HIVE_PLANE_SIZE);
+  private readonly mask = new Float32Array(HIVE_POLICY_SIZE);
+  /** Positions evaluated so far. */
+  evaluations = 0;
+
+  constructor(weights: NetWeights) {
+    this.net = {
+      config: weights.config,
+      specs: weights.specs,
+      params: weights.tensors,
+      grads: null,
+      velocity: null,
+    };
+  }
+
+  /** Evaluates `g` for its legal moves `legal` (priors aligned with `legal`, summing to 1). */
+  evaluate(g: HiveGame, legal: number[]): HiveEvaluation {
+    const c = this.net.config;
+    encodeHivePosition(g, this.planes, 0, legal);
+    hiveLegalMask(g, this.mask, 0, legal);
+    const out = runPass(this.backend, this.net, {
+      x: cpuTensor([1, c.planes, c.height, c.width], this.planes),
+      mask: cpuTensor([1, c.moves], this.mask),
+      policyTarget: null,
+      valueTarget: null,
+    }, null);
+    this.evaluations++;
+    const priors = new Float32Array(legal.length);
+    let sum = 0;
+    for (let i = 0; i < legal.length; i++) {
+      priors[i] = out.probs.data[hiveMoveIndex(g, legal[i])];
+      sum += priors[i];
+    }
+    for (let i = 0; i < legal.length; i++) priors[i] = sum > 0 ? priors[i] / sum : 1 / legal.length;
+    return { priors, value: out.value.data[0] };
+  }
+}
+
+class Node {
+  n = 0;
+  /** Summed value from the view of the player who moved into this node. */
+  w = 0;
+  children: Node[] | null = null;
+  terminal: number | null = null;
+  constructor(readonly move: number, readonly prior: number) {}
+}
+
+/** What a search did: the move, playouts, root value and time. */
+export interface MctsResult {
+  move: number;
+  playouts: number;
+  value: number;
+  ms: number;
+}
+
+/** Settings of the UHP MCTS player. */
+export interface MctsPlayerConfig {
+  cPuct: number;
+  /** First-play urgency: an unvisited child's Q is the parent's Q minus this. */
+  fpuReduction: number;
+  /** Playouts when neither depth nor time is given. */
+  defaultPlayouts: number;
+}
+
+/** Seed 003's c_puct and src/mcts's first-play urgency. */
+export const MCTS_PLAYER_DEFAULTS: MctsPlayerConfig = {
+  cPuct: 2.5,
+  fpuReduction: 0.25,
+  defaultPlayouts: 200,
+};
+
+/** PUCT search with the network: the most visited root move after the playout or time budget. */
+export class MctsPlayer implements UhpPlayer {
+  last: MctsResult | null = null;
+
+  constructor(
+    readonly net: HiveEvaluator,
+    readonly config: MctsPlayerConfig = MCTS_PLAYER_DEFAULTS,
+  ) {}
+
+  /** UhpPlayer: depth N means N x PLAYOUTS_PER_DEPTH playouts; timeMs bounds the wall time. */
+  bestMove(game: HiveGame, limits: { depth?: number; timeMs?: number }): number {
+    const playouts = limits.depth !== undefined
+      ? limits.depth * PLAYOUTS_PER_DEPTH
+      : limits.timeMs !== undefined
+      ? Infinity
+      : this.config.defaultPlayouts;
+    return this.search(game, playouts, limits.timeMs).move;
+  }
+
+  /** Searches `game` (not modified) for up to `playouts` playouts and `timeMs` milliseconds. */
+  search(game: HiveGame, playouts: number, timeMs?: number): MctsResult {
+    const t0 = performance.now();
+    const deadline = timeMs !== undefined ? t0 + Math.max(1, timeMs - TIME_MARGIN_MS) : Infinity;
+    const g = game.clone();
+    const root = new Node(PASS, 1);
+    const rootMoves = g.validMoves();
+    if (rootMoves.length <= 1) {
+      this.last = { move: rootMoves[0] ?? PASS, playouts: 0, value: 0, ms: 0 };
+      return this.last;
+    }
+    let done = 0, slowest = 0;
+    const path: Node[] = [];
+    // Stop when the slowest playout so far would no longer fit before the deadline.
+    while (done < playouts && (done === 0 || performance.now() + slowest < deadline)) {
+      const p0 = performance.now();
+      path.length = 0;
+      let node = root;
+      path.push(node);
+      let plies = 0;
+      while (node.children && node.terminal === null) {
+        node = this.select(node);
+        g.play(node.move);
+        plies++;
+        path.push(node);
+      }
+      let value: number;
+      if (node.terminal === null && !node.children) node.terminal = hiveOutcome(g);
+      if (node.terminal !== null) value = node.terminal;
+      else {
+        const legal = node === root ? rootMoves : g.validMoves();
+        const e = this.net.evaluate(g, legal);
+        node.children = legal.map((m, i) => new Node(m, e.priors[i]));
+        value = e.value;
+      }
+      for (let i = 0; i < plies; i++) g.undo();
+      // `value` is from the leaf's side to move; each node stores its mover's view.
+      for (let i = path.length - 1; i >= 0; i--) {
+        path[i].n++;
+        path[i].w -= value;
+        value = -value;
+      }
+      done++;
+      slowest = Math.max(slowest, performance.now() - p0);
+    }
+    let best = root.children![0];
+    for (const k of root.children!) {
+      if (k.n > best.n || (k.n === best.n && k.prior > best.prior)) best = k;
+    }
+    this.last = {
+      move: best.move,
+      playouts: done,
+      value: root.n > 0 ? -root.w / root.n : 0,
+      ms: performance.now() - t0,
+    };
+    return this.last;
+  }
+
+  private select(node: Node): Node {
+    const kids = node.children!, c = this.config;
+    const sqrtN = Math.sqrt(Math.max(1, node.n));
+    const fpu = (node.n > 0 ? -node.w / node.n : 0) - c.fpuReduction;
+    let best = kids[0], bestScore = -Infinity;
+    for (const k of kids) {
+      const q = k.n > 0 ? k.w / k.n : fpu;
+      const score = q + c.cPuct * k.prior * sqrtN / (1 + k.n);
+      if (score > bestScore) {
+        bestScore = score;
+        best = k;
+      }
+    }
+    return best;
+  }
+}
+
+/** The network's most probable legal move, no search (the ladder's policy-only player). */
+export class PolicyPlayer implements UhpPlayer {
+  constructor(readonly net: HiveEvaluator) {}
+
+  /** Ignores the limits: one network evaluation. */
+  bestMove(game: HiveGame): number {
+    const legal = game.validMoves();
+    if (legal.length <= 1) return legal[0] ?? PASS;
+    const e = this.net.evaluate(game, legal);
+    let best = 0;
+    for (let i = 1; i < legal.length; i++) if (e.priors[i] > e.priors[best]) best = i;
+    return legal[best];
+  }
+}
+
+/** The shipped network that `deno task uhp` loads by default. */
+export const DEFAULT_HIVE_MODEL: string = new URL(
+  "../../models/hive-default.kbhz",
+  import.meta.url,
+).pathname;
+
+/** Loads a model file (or checkpoint) as the engine's MCTS player, named by its metadata. */
+export async function loadUhpModel(path: string): Promise<UhpModel & { mcts: MctsPlayer }> {
+  const m = await loadHiveModel(path);
+  const base = path.slice(path.lastIndexOf("/") + 1);
+  const name = typeof m.meta.name === "string" ? m.meta.name : base;
+  const c = m.weights.config;
+  const mcts = new MctsPlayer(new SyncHiveNet(m.weights));
+  return { name: `${name} ${c.blocks}x${c.filters}`, player: mcts, mcts };
+}

@@ -1,0 +1,96 @@
+import { intOption, numberOption, parseTaskArgs } from "../src/cli/args.ts";
+import { KibitzError } from "../src/errors.ts";
+import { runMain } from "../src/cli/main.ts";
+import { Progress } from "../src/cli/progress.ts";
+import { HIVE_NETS } from "../src/alphazero/hive.ts";
+import { releaseGpu } from "../src/gpu/mod.ts";
+import { runPretrain } from "../src/hive/pretrain_run.ts";
+
+await runMain(async () => {
+  const args = parseTaskArgs(
+    Deno.args,
+    "deno task hive-pretrain --store FILE[,FILE...] --out CHECKPOINT [--net cpu|small|default|tiny] [--epochs N]",
+    "Supervised warm start of the Hive network (seed 003, section 6): positions of stored games\n" +
+      "(JSON lines from `deno task ingest` or `deno task hive-games`) -> 24 planes; policy target =\n" +
+      "the move played, value target = the final result for the side to move. Validation games are\n" +
+      "split off by game; training positions get a random one of the 12 hex symmetries per game and\n" +
+      "epoch. Prints per epoch the validation policy loss, top-1/top-5 accuracy and value MSE beside\n" +
+      "the uniform policy's, appends them to --log, and saves the checkpoint after every epoch.",
+    {
+      store: { type: "string", help: "game stores, comma-separated" },
+      out: { type: "string", help: "checkpoint to write (after every epoch)" },
+      log: { type: "string", help: "JSON-lines log of the epochs (default: OUT.log.jsonl)" },
+      net: {
+        type: "string",
+        default: "cpu",
+        help: `network size: ${Object.keys(HIVE_NETS).join(", ")}`,
+      },
+      model: { type: "string", help: "also write a compact model file (int8 + gzip, .kbhz)" },
+      name: { type: "string", default: "kibitz-hive", help: "model name shown by UHP info" },
+      init: { type: "string", help: "checkpoint to start from (default: fresh weights)" },
+      epochs: { type: "string", default: "3", help: "passes over the training games" },
+      batch: { type: "string", default: "32", help: "positions per SGD step" },
+      "positions-per-epoch": { type: "string", default: "0", help: "cap per epoch (0: all)" },
+      "val-fraction": { type: "string", default: "0.1", help: "share of games for validation" },
+      "val-positions": { type: "string", default: "400", help: "validation positions at most" },
+      "max-games": { type: "string", default: "0", help: "read at most this many games (0: all)" },
+      "lr-max": { type: "string", default: "0.02", help: "cosine schedule start" },
+      "lr-min": { type: "string", default: "0.0005", help: "cosine schedule end" },
+      "finished-only": { type: "boolean", help: "skip games without a result" },
+      "no-augment": { type: "boolean", help: "train on the boards as played (no symmetries)" },
+      backend: { type: "string", default: "cpu", help: "cpu, gpu or auto" },
+      seed: { type: "string", default: "1", help: "seed of weights, split and order" },
+    },
+  );
+  if (!args) return;
+  const v = args.values;
+  if (v.store === undefined) {
+    throw new KibitzError("bad_args", "--store: a game store file is required");
+  }
+  if (v.out === undefined) {
+    throw new KibitzError("bad_args", "--out: a checkpoint file is required");
+  }
+  const netName = String(v.net);
+  if (!HIVE_NETS[netName]) {
+    throw new KibitzError("bad_args", `--net must be one of ${Object.keys(HIVE_NETS).join(", ")}`);
+  }
+  const out = String(v.out);
+  const progress = new Progress("hive-pretrain");
+  const fmt = (x: number) => x.toFixed(3);
+  await runPretrain({
+    stores: String(v.store).split(",").filter((s) => s !== ""),
+    out,
+    log: v.log === undefined ? `${out}.log.jsonl` : String(v.log),
+    net: { ...HIVE_NETS[netName] },
+    netName,
+    init: v.init === undefined ? null : String(v.init),
+    model: v.model === undefined ? null : String(v.model),
+    modelName: String(v.name),
+    epochs: intOption(v, "epochs", 3, 1),
+    batch: intOption(v, "batch", 32, 1, 4096),
+    positionsPerEpoch: intOption(v, "positions-per-epoch", 0, 0),
+    valFraction: numberOption(v, "val-fraction", 0.1),
+    valPositions: intOption(v, "val-positions", 400, 1),
+    maxGames: intOption(v, "max-games", 0, 0),
+    finishedOnly: v["finished-only"] === true,
+    lrMax: numberOption(v, "lr-max", 0.02),
+    lrMin: numberOption(v, "lr-min", 0.0005),
+    augment: v["no-augment"] !== true,
+    backend: String(v.backend),
+    seed: intOption(v, "seed", 1, 0),
+    say: (t) => console.log(t),
+    step: (t) => progress.update(t),
+    epoch: (r) =>
+      progress.done(
+        `epoch ${r.epoch}: train policy ${fmt(r.trainPolicyLoss)} value ${
+          fmt(r.trainValueLoss)
+        } | val policy loss ${fmt(r.val.policyLoss)} (uniform ${fmt(r.uniform.policyLoss)}) ` +
+          `top-1 ${fmt(r.val.top1)} (${fmt(r.uniform.top1)}) top-5 ${fmt(r.val.top5)} (${
+            fmt(r.uniform.top5)
+          }) value MSE ${fmt(r.val.valueMse)} (${fmt(r.uniform.valueMse)}) in ${
+            r.seconds.toFixed(0)
+          } s`,
+      ),
+  });
+  await releaseGpu();
+});

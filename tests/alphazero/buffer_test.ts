@@ -1,0 +1,108 @@
+import assert from "node:assert/strict";
+import { ReplayBuffer } from "../../src/alphazero/buffer.ts";
+import { isKibitzError } from "../../src/errors.ts";
+import { mulberry32 } from "../../src/mcts/random.ts";
+
+const INPUT = 12, MOVES = 5;
+
+function position(k: number) {
+  const planes = new Float32Array(INPUT);
+  planes[k % INPUT] = 1;
+  planes[(k + 3) % INPUT] = 0.25 * ((k % 3) + 1); // a non-binary value
+  return {
+    planes,
+    legal: Int32Array.from([0, 2, 4]),
+    policy: Float32Array.from([0.5, 0.25, 0.25]),
+    z: [1, 0, -1][k % 3],
+  };
+}
+
+Deno.test("buffer: positions round-trip exactly through chunk files", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const b = await ReplayBuffer.open(dir, 100, INPUT, MOVES);
+    await b.append([0, 1, 2].map(position), 1, 1);
+    await b.append([3, 4].map(position), 1, 1);
+    assert.equal(b.size, 5);
+    assert.equal(b.gamesFor(1), 2);
+    assert.equal(b.positionsFor(1), 5);
+    for (let k = 0; k < 5; k++) {
+      const p = b.position(k), want = position(k);
+      assert.deepEqual([...p.planes], [...want.planes]);
+      assert.deepEqual([...p.legal], [...want.legal]);
+      assert.deepEqual([...p.policy], [...want.policy]);
+      assert.equal(p.z, want.z);
+    }
+    // A second reader opened on the same folder sees the same positions.
+    const r = await ReplayBuffer.open(dir, 100, INPUT, MOVES);
+    assert.equal(r.size, 5);
+    assert.deepEqual([...r.position(4).planes], [...position(4).planes]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("buffer: circular window drops whole old chunks beyond capacity", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const b = await ReplayBuffer.open(dir, 5, INPUT, MOVES);
+    for (let c = 0; c < 4; c++) await b.append([0, 1, 2].map((i) => position(c * 3 + i)), c, 1);
+    // 12 written, capacity 5: the window is the newest 5; chunks wholly older are deleted.
+    assert.equal(b.size, 5);
+    assert.deepEqual([...b.position(0).planes], [...position(7).planes]);
+    assert.deepEqual([...b.position(4).planes], [...position(11).planes]);
+    const files = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+    assert.deepEqual(files, ["chunk-00000002.kbrb", "chunk-00000003.kbrb"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("buffer: a reader picks up chunks appended while it is open, and sampling is uniform", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const w = await ReplayBuffer.open(dir, 1000, INPUT, MOVES);
+    const r = await ReplayBuffer.open(dir, 1000, INPUT, MOVES);
+    assert.equal(r.size, 0);
+    await w.append([0, 1, 2, 3].map(position), 1, 2);
+    await r.refresh();
+    assert.equal(r.size, 4);
+    const batch = r.sampleBatch(4000, mulberry32(1));
+    const counts = [0, 0, 0, 0];
+    for (let i = 0; i < 4000; i++) {
+      counts[batch.planes.subarray(i * INPUT, (i + 1) * INPUT).indexOf(1)]++;
+    }
+    for (const c of counts) assert(Math.abs(c - 1000) < 120, `counts ${counts}`);
+    // Masks mark the legal moves, targets sum to one.
+    assert.deepEqual([...batch.mask.subarray(0, MOVES)], [1, 0, 1, 0, 1]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("buffer: a corrupted chunk is refused by its checksum; leftover temp files are removed", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const b = await ReplayBuffer.open(dir, 100, INPUT, MOVES);
+    await b.append([0, 1].map(position), 1, 1);
+    await Deno.writeFile(`${dir}/chunk-00000009.kbrb.123.tmp`, new Uint8Array(7));
+    const path = `${dir}/chunk-00000000.kbrb`;
+    const bytes = await Deno.readFile(path);
+    bytes[40] ^= 1;
+    await Deno.writeFile(path, bytes);
+    await assert.rejects(
+      () => ReplayBuffer.open(dir, 100, INPUT, MOVES),
+      (e) => isKibitzError(e, "bad_buffer") && /checksum/.test((e as Error).message),
+    );
+    assert(!(await Array.fromAsync(Deno.readDir(dir))).some((e) => e.name.endsWith(".tmp")));
+    // A chunk of another game's shapes is refused by name.
+    await Deno.remove(path);
+    await (await ReplayBuffer.open(dir, 100, INPUT, MOVES)).append([position(0)], 1, 1);
+    await assert.rejects(
+      () => ReplayBuffer.open(dir, 100, INPUT + 1, MOVES),
+      (e) => isKibitzError(e, "bad_buffer"),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

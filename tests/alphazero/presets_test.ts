@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { azGames, azPreset, seed003Preset } from "../../src/alphazero/presets.ts";
+import { TICTACTOE } from "../../src/alphazero/games/tictactoe.ts";
+import type { GameSpec } from "../../src/mcts/game.ts";
+import { isKibitzError } from "../../src/errors.ts";
+
+Deno.test("presets: seed 003's numbers are the defaults", () => {
+  const p = seed003Preset(TICTACTOE as GameSpec<unknown>);
+  const s = p.selfplay.search;
+  assert.deepEqual(
+    [s.cPuct, s.dirichletAlpha, s.dirichletEpsilon, s.noise, p.arena.search.noise],
+    [2.5, 0.15, 0.25, true, false],
+  );
+  assert.deepEqual(
+    [
+      p.selfplay.playouts,
+      p.selfplay.temperatureMoves,
+      p.selfplay.temperature,
+      p.selfplay.lateTemperature,
+    ],
+    [800, 15, 1, 0.1],
+  );
+  assert.deepEqual([p.gamesPerIteration, p.bufferCapacity, p.maxBatch], [256, 500_000, 256]);
+  assert.deepEqual(
+    [
+      p.train.batch,
+      p.train.steps,
+      p.train.momentum,
+      p.train.weightDecay,
+      p.train.lrMax,
+      p.train.lrMin,
+    ],
+    [512, 1000, 0.9, 1e-4, 0.01, 0.0001],
+  );
+  assert.deepEqual([p.arena.games, p.arena.playouts, p.promoteAt], [400, 400, 0.55]);
+  assert.deepEqual([p.net.blocks, p.net.filters], [19, 256]);
+});
+
+Deno.test("presets: every game's network fits its game; unknown names are refused", () => {
+  for (const name of azGames()) {
+    const p = azPreset(name);
+    const g = p.game;
+    assert.deepEqual([p.net.planes, p.net.height, p.net.width, p.net.moves], [
+      g.planes,
+      g.height,
+      g.width,
+      g.moves,
+    ]);
+    const pos = g.create();
+    for (const m of pos.legalMoves()) assert(pos.moveIndex(m) >= 0 && pos.moveIndex(m) < g.moves);
+  }
+  assert.throws(() => azPreset("go"), (e) => isKibitzError(e, "bad_args"));
+});
+
+Deno.test("tasks: az, selfplay, train and arena answer --help; a bad game is an error", async () => {
+  for (const t of ["az", "selfplay", "train", "arena"]) {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", `tasks/${t}.ts`, "--help"],
+    }).output();
+    assert.equal(out.code, 0);
+    assert.match(new TextDecoder().decode(out.stdout), new RegExp(`usage: deno task ${t} `));
+  }
+  const bad = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "tasks/az.ts", "chess"],
+  }).output();
+  assert.notEqual(bad.code, 0);
+  assert.match(new TextDecoder().decode(bad.stderr), /error: game "chess": unknown/);
+});

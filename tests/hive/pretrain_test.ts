@@ -1,0 +1,139 @@
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { HIVE_NETS } from "../../src/alphazero/hive.ts";
+import { playEngineGame } from "../../src/hive/engine_games.ts";
+import { HiveGame } from "../../src/hive/game.ts";
+import { decodeHiveModel, encodeHiveModel } from "../../src/hive/model_file.ts";
+import {
+  encodeSamples,
+  prepareGames,
+  splitByGame,
+  uniformMetrics,
+} from "../../src/hive/pretrain.ts";
+import { runPretrain } from "../../src/hive/pretrain_run.ts";
+import { initWeights } from "../../src/nn/params.ts";
+import type { StoredGame } from "../../src/sgf/store.ts";
+
+const OPTS = {
+  gameType: "Base+MLP",
+  randomPlies: 6,
+  depth: 1,
+  timeMs: 0,
+  maxPlies: 10,
+  otherDepth: 0,
+};
+
+function games(n: number): StoredGame[] {
+  return Array.from({ length: n }, (_, i) => playEngineGame(i + 1, OPTS));
+}
+
+Deno.test("hive-games: engine games replay, are labelled, and are seeded", () => {
+  const a = games(3), b = games(3);
+  deepEqual(a, b);
+  for (const g of a) {
+    equal(g.source, "engine:kibitz-alphabeta-d1");
+    equal(g.result, "Unfinished");
+    equal(g.moves.length, 10);
+    const h = new HiveGame(g.gameType);
+    for (const m of g.moves) h.playString(m);
+  }
+  ok(new Set(a.map((g) => g.id)).size === 3);
+});
+
+Deno.test("pretrain: split by game, targets are the moves played, uniform figures exact", () => {
+  const { games: pg } = prepareGames(games(6));
+  const { train, val } = splitByGame(pg, 0.34, 3);
+  equal(val.length, 2);
+  equal(train.length, 4);
+  const ids = new Set(train.map((g) => g.id));
+  for (const g of val) ok(!ids.has(g.id));
+  // Sample ply 3 of game 0 under every symmetry: one legal target, as many legal moves each time.
+  const counts = new Set<number>();
+  for (let s = 0; s < 12; s++) {
+    const b = encodeSamples(pg, [{ game: 0, ply: 3, symmetry: s }]);
+    equal(b.policy.reduce((a, v) => a + v, 0), 1);
+    equal(b.mask[b.targets[0]], 1);
+    counts.add(b.legalCounts[0]);
+  }
+  equal(counts.size, 1);
+  const u = uniformMetrics([2, 4], [1, 0]);
+  equal(u.policyLoss, (Math.log(2) + Math.log(4)) / 2);
+  equal(u.top1, (0.5 + 0.25) / 2);
+  equal(u.top5, 1);
+  equal(u.valueMse, 0.5);
+});
+
+Deno.test("pretrain: a tiny run end to end writes a checkpoint, a model file and its log", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const store = `${dir}/games.jsonl`;
+    await Deno.writeTextFile(store, games(4).map((g) => JSON.stringify(g)).join("\n") + "\n");
+    const reports = await runPretrain({
+      stores: [store],
+      out: `${dir}/net.kbnn`,
+      log: `${dir}/log.jsonl`,
+      net: { ...HIVE_NETS.tiny },
+      netName: "tiny",
+      init: null,
+      model: `${dir}/net.kbhz`,
+      modelName: "test-net",
+      epochs: 1,
+      batch: 4,
+      positionsPerEpoch: 8,
+      valFraction: 0.25,
+      valPositions: 4,
+      maxGames: 0,
+      finishedOnly: false,
+      lrMax: 0.01,
+      lrMin: 0.001,
+      augment: true,
+      backend: "cpu",
+      seed: 1,
+      say: () => {},
+      step: () => {},
+      epoch: () => {},
+    });
+    equal(reports.length, 1);
+    equal(reports[0].trainPositions, 8);
+    equal(reports[0].val.positions, 4);
+    ok(reports[0].uniform.top1 > 0 && reports[0].uniform.top1 < 1);
+    const log = (await Deno.readTextFile(`${dir}/log.jsonl`)).trim().split("\n");
+    equal(log.length, 1);
+    const m = decodeHiveModel(await Deno.readFile(`${dir}/net.kbhz`));
+    equal(m.meta.name, "test-net");
+    equal(m.weights.config.blocks, HIVE_NETS.tiny.blocks);
+    const ck = decodeHiveModel(await Deno.readFile(`${dir}/net.kbnn`));
+    equal(ck.weights.config.filters, HIVE_NETS.tiny.filters);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("model file: int8 rows round-trip within half a step per row, small tensors exact", () => {
+  const cfg = {
+    blocks: 1,
+    filters: 8,
+    planes: 4,
+    height: 8,
+    width: 8,
+    moves: 300,
+    valueHidden: 16,
+  };
+  const w = initWeights(cfg, 5);
+  const back = decodeHiveModel(encodeHiveModel(w, { name: "x" }));
+  for (const s of w.specs) {
+    const a = w.tensors.get(s.name)!.data, b = back.weights.tensors.get(s.name)!.data;
+    if (a.length < 4096) {
+      deepEqual(b, a, s.name);
+      continue;
+    }
+    const rows = s.shape[0], cols = a.length / rows;
+    for (let r = 0; r < rows; r++) {
+      let max = 0;
+      for (let c = 0; c < cols; c++) max = Math.max(max, Math.abs(a[r * cols + c]));
+      for (let c = 0; c < cols; c++) {
+        ok(Math.abs(a[r * cols + c] - b[r * cols + c]) <= max / 254 + 1e-7, s.name);
+      }
+    }
+  }
+  equal(back.weights.tensors.get("policy.fc.w")!.shape[0], 300);
+});

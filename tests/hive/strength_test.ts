@@ -1,0 +1,47 @@
+import { equal, ok } from "node:assert/strict";
+import {
+  alphaBetaLadderPlayer,
+  eloFromScore,
+  mctsLadderPlayer,
+  playMatch,
+  randomPlayer,
+  scoreStats,
+} from "../../src/hive/strength.ts";
+import { uniformHiveEvaluator } from "../../src/uhp/mcts_player.ts";
+
+Deno.test("strength: score, interval and Elo of known results", () => {
+  equal(eloFromScore(0.5), 0);
+  ok(Math.abs(eloFromScore(0.75) - 190.85) < 0.01);
+  const s = scoreStats([1, 1, 0, 0.5]);
+  equal(s.score, 0.625);
+  // sd of (1, 1, 0, 0.5) with n - 1 = 0.4787; half width 1.96 * 0.4787 / 2.
+  ok(Math.abs(s.score - s.low - 1.96 * Math.sqrt(0.22916666666666666 / 4)) < 1e-9);
+  equal(s.high, 1);
+  const all = scoreStats([1, 1, 1, 1]);
+  equal(all.low, 1);
+  ok(Math.abs(all.elo - eloFromScore(1 - 0.5 / 4)) < 1e-9);
+});
+
+Deno.test("strength: matches alternate colours over shared openings and count every game", () => {
+  const r = playMatch(randomPlayer(1), randomPlayer(2), {
+    games: 4,
+    gameType: "Base+MLP",
+    openingPlies: 2,
+    maxPlies: 30,
+    seed: 5,
+  });
+  equal(r.games, 4);
+  equal(r.winsA + r.draws + r.winsB, 4);
+  ok(r.meanPlies <= 30);
+  // A one-ply search beats random play, and exact MCTS results find wins too.
+  const ab = playMatch(alphaBetaLadderPlayer({ depth: 1 }), randomPlayer(3), {
+    games: 2,
+    gameType: "Base+MLP",
+    openingPlies: 2,
+    maxPlies: 200,
+    seed: 1,
+  });
+  ok(ab.score >= 0.5, `alpha-beta scored ${ab.score}`);
+  const m = mctsLadderPlayer(uniformHiveEvaluator, { playouts: 8 });
+  equal(m.name, "mcts-8");
+});
