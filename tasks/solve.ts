@@ -20,7 +20,7 @@ import {
   writeSolveOutputs,
 } from "../src/poker/results.ts";
 import { expandSpot, prepareSpot, savedPolicy } from "../src/poker/solve.ts";
-import { warmStartRunner } from "../src/poker/warmstart.ts";
+import { warmStartRunner } from "../src/poker/warmstart_solve.ts";
 import { chooseBackend } from "../src/poker/gpu_solve.ts";
 
 await runMain(async () => {

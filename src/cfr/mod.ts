@@ -5,5 +5,6 @@ export * from "./evaluate.ts";
 export * from "./solver.ts";
 export * from "./warmstart.ts";
 export * from "./threads.ts";
+export * from "./warmstart_values.ts";
 export * from "./walk.ts";
 export * from "./gpu/mod.ts";

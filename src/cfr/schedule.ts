@@ -19,6 +19,11 @@ export interface DiscountParams {
   /** 1 for the reference solver's (t - 1) in alpha, 0 for the paper's t. */
   shift: number;
   resetPow4: boolean;
+  /**
+   * With resetPow4: only powers of 4 at or above this iteration reset the strategy sum (default 0:
+   * all). A warm-started run sets it so that no reset erases the warm start (see warmstart_values.ts).
+   */
+  resetFrom?: number;
 }
 
 /** DCFR as in the widely used Rust postflop solver: alpha 1.5, beta 0.5 (constant), gamma 3, reset at powers of 4. */
@@ -111,7 +116,8 @@ export interface IterationDiscount {
 
 /** Computes the discount multipliers of iteration t. */
 export function iterationDiscount(p: DiscountParams, t: number): IterationDiscount {
-  const v = p.resetPow4 ? t - lowerPow4(t) : t;
+  const low = p.resetPow4 ? lowerPow4(t) : 0;
+  const v = low >= (p.resetFrom ?? 0) ? t - low : t;
   return {
     alphaPos: ratio(t - p.shift, p.alpha),
     betaNeg: ratio(t - p.shift, p.beta),

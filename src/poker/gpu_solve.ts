@@ -95,7 +95,11 @@ export async function runGpuSolve(
   opts: RunOptions,
 ): Promise<SolveOutcome> {
   const s = spot.config.solver;
-  const gpu = await GpuCfrSolver.create(ctx, solver.tree, spot.game, spotSolverOptions(spot));
+  // The CPU solver's discount: a warm start may have set where the schedule's resets begin.
+  const gpu = await GpuCfrSolver.create(ctx, solver.tree, spot.game, {
+    ...spotSolverOptions(spot),
+    discount: solver.options.discount,
+  });
   try {
     await gpu.copyFrom(solver);
     const every = opts.every ?? 10;

@@ -17,3 +17,5 @@ export * from "./solve.ts";
 export * from "./results.ts";
 export * from "./isomorphism.ts";
 export * from "./warmstart.ts";
+export * from "./warmstart_values.ts";
+export * from "./warmstart_solve.ts";

@@ -17,24 +17,17 @@ import {
   ACT_RAISE,
   type ActionTree,
 } from "./action_tree.ts";
-import { type BetSizeOptions, betSizeToString } from "./bet_size.ts";
+import type { BetSizeOptions } from "./bet_size.ts";
 import { cardName } from "./cards.ts";
 import type { SolveConfig } from "./config.ts";
 import type { PostflopGame } from "./game.ts";
-import {
-  expandSpot,
-  type PreparedSpot,
-  prepareSpot,
-  type RunOptions,
-  runSolve,
-  type SolveOutcome,
-} from "./solve.ts";
 import type { WarmStartInterpolation, WarmStartSettings } from "./warmstart_config.ts";
 
 export {
   parseWarmStartSettings,
   WARMSTART_CONFIG_KEYS,
   type WarmStartInterpolation,
+  type WarmStartMethod,
   type WarmStartSettings,
 } from "./warmstart_config.ts";
 
@@ -316,92 +309,5 @@ export function smallTreeConfig(config: SolveConfig, ws: WarmStartSettings): Sol
       maxIterations: ws.minimalMaxIters,
       targetExploitabilityPct: ws.minimalExploitabilityPct,
     },
-  };
-}
-
-/** The three phases of a warm-started solve. */
-export interface WarmStartSolveOutcome {
-  smallSpot: PreparedSpot;
-  small: SolveOutcome;
-  transfer: WarmStartReport;
-  /** The full tree's solve; its iteration counter started at W. */
-  outcome: SolveOutcome;
-}
-
-/**
- * Solves the small tree (phase 1), transfers its regrets (phase 2) and solves the full tree from
- * t = W (phase 3); max_iterations counts the full tree's own iterations.
- */
-export async function runWarmStartSolve(
-  spot: PreparedSpot,
-  ws: WarmStartSettings,
-  opts: {
-    small?: RunOptions;
-    large?: RunOptions;
-    /** Called once the small tree is built, before its solve. */
-    onSmallSpot?: (smallSpot: PreparedSpot) => void;
-    /** Called after the transfer, before the full tree's first iteration. */
-    onTransfer?: (small: SolveOutcome, transfer: WarmStartReport) => void;
-  } = {},
-): Promise<WarmStartSolveOutcome> {
-  expandSpot(spot);
-  const smallSpot = prepareSpot(smallTreeConfig(spot.config, ws));
-  validateWarmStartGames(smallSpot.game, spot.game);
-  opts.onSmallSpot?.(smallSpot);
-  const small = await runSolve(smallSpot, opts.small);
-  let transfer: WarmStartReport | null = null;
-  const start = Math.max(1, Math.round(ws.weight));
-  const config = {
-    ...spot.config,
-    solver: { ...spot.config.solver, maxIterations: spot.config.solver.maxIterations + start },
-  };
-  const outcome = await runSolve({ ...spot, config }, {
-    ...opts.large,
-    beforeSolve: (solver) => {
-      transfer = warmStartPostflop(
-        { solver: small.solver, game: smallSpot.game },
-        { solver, game: spot.game },
-        { weight: ws.weight, interpolation: ws.interpolation },
-      );
-      opts.onTransfer?.(small, transfer);
-    },
-  });
-  return { smallSpot, small, transfer: transfer!, outcome };
-}
-
-/**
- * The solve function of `deno task solve`: plain runSolve, or, when `[solver] use_warmstart` is on,
- * the three warm-start phases with the same run options, printing each phase through `info`.
- */
-export function warmStartRunner(
-  spot: PreparedSpot,
-  info: (line: string) => void,
-): (opts: RunOptions) => Promise<SolveOutcome> {
-  const ws = spot.config.solver.warmStart;
-  if (!ws?.enabled) return (opts) => runSolve(spot, opts);
-  return async (opts) => {
-    const t0 = performance.now();
-    const r = await runWarmStartSolve(spot, ws, {
-      small: opts,
-      large: opts,
-      onSmallSpot: (s) =>
-        info(
-          `phase 1: small tree (bet sizes ${ws.sizes.bet.map(betSizeToString).join(", ")}; raises ${
-            ws.sizes.raise.map(betSizeToString).join(", ")
-          }): betting tree ${s.actionTree.size} nodes, expanded ${s.size.publicNodes} nodes; up to ${ws.minimalMaxIters} iterations or ${ws.minimalExploitabilityPct}% of the pot`,
-        ),
-      onTransfer: (small, t) => {
-        info(
-          `phase 1 done: ${small.iterations} iterations, exploitability ${
-            small.exploitability.percent.toFixed(3)
-          }% of the pot, ${((performance.now() - t0) / 1000).toFixed(1)} s`,
-        );
-        for (const w of t.warnings) info(`warning: ${w}`);
-        info(
-          `phase 2: full tree warm-started: regrets of ${t.nodes} decision nodes transferred (${t.unmatched} without a counterpart start at 0), W = ${ws.weight}, ${ws.interpolation} interpolation; continuing at iteration ${t.startIteration}`,
-        );
-      },
-    });
-    return r.outcome;
   };
 }

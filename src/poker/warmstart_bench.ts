@@ -1,20 +1,22 @@
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { CfrSolver, type SolverOptions } from "../cfr/solver.ts";
 import { buildTree, type PublicTree } from "../cfr/tree.ts";
+import type { WarmResets } from "../cfr/warmstart_values.ts";
+import { writeFileAtomic } from "../cli/atomic.ts";
 import { KibitzError } from "../errors.ts";
 import { buildActionTree } from "./action_tree.ts";
 import { parseSolveConfig } from "./config.ts";
 import { PostflopGame } from "./game.ts";
-import {
-  type WarmStartInterpolation,
-  warmStartPostflop,
-  type WarmStartSubtrees,
-} from "./warmstart.ts";
+import { type WarmStartMethod, warmStartPostflop } from "./warmstart.ts";
+import { type WarmResponses, warmStartPostflopValues } from "./warmstart_values.ts";
 
 // `deno task bench warmstart`: spot T2 of ../shared/data/poker/REFERENCE.md solved cold and
-// warm-started from T2s (same spot, sizes "66%, a" / "2.5x"), for f32 and for 8-bit regrets with an
-// 8-bit strategy. Exploitability is measured every 10 iterations (its time is not counted); seconds
-// are solver time, and a warm run's seconds include the small solve and the transfer.
+// warm-started from T2s (same spot, sizes "66%, a" / "2.5x") by both methods, for f32 and for 8-bit
+// regrets with an 8-bit strategy; with `f1`, also spot F1 warm-started from F1s, the same spot with
+// one size (52 %) on every street and no raises (117 betting nodes against F1's 501).
+// Exploitability is measured every 10 iterations (its time is not counted). A warm run's iterations
+// are counted as the seed counts them, W plus the full tree's own; its seconds include the small
+// solve and the seeding.
 
 const BASIC_OOP = "66+,A8s+,A5s-A4s,AJo+,K9s+,KQo,QTs+,JTs,96s+,85s+,75s+,65s,54s";
 const BASIC_IP = "QQ-22,AQs-A2s,ATo+,K5s+,KJo+,Q8s+,J8s+,T7s+,96s+,86s+,75s+,64s+,53s+";
@@ -36,253 +38,328 @@ export const T2S_SIZES = ["66%, a", "2.5x"] as const,
     "2.5x, a",
   ] as const;
 
+const F1_RANGES = `[ranges]
+oop = "88+,A8s+,A5s-A2s:0.5,AJo+,ATo:0.75,K9s+,KQo,KJo:0.75,KTo:0.25,Q9s+,QJo:0.5,J8s+,JTo:0.25,T8s+,T7s:0.45,97s+,96s:0.45,87s,86s:0.75,85s:0.45,75s+:0.75,74s:0.45,65s:0.75,64s:0.5,63s:0.45,54s:0.75,53s:0.5,52s:0.45,43s:0.5,42s:0.45,32s:0.45"
+ip = "AA:0.25,99-22,AJs-A2s,AQo-A8o,K2s+,K9o+,Q2s+,Q9o+,J6s+,J9o+,T6s+,T9o,96s+,95s:0.5,98o,86s+,85s:0.5,75s+,74s:0.5,64s+,63s:0.5,54s,53s:0.5,43s"
+[cards]
+flop = "Qs Jh 2h"
+[tree]
+starting_pot = 180
+effective_stack = 910
+add_allin_threshold = 0
+force_allin_threshold = 0
+merging_threshold = 0
+`;
+
+/** Spot F1 with bet sizes per street (flop, turn, river) and the raise sizes ("" for none). */
+export function f1Config(bets: readonly [string, string, string], raise: string): string {
+  return F1_RANGES +
+    ["flop", "turn", "river"].map((s, i) =>
+      `[bet_sizes.${s}]\noop_bet = "${bets[i]}"\noop_raise = "${raise}"\n` +
+      `ip_bet = "${bets[i]}"\nip_raise = "${raise}"\n${i > 0 ? 'oop_donk = ""\n' : ""}`
+    ).join("");
+}
+
 interface Spot {
   game: PostflopGame;
   tree: PublicTree;
 }
 
-function makeSpot(bet: string, raise: string): Spot {
-  const config = parseSolveConfig(t2Config(bet, raise), "T2");
+function makeSpot(text: string, name: string): Spot {
+  const config = parseSolveConfig(text, name);
   const game = new PostflopGame(buildActionTree(config.tree), config.board, config.rangeWeights);
   return { game, tree: buildTree(game) };
 }
 
-/** One warm-start variant. */
-interface Variant {
-  weight: number;
-  smallIterations: number;
-  interpolation: WarmStartInterpolation;
-  subtrees: WarmStartSubtrees;
-}
+const TARGETS = [0.5, 0.3, 0.1];
 
-/** What one run measured. */
+/** One run's measurements. */
 interface RunResult {
-  smallSeconds: number;
-  /** Large-tree iterations run (after the warm start's t = W) at the first check <= each target. */
+  label: string;
+  method: "cold" | WarmStartMethod;
+  /** W (0 for cold). */
+  weight: number;
+  /** Small solve plus seeding, seconds (0 for cold). */
+  setupSeconds: number;
+  /** Exploitability of the full tree's average right after the seeding (% of pot). */
+  startPct: number;
+  /** Counted iterations (W + full-tree iterations) at the first check at or below each target. */
   its: (number | null)[];
   seconds: (number | null)[];
+  /** Counted iterations -> exploitability %. */
   curve: Map<number, number>;
-  /** Seconds per iteration of each 10-iteration chunk. */
-  chunks: number[];
+  ev: [number, number];
 }
 
-const TARGETS = [0.5, 0.3];
-
-function solveLarge(
-  s: CfrSolver,
-  startSeconds: number,
-  maxIts: number,
-  log: (l: string) => void,
-  label: string,
-): RunResult {
-  const start = s.iteration;
-  let solveMs = startSeconds * 1000;
-  const its: (number | null)[] = TARGETS.map(() => null);
-  const seconds: (number | null)[] = TARGETS.map(() => null);
-  const curve = new Map<number, number>();
-  const chunks: number[] = [];
-  while (s.iteration - start < maxIts && its.some((x) => x === null)) {
-    const t0 = performance.now();
-    s.run(10);
-    const ms = performance.now() - t0;
-    solveMs += ms;
-    chunks.push(ms / 10000);
-    const pct = s.exploitability().percent;
-    const done = s.iteration - start;
-    curve.set(done, pct);
-    TARGETS.forEach((t, i) => {
-      if (its[i] === null && pct <= t) (its[i] = done), (seconds[i] = solveMs / 1000);
-    });
-    log(`${label}: ${done} its ${pct.toFixed(3)}% ${(solveMs / 1000).toFixed(1)} s`);
-  }
-  return { smallSeconds: startSeconds, its, seconds, curve, chunks };
+/** Arguments of the suite. */
+interface BenchArgs {
+  weights: (number | "auto")[];
+  regretWeights: number[];
+  smallIterations: number;
+  maxIts: number;
+  methods: ("cold" | WarmStartMethod)[];
+  storages: string[];
+  f1: boolean;
+  resets: WarmResets;
+  responses: WarmResponses;
+  epsilon: number;
+  csv: string;
 }
 
-function parseArgs(args: string[]): Partial<Variant> & { maxIts?: number } {
-  const out: Partial<Variant> & { maxIts?: number } = {};
+const USAGE =
+  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 10) small=N (40) max=N (300) methods=cold,regrets,values storage=f32,8 resets=continue|none|keep responses=pot-odds|copy epsilon=E csv=PATH f1";
+
+function parseArgs(args: string[]): BenchArgs {
+  const out: BenchArgs = {
+    weights: ["auto"],
+    regretWeights: [10],
+    smallIterations: 40,
+    maxIts: 300,
+    methods: ["cold", "regrets", "values"],
+    storages: ["f32", "8"],
+    f1: false,
+    resets: "continue",
+    responses: "pot-odds",
+    epsilon: 0,
+    csv: "bench-out/warmstart_curves.csv",
+  };
+  const bad = (why: string): never => {
+    throw new KibitzError("bad_args", `warmstart bench: ${why}; use ${USAGE}`);
+  };
   for (const a of args) {
-    const m = /^(weight|small|max|interpolation|subtrees)=(.+)$/.exec(a);
-    if (!m) {
-      throw new KibitzError(
-        "bad_args",
-        `warmstart bench: unknown argument "${a}"; use weight=W small=N max=N interpolation=linear|log subtrees=nearest|matched`,
-      );
+    if (a === "f1") {
+      out.f1 = true;
+      continue;
     }
-    const v = m[2], n = Number(v);
-    if (m[1] === "interpolation") {
-      if (v !== "linear" && v !== "log") throw new KibitzError("bad_args", `interpolation=${v}`);
-      out.interpolation = v;
-    } else if (m[1] === "subtrees") {
-      if (v !== "nearest" && v !== "matched") throw new KibitzError("bad_args", `subtrees=${v}`);
-      out.subtrees = v;
-    } else if (!(n > 0)) {
-      throw new KibitzError("bad_args", `${m[1]} must be a positive number, got ${v}`);
-    } else if (m[1] === "weight") out.weight = n;
-    else if (m[1] === "small") out.smallIterations = Math.round(n);
-    else out.maxIts = Math.round(n);
+    const m = /^([a-z]+)=(.+)$/.exec(a);
+    if (!m) bad(`unknown argument "${a}"`);
+    const [, k, v] = m!;
+    const n = Number(v);
+    const pos = (x: string) => {
+      const y = Number(x);
+      return y > 0 && Number.isFinite(y) ? y : bad(`${k} must be positive, got ${x}`);
+    };
+    const positive = () => pos(v);
+    if (k === "weight") out.weights = v.split(",").map((x) => (x === "auto" ? "auto" : pos(x)));
+    else if (k === "rweight") out.regretWeights = v.split(",").map(pos);
+    else if (k === "small") out.smallIterations = Math.round(positive());
+    else if (k === "max") out.maxIts = Math.round(positive());
+    else if (k === "epsilon") out.epsilon = n >= 0 && n <= 1 ? n : bad(`epsilon=${v}`);
+    else if (k === "csv") out.csv = v;
+    else if (k === "resets") {
+      if (v !== "continue" && v !== "none" && v !== "keep") bad(`resets=${v}`);
+      out.resets = v as WarmResets;
+    } else if (k === "responses") {
+      if (v !== "pot-odds" && v !== "copy") bad(`responses=${v}`);
+      out.responses = v as WarmResponses;
+    } else if (k === "methods") {
+      const ms = v.split(",");
+      for (const x of ms) if (x !== "cold" && x !== "regrets" && x !== "values") bad(`method ${x}`);
+      out.methods = ms as BenchArgs["methods"];
+    } else if (k === "storage") {
+      const ss = v.split(",");
+      for (const x of ss) if (x !== "f32" && x !== "8") bad(`storage ${x}`);
+      out.storages = ss;
+    } else bad(`unknown argument "${a}"`);
   }
   return out;
 }
 
-function tag(v: Variant): string {
-  const extra = (v.subtrees === "matched" ? ", matched subtrees" : "") +
-    (v.interpolation === "log" ? ", log" : "");
-  return `warm W=${v.weight}${extra}`;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? 0 : s[(s.length - 1) >> 1];
+/** Runs the full tree from where it stands to the last target or `maxIts` counted iterations. */
+function solveLarge(
+  s: CfrSolver,
+  r: RunResult,
+  maxIts: number,
+  log: (l: string) => void,
+): void {
+  let ms = r.setupSeconds * 1000;
+  while (s.iteration < maxIts && r.its.some((x) => x === null)) {
+    const t0 = performance.now();
+    s.run(Math.min(10, maxIts - s.iteration));
+    ms += performance.now() - t0;
+    const e = s.exploitability();
+    r.curve.set(s.iteration, e.percent);
+    r.ev = [e.ev[0], e.ev[1]];
+    TARGETS.forEach((t, i) => {
+      if (r.its[i] === null && e.percent <= t) (r.its[i] = s.iteration), (r.seconds[i] = ms / 1000);
+    });
+    log(`${r.label}: ${s.iteration} its ${e.percent.toFixed(3)}% ${(ms / 1000).toFixed(1)} s`);
+  }
 }
 
 function ratio(a: number | null, b: number | null): number | null {
   return a !== null && b !== null && b > 0 ? a / b : null;
 }
 
-/** `deno task bench warmstart`: T2 cold vs warm-started from T2s, f32 and 8/8-bit, and the speedup. */
-export const suite: BenchSuite = {
-  description: "warm start: spot T2 cold vs warm-started from T2s (f32 and 8/8-bit), speedup",
-  run(opts): Promise<BenchReport> {
-    const report = newReport("warmstart", null);
-    const a = parseArgs(opts.args);
-    const base: Variant = {
-      weight: a.weight ?? 10,
-      smallIterations: a.smallIterations ?? 40,
-      interpolation: a.interpolation ?? "linear",
-      subtrees: a.subtrees ?? "nearest",
-    };
-    // The issue's default W = 10, and W = 30 (the best of 10 / 30 / 64 in our f32 trials).
-    const variants: Variant[] = [base, { ...base, weight: base.weight * 3 }];
-    if (opts.full) {
-      variants.push(
-        { ...base, subtrees: "matched" },
-        { ...base, interpolation: "log" },
+/** Cold and warm runs of one spot and storage. */
+function runSpot(
+  name: string,
+  small: Spot,
+  large: Spot,
+  storage: string,
+  so: SolverOptions,
+  a: BenchArgs,
+  log: (l: string) => void,
+): RunResult[] {
+  const results: RunResult[] = [];
+  const fresh = (label: string, method: RunResult["method"]): RunResult => ({
+    label: `${name} ${storage} ${label}`,
+    method,
+    weight: 0,
+    setupSeconds: 0,
+    startPct: NaN,
+    its: TARGETS.map(() => null),
+    seconds: TARGETS.map(() => null),
+    curve: new Map(),
+    ev: [NaN, NaN],
+  });
+  const variants: ["cold" | WarmStartMethod, number | "auto"][] = [];
+  for (const m of a.methods) {
+    if (m === "cold") variants.push([m, 0]);
+    else if (m === "regrets") { for (const w of a.regretWeights) variants.push([m, w]); }
+    else for (const w of a.weights) variants.push([m, w]);
+  }
+  for (const [method, w] of variants) {
+    const ls = new CfrSolver(large.tree, large.game, so);
+    let r: RunResult;
+    if (method === "cold") r = fresh("cold", "cold");
+    else {
+      const t0 = performance.now();
+      const ss = new CfrSolver(small.tree, small.game, so);
+      ss.run(a.smallIterations);
+      const t1 = performance.now();
+      const smallPct = ss.exploitability().percent; // not timed, as the checks of the runs
+      const t2 = performance.now();
+      const sides = [{ solver: ss, game: small.game }, { solver: ls, game: large.game }] as const;
+      let weight: number;
+      let what: string;
+      if (method === "values") {
+        const rep = warmStartPostflopValues(sides[0], sides[1], {
+          weight: w,
+          smallPct,
+          resets: a.resets,
+          responses: a.responses,
+          epsilon: a.epsilon,
+        });
+        weight = rep.weight;
+        what = `values W=${weight}${w === "auto" ? " (auto)" : ""}`;
+        log(
+          `${name} ${storage} ${what}: mapped strategy ${
+            rep.profilePct.toFixed(2)
+          }% exploitable, average resets from t = ${rep.resetFrom}`,
+        );
+      } else {
+        weight = w as number;
+        warmStartPostflop(sides[0], sides[1], { weight });
+        what = `regrets W=${weight}`;
+      }
+      const setup = (t1 - t0 + performance.now() - t2) / 1000;
+      r = fresh(what, method);
+      r.weight = weight;
+      r.setupSeconds = setup;
+      log(
+        `${r.label}: small tree ${a.smallIterations} its at ${smallPct.toFixed(3)}%, ${
+          setup.toFixed(1)
+        } s with the seeding`,
       );
     }
-    const maxIts = a.maxIts ?? 300;
-    const small = makeSpot(...T2S_SIZES), large = makeSpot(...T2_SIZES);
-    opts.log(
-      `T2s: ${small.tree.size} nodes, T2: ${large.tree.size} nodes; hands ${large.game.numHands}`,
-    );
-    const storages: [string, SolverOptions][] = [
-      ["f32", { regretBits: 32, strategyBits: 32 }],
-      ["8-bit regrets / 8-bit strategy", { regretBits: 8, strategyBits: 8 }],
-    ];
+    r.startPct = ls.exploitability().percent;
+    r.curve.set(ls.iteration, r.startPct);
+    solveLarge(ls, r, a.maxIts, log);
+    results.push(r);
+  }
+  return results;
+}
+
+/** `deno task bench warmstart`: T2 (and F1) cold vs warm-started by both methods, f32 and 8/8-bit. */
+export const suite: BenchSuite = {
+  description:
+    "warm start: spot T2 cold vs warm-started from T2s by regret transfer and by strategy values (f32 and 8/8-bit)",
+  async run(opts): Promise<BenchReport> {
+    const report = newReport("warmstart", null);
+    const a = parseArgs(opts.args);
+    const spots: [string, () => [Spot, Spot]][] = [[
+      "T2",
+      () => [makeSpot(t2Config(...T2S_SIZES), "T2s"), makeSpot(t2Config(...T2_SIZES), "T2")],
+    ]];
+    if (a.f1) {
+      spots.push(["F1", () => [
+        makeSpot(f1Config(["52%", "52%", "52%"], ""), "F1s"),
+        makeSpot(f1Config(["52%", "55%", "70%"], "45%"), "F1"),
+      ]]);
+    }
+    const storages: Record<string, SolverOptions> = {
+      f32: { regretBits: 32, strategyBits: 32 },
+      "8": { regretBits: 8, strategyBits: 8 },
+    };
+    const all: RunResult[] = [];
     const rows: (string | number | null)[][] = [];
-    const work: (string | number | null)[][] = [];
-    const curves: { label: string; curve: Map<number, number> }[] = [];
-    for (const [storage, so] of storages) {
-      const cold = solveLarge(
-        new CfrSolver(large.tree, large.game, so),
-        0,
-        maxIts,
-        opts.log,
-        `${storage} cold`,
-      );
-      curves.push({ label: `${storage} cold`, curve: cold.curve });
-      const warm: { v: Variant; small: number; transfer: number; r: RunResult }[] = [];
-      for (const v of variants) {
-        const t0 = performance.now();
-        const ss = new CfrSolver(small.tree, small.game, so);
-        ss.run(v.smallIterations);
-        const t1 = performance.now();
-        const smallExpl = ss.exploitability().percent;
-        const t2 = performance.now();
-        const ls = new CfrSolver(large.tree, large.game, so);
-        warmStartPostflop({ solver: ss, game: small.game }, { solver: ls, game: large.game }, v);
-        const t3 = performance.now();
-        const setup = (t1 - t0 + t3 - t2) / 1000;
-        opts.log(
-          `${storage} ${tag(v)}: small tree ${v.smallIterations} its at ${smallExpl.toFixed(3)}%, ${
-            setup.toFixed(1)
-          } s with the transfer`,
-        );
-        const r = solveLarge(ls, setup, maxIts, opts.log, `${storage} ${tag(v)}`);
-        curves.push({ label: `${storage} ${tag(v)}`, curve: r.curve });
-        warm.push({ v, small: (t1 - t0) / 1000, transfer: (t3 - t2) / 1000, r });
-      }
-      // Work-normalized seconds: iterations times the median seconds per iteration of each tree over
-      // this storage's runs, so that load from other processes on a shared machine cancels out.
-      const largeIt = median([cold, ...warm.map((w) => w.r)].flatMap((r) => r.chunks));
-      const smallIt = median(warm.map((w) => w.small / w.v.smallIterations));
-      const normCold = cold.its.map((n) => (n === null ? null : n * largeIt));
-      rows.push([
-        storage,
-        "cold",
-        0,
-        0,
-        ...TARGETS.flatMap((_, i) => [cold.its[i], cold.seconds[i], 1]),
-      ]);
-      work.push([storage, "cold", largeIt, 0, ...TARGETS.flatMap((_, i) => [normCold[i], 1])]);
-      for (const { v, transfer, r } of warm) {
-        const name = `${tag(v)}, T2s ${v.smallIterations} its, ${v.interpolation}, ${v.subtrees}`;
-        rows.push([
-          storage,
-          name,
-          v.smallIterations,
-          r.smallSeconds,
-          ...TARGETS.flatMap((_, i) => [
-            r.its[i],
-            r.seconds[i],
-            ratio(cold.seconds[i], r.seconds[i]),
-          ]),
-        ]);
-        const fixed = v.smallIterations * smallIt + transfer;
-        const norm = r.its.map((n) => (n === null ? null : n * largeIt + fixed));
-        work.push([
-          storage,
-          name,
-          largeIt,
-          smallIt,
-          ...TARGETS.flatMap((_, i) => [norm[i], ratio(normCold[i], norm[i])]),
-        ]);
+    for (const [name, build] of spots) {
+      const [small, large] = build();
+      opts.log(`${name}s: ${small.tree.size} nodes, ${name}: ${large.tree.size} nodes`);
+      for (const st of a.storages) {
+        const label = st === "f32" ? "f32" : "8/8-bit";
+        const runs = runSpot(name, small, large, label, storages[st], a, opts.log);
+        all.push(...runs);
+        const cold = runs.find((r) => r.method === "cold") ?? null;
+        for (const r of runs) {
+          rows.push([
+            name,
+            label,
+            r.method,
+            r.weight,
+            r.setupSeconds,
+            r.startPct,
+            ...TARGETS.flatMap((_, i) => [
+              r.its[i],
+              ratio(cold?.its[i] ?? null, r.its[i]),
+              r.seconds[i],
+              ratio(cold?.seconds[i] ?? null, r.seconds[i]),
+            ]),
+            cold ? Math.max(Math.abs(r.ev[0] - cold.ev[0]), Math.abs(r.ev[1] - cold.ev[1])) : null,
+          ]);
+        }
       }
     }
     report.tables.push({
-      title: `T2 to 0.5 % and 0.3 % of the pot: cold vs warm-started from T2s (checked every 10)`,
+      title:
+        "Iterations (W + full tree's) and seconds (small solve and seeding included) to 0.5 / 0.3 / 0.1 % of the pot, checked every 10",
       columns: [
+        "spot",
         "storage",
         "run",
-        "T2s its",
-        "T2s + transfer s",
-        "T2 its to 0.5%",
-        "s to 0.5%",
-        "speedup 0.5%",
-        "T2 its to 0.3%",
-        "s to 0.3%",
-        "speedup 0.3%",
+        "W",
+        "small + seed s",
+        "% after seeding",
+        ...TARGETS.flatMap((t) => [`its to ${t}%`, `x its`, `s to ${t}%`, `x s`]),
+        "max |EV - cold EV| chips",
       ],
       rows,
     });
+    const keys = [...new Set(all.flatMap((r) => [...r.curve.keys()]))].sort((x, y) => x - y);
+    const curveRows = keys.map((k) => [k, ...all.map((r) => r.curve.get(k) ?? null)]);
     report.tables.push({
-      title:
-        "Work-normalized seconds (median seconds per iteration of each tree x iterations, plus the transfer)",
-      columns: [
-        "storage",
-        "run",
-        "T2 s/it",
-        "T2s s/it",
-        "s to 0.5%",
-        "speedup 0.5%",
-        "s to 0.3%",
-        "speedup 0.3%",
-      ],
-      rows: work,
+      title: "Exploitability (% of pot) by counted iterations (warm runs start at W)",
+      columns: ["its", ...all.map((r) => r.label)],
+      rows: curveRows,
     });
-    const checkpoints = [...new Set(curves.flatMap((c) => [...c.curve.keys()]))].sort((x, y) =>
-      x - y
-    );
-    report.tables.push({
-      title: "Exploitability (% of pot) by T2 iterations run (warm runs continue at t = W)",
-      columns: ["T2 its", ...curves.map((c) => c.label)],
-      rows: checkpoints.map((k) => [k, ...curves.map((c) => c.curve.get(k) ?? null)]),
-    });
+    const csv = [
+      ["its", ...all.map((r) => JSON.stringify(r.label))].join(","),
+      ...curveRows.map((row) => row.map((c) => (c === null ? "" : String(c))).join(",")),
+    ].join("\n") + "\n";
+    const dir = a.csv.includes("/") ? a.csv.slice(0, a.csv.lastIndexOf("/")) : ".";
+    await Deno.mkdir(dir, { recursive: true });
+    await writeFileAtomic(a.csv, csv);
     report.notes.push(
-      "Seconds are solver time (iterations and, for warm runs, the T2s solve and the transfer); the exploitability checks are not counted.",
-      "Speedup = cold seconds / warm seconds to the same target. The reference schedule resets the average strategy at t = 16, 64, 256, so curves jump after those iterations (warm runs reach them W iterations earlier).",
-      `Iterations capped at ${maxIts}: '-' means the target was not reached.`,
-      "Iteration counts are deterministic (seed 0); measured seconds move with the load of other processes on the machine, so compare speedups in the work-normalized table.",
+      `Curves as CSV: ${a.csv}.`,
+      `Warm runs: the small tree solved ${a.smallIterations} iterations; "values" seeds regrets W * (v(a) - v) from the mapped strategy's counterfactual values and the average W * strategy (W ${
+        a.weights.join(", ")
+      }, resets ${a.resets}, responses ${a.responses}); "regrets" transfers the small tree's regrets scaled to W = ${
+        a.regretWeights.join(", ")
+      }.`,
+      "x its / x s: cold divided by this run (above 1: faster than cold). Iterations are deterministic (seed 0); seconds move with the load of other processes.",
+      `Iterations capped at ${a.maxIts}: '-' means the target was not reached.`,
     );
-    return Promise.resolve(report);
+    return report;
   },
 };

@@ -15,6 +15,7 @@ export type WarmStartInterpolation = "linear" | "log";
 /** The `[solver]` keys of the warm start. */
 export const WARMSTART_CONFIG_KEYS: readonly string[] = [
   "use_warmstart",
+  "warmstart_method",
   "warmstart_weight",
   "warmstart_interpolation",
   "warmstart_minimal_max_iters",
@@ -24,11 +25,19 @@ export const WARMSTART_CONFIG_KEYS: readonly string[] = [
   "warmstart_raise",
 ];
 
+/** How the full tree is seeded: from the mapped strategy's values, or by transferring regrets. */
+export type WarmStartMethod = "values" | "regrets";
+
 /** Warm-start settings of a solve config (`[solver]` use_warmstart and warmstart_*). */
 export interface WarmStartSettings {
   enabled: boolean;
-  /** W: weight of the transferred regrets in iterations; the full solve continues at t = W. */
-  weight: number;
+  /**
+   * "values" (default, the better of the two at their defaults on spot T2, see README: regrets from
+   * the mapped strategy's counterfactual values, Brown & Sandholm 2016) or "regrets" (seed 002).
+   */
+  method: WarmStartMethod;
+  /** W in iterations (the full solve continues at t = W), or "auto" (values: from the mapped strategy's exploitability; regrets: 10). */
+  weight: number | "auto";
   interpolation: WarmStartInterpolation;
   /** The small tree's solve stops after this many iterations ... */
   minimalMaxIters: number;
@@ -45,7 +54,7 @@ function settingsError(message: string): never {
   throw new KibitzError("bad_config", message);
 }
 
-/** Reads and validates the warm-start keys of a `[solver]` table (defaults: off, W 10, linear, 40 its, 1 %). */
+/** Reads and validates the warm-start keys of a `[solver]` table (defaults: off, values, W auto, linear, 40 its, 1 %). */
 export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSettings {
   const get = <T>(key: string, type: "boolean" | "number" | "string", fallback: T): T => {
     const v = t[key];
@@ -59,10 +68,17 @@ export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSet
     return v as T;
   };
   const enabled = get("use_warmstart", "boolean", false);
-  const weight = get("warmstart_weight", "number", 10);
-  if (!(weight > 0) || !Number.isFinite(weight)) {
-    settingsError(`solver.warmstart_weight must be a positive number, got ${weight}`);
+  const method = get<string>("warmstart_method", "string", "values");
+  if (method !== "values" && method !== "regrets") {
+    settingsError(`solver.warmstart_method must be "values" or "regrets", got "${method}"`);
   }
+  const w = t.warmstart_weight === "auto"
+    ? "auto"
+    : get<number | "auto">("warmstart_weight", "number", "auto");
+  if (w !== "auto" && (!(w > 0) || !Number.isFinite(w))) {
+    settingsError(`solver.warmstart_weight must be a positive number or "auto", got ${w}`);
+  }
+  const weight: number | "auto" = w;
   const interpolation = get("warmstart_interpolation", "string", "linear");
   if (interpolation !== "linear" && interpolation !== "log") {
     settingsError(
@@ -99,6 +115,7 @@ export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSet
   const donk = p.donk.trim() === "" ? null : parseBetSizeList(p.donk, false, "warmstart donk");
   return {
     enabled,
+    method,
     weight,
     interpolation,
     minimalMaxIters,

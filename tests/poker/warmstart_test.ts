@@ -20,13 +20,12 @@ import {
   parseWarmStartSettings,
   type PokerAction,
   pokerTreeActions,
-  runWarmStartSolve,
   sizeCoordinate,
   smallTreeConfig,
   validateWarmStartGames,
   warmStartPostflop,
-  warmStartRunner,
 } from "../../src/poker/warmstart.ts";
+import { runWarmStartSolve, warmStartRunner } from "../../src/poker/warmstart_solve.ts";
 
 const fold: PokerAction = { kind: ACT_FOLD, frac: 0 };
 const check: PokerAction = { kind: ACT_CHECK, frac: 0 };
@@ -229,7 +228,8 @@ Deno.test("games that differ in more than bet sizes are rejected, naming the dif
 Deno.test("warm-start settings: defaults, the minimal preset, explicit sizes and errors", () => {
   const d = parseWarmStartSettings({});
   assert.equal(d.enabled, false);
-  assert.equal(d.weight, 10);
+  assert.equal(d.method, "values");
+  assert.equal(d.weight, "auto");
   assert.equal(d.interpolation, "linear");
   assert.equal(d.minimalMaxIters, 40);
   assert.equal(d.minimalExploitabilityPct, 1);
@@ -238,13 +238,16 @@ Deno.test("warm-start settings: defaults, the minimal preset, explicit sizes and
   assert.equal(d.donk, null);
   const c = parseWarmStartSettings({
     use_warmstart: true,
+    warmstart_method: "regrets",
     warmstart_weight: 30,
     warmstart_interpolation: "log",
     warmstart_bet: "66%, a",
     warmstart_raise: "2.5x",
   });
   assert.equal(c.enabled, true);
+  assert.equal(c.method, "regrets");
   assert.equal(c.weight, 30);
+  assert.equal(parseWarmStartSettings({ warmstart_weight: "auto" }).weight, "auto");
   assert.equal(c.interpolation, "log");
   assert.deepEqual(c.sizes.raise, [{ kind: "prev", ratio: 2.5 }]);
   const bad = (t: Record<string, unknown>, re: RegExp) =>
@@ -253,7 +256,9 @@ Deno.test("warm-start settings: defaults, the minimal preset, explicit sizes and
       (e) => isKibitzError(e, "bad_config") && re.test(e.message),
     );
   bad({ use_warmstart: "yes" }, /solver\.use_warmstart must be a boolean/);
-  bad({ warmstart_weight: 0 }, /warmstart_weight must be a positive number/);
+  bad({ warmstart_weight: 0 }, /warmstart_weight must be a positive number or "auto"/);
+  bad({ warmstart_weight: "big" }, /warmstart_weight must be a number/);
+  bad({ warmstart_method: "strategy" }, /warmstart_method must be "values" or "regrets"/);
   bad({ warmstart_interpolation: "cubic" }, /"linear" or "log"/);
   bad({ warmstart_minimal_max_iters: 2.5 }, /warmstart_minimal_max_iters must be an integer/);
   bad({ warmstart_minimal_exploitability_pct: -1 }, /must be >= 0/);
@@ -305,12 +310,15 @@ max_iterations = 40
 target_exploitability_pct = 0.5
 threads = 1
 use_warmstart = true
+warmstart_method = "regrets"
 warmstart_minimal_max_iters = 20
 warmstart_minimal_exploitability_pct = 0
 `;
 
-Deno.test("a warm-started solve: small tree, transfer, full tree from t = W", async () => {
-  const config = parseSolveConfig(TURN_WS);
+Deno.test("a warm-started solve (regret transfer): small tree, transfer, full tree from t = W", async () => {
+  const config = parseSolveConfig(
+    TURN_WS,
+  );
   const ws = config.solver.warmStart!;
   assert.equal(ws.enabled, true);
   const s = prepareSpot(config);
@@ -318,6 +326,7 @@ Deno.test("a warm-started solve: small tree, transfer, full tree from t = W", as
   const r = await runWarmStartSolve(s, ws, { onTransfer: (_, t) => (transferred = t.nodes) });
   assert.equal(r.small.iterations, 20);
   assert.equal(r.small.stoppedBy, "max_iterations");
+  assert.equal(r.transfer.method, "regrets");
   assert.equal(r.transfer.startIteration, 10);
   assert.equal(transferred, r.transfer.nodes);
   assert.ok(r.transfer.nodes > r.transfer.unmatched, JSON.stringify(r.transfer));

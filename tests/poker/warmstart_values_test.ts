@@ -1,0 +1,131 @@
+import assert from "node:assert/strict";
+import { CfrSolver } from "../../src/cfr/solver.ts";
+import { buildTree, findNode } from "../../src/cfr/tree.ts";
+import { mappedPolicy, pairNodes } from "../../src/cfr/warmstart_values.ts";
+import { buildActionTree } from "../../src/poker/action_tree.ts";
+import { parseSolveConfig } from "../../src/poker/config.ts";
+import { PostflopGame } from "../../src/poker/game.ts";
+import { prepareSpot, runSolve } from "../../src/poker/solve.ts";
+import { pokerMapper } from "../../src/poker/warmstart.ts";
+import { runWarmStartSolve } from "../../src/poker/warmstart_solve.ts";
+import { potOddsResponses, warmStartPostflopValues } from "../../src/poker/warmstart_values.ts";
+import { decodeAll } from "../../src/quant/mod.ts";
+
+const RIVER = (bet: string, raise: string) =>
+  `[ranges]
+oop = "AA,KK,QQ,AKs,54s"
+ip = "KK-JJ,AQs,T9s"
+[cards]
+flop = "Ah7d2c"
+turn = "9s"
+river = "3h"
+[tree]
+starting_pot = 100
+effective_stack = 200
+[bet_sizes.river]
+oop_bet = "${bet}"
+oop_raise = "${raise}"
+ip_bet = "${bet}"
+ip_raise = "${raise}"
+`;
+
+function spot(text: string) {
+  const config = parseSolveConfig(text);
+  const game = new PostflopGame(buildActionTree(config.tree), config.board, config.rangeWeights);
+  return { config, game, tree: buildTree(game) };
+}
+
+function side(s: ReturnType<typeof spot>) {
+  return { tree: s.tree, actionTree: s.game.tree };
+}
+
+Deno.test("strategy mapping: the small sizes keep their strategy, the responses to a new size come from the nearest one with pot-odds folds", () => {
+  const small = spot(RIVER("50%", "2.5x")), large = spot(RIVER("25%, 50%", "2.5x"));
+  const ss = new CfrSolver(small.tree, small.game, {});
+  ss.run(30);
+  const mapper = pokerMapper(side(small), side(large));
+  const pair = pairNodes(small.tree, large.tree, mapper);
+  const copy = mappedPolicy(ss, large.tree, mapper, pair);
+  const adjusted = mappedPolicy(ss, large.tree, mapper, pair, {
+    adjust: potOddsResponses(side(small), side(large)),
+  });
+  const H0 = large.tree.numHands[0], H1 = large.tree.numHands[1];
+  // Root: check and bet 50 keep the small strategy, the new bet 25 gets probability 0.
+  const root = new Float32Array(3 * H0), sr = ss.averageStrategy(0);
+  copy(0, root);
+  for (let h = 0; h < H0; h++) {
+    assert.ok(Math.abs(root[h] - sr[h]) < 1e-6);
+    assert.equal(root[H0 + h], 0);
+    assert.ok(Math.abs(root[2 * H0 + h] - sr[H0 + h]) < 1e-6);
+  }
+  // Facing bet 50: the small tree's responses, unchanged by the correction.
+  const n50 = findNode(large.tree, ["Bet 50"]), s50 = findNode(small.tree, ["Bet 50"]);
+  assert.equal(pair[n50], s50);
+  const want = ss.averageStrategy(s50), A = large.tree.numChildren[n50];
+  const got = new Float32Array(A * H1);
+  adjusted(n50, got);
+  for (let i = 0; i < got.length; i++) assert.ok(Math.abs(got[i] - want[i]) < 1e-6);
+  // Facing bet 25: copied from bet 50's responses; with the correction each hand folds
+  // fold_50 * a(0.25) / a(0.5), a(x) = x / (1 + x), and its other actions keep their proportions.
+  const n25 = findNode(large.tree, ["Bet 25"]);
+  assert.equal(pair[n25], s50);
+  const labels = large.tree.label.slice(
+    large.tree.firstChild[n25],
+    large.tree.firstChild[n25] + A,
+  );
+  assert.deepEqual(labels.slice(0, 2), ["Fold", "Call"]);
+  const plain = new Float32Array(A * H1), fixed = new Float32Array(A * H1);
+  copy(n25, plain);
+  adjusted(n25, fixed);
+  const k = (0.25 / 1.25) / (0.5 / 1.5);
+  let folded = 0;
+  for (let h = 0; h < H1; h++) {
+    const f = plain[h];
+    if (f > 0) folded++;
+    assert.ok(Math.abs(fixed[h] - f * k) < 1e-6, `hand ${h} fold`);
+    for (let a = 1; a < A; a++) {
+      const e = f < 1 ? (plain[a * H1 + h] * (1 - f * k)) / (1 - f) : a === 1 ? 1 - f * k : 0;
+      assert.ok(Math.abs(fixed[a * H1 + h] - e) < 1e-6, `hand ${h} action ${a}`);
+    }
+  }
+  assert.ok(folded > 0);
+});
+
+Deno.test("value warm start of a river spot: new sizes get regrets from their values, W automatic", () => {
+  const small = spot(RIVER("50%", "2.5x")), large = spot(RIVER("25%, 50%, 100%", "2.5x"));
+  const ss = new CfrSolver(small.tree, small.game, {});
+  ss.run(40);
+  const ls = new CfrSolver(large.tree, large.game, {});
+  const rep = warmStartPostflopValues({ solver: ss, game: small.game }, {
+    solver: ls,
+    game: large.game,
+  });
+  assert.ok(rep.profilePct > 0);
+  assert.ok(rep.weight >= 1 && rep.weight <= 40);
+  assert.equal(ls.iteration, rep.startIteration);
+  assert.equal(rep.resetFrom, 4 * rep.startIteration);
+  assert.equal(rep.paired, rep.playerNodes); // every large node has a small counterpart here
+  // The new size's root regrets are set (not zero) for some hands.
+  const H = large.tree.numHands[0];
+  const R = decodeAll(ls.regrets).subarray(0, 4 * H);
+  assert.ok(R.subarray(H, 2 * H).some((x) => x !== 0));
+});
+
+Deno.test("a value-warm-started solve reaches the cold solve's equilibrium (root EVs within 0.1 chip)", async () => {
+  const text = RIVER("33%, 66%, 100%, a", "2.5x, a") +
+    `[solver]\nmax_iterations = 300\ntarget_exploitability_pct = 0.1\nthreads = 1\n` +
+    `use_warmstart = true\nwarmstart_method = "values"\nwarmstart_minimal_max_iters = 30\nwarmstart_minimal_exploitability_pct = 0\n`;
+  const config = parseSolveConfig(text);
+  const coldConfig = parseSolveConfig(text.replace("use_warmstart = true", ""));
+  const c = await runSolve(prepareSpot(coldConfig));
+  const w = await runWarmStartSolve(prepareSpot(config), config.solver.warmStart!);
+  assert.equal(w.transfer.method, "values");
+  assert.ok(c.exploitability.percent <= 0.1 && w.outcome.exploitability.percent <= 0.1);
+  for (const p of [0, 1]) {
+    const d = Math.abs(w.outcome.exploitability.ev[p] - c.exploitability.ev[p]);
+    assert.ok(
+      d < 0.1,
+      `player ${p}: warm ${w.outcome.exploitability.ev[p]} cold ${c.exploitability.ev[p]}`,
+    );
+  }
+});
