@@ -11,7 +11,7 @@ import {
   warmSchedule,
   warmStartFromPolicy,
 } from "../../src/cfr/warmstart_values.ts";
-import { isKibitzError } from "../../src/cli/error.ts";
+import { isKibitzError } from "../../src/errors.ts";
 import { kuhnGame } from "../../src/games/kuhn.ts";
 import { leducGame } from "../../src/games/leduc.ts";
 import { decodeAll, decodeBlock } from "../../src/quant/mod.ts";
