@@ -460,7 +460,9 @@ function summaryTable(
   const get = (k: string) => m.get(k) ?? null;
   const beyond = (get("gpu:1") ?? NaN) + (get("encode:1") ?? NaN);
   return {
-    title: `Issue 15 summary (${model} model, fp32)`,
+    title: full
+      ? "Issue 15 summary (the 19 x 256 model, fp32)"
+      : "Issue 15 summary (smoke run: small and tiny models, not the issue's sizes; use --full)",
     columns: ["measure", "Kibitz", "target"],
     rows: [
       ["inference, batch 256, positions/s", get(`${model}:gpu-fused:256`), ">= 3150"],
