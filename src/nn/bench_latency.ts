@@ -52,22 +52,29 @@ export async function planCost(
   net: GpuNet,
   size: number,
 ): Promise<{ gpuMs: number; encodeMs: number; dispatches: number; timer: string }> {
+  // Software adapters: fewer samples (a call takes seconds there).
   const rec = await net.planFor(size, false);
   const gpu: number[] = [];
   let timer = "wall";
-  for (let i = 0; i < 7; i++) {
+  const slow = ctx.report.isFallback;
+  for (let i = 0; i < (slow ? 3 : 7); i++) {
     const t = await timeComputePass(ctx, (pass) => rec.encode(pass));
     gpu.push(t.gpuMs ?? t.wallMs);
     if (t.gpuMs !== null) timer = "gpu timestamps";
   }
   const enc: number[] = [];
-  for (let i = 0; i < 30; i++) {
+  for (let i = 0; i < (slow ? 5 : 30); i++) {
     const t = performance.now();
     rec.submit();
     enc.push(performance.now() - t);
   }
   await ctx.device.queue.onSubmittedWorkDone();
-  return { gpuMs: median(gpu), encodeMs: median(enc), dispatches: rec.ops.length, timer };
+  return {
+    gpuMs: median(gpu),
+    encodeMs: median(enc),
+    dispatches: rec.ops.length,
+    timer: `GPU time: ${timer}, median of ${gpu.length}; encode + submit: median of ${enc.length}`,
+  };
 }
 
 /** Calls per second with `depth` calls kept in flight by an InferencePipeline for `budgetMs`. */

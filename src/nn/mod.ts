@@ -33,6 +33,13 @@ export {
 export { defaultSgd, type SgdConfig } from "./optimizer.ts";
 export { InferencePipeline } from "./pipeline.ts";
 export {
+  chooseWinograd,
+  parseWinograd,
+  winogradConv2d,
+  type WinogradSetting,
+  type WinogradTile,
+} from "./winograd.ts";
+export {
   type FoldedConv,
   foldedLayers,
   type FusedBackend,

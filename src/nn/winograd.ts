@@ -157,7 +157,6 @@ function applyRows(
 
 /** X = L D R^T as straight-line code over scalars named `${name}_r_c`. */
 function sandwich(l: number[][], r: number[][], src: string, mid: string, dst: string): string[] {
-  const k = l[0].length;
   // T = L D: rows of L, columns of D (k x k' where D is k x cols).
   const cols = r[0].length;
   const t = applyRows(l, (kk, j) => `${src}_${kk}_${j}`, cols, (i, j) => `${mid}_${i}_${j}`);
@@ -178,7 +177,6 @@ function sandwich(l: number[][], r: number[][], src: string, mid: string, dst: s
       );
     }
   }
-  void k;
   return [...t, ...x];
 }
 

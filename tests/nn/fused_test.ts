@@ -143,3 +143,22 @@ for (const tiled of [false, true]) {
     },
   );
 }
+
+Deno.test(
+  "fused inference plan: two dispatches per residual block, no batch-norm or elementwise ops in the tower",
+  opts,
+  async () => {
+    const w = initWeights(cfg, 1);
+    const fused = await GpuNet.create(ctx!, w, { tiled: false, fused: true });
+    const plain = await GpuNet.create(ctx!, w, { tiled: false, fused: false });
+    const f = (await fused.planFor(2, false)).ops.map((o) => o.label);
+    const p = (await plain.planFor(2, false)).ops.map((o) => o.label);
+    // stem + 2 per block + policy conv, FC, softmax + value conv, FC, ReLU, FC, tanh.
+    assert.equal(f.length, 1 + 2 * cfg.blocks + 3 + 5, f.join(" "));
+    assert.equal(f.filter((l) => l === "convForwardFusedDirect").length, 2 * cfg.blocks + 3);
+    assert.ok(!f.some((l) => l.startsWith("bn") || l === "add"), f.join(" "));
+    assert.ok(p.length >= 2 * f.length, `unfused ${p.length} vs fused ${f.length}`);
+    fused.dispose();
+    plain.dispose();
+  },
+);

@@ -32,7 +32,7 @@ export function convFused(
   relu: boolean,
 ): CpuTensor {
   const y = conv2d(x, w);
-  const [n, co, h, wd] = y.shape, hw = h * wd;
+  const [, co, h, wd] = y.shape, hw = h * wd;
   expectShape("fused conv bias", bias.shape, [co]);
   if (res) expectShape("fused conv residual", res.shape, y.shape);
   for (let i = 0; i < y.data.length; i++) {
@@ -40,6 +40,5 @@ export function convFused(
     if (res) v += res.data[i];
     y.data[i] = relu && v < 0 ? 0 : v;
   }
-  void n;
   return y;
 }
