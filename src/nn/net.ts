@@ -206,10 +206,16 @@ interface GpuPlan {
 export type NetPrecision = "f32" | "f16" | "auto";
 
 /**
+ * Whether "auto" picks f16 on hardware adapters with `shader-f16`. Off until the f16 parity test
+ * (tests/nn/f16_test.ts) has passed on hardware and the bench shows f16 ahead: flip it then.
+ */
+export const AUTO_F16 = false;
+
+/**
  * The storage the fused inference plans use. `f16` needs the tiled fused graph and a device with
- * `shader-f16` (an error otherwise); `auto` is f32 unless KIBITZ_NN_F16=1 and f16 is possible (f16
- * is off by default until its parity test has run on hardware); KIBITZ_NN_F16=0/1 is the default
- * request when no option is given. `emulate` runs the f16 code path with f32 storage (tests).
+ * `shader-f16` (an error otherwise); `f32` is f32; `auto` (the default) is f16 where it is possible
+ * and KIBITZ_NN_F16=1 asks for it, f32 where KIBITZ_NN_F16=0, and otherwise f16 only if AUTO_F16 and
+ * the adapter is a hardware one. `emulate` runs the f16 code path with f32 storage (tests).
  */
 export function resolvePrecision(
   ctx: GpuContext,
@@ -223,12 +229,11 @@ export function resolvePrecision(
     if (!possible) throw new KibitzError("bad_args", "f16 emulation needs the tiled fused graph");
     return "f16-emulated";
   }
-  const env = envString("KIBITZ_NN_F16");
-  const want = requested ??
-    (env === undefined ? "auto" : envFlag("KIBITZ_NN_F16", false) ? "f16" : "f32");
+  const want = requested ?? "auto";
   if (want === "f32") return "f32";
   const ok = possible && deviceHasF16(ctx);
-  if (want === "f16" && requested === "f16" && !ok) {
+  if (want === "f16") {
+    if (ok) return "f16";
     throw new KibitzError(
       "bad_args",
       `precision f16: ${
@@ -238,9 +243,9 @@ export function resolvePrecision(
       }`,
     );
   }
-  if (want === "f16") return ok ? "f16" : "f32";
-  // auto: f16 only where asked for by KIBITZ_NN_F16=1 (handled above), on a hardware adapter.
-  return "f32";
+  const env = envString("KIBITZ_NN_F16");
+  if (env !== undefined) return envFlag("KIBITZ_NN_F16", false) && ok ? "f16" : "f32";
+  return AUTO_F16 && ok && !ctx.report.isFallback ? "f16" : "f32";
 }
 
 /** A boolean environment switch: "0"/"false"/"off"/"no" turn it off, anything else on; unset: `def`. */

@@ -159,7 +159,12 @@ Deno.test(
       assert.equal(resolvePrecision(ctx!, "f16", true, true, true), "f16-emulated");
       Deno.env.set("KIBITZ_NN_F16", "1");
       assert.equal(resolvePrecision(ctx!, undefined, true, true), hasF16 ? "f16" : "f32");
-      assert.equal(resolvePrecision(ctx!, undefined, false, true), "f32");
+      assert.equal(resolvePrecision(ctx!, "auto", true, true), hasF16 ? "f16" : "f32");
+      assert.equal(resolvePrecision(ctx!, "auto", false, true), "f32");
+      assert.equal(resolvePrecision(ctx!, "auto", true, false), "f32");
+      assert.equal(resolvePrecision(ctx!, "f32", true, true), "f32");
+      Deno.env.set("KIBITZ_NN_F16", "0");
+      assert.equal(resolvePrecision(ctx!, "auto", true, true), "f32");
       if (!hasF16) assert.throws(() => resolvePrecision(ctx!, "f16", true, true), /shader-f16/);
       else assert.equal(resolvePrecision(ctx!, "f16", true, true), "f16");
       assert.throws(() => resolvePrecision(ctx!, "f16", false, true), /tiled/);
@@ -294,5 +299,38 @@ Deno.test(
       }
       gpu.dispose();
     }
+  },
+);
+
+Deno.test(
+  "f16 WGSL type-checks with s16 bound to i32 (a type f32 never mixes with implicitly): every load and store converts",
+  opts,
+  async () => {
+    // Shader-module validation only (no pipeline build), so the hardware tiles are cheap here.
+    for (const t of [HARDWARE_TILES, TEST_TILES]) {
+      for (const [name, [src]] of Object.entries(f16Entries(t, "f16-emulated"))) {
+        const text = "alias s16 = i32;\n\n" + src.slice(f16Prelude("f16-emulated").length);
+        ctx!.device.pushErrorScope("validation");
+        const module = ctx!.device.createShaderModule({ code: text, label: name });
+        const info = await module.getCompilationInfo();
+        const err = await ctx!.device.popErrorScope();
+        const msgs = info.messages.filter((m) => m.type === "error").map((m) => m.message);
+        assert.ok(!err && msgs.length === 0, `${name}: ${err?.message ?? msgs.join("; ")}`);
+      }
+    }
+    // The check has teeth: a store without its conversion fails to validate.
+    const bad = "alias s16 = i32;\n\n" +
+      f16MiscSource("f16-emulated").slice(f16Prelude("f16-emulated").length).replace(
+        "out[i] = s16(s);",
+        "out[i] = s;",
+      );
+    ctx!.device.pushErrorScope("validation");
+    const m = ctx!.device.createShaderModule({ code: bad });
+    const info = await m.getCompilationInfo();
+    const err = await ctx!.device.popErrorScope();
+    assert.ok(
+      err || info.messages.some((x) => x.type === "error"),
+      "an unconverted store validates",
+    );
   },
 );
