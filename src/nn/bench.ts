@@ -26,7 +26,8 @@ type Dir =
   | "backward-weight"
   | "forward Winograd F(2x2)"
   | "forward Winograd F(4x4)"
-  | "forward fused f16";
+  | "forward fused f16"
+  | "forward Winograd F(4x4) f16";
 const DIRS: Dir[] = ["forward", "backward-input", "backward-weight"];
 /** Forward by Winograd (transforms + batched GEMM + output transform with the fused epilogue). */
 const WINOGRAD_DIRS: Dir[] = ["forward Winograd F(2x2)", "forward Winograd F(4x4)"];
@@ -69,7 +70,7 @@ async function gpuConvMs(ctx: GpuContext, dir: Dir, n: number, c: number, h: num
   const pool = new TensorPool(ctx);
   // Software adapters run the direct family (llvmpipe needs minutes for the hardware-size GEMMs).
   const family = ctx.report.isFallback ? "direct" : "tiled";
-  const half = dir === "forward fused f16" ? benchHalf(ctx) : null;
+  const half = dir.endsWith("f16") ? benchHalf(ctx) : null;
   const tiles = half === "f16-emulated" ? TEST_TILES : HARDWARE_TILES;
   const rec = half
     ? new GpuRecorder(ctx, await loadKernels(ctx, tiles, "tiled"), pool, true)
@@ -83,9 +84,14 @@ async function gpuConvMs(ctx: GpuContext, dir: Dir, n: number, c: number, h: num
     rec.half = await loadHalfKernels(ctx, tiles, half);
     const bias = pool.acquire([c]);
     const xh = rec.toHalf(x), wh = rec.toHalf(wt);
+    const u = dir.includes("Winograd") ? pool.acquire([36, c, c]) : null;
+    if (u) {
+      rec.winograd = 4;
+      rec.winogradFilter(wt, u, 4);
+    }
     rec.submit();
     rec.ops.length = 0;
-    rec.convFused(xh, wh, bias, null, false);
+    rec.convFused(xh, wh, bias, null, false, u);
   } else if (dir.startsWith("forward Winograd")) {
     const m = dir.includes("2x2") ? 2 : 4;
     const u = pool.acquire([(m + 2) * (m + 2), c, c]), bias = pool.acquire([c]);
@@ -207,7 +213,9 @@ export const suite: BenchSuite = {
         const dirs: Dir[] = backend === "gpu" && !ctx!.report.isFallback
           ? [...DIRS, ...WINOGRAD_DIRS]
           : [...DIRS];
-        if (backend === "gpu" && benchHalf(ctx)) dirs.push("forward fused f16");
+        if (backend === "gpu" && benchHalf(ctx)) {
+          dirs.push("forward fused f16", "forward Winograd F(4x4) f16");
+        }
         for (const dir of dirs) {
           const flops = convFlops(n, c, h, w);
           if (backend === "gpu" && !fitsBinding(ctx, { ...netPreset("small"), filters: c }, n)) {
@@ -248,7 +256,12 @@ export const suite: BenchSuite = {
     // Winograd) and "unfused" (one dispatch per op, as in training).
     const inferCases: [
       string,
-      "cpu" | "gpu-fused" | "gpu-fused-direct" | "gpu-unfused" | "gpu-fused-f16",
+      | "cpu"
+      | "gpu-fused"
+      | "gpu-fused-direct"
+      | "gpu-unfused"
+      | "gpu-fused-f16"
+      | "gpu-fused-f16-direct",
       number[],
     ][] = opts.full
       ? [
@@ -259,6 +272,7 @@ export const suite: BenchSuite = {
         ["default", "gpu-fused-direct", [64, 256]],
         ["default", "gpu-unfused", [64, 256]],
         ["default", "gpu-fused-f16", [1, 64, 256]],
+        ["default", "gpu-fused-f16-direct", [64, 256]],
       ]
       : [
         ["small", "cpu", [1]],
@@ -272,19 +286,19 @@ export const suite: BenchSuite = {
     for (const [preset, mode, batches] of inferCases) {
       const backend = mode === "cpu" ? "cpu" : "gpu";
       if ((backend === "gpu" && !ctx) || (backend === "cpu" && !cpuRows)) continue;
-      if (mode === "gpu-fused-f16" && !half) continue;
+      const f16 = mode === "gpu-fused-f16" || mode === "gpu-fused-f16-direct";
+      if (f16 && !half) continue;
       const cfg = netPreset(preset);
       const weights = initWeights(cfg, 1);
       const net = backend === "cpu"
         ? new CpuNet(weights)
-        : mode === "gpu-fused-f16"
-        ? await GpuNet.create(
-          ctx!,
-          weights,
-          half === "f16"
-            ? { fused: true, precision: "f16" }
-            : { fused: true, tiled: true, tiles: TEST_TILES, f16Emulate: true },
-        )
+        : f16
+        ? await GpuNet.create(ctx!, weights, {
+          ...(half === "f16"
+            ? { fused: true, precision: "f16" as const }
+            : { fused: true, tiled: true, tiles: TEST_TILES, f16Emulate: true }),
+          winograd: mode === "gpu-fused-f16-direct" ? "off" : undefined,
+        })
         : await GpuNet.create(ctx!, weights, {
           fused: mode !== "gpu-unfused",
           winograd: mode === "gpu-fused-direct" ? "off" : undefined,
@@ -293,7 +307,7 @@ export const suite: BenchSuite = {
       const graph = mode === "cpu"
         ? "reference"
         : net instanceof GpuNet && net.precision !== "f32"
-        ? `fused, ${net.precision} storage (f32 accumulation)`
+        ? `fused, ${net.precision} storage (f32 accumulation), Winograd ${net.winograd}`
         : net instanceof GpuNet && net.winograd !== "off"
         ? `${mode.slice(4)}, Winograd ${net.winograd}`
         : mode.slice(4);
@@ -536,6 +550,11 @@ function summaryTable(
       [
         "3x3 conv forward, batch 256, 256 filters, ms (f16 storage, fused epilogue)",
         conv("forward fused f16"),
+        "-",
+      ],
+      [
+        "3x3 conv forward, batch 256, 256 filters, ms (f16 storage, Winograd F(4x4))",
+        conv("forward Winograd F(4x4) f16"),
         "-",
       ],
     ],

@@ -362,7 +362,7 @@ export class GpuNet implements PolicyValueNet {
       opts.maxBatch ?? Infinity,
       tiled,
       fused,
-      half ? "off" : winograd,
+      winograd,
       half,
     );
   }
@@ -390,6 +390,7 @@ export class GpuNet implements PolicyValueNet {
         const P = (n: string) => this.net.params.get(`${bn}.${n}`)!;
         const bnp = { gamma: P("gamma"), beta: P("beta"), runMean: P("mean"), runVar: P("var") };
         rec.foldBn(w, bnp, f.w, f.b);
+        const wf32 = f.w;
         if (this.half) {
           // f16 plans read the folded weight as f16: one cast after every fold.
           const eb = this.half.storage === "f16" ? 2 : 4;
@@ -412,7 +413,7 @@ export class GpuNet implements PolicyValueNet {
           const shape = [(m + 2) * (m + 2), co, ci];
           f.u = uploadTensor(this.ctx, shape, new Float32Array(shape[0] * co * ci), `${conv}.wino`);
           this.owned.push(f.u);
-          rec.winogradFilter(f.w, f.u, m);
+          rec.winogradFilter(wf32, f.u, m);
         }
       }
       this.foldRec = rec;

@@ -19,6 +19,7 @@ import { initWeights, type NetWeights } from "../../src/nn/params.ts";
 import { type CpuTensor, rng } from "../../src/nn/tensor.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
+import { winogradSource } from "../../src/nn/winograd.ts";
 import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
 
 const ctx = await getGpu();
@@ -144,6 +145,16 @@ Deno.test("f16 WGSL: the f16 kernels are the emulated ones under `enable f16;`, 
     assert.doesNotMatch(convForwardSource(HARDWARE_TILES.small, k, true), /s16|f16/);
   }
   assert.match(f16MiscSource("f16"), /out\[i\] = s16\(s\);/);
+  for (const m of [2, 4] as const) {
+    const src = winogradSource(m, "f16");
+    assert.ok(src.startsWith(real));
+    assert.match(src, /x: array<s16>/);
+    assert.match(src, /res: array<s16>/);
+    assert.match(src, /y: array<s16>/);
+    assert.match(src, /v_out: array<f32>/);
+    assert.match(src, /y\[at\] = s16\(r\);/);
+    assert.doesNotMatch(winogradSource(m), /s16|f16/);
+  }
 });
 
 Deno.test(
@@ -273,6 +284,36 @@ Deno.test(
     );
     assert.ok(!labels.some((l) => l.startsWith("winograd")), labels.join(" "));
     gpu.dispose();
+  },
+);
+
+Deno.test(
+  "f16-emulated GPU network with Winograd F(2x2)/F(4x4) (f16 input/output transforms) matches the f32 CPU reference",
+  opts,
+  async () => {
+    const w = unevenWeights(cfg, 8);
+    const batch = syntheticBatch(cfg, 2, 4);
+    const want = cpuFusedInfer(w, batch, false);
+    for (const winograd of [2, 4] as const) {
+      const gpu = await GpuNet.create(ctx!, w, {
+        tiled: true,
+        tiles,
+        fused: true,
+        f16Emulate: true,
+        winograd,
+      });
+      const got = await gpu.infer(batch);
+      // Winograd's own error (README: up to ~1e-5 relative for F(4x4)) on top of f32 order noise.
+      close(`F(${winograd}) probs`, got.probs, want.probs, 1e-4);
+      close(`F(${winograd}) value`, got.value, want.value, 1e-4);
+      const labels = (await gpu.planFor(2, false)).ops.map((o) => o.label);
+      assert.equal(
+        labels.filter((l) => l === `winogradOutputH${winograd}`).length,
+        2 * cfg.blocks + 1,
+        labels.join(" "),
+      );
+      gpu.dispose();
+    }
   },
 );
 

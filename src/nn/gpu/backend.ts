@@ -164,7 +164,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       expectShape("fused conv residual", res.shape, [x.shape[0], w.shape[0], ...x.shape.slice(2)]);
     }
     const fz = this.params([relu ? 1 : 0, res ? 1 : 0, 0, 0]);
-    if (this.half) return this.convFusedHalf(x, w, bias, res, fz);
+    if (this.half) return this.convFusedHalf(x, w, bias, res, fz, u);
     const [n, ci, h, wd] = x.shape, co = w.shape[0];
     const m = w.shape[2] === 3 && u && this.tiled
       ? chooseWinograd(this.winograd, n, h, wd, ci, co)
@@ -185,12 +185,22 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     bias: GpuTensor,
     res: GpuTensor | null,
     fz: GPUBuffer,
+    u: GpuTensor | null,
   ): GpuTensor {
     if (!this.tiled) throw new KibitzError("bad_args", "f16 storage needs the tiled kernels");
     if (!w.half || (res && !res.half)) {
       throw new KibitzError("bad_args", "f16 fused conv: weight and residual must be f16 tensors");
     }
     const xh = x.half ? x : this.toHalf(x);
+    const [wn, wh, ww] = [xh.shape[0], xh.shape[2], xh.shape[3]];
+    const wm = w.shape[2] === 3 && u
+      ? chooseWinograd(this.winograd, wn, wh, ww, xh.shape[1], w.shape[0])
+      : 0;
+    if (wm && u && u.shape[0] === (wm + 2) * (wm + 2)) {
+      const y = this.convWinograd(xh, u, wm, bias, res ?? bias, fz, true);
+      if (xh !== x) this.release(xh);
+      return y;
+    }
     const { k, pad } = convGeometry(w.shape);
     const [n, ci, h, wd] = xh.shape, co = w.shape[0];
     expectShape("conv input channels", [ci], [w.shape[1]]);
@@ -263,20 +273,22 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     bias: GpuTensor,
     res: GpuTensor,
     fz: GPUBuffer,
+    half = false,
   ): GpuTensor {
     const [n, ci, h, wd] = x.shape, co = u.shape[1];
+    const H = half ? "H" : "";
     const g = winogradGeometry(m, n, h, wd), ppad = winogradColumns(g.p);
     const pp = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
     const v = this.out([g.alpha, ci, 1, ppad]);
     this.record(
-      `winogradInput${m}`,
+      `winogradInput${H}${m}`,
       { 2: x.buffer, 3: v.buffer, 8: pp },
       this.g1(n * ci * g.tiles),
     );
     const mm = this.convForward(v, u, null, true);
     this.release(v);
-    const y = this.out([n, co, h, wd]);
-    this.record(`winogradOutput${m}`, {
+    const y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
+    this.record(`winogradOutput${H}${m}`, {
       4: mm.buffer,
       5: bias.buffer,
       6: res.buffer,

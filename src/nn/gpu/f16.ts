@@ -7,6 +7,7 @@ import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import { convForwardSource, type ConvStorage, f16Prelude } from "./conv_gemm.ts";
 import type { KernelTiles } from "./kernels.ts";
+import { winogradSource } from "../winograd.ts";
 
 /** The storages of an f16 plan (f16 proper, or its f32-bound emulation for software adapters). */
 export type HalfStorage = Exclude<ConvStorage, "f32">;
@@ -81,6 +82,10 @@ export function f16Entries(tiles: KernelTiles, storage: HalfStorage) {
     toHalf: [misc, "to_half"],
     toFull: [misc, "to_full"],
     sumSplitsFusedH: [misc, "sum_epilogue"],
+    winogradInputH2: [winogradSource(2, storage), "wino_input"],
+    winogradOutputH2: [winogradSource(2, storage), "wino_output"],
+    winogradInputH4: [winogradSource(4, storage), "wino_input"],
+    winogradOutputH4: [winogradSource(4, storage), "wino_output"],
   } as const;
 }
 
