@@ -212,6 +212,9 @@ async function halfConv(
   const y2 = r.toFull(r.convFused(gx, wh, gb, null, false));
   r.submit();
   const out = await readTensors(ctx!, [y1, y2]);
+  // Batch-1 deep-K cases must take the split-K path (its f16 sum kernel).
+  const split = r.ops.some((o) => o.label === "sumSplitsFusedH");
+  assert.equal(split, x.shape[0] === 1, `split-K: ${r.ops.map((o) => o.label).join(" ")}`);
   r.destroy();
   pool.destroy();
   return out;
@@ -321,22 +324,31 @@ Deno.test(
 const wideCfg: NetConfig = { ...cfg, filters: 128, blocks: 2, height: 8, width: 8, moves: 40 };
 
 Deno.test(
-  "f16 GPU network matches the CPU f16 twin (tiny and 128-filter models, batch 1 and 8)",
+  "f16 GPU network matches the CPU f16 twin (tiny and 128-filter models, batch 1 and 8, Winograd auto and F(4x4))",
   f16opts,
   async () => {
     // Tolerance: the GPU and the twin round the same values to f16 except where f32 sums in another
     // order straddle a rounding step (one f16 ulp, 2^-11 relative), compounding over the layers:
     // probs within 2e-3 absolute, values within 5e-3.
-    for (const c of [cfg, wideCfg]) {
+    // The 128-filter model also runs with Winograd F(4x4) forced (f16 transforms; its own error,
+    // ~1e-5 relative, is far inside the tolerance).
+    const runs = [[cfg, "auto"], [wideCfg, "auto"], [wideCfg, 4]] as const;
+    for (const [c, winograd] of runs) {
       const w = unevenWeights(c, 9);
-      const gpu = await GpuNet.create(ctx!, w, { tiled: true, fused: true, precision: "f16" });
+      const gpu = await GpuNet.create(ctx!, w, {
+        tiled: true,
+        fused: true,
+        precision: "f16",
+        winograd,
+      });
       assert.equal(gpu.precision, "f16");
       for (const size of [1, 8]) {
         const batch = syntheticBatch(c, size, 11 + size);
         const want = cpuFusedInfer(w, batch, true);
         const got = await gpu.infer(batch);
-        close(`${c.filters} filters, batch ${size} probs`, got.probs, want.probs, 2e-3);
-        close(`${c.filters} filters, batch ${size} value`, got.value, want.value, 5e-3);
+        const what = `${c.filters} filters, Winograd ${winograd}, batch ${size}`;
+        close(`${what} probs`, got.probs, want.probs, 2e-3);
+        close(`${what} value`, got.value, want.value, 5e-3);
       }
       gpu.dispose();
     }
