@@ -330,7 +330,7 @@ export class GpuNet implements PolicyValueNet {
    * (default on; KIBITZ_NN_FUSED=0 turns it off: one op per layer as in training), `winograd` the
    * fused graph's 3x3 algorithm (default "auto" with the tiled kernels: F(4x4,3x3) where the
    * selection table picks it; KIBITZ_NN_WINOGRAD=off|auto|2|4 overrides; direct kernels: off),
-   * `precision` the inference storage (see resolvePrecision; f16 turns Winograd off), and
+   * `precision` the inference storage (see resolvePrecision), and
    * `f16Emulate` (tests) the f16 code path with f32 storage.
    */
   static async create(

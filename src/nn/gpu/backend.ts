@@ -176,8 +176,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   }
 
   /**
-   * The f16-storage fused conv (direct tiled GEMM, no Winograd): x (cast to f16 first when it is
-   * f32: the stem's input), w and res f16, f32 accumulation, y f16.
+   * The f16-storage fused conv: x (cast to f16 first when it is f32: the stem's input), w and res
+   * f16, f32 accumulation, y f16; Winograd (f16 transforms, f32 GEMMs) when u is given and chosen,
+   * else the tiled GEMM (split-K partials in f32, summed with the epilogue by sumSplitsFusedH).
    */
   private convFusedHalf(
     x: GpuTensor,
@@ -192,17 +193,14 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       throw new KibitzError("bad_args", "f16 fused conv: weight and residual must be f16 tensors");
     }
     const xh = x.half ? x : this.toHalf(x);
-    const [wn, wh, ww] = [xh.shape[0], xh.shape[2], xh.shape[3]];
-    const wm = w.shape[2] === 3 && u
-      ? chooseWinograd(this.winograd, wn, wh, ww, xh.shape[1], w.shape[0])
-      : 0;
+    const [n, ci, h, wd] = xh.shape, co = w.shape[0];
+    const wm = w.shape[2] === 3 && u ? chooseWinograd(this.winograd, n, h, wd, ci, co) : 0;
     if (wm && u && u.shape[0] === (wm + 2) * (wm + 2)) {
       const y = this.convWinograd(xh, u, wm, bias, res ?? bias, fz, true);
       if (xh !== x) this.release(xh);
       return y;
     }
     const { k, pad } = convGeometry(w.shape);
-    const [n, ci, h, wd] = xh.shape, co = w.shape[0];
     expectShape("conv input channels", [ci], [w.shape[1]]);
     const y = this.outHalf([n, co, h, wd]);
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
