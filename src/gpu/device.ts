@@ -77,6 +77,8 @@ async function acquire(): Promise<GpuContext | null> {
   }
   const timestamps = adapter.features.has("timestamp-query");
   const requiredFeatures: GPUFeatureName[] = timestamps ? ["timestamp-query"] : [];
+  // f16 storage for network inference (src/nn/gpu/f16.ts) where the adapter offers it.
+  if (adapter.features.has("shader-f16")) requiredFeatures.push("shader-f16");
   const device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
   device.addEventListener("uncapturederror", (ev) => {
     console.error(`webgpu: uncaptured error: ${(ev as GPUUncapturedErrorEvent).error.message}`);

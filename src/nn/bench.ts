@@ -5,7 +5,8 @@ import { timeComputePass } from "../gpu/timing.ts";
 import { forwardMacs, type NetConfig, netPreset } from "./config.ts";
 import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "./cpu/conv.ts";
 import { GpuRecorder } from "./gpu/backend.ts";
-import { loadKernels } from "./gpu/kernels.ts";
+import { HARDWARE_TILES, loadKernels, TEST_TILES } from "./gpu/kernels.ts";
+import { deviceHasF16, type HalfStorage, loadHalfKernels } from "./gpu/f16.ts";
 import { TensorPool, uploadTensor } from "./gpu/tensor.ts";
 import { CpuNet, GpuNet, type PolicyValueNet } from "./net.ts";
 import { initWeights } from "./params.ts";
@@ -24,10 +25,23 @@ type Dir =
   | "backward-input"
   | "backward-weight"
   | "forward Winograd F(2x2)"
-  | "forward Winograd F(4x4)";
+  | "forward Winograd F(4x4)"
+  | "forward fused f16"
+  | "forward Winograd F(4x4) f16";
 const DIRS: Dir[] = ["forward", "backward-input", "backward-weight"];
 /** Forward by Winograd (transforms + batched GEMM + output transform with the fused epilogue). */
 const WINOGRAD_DIRS: Dir[] = ["forward Winograd F(2x2)", "forward Winograd F(4x4)"];
+
+/**
+ * The storage of the f16 rows: f16 where the device has shader-f16; KIBITZ_BENCH_F16_EMULATE=1 runs
+ * them emulated (f32 storage, test tiles) elsewhere, to check the rows' code path (timings then
+ * mean nothing); otherwise none (the rows are left out).
+ */
+function benchHalf(ctx: GpuContext | null): HalfStorage | null {
+  if (!ctx) return null;
+  if (deviceHasF16(ctx)) return "f16";
+  return Deno.env.get("KIBITZ_BENCH_F16_EMULATE") === "1" ? "f16-emulated" : null;
+}
 
 function randomTensor(shape: number[], seed: number) {
   const next = rng(seed);
@@ -56,12 +70,29 @@ async function gpuConvMs(ctx: GpuContext, dir: Dir, n: number, c: number, h: num
   const pool = new TensorPool(ctx);
   // Software adapters run the direct family (llvmpipe needs minutes for the hardware-size GEMMs).
   const family = ctx.report.isFallback ? "direct" : "tiled";
-  const rec = new GpuRecorder(ctx, await loadKernels(ctx, undefined, family), pool);
+  const half = dir.endsWith("f16") ? benchHalf(ctx) : null;
+  const tiles = half === "f16-emulated" ? TEST_TILES : HARDWARE_TILES;
+  const rec = half
+    ? new GpuRecorder(ctx, await loadKernels(ctx, tiles, "tiled"), pool, true)
+    : new GpuRecorder(ctx, await loadKernels(ctx, undefined, family), pool);
   const x = uploadTensor(ctx, [n, c, h, w], randomTensor([n, c, h, w], 1).data);
   const wt = uploadTensor(ctx, [c, c, 3, 3], randomTensor([c, c, 3, 3], 2).data);
   const dw = pool.acquire([c, c, 3, 3]);
   if (dir === "forward") rec.conv2d(x, wt);
-  else if (dir.startsWith("forward Winograd")) {
+  else if (half) {
+    // f16 storage (input, weight, output), f32 accumulation, bias epilogue; the casts run before.
+    rec.half = await loadHalfKernels(ctx, tiles, half);
+    const bias = pool.acquire([c]);
+    const xh = rec.toHalf(x), wh = rec.toHalf(wt);
+    const u = dir.includes("Winograd") ? pool.acquire([36, c, c]) : null;
+    if (u) {
+      rec.winograd = 4;
+      rec.winogradFilter(wt, u, 4);
+    }
+    rec.submit();
+    rec.ops.length = 0;
+    rec.convFused(xh, wh, bias, null, false, u);
+  } else if (dir.startsWith("forward Winograd")) {
     const m = dir.includes("2x2") ? 2 : 4;
     const u = pool.acquire([(m + 2) * (m + 2), c, c]), bias = pool.acquire([c]);
     rec.winograd = m;
@@ -179,9 +210,12 @@ export const suite: BenchSuite = {
       ] as const
     ) {
       for (const [c, n] of cases) {
-        const dirs = backend === "gpu" && !ctx!.report.isFallback
+        const dirs: Dir[] = backend === "gpu" && !ctx!.report.isFallback
           ? [...DIRS, ...WINOGRAD_DIRS]
-          : DIRS;
+          : [...DIRS];
+        if (backend === "gpu" && benchHalf(ctx)) {
+          dirs.push("forward fused f16", "forward Winograd F(4x4) f16");
+        }
         for (const dir of dirs) {
           const flops = convFlops(n, c, h, w);
           if (backend === "gpu" && !fitsBinding(ctx, { ...netPreset("small"), filters: c }, n)) {
@@ -222,7 +256,12 @@ export const suite: BenchSuite = {
     // Winograd) and "unfused" (one dispatch per op, as in training).
     const inferCases: [
       string,
-      "cpu" | "gpu-fused" | "gpu-fused-direct" | "gpu-unfused",
+      | "cpu"
+      | "gpu-fused"
+      | "gpu-fused-direct"
+      | "gpu-unfused"
+      | "gpu-fused-f16"
+      | "gpu-fused-f16-direct",
       number[],
     ][] = opts.full
       ? [
@@ -232,25 +271,43 @@ export const suite: BenchSuite = {
         ["default", "gpu-fused", [1, 8, 64, 256]],
         ["default", "gpu-fused-direct", [64, 256]],
         ["default", "gpu-unfused", [64, 256]],
+        ["default", "gpu-fused-f16", [1, 64, 256]],
+        ["default", "gpu-fused-f16-direct", [64, 256]],
       ]
       : [
         ["small", "cpu", [1]],
         ["small", "gpu-fused", [1, 8]],
         ["small", "gpu-unfused", [1, 8]],
+        ["small", "gpu-fused-f16", [1, 8]],
       ];
+    const half = benchHalf(ctx);
     const inferRows: (string | number | null)[][] = [];
     const summary = new Map<string, number>();
     for (const [preset, mode, batches] of inferCases) {
       const backend = mode === "cpu" ? "cpu" : "gpu";
       if ((backend === "gpu" && !ctx) || (backend === "cpu" && !cpuRows)) continue;
+      const f16 = mode === "gpu-fused-f16" || mode === "gpu-fused-f16-direct";
+      if (f16 && !half) continue;
       const cfg = netPreset(preset);
       const weights = initWeights(cfg, 1);
-      const net = backend === "cpu" ? new CpuNet(weights) : await GpuNet.create(ctx!, weights, {
-        fused: mode !== "gpu-unfused",
-        winograd: mode === "gpu-fused-direct" ? "off" : undefined,
-      });
+      const net = backend === "cpu"
+        ? new CpuNet(weights)
+        : f16
+        ? await GpuNet.create(ctx!, weights, {
+          ...(half === "f16"
+            ? { fused: true, precision: "f16" as const }
+            : { fused: true, tiled: true, tiles: TEST_TILES, f16Emulate: true }),
+          winograd: mode === "gpu-fused-f16-direct" ? "off" : undefined,
+        })
+        : await GpuNet.create(ctx!, weights, {
+          fused: mode !== "gpu-unfused",
+          winograd: mode === "gpu-fused-direct" ? "off" : undefined,
+          precision: "f32",
+        });
       const graph = mode === "cpu"
         ? "reference"
+        : net instanceof GpuNet && net.precision !== "f32"
+        ? `fused, ${net.precision} storage (f32 accumulation), Winograd ${net.winograd}`
         : net instanceof GpuNet && net.winograd !== "off"
         ? `${mode.slice(4)}, Winograd ${net.winograd}`
         : mode.slice(4);
@@ -466,7 +523,7 @@ function summaryTable(
   const beyond = (get("gpu:1") ?? NaN) + (get("encode:1") ?? NaN);
   return {
     title: full
-      ? "Issue 15 summary (the 19 x 256 model, fp32)"
+      ? "Issue 15 summary (the 19 x 256 model; fp32 unless the row says f16)"
       : "Issue 15 summary (smoke run: small and tiny models, not the issue's sizes; use --full)",
     columns: ["measure", "Kibitz", "target"],
     rows: [
@@ -485,6 +542,19 @@ function summaryTable(
       [
         "3x3 conv forward, batch 256, 256 filters, ms (Winograd F(4x4))",
         conv("forward Winograd F(4x4)"),
+        "-",
+      ],
+      ["inference f16 storage, batch 256, positions/s", get(`${model}:gpu-fused-f16:256`), "-"],
+      ["inference f16 storage, batch 64, positions/s", get(`${model}:gpu-fused-f16:64`), "-"],
+      ["inference f16 storage, batch 1, positions/s", get(`${model}:gpu-fused-f16:1`), "-"],
+      [
+        "3x3 conv forward, batch 256, 256 filters, ms (f16 storage, fused epilogue)",
+        conv("forward fused f16"),
+        "-",
+      ],
+      [
+        "3x3 conv forward, batch 256, 256 filters, ms (f16 storage, Winograd F(4x4))",
+        conv("forward Winograd F(4x4) f16"),
         "-",
       ],
     ],

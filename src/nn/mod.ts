@@ -27,7 +27,9 @@ export {
   GpuNet,
   type NetBatch,
   type NetOutputs,
+  type NetPrecision,
   type PolicyValueNet,
+  resolvePrecision as resolveNetPrecision,
   type TrainStats,
 } from "./net.ts";
 export { defaultSgd, type SgdConfig } from "./optimizer.ts";
@@ -56,3 +58,5 @@ export {
   saveCheckpoint,
 } from "./checkpoint.ts";
 export { createNet } from "./create.ts";
+export { cpuFusedInfer, f16round, F16TwinBackend, roundF16 as roundNnF16 } from "./f16.ts";
+export { deviceHasF16 } from "./gpu/f16.ts";

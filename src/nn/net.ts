@@ -16,6 +16,8 @@ import {
 import { GpuRecorder } from "./gpu/backend.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
+import { deviceHasF16, type HalfKernels, loadHalfKernels } from "./gpu/f16.ts";
+import { storageBuffer } from "../gpu/buffers.ts";
 import type { NetWeights } from "./params.ts";
 import { type CpuTensor, cpuTensor } from "./tensor.ts";
 
@@ -200,6 +202,52 @@ interface GpuPlan {
   l2: GpuTensor | null;
 }
 
+/** Storage precision of GPU inference: f32, f16 storage with f32 accumulation, or auto. */
+export type NetPrecision = "f32" | "f16" | "auto";
+
+/**
+ * Whether "auto" picks f16 on hardware adapters with `shader-f16`. Off until the f16 parity test
+ * (tests/nn/f16_test.ts) has passed on hardware and the bench shows f16 ahead: flip it then.
+ */
+export const AUTO_F16 = false;
+
+/**
+ * The storage the fused inference plans use. `f16` needs the tiled fused graph and a device with
+ * `shader-f16` (an error otherwise); `f32` is f32; `auto` (the default) is f16 where it is possible
+ * and KIBITZ_NN_F16=1 asks for it, f32 where KIBITZ_NN_F16=0, and otherwise f16 only if AUTO_F16 and
+ * the adapter is a hardware one. `emulate` runs the f16 code path with f32 storage (tests).
+ */
+export function resolvePrecision(
+  ctx: GpuContext,
+  requested: NetPrecision | undefined,
+  tiled: boolean,
+  fused: boolean,
+  emulate = false,
+): "f32" | "f16" | "f16-emulated" {
+  const possible = tiled && fused;
+  if (emulate) {
+    if (!possible) throw new KibitzError("bad_args", "f16 emulation needs the tiled fused graph");
+    return "f16-emulated";
+  }
+  const want = requested ?? "auto";
+  if (want === "f32") return "f32";
+  const ok = possible && deviceHasF16(ctx);
+  if (want === "f16") {
+    if (ok) return "f16";
+    throw new KibitzError(
+      "bad_args",
+      `precision f16: ${
+        possible
+          ? "the device has no shader-f16 feature"
+          : "needs the tiled kernels and the fused graph"
+      }`,
+    );
+  }
+  const env = envString("KIBITZ_NN_F16");
+  if (env !== undefined) return envFlag("KIBITZ_NN_F16", false) && ok ? "f16" : "f32";
+  return AUTO_F16 && ok && !ctx.report.isFallback ? "f16" : "f32";
+}
+
 /** A boolean environment switch: "0"/"false"/"off"/"no" turn it off, anything else on; unset: `def`. */
 function envFlag(name: string, def: boolean): boolean {
   let v: string | undefined;
@@ -251,6 +299,8 @@ export class GpuNet implements PolicyValueNet {
     readonly fused: boolean,
     /** Winograd for the fused graph's 3x3 convs (tiled family only); see chooseWinograd. */
     readonly winograd: WinogradSetting,
+    /** The f16 kernels when inference stores f16 (see resolvePrecision); null: f32. */
+    private readonly half: HalfKernels | null = null,
   ) {
     this.config = { ...weights.config };
     this.pool = new TensorPool(ctx);
@@ -279,7 +329,9 @@ export class GpuNet implements PolicyValueNet {
    * `tiles` the tile sizes of the tiled GEMMs (default HARDWARE_TILES), `fused` the inference graph
    * (default on; KIBITZ_NN_FUSED=0 turns it off: one op per layer as in training), `winograd` the
    * fused graph's 3x3 algorithm (default "auto" with the tiled kernels: F(4x4,3x3) where the
-   * selection table picks it; KIBITZ_NN_WINOGRAD=off|auto|2|4 overrides; direct kernels: off).
+   * selection table picks it; KIBITZ_NN_WINOGRAD=off|auto|2|4 overrides; direct kernels: off),
+   * `precision` the inference storage (see resolvePrecision), and
+   * `f16Emulate` (tests) the f16 code path with f32 storage.
    */
   static async create(
     ctx: GpuContext,
@@ -290,6 +342,8 @@ export class GpuNet implements PolicyValueNet {
       tiles?: KernelTiles;
       fused?: boolean;
       winograd?: WinogradSetting;
+      precision?: NetPrecision;
+      f16Emulate?: boolean;
     } = {},
   ): Promise<GpuNet> {
     const tiled = opts.tiled ?? !ctx.report.isFallback;
@@ -299,13 +353,30 @@ export class GpuNet implements PolicyValueNet {
     const winograd = !tiled || !fused
       ? "off"
       : opts.winograd ?? (env ? parseWinograd(env) : "auto");
-    return new GpuNet(ctx, kernels, weights, opts.maxBatch ?? Infinity, tiled, fused, winograd);
+    const precision = resolvePrecision(ctx, opts.precision, tiled, fused, opts.f16Emulate);
+    const half = precision === "f32" ? null : await loadHalfKernels(ctx, kernels.tiles, precision);
+    return new GpuNet(
+      ctx,
+      kernels,
+      weights,
+      opts.maxBatch ?? Infinity,
+      tiled,
+      fused,
+      winograd,
+      half,
+    );
+  }
+
+  /** The inference storage: f32, f16, or the f16 path emulated with f32 storage. */
+  get precision(): "f32" | "f16" | "f16-emulated" {
+    return this.half?.storage ?? "f32";
   }
 
   /** Records (once) the batch-norm folds of every conv and submits them if the weights changed. */
   private refreshFolds(): void {
     if (!this.foldRec) {
       const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
+      rec.half = this.half;
       const m = winogradSettingTile(this.winograd);
       for (const [conv, bn] of foldedLayers(this.config)) {
         const w = this.net.params.get(conv)!;
@@ -316,15 +387,33 @@ export class GpuNet implements PolicyValueNet {
           u: null,
         };
         this.owned.push(f.w, f.b);
-        this.folded.set(conv, f);
         const P = (n: string) => this.net.params.get(`${bn}.${n}`)!;
         const bnp = { gamma: P("gamma"), beta: P("beta"), runMean: P("mean"), runVar: P("var") };
         rec.foldBn(w, bnp, f.w, f.b);
+        const wf32 = f.w;
+        if (this.half) {
+          // f16 plans read the folded weight as f16: one cast after every fold.
+          const eb = this.half.storage === "f16" ? 2 : 4;
+          const wh: GpuTensor = {
+            shape: [...w.shape],
+            buffer: storageBuffer(
+              this.ctx,
+              Math.max(4, Math.ceil(w.size * eb / 4) * 4),
+              `${conv}.f16`,
+            ),
+            size: w.size,
+            half: true,
+          };
+          this.owned.push(wh);
+          rec.toHalf(f.w, wh);
+          f.w = wh;
+        }
+        this.folded.set(conv, f);
         if (m && k === 3) {
           const shape = [(m + 2) * (m + 2), co, ci];
           f.u = uploadTensor(this.ctx, shape, new Float32Array(shape[0] * co * ci), `${conv}.wino`);
           this.owned.push(f.u);
-          rec.winogradFilter(f.w, f.u, m);
+          rec.winogradFilter(wf32, f.u, m);
         }
       }
       this.foldRec = rec;
@@ -363,6 +452,7 @@ export class GpuNet implements PolicyValueNet {
     const c = this.config;
     const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
     rec.winograd = this.winograd;
+    if (!train && this.fused) rec.half = this.half;
     this.ctx.device.pushErrorScope("validation");
     const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
     const mask = this.pool.acquire([size, c.moves], "nn.mask");

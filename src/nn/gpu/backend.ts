@@ -6,6 +6,7 @@ import type { BnParams } from "../cpu/batchnorm.ts";
 import { convGeometry } from "../cpu/conv.ts";
 import { expectShape, numel } from "../tensor.ts";
 import type { KernelName, NnKernels } from "./kernels.ts";
+import type { HalfKernelName, HalfKernels } from "./f16.ts";
 import type { GpuTensor, TensorPool } from "./tensor.ts";
 import { tileSize } from "./conv_gemm.ts";
 import { KibitzError } from "../../errors.ts";
@@ -57,6 +58,11 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * selection table (chooseWinograd), or forced to F(2x2) / F(4x4).
    */
   winograd: WinogradSetting = "off";
+  /**
+   * f16 storage for the fused inference ops (convFused stores f16 activations, reads f16 weights;
+   * linear converts its input back to f32): the compiled f16 kernels, or null for f32.
+   */
+  half: HalfKernels | null = null;
 
   /**
    * `tiled` selects the workgroup-memory kernels (tiled GEMMs, workgroup reductions: the fast path
@@ -82,11 +88,13 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
 
   /** Records `kernel` with buffers bound at the given binding numbers. */
   record(
-    kernel: KernelName,
+    kernel: KernelName | HalfKernelName,
     bindings: Record<number, GPUBuffer>,
     groups: [number, number, number],
   ): void {
-    const pipeline = this.kernels[kernel];
+    const pipeline = kernel in this.kernels
+      ? this.kernels[kernel as KernelName]
+      : this.half?.[kernel as HalfKernelName];
     if (!pipeline) {
       throw new KibitzError(
         "missing_kernel",
@@ -107,6 +115,27 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
 
   private out(shape: readonly number[]): GpuTensor {
     return this.pool.acquire(shape);
+  }
+
+  /** An f16-storage tensor of the f16 plan (2 bytes a value; 4 when emulated). */
+  private outHalf(shape: readonly number[]): GpuTensor {
+    return this.pool.acquire(shape, "nn.tensor16", this.half?.storage === "f16" ? 2 : 4);
+  }
+
+  /** Records the f32 -> f16 cast of x into `into` (or a new f16 tensor) and returns it. */
+  toHalf(x: GpuTensor, into: GpuTensor | null = null): GpuTensor {
+    const y = into ?? this.outHalf(x.shape);
+    const p = this.params([x.size, 0, 0, 0]);
+    this.record("toHalf", { 0: x.buffer, 1: y.buffer, 7: p }, this.g1(x.size));
+    return y;
+  }
+
+  /** Records the f16 -> f32 cast of x and returns the f32 copy. */
+  toFull(x: GpuTensor): GpuTensor {
+    const y = this.out(x.shape);
+    const p = this.params([x.size, 0, 0, 0]);
+    this.record("toFull", { 2: x.buffer, 3: y.buffer, 7: p }, this.g1(x.size));
+    return y;
   }
 
   private g1(n: number): [number, number, number] {
@@ -135,6 +164,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       expectShape("fused conv residual", res.shape, [x.shape[0], w.shape[0], ...x.shape.slice(2)]);
     }
     const fz = this.params([relu ? 1 : 0, res ? 1 : 0, 0, 0]);
+    if (this.half) return this.convFusedHalf(x, w, bias, res, fz, u);
     const [n, ci, h, wd] = x.shape, co = w.shape[0];
     const m = w.shape[2] === 3 && u && this.tiled
       ? chooseWinograd(this.winograd, n, h, wd, ci, co)
@@ -143,6 +173,83 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       return this.convWinograd(x, u, m, bias, res ?? bias, fz);
     }
     return this.convForward(x, w, { bias, res: res ?? bias, fz });
+  }
+
+  /**
+   * The f16-storage fused conv: x (cast to f16 first when it is f32: the stem's input), w and res
+   * f16, f32 accumulation, y f16; Winograd (f16 transforms, f32 GEMMs) when u is given and chosen,
+   * else the tiled GEMM (split-K partials in f32, summed with the epilogue by sumSplitsFusedH).
+   */
+  private convFusedHalf(
+    x: GpuTensor,
+    w: GpuTensor,
+    bias: GpuTensor,
+    res: GpuTensor | null,
+    fz: GPUBuffer,
+    u: GpuTensor | null,
+  ): GpuTensor {
+    if (!this.tiled) throw new KibitzError("bad_args", "f16 storage needs the tiled kernels");
+    if (!w.half || (res && !res.half)) {
+      throw new KibitzError("bad_args", "f16 fused conv: weight and residual must be f16 tensors");
+    }
+    const xh = x.half ? x : this.toHalf(x);
+    const [n, ci, h, wd] = xh.shape, co = w.shape[0];
+    const wm = w.shape[2] === 3 && u ? chooseWinograd(this.winograd, n, h, wd, ci, co) : 0;
+    if (wm && u && u.shape[0] === (wm + 2) * (wm + 2)) {
+      const y = this.convWinograd(xh, u, wm, bias, res ?? bias, fz, true);
+      if (xh !== x) this.release(xh);
+      return y;
+    }
+    const { k, pad } = convGeometry(w.shape);
+    expectShape("conv input channels", [ci], [w.shape[1]]);
+    const y = this.outHalf([n, co, h, wd]);
+    const p = this.params([n, ci, co, h, wd, k, pad, 0]);
+    const resBuf = (res ?? bias).buffer;
+    const cols = n * h * wd, wide = co >= WIDE && cols >= WIDE;
+    const tile = wide ? this.kernels.tiles.wide : this.kernels.tiles.small;
+    const { bm, bn } = tileSize(tile);
+    const gx = Math.ceil(cols / bn), gy = Math.ceil(co / bm), kd = ci * k * k;
+    const kind = wide ? "convForwardWide" : "convForward";
+    let splits = Math.max(1, Math.min(Math.floor(SPLIT_TARGET / (gx * gy)), Math.floor(kd / 128)));
+    const kchunk = splits > 1 ? Math.ceil(kd / splits / tile.bk) * tile.bk : 0;
+    if (splits > 1) splits = Math.ceil(kd / kchunk);
+    if (splits === 1) {
+      this.record(`${kind}FusedH${kernelSize(k)}`, {
+        0: xh.buffer,
+        1: w.buffer,
+        2: y.buffer,
+        3: p,
+        4: bias.buffer,
+        5: resBuf,
+        6: fz,
+      }, [gx, gy, 1]);
+    } else {
+      const ps = this.params([n, ci, co, h, wd, k, pad, kchunk]);
+      const part = this.out([splits, n, co, h, wd]);
+      this.record(`${kind}PartH${kernelSize(k)}`, {
+        0: xh.buffer,
+        1: w.buffer,
+        2: part.buffer,
+        3: ps,
+      }, [
+        gx,
+        gy,
+        splits,
+      ]);
+      const ny = numel(y.shape);
+      const pn = this.params([ny, splits, co, h * wd]);
+      this.record("sumSplitsFusedH", {
+        7: pn,
+        8: part.buffer,
+        9: bias.buffer,
+        10: resBuf,
+        11: y.buffer,
+        12: fz,
+      }, this.g1(ny));
+      this.release(part);
+    }
+    if (xh !== x) this.release(xh);
+    return y;
   }
 
   /** Writes the Winograd filter transform U [(m+2)^2, Co, Ci] of a 3x3 weight into u. */
@@ -164,20 +271,22 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     bias: GpuTensor,
     res: GpuTensor,
     fz: GPUBuffer,
+    half = false,
   ): GpuTensor {
     const [n, ci, h, wd] = x.shape, co = u.shape[1];
+    const H = half ? "H" : "";
     const g = winogradGeometry(m, n, h, wd), ppad = winogradColumns(g.p);
     const pp = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
     const v = this.out([g.alpha, ci, 1, ppad]);
     this.record(
-      `winogradInput${m}`,
+      `winogradInput${H}${m}`,
       { 2: x.buffer, 3: v.buffer, 8: pp },
       this.g1(n * ci * g.tiles),
     );
     const mm = this.convForward(v, u, null, true);
     this.release(v);
-    const y = this.out([n, co, h, wd]);
-    this.record(`winogradOutput${m}`, {
+    const y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
+    this.record(`winogradOutput${H}${m}`, {
       4: mm.buffer,
       5: bias.buffer,
       6: res.buffer,
@@ -434,6 +543,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
 
   /** Fully connected layer as a tiled GEMM with the bias fused. */
   linear(x: GpuTensor, w: GpuTensor, bias: GpuTensor): GpuTensor {
+    if (x.half) {
+      const full = this.toFull(x);
+      const y = this.linear(full, w, bias);
+      this.release(full);
+      return y;
+    }
     const [out, inp] = w.shape;
     const b = x.shape[0];
     expectShape("fully connected input", [numel(x.shape)], [b * inp]);

@@ -35,21 +35,42 @@ function checkTile(t: ConvTile): void {
   if (!ok) throw new Error(`conv tile ${JSON.stringify(t)} does not divide into its threads`);
 }
 
-const HEADER =
-  `struct Params { n: u32, ci: u32, co: u32, h: u32, w: u32, k: u32, pad: u32, kchunk: u32 }
+/**
+ * Storage of the forward kernel's tensors: `f32`, or f16 storage with f32 accumulation (`f16`:
+ * `enable f16;`, needs the device feature `shader-f16`), or `f16-emulated`: the same f16 kernel text
+ * with the storage alias bound to f32, so software adapters without `shader-f16` run (and test) the
+ * f16 code path. `out32`: the output stays f32 (split-K partials summed by a separate kernel).
+ */
+export type ConvStorage = "f32" | "f16" | "f16-emulated";
 
-@group(0) @binding(0) var<storage, read> in0: array<f32>;
-@group(0) @binding(1) var<storage, read> in1: array<f32>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+/** The f16 kernels' prelude: the storage alias `s16` (f16, or f32 when emulated). */
+export function f16Prelude(storage: "f16" | "f16-emulated"): string {
+  return storage === "f16" ? "enable f16;\nalias s16 = f16;\n\n" : "alias s16 = f32;\n\n";
+}
+
+function header(inT: string, outT: string): string {
+  return `struct Params { n: u32, ci: u32, co: u32, h: u32, w: u32, k: u32, pad: u32, kchunk: u32 }
+
+@group(0) @binding(0) var<storage, read> in0: array<${inT}>;
+@group(0) @binding(1) var<storage, read> in1: array<${inT}>;
+@group(0) @binding(2) var<storage, read_write> out: array<${outT}>;
 @group(0) @binding(3) var<uniform> p: Params;
 `;
+}
+
+const HEADER = header("f32", "f32");
 
 function range(n: number): number[] {
   return Array.from({ length: n }, (_, i) => i);
 }
 
 /** The shared part: declarations and im2col reader, and one unrolled step of the slice multiply. */
-function common(t: ConvTile, ks: number): { decls: string; step: string } {
+function common(
+  t: ConvTile,
+  ks: number,
+  head = HEADER,
+  load = (e: string) => e,
+): { decls: string; step: string } {
   const { bm, bn } = tileSize(t);
   const step: string[] = [];
   for (const g of range(t.gm)) step.push(`let a${g} = As[base_a + ${g * t.wy}u];`);
@@ -61,7 +82,7 @@ function common(t: ConvTile, ks: number): { decls: string; step: string } {
       }
     }
   }
-  const decls = `${HEADER}
+  const decls = `${head}
 const KS = ${ks}u;
 const KK = ${ks * ks}u;
 const BK = ${t.bk}u;
@@ -79,7 +100,7 @@ fn im2col(k: u32, img: u32, y: u32, x: u32, valid: bool) -> f32 {
   let iy = i32(y + ky) - i32(p.pad);
   let ix = i32(x + kx) - i32(p.pad);
   if (!valid || ci >= p.ci || iy < 0 || ix < 0 || iy >= i32(p.h) || ix >= i32(p.w)) { return 0.0; }
-  return in0[((img * p.ci + ci) * p.h + u32(iy)) * p.w + u32(ix)];
+  return ${load("in0[((img * p.ci + ci) * p.h + u32(iy)) * p.w + u32(ix)]")};
 }`;
   return { decls, step: step.join("\n") };
 }
@@ -145,20 +166,22 @@ ${sliceLoop(step)}
 }
 
 /** The fused forward's epilogue inputs: bias [Co], residual [N, Co, H, W], flags. */
-const FUSED_DECLS = `
+function fusedDecls(resT: string, load: (e: string) => string): string {
+  return `
 
 struct Fuse { relu: u32, res: u32, _a: u32, _b: u32 }
 @group(0) @binding(4) var<storage, read> bias: array<f32>;
-@group(0) @binding(5) var<storage, read> res: array<f32>;
+@group(0) @binding(5) var<storage, read> res: array<${resT}>;
 @group(0) @binding(6) var<uniform> fz: Fuse;
 
 fn epi(o: u32, m: u32, v: f32) -> f32 {
   if (p.kchunk > 0u) { return v; }
   var r = v + bias[m];
-  if (fz.res != 0u) { r += res[o]; }
+  if (fz.res != 0u) { r += ${load("res[o]")}; }
   if (fz.relu != 0u) { r = max(r, 0.0); }
   return r;
 }`;
+}
 
 /**
  * Forward kernel `forward`: in0 = X [N, Ci, H, W], in1 = W [Co, Ci, KS, KS], out = Y [N, Co, H, W]
@@ -166,25 +189,35 @@ fn epi(o: u32, m: u32, v: f32) -> f32 {
  * Y[co, col] = sum_k W[co, k] im2col(X)[k, col], col = (n, y, x), k = (ci, ky, kx). `fused` adds the
  * inference epilogue (bias, residual, ReLU: bindings 4-6) to unsplit runs. `batched` (1x1 only)
  * gives each image its own weight matrix (in1 = [N, Co, Ci]): the Winograd GEMMs, one per
- * transformed element, with H W padded to a multiple of the tile's columns.
+ * transformed element, with H W padded to a multiple of the tile's columns. `storage` other than
+ * f32 loads X, W (and the residual) as s16 and converts them to f32 on load (workgroup memory and
+ * accumulation stay f32), and stores s16 outputs unless `out32` (split-K partials).
  */
 export function convForwardSource(
   t: ConvTile,
   ks: number,
   fused = false,
   batched = false,
+  storage: ConvStorage = "f32",
+  out32 = false,
 ): string {
   checkTile(t);
+  const half = storage !== "f32";
+  if (half && batched) throw new Error("f16 storage has no batched (Winograd) GEMM");
+  const ld = half ? (e: string) => `f32(${e})` : (e: string) => e;
+  const outT = half && !out32 ? "s16" : "f32";
+  const head = half ? f16Prelude(storage) + header("s16", outT) : HEADER;
+  const st = outT === "s16" ? (e: string) => `s16(${e})` : (e: string) => e;
   const { bm, bn } = tileSize(t);
   const threads = t.wx * t.wy;
   const la = (bm * t.bk) / threads, lb = (bn * t.bk) / threads;
   const aStride = threads / t.bk, bStride = threads / bn;
-  const { decls, step } = common(t, ks);
+  const { decls, step } = common(t, ks, head, ld);
   const loadA = range(la).map((r) =>
     `    { let m = m0 + t / BK + ${r * aStride}u; let k = k0 + t % BK;
-      ra${r} = select(0.0, in1[${
-      batched ? "wbase + " : ""
-    }min(m, p.co - 1u) * kd + min(k, kd - 1u)], m < p.co && k < kend); }`
+      ra${r} = select(0.0, ${
+      ld(`in1[${batched ? "wbase + " : ""}min(m, p.co - 1u) * kd + min(k, kd - 1u)]`)
+    }, m < p.co && k < kend); }`
   ).join("\n");
   const loadB = range(lb).map((r) =>
     `    ra_b${r} = im2col(k0 + t / ${bn}u + ${
@@ -199,7 +232,9 @@ export function convForwardSource(
   ).join("\n");
   // Fused (inference): y = act(acc + bias[m] + res) unless split-K, whose sum kernel does it.
   const store = (o: string, v: string) =>
-    fused ? `{ let o = ${o}; out[zoff + o] = epi(o, m, ${v}); }` : `out[zoff + ${o}] = ${v};`;
+    fused
+      ? `{ let o = ${o}; out[zoff + o] = ${st(`epi(o, m, ${v})`)}; }`
+      : `out[zoff + ${o}] = ${st(v)};`;
   const epilogue: string[] = [];
   for (const h of range(t.gn)) {
     for (const j of range(4)) {
@@ -217,7 +252,7 @@ export function convForwardSource(
       epilogue.push(`    }\n  }`);
     }
   }
-  return `${decls}${fused ? FUSED_DECLS : ""}
+  return `${decls}${fused ? fusedDecls(half ? "s16" : "f32", ld) : ""}
 
 @compute @workgroup_size(${t.wx}, ${t.wy})
 fn forward(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {

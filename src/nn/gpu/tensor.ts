@@ -2,10 +2,14 @@ import type { GpuContext } from "../../gpu/device.ts";
 import { storageBuffer } from "../../gpu/buffers.ts";
 import { numel, type Shaped } from "../tensor.ts";
 
-/** A tensor on the GPU: a shape and an f32 storage buffer of at least numel values. */
+/**
+ * A tensor on the GPU: a shape and a storage buffer of at least numel values, f32 unless `half`
+ * (f16 storage of an f16 inference plan: 2 bytes a value, or 4 when the f16 path is emulated).
+ */
 export interface GpuTensor extends Shaped {
   readonly buffer: GPUBuffer;
   readonly size: number;
+  readonly half?: boolean;
 }
 
 /**
@@ -20,10 +24,17 @@ export class TensorPool {
 
   constructor(private readonly ctx: GpuContext) {}
 
-  /** A tensor of `shape`, reusing a free buffer of the same size when there is one. */
-  acquire(shape: readonly number[], label = "nn.tensor"): GpuTensor {
+  /**
+   * A tensor of `shape`, reusing a free buffer of the same size when there is one; `halfBytes`
+   * (2, or 4 when emulated) makes it an f16-storage tensor.
+   */
+  acquire(
+    shape: readonly number[],
+    label = "nn.tensor",
+    halfBytes: 2 | 4 | null = null,
+  ): GpuTensor {
     const size = numel(shape);
-    const bytes = Math.max(4, size * 4);
+    const bytes = Math.max(4, Math.ceil(size * (halfBytes ?? 4) / 4) * 4);
     const list = this.free.get(bytes);
     let buffer = list?.pop();
     if (!buffer) {
@@ -31,7 +42,9 @@ export class TensorPool {
       this.all.push(buffer);
       this.bytes += bytes;
     }
-    return { shape: [...shape], buffer, size };
+    return halfBytes
+      ? { shape: [...shape], buffer, size, half: true }
+      : { shape: [...shape], buffer, size };
   }
 
   /** Returns a tensor's buffer to the pool. */
