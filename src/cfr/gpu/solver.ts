@@ -120,8 +120,6 @@ export class GpuCfrSolver {
   readonly formats: [QuantFormat, QuantFormat];
   private readonly blocks: number;
   private readonly scales: GPUBuffer | null;
-  private readonly storage: GPUBuffer[];
-  private readonly sink: GPUBuffer;
 
   private constructor(
     readonly ctx: GpuContext,
@@ -150,8 +148,6 @@ export class GpuCfrSolver {
     this.algorithm = init.algorithm;
     this.discount = init.discount;
     this.buffers = init.buffers;
-    this.storage = init.storage.filter((_, i) => i !== 0 && i !== 2); // not aux (read-only), unused
-    this.sink = ctx.device.createBuffer({ size: 4, usage: 0x8, label: "cfr sync sink" });
     this.disc = init.disc;
     this.pipelines = init.pipelines;
     this.train = init.train;
@@ -552,7 +548,6 @@ export class GpuCfrSolver {
   /** Frees the device buffers. */
   destroy(): void {
     for (const b of this.buffers) b.destroy();
-    this.sink.destroy();
   }
 
   /** Uploads the discounts and rounding keys of the next iteration. */
@@ -565,21 +560,6 @@ export class GpuCfrSolver {
   }
 
   private record(enc: GPUCommandEncoder, cmds: Command[]): void {
-    const sync = gpuSyncMode();
-    if (sync !== "one") {
-      // Every dispatch reads what the one before it wrote, through the same read-write bindings.
-      for (const c of cmds) {
-        const pass = enc.beginComputePass();
-        pass.setPipeline(this.pipelines.get(c.entry)!);
-        pass.setBindGroup(0, c.bind);
-        pass.dispatchWorkgroups(c.groups[0], c.groups[1], c.groups[2]);
-        pass.end();
-        if (sync === "copy") {
-          for (const b of this.storage) enc.copyBufferToBuffer(b, 0, this.sink, 0, 4);
-        }
-      }
-      return;
-    }
     const pass = enc.beginComputePass();
     let last: Entry | null = null;
     for (const c of cmds) {
@@ -618,22 +598,4 @@ export function refuseUnsupported(o: SolverOptions): void {
     bad("node locking (lockedNodes)", "is not implemented");
   }
   if (o.reachWeightedAverage) bad("reachWeightedAverage", "is not implemented");
-}
-
-/**
- * How dependent dispatches are ordered: "copy" (default) ends a compute pass after each dispatch
- * and touches every read-write store with a 4-byte copy, so the runtime sees a usage change and
- * emits a barrier; "pass" only splits passes; "one" records every dispatch in one pass. Measured on
- * an NVIDIA H200 (Deno 2.9.6): "one" gave wrong values below chance nodes (dispatches that read and
- * write the same read-write bindings were not ordered); llvmpipe runs dispatches in order anyway.
- * `KIBITZ_CFR_SYNC` overrides it.
- */
-export function gpuSyncMode(): "one" | "pass" | "copy" {
-  let v: string | undefined;
-  try {
-    v = Deno.env.get("KIBITZ_CFR_SYNC");
-  } catch {
-    v = undefined;
-  }
-  return v === "one" || v === "pass" ? v : "copy";
 }
