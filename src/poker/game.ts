@@ -12,12 +12,24 @@ import { cardName, COMBO_CARDS, comboName } from "./cards.ts";
 import { evaluate7 } from "./hand_eval.ts";
 import { chanceIsomorphism, swapPermutation, symmetricSuitPairs } from "./isomorphism.ts";
 import { rangeHands, type RangeWeights } from "./range.ts";
+import { TerminalKernels, wasmEnabled } from "./wasm/terminal.ts";
 
 /** Options of the postflop game. */
 export interface PostflopOptions {
   /** Merge turn/river cards that are the same deal up to a suit exchange (default true). */
   isomorphism?: boolean;
+  /**
+   * Terminals by the Wasm kernels (src/poker/wasm/, bit-identical to the TypeScript twin here);
+   * default: wherever WebAssembly SIMD is available and KIBITZ_WASM is not "0", on the main thread
+   * (worker threads keep the TypeScript path so the shared showdown tables are not copied per thread).
+   */
+  wasm?: boolean;
 }
+
+/** The Wasm kernels of each game, per thread (kept out of the game's cloneable fields). */
+const KERNELS = new WeakMap<PostflopGame, TerminalKernels>();
+const IN_WORKER = typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !==
+  "undefined";
 
 /** A public state of the postflop game: a betting-tree node and the board dealt so far. */
 export interface PostflopState {
@@ -165,6 +177,8 @@ export class PostflopGame implements CfrGame<PostflopState> {
   private downSum = new Float64Array(0);
   private upCard = new Float64Array(0);
   private downCard = new Float64Array(0);
+  /** Whether the terminals run on the Wasm kernels (PostflopOptions.wasm). */
+  readonly wasm: boolean;
 
   constructor(
     readonly tree: ActionTree,
@@ -173,6 +187,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     options: PostflopOptions = {},
   ) {
     this.startingPot = tree.config.startingPot;
+    this.wasm = (options.wasm ?? !IN_WORKER) && wasmEnabled();
     this.symmetric = options.isomorphism === false
       ? new Uint8Array(16)
       : symmetricSuitPairs(ranges);
@@ -392,6 +407,16 @@ export class PostflopGame implements CfrGame<PostflopState> {
     }
   }
 
+  /** This game's Wasm kernels on this thread, made on first use. */
+  private kernels(): TerminalKernels {
+    let k = KERNELS.get(this);
+    if (!k) {
+      k = new TerminalKernels(this.numHands, this.cards, this.sameIn);
+      KERNELS.set(this, k);
+    }
+    return k;
+  }
+
   /** Bytes the showdown tables built so far hold (what estimateShowdownBytes predicts). */
   showdownBytes(): number {
     let bytes = 0;
@@ -453,6 +478,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
 
   /** out[off+h] = scale * (sum of oppReach over opponent hands sharing no card with h). */
   private foldLike(p: 0 | 1, opp: Float32Array, out: Float32Array, off: number, scale: number) {
+    if (this.wasm) return this.kernels().fold(p, opp, out, off, scale);
     const o = (1 - p) as 0 | 1;
     const oc = this.cards[o], pc = this.cards[p];
     const cs = this.cardSum;
@@ -560,6 +586,27 @@ export class PostflopGame implements CfrGame<PostflopState> {
   ): void {
     const o = (1 - p) as 0 | 1;
     const bo = this.orders[boardIndex];
+    if (this.wasm) {
+      const k = this.kernels();
+      let d = k.tables(boardIndex, p);
+      if (!d) {
+        const mine = {
+          ...bo.sweep[p],
+          order: bo.order[p],
+          dead: bo.dead[p],
+          c1: bo.c1[p],
+          c2: bo.c2[p],
+        };
+        d = k.addTables(boardIndex, p, mine, {
+          ...bo.sweep[o],
+          order: bo.order[o],
+          dead: bo.dead[o],
+          c1: bo.c1[o],
+          c2: bo.c2[o],
+        });
+      }
+      return k.showdown(d, p, opp, out, off, payWin, payLose, payTie);
+    }
     const mine = bo.order[p], nM = mine.length;
     const theirs = bo.order[o], nT = theirs.length;
     const mc1 = bo.c1[p], mc2 = bo.c2[p], tc1 = bo.c1[o], tc2 = bo.c2[o];

@@ -1,0 +1,244 @@
+import { decodeBase64 } from "./base64.ts";
+import { WASM_BASE64 } from "./terminal_wasm.ts";
+
+/*
+ * The Wasm twin of the postflop terminals (PostflopGame.showdown and its fold formula): the same
+ * f64 sums in the same order, so the values are bit-identical to the TypeScript path. The module
+ * has no allocator; this side lays its memory out with a bump arena: the hand cards and same-combo
+ * indices once per game, each river board's showdown tables once per board (copied on first use),
+ * and per call only the opponent reach in and the values out.
+ */
+
+/** Per river board and player, the tables the showdown reads (PostflopGame's BoardOrder). */
+export interface ShowdownTables {
+  order: Int32Array;
+  dead: Int32Array;
+  c1: Uint8Array;
+  c2: Uint8Array;
+  up1: Uint16Array;
+  up2: Uint16Array;
+  down1: Uint16Array;
+  down2: Uint16Array;
+  winCount: Uint16Array;
+  loseCount: Uint16Array;
+  win1: Uint16Array;
+  win2: Uint16Array;
+  lose1: Uint16Array;
+  lose2: Uint16Array;
+}
+
+interface Exports {
+  memory: WebAssembly.Memory;
+  showdown(
+    d: number,
+    opp: number,
+    out: number,
+    same: number,
+    payWin: number,
+    payLose: number,
+    payTie: number,
+    cs: number,
+    sr: number,
+    up: number,
+    down: number,
+    upCard: number,
+    downCard: number,
+    compat: number,
+  ): void;
+  fold(
+    nO: number,
+    nP: number,
+    opp: number,
+    oc: number,
+    pc: number,
+    same: number,
+    out: number,
+    scale: number,
+    cs: number,
+  ): void;
+}
+
+let compiled: WebAssembly.Module | null | undefined;
+
+/**
+ * Whether the Wasm terminals run: WebAssembly with 128-bit SIMD is available and KIBITZ_WASM is
+ * not "0" (which forces the TypeScript twin).
+ */
+export function wasmEnabled(): boolean {
+  let env: string | undefined;
+  try {
+    env = Deno.env.get("KIBITZ_WASM");
+  } catch {
+    env = undefined; // no env permission: the default
+  }
+  if (env === "0") return false;
+  return terminalModule() !== null;
+}
+
+/** The compiled kernel module, once per thread (null where WebAssembly SIMD is missing). */
+function terminalModule(): WebAssembly.Module | null {
+  if (compiled !== undefined) return compiled;
+  try {
+    const bytes = decodeBase64(WASM_BASE64);
+    compiled = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
+  } catch {
+    compiled = null;
+  }
+  return compiled;
+}
+
+const PAGE = 65536;
+
+/** One game's terminal kernels: its own instance and memory (one per game and thread). */
+export class TerminalKernels {
+  private readonly x: Exports;
+  private top = 1024; // bytes below are spare (the module has no data segment)
+  private readonly cs: number;
+  private readonly scratch: number[];
+  private readonly io: [number, number];
+  private readonly cards: [number, number];
+  private readonly same: [number, number];
+  private readonly numHands: readonly [number, number];
+  /** Descriptor address per board index and player (0: not copied yet). */
+  private readonly desc: number[] = [];
+
+  constructor(
+    numHands: readonly [number, number],
+    cards: [Uint8Array, Uint8Array],
+    sameIn: [Int32Array, Int32Array],
+  ) {
+    const mod = terminalModule();
+    if (!mod) throw new Error("WebAssembly SIMD is not available");
+    this.x = new WebAssembly.Instance(mod, {}).exports as unknown as Exports;
+    this.numHands = numHands;
+    const n = Math.max(numHands[0], numHands[1]);
+    this.cs = this.alloc(52 * 8);
+    // sr, up, down, upCard, downCard, compat (f64)
+    this.scratch = [n, n + 1, n + 1, 1 + 2 * n, 1 + 2 * n, n].map((k) => this.alloc(8 * k));
+    this.io = [this.alloc(4 * n), this.alloc(4 * n)];
+    this.cards = [this.put(cards[0]), this.put(cards[1])];
+    this.same = [this.put(sameIn[0]), this.put(sameIn[1])];
+  }
+
+  /** Bytes of Wasm memory in use (tables copied so far included). */
+  bytes(): number {
+    return this.top;
+  }
+
+  private alloc(bytes: number): number {
+    const at = this.top;
+    this.top = (at + bytes + 15) & ~15;
+    const mem = this.x.memory;
+    if (this.top > mem.buffer.byteLength) {
+      mem.grow(Math.ceil((this.top - mem.buffer.byteLength) / PAGE));
+    }
+    return at;
+  }
+
+  private put(a: Int32Array | Uint16Array | Uint8Array): number {
+    const at = this.alloc(a.byteLength);
+    new Uint8Array(this.x.memory.buffer, at, a.byteLength).set(
+      new Uint8Array(a.buffer, a.byteOffset, a.byteLength),
+    );
+    return at;
+  }
+
+  /** The tables of `board` for player p, copied into Wasm memory on first use (0: not yet). */
+  tables(board: number, p: 0 | 1): number {
+    return this.desc[2 * board + p] ?? 0;
+  }
+
+  /** Copies p's showdown tables of `board` into Wasm memory; returns their descriptor. */
+  addTables(board: number, p: 0 | 1, mine: ShowdownTables, theirs: ShowdownTables): number {
+    const key = 2 * board + p;
+    const fields = [
+      mine.order.length,
+      theirs.order.length,
+      this.put(mine.order),
+      this.put(theirs.order),
+      this.put(mine.c1),
+      this.put(mine.c2),
+      this.put(theirs.c1),
+      this.put(theirs.c2),
+      this.put(mine.up1),
+      this.put(mine.up2),
+      this.put(mine.down1),
+      this.put(mine.down2),
+      this.put(mine.winCount),
+      this.put(mine.loseCount),
+      this.put(mine.win1),
+      this.put(mine.win2),
+      this.put(mine.lose1),
+      this.put(mine.lose2),
+      this.put(mine.dead),
+      mine.dead.length,
+    ];
+    const d = this.put(Int32Array.from(fields));
+    this.desc[key] = d;
+    return d;
+  }
+
+  private input(p: 0 | 1, opp: Float32Array): void {
+    const o = 1 - p;
+    new Float32Array(this.x.memory.buffer, this.io[0], this.numHands[o]).set(
+      opp.length === this.numHands[o] ? opp : opp.subarray(0, this.numHands[o]),
+    );
+  }
+
+  private output(p: 0 | 1, out: Float32Array, off: number): void {
+    out.set(new Float32Array(this.x.memory.buffer, this.io[1], this.numHands[p]), off);
+  }
+
+  /**
+   * Showdown of `p` with the tables of descriptor `d` (addTables: mine = p's side with p's sweep
+   * against the other player; theirs = the other player's order and cards): PostflopGame.showdown.
+   */
+  showdown(
+    d: number,
+    p: 0 | 1,
+    opp: Float32Array,
+    out: Float32Array,
+    off: number,
+    payWin: number,
+    payLose: number,
+    payTie: number,
+  ): void {
+    this.input(p, opp);
+    const s = this.scratch;
+    this.x.showdown(
+      d,
+      this.io[0],
+      this.io[1],
+      this.same[p],
+      payWin,
+      payLose,
+      payTie,
+      this.cs,
+      s[0],
+      s[1],
+      s[2],
+      s[3],
+      s[4],
+      s[5],
+    );
+    this.output(p, out, off);
+  }
+
+  /** out[off + h] = scale * (opponent reach sharing no card with h): the fold formula. */
+  fold(p: 0 | 1, opp: Float32Array, out: Float32Array, off: number, scale: number): void {
+    const o = (1 - p) as 0 | 1;
+    this.input(p, opp);
+    this.x.fold(
+      this.numHands[o],
+      this.numHands[p],
+      this.io[0],
+      this.cards[o],
+      this.cards[p],
+      this.same[p],
+      this.io[1],
+      scale,
+      this.cs,
+    );
+    this.output(p, out, off);
+  }
+}
