@@ -101,6 +101,9 @@ export class TerminalKernels {
   private readonly numHands: readonly [number, number];
   /** Descriptor address per board index and player (0: not copied yet). */
   private readonly desc: number[] = [];
+  /** Views of the reach in / values out (remade when the memory grows and detaches them). */
+  private inView: Float32Array[] = [];
+  private outView: Float32Array[] = [];
 
   constructor(
     numHands: readonly [number, number],
@@ -131,6 +134,7 @@ export class TerminalKernels {
     const mem = this.x.memory;
     if (this.top > mem.buffer.byteLength) {
       mem.grow(Math.ceil((this.top - mem.buffer.byteLength) / PAGE));
+      this.inView = []; // detached by the growth
     }
     return at;
   }
@@ -179,14 +183,18 @@ export class TerminalKernels {
   }
 
   private input(p: 0 | 1, opp: Float32Array): void {
-    const o = 1 - p;
-    new Float32Array(this.x.memory.buffer, this.io[0], this.numHands[o]).set(
-      opp.length === this.numHands[o] ? opp : opp.subarray(0, this.numHands[o]),
-    );
+    if (this.inView.length === 0) {
+      const buf = this.x.memory.buffer, [n0, n1] = this.numHands;
+      this.inView = [new Float32Array(buf, this.io[0], n1), new Float32Array(buf, this.io[0], n0)];
+      this.outView = [new Float32Array(buf, this.io[1], n0), new Float32Array(buf, this.io[1], n1)];
+    }
+    const v = this.inView[p], n = v.length;
+    if (opp.length === n) v.set(opp);
+    else for (let i = 0; i < n; i++) v[i] = opp[i];
   }
 
   private output(p: 0 | 1, out: Float32Array, off: number): void {
-    out.set(new Float32Array(this.x.memory.buffer, this.io[1], this.numHands[p]), off);
+    out.set(this.outView[p], off);
   }
 
   /**
