@@ -1,4 +1,4 @@
-import { buildWasm } from "../src/poker/wasm/build.ts";
+import { buildWasm } from "../src/cfr/wasm/build.ts";
 import { runMain } from "../src/cli/main.ts";
 import { parseTaskArgs } from "../src/cli/args.ts";
 
@@ -6,7 +6,7 @@ await runMain(async () => {
   const args = parseTaskArgs(
     Deno.args,
     "deno task build-wasm",
-    "Compiles the AssemblyScript kernels (src/poker/wasm/asm/) into src/poker/wasm/*_wasm.ts.",
+    "Compiles the AssemblyScript kernels (src/{cfr,poker}/wasm/asm/) into their *_wasm.ts modules.",
     {},
   );
   if (!args) return;

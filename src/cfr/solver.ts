@@ -1,3 +1,4 @@
+import { regretKernel } from "./wasm/regret.ts";
 import { KibitzError } from "../errors.ts";
 import { sharedMemoryAvailable, shareFields } from "./threads.ts";
 import {
@@ -79,6 +80,8 @@ export class CfrSolver {
   readonly pruning: number;
   readonly pruningRefresh: number;
   readonly reachWeighted: boolean;
+  /** Whether regret matching of f32 regrets runs on the Wasm kernel (SolverOptions.wasm). */
+  readonly wasm: boolean;
   /** Iterations done. */
   iteration = 0;
   /** Traverser hands visited at nodes during training (the work pruning saves). */
@@ -135,6 +138,7 @@ export class CfrSolver {
     this.rounding = options.rounding;
     this.strategyRounding = options.strategyRounding ?? "stochastic";
     this.reachWeighted = options.reachWeightedAverage ?? false;
+    this.wasm = (options.wasm ?? true) && regretKernel() !== null;
     if (!(this.pruning >= 0)) {
       throw new KibitzError("bad_option", `pruning must be >= 0, got ${this.pruning}`);
     }
@@ -471,6 +475,10 @@ export class CfrSolver {
     const t = this.tree;
     const A = t.numChildren[node], H = t.numHands[t.player[node]];
     const st = this.predicted ?? this.regrets;
+    if (st.f32 && !needReg && this.wasm) {
+      regretKernel()!.match(st.f32, st.offsets[b], A, H, sig);
+      return this.applyLock(b, A, H, sig);
+    }
     let src = reg, off = 0;
     // Positive-regret sums per hand, accumulated over actions in order (action-major, unit stride).
     const sum = this.sums;

@@ -5,13 +5,16 @@ import { parseBetSizes } from "../../src/poker/bet_size.ts";
 import { parseCards } from "../../src/poker/cards.ts";
 import { PostflopGame } from "../../src/poker/game.ts";
 import { parseRange } from "../../src/poker/range.ts";
-import { compileKernel, KERNELS, sourceHash } from "../../src/poker/wasm/build.ts";
-import { decodeBase64 } from "../../src/poker/wasm/base64.ts";
+import { compileKernel, KERNELS, kernelSource, sourceHash } from "../../src/cfr/wasm/build.ts";
+import { decodeBase64 } from "../../src/cfr/wasm/base64.ts";
+import * as regretWasm from "../../src/cfr/wasm/regret_wasm.ts";
+import { regretKernel } from "../../src/cfr/wasm/regret.ts";
 import { wasmEnabled } from "../../src/poker/wasm/terminal.ts";
 import * as terminalWasm from "../../src/poker/wasm/terminal_wasm.ts";
 
 const BUILT: Record<string, { SOURCE_SHA256: string; WASM_BASE64: string }> = {
   terminal: terminalWasm,
+  regret: regretWasm,
 };
 
 function game(board: string, wasm: boolean, rake: boolean) {
@@ -37,21 +40,20 @@ function game(board: string, wasm: boolean, rake: boolean) {
 }
 
 Deno.test("wasm: the committed kernels were built from the current sources", async () => {
-  for (const name of KERNELS) {
-    const text = await Deno.readTextFile(
-      new URL(`../../src/poker/wasm/asm/${name}.ts`, import.meta.url),
-    );
+  assert.equal(KERNELS.length, Object.keys(BUILT).length);
+  for (const k of KERNELS) {
+    const text = await Deno.readTextFile(kernelSource(k));
     assert.equal(
-      BUILT[name].SOURCE_SHA256,
+      BUILT[k.name].SOURCE_SHA256,
       await sourceHash(text),
-      `${name}: run deno task build-wasm`,
+      `${k.name}: deno task build-wasm`,
     );
   }
 });
 
 Deno.test("wasm: a rebuild with the pinned asc gives the committed binary byte for byte", async () => {
-  for (const name of KERNELS) {
-    assert.deepEqual(await compileKernel(name), decodeBase64(BUILT[name].WASM_BASE64));
+  for (const k of KERNELS) {
+    assert.deepEqual(await compileKernel(k), decodeBase64(BUILT[k.name].WASM_BASE64));
   }
 });
 
@@ -98,12 +100,13 @@ Deno.test({
 });
 
 Deno.test({
-  name: "wasm: a solve on the Wasm terminals equals the TypeScript one bit for bit",
-  ignore: !wasmEnabled(),
+  name: "wasm: a solve on the Wasm kernels (terminals, regret matching) equals the TypeScript one",
+  ignore: !wasmEnabled() || regretKernel() === null,
   fn() {
     const run = (wasm: boolean) => {
       const { game: g, tree } = game("Kh Qd 7c 4s 2h", wasm, true);
-      const s = new CfrSolver(tree, g, { regretBits: 32, strategyBits: 32, seed: 7 });
+      const s = new CfrSolver(tree, g, { regretBits: 32, strategyBits: 32, seed: 7, wasm });
+      assert.equal(s.wasm, wasm);
       s.run(20);
       return { root: s.averageStrategy(0), expl: s.exploitability().percent };
     };

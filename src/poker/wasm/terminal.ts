@@ -1,4 +1,5 @@
-import { decodeBase64 } from "./base64.ts";
+import { decodeBase64 } from "../../cfr/wasm/base64.ts";
+import { compileModule, wasmAllowed } from "../../cfr/wasm/enabled.ts";
 import { WASM_BASE64 } from "./terminal_wasm.ts";
 
 /*
@@ -65,25 +66,12 @@ let compiled: WebAssembly.Module | null | undefined;
  * not "0" (which forces the TypeScript twin).
  */
 export function wasmEnabled(): boolean {
-  let env: string | undefined;
-  try {
-    env = Deno.env.get("KIBITZ_WASM");
-  } catch {
-    env = undefined; // no env permission: the default
-  }
-  if (env === "0") return false;
-  return terminalModule() !== null;
+  return wasmAllowed() && terminalModule() !== null;
 }
 
 /** The compiled kernel module, once per thread (null where WebAssembly SIMD is missing). */
 function terminalModule(): WebAssembly.Module | null {
-  if (compiled !== undefined) return compiled;
-  try {
-    const bytes = decodeBase64(WASM_BASE64);
-    compiled = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
-  } catch {
-    compiled = null;
-  }
+  if (compiled === undefined) compiled = compileModule(decodeBase64(WASM_BASE64));
   return compiled;
 }
 

@@ -4,10 +4,21 @@ import { encodeBase64 } from "./base64.ts";
 export const ASC = "npm:assemblyscript@0.28.9/asc";
 /** Compiler flags of every kernel: 128-bit SIMD, no runtime (the JS side lays out memory). */
 export const ASC_FLAGS = ["--enable", "simd", "-O3", "--runtime", "stub", "--noAssert"];
-/** Kernel sources (src/poker/wasm/asm/NAME.ts) and the modules they build (NAME_wasm.ts). */
-export const KERNELS = ["terminal"];
+/**
+ * Kernel sources (DIR/asm/NAME.ts under src/) and the modules they build (DIR/NAME_wasm.ts):
+ * the CFR engine's own, then the games'.
+ */
+export const KERNELS: { dir: string; name: string }[] = [
+  { dir: "cfr/wasm", name: "regret" },
+  { dir: "poker/wasm", name: "terminal" },
+];
 
-const here = new URL(".", import.meta.url);
+const src = new URL("../../", import.meta.url);
+
+/** The source file of a kernel. */
+export function kernelSource(k: { dir: string; name: string }): URL {
+  return new URL(`${k.dir}/asm/${k.name}.ts`, src);
+}
 
 /** SHA-256 of a source text, hex: recorded in the built module so a test sees a stale binary. */
 export async function sourceHash(text: string): Promise<string> {
@@ -16,13 +27,13 @@ export async function sourceHash(text: string): Promise<string> {
 }
 
 /** Compiles one kernel source with asc into bytes (needs the npm registry or its cache). */
-export async function compileKernel(name: string): Promise<Uint8Array> {
-  const src = new URL(`asm/${name}.ts`, here).pathname;
+export async function compileKernel(k: { dir: string; name: string }): Promise<Uint8Array> {
+  const name = k.name, path = kernelSource(k).pathname;
   const dir = await Deno.makeTempDir();
   try {
     const out = `${dir}/${name}.wasm`;
     const r = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", ASC, src, "-o", out, ...ASC_FLAGS],
+      args: ["run", "-A", ASC, path, "-o", out, ...ASC_FLAGS],
       stdout: "piped",
       stderr: "piped",
     }).output();
@@ -50,12 +61,14 @@ export function kernelModule(name: string, wasm: Uint8Array, hash: string): stri
 /** Builds every kernel; with `write`, replaces the committed modules. Returns one line per kernel. */
 export async function buildWasm(write: boolean): Promise<string[]> {
   const report: string[] = [];
-  for (const name of KERNELS) {
-    const text = await Deno.readTextFile(new URL(`asm/${name}.ts`, here));
-    const wasm = await compileKernel(name);
+  for (const k of KERNELS) {
+    const name = k.name;
+    const text = await Deno.readTextFile(kernelSource(k));
+    const wasm = await compileKernel(k);
     const hash = await sourceHash(text);
     if (write) {
-      await Deno.writeTextFile(new URL(`${name}_wasm.ts`, here), kernelModule(name, wasm, hash));
+      const out = new URL(`${k.dir}/${name}_wasm.ts`, src);
+      await Deno.writeTextFile(out, kernelModule(name, wasm, hash));
     }
     report.push(`${name}: ${wasm.length} bytes, source ${hash.slice(0, 12)}`);
   }

@@ -1,0 +1,66 @@
+import { decodeBase64 } from "./base64.ts";
+import { compileModule, wasmAllowed } from "./enabled.ts";
+import { WASM_BASE64 } from "./regret_wasm.ts";
+
+/*
+ * The Wasm twin of CfrSolver.current's regret matching on f32 storage (bit-identical: the same
+ * f64 sums in the same order, see asm/regret.ts). One instance per thread; a block is copied in
+ * row by row at a stride padded to 4 hands and sigma copied back.
+ */
+
+interface Exports {
+  memory: WebAssembly.Memory;
+  regretMatch(reg: number, sig: number, A: number, H: number, sum: number, den: number): void;
+}
+
+let kernel: RegretKernel | null | undefined;
+
+/** The regret-matching kernel of this thread, or null where Wasm SIMD is off or missing. */
+export function regretKernel(): RegretKernel | null {
+  if (kernel !== undefined) return kernel;
+  const mod = wasmAllowed() ? compileModule(decodeBase64(WASM_BASE64)) : null;
+  kernel = mod ? new RegretKernel(mod) : null;
+  return kernel;
+}
+
+/** Regret matching on Wasm memory: sized on demand for the largest block seen. */
+export class RegretKernel {
+  private readonly x: Exports;
+  private cap = 0;
+  private H4 = 0;
+  private view: Float32Array = new Float32Array(0);
+  private sig = 0;
+  private sum = 0;
+  private den = 0;
+
+  constructor(mod: WebAssembly.Module) {
+    this.x = new WebAssembly.Instance(mod, {}).exports as unknown as Exports;
+  }
+
+  private fit(A: number, H4: number): void {
+    const n = A * H4;
+    if (n <= this.cap && H4 <= this.H4) return;
+    this.cap = Math.max(n, this.cap), this.H4 = Math.max(H4, this.H4);
+    // Layout: regrets [0, 4 cap), sigma [4 cap, 8 cap), sums and denominators 8 H4 bytes each.
+    const bytes = 8 * this.cap + 16 * this.H4;
+    const mem = this.x.memory;
+    if (bytes > mem.buffer.byteLength) {
+      mem.grow(Math.ceil((bytes - mem.buffer.byteLength) / 65536));
+    }
+    this.sig = 4 * this.cap, this.sum = 8 * this.cap, this.den = this.sum + 8 * this.H4;
+    this.view = new Float32Array(mem.buffer, 0, 2 * this.cap);
+  }
+
+  /** sig[a * H + h] = regret matching of src[off + a * H + h] (A actions x H hands, f32). */
+  match(src: Float32Array, off: number, A: number, H: number, sig: Float32Array): void {
+    const H4 = (H + 3) & ~3;
+    this.fit(A, H4);
+    const v = this.view;
+    if (H4 === H) v.set(src.subarray(off, off + A * H));
+    else for (let a = 0; a < A; a++) v.set(src.subarray(off + a * H, off + a * H + H), a * H4);
+    this.x.regretMatch(0, this.sig, A, H4, this.sum, this.den);
+    const s = this.cap;
+    if (H4 === H) sig.set(v.subarray(s, s + A * H));
+    else for (let a = 0; a < A; a++) sig.set(v.subarray(s + a * H4, s + a * H4 + H), a * H);
+  }
+}
