@@ -590,20 +590,14 @@ export class PostflopGame implements CfrGame<PostflopState> {
       const k = this.kernels();
       let d = k.tables(boardIndex, p);
       if (!d) {
-        const mine = {
-          ...bo.sweep[p],
-          order: bo.order[p],
-          dead: bo.dead[p],
-          c1: bo.c1[p],
-          c2: bo.c2[p],
-        };
-        d = k.addTables(boardIndex, p, mine, {
-          ...bo.sweep[o],
-          order: bo.order[o],
-          dead: bo.dead[o],
-          c1: bo.c1[o],
-          c2: bo.c2[o],
+        const side = (q: 0 | 1) => ({
+          order: bo.order[q],
+          strength: bo.strength[q],
+          c1: bo.c1[q],
+          c2: bo.c2[q],
+          dead: bo.dead[q],
         });
+        d = k.addTables(boardIndex, p, side(p), side(o));
       }
       return k.showdown(d, p, opp, out, off, payWin, payLose, payTie);
     }

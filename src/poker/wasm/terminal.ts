@@ -10,22 +10,14 @@ import { WASM_BASE64 } from "./terminal_wasm.ts";
  * and per call only the opponent reach in and the values out.
  */
 
-/** Per river board and player, the tables the showdown reads (PostflopGame's BoardOrder). */
+/** One player's side of a river board's showdown tables (PostflopGame's BoardOrder). */
 export interface ShowdownTables {
+  /** Live hands in ascending strength, their strengths and cards; hands holding a board card. */
   order: Int32Array;
-  dead: Int32Array;
+  strength: Uint16Array;
   c1: Uint8Array;
   c2: Uint8Array;
-  up1: Uint16Array;
-  up2: Uint16Array;
-  down1: Uint16Array;
-  down2: Uint16Array;
-  winCount: Uint16Array;
-  loseCount: Uint16Array;
-  win1: Uint16Array;
-  win2: Uint16Array;
-  lose1: Uint16Array;
-  lose2: Uint16Array;
+  dead: Int32Array;
 }
 
 interface Exports {
@@ -39,12 +31,8 @@ interface Exports {
     payLose: number,
     payTie: number,
     cs: number,
-    sr: number,
-    up: number,
-    down: number,
-    upCard: number,
-    downCard: number,
-    compat: number,
+    all: number,
+    win: number,
   ): void;
   fold(
     nO: number,
@@ -104,8 +92,7 @@ export class TerminalKernels {
     this.numHands = numHands;
     const n = Math.max(numHands[0], numHands[1]);
     this.cs = this.alloc(52 * 8);
-    // sr, up, down, upCard, downCard, compat (f64)
-    this.scratch = [n, n + 1, n + 1, 1 + 2 * n, 1 + 2 * n, n].map((k) => this.alloc(8 * k));
+    this.scratch = [this.alloc(52 * 8), this.alloc(8 * n)]; // per-card totals, wins (f64)
     this.io = [this.alloc(4 * n), this.alloc(4 * n)];
     this.cards = [this.put(cards[0]), this.put(cards[1])];
     this.same = [this.put(sameIn[0]), this.put(sameIn[1])];
@@ -148,20 +135,12 @@ export class TerminalKernels {
       theirs.order.length,
       this.put(mine.order),
       this.put(theirs.order),
+      this.put(mine.strength),
+      this.put(theirs.strength),
       this.put(mine.c1),
       this.put(mine.c2),
       this.put(theirs.c1),
       this.put(theirs.c2),
-      this.put(mine.up1),
-      this.put(mine.up2),
-      this.put(mine.down1),
-      this.put(mine.down2),
-      this.put(mine.winCount),
-      this.put(mine.loseCount),
-      this.put(mine.win1),
-      this.put(mine.win2),
-      this.put(mine.lose1),
-      this.put(mine.lose2),
       this.put(mine.dead),
       mine.dead.length,
     ];
@@ -186,8 +165,8 @@ export class TerminalKernels {
   }
 
   /**
-   * Showdown of `p` with the tables of descriptor `d` (addTables: mine = p's side with p's sweep
-   * against the other player; theirs = the other player's order and cards): PostflopGame.showdown.
+   * Showdown of `p` with the tables of descriptor `d` (addTables: mine = p's side of the board,
+   * theirs = the other player's): PostflopGame.showdown's values.
    */
   showdown(
     d: number,
@@ -212,10 +191,6 @@ export class TerminalKernels {
       this.cs,
       s[0],
       s[1],
-      s[2],
-      s[3],
-      s[4],
-      s[5],
     );
     this.output(p, out, off);
   }

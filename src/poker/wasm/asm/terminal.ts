@@ -8,28 +8,25 @@ const D_NM = 0; // own live hands
 const D_NT = 4; // opponent live hands
 const D_MINE = 8; // i32[nM] own hands in strength order
 const D_THEIRS = 12; // i32[nT]
-const D_MC1 = 16; // u8[nM]
-const D_MC2 = 20;
-const D_TC1 = 24; // u8[nT]
-const D_TC2 = 28;
-const D_UP1 = 32; // u16[nT]
-const D_UP2 = 36;
-const D_DOWN1 = 40;
-const D_DOWN2 = 44;
-const D_WC = 48; // u16[nM]
-const D_LC = 52;
-const D_W1 = 56;
-const D_W2 = 60;
-const D_L1 = 64;
-const D_L2 = 68;
-const D_DEAD = 72; // i32[nDead]
-const D_NDEAD = 76;
+const D_MS = 16; // u16[nM] own strengths (ascending)
+const D_TS = 20; // u16[nT]
+const D_MC1 = 24; // u8[nM] cards of own hands in strength order
+const D_MC2 = 28;
+const D_TC1 = 32; // u8[nT]
+const D_TC2 = 36;
+const D_DEAD = 40; // i32[nDead]
+const D_NDEAD = 44;
 
 /**
  * Showdown values of the descriptor's player against opponent reach `opp` (f32 by hand) into
- * `out` (f32 by hand). `same` (i32 by own hand): the same combo's opponent index or -1. Scratch:
- * `cs` f64[52], `sr` f64[nT], `up`/`down` f64[nT + 1], `upCard`/`downCard` f64[1 + 2 nT],
- * `compat` f64[nM].
+ * `out` (f32 by hand); `same` (i32 by own hand): the same combo's opponent index or -1. Scratch:
+ * `cs` and `all` f64[52], `win` f64[nM].
+ *
+ * The TypeScript twin reads precomputed sweep slots; this merges the two strength orders instead
+ * (the reference solver's way): the running sums it reads for hand i are the same f64 values the
+ * twin's slots hold (the sum after the opponent hands strictly weaker, per card the sum after that
+ * card's last such hand), combined in the same order, so the values are bit-identical with a
+ * third of the memory traffic and 8 bytes of tables per hand instead of 28.
  */
 export function showdown(
   d: usize,
@@ -40,85 +37,74 @@ export function showdown(
   payLose: f64,
   payTie: f64,
   cs: usize,
-  sr: usize,
-  up: usize,
-  down: usize,
-  upCard: usize,
-  downCard: usize,
-  compat: usize,
+  all: usize,
+  win: usize,
 ): void {
   const nM = load<i32>(d + D_NM), nT = load<i32>(d + D_NT);
   const mine = <usize> load<i32>(d + D_MINE), theirs = <usize> load<i32>(d + D_THEIRS);
+  const ms = <usize> load<i32>(d + D_MS), ts = <usize> load<i32>(d + D_TS);
   const mc1 = <usize> load<i32>(d + D_MC1), mc2 = <usize> load<i32>(d + D_MC2);
   const tc1 = <usize> load<i32>(d + D_TC1), tc2 = <usize> load<i32>(d + D_TC2);
-  const up1 = <usize> load<i32>(d + D_UP1), up2 = <usize> load<i32>(d + D_UP2);
-  const down1 = <usize> load<i32>(d + D_DOWN1), down2 = <usize> load<i32>(d + D_DOWN2);
+  // Ascending: wins against the opponent hands strictly weaker.
   clear52(cs);
   let sum: f64 = 0;
-  for (let k = 0; k < nT; k++) {
-    const r = <f64> load<f32>(opp + (<usize> load<i32>(theirs + (<usize> k << 2)) << 2));
-    store<f64>(sr + (<usize> k << 3), r);
-    sum += r;
-    store<f64>(up + (<usize> (k + 1) << 3), sum);
-    const a = cs + (<usize> load<u8>(tc1 + k) << 3), b = cs + (<usize> load<u8>(tc2 + k) << 3);
-    const x = load<f64>(a) + r;
-    store<f64>(a, x);
-    store<f64>(upCard + (<usize> load<u16>(up1 + (<usize> k << 1)) << 3), x);
-    const y = load<f64>(b) + r;
-    store<f64>(b, y);
-    store<f64>(upCard + (<usize> load<u16>(up2 + (<usize> k << 1)) << 3), y);
+  let k = 0;
+  for (let i = 0; i < nM; i++) {
+    const s = load<u16>(ms + (<usize> i << 1));
+    while (k < nT && load<u16>(ts + (<usize> k << 1)) < s) {
+      const r = <f64> load<f32>(opp + (<usize> load<i32>(theirs + (<usize> k << 2)) << 2));
+      sum += r;
+      const a = cs + (<usize> load<u8>(tc1 + k) << 3), b = cs + (<usize> load<u8>(tc2 + k) << 3);
+      store<f64>(a, load<f64>(a) + r);
+      store<f64>(b, load<f64>(b) + r);
+      k++;
+    }
+    store<f64>(
+      win + (<usize> i << 3),
+      sum - load<f64>(cs + (<usize> load<u8>(mc1 + i) << 3)) -
+        load<f64>(cs + (<usize> load<u8>(mc2 + i) << 3)),
+    );
   }
   const withTies = payTie != 0;
+  let total: f64 = 0;
   if (withTies) {
-    clear52(cs);
-    let total: f64 = 0;
-    for (let k = 0; k < nT; k++) {
-      const r = load<f64>(sr + (<usize> k << 3));
-      total += r;
+    // The rest of the opponent hands: totals over all of them (the fold formula's sums).
+    for (; k < nT; k++) {
+      const r = <f64> load<f32>(opp + (<usize> load<i32>(theirs + (<usize> k << 2)) << 2));
+      sum += r;
       const a = cs + (<usize> load<u8>(tc1 + k) << 3), b = cs + (<usize> load<u8>(tc2 + k) << 3);
       store<f64>(a, load<f64>(a) + r);
       store<f64>(b, load<f64>(b) + r);
     }
-    for (let i = 0; i < nM; i++) {
-      const j = load<i32>(same + (<usize> load<i32>(mine + (<usize> i << 2)) << 2));
-      const s = j >= 0 ? <f64> load<f32>(opp + (<usize> j << 2)) : 0;
-      const v = total - load<f64>(cs + (<usize> load<u8>(mc1 + i) << 3)) -
-        load<f64>(cs + (<usize> load<u8>(mc2 + i) << 3)) + s;
-      store<f64>(compat + (<usize> i << 3), v);
-    }
+    total = sum;
+    memory.copy(all, cs, 52 * 8);
   }
+  // Descending: losses against the opponent hands strictly stronger; then the value.
   clear52(cs);
   sum = 0;
-  for (let k = nT - 1, j = 1; k >= 0; k--, j++) {
-    const r = load<f64>(sr + (<usize> k << 3));
-    sum += r;
-    store<f64>(down + (<usize> j << 3), sum);
-    const a = cs + (<usize> load<u8>(tc1 + k) << 3), b = cs + (<usize> load<u8>(tc2 + k) << 3);
-    const x = load<f64>(a) + r;
-    store<f64>(a, x);
-    store<f64>(downCard + (<usize> load<u16>(down1 + (<usize> k << 1)) << 3), x);
-    const y = load<f64>(b) + r;
-    store<f64>(b, y);
-    store<f64>(downCard + (<usize> load<u16>(down2 + (<usize> k << 1)) << 3), y);
-  }
-  const wc = <usize> load<i32>(d + D_WC), lc = <usize> load<i32>(d + D_LC);
-  const w1 = <usize> load<i32>(d + D_W1), w2 = <usize> load<i32>(d + D_W2);
-  const l1 = <usize> load<i32>(d + D_L1), l2 = <usize> load<i32>(d + D_L2);
-  store<f64>(upCard, 0);
-  store<f64>(downCard, 0);
-  store<f64>(up, 0);
-  store<f64>(down, 0);
-  for (let i = 0; i < nM; i++) {
-    const i2 = <usize> i << 1;
-    const win = load<f64>(up + (<usize> load<u16>(wc + i2) << 3)) -
-      load<f64>(upCard + (<usize> load<u16>(w1 + i2) << 3)) -
-      load<f64>(upCard + (<usize> load<u16>(w2 + i2) << 3));
-    const lose = load<f64>(down + (<usize> load<u16>(lc + i2) << 3)) -
-      load<f64>(downCard + (<usize> load<u16>(l1 + i2) << 3)) -
-      load<f64>(downCard + (<usize> load<u16>(l2 + i2) << 3));
-    let v = payWin * win + payLose * lose;
-    if (withTies) v += payTie * (load<f64>(compat + (<usize> i << 3)) - win - lose);
-    store<f32>(out + (<usize> load<i32>(mine + (<usize> i << 2)) << 2), <f32> v);
+  k = nT - 1;
+  for (let i = nM - 1; i >= 0; i--) {
+    const s = load<u16>(ms + (<usize> i << 1));
+    while (k >= 0 && load<u16>(ts + (<usize> k << 1)) > s) {
+      const r = <f64> load<f32>(opp + (<usize> load<i32>(theirs + (<usize> k << 2)) << 2));
+      sum += r;
+      const a = cs + (<usize> load<u8>(tc1 + k) << 3), b = cs + (<usize> load<u8>(tc2 + k) << 3);
+      store<f64>(a, load<f64>(a) + r);
+      store<f64>(b, load<f64>(b) + r);
+      k--;
+    }
+    const c1 = <usize> load<u8>(mc1 + i) << 3, c2 = <usize> load<u8>(mc2 + i) << 3;
+    const w = load<f64>(win + (<usize> i << 3));
+    const lose = sum - load<f64>(cs + c1) - load<f64>(cs + c2);
+    let v = payWin * w + payLose * lose;
+    const h = <usize> load<i32>(mine + (<usize> i << 2));
+    if (withTies) {
+      const j = load<i32>(same + (h << 2));
+      const sj = j >= 0 ? <f64> load<f32>(opp + (<usize> j << 2)) : 0;
+      const compat = total - load<f64>(all + c1) - load<f64>(all + c2) + sj;
+      v += payTie * (compat - w - lose);
+    }
+    store<f32>(out + (h << 2), <f32> v);
   }
   const dead = <usize> load<i32>(d + D_DEAD), nDead = load<i32>(d + D_NDEAD);
   for (let i = 0; i < nDead; i++) {
