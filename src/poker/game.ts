@@ -12,7 +12,7 @@ import { cardName, COMBO_CARDS, comboName } from "./cards.ts";
 import { evaluate7 } from "./hand_eval.ts";
 import { chanceIsomorphism, swapPermutation, symmetricSuitPairs } from "./isomorphism.ts";
 import { rangeHands, type RangeWeights } from "./range.ts";
-import { TerminalKernels, wasmEnabled } from "./wasm/terminal.ts";
+import { TerminalKernels, wasmEnabled, wasmTableBytes } from "./wasm/terminal.ts";
 
 /** Options of the postflop game. */
 export interface PostflopOptions {
@@ -362,6 +362,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
           if (!board.includes(c[2 * h]) && !board.includes(c[2 * h + 1])) live++;
         }
         bytes += showdownTableBytes(live, this.numHands[p] - live);
+        if (this.wasm) bytes += wasmTableBytes(live, this.numHands[p] - live);
       }
     };
     visit(this.board);
@@ -417,12 +418,13 @@ export class PostflopGame implements CfrGame<PostflopState> {
     return k;
   }
 
-  /** Bytes the showdown tables built so far hold (what estimateShowdownBytes predicts). */
+  /** Bytes the showdown tables built so far hold, with their Wasm copy (made on first use). */
   showdownBytes(): number {
     let bytes = 0;
     for (const bo of this.orders) {
       for (const p of [0, 1] as const) {
         bytes += showdownTableBytes(bo.order[p].length, bo.dead[p].length);
+        if (this.wasm) bytes += wasmTableBytes(bo.order[p].length, bo.dead[p].length);
       }
     }
     return bytes;
@@ -588,8 +590,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     const bo = this.orders[boardIndex];
     if (this.wasm) {
       const k = this.kernels();
-      let d = k.tables(boardIndex, p);
-      if (!d) {
+      if (!k.tables(boardIndex, p)) {
         const side = (q: 0 | 1) => ({
           order: bo.order[q],
           strength: bo.strength[q],
@@ -597,9 +598,9 @@ export class PostflopGame implements CfrGame<PostflopState> {
           c2: bo.c2[q],
           dead: bo.dead[q],
         });
-        d = k.addTables(boardIndex, p, side(p), side(o));
+        k.addTables(boardIndex, [side(0), side(1)]);
       }
-      return k.showdown(d, p, opp, out, off, payWin, payLose, payTie);
+      return k.showdown(k.tables(boardIndex, p), p, opp, out, off, payWin, payLose, payTie);
     }
     const mine = bo.order[p], nM = mine.length;
     const theirs = bo.order[o], nT = theirs.length;

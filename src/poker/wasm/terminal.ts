@@ -65,6 +65,14 @@ function terminalModule(): WebAssembly.Module | null {
 
 const PAGE = 65536;
 
+/**
+ * Wasm memory one player's side of a river board's showdown tables takes (order 4 B, strength 2,
+ * cards 2 per live hand, 4 B per dead hand, the descriptor, 16-byte alignment of 5 arrays).
+ */
+export function wasmTableBytes(live: number, dead: number): number {
+  return 8 * live + 4 * dead + 48 + 5 * 8;
+}
+
 /** One game's terminal kernels: its own instance and memory (one per game and thread). */
 export class TerminalKernels {
   private readonly x: Exports;
@@ -127,26 +135,25 @@ export class TerminalKernels {
     return this.desc[2 * board + p] ?? 0;
   }
 
-  /** Copies p's showdown tables of `board` into Wasm memory; returns their descriptor. */
-  addTables(board: number, p: 0 | 1, mine: ShowdownTables, theirs: ShowdownTables): number {
-    const key = 2 * board + p;
-    const fields = [
-      mine.order.length,
-      theirs.order.length,
-      this.put(mine.order),
-      this.put(theirs.order),
-      this.put(mine.strength),
-      this.put(theirs.strength),
-      this.put(mine.c1),
-      this.put(mine.c2),
-      this.put(theirs.c1),
-      this.put(theirs.c2),
-      this.put(mine.dead),
-      mine.dead.length,
-    ];
-    const d = this.put(Int32Array.from(fields));
-    this.desc[key] = d;
-    return d;
+  /**
+   * Copies a river board's showdown tables (each player's side once) into Wasm memory and makes
+   * both players' descriptors: wasmTableBytes(live, dead) per side.
+   */
+  addTables(board: number, sides: readonly [ShowdownTables, ShowdownTables]): void {
+    const at = sides.map((t) => ({
+      n: t.order.length,
+      order: this.put(t.order),
+      strength: this.put(t.strength),
+      c1: this.put(t.c1),
+      c2: this.put(t.c2),
+      dead: this.put(t.dead),
+      nDead: t.dead.length,
+    }));
+    for (const p of [0, 1] as const) {
+      const m = at[p], t = at[1 - p];
+      const fields = [m.n, t.n, m.order, t.order, m.strength, t.strength, m.c1, m.c2, t.c1, t.c2];
+      this.desc[2 * board + p] = this.put(Int32Array.from([...fields, m.dead, m.nDead]));
+    }
   }
 
   private input(p: 0 | 1, opp: Float32Array): void {
