@@ -11,4 +11,4 @@ export * from "./src/poker/mod.ts";
 export * from "./src/nn/mod.ts";
 export * from "./src/mcts/mod.ts";
 export * from "./src/alphazero/mod.ts";
-export * from "./src/hive/player_api.ts";
+export * from "./src/hiveplayer/mod.ts";

@@ -16,7 +16,7 @@ const SUITES: Record<string, () => Promise<{ suite: BenchSuite }>> = {
   solve: () => import("../src/poker/bench.ts"),
   "gpu-solve": () => import("../src/poker/gpu_bench.ts"),
   nn: () => import("../src/nn/bench.ts"),
-  "hive-strength": () => import("../src/hive/strength_bench.ts"),
+  "hive-strength": () => import("../src/hiveplayer/strength_bench.ts"),
   "hive-selfplay": () => import("../src/alphazero/hive_bench.ts"),
   mcts: () => import("../src/alphazero/bench.ts"),
 };

@@ -1,8 +1,8 @@
 import { intOption, parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
-import { ENGINE_GAME_DEFAULTS, engineName } from "../src/hive/engine_games.ts";
-import { playEngineGames } from "../src/hive/engine_games_pool.ts";
+import { ENGINE_GAME_DEFAULTS, engineName } from "../src/hiveplayer/engine_games.ts";
+import { playEngineGames } from "../src/hiveplayer/engine_games_pool.ts";
 
 await runMain(async () => {
   const d = ENGINE_GAME_DEFAULTS;

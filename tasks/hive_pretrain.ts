@@ -4,7 +4,7 @@ import { runMain } from "../src/cli/main.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { HIVE_NETS } from "../src/alphazero/hive.ts";
 import { releaseGpu } from "../src/gpu/mod.ts";
-import { runPretrain } from "../src/hive/pretrain_run.ts";
+import { runPretrain } from "../src/hiveplayer/pretrain_run.ts";
 
 await runMain(async () => {
   const args = parseTaskArgs(

@@ -10,7 +10,7 @@
 //   | legal x index | legal x f32 probability. Input planes are stored sparsely (most are 0/1).
 import { KibitzError } from "../errors.ts";
 import { writeFileAtomic } from "../cli/atomic.ts";
-import { crc32 } from "../nn/checkpoint.ts";
+import { crc32 } from "../crc32.ts";
 import type { NetBatch } from "../nn/net.ts";
 
 const MAGIC = 0x4252424b; // "KBRB"

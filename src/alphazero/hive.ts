@@ -8,7 +8,7 @@ import { HiveGame } from "../hive/game.ts";
 import { HEX_SYMMETRIES, transformMove } from "../hive/symmetry.ts";
 import type { Game, GameSpec, Outcome } from "../mcts/game.ts";
 import { KibitzError } from "../errors.ts";
-import { loadHiveModel } from "../hive/model_file.ts";
+import { loadHiveModel } from "../nn/model_file.ts";
 import { saveCheckpoint } from "../nn/checkpoint.ts";
 import { NET_PRESETS, type NetConfig } from "../nn/config.ts";
 import { defaultSearchConfig } from "../mcts/search.ts";

@@ -1,3 +1,4 @@
+import { crc32 } from "../crc32.ts";
 import { type ErrorCode, KibitzError } from "../errors.ts";
 import { writeFileAtomic } from "../cli/atomic.ts";
 import { type NetConfig, validateConfig } from "./config.ts";
@@ -26,23 +27,6 @@ export interface Checkpoint {
   weights: NetWeights;
   meta: Record<string, string | number>;
   velocity: Map<string, Float32Array> | null;
-}
-
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
-/** CRC-32 (IEEE) of bytes. */
-export function crc32(bytes: Uint8Array): number {
-  let c = 0xffffffff;
-  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
 }
 
 /** Serializes weights, metadata (such as the training step) and optional momentum buffers. */
@@ -252,3 +236,4 @@ export async function loadCheckpoint(
   }
   return decodeCheckpoint(bytes, path, expect);
 }
+export { crc32 };

@@ -48,6 +48,8 @@ export interface StorageChoice {
   regretBits: number;
   strategyBits: number;
   regretFormat?: QuantFormat | null;
+  /** "auto" and "gpu" look for a WebGPU adapter, which loads the graphics driver (GPU_PROBE_BYTES). */
+  backend?: "auto" | "cpu" | "gpu";
 }
 
 /** Bytes a solve will need, by part: the peak resident memory of the process that solves it. */
@@ -62,6 +64,8 @@ export interface MemoryEstimate {
   showdownBytes: number;
   /** The runtime itself (RUNTIME_BASELINE_BYTES): Deno, the solver's modules, V8's working heap. */
   baselineBytes: number;
+  /** The WebGPU runtime and driver that looking for an adapter loads (0 with backend "cpu"). */
+  gpuProbeBytes: number;
   /** The 7-card hand evaluator's lookup tables, built once when the tree has river showdowns. */
   evaluatorBytes: number;
   /** Per thread: its scratch vectors, and for each worker thread its own V8 isolate. */
@@ -85,6 +89,11 @@ const MB = 1024 * 1024;
  * solved; a running solve adds V8's young generation, compiled code and small heap objects).
  */
 export const RUNTIME_BASELINE_BYTES = 66 * MB;
+/**
+ * Resident memory that requesting a WebGPU adapter adds (Vulkan loader, driver, wgpu instance):
+ * measured 64 MB with Mesa's llvmpipe (Deno 2.9.6); `backend = "cpu"` never pays it.
+ */
+export const GPU_PROBE_BYTES = 64 * MB;
 /** Each worker thread beyond the main one: an isolate with the engine's modules compiled. */
 export const WORKER_THREAD_BYTES = 20 * MB;
 /**
@@ -156,6 +165,7 @@ export function estimateMemory(
     (threads - 1) * WORKER_THREAD_BYTES;
   const evaluatorBytes = showdownBytes > 0 ? handEvaluatorBytes() : 0;
   const baselineBytes = RUNTIME_BASELINE_BYTES;
+  const gpuProbeBytes = (choice.backend ?? "cpu") === "cpu" ? 0 : GPU_PROBE_BYTES;
   return {
     regretFormat: rf,
     strategyFormat: sf,
@@ -163,11 +173,12 @@ export function estimateMemory(
     treeBytes,
     showdownBytes,
     baselineBytes,
+    gpuProbeBytes,
     evaluatorBytes,
     threadBytes,
     expansionBytes,
     retainedBytes,
-    total: baselineBytes + evaluatorBytes + showdownBytes + treeBytes +
+    total: baselineBytes + gpuProbeBytes + evaluatorBytes + showdownBytes + treeBytes +
       Math.max(expansionBytes, storage + threadBytes + retainedBytes),
   };
 }
@@ -201,11 +212,11 @@ export function describeEstimate(m: MemoryEstimate): string {
     formatBytes(m.storageBytes)
   }, tree ${formatBytes(m.treeBytes)}, showdown tables ${formatBytes(m.showdownBytes)}, threads ${
     formatBytes(m.threadBytes)
-  }, hand evaluator ${formatBytes(m.evaluatorBytes)}, runtime ${
-    formatBytes(m.baselineBytes)
-  } + heap ${formatBytes(m.retainedBytes)}; expanding the tree ${
-    formatBytes(m.expansionBytes)
-  } before the storage`;
+  }, hand evaluator ${formatBytes(m.evaluatorBytes)}, ${
+    m.gpuProbeBytes > 0 ? `WebGPU driver ${formatBytes(m.gpuProbeBytes)}, ` : ""
+  }runtime ${formatBytes(m.baselineBytes)} + heap ${
+    formatBytes(m.retainedBytes)
+  }; expanding the tree ${formatBytes(m.expansionBytes)} before the storage`;
 }
 
 /** Throws a KibitzError quoting the estimate when it exceeds `limit` bytes. */

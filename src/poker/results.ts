@@ -1,3 +1,5 @@
+import { crc32, crc32Update } from "../crc32.ts";
+export { crc32Update };
 import {
   type CfrPolicy,
   type NodeReport,
@@ -183,28 +185,6 @@ export function collectStrategies(tree: PublicTree, policy: CfrPolicy): Float32A
  */
 export const SAVE_VERSION = 2;
 const MAGIC = "KBZSOLVE", MAGIC_V1 = "KBZSOLV1";
-
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
-/** CRC-32 (IEEE, as src/nn/checkpoint.ts) of bytes. */
-function crc32(bytes: Uint8Array): number {
-  return crc32Update(0, bytes);
-}
-
-/** CRC-32 continued over `bytes` from the CRC of what came before (0 to start): streamed saves. */
-export function crc32Update(crc: number, bytes: Uint8Array): number {
-  let c = (crc ^ 0xffffffff) >>> 0;
-  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
 
 /** What a solve.bin holds: the config text, the solve's meta, and the average strategies. */
 export interface SolveSave {

@@ -7,7 +7,7 @@ import {
 import { CfrSolver } from "../cfr/solver.ts";
 import type { PublicTree } from "../cfr/tree.ts";
 import { KibitzError } from "../errors.ts";
-import { chooseBackend, runGpuSolve } from "./gpu_solve.ts";
+import { chooseBackend, runGpuSolve, spotSolverOptions } from "./gpu_solve.ts";
 import { expandSpot, type PreparedSpot, type RunOptions, type SolveOutcome } from "./spot.ts";
 
 export * from "./spot.ts";
@@ -18,12 +18,7 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
   const choice = opts.backend ?? await chooseBackend(spot);
   const tree = expandSpot(spot);
   const solver = new CfrSolver(tree, spot.game, {
-    algorithm: s.algorithm,
-    regretBits: s.regretBits,
-    strategyBits: s.strategyBits,
-    regretFormat: s.regretFormat ?? undefined,
-    seed: s.seed,
-    pruning: s.enablePruning ? 1 : 0,
+    ...spotSolverOptions(spot),
     threads: choice.backend === "gpu" ? 1 : s.threads,
   });
   opts.beforeSolve?.(solver);

@@ -18,7 +18,7 @@ import { CpuBackend } from "../nn/cpu_backend.ts";
 import { type NetTensors, runPass } from "../nn/graph.ts";
 import type { NetWeights } from "../nn/params.ts";
 import { type CpuTensor, cpuTensor } from "../nn/tensor.ts";
-import { loadHiveModel } from "../hive/model_file.ts";
+import { loadHiveModel } from "../nn/model_file.ts";
 import type { UhpModel, UhpPlayer } from "./engine.ts";
 
 /** Playouts per unit of `bestmove depth N` (depth N = N x this many playouts). */

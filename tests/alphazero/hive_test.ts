@@ -7,7 +7,7 @@ import {
   hiveTinyPreset,
   warmStart,
 } from "../../src/alphazero/hive.ts";
-import { encodeHiveModel } from "../../src/hive/model_file.ts";
+import { encodeHiveModel } from "../../src/nn/model_file.ts";
 import { loadCheckpoint } from "../../src/nn/checkpoint.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { runLoop } from "../../src/alphazero/loop.ts";

@@ -4,7 +4,8 @@
 import fc from "fast-check";
 import { ok } from "node:assert/strict";
 import { zipSync } from "fflate";
-import { crc32, decodeCheckpoint, encodeCheckpoint } from "../../src/nn/checkpoint.ts";
+import { crc32 } from "../../src/crc32.ts";
+import { decodeCheckpoint, encodeCheckpoint } from "../../src/nn/checkpoint.ts";
 import { netPreset } from "../../src/nn/config.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { ingestBoardspace } from "../../src/sgf/ingest.ts";

@@ -9,7 +9,7 @@ import {
   transformGame,
   transformMove,
 } from "../../src/hive/symmetry.ts";
-import { playEngineGame } from "../../src/hive/engine_games.ts";
+import { playEngineGame } from "../../src/hiveplayer/engine_games.ts";
 
 Deno.test("symmetry: every symmetry is a bijection of the torus that keeps neighbours", () => {
   for (let s = 0; s < HEX_SYMMETRIES; s++) {

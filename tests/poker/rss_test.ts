@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import { T1_SPOT } from "../../src/poker/config.ts";
 import type { ProbeResult } from "../../src/poker/rss_probe.ts";
+import { estimateMemory, type GameSize, GPU_PROBE_BYTES } from "../../src/poker/memory.ts";
 
 // Spots of three sizes, each solved in a process of its own (src/poker/rss_probe.ts), which reads
 // its peak RSS (VmHWM) at the end, after writing result.json and solve.bin. Above the runtime's
-// stated baseline, the measured peak must be within 15 % of the estimate.
+// stated baseline, the measured peak must be within 15 % of the estimate. The solves say
+// backend = "cpu": "auto" would also load the WebGPU driver (GPU_PROBE_BYTES, tested below).
 // T1's board and stacks with T2's bet sizes; T3 adds wider ranges (about 2x the hands). Big enough
 // that V8's heap sizing (a few MB from run to run) stays well inside the tolerance.
 const T2 = T1_SPOT.replaceAll('"60%, e, a"', '"33%, 66%, 100%, 150%, a"')
@@ -17,9 +19,12 @@ const T3 = T2.replace(
   'ip = "22+,A2s+,K2s+,Q5s+,J7s+,T7s+,96s+,85s+,74s+,63s+,53s+,43s,A2o+,K9o+,Q9o+,J9o+,T9o"',
 );
 const SPOTS: [string, string][] = [
-  ["T2 f32, 1 thread", `${T2}\n[solver]\nthreads = 1\n`],
-  ["T3 16/16, 2 threads", `${T3}\n[solver]\nthreads = 2\nregret_bits = 16\nstrategy_bits = 16\n`],
-  ["T3 f32, 1 thread", `${T3}\n[solver]\nthreads = 1\n`],
+  ["T2 f32, 1 thread", `${T2}\n[solver]\nbackend = "cpu"\nthreads = 1\n`],
+  [
+    "T3 16/16, 2 threads",
+    `${T3}\n[solver]\nbackend = "cpu"\nthreads = 2\nregret_bits = 16\nstrategy_bits = 16\n`,
+  ],
+  ["T3 f32, 1 thread", `${T3}\n[solver]\nbackend = "cpu"\nthreads = 1\n`],
 ];
 
 async function probe(config: string, dir: string): Promise<ProbeResult> {
@@ -75,4 +80,14 @@ Deno.test({
       for (const d of dirs) await Deno.remove(d, { recursive: true });
     }
   },
+});
+
+Deno.test("memory: looking for a WebGPU adapter (backend auto or gpu) is in the estimate", () => {
+  const size = { publicNodes: 1000, decisionNodes: 100, elements: 10_000 } as GameSize;
+  const base = { algorithm: "dcfr", regretBits: 32, strategyBits: 32 } as const;
+  const cpu = estimateMemory(size, { ...base, backend: "cpu" }, [10, 10]);
+  const auto = estimateMemory(size, { ...base, backend: "auto" }, [10, 10]);
+  assert.equal(cpu.gpuProbeBytes, 0);
+  assert.equal(auto.gpuProbeBytes, GPU_PROBE_BYTES);
+  assert.equal(auto.total - cpu.total, GPU_PROBE_BYTES);
 });

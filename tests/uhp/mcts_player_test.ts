@@ -1,7 +1,7 @@
 import { equal, ok } from "node:assert/strict";
 import { HIVE_NETS } from "../../src/alphazero/hive.ts";
 import { HiveGame } from "../../src/hive/game.ts";
-import { encodeHiveModel } from "../../src/hive/model_file.ts";
+import { encodeHiveModel } from "../../src/nn/model_file.ts";
 import { searchBestMove } from "../../src/uhp/alphabeta.ts";
 import { UhpEngine } from "../../src/uhp/engine.ts";
 import {

@@ -2,7 +2,7 @@
 // log every epoch (JSON lines) and save the checkpoint after each one.
 import { writeFileAtomic } from "../cli/atomic.ts";
 import { KibitzError } from "../errors.ts";
-import { encodeHiveModel } from "./model_file.ts";
+import { encodeHiveModel } from "../nn/model_file.ts";
 import { loadCheckpoint, saveCheckpoint } from "../nn/checkpoint.ts";
 import type { NetConfig } from "../nn/config.ts";
 import { createNet } from "../nn/create.ts";

@@ -3,7 +3,7 @@
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
 import { DEFAULT_HIVE_MODEL, SyncHiveNet } from "../uhp/mcts_player.ts";
-import { loadHiveModel } from "./model_file.ts";
+import { loadHiveModel } from "../nn/model_file.ts";
 import {
   alphaBetaLadderPlayer,
   type LadderPlayer,

@@ -5,8 +5,8 @@ import { rng } from "../nn/tensor.ts";
 import { gameId, type StoredGame } from "../sgf/store.ts";
 import type { GameOutcome } from "../sgf/headers.ts";
 import { searchBestMove } from "../uhp/alphabeta.ts";
-import { HiveGame } from "./game.ts";
-import { BLACK_WINS, DRAW, WHITE_WINS } from "./state.ts";
+import { HiveGame } from "../hive/game.ts";
+import { BLACK_WINS, DRAW, WHITE_WINS } from "../hive/state.ts";
 
 /** How engine games are played. */
 export interface EngineGameOptions {

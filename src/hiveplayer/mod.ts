@@ -7,7 +7,7 @@ export {
   transformCell as transformHexCell,
   transformGame as transformHiveGame,
   transformMove as transformHiveMove,
-} from "./symmetry.ts";
+} from "../hive/symmetry.ts";
 export {
   ENGINE_GAME_DEFAULTS as HIVE_ENGINE_GAME_DEFAULTS,
   type EngineGameOptions as HiveEngineGameOptions,
@@ -27,7 +27,12 @@ export {
   type PretrainRun as HivePretrainRun,
   runPretrain as runHivePretrain,
 } from "./pretrain_run.ts";
-export { decodeHiveModel, encodeHiveModel, type HiveModel, loadHiveModel } from "./model_file.ts";
+export {
+  decodeHiveModel,
+  encodeHiveModel,
+  type HiveModel,
+  loadHiveModel,
+} from "../nn/model_file.ts";
 export {
   alphaBetaLadderPlayer as hiveAlphaBetaLadderPlayer,
   eloFromScore,

@@ -1,15 +1,15 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { HIVE_NETS } from "../../src/alphazero/hive.ts";
-import { playEngineGame } from "../../src/hive/engine_games.ts";
+import { playEngineGame } from "../../src/hiveplayer/engine_games.ts";
 import { HiveGame } from "../../src/hive/game.ts";
-import { decodeHiveModel, encodeHiveModel } from "../../src/hive/model_file.ts";
+import { decodeHiveModel, encodeHiveModel } from "../../src/nn/model_file.ts";
 import {
   encodeSamples,
   prepareGames,
   splitByGame,
   uniformMetrics,
-} from "../../src/hive/pretrain.ts";
-import { runPretrain } from "../../src/hive/pretrain_run.ts";
+} from "../../src/hiveplayer/pretrain.ts";
+import { runPretrain } from "../../src/hiveplayer/pretrain_run.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import type { StoredGame } from "../../src/sgf/store.ts";
 

@@ -6,7 +6,7 @@ import {
   playMatch,
   randomPlayer,
   scoreStats,
-} from "../../src/hive/strength.ts";
+} from "../../src/hiveplayer/strength.ts";
 import { uniformHiveEvaluator } from "../../src/uhp/mcts_player.ts";
 
 Deno.test("strength: score, interval and Elo of known results", () => {

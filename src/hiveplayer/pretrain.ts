@@ -16,9 +16,9 @@ import {
   HIVE_POLICY_SIZE,
   hiveLegalMask,
   hiveMoveIndex,
-} from "./encoding.ts";
-import { HiveGame } from "./game.ts";
-import { HEX_SYMMETRIES, transformMove } from "./symmetry.ts";
+} from "../hive/encoding.ts";
+import { HiveGame } from "../hive/game.ts";
+import { HEX_SYMMETRIES, transformMove } from "../hive/symmetry.ts";
 
 /** A stored game replayed to packed moves, with its value target per ply. */
 export interface PretrainGame {

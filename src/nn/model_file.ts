@@ -6,10 +6,10 @@
 // Each tensor in header order: f32 values, or (rows f32 scales, then rows x cols int8, padded to 4).
 import { gunzipSync, gzipSync } from "fflate";
 import { KibitzError } from "../errors.ts";
-import { decodeCheckpoint } from "../nn/checkpoint.ts";
-import { type NetConfig, validateConfig } from "../nn/config.ts";
-import { type NetWeights, paramSpecs } from "../nn/params.ts";
-import { type CpuTensor, cpuTensor, numel } from "../nn/tensor.ts";
+import { decodeCheckpoint } from "./checkpoint.ts";
+import { type NetConfig, validateConfig } from "./config.ts";
+import { type NetWeights, paramSpecs } from "./params.ts";
+import { type CpuTensor, cpuTensor, numel } from "./tensor.ts";
 
 const MAGIC = 0x5148424b; // "KBHQ"
 const VERSION = 1;

@@ -5,8 +5,8 @@ import { mulberry32 } from "../mcts/random.ts";
 import { searchBestMove } from "../uhp/alphabeta.ts";
 import type { HiveEvaluator } from "../uhp/mcts_player.ts";
 import { MctsPlayer, PolicyPlayer } from "../uhp/mcts_player.ts";
-import { HiveGame } from "./game.ts";
-import { BLACK_WINS, WHITE_WINS } from "./state.ts";
+import { HiveGame } from "../hive/game.ts";
+import { BLACK_WINS, WHITE_WINS } from "../hive/state.ts";
 
 /** A ladder player: a name and a move chooser (with its own seeded randomness when it has any). */
 export interface LadderPlayer {
