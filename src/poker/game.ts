@@ -12,7 +12,12 @@ import { cardName, COMBO_CARDS, comboName } from "./cards.ts";
 import { evaluate7 } from "./hand_eval.ts";
 import { chanceIsomorphism, swapPermutation, symmetricSuitPairs } from "./isomorphism.ts";
 import { rangeHands, type RangeWeights } from "./range.ts";
-import { TerminalKernels, wasmEnabled, wasmTableBytes } from "./wasm/terminal.ts";
+import {
+  TerminalKernels,
+  WASM_ENGINE_BYTES,
+  wasmEnabled,
+  wasmTableBytes,
+} from "./wasm/terminal.ts";
 
 /** Options of the postflop game. */
 export interface PostflopOptions {
@@ -343,6 +348,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
   /**
    * Bytes of the showdown tables (strength orders and sweeps of every river board) the expanded
    * tree will hold, counted before expansion; one copy per thread, since workers clone the game.
+   * With the Wasm path, also the tables' Wasm copy and the Wasm engine itself.
    */
   estimateShowdownBytes(): number {
     const seen = new Set<string>();
@@ -366,7 +372,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
       }
     };
     visit(this.board);
-    return bytes;
+    return bytes + (this.wasm ? WASM_ENGINE_BYTES : 0);
   }
 
   /**
@@ -418,7 +424,10 @@ export class PostflopGame implements CfrGame<PostflopState> {
     return k;
   }
 
-  /** Bytes the showdown tables built so far hold, with their Wasm copy (made on first use). */
+  /**
+   * Bytes the showdown tables built so far hold, with their Wasm copy (made on first use) and the
+   * Wasm engine (WASM_ENGINE_BYTES) when the Wasm path is on.
+   */
   showdownBytes(): number {
     let bytes = 0;
     for (const bo of this.orders) {
@@ -427,7 +436,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
         if (this.wasm) bytes += wasmTableBytes(bo.order[p].length, bo.dead[p].length);
       }
     }
-    return bytes;
+    return bytes + (this.wasm ? WASM_ENGINE_BYTES : 0);
   }
 
   private boardOrder(board: readonly number[]): number {
