@@ -1,4 +1,4 @@
-import { regretKernel } from "./wasm/regret.ts";
+import { regretKernel, UPDATE_DCFR, UPDATE_PLUS, UPDATE_STRATEGY } from "./wasm/regret.ts";
 import { KibitzError } from "../errors.ts";
 import { sharedMemoryAvailable, shareFields } from "./threads.ts";
 import {
@@ -644,6 +644,19 @@ export class CfrSolver {
     }
   }
 
+  /** The fused update of an f32 block on the Wasm kernel; false: the TypeScript update must run. */
+  private wasmUpdate(
+    st: QuantStore,
+    b: number,
+    op: number,
+    input: Float32Array,
+    a: number,
+    c: number,
+  ): boolean {
+    return this.wasm && st.f32 !== null &&
+      regretKernel()!.update(st.f32, st.offsets, b, op, input, a, c);
+  }
+
   private update(
     b: number,
     A: number,
@@ -658,11 +671,15 @@ export class CfrSolver {
     const old = this.predicted || this.regrets.f32 ? undefined : reg;
     switch (this.algorithm) {
       case "dcfr":
-        updateRegretsDcfr(this.regrets, b, inst, 0, alphaPos, betaNeg, this.rKey, old);
+        if (!this.wasmUpdate(this.regrets, b, UPDATE_DCFR, inst, alphaPos, betaNeg)) {
+          updateRegretsDcfr(this.regrets, b, inst, 0, alphaPos, betaNeg, this.rKey, old);
+        }
         break;
       case "dcfr+":
       case "cfr+":
-        updateRegretsPlus(this.regrets, b, inst, 0, alphaPos, this.rKey, old);
+        if (!this.wasmUpdate(this.regrets, b, UPDATE_PLUS, inst, alphaPos, 0)) {
+          updateRegretsPlus(this.regrets, b, inst, 0, alphaPos, this.rKey, old);
+        }
         break;
       case "pdcfr+": {
         updateRegretsPlus(this.regrets, b, inst, 0, alphaPos, this.rKey);
@@ -682,9 +699,13 @@ export class CfrSolver {
       for (let a = 0; a < A; a++) {
         for (let h = 0; h < H; h++) tmp[a * H + h] = sig[a * H + h] * self[h];
       }
-      updateStrategy(this.strategy, b, tmp, 0, gamma, 1, this.sKey);
+      if (!this.wasmUpdate(this.strategy, b, UPDATE_STRATEGY, tmp, gamma, 1)) {
+        updateStrategy(this.strategy, b, tmp, 0, gamma, 1, this.sKey);
+      }
     } else {
-      updateStrategy(this.strategy, b, sig, 0, gamma, 1, this.sKey);
+      if (!this.wasmUpdate(this.strategy, b, UPDATE_STRATEGY, sig, gamma, 1)) {
+        updateStrategy(this.strategy, b, sig, 0, gamma, 1, this.sKey);
+      }
     }
   }
 }

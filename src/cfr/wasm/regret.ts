@@ -11,7 +11,11 @@ import { WASM_BASE64 } from "./regret_wasm.ts";
 interface Exports {
   memory: WebAssembly.Memory;
   regretMatch(reg: number, sig: number, A: number, H: number, sum: number, den: number): void;
+  update(op: number, old: number, input: number, n: number, a: number, c: number): number;
 }
+
+/** Ops of the fused f32 update kernel (asm/regret.ts `update`). */
+export const UPDATE_DCFR = 0, UPDATE_PLUS = 1, UPDATE_STRATEGY = 2;
 
 let kernel: RegretKernel | null | undefined;
 
@@ -49,6 +53,32 @@ export class RegretKernel {
     }
     this.sig = 4 * this.cap, this.sum = 8 * this.cap, this.den = this.sum + 8 * this.H4;
     this.view = new Float32Array(mem.buffer, 0, 2 * this.cap);
+  }
+
+  /**
+   * The fused f32 update of block `b` of f32 storage `f` (elements offsets[b] .. offsets[b + 1])
+   * with `input` from 0 (quant/update.ts's updateBlock, bit-identical). Returns false, touching
+   * nothing, when a result is not finite: the caller reruns the TypeScript update, which reports it.
+   */
+  update(
+    f: Float32Array,
+    offsets: ArrayLike<number>,
+    b: number,
+    op: number,
+    input: Float32Array,
+    a: number,
+    c: number,
+  ): boolean {
+    const start = offsets[b], n = offsets[b + 1] - start, n4 = (n + 3) & ~3;
+    this.fit(1, n4);
+    const v = this.view, inAt = this.cap;
+    v.set(f.subarray(start, start + n));
+    v.set(input.subarray(0, n), inAt);
+    for (let i = n; i < n4; i++) v[i] = 0, v[inAt + i] = 0;
+    const max = this.x.update(op, 0, 4 * inAt, n4, a, c);
+    if (!(max < Infinity)) return false;
+    f.set(v.subarray(0, n), start);
+    return true;
   }
 
   /** sig[a * H + h] = regret matching of src[off + a * H + h] (A actions x H hands, f32). */

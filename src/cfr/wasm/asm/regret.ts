@@ -49,3 +49,51 @@ export function regretMatch(reg: usize, sig: usize, A: i32, H: i32, sum: usize, 
     }
   }
 }
+
+/**
+ * The fused f32 update of n elements in place at `old` with `input` (twin of quant/update.ts's
+ * updateBlock on f32 storage, each product and sum rounded to f32 as there): op 0 dcfr
+ * (old * (old > 0 ? a : c) + input), 1 plus (max(0, old * a + input), NaN kept), 2 strategy
+ * (old * a + input * c). n is a multiple of 4 (the caller pads). Returns max |x| over the results
+ * (NaN when one is NaN, as Math.max does).
+ */
+export function update(op: i32, old: usize, input: usize, n: i32, a: f32, c: f32): f32 {
+  const va = f32x4.splat(a), vc = f32x4.splat(c), zero = f32x4.splat(0);
+  let mx = zero;
+  const end = old + (<usize> n << 2);
+  let q = input;
+  if (op == 0) {
+    for (let p = old; p < end; p += 16, q += 16) {
+      const o = v128.load(p);
+      const f = v128.bitselect(va, vc, f32x4.gt(o, zero));
+      const r = f32x4.add(f32x4.mul(o, f), v128.load(q));
+      v128.store(p, r);
+      mx = nanMax(mx, f32x4.abs(r));
+    }
+  } else if (op == 1) {
+    for (let p = old; p < end; p += 16, q += 16) {
+      const r = f32x4.add(f32x4.mul(v128.load(p), va), v128.load(q));
+      const x = v128.bitselect(zero, r, f32x4.lt(r, zero));
+      v128.store(p, x);
+      mx = nanMax(mx, f32x4.abs(x));
+    }
+  } else {
+    for (let p = old; p < end; p += 16, q += 16) {
+      const r = f32x4.add(f32x4.mul(v128.load(p), va), f32x4.mul(v128.load(q), vc));
+      v128.store(p, r);
+      mx = nanMax(mx, f32x4.abs(r));
+    }
+  }
+  const m01 = nanMaxF(f32x4.extract_lane(mx, 0), f32x4.extract_lane(mx, 1));
+  const m23 = nanMaxF(f32x4.extract_lane(mx, 2), f32x4.extract_lane(mx, 3));
+  return nanMaxF(m01, m23);
+}
+
+// Wasm's f32x4.max and f32.max return NaN when either operand is NaN (like Math.max).
+function nanMax(x: v128, y: v128): v128 {
+  return f32x4.max(x, y);
+}
+
+function nanMaxF(x: f32, y: f32): f32 {
+  return max<f32>(x, y);
+}
