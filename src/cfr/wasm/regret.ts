@@ -83,14 +83,11 @@ export class RegretKernel {
 
   /** sig[a * H + h] = regret matching of src[off + a * H + h] (A actions x H hands, f32). */
   match(src: Float32Array, off: number, A: number, H: number, sig: Float32Array): void {
-    const H4 = (H + 3) & ~3;
-    this.fit(A, H4);
-    const v = this.view;
-    if (H4 === H) v.set(src.subarray(off, off + A * H));
-    else for (let a = 0; a < A; a++) v.set(src.subarray(off + a * H, off + a * H + H), a * H4);
-    this.x.regretMatch(0, this.sig, A, H4, this.sum, this.den);
-    const s = this.cap;
-    if (H4 === H) sig.set(v.subarray(s, s + A * H));
-    else for (let a = 0; a < A; a++) sig.set(v.subarray(s + a * H4, s + a * H4 + H), a * H);
+    const n = A * H;
+    this.fit(1, n + 4); // 3 spare elements after each region (asm/regret.ts)
+    const v = this.view, s = this.cap;
+    v.set(src.subarray(off, off + n));
+    this.x.regretMatch(0, this.sig, A, H, this.sum, this.den);
+    sig.set(v.subarray(s, s + n));
   }
 }

@@ -5,19 +5,20 @@
 // per f32x4 load. Arguments are byte offsets into this module's memory (../regret.ts lays it out).
 
 /**
- * Regret matching of an A x H block (action-major f32 at `reg`) into `sig` (same layout); `sum`
- * and `den` are f64[H] scratch. H is padded by the caller to a multiple of 4 (padding reads and
- * writes are harmless: scratch lanes).
+ * Regret matching of an A x H block (action-major f32 at `reg`, row stride H) into `sig` (same
+ * layout); `sum` and `den` are f64 scratch of H rounded up to 4. Rows are read and written four
+ * hands at a time: a row's last chunk spills up to 3 lanes into the next row (read: junk lanes of
+ * the scratch; written: rewritten when that row comes, rows go in order) and past the block's end
+ * (the caller leaves 3 spare elements after both blocks).
  */
 export function regretMatch(reg: usize, sig: usize, A: i32, H: i32, sum: usize, den: usize): void {
   const zero4 = f32x4.splat(0);
   const zero2 = f64x2.splat(0);
-  for (let h = 0; h < H; h += 4) {
-    store<v128>(sum + (<usize> h << 3), zero2), store<v128>(sum + (<usize> h << 3) + 16, zero2);
-  }
+  const H4 = (H + 3) & ~3;
+  for (let h = 0; h < H4; h += 2) store<v128>(sum + (<usize> h << 3), zero2);
   for (let a = 0; a < A; a++) {
     const row = reg + (<usize> (a * H) << 2);
-    for (let h = 0; h < H; h += 4) {
+    for (let h = 0; h < H4; h += 4) {
       const m = f32x4.max(v128.load(row + (<usize> h << 2)), zero4);
       const lo = f64x2.promote_low_f32x4(m);
       const hi = f64x2.promote_low_f32x4(v128.shuffle<u32>(m, m, 2, 3, 0, 1));
@@ -27,7 +28,7 @@ export function regretMatch(reg: usize, sig: usize, A: i32, H: i32, sum: usize, 
     }
   }
   const uniform = f64x2.splat(1 / <f64> A), inf = f64x2.splat(Infinity);
-  for (let h = 0; h < H; h += 2) {
+  for (let h = 0; h < H4; h += 2) {
     const s = load<v128>(sum + (<usize> h << 3));
     const pos = f64x2.gt(s, zero2);
     store<v128>(den + (<usize> h << 3), v128.bitselect(s, inf, pos));
@@ -36,7 +37,7 @@ export function regretMatch(reg: usize, sig: usize, A: i32, H: i32, sum: usize, 
   for (let a = 0; a < A; a++) {
     const off = <usize> (a * H) << 2;
     const row = reg + off, out = sig + off;
-    for (let h = 0; h < H; h += 4) {
+    for (let h = 0; h < H4; h += 4) {
       const m = f32x4.max(v128.load(row + (<usize> h << 2)), zero4);
       const lo = f64x2.promote_low_f32x4(m);
       const hi = f64x2.promote_low_f32x4(v128.shuffle<u32>(m, m, 2, 3, 0, 1));
