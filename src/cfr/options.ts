@@ -42,6 +42,11 @@ export interface SolverOptions {
    * skipped subtree, stay as they are (as if not visited: no discount, no instant regret).
    */
   pruning?: number;
+  /**
+   * Regret matching of f32 regrets on the Wasm SIMD kernel (src/cfr/wasm, bit-identical to the
+   * TypeScript loop); default true where WebAssembly SIMD is available and KIBITZ_WASM is not "0".
+   */
+  wasm?: boolean;
   /** With pruning, every this many iterations (default 10) one runs unpruned so skipped actions are re-checked. */
   pruningRefresh?: number;
   /** Nodes with a fixed (per-hand) strategy. */

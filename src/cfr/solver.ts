@@ -1,3 +1,4 @@
+import { regretKernel, UPDATE_DCFR, UPDATE_PLUS, UPDATE_STRATEGY } from "./wasm/regret.ts";
 import { KibitzError } from "../errors.ts";
 import { sharedMemoryAvailable, shareFields } from "./threads.ts";
 import {
@@ -79,6 +80,8 @@ export class CfrSolver {
   readonly pruning: number;
   readonly pruningRefresh: number;
   readonly reachWeighted: boolean;
+  /** Whether regret matching of f32 regrets runs on the Wasm kernel (SolverOptions.wasm). */
+  readonly wasm: boolean;
   /** Iterations done. */
   iteration = 0;
   /** Traverser hands visited at nodes during training (the work pruning saves). */
@@ -135,6 +138,7 @@ export class CfrSolver {
     this.rounding = options.rounding;
     this.strategyRounding = options.strategyRounding ?? "stochastic";
     this.reachWeighted = options.reachWeightedAverage ?? false;
+    this.wasm = (options.wasm ?? true) && regretKernel() !== null;
     if (!(this.pruning >= 0)) {
       throw new KibitzError("bad_option", `pruning must be >= 0, got ${this.pruning}`);
     }
@@ -471,6 +475,10 @@ export class CfrSolver {
     const t = this.tree;
     const A = t.numChildren[node], H = t.numHands[t.player[node]];
     const st = this.predicted ?? this.regrets;
+    if (st.f32 && !needReg && this.wasm) {
+      regretKernel()!.match(st.f32, st.offsets[b], A, H, sig);
+      return this.applyLock(b, A, H, sig);
+    }
     let src = reg, off = 0;
     // Positive-regret sums per hand, accumulated over actions in order (action-major, unit stride).
     const sum = this.sums;
@@ -636,6 +644,19 @@ export class CfrSolver {
     }
   }
 
+  /** The fused update of an f32 block on the Wasm kernel; false: the TypeScript update must run. */
+  private wasmUpdate(
+    st: QuantStore,
+    b: number,
+    op: number,
+    input: Float32Array,
+    a: number,
+    c: number,
+  ): boolean {
+    return this.wasm && st.f32 !== null &&
+      regretKernel()!.update(st.f32, st.offsets, b, op, input, a, c);
+  }
+
   private update(
     b: number,
     A: number,
@@ -650,11 +671,15 @@ export class CfrSolver {
     const old = this.predicted || this.regrets.f32 ? undefined : reg;
     switch (this.algorithm) {
       case "dcfr":
-        updateRegretsDcfr(this.regrets, b, inst, 0, alphaPos, betaNeg, this.rKey, old);
+        if (!this.wasmUpdate(this.regrets, b, UPDATE_DCFR, inst, alphaPos, betaNeg)) {
+          updateRegretsDcfr(this.regrets, b, inst, 0, alphaPos, betaNeg, this.rKey, old);
+        }
         break;
       case "dcfr+":
       case "cfr+":
-        updateRegretsPlus(this.regrets, b, inst, 0, alphaPos, this.rKey, old);
+        if (!this.wasmUpdate(this.regrets, b, UPDATE_PLUS, inst, alphaPos, 0)) {
+          updateRegretsPlus(this.regrets, b, inst, 0, alphaPos, this.rKey, old);
+        }
         break;
       case "pdcfr+": {
         updateRegretsPlus(this.regrets, b, inst, 0, alphaPos, this.rKey);
@@ -674,9 +699,13 @@ export class CfrSolver {
       for (let a = 0; a < A; a++) {
         for (let h = 0; h < H; h++) tmp[a * H + h] = sig[a * H + h] * self[h];
       }
-      updateStrategy(this.strategy, b, tmp, 0, gamma, 1, this.sKey);
+      if (!this.wasmUpdate(this.strategy, b, UPDATE_STRATEGY, tmp, gamma, 1)) {
+        updateStrategy(this.strategy, b, tmp, 0, gamma, 1, this.sKey);
+      }
     } else {
-      updateStrategy(this.strategy, b, sig, 0, gamma, 1, this.sKey);
+      if (!this.wasmUpdate(this.strategy, b, UPDATE_STRATEGY, sig, gamma, 1)) {
+        updateStrategy(this.strategy, b, sig, 0, gamma, 1, this.sKey);
+      }
     }
   }
 }

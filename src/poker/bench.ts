@@ -1,3 +1,4 @@
+import { wasmEnabled } from "./wasm/terminal.ts";
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { T1_SPOT } from "./config.ts";
 import { enumerateSevenCardCategories } from "./eval_enum.ts";
@@ -175,6 +176,9 @@ export const suite: BenchSuite = {
     });
     opts.log(`evaluator: ${(133784560 / evalSeconds / 1e6).toFixed(1)} M hands/s`);
 
+    // Each solve's process takes the default terminal path (KIBITZ_WASM=0 in the env forces TS).
+    const kernels = wasmEnabled() ? "Wasm terminals (src/poker/wasm)" : "TypeScript terminals";
+    opts.log(`kernel path: ${kernels}`);
     const cores = navigator.hardwareConcurrency || 1;
     const threadCounts = [...new Set([1, 2, cores])].filter((t) => t <= Math.max(2, cores));
     const dir = await Deno.makeTempDir({ prefix: "kibitz-bench-solve-" });
@@ -195,7 +199,7 @@ export const suite: BenchSuite = {
       }
       report.tables.push({
         title: "Kibitz, each solve in its own process (T1 to 0.3 %; F1 " +
-          (opts.full ? "to 0.3 %" : "2 iterations, use --full to solve") + ")",
+          (opts.full ? "to 0.3 %" : "2 iterations, use --full to solve") + `; ${kernels})`,
         columns: [
           "spot",
           "regrets/strategy",

@@ -12,12 +12,29 @@ import { cardName, COMBO_CARDS, comboName } from "./cards.ts";
 import { evaluate7 } from "./hand_eval.ts";
 import { chanceIsomorphism, swapPermutation, symmetricSuitPairs } from "./isomorphism.ts";
 import { rangeHands, type RangeWeights } from "./range.ts";
+import {
+  TerminalKernels,
+  WASM_ENGINE_BYTES,
+  wasmEnabled,
+  wasmTableBytes,
+} from "./wasm/terminal.ts";
 
 /** Options of the postflop game. */
 export interface PostflopOptions {
   /** Merge turn/river cards that are the same deal up to a suit exchange (default true). */
   isomorphism?: boolean;
+  /**
+   * Terminals by the Wasm kernels (src/poker/wasm/, bit-identical to the TypeScript twin here);
+   * default: wherever WebAssembly SIMD is available and KIBITZ_WASM is not "0", on the main thread
+   * (worker threads keep the TypeScript path so the shared showdown tables are not copied per thread).
+   */
+  wasm?: boolean;
 }
+
+/** The Wasm kernels of each game, per thread (kept out of the game's cloneable fields). */
+const KERNELS = new WeakMap<PostflopGame, TerminalKernels>();
+const IN_WORKER = typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !==
+  "undefined";
 
 /** A public state of the postflop game: a betting-tree node and the board dealt so far. */
 export interface PostflopState {
@@ -165,6 +182,8 @@ export class PostflopGame implements CfrGame<PostflopState> {
   private downSum = new Float64Array(0);
   private upCard = new Float64Array(0);
   private downCard = new Float64Array(0);
+  /** Whether the terminals run on the Wasm kernels (PostflopOptions.wasm). */
+  readonly wasm: boolean;
 
   constructor(
     readonly tree: ActionTree,
@@ -173,6 +192,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     options: PostflopOptions = {},
   ) {
     this.startingPot = tree.config.startingPot;
+    this.wasm = (options.wasm ?? !IN_WORKER) && wasmEnabled();
     this.symmetric = options.isomorphism === false
       ? new Uint8Array(16)
       : symmetricSuitPairs(ranges);
@@ -328,6 +348,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
   /**
    * Bytes of the showdown tables (strength orders and sweeps of every river board) the expanded
    * tree will hold, counted before expansion; one copy per thread, since workers clone the game.
+   * With the Wasm path, also the tables' Wasm copy and the Wasm engine itself.
    */
   estimateShowdownBytes(): number {
     const seen = new Set<string>();
@@ -347,10 +368,11 @@ export class PostflopGame implements CfrGame<PostflopState> {
           if (!board.includes(c[2 * h]) && !board.includes(c[2 * h + 1])) live++;
         }
         bytes += showdownTableBytes(live, this.numHands[p] - live);
+        if (this.wasm) bytes += wasmTableBytes(live, this.numHands[p] - live);
       }
     };
     visit(this.board);
-    return bytes;
+    return bytes + (this.wasm ? WASM_ENGINE_BYTES : 0);
   }
 
   /**
@@ -392,15 +414,29 @@ export class PostflopGame implements CfrGame<PostflopState> {
     }
   }
 
-  /** Bytes the showdown tables built so far hold (what estimateShowdownBytes predicts). */
+  /** This game's Wasm kernels on this thread, made on first use. */
+  private kernels(): TerminalKernels {
+    let k = KERNELS.get(this);
+    if (!k) {
+      k = new TerminalKernels(this.numHands, this.cards, this.sameIn);
+      KERNELS.set(this, k);
+    }
+    return k;
+  }
+
+  /**
+   * Bytes the showdown tables built so far hold, with their Wasm copy (made on first use) and the
+   * Wasm engine (WASM_ENGINE_BYTES) when the Wasm path is on.
+   */
   showdownBytes(): number {
     let bytes = 0;
     for (const bo of this.orders) {
       for (const p of [0, 1] as const) {
         bytes += showdownTableBytes(bo.order[p].length, bo.dead[p].length);
+        if (this.wasm) bytes += wasmTableBytes(bo.order[p].length, bo.dead[p].length);
       }
     }
-    return bytes;
+    return bytes + (this.wasm ? WASM_ENGINE_BYTES : 0);
   }
 
   private boardOrder(board: readonly number[]): number {
@@ -453,6 +489,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
 
   /** out[off+h] = scale * (sum of oppReach over opponent hands sharing no card with h). */
   private foldLike(p: 0 | 1, opp: Float32Array, out: Float32Array, off: number, scale: number) {
+    if (this.wasm) return this.kernels().fold(p, opp, out, off, scale);
     const o = (1 - p) as 0 | 1;
     const oc = this.cards[o], pc = this.cards[p];
     const cs = this.cardSum;
@@ -560,6 +597,20 @@ export class PostflopGame implements CfrGame<PostflopState> {
   ): void {
     const o = (1 - p) as 0 | 1;
     const bo = this.orders[boardIndex];
+    if (this.wasm) {
+      const k = this.kernels();
+      if (!k.tables(boardIndex, p)) {
+        const side = (q: 0 | 1) => ({
+          order: bo.order[q],
+          strength: bo.strength[q],
+          c1: bo.c1[q],
+          c2: bo.c2[q],
+          dead: bo.dead[q],
+        });
+        k.addTables(boardIndex, [side(0), side(1)]);
+      }
+      return k.showdown(k.tables(boardIndex, p), p, opp, out, off, payWin, payLose, payTie);
+    }
     const mine = bo.order[p], nM = mine.length;
     const theirs = bo.order[o], nT = theirs.length;
     const mc1 = bo.c1[p], mc2 = bo.c2[p], tc1 = bo.c1[o], tc2 = bo.c2[o];

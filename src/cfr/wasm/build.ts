@@ -1,0 +1,76 @@
+import { encodeBase64 } from "./base64.ts";
+
+/** The AssemblyScript compiler, pinned (its output is committed, so a rebuild must match). */
+export const ASC = "npm:assemblyscript@0.28.9/asc";
+/** Compiler flags of every kernel: 128-bit SIMD, no runtime (the JS side lays out memory). */
+export const ASC_FLAGS = ["--enable", "simd", "-O3", "--runtime", "stub", "--noAssert"];
+/**
+ * Kernel sources (DIR/asm/NAME.ts under src/) and the modules they build (DIR/NAME_wasm.ts):
+ * the CFR engine's own, then the games'.
+ */
+export const KERNELS: { dir: string; name: string }[] = [
+  { dir: "cfr/wasm", name: "regret" },
+  { dir: "poker/wasm", name: "terminal" },
+];
+
+const src = new URL("../../", import.meta.url);
+
+/** The source file of a kernel. */
+export function kernelSource(k: { dir: string; name: string }): URL {
+  return new URL(`${k.dir}/asm/${k.name}.ts`, src);
+}
+
+/** SHA-256 of a source text, hex: recorded in the built module so a test sees a stale binary. */
+export async function sourceHash(text: string): Promise<string> {
+  const d = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Compiles one kernel source with asc into bytes (needs the npm registry or its cache). */
+export async function compileKernel(k: { dir: string; name: string }): Promise<Uint8Array> {
+  const name = k.name, path = kernelSource(k).pathname;
+  const dir = await Deno.makeTempDir();
+  try {
+    const out = `${dir}/${name}.wasm`;
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", ASC, path, "-o", out, ...ASC_FLAGS],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!r.success) {
+      throw new Error(`asc ${name}: ${new TextDecoder().decode(r.stderr).trim()}`);
+    }
+    return await Deno.readFile(out);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** The TypeScript module that carries a built kernel (base64, so bundles need no file loads). */
+export function kernelModule(name: string, wasm: Uint8Array, hash: string): string {
+  const b64 = encodeBase64(wasm);
+  const lines: string[] = [];
+  for (let i = 0; i < b64.length; i += 96) lines.push(`  "${b64.slice(i, i + 96)}"`);
+  return `// Built by \`deno task build-wasm\` from asm/${name}.ts: do not edit.\n\n` +
+    `/** SHA-256 of asm/${name}.ts when this binary was built. */\n` +
+    `export const SOURCE_SHA256 = "${hash}";\n\n` +
+    `/** The compiled module, base64. */\n` +
+    `export const WASM_BASE64 =\n${lines.join(" +\n")};\n`;
+}
+
+/** Builds every kernel; with `write`, replaces the committed modules. Returns one line per kernel. */
+export async function buildWasm(write: boolean): Promise<string[]> {
+  const report: string[] = [];
+  for (const k of KERNELS) {
+    const name = k.name;
+    const text = await Deno.readTextFile(kernelSource(k));
+    const wasm = await compileKernel(k);
+    const hash = await sourceHash(text);
+    if (write) {
+      const out = new URL(`${k.dir}/${name}_wasm.ts`, src);
+      await Deno.writeTextFile(out, kernelModule(name, wasm, hash));
+    }
+    report.push(`${name}: ${wasm.length} bytes, source ${hash.slice(0, 12)}`);
+  }
+  return report;
+}

@@ -1,0 +1,93 @@
+import { decodeBase64 } from "./base64.ts";
+import { compileModule, wasmAllowed } from "./enabled.ts";
+import { WASM_BASE64 } from "./regret_wasm.ts";
+
+/*
+ * The Wasm twin of CfrSolver.current's regret matching on f32 storage (bit-identical: the same
+ * f64 sums in the same order, see asm/regret.ts). One instance per thread; a block is copied in
+ * row by row at a stride padded to 4 hands and sigma copied back.
+ */
+
+interface Exports {
+  memory: WebAssembly.Memory;
+  regretMatch(reg: number, sig: number, A: number, H: number, sum: number, den: number): void;
+  update(op: number, old: number, input: number, n: number, a: number, c: number): number;
+}
+
+/** Ops of the fused f32 update kernel (asm/regret.ts `update`). */
+export const UPDATE_DCFR = 0, UPDATE_PLUS = 1, UPDATE_STRATEGY = 2;
+
+let kernel: RegretKernel | null | undefined;
+
+/** The regret-matching kernel of this thread, or null where Wasm SIMD is off or missing. */
+export function regretKernel(): RegretKernel | null {
+  if (kernel !== undefined) return kernel;
+  const mod = wasmAllowed() ? compileModule(decodeBase64(WASM_BASE64)) : null;
+  kernel = mod ? new RegretKernel(mod) : null;
+  return kernel;
+}
+
+/** Regret matching on Wasm memory: sized on demand for the largest block seen. */
+export class RegretKernel {
+  private readonly x: Exports;
+  private cap = 0;
+  private H4 = 0;
+  private view: Float32Array = new Float32Array(0);
+  private sig = 0;
+  private sum = 0;
+  private den = 0;
+
+  constructor(mod: WebAssembly.Module) {
+    this.x = new WebAssembly.Instance(mod, {}).exports as unknown as Exports;
+  }
+
+  private fit(A: number, H4: number): void {
+    const n = A * H4;
+    if (n <= this.cap && H4 <= this.H4) return;
+    this.cap = Math.max(n, this.cap), this.H4 = Math.max(H4, this.H4);
+    // Layout: regrets [0, 4 cap), sigma [4 cap, 8 cap), sums and denominators 8 H4 bytes each.
+    const bytes = 8 * this.cap + 16 * this.H4;
+    const mem = this.x.memory;
+    if (bytes > mem.buffer.byteLength) {
+      mem.grow(Math.ceil((bytes - mem.buffer.byteLength) / 65536));
+    }
+    this.sig = 4 * this.cap, this.sum = 8 * this.cap, this.den = this.sum + 8 * this.H4;
+    this.view = new Float32Array(mem.buffer, 0, 2 * this.cap);
+  }
+
+  /**
+   * The fused f32 update of block `b` of f32 storage `f` (elements offsets[b] .. offsets[b + 1])
+   * with `input` from 0 (quant/update.ts's updateBlock, bit-identical). Returns false, touching
+   * nothing, when a result is not finite: the caller reruns the TypeScript update, which reports it.
+   */
+  update(
+    f: Float32Array,
+    offsets: ArrayLike<number>,
+    b: number,
+    op: number,
+    input: Float32Array,
+    a: number,
+    c: number,
+  ): boolean {
+    const start = offsets[b], n = offsets[b + 1] - start, n4 = (n + 3) & ~3;
+    this.fit(1, n4);
+    const v = this.view, inAt = this.cap;
+    v.set(f.subarray(start, start + n));
+    v.set(input.subarray(0, n), inAt);
+    for (let i = n; i < n4; i++) v[i] = 0, v[inAt + i] = 0;
+    const max = this.x.update(op, 0, 4 * inAt, n4, a, c);
+    if (!(max < Infinity)) return false;
+    f.set(v.subarray(0, n), start);
+    return true;
+  }
+
+  /** sig[a * H + h] = regret matching of src[off + a * H + h] (A actions x H hands, f32). */
+  match(src: Float32Array, off: number, A: number, H: number, sig: Float32Array): void {
+    const n = A * H;
+    this.fit(1, n + 4); // 3 spare elements after each region (asm/regret.ts)
+    const v = this.view, s = this.cap;
+    v.set(src.subarray(off, off + n));
+    this.x.regretMatch(0, this.sig, A, H, this.sum, this.den);
+    sig.set(v.subarray(s, s + n));
+  }
+}

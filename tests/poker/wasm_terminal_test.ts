@@ -1,0 +1,117 @@
+import assert from "node:assert/strict";
+import { buildTree, CfrSolver } from "../../src/cfr/mod.ts";
+import { buildActionTree, type TreeConfig } from "../../src/poker/action_tree.ts";
+import { parseBetSizes } from "../../src/poker/bet_size.ts";
+import { parseCards } from "../../src/poker/cards.ts";
+import { PostflopGame } from "../../src/poker/game.ts";
+import { parseRange } from "../../src/poker/range.ts";
+import { compileKernel, KERNELS, kernelSource, sourceHash } from "../../src/cfr/wasm/build.ts";
+import { decodeBase64 } from "../../src/cfr/wasm/base64.ts";
+import * as regretWasm from "../../src/cfr/wasm/regret_wasm.ts";
+import { regretKernel } from "../../src/cfr/wasm/regret.ts";
+import { wasmEnabled } from "../../src/poker/wasm/terminal.ts";
+import * as terminalWasm from "../../src/poker/wasm/terminal_wasm.ts";
+
+const BUILT: Record<string, { SOURCE_SHA256: string; WASM_BASE64: string }> = {
+  terminal: terminalWasm,
+  regret: regretWasm,
+};
+
+function game(board: string, wasm: boolean, rake: boolean) {
+  const s = parseBetSizes("50%, 100%", "60%");
+  const cards = parseCards(board);
+  const cfg: TreeConfig = {
+    startingStreet: (cards.length - 3) as 0 | 1 | 2,
+    startingPot: 100,
+    effectiveStack: 150,
+    rakeRate: rake ? 0.05 : 0,
+    rakeCap: rake ? 3 : 0,
+    betSizes: [[s, s], [s, s], [s, s]],
+    donkSizes: [null, null],
+    addAllinThreshold: 0,
+    forceAllinThreshold: 0,
+    mergingThreshold: 0,
+  };
+  const g = new PostflopGame(buildActionTree(cfg), cards, [
+    parseRange("22+,A2s+,K9o+,QTs+,76s,65s"),
+    parseRange("TT-44,AQo+,KTs+,T9s:0.5,98s,AhKh"),
+  ], { wasm });
+  return { game: g, tree: buildTree(g) };
+}
+
+Deno.test("wasm: the committed kernels were built from the current sources", async () => {
+  assert.equal(KERNELS.length, Object.keys(BUILT).length);
+  for (const k of KERNELS) {
+    const text = await Deno.readTextFile(kernelSource(k));
+    assert.equal(
+      BUILT[k.name].SOURCE_SHA256,
+      await sourceHash(text),
+      `${k.name}: deno task build-wasm`,
+    );
+  }
+});
+
+Deno.test("wasm: a rebuild with the pinned asc gives the committed binary byte for byte", async () => {
+  for (const k of KERNELS) {
+    assert.deepEqual(await compileKernel(k), decodeBase64(BUILT[k.name].WASM_BASE64));
+  }
+});
+
+Deno.test({
+  name:
+    "wasm: showdown and fold values are bit-identical to the TypeScript twin (rake, ties, zeros)",
+  ignore: !wasmEnabled(),
+  fn() {
+    let seed = 11;
+    const rand = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32;
+    for (const rake of [false, true]) {
+      const ts = game("Kh Qd 7c 4s", false, rake), wa = game("Kh Qd 7c 4s", true, rake);
+      assert.equal(ts.game.wasm, false);
+      assert.equal(wa.game.wasm, true);
+      let showdowns = 0;
+      for (let n = 0; n < ts.tree.terminal.length; n++) {
+        const t = ts.tree.terminal[n];
+        if (t < 0) continue;
+        assert.equal(wa.tree.terminal[n], t);
+        for (const p of [0, 1] as const) {
+          const o = 1 - p;
+          const opp = Float32Array.from(
+            { length: ts.game.numHands[o] },
+            () => (rand() < 0.2 ? 0 : Math.fround(rand())),
+          );
+          const H = ts.game.numHands[p];
+          for (const equity of [false, true]) {
+            const a = new Float32Array(H + 3).fill(7), b = new Float32Array(H + 3).fill(7);
+            if (equity) {
+              ts.game.terminalEquity(t, p, opp, a, 3);
+              wa.game.terminalEquity(t, p, opp, b, 3);
+            } else {
+              ts.game.terminalValues(t, p, opp, a, 3);
+              wa.game.terminalValues(t, p, opp, b, 3);
+            }
+            assert.deepEqual(b, a, `terminal ${t} player ${p} equity ${equity}`);
+          }
+        }
+        if (ts.game.terminalTables().board[t] >= 0) showdowns++;
+      }
+      assert.ok(showdowns > 40, `showdowns ${showdowns}`);
+    }
+  },
+});
+
+Deno.test({
+  name: "wasm: a solve on the Wasm kernels (terminals, regret matching) equals the TypeScript one",
+  ignore: !wasmEnabled() || regretKernel() === null,
+  fn() {
+    const run = (wasm: boolean) => {
+      const { game: g, tree } = game("Kh Qd 7c 4s 2h", wasm, true);
+      const s = new CfrSolver(tree, g, { regretBits: 32, strategyBits: 32, seed: 7, wasm });
+      assert.equal(s.wasm, wasm);
+      s.run(20);
+      return { root: s.averageStrategy(0), expl: s.exploitability().percent };
+    };
+    const a = run(false), b = run(true);
+    assert.deepEqual(b.root, a.root);
+    assert.equal(b.expl, a.expl);
+  },
+});
