@@ -23,6 +23,12 @@ import { expandSpot, prepareSpot } from "../../src/poker/solve.ts";
 
 const ctx = await getGpu();
 const hasAdapter = ctx !== null;
+// Iterations compared entry by entry below chance nodes. On an NVIDIA H200 the first iteration's
+// stores equal llvmpipe's bit for bit, dispatch by dispatch; the second already differs (regret
+// blocks off by whole chips, the same with every way of ordering the dispatches): hardware
+// division and contraction round differently, and a tie that is exactly 0 on one backend switches
+// regret matching on the other (see the tolerances below). Software adapters compare two.
+const TIE_FREE_ITERATIONS = ctx?.report.isFallback === false ? 1 : 2;
 
 const RIVER = `
 [ranges]
@@ -129,7 +135,7 @@ Deno.test({
   ignore: !hasAdapter,
   async fn() {
     const g = leducGame(), t = buildTree(g);
-    for (const algorithm of CFR_ALGORITHMS) await parity(t, g, { algorithm }, 2);
+    for (const algorithm of CFR_ALGORITHMS) await parity(t, g, { algorithm }, TIE_FREE_ITERATIONS);
     const s = await GpuCfrSolver.create(ctx!, t, g, {});
     s.run(1000);
     const e = await s.exploitability();
@@ -154,7 +160,7 @@ Deno.test({
   async fn() {
     const { tree, game } = spotOf(TURN);
     assert.ok(tree.isoWeight.length > 0, "the spot should use suit isomorphism");
-    await parity(tree, game, { algorithm: "dcfr" }, 2);
+    await parity(tree, game, { algorithm: "dcfr" }, TIE_FREE_ITERATIONS);
     // Converged: after 50 iterations both backends are below 1 % of the pot (measured 0.41 % CPU,
     // 0.38 % GPU) and within a factor 1.5 of each other (the trajectories differ chaotically, see top).
     const cpu = new CfrSolver(tree, game, {});
