@@ -121,6 +121,7 @@ Deno.test("tasks: unwritable outputs, missing inputs and bad arguments give one 
       { task: "quant-demo", args: ["--elements", "-5"], status: [2], names: "--elements" },
       { task: "gpu-info", args: ["--no-such-flag"], status: [2], names: "no-such-flag" },
       { task: "uhp", args: ["--no-such-flag"], status: [2], names: "no-such-flag" },
+      { task: "build-wasm", args: ["--no-such-flag"], status: [2], names: "no-such-flag" },
       { task: "uhp", args: ["--model", `${missing}.kbhz`], status: [2], names: `${missing}.kbhz` },
       { task: "hive-games", args: ["--games", "1"], status: [2], names: "--out" },
       {
