@@ -185,6 +185,15 @@ export const suite: BenchSuite = {
     const ctx = which === "gpu" ? await getGpu() : null;
     const report = newReport("mcts", ctx ? describeAdapter(ctx.report) : null);
     const rows: Row[] = [];
+    // Each row is printed as it completes, so a run cut short still reports what it measured.
+    const add = (r: Row) => {
+      rows.push(r);
+      opts.log(
+        `  ${r.backend} ${r.net} ${r.mode}: ${r.perSecond.toFixed(1)} playouts/s, average batch ${
+          r.averageBatch.toFixed(1)
+        }, network ${(100 * r.netShare).toFixed(0)} %`,
+      );
+    };
     const clock: Clock = { ms: 0 };
     const c4 = connectFourSpec(7, 6, 4);
     // CPU: Connect Four 7 x 6 with a small network (the TypeScript reference is slow).
@@ -197,9 +206,9 @@ export const suite: BenchSuite = {
     });
     const f = opts.full ? 4 : 1;
     opts.log("cpu: one search");
-    rows.push(await measure("cpu", "2 x 16", cpuNet, cpuSpec, clock, 1, 200 * f, 1, 8));
+    add(await measure("cpu", "2 x 16", cpuNet, cpuSpec, clock, 1, 200 * f, 1, 8));
     opts.log("cpu: concurrent games");
-    rows.push(await measure("cpu", "2 x 16", cpuNet, cpuSpec, clock, 32, 32 * f, 2, 2));
+    add(await measure("cpu", "2 x 16", cpuNet, cpuSpec, clock, 32, 32 * f, 2, 2));
     // `smoke` after the suite name runs the GPU rows on a software adapter with a tiny network on
     // Connect Four's own shapes (a check that the path works, not a measurement).
     const smoke = opts.args.includes("smoke");
@@ -213,13 +222,13 @@ export const suite: BenchSuite = {
       const name = smoke ? "tiny (smoke)" : "19 x 256";
       const k = smoke ? 0.02 : f;
       opts.log("gpu: one search");
-      rows.push(await measure("gpu", name, big, gpuSpec, clock, 1, Math.ceil(800 * k), 1, 16));
+      add(await measure("gpu", name, big, gpuSpec, clock, 1, Math.ceil(800 * k), 1, 16));
       opts.log("gpu: concurrent games");
-      rows.push(
+      add(
         await measure("gpu", name, big, gpuSpec, clock, smoke ? 16 : 128, Math.ceil(100 * k), 2, 2),
       );
       opts.log("gpu: concurrent games, 2 batches in flight");
-      rows.push(
+      add(
         await measure(
           "gpu",
           name,
