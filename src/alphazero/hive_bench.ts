@@ -3,7 +3,7 @@
 // weights: speed does not depend on them). Measures network evaluations per second at fixed batch
 // sizes, then runs self-play (seed 003's search, root noise, batched evaluator) for a fixed wall
 // time and reports moves/s, evaluations/s, mean batch and games/hour at the mean game length seen.
-import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
+import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu } from "../gpu/device.ts";
 import {
@@ -21,21 +21,11 @@ import { initWeights } from "../nn/params.ts";
 import { BatchEvaluator } from "./evaluator.ts";
 import { HIVE_NETS, HIVE_SELFPLAY_RULES, hiveSpec } from "./hive.ts";
 
-function kv(args: string[]): Map<string, string> {
-  const m = new Map<string, string>();
-  for (const a of args) {
-    const i = a.indexOf("=");
-    if (i < 0) throw new KibitzError("bad_args", `hive-selfplay: expected key=value, got "${a}"`);
-    m.set(a.slice(0, i), a.slice(i + 1));
-  }
-  return m;
-}
-
 /** The `hive-selfplay` benchmark suite. */
 export const suite: BenchSuite = {
   description: "Hive self-play throughput: network evaluations/s and self-play games/hour",
   async run(opts): Promise<BenchReport> {
-    const a = kv(opts.args);
+    const a = benchKeyValues("hive-selfplay", opts.args);
     const netName = a.get("net") ?? "default";
     const cfg = HIVE_NETS[netName];
     if (!cfg) throw new KibitzError("bad_args", `net must be one of ${Object.keys(HIVE_NETS)}`);

@@ -1,3 +1,4 @@
+import { KibitzError } from "../errors.ts";
 import { writeFileAtomic } from "../cli/atomic.ts";
 
 /** One table of a benchmark report: column names and rows of cells. */
@@ -92,4 +93,15 @@ export async function writeReport(r: BenchReport, dir: string): Promise<string[]
   await writeFileAtomic(json, JSON.stringify(r, null, 2) + "\n");
   await writeFileAtomic(md, reportMarkdown(r));
   return [json, md];
+}
+
+/** A suite's `key=value` arguments (e.g. `net=default seconds=60`) as a map; anything else is an error. */
+export function benchKeyValues(suite: string, args: string[]): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const a of args) {
+    const i = a.indexOf("=");
+    if (i < 0) throw new KibitzError("bad_args", `${suite}: expected key=value, got "${a}"`);
+    m.set(a.slice(0, i), a.slice(i + 1));
+  }
+  return m;
 }

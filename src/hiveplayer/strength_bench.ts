@@ -1,6 +1,6 @@
 // `deno task bench hive-strength [games=N] [model=FILE] [playouts=N] [ms=N] [plies=N] [pairs=a:b,...]`:
 // the strength ladder of the Hive players (see strength.ts) with the shipped network by default.
-import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
+import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
 import { DEFAULT_HIVE_MODEL, SyncHiveNet } from "../uhp/mcts_player.ts";
 import { loadHiveModel } from "../nn/model_file.ts";
@@ -24,21 +24,11 @@ export const DEFAULT_PAIRS = [
   "policy:alphabeta-d2",
 ];
 
-function parseKv(args: string[]): Map<string, string> {
-  const m = new Map<string, string>();
-  for (const a of args) {
-    const i = a.indexOf("=");
-    if (i < 0) throw new KibitzError("bad_args", `hive-strength: expected key=value, got "${a}"`);
-    m.set(a.slice(0, i), a.slice(i + 1));
-  }
-  return m;
-}
-
 /** The `hive-strength` benchmark suite. */
 export const suite: BenchSuite = {
   description: "Hive strength ladder: random, alpha-beta, policy-only and MCTS with the network",
   async run(opts): Promise<BenchReport> {
-    const kv = parseKv(opts.args);
+    const kv = benchKeyValues("hive-strength", opts.args);
     const num = (k: string, d: number) => {
       const v = kv.has(k) ? Number(kv.get(k)) : d;
       if (!Number.isFinite(v) || v < 0) throw new KibitzError("bad_args", `${k} must be a number`);
