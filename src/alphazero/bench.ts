@@ -108,11 +108,17 @@ interface Row {
   playouts: number;
   seconds: number;
   perSecond: number;
+  /** Leaves sent to the network per second (playouts minus exact terminal backups). */
+  evalsPerSecond: number;
+  /** Share of playouts that ended at a finished game (valued exactly, no network call). */
+  terminalShare: number;
   averageBatch: number;
   netShare: number;
   treeShare: number;
   gameShare: number;
 }
+
+const nets = new Map<string, Awaited<ReturnType<typeof createNet>>>();
 
 async function measure(
   backend: "cpu" | "gpu",
@@ -126,10 +132,14 @@ async function measure(
   leaves: number,
   inFlight = 1,
 ): Promise<Row> {
-  const net = await createNet(initWeights(cfg, 1), backend);
+  // One network per (backend, shape), kept across rows: the GPU records its plans once.
+  const key = `${backend}:${JSON.stringify(cfg)}`;
+  let net = nets.get(key);
+  const fresh = !net;
+  if (!net) nets.set(key, net = await createNet(initWeights(cfg, 1), backend));
   const ev = new BatchEvaluator(net, spec, 256, inFlight);
   // Warm up: the GPU records one plan per padded batch size.
-  if (backend === "gpu") {
+  if (backend === "gpu" && fresh) {
     for (let n = 8; n <= 256; n *= 2) {
       const g = spec.create();
       await Promise.all(Array.from({ length: n }, () => ev.evaluate(g, g.legalMoves())));
@@ -138,7 +148,7 @@ async function measure(
   const before = { ...ev.stats };
   clock.ms = 0;
   const t0 = performance.now();
-  let total = 0;
+  let total = 0, evals = 0;
   await Promise.all(Array.from({ length: games }, async (_, i) => {
     const s = new Search(
       spec.create(),
@@ -152,10 +162,10 @@ async function measure(
       s.advance(mv);
     }
     total += s.counters.playouts;
+    evals += s.counters.evaluations;
   }));
   const sec = (performance.now() - t0) / 1000;
   ev.close();
-  net.dispose();
   const batches = ev.stats.batches - before.batches,
     positions = ev.stats.positions - before.positions;
   const netS = (ev.stats.netMs - before.netMs) / 1000, gameS = clock.ms / 1000;
@@ -170,6 +180,8 @@ async function measure(
     playouts: total,
     seconds: sec,
     perSecond: total / sec,
+    evalsPerSecond: evals / sec,
+    terminalShare: total > 0 ? 1 - evals / total : 0,
     averageBatch: batches ? positions / batches : 0,
     netShare: Math.min(1, netS / sec),
     treeShare: Math.max(0, 1 - netS / sec - gameS / sec),
@@ -189,9 +201,11 @@ export const suite: BenchSuite = {
     const add = (r: Row) => {
       rows.push(r);
       opts.log(
-        `  ${r.backend} ${r.net} ${r.mode}: ${r.perSecond.toFixed(1)} playouts/s, average batch ${
-          r.averageBatch.toFixed(1)
-        }, network ${(100 * r.netShare).toFixed(0)} %`,
+        `  ${r.backend} ${r.net} ${r.mode}: ${r.perSecond.toFixed(1)} playouts/s (${
+          r.evalsPerSecond.toFixed(1)
+        } evaluations/s), average batch ${r.averageBatch.toFixed(1)}, network ${
+          (100 * r.netShare).toFixed(0)
+        } %`,
       );
     };
     const clock: Clock = { ms: 0 };
@@ -258,6 +272,8 @@ export const suite: BenchSuite = {
         "playouts",
         "seconds",
         "playouts/s",
+        "evaluations/s",
+        "terminal %",
         "avg batch",
         "network %",
         "tree %",
@@ -270,6 +286,8 @@ export const suite: BenchSuite = {
         r.playouts,
         r.seconds,
         r.perSecond,
+        r.evalsPerSecond,
+        r.terminalShare * 100,
         r.averageBatch,
         r.netShare * 100,
         r.treeShare * 100,
@@ -280,8 +298,13 @@ export const suite: BenchSuite = {
       "Game: Connect Four 7x6 (GPU rows: its planes embedded in Hive's 24 x 26 x 26 input, its moves " +
         "spread over Hive's 5,489-move policy, so the network costs what Hive's would). No evaluation " +
         "cache: every leaf reaches the network. Game % times play/undo/legal moves/result/encode " +
-        "through a wrapper (its timer overhead included); tree % is the rest of the search. With 2 batches in flight network % sums overlapping calls (capped at 100).",
+        "through a wrapper (its timer overhead included); tree % is the rest of the search. With 2 batches in flight network % sums overlapping calls (capped at 100). " +
+        "Terminal % is the share of playouts that reached a finished game (an exact value, no network " +
+        "call): with random weights a saturated value head can steer one search into a few deep lines, " +
+        "so evaluations/s is the network-bound figure.",
     );
+    for (const n of nets.values()) n.dispose();
+    nets.clear();
     return report;
   },
 };
