@@ -1,8 +1,7 @@
 import { KibitzError } from "../../errors.ts";
 import type { GpuContext } from "../../gpu/device.ts";
 import { storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
-import { workgroups1d } from "../../gpu/dispatch.ts";
-import { bindGroup, type BindingKind, computePipeline } from "../../gpu/pipeline.ts";
+import { type BindingKind, computePipeline } from "../../gpu/pipeline.ts";
 import { type CfrExploitability, dealMass } from "../evaluate.ts";
 import type { CfrGame } from "../game.ts";
 import type { CfrSolver, SolverOptions } from "../solver.ts";
@@ -14,9 +13,19 @@ import {
   type DiscountParams,
   iterationDiscount,
 } from "../schedule.ts";
-import { CFR_TERMINAL, type PublicTree } from "../tree.ts";
-import { cfrKernels, MODE_BR, MODE_EV, MODE_TRAIN, NODE_WORDS, WG } from "./kernels.ts";
-import { buildTables } from "./tables.ts";
+import { CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "../tree.ts";
+import {
+  cfrKernels,
+  DISC_MODE,
+  DISC_WORDS,
+  MODE_BR,
+  MODE_EV,
+  MODE_TRAIN,
+  NODE_WORDS,
+  WG,
+} from "./kernels.ts";
+import { buildTables, type GpuTables, isPokerSource } from "./tables.ts";
+import { type ChunkPlan, planChunks, subtreeCosts } from "./chunks.ts";
 import {
   defaultRounding,
   formatInfo,
@@ -30,7 +39,7 @@ import { QUANT_CODEC_WGSL } from "../../quant/gpu.ts";
 import { regretsNonNegative } from "../schedule.ts";
 
 const BINDINGS: BindingKind[] = [
-  "uniform",
+  "uniform-dynamic",
   "uniform",
   "read-only-storage",
   "storage",
@@ -42,43 +51,331 @@ const BINDINGS: BindingKind[] = [
   "storage",
 ];
 const QUANT_BINDINGS: BindingKind[] = [...BINDINGS, "storage", "storage"];
-const ENTRIES = ["init", "down", "dense", "fold", "showdown", "up", "result"] as const;
+const ENTRIES = ["init", "down", "dense", "fold", "showdown", "up", "accum", "result"] as const;
 type Entry = string;
 /** Seeds of the strategy and prediction rounding keys: the CPU engine's (src/cfr/solver.ts). */
 const STRATEGY_SALT = 0x5bd1e995, PREDICT_SALT = 0x27d4eb2f;
 /** Workgroups of the grid-stride terminal kernels (the showdown scratch is per workgroup). */
 const FOLD_GROUPS = 8192, SD_GROUPS = 4096;
+/** Bytes between two dispatches' parameters in the params buffer (dynamic uniform offsets). */
+const PARAM_STRIDE = 256;
+/** Smallest chunk region the default plan aims for (see GpuSolveOptions). */
+const MIN_CHUNK_BYTES = 256 * 2 ** 20;
 
-interface Command {
-  entry: Entry;
-  bind: GPUBindGroup;
-  groups: [number, number, number];
+/** A recorded step: a dispatch (entry, params offset, workgroups) or a mode switch (evaluation). */
+export type Command =
+  | { entry: Entry; offset: number; groups: [number, number, number] }
+  | { mode: number };
+
+/**
+ * How much device memory a GPU solve may take: `memoryBudget` (bytes, the whole solve) picks the
+ * fewest chunks that fit; `chunks` asks for about that many; neither: the default, chunks no larger
+ * than max(256 MiB, the stores and tables), so the per-node vectors never dominate the footprint
+ * while the dispatch count stays within a few times the unchunked one.
+ */
+export interface GpuSolveOptions {
+  memoryBudget?: number;
+  chunks?: number;
 }
 
-/** Device bytes of a GPU solve of `tree` (vectors, f32 stores, tables, scratch), for planning. */
+/** A GPU solve's memory plan: the chunking and the device bytes by part. */
+export interface GpuSolvePlan {
+  plan: ChunkPlan;
+  bytes: number;
+  parts: Record<string, number>;
+}
+
+/** Stores, scales and tables of a solve: what does not shrink with chunking. */
+function fixedParts(
+  tree: PublicTree,
+  algorithm: CfrAlgorithm,
+  formats: [QuantFormat, QuantFormat],
+  auxBytes: number,
+): Record<string, number> {
+  let elems = 0;
+  for (let b = 0; b < tree.blockSize.length; b++) elems += tree.blockSize[b];
+  const [rf, sf] = formats;
+  const quant = rf !== "f32" || sf !== "f32";
+  const w = (f: QuantFormat) => Math.max(4, payloadWords(f, elems) * 4);
+  return {
+    "regret store": w(rf),
+    "strategy store": w(sf),
+    "prediction store": algorithm === "pdcfr+" ? w(rf) : 4,
+    "block scales": quant ? 9 * Math.max(1, tree.blockNode.length) * 4 : 0,
+    "tables": auxBytes,
+  };
+}
+
+/**
+ * Estimated aux bytes of `tree` (node table, lists, deal masks, terminal and board tables) when the
+ * tables are not built: board tables are guessed from the chance depth (1, 48 or 1,128 boards).
+ */
+export function estimateAuxBytes(tree: PublicTree): number {
+  const hm = Math.max(tree.numHands[0], tree.numHands[1]), aw = Math.ceil(hm / 32);
+  let deals = 0, terms = 0, chanceDepth = 0;
+  const cd = new Uint8Array(tree.size);
+  for (let n = 1; n < tree.size; n++) {
+    const p = tree.parent[n];
+    cd[n] = cd[p] + (tree.kind[p] === CFR_CHANCE ? 1 : 0);
+    chanceDepth = Math.max(chanceDepth, cd[n]);
+    if (tree.kind[p] === CFR_CHANCE) deals++;
+    if (tree.kind[n] === CFR_TERMINAL) terms++;
+  }
+  const boards = [1, 48, 1128][Math.min(2, chanceDepth)];
+  const words = tree.size * (NODE_WORDS + 4) + 4 * tree.blockNode.length + deals * (2 * aw + 1) +
+    5 * terms + boards * 2 * (6 * hm + 53) + tree.isoWeight.length * 3 +
+    tree.permutations.length * hm;
+  return 4 * words;
+}
+
+/**
+ * Plans a GPU solve of `tree`: chunking and device bytes (stores, tables, vectors, instant regrets,
+ * scratch, dispatch parameters). `auxBytes`: the built tables' size (estimated when absent);
+ * `chunkable`: false for games without poker terminals (dense payoffs: one chunk).
+ */
+export function planGpuSolve(
+  tree: PublicTree,
+  algorithm: CfrAlgorithm,
+  formats: [QuantFormat, QuantFormat],
+  options: GpuSolveOptions = {},
+  auxBytes = estimateAuxBytes(tree),
+  chunkable = true,
+  maxNT = Math.max(tree.numHands[0], tree.numHands[1]),
+): GpuSolvePlan {
+  const hm = Math.max(tree.numHands[0], tree.numHands[1]);
+  const quant = formats[0] !== "f32" || formats[1] !== "f32";
+  const fixed = fixedParts(tree, algorithm, formats, auxBytes);
+  let fixedBytes = 0;
+  for (const v of Object.values(fixed)) fixedBytes += v;
+  const costs = { rowBytes: 2 * hm * 4, elemBytes: quant ? 8 : 0 };
+  const measure = (plan: ChunkPlan): GpuSolvePlan => {
+    let sd = 1, dispatches = 8;
+    for (const seg of plan.segments) {
+      let n = 0;
+      for (const t of seg.terminals) if (tree.terminal[t] >= 0) n++;
+      sd = Math.max(sd, Math.min(n, SD_GROUPS));
+      for (const l of seg.down) if (l.length) dispatches += 2;
+      for (const l of seg.up) if (l.length) dispatches += 2;
+      dispatches += 10;
+    }
+    const parts = {
+      ...fixed,
+      "node vectors (reach + values)": 2 * plan.rows * hm * 4,
+      "instant regrets": quant ? 2 * Math.max(1, plan.inpHalf) * 4 : 0,
+      "scratch": 4 * (sd * 2 * maxNT + 4 * hm),
+      "dispatch parameters": PARAM_STRIDE * dispatches,
+    };
+    let bytes = 64;
+    for (const v of Object.values(parts)) bytes += v;
+    return { plan, bytes, parts };
+  };
+  if (!chunkable) return measure(planChunks(tree, costs, {}));
+  if (options.chunks !== undefined) {
+    return measure(planChunks(tree, costs, { chunks: options.chunks }));
+  }
+  if (options.memoryBudget === undefined) {
+    return measure(planChunks(tree, costs, { chunkBytes: Math.max(MIN_CHUNK_BYTES, fixedBytes) }));
+  }
+  // The fewest chunks within the budget: shrink the chunk region by each overshoot.
+  const { upper } = subtreeCosts(tree, costs);
+  let cap = options.memoryBudget - fixedBytes - upper;
+  let best = measure(planChunks(tree, costs, {}));
+  if (best.bytes <= options.memoryBudget) return best;
+  for (let k = 0; k < 8 && cap > 0; k++) {
+    const got = measure(planChunks(tree, costs, { chunkBytes: cap }));
+    best = got;
+    if (got.bytes <= options.memoryBudget) return got;
+    cap -= got.bytes - options.memoryBudget;
+  }
+  return best;
+}
+
+/** Device bytes of a GPU solve of `tree` (default plan unless `options` say otherwise). */
 export function gpuSolveBytes(
   tree: PublicTree,
   algorithm: CfrAlgorithm,
   formats: [QuantFormat, QuantFormat] = ["f32", "f32"],
+  options: GpuSolveOptions = {},
 ): number {
-  const hm = Math.max(tree.numHands[0], tree.numHands[1]);
-  let elems = 0, maxLevel = 0;
-  for (let b = 0; b < tree.blockSize.length; b++) elems += tree.blockSize[b];
-  for (let d = 0; d < tree.levels; d++) {
-    let e = 0;
-    for (let n = tree.levelStart[d]; n < tree.levelStart[d + 1]; n++) {
-      if (tree.block[n] >= 0) e += tree.blockSize[tree.block[n]];
+  return planGpuSolve(tree, algorithm, formats, options).bytes;
+}
+
+/**
+ * The recorded steps of one iteration (both traversers) and of one exploitability check, and the
+ * distinct dispatch parameters they use (in the order of their offsets).
+ */
+export function buildCommands(
+  tree: PublicTree,
+  tables: GpuTables,
+  plan: ChunkPlan,
+  stores: string[],
+  quant: boolean,
+  sdGroups: number,
+  maxDim: number,
+): { train: Command[]; evaluate: Command[]; paramSets: number[][] } {
+  const hm = tables.layout.hm;
+  const groups1d = (n: number, size: number): [number, number, number] => {
+    const groups = Math.max(1, Math.ceil(n / size));
+    if (groups <= maxDim) return [groups, 1, 1];
+    const y = Math.ceil(groups / maxDim);
+    return [Math.ceil(groups / y), y, 1];
+  };
+  // Per-dispatch parameters, deduplicated, at PARAM_STRIDE apart in one uniform buffer.
+  const paramSets: number[][] = [];
+  const paramAt = new Map<string, number>();
+  const offsetFor = (words: number[]): number => {
+    const key = words.join(",");
+    let at = paramAt.get(key);
+    if (at === undefined) {
+      at = paramSets.length * PARAM_STRIDE;
+      paramAt.set(key, at);
+      paramSets.push(words);
     }
-    maxLevel = Math.max(maxLevel, e);
+    return at;
+  };
+  const levels = tree.levels;
+  const pass = (p: 0 | 1, mode: number, slot: number): Command[] => {
+    const out: Command[] = [];
+    const add = (entry: Entry, words: number[], groups: [number, number, number]) => {
+      out.push({ entry, offset: offsetFor(words), groups });
+    };
+    const ho = tree.numHands[1 - p];
+    const down = (s: number, from: number) => {
+      for (let d = from; d < levels; d++) {
+        const [at, n] = tables.lists[s].down[d];
+        if (n > 0) add("down", [at, n, p], groups1d(n * ho, WG));
+      }
+    };
+    const terminals = (s: number) => {
+      const r = tables.ranges[s];
+      if (r.dense[1] > 0) {
+        add("dense", [r.dense[0], r.dense[1], p], groups1d(r.dense[1] * hm, WG));
+      }
+      if (r.fold[1] > 0) {
+        add("fold", [r.fold[0], r.fold[1], p], [Math.min(r.fold[1], FOLD_GROUPS), 1, 1]);
+      }
+      if (r.showdown[1] > 0) {
+        add("showdown", [r.showdown[0], r.showdown[1], p], [
+          Math.min(r.showdown[1], sdGroups),
+          1,
+          1,
+        ]);
+      }
+    };
+    const up = (s: number) => {
+      for (let d = levels - 1; d >= 0; d--) {
+        const [at, n] = tables.lists[s].up[d];
+        if (n > 0) add("up", [at, n, p], groups1d(n * hm, WG));
+      }
+    };
+    const update = (s: number) => {
+      if (!quant || mode !== MODE_TRAIN) return;
+      const [at, n] = tables.blockLists[s][p];
+      if (n === 0) return;
+      const q = [at, n, p, 0, 0, 0, s];
+      for (const x of stores) {
+        add(`reduce_${x}`, q, groups1d(n * 64, 64));
+        add(`encode_${x}`, q, groups1d(n * 64, 64));
+        add(`commit_${x}`, q, groups1d(n, 64));
+      }
+    };
+    add("init", [0, 1, p], [Math.ceil(hm / WG), 1, 1]);
+    down(0, 1);
+    terminals(0);
+    for (let s = 1; s < plan.segments.length; s++) {
+      down(s, 0);
+      terminals(s);
+      up(s);
+      const [at, n] = tables.parts[s];
+      if (n > 0) add("accum", [at, n, p], groups1d(n * hm, WG));
+      update(s);
+    }
+    up(0);
+    update(0);
+    if (mode !== MODE_TRAIN) add("result", [0, 0, p, 0, slot], [Math.ceil(hm / WG), 1, 1]);
+    return out;
+  };
+  const train = [...pass(0, MODE_TRAIN, 0), ...pass(1, MODE_TRAIN, 0)];
+  const evaluate: Command[] = [
+    { mode: MODE_BR },
+    ...pass(0, MODE_BR, 0),
+    ...pass(1, MODE_BR, 1),
+    { mode: MODE_EV },
+    ...pass(0, MODE_EV, 2),
+    ...pass(1, MODE_EV, 3),
+    { mode: MODE_TRAIN },
+  ];
+  return { train, evaluate, paramSets };
+}
+
+/** Formats, tables and memory plan of a GPU solve (shared by the solver and dispatch counts). */
+function prepareSolve(
+  tree: PublicTree,
+  game: CfrGame,
+  options: SolverOptions,
+  gpuOptions: GpuSolveOptions,
+) {
+  const algorithm = options.algorithm ?? "dcfr";
+  const signed = !regretsNonNegative(algorithm);
+  const rf: QuantFormat = options.regretFormat ?? regretFormat(options.regretBits ?? 32, signed);
+  if (signed && (rf === "u8" || rf === "u4" || rf === "u16")) {
+    throw new KibitzError(
+      "bad_format",
+      `${algorithm} keeps negative regrets, which unsigned ${rf} cannot store; use a signed format or cfr+/dcfr+/pdcfr+`,
+    );
   }
-  const [rf, sf] = formats;
+  const sf = strategyFormat(options.strategyBits ?? 32);
   const quant = rf !== "f32" || sf !== "f32";
-  const stores = 4 * ((algorithm === "pdcfr+" ? 2 : 1) * payloadWords(rf, elems) +
-    payloadWords(sf, elems));
-  // Quantized: per-block scales (9 per block) and one level's instant regrets and strategies.
-  const extra = quant ? 4 * (9 * tree.blockNode.length + 2 * maxLevel) : 0;
-  // Tables: the node table plus about as much again for deal masks and terminal tables.
-  return 2 * tree.size * hm * 4 + stores + extra + 2 * tree.size * NODE_WORDS * 4;
+  const kalg = algorithm === "dcfr" ? "dcfr" : algorithm === "pdcfr+" ? "pdcfr+" : "plus";
+  // Plan with estimated tables, build them, then plan again with their real size.
+  const chunkable = isPokerSource(game);
+  const first = planGpuSolve(tree, algorithm, [rf, sf], gpuOptions, undefined, chunkable);
+  let tables = buildTables(tree, game, kalg, first.plan);
+  const planned = planGpuSolve(
+    tree,
+    algorithm,
+    [rf, sf],
+    gpuOptions,
+    tables.aux.byteLength,
+    chunkable,
+    tables.layout.maxNT,
+  );
+  const shape = (p: ChunkPlan) => p.segments.map((g) => g.rows).join(",");
+  if (shape(planned.plan) !== shape(first.plan)) {
+    tables = buildTables(tree, game, kalg, planned.plan);
+  }
+  let sdGroups = 1;
+  for (const seg of planned.plan.segments) {
+    sdGroups = Math.max(sdGroups, Math.min(seg.terminals.length, SD_GROUPS));
+  }
+  const stores = algorithm === "pdcfr+" ? ["R", "Q", "S"] : ["R", "S"];
+  return { rf, sf, quant, tables, planned, sdGroups, stores };
+}
+
+/**
+ * Dispatches per iteration and per exploitability check, chunks and device bytes of a GPU solve,
+ * computed on the host (no adapter): for planning and for reporting what a change saves.
+ */
+export function gpuSolveShape(
+  tree: PublicTree,
+  game: CfrGame,
+  options: SolverOptions = {},
+  gpuOptions: GpuSolveOptions = {},
+  maxDim = 65535,
+): { dispatches: number; checkDispatches: number; chunks: number; plan: GpuSolvePlan } {
+  const { quant, tables, planned, sdGroups, stores } = prepareSolve(
+    tree,
+    game,
+    options,
+    gpuOptions,
+  );
+  const c = buildCommands(tree, tables, planned.plan, stores, quant, sdGroups, maxDim);
+  return {
+    dispatches: c.train.length,
+    checkDispatches: c.evaluate.filter((x) => "entry" in x).length,
+    chunks: Math.max(1, planned.plan.segments.length - 1),
+    plan: planned,
+  };
 }
 
 /**
@@ -99,6 +396,14 @@ export class GpuCfrSolver {
   get dispatchesPerIteration(): number {
     return this.train.length;
   }
+  /** Dispatches one exploitability check records (best responses and EVs of both players). */
+  get dispatchesPerCheck(): number {
+    return this.evaluate.filter((c) => "entry" in c).length;
+  }
+  /** Chunks the lower tree is processed in (1: unchunked). */
+  get chunks(): number {
+    return Math.max(1, this.plan.plan.segments.length - 1);
+  }
   /** Bytes of the regret and strategy (and prediction) payloads. */
   get storeBytes(): number {
     return this.regrets.size + this.strategy.size +
@@ -106,6 +411,10 @@ export class GpuCfrSolver {
   }
   private readonly buffers: GPUBuffer[];
   private readonly disc: GPUBuffer;
+  private readonly modes: GPUBuffer;
+  private readonly bind: GPUBindGroup;
+  /** The memory plan (chunking, bytes by part). */
+  readonly plan: GpuSolvePlan;
   private readonly regrets: GPUBuffer;
   private readonly strategy: GPUBuffer;
   private readonly predicted: GPUBuffer;
@@ -131,6 +440,9 @@ export class GpuCfrSolver {
       buffers: GPUBuffer[];
       storage: GPUBuffer[];
       disc: GPUBuffer;
+      modes: GPUBuffer;
+      bind: GPUBindGroup;
+      plan: GpuSolvePlan;
       pipelines: Map<Entry, GPUComputePipeline>;
       train: Command[];
       evaluate: Command[];
@@ -149,6 +461,9 @@ export class GpuCfrSolver {
     this.discount = init.discount;
     this.buffers = init.buffers;
     this.disc = init.disc;
+    this.modes = init.modes;
+    this.bind = init.bind;
+    this.plan = init.plan;
     this.pipelines = init.pipelines;
     this.train = init.train;
     this.evaluate = init.evaluate;
@@ -164,6 +479,7 @@ export class GpuCfrSolver {
     tree: PublicTree,
     game: CfrGame,
     options: SolverOptions = {},
+    gpuOptions: GpuSolveOptions = {},
   ): Promise<GpuCfrSolver> {
     refuseUnsupported(options);
     const algorithm = options.algorithm ?? "dcfr";
@@ -171,56 +487,40 @@ export class GpuCfrSolver {
       ? { ...DCFR_PAPER }
       : defaultDiscount(algorithm);
     const discount = { ...base, ...options.discount };
-    const signed = !regretsNonNegative(algorithm);
-    const rf: QuantFormat = options.regretFormat ?? regretFormat(options.regretBits ?? 32, signed);
-    if (signed && (rf === "u8" || rf === "u4" || rf === "u16")) {
-      throw new KibitzError(
-        "bad_format",
-        `${algorithm} keeps negative regrets, which unsigned ${rf} cannot store; use a signed format or cfr+/dcfr+/pdcfr+`,
-      );
-    }
-    const sf = strategyFormat(options.strategyBits ?? 32);
-    const quant = rf !== "f32" || sf !== "f32";
-    const tables = buildTables(
+    const { rf, sf, quant, tables, planned, sdGroups, stores } = prepareSolve(
       tree,
       game,
-      algorithm === "dcfr" ? "dcfr" : algorithm === "pdcfr+" ? "pdcfr+" : "plus",
+      options,
+      gpuOptions,
     );
+    const plan = planned.plan;
+    const budget = gpuOptions.memoryBudget;
+    if (budget !== undefined && planned.bytes > budget) {
+      throw new KibitzError(
+        "gpu_too_large",
+        `GPU solve: ${mib(planned.bytes)} of device memory at the finest chunking (${
+          Math.max(1, plan.segments.length - 1)
+        } chunks) exceeds the budget of ${mib(budget)} (${
+          Object.entries(planned.parts).map(([k, v]) => `${k} ${mib(v)}`).join(", ")
+        }); raise the budget, use smaller formats or the CPU backend`,
+      );
+    }
     const L = tables.layout;
     const hm = L.hm;
-    const sdGroups = Math.max(1, Math.min(tables.showdownCount, SD_GROUPS));
     L.results = sdGroups * 2 * L.maxNT;
     const elems = tables.blockOffsets[tables.blockOffsets.length - 1];
     const blocks = tree.blockNode.length;
-    // Per level: its blocks [b0, b1) and elements [e0, e1) (blocks are numbered in node order).
-    const levelBlocks: [number, number, number, number][] = [];
-    {
-      let b = 0;
-      for (let d = 0; d < tree.levels; d++) {
-        const b0 = b;
-        while (b < blocks && tree.blockNode[b] < tree.levelStart[d + 1]) b++;
-        levelBlocks.push([b0, b, tables.blockOffsets[b0], tables.blockOffsets[b]]);
-      }
-    }
-    let inpHalf = 1;
-    for (const [, , e0, e1] of levelBlocks) inpHalf = Math.max(inpHalf, e1 - e0);
-    let aux = tables.aux;
+    const aux = tables.aux;
     if (quant) {
-      const bp = new Uint32Array(blocks);
-      for (let b = 0; b < blocks; b++) bp[b] = tree.player[tree.blockNode[b]];
-      const joined = new Uint32Array(aux.length + blocks);
-      joined.set(aux), joined.set(bp, aux.length);
       L.quant = {
         r: formatInfo(rf).code,
         s: formatInfo(sf).code,
         q: formatInfo(rf).code,
         blocks,
-        inpHalf,
-        blockPlayer: aux.length,
+        inpHalf: Math.max(1, plan.inpHalf),
       };
-      aux = joined;
     }
-    const vecBytes = tree.size * hm * 4;
+    const vecBytes = Math.max(1, plan.rows) * hm * 4;
     const lim = ctx.device.limits;
     const storeBytes = (f: QuantFormat) => Math.max(4, payloadWords(f, elems) * 4);
     const sizes = {
@@ -228,6 +528,7 @@ export class GpuCfrSolver {
       "regret store": storeBytes(rf),
       "strategy store": storeBytes(sf),
       "tables": aux.byteLength,
+      "instant regrets": quant ? 2 * Math.max(1, plan.inpHalf) * 4 : 0,
     };
     for (const [what, bytes] of Object.entries(sizes)) {
       const cap = Math.min(lim.maxStorageBufferBindingSize, lim.maxBufferSize);
@@ -238,13 +539,14 @@ export class GpuCfrSolver {
             mib(cap)
           } per buffer (maxStorageBufferBindingSize ${
             mib(lim.maxStorageBufferBindingSize)
-          }, maxBufferSize ${mib(lim.maxBufferSize)}); use the CPU backend or a smaller spot`,
+          }, maxBufferSize ${
+            mib(lim.maxBufferSize)
+          }); set a memory budget (more chunks), use the CPU backend or a smaller spot`,
         );
       }
     }
     const code = cfrKernels(L, QUANT_CODEC_WGSL);
     const pipelines = new Map<Entry, GPUComputePipeline>();
-    const stores = algorithm === "pdcfr+" ? ["R", "Q", "S"] : ["R", "S"];
     const entries: string[] = [...ENTRIES];
     if (quant) {
       for (const x of stores) {
@@ -269,83 +571,41 @@ export class GpuCfrSolver {
     if (quant) {
       buffers.push(
         storageBuffer(ctx, 9 * Math.max(1, blocks) * 4, "cfr scales"),
-        storageBuffer(ctx, 2 * inpHalf * 4, "cfr inputs"),
+        storageBuffer(ctx, 2 * Math.max(1, plan.inpHalf) * 4, "cfr inputs"),
       );
     }
-    const disc = ctx.device.createBuffer({ size: 48, usage: 0x40 | 0x8, label: "cfr disc" });
-    let bytes = 48;
-    for (const b of buffers) bytes += b.size;
-    const params = new Map<string, GPUBuffer>();
-    const binds = new Map<string, GPUBindGroup>();
-    const bindFor = async (words: number[]): Promise<GPUBindGroup> => {
-      const key = words.join(",");
-      const hit = binds.get(key);
-      if (hit) return hit;
-      const u = uniformBuffer(
-        ctx,
-        new Uint32Array([...words, 0, 0, 0, 0, 0, 0, 0, 0].slice(0, 8)).buffer,
-      );
-      params.set(key, u);
-      bytes += u.size;
-      const bg = await bindGroup(ctx, pipelines.get("init")!, [u, disc, ...buffers]);
-      binds.set(key, bg);
-      return bg;
-    };
-    const pass = async (p: 0 | 1, mode: number, slot: number): Promise<Command[]> => {
-      const out: Command[] = [];
-      const add = async (entry: Entry, words: number[], groups: [number, number, number]) => {
-        out.push({ entry, bind: await bindFor(words), groups });
-      };
-      await add("init", [0, 1, p, mode], [Math.ceil(hm / WG), 1, 1]);
-      for (let d = 1; d < tree.levels; d++) {
-        const s = tree.levelStart[d], n = tree.levelStart[d + 1] - s;
-        const ho = tree.numHands[1 - p];
-        await add("down", [s, n, p, mode], workgroups1d(ctx, n * ho, WG));
-      }
-      if (tables.denseCount > 0) {
-        await add(
-          "dense",
-          [0, tables.denseCount, p, mode],
-          workgroups1d(ctx, tables.denseCount * hm, WG),
-        );
-      }
-      if (tables.foldCount > 0) {
-        await add("fold", [0, tables.foldCount, p, mode], [
-          Math.min(tables.foldCount, FOLD_GROUPS),
-          1,
-          1,
-        ]);
-      }
-      if (tables.showdownCount > 0) {
-        await add("showdown", [0, tables.showdownCount, p, mode], [sdGroups, 1, 1]);
-      }
-      for (let d = tree.levels - 2; d >= 0; d--) {
-        const s = tree.levelStart[d], n = tree.levelStart[d + 1] - s;
-        let any = false;
-        for (let i = s; i < s + n && !any; i++) any = tree.kind[i] !== CFR_TERMINAL;
-        const [b0, b1, e0, e1] = levelBlocks[d];
-        if (any) await add("up", [s, n, p, mode, e0], workgroups1d(ctx, n * hm, WG));
-        if (quant && mode === MODE_TRAIN && b1 > b0) {
-          const q = [b0, b1 - b0, p, mode, e0, e1];
-          for (const x of stores) {
-            await add(`reduce_${x}`, q, workgroups1d(ctx, (b1 - b0) * 64, 64));
-            await add(`encode_${x}`, q, workgroups1d(ctx, e1 - e0 + 8, WG));
-            await add(`commit_${x}`, q, workgroups1d(ctx, b1 - b0, 64));
-          }
-        }
-      }
-      if (mode !== MODE_TRAIN) {
-        await add("result", [0, 0, p, mode, slot], [Math.ceil(hm / WG), 1, 1]);
-      }
-      return out;
-    };
-    const train = [...await pass(0, MODE_TRAIN, 0), ...await pass(1, MODE_TRAIN, 0)];
-    const evaluate = [
-      ...await pass(0, MODE_BR, 0),
-      ...await pass(1, MODE_BR, 1),
-      ...await pass(0, MODE_EV, 2),
-      ...await pass(1, MODE_EV, 3),
-    ];
+    const disc = ctx.device.createBuffer({
+      size: DISC_WORDS * 4,
+      usage: 0x40 | 0x8 | 0x4,
+      label: "cfr disc",
+    });
+    const { train, evaluate, paramSets } = buildCommands(
+      tree,
+      tables,
+      plan,
+      stores,
+      quant,
+      sdGroups,
+      ctx.device.limits.maxComputeWorkgroupsPerDimension,
+    );
+    const paramWords = new Uint32Array(Math.max(1, paramSets.length) * PARAM_STRIDE / 4);
+    paramSets.forEach((w, i) => paramWords.set(w, i * PARAM_STRIDE / 4));
+    const params = uniformBuffer(ctx, paramWords.buffer, "cfr params");
+    const modes = ctx.device.createBuffer({ size: 16, usage: 0x4, mappedAtCreation: true });
+    new Uint32Array(modes.getMappedRange()).set([MODE_TRAIN, MODE_BR, MODE_EV, 0]);
+    modes.unmap();
+    ctx.device.pushErrorScope("validation");
+    const bind = ctx.device.createBindGroup({
+      layout: pipelines.get("init")!.getBindGroupLayout(0),
+      entries: [params, disc, ...buffers].map((buffer, binding) => ({
+        binding,
+        resource: binding === 0 ? { buffer, size: 32 } : { buffer },
+      })),
+    });
+    const err = await ctx.device.popErrorScope();
+    if (err) throw new KibitzError("shader_error", `cfr bind group is invalid: ${err.message}`);
+    let bytes = 0;
+    for (const b of [params, modes, disc, ...buffers]) bytes += b.size;
     const seed = options.seed ?? 0;
     const rMode: Rounding = options.rounding ?? defaultRounding(rf);
     const sMode: Rounding = options.strategyRounding ?? "stochastic";
@@ -362,14 +622,17 @@ export class GpuCfrSolver {
       blocks,
       algorithm,
       discount,
-      buffers: [...params.values(), disc, ...buffers],
+      buffers: [params, modes, disc, ...buffers],
       storage: buffers,
       disc,
+      modes,
+      bind,
       pipelines,
       train,
       evaluate,
       bytes,
       elems,
+      plan: planned,
     });
   }
 
@@ -392,7 +655,8 @@ export class GpuCfrSolver {
    */
   async kernelTimes(): Promise<Record<string, number> | null> {
     if (!this.ctx.timestamps) return null;
-    const dev = this.ctx.device, cmds = this.train, n = cmds.length;
+    const dev = this.ctx.device;
+    const cmds = this.train.filter((c) => "entry" in c), n = cmds.length;
     this.writeDiscount();
     const qs = dev.createQuerySet({ type: "timestamp", count: 2 * n });
     const resolve = dev.createBuffer({ size: 16 * n, usage: 0x200 | 0x4 });
@@ -407,7 +671,7 @@ export class GpuCfrSolver {
         },
       });
       pass.setPipeline(this.pipelines.get(c.entry)!);
-      pass.setBindGroup(0, c.bind);
+      pass.setBindGroup(0, this.bind, [c.offset]);
       pass.dispatchWorkgroups(c.groups[0], c.groups[1], c.groups[2]);
       pass.end();
     });
@@ -553,21 +817,29 @@ export class GpuCfrSolver {
   /** Uploads the discounts and rounding keys of the next iteration. */
   private writeDiscount(): void {
     const d = iterationDiscount(this.discount, this.iteration);
-    const words = new ArrayBuffer(48), f = new Float32Array(words), u = new Uint32Array(words);
+    const words = new ArrayBuffer(DISC_WORDS * 4), f = new Float32Array(words);
+    const u = new Uint32Array(words);
     f.set([d.alphaPos, d.betaNeg, d.gamma, d.alphaNext]);
-    u.set([this.iteration, 0, ...this.keys], 4);
+    u.set([this.iteration, 0, ...this.keys, MODE_TRAIN], 4);
     this.ctx.device.queue.writeBuffer(this.disc, 0, words);
   }
 
+  /** Records `cmds`: dispatches in compute passes, mode switches as 4-byte copies between them. */
   private record(enc: GPUCommandEncoder, cmds: Command[]): void {
-    const pass = enc.beginComputePass();
+    let pass: GPUComputePassEncoder | null = null;
     let last: Entry | null = null;
     for (const c of cmds) {
+      if ("mode" in c) {
+        if (pass) pass.end(), pass = null;
+        enc.copyBufferToBuffer(this.modes, 4 * c.mode, this.disc, 4 * DISC_MODE, 4);
+        continue;
+      }
+      if (!pass) pass = enc.beginComputePass(), last = null;
       if (c.entry !== last) pass.setPipeline(this.pipelines.get(c.entry)!), last = c.entry;
-      pass.setBindGroup(0, c.bind);
+      pass.setBindGroup(0, this.bind, [c.offset]);
       pass.dispatchWorkgroups(c.groups[0], c.groups[1], c.groups[2]);
     }
-    pass.end();
+    if (pass) pass.end();
   }
 }
 

@@ -1,6 +1,7 @@
 import { KibitzError } from "../../errors.ts";
 import type { CfrGame } from "../game.ts";
 import { CFR_CHANCE, CFR_PLAYER, CFR_TERMINAL, type PublicTree } from "../tree.ts";
+import type { ChunkPlan } from "./chunks.ts";
 import { type KernelLayout, NODE_WORDS } from "./kernels.ts";
 
 /** What the poker terminal kernels read from a postflop game (PostflopGame has all of it). */
@@ -38,6 +39,13 @@ export interface GpuTables {
   showdownCount: number;
   /** Elements per block offset (f32 store offsets), blocks + 1 entries. */
   blockOffsets: Uint32Array;
+  /** Per segment of the plan: [first, count] of its dense, fold and showdown terminals. */
+  ranges: { dense: [number, number]; fold: [number, number]; showdown: [number, number] }[];
+  /** Per segment: aux offsets of its per-level down and up node lists (empty lists: offset -1). */
+  lists: { down: [number, number][]; up: [number, number][] }[];
+  /** Per segment and player: aux offset and length of its block list; its parts' offset and count. */
+  blockLists: [[number, number], [number, number]][];
+  parts: [number, number][];
 }
 
 class Words {
@@ -64,6 +72,7 @@ export function buildTables(
   tree: PublicTree,
   game: CfrGame,
   algorithm: KernelLayout["algorithm"],
+  plan: ChunkPlan,
 ): GpuTables {
   const [h0, h1] = tree.numHands;
   const hm = Math.max(h0, h1);
@@ -127,8 +136,36 @@ export function buildTables(
   const w1 = w.data.length;
   for (const x of game.initialWeights(1)) w.push(w.f32(x));
 
-  const terminals: number[] = [];
-  for (let n = 0; n < tree.size; n++) if (tree.kind[n] === CFR_TERMINAL) terminals.push(n);
+  // Terminals segment by segment (node order inside each), so each segment's are one range.
+  const terminals: number[] = plan.segments.flatMap((s) => s.terminals);
+  const segOfTerm = terminals.map((n) => plan.nodeSeg[n]);
+  const nseg = plan.segments.length;
+  // Node rows, per-segment node lists, block lists, blocks' segments, players and inp offsets, parts.
+  const slotAt = w.all(plan.slot);
+  const lists = plan.segments.map((seg) => {
+    const put = (l: number[]): [number, number] => [l.length > 0 ? w.all(l) : 0, l.length];
+    return { down: seg.down.map(put), up: seg.up.map(put) };
+  });
+  const blockLists = plan.segments.map((seg) =>
+    seg.blocks.map((l) => [l.length > 0 ? w.all(l) : 0, l.length]) as [
+      [number, number],
+      [number, number],
+    ]
+  );
+  const parts = plan.segments.map((seg): [number, number] => [
+    seg.parts.length > 0 ? w.all(seg.parts) : 0,
+    seg.parts.length / 4,
+  ]);
+  const bsegAt = w.all(plan.blockSeg);
+  const binpAt = w.all(plan.blockInp);
+  const bplayer = new Uint32Array(tree.blockNode.length);
+  for (let b = 0; b < bplayer.length; b++) bplayer[b] = tree.player[tree.blockNode[b]];
+  const bplayerAt = w.all(bplayer);
+  const ranges = Array.from({ length: nseg }, () => ({
+    dense: [0, 0] as [number, number],
+    fold: [0, 0] as [number, number],
+    showdown: [0, 0] as [number, number],
+  }));
   const layout: KernelLayout = {
     h0,
     h1,
@@ -159,6 +196,19 @@ export function buildTables(
     maxNT: 1,
     results: 0,
     quant: null,
+    slot: slotAt,
+    blockSeg: bsegAt,
+    blockInp: binpAt,
+    blockPlayer: bplayerAt,
+    elems: blockOffsets[blockOffsets.length - 1],
+  };
+  // Per segment [first, count] of a kind of terminal, from each terminal's segment in table order.
+  const span = (segs: number[], pick: (r: (typeof ranges)[number]) => [number, number]) => {
+    segs.forEach((s, i) => {
+      const r = pick(ranges[s]);
+      if (r[1] === 0) r[0] = i;
+      r[1]++;
+    });
   };
   let denseCount = 0, foldCount = 0, showdownCount = 0;
   if (isPokerSource(game)) {
@@ -185,15 +235,21 @@ export function buildTables(
     };
     layout.hold0 = holders(0), layout.hold1 = holders(1);
     layout.fold = w.data.length;
-    const sd: number[] = [];
-    for (const n of terminals) {
+    const sd: number[] = [], foldSeg: number[] = [], sdSeg: number[] = [];
+    terminals.forEach((n, i) => {
       const id = tree.terminal[n];
       const halfPot = tt.halfPot[id], rake = tt.rake[id];
       if (tt.board[id] < 0) {
         w.push(n, tt.folder[id], w.f32(halfPot - rake), w.f32(-halfPot));
         foldCount++;
-      } else sd.push(n, tt.board[id], w.f32(halfPot - rake), w.f32(-halfPot), w.f32(-rake / 2));
-    }
+        foldSeg.push(segOfTerm[i]);
+      } else {
+        sd.push(n, tt.board[id], w.f32(halfPot - rake), w.f32(-halfPot), w.f32(-rake / 2));
+        sdSeg.push(segOfTerm[i]);
+      }
+    });
+    span(foldSeg, (r) => r.fold);
+    span(sdSeg, (r) => r.showdown);
     layout.showdown = w.all(sd);
     showdownCount = sd.length / 5;
     layout.maxNT = boardTables(w, game, tt.orders, layout);
@@ -211,6 +267,7 @@ export function buildTables(
     layout.dense = w.data.length;
     for (let k = 0; k < terminals.length; k++) w.push(terminals[k], k);
     denseCount = terminals.length;
+    span(segOfTerm, (r) => r.dense);
     for (const p of [0, 1] as const) {
       const Hp = tree.numHands[p], Ho = tree.numHands[1 - p];
       const at = w.data.length;
@@ -240,6 +297,10 @@ export function buildTables(
     foldCount,
     showdownCount,
     blockOffsets,
+    ranges,
+    lists,
+    blockLists,
+    parts,
   };
 }
 
