@@ -30,6 +30,12 @@ export interface ChunkPlan {
   inpHalf: number;
   /** Cut chance nodes (values accumulated across chunks; empty when unchunked). */
   cut: number[];
+  /**
+   * (cut node, accumulator row) pairs: a cut node's values build up in a row of their own (its
+   * own row keeps its reach, which every chunk's down pass reads, when reach and values share
+   * rows) and are copied to its row once all chunks are done.
+   */
+  cutRows: number[];
 }
 
 /** One segment's node lists and parts. */
@@ -40,7 +46,7 @@ export interface Segment {
   up: number[][];
   /** Per player: the segment's blocks of that player (store updates). */
   blocks: [number[], number[]];
-  /** Chunks: (cut node, first child, end child, 1 if first child of the node else 0) per part. */
+  /** Chunks: (cut node, first child, end child, 1 if its first child else 0, accumulator row). */
   parts: number[];
   /** Terminal nodes, in node order. */
   terminals: number[];
@@ -166,15 +172,18 @@ export function planChunks(tree: PublicTree, costs: ChunkCosts, target: ChunkTar
   }
   for (let b = 0; b < blockSeg.length; b++) if (blockSeg[b] > 0) blockInp[b] += upperElems;
   // Parts: each cut node's children in a chunk form one contiguous range.
+  const cutRows: number[] = [];
   for (const c of cut) {
+    const acc = rows++;
+    cutRows.push(c, acc);
     const first = tree.firstChild[c], end = first + tree.numChildren[c];
     let s0 = first;
     for (let k = first + 1; k <= end; k++) {
       if (k === end || nodeSeg[k] !== nodeSeg[s0]) {
-        segments[nodeSeg[s0]].parts.push(c, s0, k, s0 === first ? 1 : 0);
+        segments[nodeSeg[s0]].parts.push(c, s0, k, s0 === first ? 1 : 0, acc);
         s0 = k;
       }
     }
   }
-  return { segments, slot, nodeSeg, blockSeg, blockInp, rows, inpHalf, cut };
+  return { segments, slot, nodeSeg, blockSeg, blockInp, rows, inpHalf, cut, cutRows };
 }

@@ -14,7 +14,7 @@
  */
 
 /** Node table words per node (see nodeTable in solver.ts). */
-export const NODE_WORDS = 8;
+export const NODE_WORDS = 4;
 /** Threads per workgroup of the element-wise kernels. */
 export const WG = 256;
 /** Threads per workgroup of the fold kernel (four threads per card sum, and a reduction). */
@@ -39,6 +39,8 @@ export interface KernelLayout {
   /** Card removal: nearest deal of each node, each deal's next deal up, blocked-hand bit masks. */
   blocked: number;
   dealUp: number;
+  /** Per deal: its outcome's weight (f32 bits) and its isomorphs' range [start, end). */
+  dealInfo: number;
   masks: number;
   /** Mask words per player and deal: ceil(hm / 32). */
   aw: number;
@@ -69,6 +71,13 @@ export interface KernelLayout {
   blockPlayer: number;
   /** Store elements. */
   elems: number;
+  /**
+   * Reach and values share one buffer (binding 3): a row holds a node's opponent reach until its
+   * children's reach and (terminals) its values are computed, then its values. Terminal kernels
+   * read all they need of a row before writing it. Not for dense terminals (they read a row while
+   * others write it).
+   */
+  inPlace: boolean;
   /**
    * Quantized stores (null: all f32, updated in place by the up pass). Otherwise the up pass writes
    * each level's instant regrets and strategies to `inp` and per-level kernels re-encode the blocks
@@ -244,6 +253,11 @@ ${L.algorithm === "pdcfr+" ? quantStoreKernels("Q", 2, qOp) : ""}
 
 /** The WGSL module of a tree's kernels (`codec`: shaders/quant/codec.wgsl, for quantized stores). */
 export function cfrKernels(L: KernelLayout, codec = ""): string {
+  const code = cfrKernelsText(L, codec);
+  return L.inPlace ? code.replace(/\bvals\[/g, "reach[") : code;
+}
+
+function cfrKernelsText(L: KernelLayout, codec: string): string {
   const qt = L.quant !== null;
   const cur = L.algorithm === "pdcfr+" ? "Q" : "R";
   const update = L.algorithm === "dcfr"
@@ -263,7 +277,7 @@ struct Disc {
 @group(0) @binding(1) var<uniform> D: Disc;
 @group(0) @binding(2) var<storage, read> aux: array<u32>;
 @group(0) @binding(3) var<storage, read_write> reach: array<f32>;
-@group(0) @binding(5) var<storage, read_write> vals: array<f32>;
+${L.inPlace ? "" : "@group(0) @binding(5) var<storage, read_write> vals: array<f32>;"}
 @group(0) @binding(6) var<storage, read_write> R: array<${qt ? "u32" : "f32"}>;
 @group(0) @binding(7) var<storage, read_write> S: array<${qt ? "u32" : "f32"}>;
 @group(0) @binding(8) var<storage, read_write> Q: array<${qt ? "u32" : "f32"}>;
@@ -279,6 +293,7 @@ const ISO = ${L.iso}u;
 const PERM = ${L.perm}u;
 const DEAL = ${L.blocked}u;
 const DEALUP = ${L.dealUp}u;
+const DEALINFO = ${L.dealInfo}u;
 const MASKS = ${L.masks}u;
 const AW = ${L.aw}u;
 const W0 = ${L.w0}u;
@@ -303,10 +318,13 @@ const BINP = ${L.blockInp}u;
 const BPLAYER = ${L.blockPlayer}u;
 const ELEMS = ${L.elems}u;
 const NONE = 0xffffffffu;
+const PRE = ${Math.ceil(L.hm / Math.min(FOLD_WG, SD_WG))}u;
 
 fn hands(q: u32) -> u32 { return select(H1, H0, q == 0u); }
-fn kindOf(n: u32) -> u32 { return aux[n * 8u] & 3u; }
-fn playerOf(n: u32) -> u32 { return aux[n * 8u] >> 2u; }
+// Node table: (kind | player << 2 | children << 4, first child, block, parent) per node.
+fn kindOf(n: u32) -> u32 { return aux[n * 4u] & 3u; }
+fn playerOf(n: u32) -> u32 { return (aux[n * 4u] >> 2u) & 3u; }
+fn childCount(n: u32) -> u32 { return aux[n * 4u] >> 4u; }
 fn flat(gid: vec3<u32>, nwg: vec3<u32>) -> u32 { return gid.x + gid.y * nwg.x * WG; }
 fn row(n: u32) -> u32 { return aux[SLOT + n] * HM; }
 
@@ -316,9 +334,9 @@ fn curAt(e: u32, b: u32) -> f32 { return ${qt ? `${cur.toLowerCase()}_value(e, b
 fn stratAt(e: u32, b: u32) -> f32 { return ${qt ? "s_value(e, b)" : "S[e]"}; }
 
 fn sigma(n: u32, a: u32, h: u32) -> f32 {
-  let A = aux[n * 8u + 2u];
+  let A = childCount(n);
   let H = hands(playerOf(n));
-  let b = aux[n * 8u + 3u];
+  let b = aux[n * 4u + 2u];
   let off = aux[BLOCKOFF + b];
   var s = 0.0;
   if (D.mode == ${MODE_TRAIN}u) {
@@ -367,11 +385,11 @@ fn down(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   if (idx >= P.count * Ho) { return; }
   let n = aux[P.start + idx / Ho];
   let h = idx % Ho;
-  let par = aux[n * 8u + 4u];
+  let par = aux[n * 4u + 3u];
   let pk = kindOf(par);
   var r = reach[row(par) + h];
   if (pk == 0u && playerOf(par) == o && r != 0.0) {
-    r = r * sigma(par, n - aux[par * 8u + 1u], h);
+    r = r * sigma(par, n - aux[par * 4u + 1u], h);
   }
   if (pk == 1u && isBlocked(aux[DEAL + n], o, h)) { r = 0.0; }
   reach[row(n) + h] = r;
@@ -433,6 +451,12 @@ fn fold(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
     var ps = 0.0;
     for (var j = t; j < Ho; j += ${FOLD_WG}u) { ps += reach[base + j]; }
     part[t] = ps;
+    // The reach of the opponent's copy of each of my hands, read before any value is written.
+    var sameReach: array<f32, PRE>;
+    for (var h = t; h < Hp; h += ${FOLD_WG}u) {
+      let j = aux[same + h];
+      if (j != NONE) { sameReach[h / ${FOLD_WG}u] = reach[base + j]; }
+    }
     workgroupBarrier();
     if (t < 52u) {
       cardSum[t] = ((cpart[4u * t] + cpart[4u * t + 1u]) + cpart[4u * t + 2u]) + cpart[4u * t + 3u];
@@ -448,7 +472,7 @@ fn fold(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
       let cc = aux[cards + h];
       var v = total - cardSum[cc & 255u] - cardSum[cc >> 8u];
       let j = aux[same + h];
-      if (j != NONE) { v += reach[base + j]; }
+      if (j != NONE) { v += sameReach[h / ${FOLD_WG}u]; }
       vals[base + h] = pay * v;
     }
     workgroupBarrier();
@@ -516,6 +540,11 @@ fn showdown(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid:
       prefix[j] = s;
     }
     part[t] = s;
+    var sameReach: array<f32, PRE>;
+    for (var i = t; i < nM; i += ${SD_WG}u) {
+      let j = aux[same + aux[mOff + 3u * i]];
+      if (j != NONE) { sameReach[i / ${SD_WG}u] = reach[base + j]; }
+    }
     workgroupBarrier();
     if (t == 0u) {
       var run = 0.0;
@@ -560,7 +589,7 @@ fn showdown(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid:
       if (payTie != 0.0) {
         var compat = total - t1 - t2;
         let j = aux[same + hand];
-        if (j != NONE) { compat += reach[base + j]; }
+        if (j != NONE) { compat += sameReach[i / ${SD_WG}u]; }
         v += payTie * (compat - win - lose);
       }
       vals[base + hand] = v;
@@ -582,8 +611,8 @@ fn up(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw
   let h = idx % Hp;
   let kind = kindOf(n);
   if (kind == 2u) { return; }
-  let first = aux[n * 8u + 1u];
-  let A = aux[n * 8u + 2u];
+  let first = aux[n * 4u + 1u];
+  let A = childCount(n);
   let out = row(n) + h;
   if (kind == 1u) {
     vals[out] = chanceSum(0.0, first, first + A, p, h);
@@ -609,7 +638,7 @@ fn up(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw
     vals[out] = v;
     return;
   }
-  let blk = aux[n * 8u + 3u];
+  let blk = aux[n * 4u + 2u];
   let off = aux[BLOCKOFF + blk];
   var sig: array<f32, MAXA>;
   var s = 0.0;
@@ -642,11 +671,11 @@ fn up(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw
 fn chanceSum(v0: f32, c0: u32, c1: u32, p: u32, h: u32) -> f32 {
   var v = v0;
   for (var c = c0; c < c1; c++) {
-    let w = bitcast<f32>(aux[c * 8u + 5u]);
     let k = aux[DEAL + c];
+    let w = bitcast<f32>(aux[DEALINFO + 3u * k]);
     let base = row(c);
     v += w * select(vals[base + h], 0.0, isBlocked(k, p, h));
-    for (var i = aux[c * 8u + 6u]; i < aux[c * 8u + 7u]; i++) {
+    for (var i = aux[DEALINFO + 3u * k + 1u]; i < aux[DEALINFO + 3u * k + 2u]; i++) {
       let g = aux[PERM + aux[ISO + 3u * i + 1u + p] + h];
       v += bitcast<f32>(aux[ISO + 3u * i]) * select(vals[base + g], 0.0, isBlocked(k, p, g));
     }
@@ -654,20 +683,32 @@ fn chanceSum(v0: f32, c0: u32, c1: u32, p: u32, h: u32) -> f32 {
   return v;
 }
 
-// A chunk's share of its cut chance nodes' values: parts (node, first child, end child, first?)
-// at aux[P.start], P.count of them; a node's first part starts its sum, later ones add to it.
+// A chunk's share of its cut chance nodes' values: parts (node, first child, end child, first?,
+// accumulator row) at aux[P.start], P.count of them; a node's first part starts its sum in its
+// accumulator row, later ones add to it.
 @compute @workgroup_size(${WG})
 fn accum(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let idx = flat(gid, nwg);
   let p = P.p;
   let Hp = hands(p);
   if (idx >= P.count * Hp) { return; }
-  let e = P.start + 4u * (idx / Hp);
+  let e = P.start + 5u * (idx / Hp);
   let h = idx % Hp;
-  let out = row(aux[e]) + h;
+  let out = aux[e + 4u] * HM + h;
   var v = 0.0;
   if (aux[e + 3u] == 0u) { v = vals[out]; }
   vals[out] = chanceSum(v, aux[e + 1u], aux[e + 2u], p, h);
+}
+
+// After the chunks: each cut node's accumulated values (pairs node, accumulator row) to its row.
+@compute @workgroup_size(${WG})
+fn settle(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let idx = flat(gid, nwg);
+  let Hp = hands(P.p);
+  if (idx >= P.count * Hp) { return; }
+  let e = P.start + 2u * (idx / Hp);
+  let h = idx % Hp;
+  vals[row(aux[e]) + h] = vals[aux[e + 1u] * HM + h];
 }
 
 // Copies the root's values (the traverser's hands) to slot P.a of the results row.

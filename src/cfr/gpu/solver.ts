@@ -40,7 +40,7 @@ import { regretsNonNegative } from "../schedule.ts";
 
 const BINDINGS: BindingKind[] = [
   "uniform-dynamic",
-  "uniform",
+  "uniform-dynamic",
   "read-only-storage",
   "storage",
   "storage",
@@ -51,21 +51,44 @@ const BINDINGS: BindingKind[] = [
   "storage",
 ];
 const QUANT_BINDINGS: BindingKind[] = [...BINDINGS, "storage", "storage"];
-const ENTRIES = ["init", "down", "dense", "fold", "showdown", "up", "accum", "result"] as const;
+const ENTRIES = [
+  "init",
+  "down",
+  "dense",
+  "fold",
+  "showdown",
+  "up",
+  "accum",
+  "settle",
+  "result",
+] as const;
 type Entry = string;
 /** Seeds of the strategy and prediction rounding keys: the CPU engine's (src/cfr/solver.ts). */
 const STRATEGY_SALT = 0x5bd1e995, PREDICT_SALT = 0x27d4eb2f;
 /** Workgroups of the grid-stride terminal kernels (the showdown scratch is per workgroup). */
-const FOLD_GROUPS = 8192, SD_GROUPS = 4096;
+const FOLD_GROUPS = 8192, SD_GROUPS = 4096, SD_GROUPS_TIGHT = 512;
 /** Bytes between two dispatches' parameters in the params buffer (dynamic uniform offsets). */
 const PARAM_STRIDE = 256;
 /** Smallest chunk region the default plan aims for (see GpuSolveOptions). */
 const MIN_CHUNK_BYTES = 256 * 2 ** 20;
 
-/** A recorded step: a dispatch (entry, params offset, workgroups) or a mode switch (evaluation). */
-export type Command =
-  | { entry: Entry; offset: number; groups: [number, number, number] }
-  | { mode: number };
+/**
+ * A recorded dispatch: entry, offset of its parameters, workgroups, and which per-iteration uniform
+ * slot it reads (training: the iteration's; checks: the best-response or EV slot).
+ */
+export interface Command {
+  entry: Entry;
+  offset: number;
+  groups: [number, number, number];
+  disc: number;
+}
+/** Per-iteration uniform slots: TRAIN_SLOTS iterations of one submission, then the check modes. */
+const TRAIN_SLOTS = 32,
+  BR_SLOT = TRAIN_SLOTS,
+  EV_SLOT = TRAIN_SLOTS + 1,
+  DISC_SLOTS = TRAIN_SLOTS + 2;
+/** Bytes between two slots of the per-iteration uniform (dynamic offsets). */
+const DISC_STRIDE = 256;
 
 /**
  * How much device memory a GPU solve may take: `memoryBudget` (bytes, the whole solve) picks the
@@ -83,6 +106,13 @@ export interface GpuSolvePlan {
   plan: ChunkPlan;
   bytes: number;
   parts: Record<string, number>;
+  /** Workgroups of the showdown kernel (each with its scratch of card sums). */
+  sdGroups: number;
+}
+
+/** Words of the block scales: scale, next scale and its inverse per block and store. */
+function scaleWords(algorithm: CfrAlgorithm, blocks: number): number {
+  return 3 * (algorithm === "pdcfr+" ? 3 : 2) * Math.max(1, blocks);
 }
 
 /** Stores, scales and tables of a solve: what does not shrink with chunking. */
@@ -101,7 +131,7 @@ function fixedParts(
     "regret store": w(rf),
     "strategy store": w(sf),
     "prediction store": algorithm === "pdcfr+" ? w(rf) : 4,
-    "block scales": quant ? 9 * Math.max(1, tree.blockNode.length) * 4 : 0,
+    "block scales": quant ? scaleWords(algorithm, tree.blockNode.length) * 4 : 0,
     "tables": auxBytes,
   };
 }
@@ -122,7 +152,7 @@ export function estimateAuxBytes(tree: PublicTree): number {
     if (tree.kind[n] === CFR_TERMINAL) terms++;
   }
   const boards = [1, 48, 1128][Math.min(2, chanceDepth)];
-  const words = tree.size * (NODE_WORDS + 4) + 4 * tree.blockNode.length + deals * (2 * aw + 1) +
+  const words = tree.size * (NODE_WORDS + 4) + 4 * tree.blockNode.length + deals * (2 * aw + 4) +
     5 * terms + boards * 2 * (6 * hm + 53) + tree.isoWeight.length * 3 +
     tree.permutations.length * hm;
   return 4 * words;
@@ -147,27 +177,29 @@ export function planGpuSolve(
   const fixed = fixedParts(tree, algorithm, formats, auxBytes);
   let fixedBytes = 0;
   for (const v of Object.values(fixed)) fixedBytes += v;
-  const costs = { rowBytes: 2 * hm * 4, elemBytes: quant ? 8 : 0 };
+  // Poker games keep reach and values in one buffer (KernelLayout.inPlace), others in two.
+  const vectors = chunkable ? 1 : 2;
+  const costs = { rowBytes: vectors * hm * 4, elemBytes: quant ? 8 : 0 };
+  // Under a budget, fewer showdown workgroups (smaller scratch; they loop over more nodes each).
+  const sdCap = options.memoryBudget !== undefined ? SD_GROUPS_TIGHT : SD_GROUPS;
   const measure = (plan: ChunkPlan): GpuSolvePlan => {
     let sd = 1, dispatches = 8;
     for (const seg of plan.segments) {
-      let n = 0;
-      for (const t of seg.terminals) if (tree.terminal[t] >= 0) n++;
-      sd = Math.max(sd, Math.min(n, SD_GROUPS));
+      sd = Math.max(sd, Math.min(seg.terminals.length, sdCap));
       for (const l of seg.down) if (l.length) dispatches += 2;
       for (const l of seg.up) if (l.length) dispatches += 2;
       dispatches += 10;
     }
     const parts = {
       ...fixed,
-      "node vectors (reach + values)": 2 * plan.rows * hm * 4,
+      "node vectors (reach + values)": vectors * plan.rows * hm * 4,
       "instant regrets": quant ? 2 * Math.max(1, plan.inpHalf) * 4 : 0,
       "scratch": 4 * (sd * 2 * maxNT + 4 * hm),
       "dispatch parameters": PARAM_STRIDE * dispatches,
     };
     let bytes = 64;
     for (const v of Object.values(parts)) bytes += v;
-    return { plan, bytes, parts };
+    return { plan, bytes, parts, sdGroups: sd };
   };
   if (!chunkable) return measure(planChunks(tree, costs, {}));
   if (options.chunks !== undefined) {
@@ -236,8 +268,9 @@ export function buildCommands(
   const levels = tree.levels;
   const pass = (p: 0 | 1, mode: number, slot: number): Command[] => {
     const out: Command[] = [];
+    const disc = mode === MODE_BR ? BR_SLOT : mode === MODE_EV ? EV_SLOT : 0;
     const add = (entry: Entry, words: number[], groups: [number, number, number]) => {
-      out.push({ entry, offset: offsetFor(words), groups });
+      out.push({ entry, offset: offsetFor(words), groups, disc });
     };
     const ho = tree.numHands[1 - p];
     const down = (s: number, from: number) => {
@@ -290,6 +323,10 @@ export function buildCommands(
       if (n > 0) add("accum", [at, n, p], groups1d(n * hm, WG));
       update(s);
     }
+    if (tables.cutRows[1] > 0) {
+      const [at, n] = tables.cutRows;
+      add("settle", [at, n, p], groups1d(n * hm, WG));
+    }
     up(0);
     update(0);
     if (mode !== MODE_TRAIN) add("result", [0, 0, p, 0, slot], [Math.ceil(hm / WG), 1, 1]);
@@ -297,13 +334,10 @@ export function buildCommands(
   };
   const train = [...pass(0, MODE_TRAIN, 0), ...pass(1, MODE_TRAIN, 0)];
   const evaluate: Command[] = [
-    { mode: MODE_BR },
     ...pass(0, MODE_BR, 0),
     ...pass(1, MODE_BR, 1),
-    { mode: MODE_EV },
     ...pass(0, MODE_EV, 2),
     ...pass(1, MODE_EV, 3),
-    { mode: MODE_TRAIN },
   ];
   return { train, evaluate, paramSets };
 }
@@ -344,10 +378,8 @@ function prepareSolve(
   if (shape(planned.plan) !== shape(first.plan)) {
     tables = buildTables(tree, game, kalg, planned.plan);
   }
-  let sdGroups = 1;
-  for (const seg of planned.plan.segments) {
-    sdGroups = Math.max(sdGroups, Math.min(seg.terminals.length, SD_GROUPS));
-  }
+  const sdGroups = planned.sdGroups;
+  // Predictions after the regrets they are derived from.
   const stores = algorithm === "pdcfr+" ? ["R", "Q", "S"] : ["R", "S"];
   return { rf, sf, quant, tables, planned, sdGroups, stores };
 }
@@ -372,7 +404,7 @@ export function gpuSolveShape(
   const c = buildCommands(tree, tables, planned.plan, stores, quant, sdGroups, maxDim);
   return {
     dispatches: c.train.length,
-    checkDispatches: c.evaluate.filter((x) => "entry" in x).length,
+    checkDispatches: c.evaluate.length,
     chunks: Math.max(1, planned.plan.segments.length - 1),
     plan: planned,
   };
@@ -398,7 +430,7 @@ export class GpuCfrSolver {
   }
   /** Dispatches one exploitability check records (best responses and EVs of both players). */
   get dispatchesPerCheck(): number {
-    return this.evaluate.filter((c) => "entry" in c).length;
+    return this.evaluate.length;
   }
   /** Chunks the lower tree is processed in (1: unchunked). */
   get chunks(): number {
@@ -411,7 +443,6 @@ export class GpuCfrSolver {
   }
   private readonly buffers: GPUBuffer[];
   private readonly disc: GPUBuffer;
-  private readonly modes: GPUBuffer;
   private readonly bind: GPUBindGroup;
   /** The memory plan (chunking, bytes by part). */
   readonly plan: GpuSolvePlan;
@@ -428,6 +459,7 @@ export class GpuCfrSolver {
   /** Regret and strategy formats. */
   readonly formats: [QuantFormat, QuantFormat];
   private readonly blocks: number;
+  private readonly blockOffsets: Uint32Array;
   private readonly scales: GPUBuffer | null;
 
   private constructor(
@@ -440,7 +472,6 @@ export class GpuCfrSolver {
       buffers: GPUBuffer[];
       storage: GPUBuffer[];
       disc: GPUBuffer;
-      modes: GPUBuffer;
       bind: GPUBindGroup;
       plan: GpuSolvePlan;
       pipelines: Map<Entry, GPUComputePipeline>;
@@ -451,17 +482,18 @@ export class GpuCfrSolver {
       keys: number[];
       formats: [QuantFormat, QuantFormat];
       blocks: number;
+      blockOffsets: Uint32Array;
     },
   ) {
     this.keys = init.keys;
     this.formats = init.formats;
     this.blocks = init.blocks;
+    this.blockOffsets = init.blockOffsets;
     this.scales = init.storage[8] ?? null;
     this.algorithm = init.algorithm;
     this.discount = init.discount;
     this.buffers = init.buffers;
     this.disc = init.disc;
-    this.modes = init.modes;
     this.bind = init.bind;
     this.plan = init.plan;
     this.pipelines = init.pipelines;
@@ -521,6 +553,7 @@ export class GpuCfrSolver {
       };
     }
     const vecBytes = Math.max(1, plan.rows) * hm * 4;
+    const valsBytes = L.inPlace ? 4 : vecBytes;
     const lim = ctx.device.limits;
     const storeBytes = (f: QuantFormat) => Math.max(4, payloadWords(f, elems) * 4);
     const sizes = {
@@ -562,7 +595,7 @@ export class GpuCfrSolver {
       storageBuffer(ctx, aux, "cfr aux"),
       storageBuffer(ctx, vecBytes, "cfr reach"),
       storageBuffer(ctx, 4, "cfr unused"),
-      storageBuffer(ctx, vecBytes, "cfr vals"),
+      storageBuffer(ctx, valsBytes, "cfr vals"),
       storageBuffer(ctx, storeBytes(rf), "cfr regrets"),
       storageBuffer(ctx, storeBytes(sf), "cfr strategy"),
       storageBuffer(ctx, algorithm === "pdcfr+" ? storeBytes(rf) : 4, "cfr predicted"),
@@ -570,13 +603,15 @@ export class GpuCfrSolver {
     ];
     if (quant) {
       buffers.push(
-        storageBuffer(ctx, 9 * Math.max(1, blocks) * 4, "cfr scales"),
+        storageBuffer(ctx, scaleWords(algorithm, blocks) * 4, "cfr scales"),
         storageBuffer(ctx, 2 * Math.max(1, plan.inpHalf) * 4, "cfr inputs"),
       );
     }
+    // Per-iteration uniforms (discounts, rounding keys, mode): one slot per iteration of a
+    // submission, and the check modes' slots, picked per dispatch by a dynamic offset.
     const disc = ctx.device.createBuffer({
-      size: DISC_WORDS * 4,
-      usage: 0x40 | 0x8 | 0x4,
+      size: DISC_SLOTS * DISC_STRIDE,
+      usage: 0x40 | 0x8,
       label: "cfr disc",
     });
     const { train, evaluate, paramSets } = buildCommands(
@@ -591,21 +626,27 @@ export class GpuCfrSolver {
     const paramWords = new Uint32Array(Math.max(1, paramSets.length) * PARAM_STRIDE / 4);
     paramSets.forEach((w, i) => paramWords.set(w, i * PARAM_STRIDE / 4));
     const params = uniformBuffer(ctx, paramWords.buffer, "cfr params");
-    const modes = ctx.device.createBuffer({ size: 16, usage: 0x4, mappedAtCreation: true });
-    new Uint32Array(modes.getMappedRange()).set([MODE_TRAIN, MODE_BR, MODE_EV, 0]);
-    modes.unmap();
+    for (const [slot, mode] of [[BR_SLOT, MODE_BR], [EV_SLOT, MODE_EV]]) {
+      const words = new Uint32Array(DISC_WORDS);
+      words[DISC_MODE] = mode;
+      ctx.device.queue.writeBuffer(disc, slot * DISC_STRIDE, words);
+    }
     ctx.device.pushErrorScope("validation");
     const bind = ctx.device.createBindGroup({
       layout: pipelines.get("init")!.getBindGroupLayout(0),
       entries: [params, disc, ...buffers].map((buffer, binding) => ({
         binding,
-        resource: binding === 0 ? { buffer, size: 32 } : { buffer },
+        resource: binding === 0
+          ? { buffer, size: 32 }
+          : binding === 1
+          ? { buffer, size: DISC_WORDS * 4 }
+          : { buffer },
       })),
     });
     const err = await ctx.device.popErrorScope();
     if (err) throw new KibitzError("shader_error", `cfr bind group is invalid: ${err.message}`);
     let bytes = 0;
-    for (const b of [params, modes, disc, ...buffers]) bytes += b.size;
+    for (const b of [params, disc, ...buffers]) bytes += b.size;
     const seed = options.seed ?? 0;
     const rMode: Rounding = options.rounding ?? defaultRounding(rf);
     const sMode: Rounding = options.strategyRounding ?? "stochastic";
@@ -620,12 +661,12 @@ export class GpuCfrSolver {
       ],
       formats: [rf, sf],
       blocks,
+      blockOffsets: tables.blockOffsets,
       algorithm,
       discount,
-      buffers: [params, modes, disc, ...buffers],
+      buffers: [params, disc, ...buffers],
       storage: buffers,
       disc,
-      modes,
       bind,
       pipelines,
       train,
@@ -636,15 +677,20 @@ export class GpuCfrSolver {
     });
   }
 
-  /** Runs `iterations` more iterations: one submission each, no readback. */
+  /**
+   * Runs `iterations` more iterations with no readback: up to TRAIN_SLOTS of them per submission
+   * (their discounts and keys written at once, one uniform slot each), so the per-submission cost
+   * of the queue is paid once per batch rather than per iteration.
+   */
   run(iterations: number): void {
     const dev = this.ctx.device;
-    for (let i = 0; i < iterations; i++) {
-      this.writeDiscount();
+    for (let done = 0; done < iterations;) {
+      const k = Math.min(TRAIN_SLOTS, iterations - done);
+      this.writeDiscounts(k);
       const enc = dev.createCommandEncoder();
-      this.record(enc, this.train);
+      for (let i = 0; i < k; i++) this.record(enc, this.train, i);
       dev.queue.submit([enc.finish()]);
-      this.iteration++;
+      this.iteration += k, done += k;
     }
   }
 
@@ -656,8 +702,8 @@ export class GpuCfrSolver {
   async kernelTimes(): Promise<Record<string, number> | null> {
     if (!this.ctx.timestamps) return null;
     const dev = this.ctx.device;
-    const cmds = this.train.filter((c) => "entry" in c), n = cmds.length;
-    this.writeDiscount();
+    const cmds = this.train, n = cmds.length;
+    this.writeDiscounts(1);
     const qs = dev.createQuerySet({ type: "timestamp", count: 2 * n });
     const resolve = dev.createBuffer({ size: 16 * n, usage: 0x200 | 0x4 });
     const staging = dev.createBuffer({ size: 16 * n, usage: 0x1 | 0x8 });
@@ -671,7 +717,7 @@ export class GpuCfrSolver {
         },
       });
       pass.setPipeline(this.pipelines.get(c.entry)!);
-      pass.setBindGroup(0, this.bind, [c.offset]);
+      pass.setBindGroup(0, this.bind, [c.offset, c.disc * DISC_STRIDE]);
       pass.dispatchWorkgroups(c.groups[0], c.groups[1], c.groups[2]);
       pass.end();
     });
@@ -736,7 +782,7 @@ export class GpuCfrSolver {
       [this.strategy, payloadWords(sf, this.elems) * 4],
     ];
     if (this.algorithm === "pdcfr+") srcs.push([this.predicted, payloadWords(rf, this.elems) * 4]);
-    if (this.scales) srcs.push([this.scales, 9 * Math.max(1, this.blocks) * 4]);
+    if (this.scales) srcs.push([this.scales, this.scales.size]);
     const enc = dev.createCommandEncoder();
     const stagings = srcs.map(([src, n]) => {
       const st = dev.createBuffer({ size: Math.max(4, n), usage: 0x1 | 0x8 });
@@ -809,37 +855,66 @@ export class GpuCfrSolver {
     }
   }
 
+  /**
+   * The cumulative strategy of block `b` (actions x hands, decoded), read back alone: a root or
+   * node summary without downloading the stores.
+   */
+  async strategyBlock(b: number): Promise<Float32Array> {
+    const dev = this.ctx.device, sf = this.formats[1], info = formatInfo(sf);
+    const e0 = this.blockOffsets[b], e1 = this.blockOffsets[b + 1];
+    const per = sf === "f32" ? 1 : info.perWord;
+    const w0 = Math.floor(e0 / per), w1 = Math.ceil(e1 / per);
+    const size = Math.max(4, (w1 - w0) * 4);
+    const enc = dev.createCommandEncoder();
+    const st = dev.createBuffer({ size: size + 4, usage: 0x1 | 0x8 });
+    enc.copyBufferToBuffer(this.strategy, 4 * w0, st, 0, (w1 - w0) * 4);
+    if (this.scales) enc.copyBufferToBuffer(this.scales, 4 * (3 * this.blocks + b), st, size, 4);
+    dev.queue.submit([enc.finish()]);
+    await st.mapAsync(0x1);
+    const raw = st.getMappedRange().slice(0);
+    st.unmap(), st.destroy();
+    const words = new Uint32Array(raw, 0, w1 - w0), out = new Float32Array(e1 - e0);
+    if (sf === "f32") {
+      out.set(new Float32Array(raw, 0, e1 - e0));
+      return out;
+    }
+    const scale = new Float32Array(raw, size, 1)[0], mask = (1 << info.bits) - 1;
+    for (let e = e0; e < e1; e++) {
+      const w = words[Math.floor(e / per) - w0], k = e % per;
+      out[e - e0] = ((w >>> (k * info.bits)) & mask) * scale / info.levels;
+    }
+    return out;
+  }
+
   /** Frees the device buffers. */
   destroy(): void {
     for (const b of this.buffers) b.destroy();
   }
 
-  /** Uploads the discounts and rounding keys of the next iteration. */
-  private writeDiscount(): void {
-    const d = iterationDiscount(this.discount, this.iteration);
-    const words = new ArrayBuffer(DISC_WORDS * 4), f = new Float32Array(words);
+  /** Uploads the discounts and rounding keys of the next `k` iterations into slots 0..k-1. */
+  private writeDiscounts(k: number): void {
+    const stride = DISC_STRIDE / 4;
+    const words = new ArrayBuffer(k * DISC_STRIDE), f = new Float32Array(words);
     const u = new Uint32Array(words);
-    f.set([d.alphaPos, d.betaNeg, d.gamma, d.alphaNext]);
-    u.set([this.iteration, 0, ...this.keys, MODE_TRAIN], 4);
+    for (let i = 0; i < k; i++) {
+      const d = iterationDiscount(this.discount, this.iteration + i);
+      f.set([d.alphaPos, d.betaNeg, d.gamma, d.alphaNext], i * stride);
+      u.set([this.iteration + i, 0, ...this.keys, MODE_TRAIN], i * stride + 4);
+    }
     this.ctx.device.queue.writeBuffer(this.disc, 0, words);
   }
 
-  /** Records `cmds`: dispatches in compute passes, mode switches as 4-byte copies between them. */
-  private record(enc: GPUCommandEncoder, cmds: Command[]): void {
-    let pass: GPUComputePassEncoder | null = null;
+  /** Records `cmds` in one compute pass; training dispatches read uniform slot `slot`. */
+  private record(enc: GPUCommandEncoder, cmds: Command[], slot = 0): void {
+    const pass = enc.beginComputePass();
     let last: Entry | null = null;
     for (const c of cmds) {
-      if ("mode" in c) {
-        if (pass) pass.end(), pass = null;
-        enc.copyBufferToBuffer(this.modes, 4 * c.mode, this.disc, 4 * DISC_MODE, 4);
-        continue;
-      }
-      if (!pass) pass = enc.beginComputePass(), last = null;
       if (c.entry !== last) pass.setPipeline(this.pipelines.get(c.entry)!), last = c.entry;
-      pass.setBindGroup(0, this.bind, [c.offset]);
+      const d = c.disc === 0 ? slot : c.disc;
+      pass.setBindGroup(0, this.bind, [c.offset, d * DISC_STRIDE]);
       pass.dispatchWorkgroups(c.groups[0], c.groups[1], c.groups[2]);
     }
-    if (pass) pass.end();
+    pass.end();
   }
 }
 

@@ -46,6 +46,8 @@ export interface GpuTables {
   /** Per segment and player: aux offset and length of its block list; its parts' offset and count. */
   blockLists: [[number, number], [number, number]][];
   parts: [number, number][];
+  /** aux offset and count of the (cut node, accumulator row) pairs. */
+  cutRows: [number, number];
 }
 
 class Words {
@@ -80,14 +82,10 @@ export function buildTables(
   for (let n = 0; n < tree.size; n++) {
     const kind = tree.kind[n], pl = tree.player[n] < 0 ? 3 : tree.player[n];
     w.push(
-      kind | (pl << 2),
+      kind | (pl << 2) | (tree.numChildren[n] << 4),
       tree.firstChild[n],
-      tree.numChildren[n],
       tree.block[n] < 0 ? 0 : tree.block[n],
       n === 0 ? 0 : tree.parent[n],
-      w.f32(tree.chanceWeight[n]),
-      tree.isoStart[n],
-      tree.isoStart[n + 1],
     );
   }
   if (w.data.length !== tree.size * NODE_WORDS) throw new Error("node table size");
@@ -111,6 +109,7 @@ export function buildTables(
   const NONE = 0xffffffff, aw = Math.ceil(hm / 32);
   const dealOf = new Uint32Array(tree.size).fill(NONE);
   const dealUp: number[] = [];
+  const dealInfo: number[] = [];
   const masks: number[] = [];
   for (let n = 1; n < tree.size; n++) {
     const par = tree.parent[n];
@@ -120,6 +119,7 @@ export function buildTables(
     }
     const k = dealUp.length;
     dealUp.push(dealOf[par]);
+    dealInfo.push(w.f32(tree.chanceWeight[n]), tree.isoStart[n], tree.isoStart[n + 1]);
     dealOf[n] = k;
     for (const p of [0, 1] as const) {
       const m = new Array<number>(aw).fill(0);
@@ -130,6 +130,7 @@ export function buildTables(
   }
   const blocked = w.all(dealOf);
   const dealUpAt = w.all(dealUp);
+  const dealInfoAt = w.all(dealInfo);
   const masksAt = w.all(masks);
   const w0 = w.data.length;
   for (const x of game.initialWeights(0)) w.push(w.f32(x));
@@ -154,8 +155,12 @@ export function buildTables(
   );
   const parts = plan.segments.map((seg): [number, number] => [
     seg.parts.length > 0 ? w.all(seg.parts) : 0,
-    seg.parts.length / 4,
+    seg.parts.length / 5,
   ]);
+  const cutRows: [number, number] = [
+    plan.cutRows.length > 0 ? w.all(plan.cutRows) : 0,
+    plan.cutRows.length / 2,
+  ];
   const bsegAt = w.all(plan.blockSeg);
   const binpAt = w.all(plan.blockInp);
   const bplayer = new Uint32Array(tree.blockNode.length);
@@ -177,6 +182,7 @@ export function buildTables(
     perm,
     blocked,
     dealUp: dealUpAt,
+    dealInfo: dealInfoAt,
     masks: masksAt,
     aw,
     w0,
@@ -201,6 +207,7 @@ export function buildTables(
     blockInp: binpAt,
     blockPlayer: bplayerAt,
     elems: blockOffsets[blockOffsets.length - 1],
+    inPlace: isPokerSource(game),
   };
   // Per segment [first, count] of a kind of terminal, from each terminal's segment in table order.
   const span = (segs: number[], pick: (r: (typeof ranges)[number]) => [number, number]) => {
@@ -301,6 +308,7 @@ export function buildTables(
     lists,
     blockLists,
     parts,
+    cutRows,
   };
 }
 
