@@ -41,6 +41,8 @@ export interface KernelLayout {
   dealUp: number;
   /** Per deal: its outcome's weight (f32 bits) and its isomorphs' range [start, end). */
   dealInfo: number;
+  /** Poker: `masks` holds each deal's card instead (a deal blocks the hands holding it). */
+  dealCards: boolean;
   masks: number;
   /** Mask words per player and deal: ceil(hm / 32). */
   aw: number;
@@ -362,7 +364,13 @@ fn init(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 // Hand h of player p is blocked by deal k (the outcome leading into a child of a chance node).
 fn isBlocked(k: u32, p: u32, h: u32) -> bool {
-  return ((aux[MASKS + (k * 2u + p) * AW + h / 32u] >> (h % 32u)) & 1u) != 0u;
+  ${
+    L.dealCards
+      ? `let c = aux[MASKS + k];
+  let cc = aux[select(CARDS1, CARDS0, p == 0u) + h];
+  return (cc & 255u) == c || (cc >> 8u) == c;`
+      : "return ((aux[MASKS + (k * 2u + p) * AW + h / 32u] >> (h % 32u)) & 1u) != 0u;"
+  }
 }
 
 // Hand h of player p is impossible at node n: a deal on the path to n blocks it.

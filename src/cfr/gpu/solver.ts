@@ -66,7 +66,7 @@ type Entry = string;
 /** Seeds of the strategy and prediction rounding keys: the CPU engine's (src/cfr/solver.ts). */
 const STRATEGY_SALT = 0x5bd1e995, PREDICT_SALT = 0x27d4eb2f;
 /** Workgroups of the grid-stride terminal kernels (the showdown scratch is per workgroup). */
-const FOLD_GROUPS = 8192, SD_GROUPS = 4096, SD_GROUPS_TIGHT = 512;
+const FOLD_GROUPS = 8192, SD_GROUPS = 4096, SD_GROUPS_TIGHT = 128;
 /** Bytes between two dispatches' parameters in the params buffer (dynamic uniform offsets). */
 const PARAM_STRIDE = 256;
 /** Smallest chunk region the default plan aims for (see GpuSolveOptions). */
@@ -213,11 +213,11 @@ export function planGpuSolve(
   let cap = options.memoryBudget - fixedBytes - upper;
   let best = measure(planChunks(tree, costs, {}));
   if (best.bytes <= options.memoryBudget) return best;
-  for (let k = 0; k < 8 && cap > 0; k++) {
+  for (let k = 0; k < 24 && cap > 0; k++) {
     const got = measure(planChunks(tree, costs, { chunkBytes: cap }));
     best = got;
     if (got.bytes <= options.memoryBudget) return got;
-    cap -= got.bytes - options.memoryBudget;
+    cap -= 1.25 * (got.bytes - options.memoryBudget);
   }
   return best;
 }
