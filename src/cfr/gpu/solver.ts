@@ -703,6 +703,7 @@ export class GpuCfrSolver {
     if (!this.ctx.timestamps) return null;
     const dev = this.ctx.device;
     const cmds = this.train, n = cmds.length;
+    if (2 * n > 4096) return null; // a query set holds at most 4,096 timestamps
     this.writeDiscounts(1);
     const qs = dev.createQuerySet({ type: "timestamp", count: 2 * n });
     const resolve = dev.createBuffer({ size: 16 * n, usage: 0x200 | 0x4 });
