@@ -325,7 +325,7 @@ async function backendRoot(
     sum.actions.map((a, i) => `${a} ${(100 * sum.frequencies[i]).toFixed(2)}%`).join(", ")
   }; EV ${sum.ev[0].toFixed(3)} / ${sum.ev[1].toFixed(3)}`;
   log(line);
-  return { backend, out, sum };
+  return { name, backend, out, sum };
 }
 
 /**
@@ -395,9 +395,14 @@ export const suite: BenchSuite = {
     }
     const compared: Awaited<ReturnType<typeof backendRoot>>[][] = [];
     for (const name of compare) {
-      const text = name === "T2" ? t2Config(...T2_SIZES) : name === "T1" ? T1_SPOT : null;
+      const texts: Record<string, string> = {
+        T1: T1_SPOT,
+        T2: t2Config(...T2_SIZES),
+        R: SMOKE_RIVER,
+      };
+      const text = texts[name];
       if (!text) {
-        throw new KibitzError("bad_args", `gpu-solve: compare takes T1 or T2, got ${name}`);
+        throw new KibitzError("bad_args", `gpu-solve: compare takes T1, T2 or R, got ${name}`);
       }
       compared.push([
         await backendRoot(ctx, name, text, "gpu", 0.1, 3000, opts.log),
@@ -469,7 +474,7 @@ export const suite: BenchSuite = {
           "root",
         ],
         rows: compared.flat().map((c) => [
-          c.out.solver.tree.game,
+          c.name,
           c.backend,
           c.out.iterations,
           c.out.exploitability.percent,
