@@ -20,8 +20,13 @@ export interface ChunkPlan {
   slot: Uint32Array;
   /** Segment of each node. */
   nodeSeg: Uint32Array;
-  /** Segment of each block. */
+  /** Store-update group of each block: its segment, or (chunked) segment x levels + level. */
   blockSeg: Uint32Array;
+  /**
+   * Chunked: each level's blocks are updated right after that level's up pass (their instant
+   * regrets need only one level of one segment at a time); unchunked: once after the up pass.
+   */
+  levelUpdates: boolean;
   /** Offset in the instant-regret buffer of each block's first element (quantized stores). */
   blockInp: Uint32Array;
   /** Vector rows allocated: upper rows plus the largest chunk's. */
@@ -46,6 +51,8 @@ export interface Segment {
   up: number[][];
   /** Per player: the segment's blocks of that player (store updates). */
   blocks: [number[], number[]];
+  /** Per level and player: the segment's blocks there (store updates level by level). */
+  levelBlocks: [number[], number[]][];
   /** Chunks: (cut node, first child, end child, 1 if its first child else 0, accumulator row). */
   parts: number[];
   /** Terminal nodes, in node order. */
@@ -104,9 +111,24 @@ export function subtreeCosts(
  * 1/`target.chunks` of the lower tree), a subtree never split. One chunk (or no cut): unchunked.
  */
 export function planChunks(tree: PublicTree, costs: ChunkCosts, target: ChunkTarget): ChunkPlan {
-  const { per, roots, rootOf } = subtreeCosts(tree, costs);
+  const { roots, rootOf } = subtreeCosts(tree, costs);
+  // A chunk costs its rows and (store updates level by level) its largest level's elements.
+  const L = tree.levels, idx = new Map<number, number>();
+  roots.forEach((r, i) => idx.set(r, i));
+  const rootRows = new Float64Array(roots.length), rootLevel = new Float64Array(roots.length * L);
+  for (let n = 0; n < tree.size; n++) {
+    if (rootOf[n] < 0) continue;
+    const i = idx.get(rootOf[n])!, b = tree.block[n];
+    rootRows[i]++;
+    if (b >= 0) rootLevel[i * L + tree.depth[n]] += tree.blockSize[b];
+  }
+  const levelCost = (i: number) => {
+    let m = 0;
+    for (let d = 0; d < L; d++) m = Math.max(m, rootLevel[i * L + d]);
+    return rootRows[i] * costs.rowBytes + m * costs.elemBytes;
+  };
   let total = 0;
-  for (const r of roots) total += per.get(r)!;
+  for (let i = 0; i < roots.length; i++) total += levelCost(i);
   let cap = Infinity;
   if (target.chunkBytes !== undefined) cap = target.chunkBytes;
   if (target.chunks !== undefined && target.chunks > 1) {
@@ -114,12 +136,16 @@ export function planChunks(tree: PublicTree, costs: ChunkCosts, target: ChunkTar
   }
   // Greedy runs of roots in node order.
   const chunkOfRoot = new Map<number, number>();
-  let chunks = 0, used = Infinity;
-  for (const r of roots) {
-    const c = per.get(r)!;
-    if (used + c > cap || chunks === 0) chunks++, used = 0;
-    used += c;
-    chunkOfRoot.set(r, chunks);
+  const level = new Float64Array(L);
+  let chunks = 0, rows = Infinity;
+  for (let i = 0; i < roots.length; i++) {
+    let m = 0;
+    for (let d = 0; d < L; d++) m = Math.max(m, level[d] + rootLevel[i * L + d]);
+    const c = (rows + rootRows[i]) * costs.rowBytes + m * costs.elemBytes;
+    if (c > cap || chunks === 0) chunks++, rows = 0, level.fill(0);
+    rows += rootRows[i];
+    for (let d = 0; d < L; d++) level[d] += rootLevel[i * L + d];
+    chunkOfRoot.set(roots[i], chunks);
   }
   const chunked = roots.length > 0 && chunks > 1;
   const nodeSeg = new Uint32Array(tree.size);
@@ -135,6 +161,7 @@ export function planChunks(tree: PublicTree, costs: ChunkCosts, target: ChunkTar
       down: Array.from({ length: tree.levels }, () => []),
       up: Array.from({ length: tree.levels }, () => []),
       blocks: [[], []],
+      levelBlocks: Array.from({ length: tree.levels }, () => [[], []] as [number[], number[]]),
       parts: [],
       terminals: [],
       rows: 0,
@@ -147,6 +174,8 @@ export function planChunks(tree: PublicTree, costs: ChunkCosts, target: ChunkTar
   const slot = new Uint32Array(tree.size);
   const blockSeg = new Uint32Array(tree.blockNode.length);
   const blockInp = new Uint32Array(tree.blockNode.length);
+  const levelUpdates = chunked;
+  const levelElems = new Float64Array(nseg * L);
   for (let n = 0; n < tree.size; n++) {
     const seg = segments[nodeSeg[n]], d = tree.depth[n];
     slot[n] = seg.rows++;
@@ -155,14 +184,18 @@ export function planChunks(tree: PublicTree, costs: ChunkCosts, target: ChunkTar
     else if (!isCut[n]) seg.up[d].push(n);
     const b = tree.block[n];
     if (b >= 0) {
-      blockSeg[b] = nodeSeg[n];
-      blockInp[b] = seg.elems;
+      const g = nodeSeg[n] * L + d;
+      blockSeg[b] = levelUpdates ? g : nodeSeg[n];
+      blockInp[b] = levelUpdates ? levelElems[g] : seg.elems;
+      levelElems[g] += tree.blockSize[b];
       seg.elems += tree.blockSize[b];
       seg.blocks[tree.player[n] as 0 | 1].push(b);
+      seg.levelBlocks[d][tree.player[n] as 0 | 1].push(b);
     }
   }
   const upperRows = segments[0].rows, upperElems = segments[0].elems;
-  let rows = upperRows, inpHalf = upperElems;
+  rows = upperRows;
+  let inpHalf = upperElems;
   for (let s = 1; s < nseg; s++) {
     rows = Math.max(rows, upperRows + segments[s].rows);
     inpHalf = Math.max(inpHalf, upperElems + segments[s].elems);
@@ -170,7 +203,12 @@ export function planChunks(tree: PublicTree, costs: ChunkCosts, target: ChunkTar
   for (let n = 0; n < tree.size; n++) {
     if (nodeSeg[n] > 0) slot[n] += upperRows;
   }
-  for (let b = 0; b < blockSeg.length; b++) if (blockSeg[b] > 0) blockInp[b] += upperElems;
+  if (levelUpdates) {
+    inpHalf = 0;
+    for (const x of levelElems) inpHalf = Math.max(inpHalf, x);
+  } else {
+    for (let b = 0; b < blockSeg.length; b++) if (blockSeg[b] > 0) blockInp[b] += upperElems;
+  }
   // Parts: each cut node's children in a chunk form one contiguous range.
   const cutRows: number[] = [];
   for (const c of cut) {
@@ -185,5 +223,16 @@ export function planChunks(tree: PublicTree, costs: ChunkCosts, target: ChunkTar
       }
     }
   }
-  return { segments, slot, nodeSeg, blockSeg, blockInp, rows, inpHalf, cut, cutRows };
+  return {
+    segments,
+    slot,
+    nodeSeg,
+    blockSeg,
+    levelUpdates,
+    blockInp,
+    rows,
+    inpHalf,
+    cut,
+    cutRows,
+  };
 }

@@ -25,7 +25,7 @@ import {
   WG,
 } from "./kernels.ts";
 import { buildTables, type GpuTables, isPokerSource } from "./tables.ts";
-import { type ChunkPlan, planChunks, subtreeCosts } from "./chunks.ts";
+import { type ChunkPlan, planChunks } from "./chunks.ts";
 import {
   defaultRounding,
   formatInfo,
@@ -208,18 +208,18 @@ export function planGpuSolve(
   if (options.memoryBudget === undefined) {
     return measure(planChunks(tree, costs, { chunkBytes: Math.max(MIN_CHUNK_BYTES, fixedBytes) }));
   }
-  // The fewest chunks within the budget: shrink the chunk region by each overshoot.
-  const { upper } = subtreeCosts(tree, costs);
-  let cap = options.memoryBudget - fixedBytes - upper;
-  let best = measure(planChunks(tree, costs, {}));
-  if (best.bytes <= options.memoryBudget) return best;
-  for (let k = 0; k < 24 && cap > 0; k++) {
-    const got = measure(planChunks(tree, costs, { chunkBytes: cap }));
-    best = got;
-    if (got.bytes <= options.memoryBudget) return got;
-    cap -= 1.25 * (got.bytes - options.memoryBudget);
+  // The fewest chunks within the budget: the largest chunk size that fits, by bisection (more
+  // chunks as the size shrinks; the bytes follow, up to the parameters of the extra dispatches).
+  const budget = options.memoryBudget;
+  const whole = measure(planChunks(tree, costs, {}));
+  if (whole.bytes <= budget) return whole;
+  let lo = 0, hi = whole.bytes, best: GpuSolvePlan | null = null;
+  for (let k = 0; k < 24 && hi - lo > Math.max(1, hi / 200); k++) {
+    const mid = (lo + hi) / 2, got = measure(planChunks(tree, costs, { chunkBytes: mid }));
+    if (got.bytes <= budget) best = got, lo = mid;
+    else hi = mid;
   }
-  return best;
+  return best ?? measure(planChunks(tree, costs, { chunkBytes: 0 }));
 }
 
 /** Device bytes of a GPU solve of `tree` (default plan unless `options` say otherwise). */
@@ -299,13 +299,16 @@ export function buildCommands(
       for (let d = levels - 1; d >= 0; d--) {
         const [at, n] = tables.lists[s].up[d];
         if (n > 0) add("up", [at, n, p], groups1d(n * hm, WG));
+        if (plan.levelUpdates) update(s, d);
       }
+      if (!plan.levelUpdates) update(s, -1);
     };
-    const update = (s: number) => {
+    // Store updates of segment s (d < 0) or of its level d (ChunkPlan.levelUpdates).
+    const update = (s: number, d: number) => {
       if (!quant || mode !== MODE_TRAIN) return;
-      const [at, n] = tables.blockLists[s][p];
+      const [at, n] = d < 0 ? tables.blockLists[s][p] : tables.levelBlockLists[s][d][p];
       if (n === 0) return;
-      const q = [at, n, p, 0, 0, 0, s];
+      const q = [at, n, p, 0, 0, 0, d < 0 ? s : s * levels + d];
       for (const x of stores) {
         add(`reduce_${x}`, q, groups1d(n * 64, 64));
         add(`encode_${x}`, q, groups1d(n * 64, 64));
@@ -321,14 +324,12 @@ export function buildCommands(
       up(s);
       const [at, n] = tables.parts[s];
       if (n > 0) add("accum", [at, n, p], groups1d(n * hm, WG));
-      update(s);
     }
     if (tables.cutRows[1] > 0) {
       const [at, n] = tables.cutRows;
       add("settle", [at, n, p], groups1d(n * hm, WG));
     }
     up(0);
-    update(0);
     if (mode !== MODE_TRAIN) add("result", [0, 0, p, 0, slot], [Math.ceil(hm / WG), 1, 1]);
     return out;
   };

@@ -45,6 +45,8 @@ export interface GpuTables {
   lists: { down: [number, number][]; up: [number, number][] }[];
   /** Per segment and player: aux offset and length of its block list; its parts' offset and count. */
   blockLists: [[number, number], [number, number]][];
+  /** Per segment, level and player: aux offset and length of its block list. */
+  levelBlockLists: [[number, number], [number, number]][][];
   parts: [number, number][];
   /** aux offset and count of the (cut node, accumulator row) pairs. */
   cutRows: [number, number];
@@ -150,12 +152,15 @@ export function buildTables(
     const put = (l: number[]): [number, number] => [l.length > 0 ? w.all(l) : 0, l.length];
     return { down: seg.down.map(put), up: seg.up.map(put) };
   });
-  const blockLists = plan.segments.map((seg) =>
-    seg.blocks.map((l) => [l.length > 0 ? w.all(l) : 0, l.length]) as [
-      [number, number],
-      [number, number],
-    ]
-  );
+  type Pair = [[number, number], [number, number]];
+  const putBlocks = (ls: [number[], number[]]) =>
+    ls.map((l) => [l.length > 0 ? w.all(l) : 0, l.length]) as Pair;
+  const blockLists = plan.levelUpdates
+    ? plan.segments.map((): Pair => [[0, 0], [0, 0]])
+    : plan.segments.map((seg) => putBlocks(seg.blocks));
+  const levelBlockLists = plan.levelUpdates
+    ? plan.segments.map((seg) => seg.levelBlocks.map(putBlocks))
+    : [];
   const parts = plan.segments.map((seg): [number, number] => [
     seg.parts.length > 0 ? w.all(seg.parts) : 0,
     seg.parts.length / 5,
@@ -311,6 +316,7 @@ export function buildTables(
     ranges,
     lists,
     blockLists,
+    levelBlockLists,
     parts,
     cutRows,
   };
