@@ -331,7 +331,7 @@ async function backendRoot(
 /**
  * `deno task bench gpu-solve [spots=T1,T2,F1] [its=N] [budget=MB] [compare=T2] [--refsolve PATH]`:
  * T1 and T2 (f32, 16/16, 8/4) solved on the GPU to 0.1 % of the pot, F1 (f32, 16/16, 8/4 with the
- * default memory plan, and 8/4 within `budget` MB, default 305: F1's finest plan) capped at 100 iterations; each row
+ * default memory plan, and 8/4 within `budget` MB, default 300) capped at 100 iterations; each row
  * is printed as it finishes (`ROW ...`). `compare=T2` also solves T2 to 0.1 % on the GPU and the
  * CPU through the solve path and prints both root strategies (`COMPARE ...`). The reference
  * solver runs on the CPU cores for ratios (T1, F1) when given.
@@ -347,7 +347,7 @@ export const suite: BenchSuite = {
     const { kv, refsolve } = suiteArgs(opts.args);
     const spots = (kv.get("spots") ?? "T1,T2,F1").split(",");
     const cap = Number(kv.get("its") ?? Infinity);
-    const budget = Number(kv.get("budget") ?? 305) * MB;
+    const budget = Number(kv.get("budget") ?? 300) * MB;
     const compare = (kv.get("compare") ?? "").split(",").filter((x) => x);
     for (const [k, v] of [["its", cap], ["budget", budget]] as const) {
       if (!(v > 0)) throw new KibitzError("bad_args", `gpu-solve: ${k} must be a positive number`);
