@@ -106,13 +106,19 @@ export function subtreeCosts(
   return { upper, per, roots, rootOf };
 }
 
-/**
- * Splits `tree` into chunks of consecutive subtrees, each at most `target.chunkBytes` (or about
- * 1/`target.chunks` of the lower tree), a subtree never split. One chunk (or no cut): unchunked.
- */
-export function planChunks(tree: PublicTree, costs: ChunkCosts, target: ChunkTarget): ChunkPlan {
-  const { roots, rootOf } = subtreeCosts(tree, costs);
-  // A chunk costs its rows and (store updates level by level) its largest level's elements.
+/** Per chunk root: rows and elements per level of its subtree (cached per tree: plans bisect). */
+const ROOT_STATS = new WeakMap<PublicTree, {
+  cut: number[];
+  roots: number[];
+  rootOf: Int32Array;
+  rootRows: Float64Array;
+  rootLevel: Float64Array;
+}>();
+
+function rootStats(tree: PublicTree) {
+  const hit = ROOT_STATS.get(tree);
+  if (hit) return hit;
+  const { cut, roots, rootOf } = cutOf(tree);
   const L = tree.levels, idx = new Map<number, number>();
   roots.forEach((r, i) => idx.set(r, i));
   const rootRows = new Float64Array(roots.length), rootLevel = new Float64Array(roots.length * L);
@@ -122,6 +128,19 @@ export function planChunks(tree: PublicTree, costs: ChunkCosts, target: ChunkTar
     rootRows[i]++;
     if (b >= 0) rootLevel[i * L + tree.depth[n]] += tree.blockSize[b];
   }
+  const stats = { cut, roots, rootOf, rootRows, rootLevel };
+  ROOT_STATS.set(tree, stats);
+  return stats;
+}
+
+/**
+ * Splits `tree` into chunks of consecutive subtrees, each at most `target.chunkBytes` (or about
+ * 1/`target.chunks` of the lower tree), a subtree never split. One chunk (or no cut): unchunked.
+ */
+export function planChunks(tree: PublicTree, costs: ChunkCosts, target: ChunkTarget): ChunkPlan {
+  // A chunk costs its rows and (store updates level by level) its largest level's elements.
+  const { roots, rootOf, rootRows, rootLevel } = rootStats(tree);
+  const L = tree.levels;
   const levelCost = (i: number) => {
     let m = 0;
     for (let d = 0; d < L; d++) m = Math.max(m, rootLevel[i * L + d]);
@@ -168,7 +187,7 @@ export function planChunks(tree: PublicTree, costs: ChunkCosts, target: ChunkTar
       elems: 0,
     });
   }
-  const cut = chunked ? cutOf(tree).cut : [];
+  const cut = chunked ? rootStats(tree).cut : [];
   const isCut = new Uint8Array(tree.size);
   for (const c of cut) isCut[c] = 1;
   const slot = new Uint32Array(tree.size);
