@@ -348,8 +348,9 @@ export const suite: BenchSuite = {
     const spots = (kv.get("spots") ?? "T1,T2,F1").split(",");
     const cap = Number(kv.get("its") ?? Infinity);
     const budget = Number(kv.get("budget") ?? 300) * MB;
+    const budgetRow = kv.get("budget") !== "0";
     const compare = (kv.get("compare") ?? "").split(",").filter((x) => x);
-    for (const [k, v] of [["its", cap], ["budget", budget]] as const) {
+    for (const [k, v] of [["its", cap], ["budget", budgetRow ? budget : 1]] as const) {
       if (!(v > 0)) throw new KibitzError("bad_args", `gpu-solve: ${k} must be a positive number`);
     }
     const f1Its = Math.min(cap, opts.full ? 300 : 100);
@@ -373,7 +374,14 @@ export const suite: BenchSuite = {
         report.notes.push(`${name} ${bits.join("/")} ${JSON.stringify(memory)}: ${e.message}`);
       }
     };
-    const formats: [number, number][] = [[32, 32], [16, 16], [8, 4]];
+    // `formats=32/32,8/4` runs a subset (a capped device run); `budget=0` skips F1's budget row.
+    const formats = (kv.get("formats") ?? "32/32,16/16,8/4").split(",").map((f) => {
+      const [r, s] = f.split("/").map(Number);
+      if (![32, 16, 8, 4].includes(r) || ![32, 16, 8, 4].includes(s)) {
+        throw new KibitzError("bad_args", `gpu-solve: formats takes e.g. 32/32,8/4, got ${f}`);
+      }
+      return [r, s] as [number, number];
+    });
     if (spots.includes("T1")) {
       for (const bits of formats) {
         await add("T1", T1_SPOT, bits, Math.min(cap, opts.full ? 1000 : 400));
@@ -391,7 +399,7 @@ export const suite: BenchSuite = {
     }
     if (spots.includes("F1")) {
       for (const bits of formats) await add("F1", F1, bits, f1Its);
-      await add("F1", F1, [8, 4], f1Its, { memoryBudget: budget });
+      if (budgetRow) await add("F1", F1, [8, 4], f1Its, { memoryBudget: budget });
     }
     const compared: Awaited<ReturnType<typeof backendRoot>>[][] = [];
     for (const name of compare) {
