@@ -25,8 +25,9 @@ export async function shaderModule(
   return module;
 }
 
-/** Binding kinds for an explicit layout, in binding order (group 0). */
-export type BindingKind = "storage" | "read-only-storage" | "uniform";
+/** Binding kinds for an explicit layout, in binding order (group 0); "uniform-dynamic": a uniform
+ * bound with a dynamic offset (setBindGroup's offsets pick each dispatch's slice of one buffer). */
+export type BindingKind = "storage" | "read-only-storage" | "uniform" | "uniform-dynamic";
 
 /**
  * Creates (or reuses) a compute pipeline; validation errors throw instead of silently yielding zeros.
@@ -55,7 +56,9 @@ export async function computePipeline(
           entries: bindings.map((type, binding) => ({
             binding,
             visibility: 4, // GPUShaderStage.COMPUTE
-            buffer: { type },
+            buffer: type === "uniform-dynamic"
+              ? { type: "uniform" as const, hasDynamicOffset: true }
+              : { type },
           })),
         }),
       ],

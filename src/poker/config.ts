@@ -36,6 +36,8 @@ export interface SolverSettings {
   seed: number;
   threads: number;
   backend: "auto" | "cpu" | "gpu";
+  /** GPU backend: device memory budget in MB (1e6 bytes; 0: the default memory plan). */
+  gpuMemoryMb: number;
   /** Warm start from a small bet-size tree (seed 002); absent or disabled: a plain solve. */
   warmStart?: WarmStartSettings;
 }
@@ -77,6 +79,7 @@ const SECTIONS: Record<string, readonly string[]> = {
     "seed",
     "threads",
     "backend",
+    "gpu_memory_mb",
     ...WARMSTART_CONFIG_KEYS,
   ],
   output: ["directory"],
@@ -408,6 +411,8 @@ function solverSettings(t: Table): SolverSettings {
   if (backend !== "auto" && backend !== "cpu" && backend !== "gpu") {
     fail(`solver.backend must be "auto", "cpu" or "gpu", got "${backend}"`);
   }
+  const gpuMemoryMb = num(t, "gpu_memory_mb", p, 0);
+  if (!(gpuMemoryMb >= 0)) fail(`solver.gpu_memory_mb must be >= 0, got ${gpuMemoryMb}`);
   return {
     algorithm: algo,
     regretBits,
@@ -420,6 +425,7 @@ function solverSettings(t: Table): SolverSettings {
     seed,
     threads,
     backend,
+    gpuMemoryMb,
     warmStart: parseWarmStartSettings(t),
   };
 }

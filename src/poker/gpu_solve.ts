@@ -1,4 +1,9 @@
-import { GpuCfrSolver, gpuSolveBytes, refuseUnsupported } from "../cfr/gpu/solver.ts";
+import {
+  GpuCfrSolver,
+  type GpuSolveOptions,
+  planGpuSolve,
+  refuseUnsupported,
+} from "../cfr/gpu/solver.ts";
 import type { CfrExploitability } from "../cfr/evaluate.ts";
 import type { CfrSolver, SolverOptions } from "../cfr/solver.ts";
 import { isKibitzError, KibitzError } from "../errors.ts";
@@ -30,6 +35,12 @@ export function spotSolverOptions(spot: PreparedSpot): SolverOptions {
   };
 }
 
+/** The GPU memory plan a spot's config asks for (`solver.gpu_memory_mb`; 0: the default plan). */
+export function spotGpuOptions(spot: PreparedSpot): GpuSolveOptions {
+  const mb = spot.config.solver.gpuMemoryMb;
+  return mb > 0 ? { memoryBudget: mb * 1e6 } : {};
+}
+
 /**
  * Resolves `solver.backend`: "cpu" is the CPU engine; "gpu" needs a WebGPU adapter, options the GPU
  * backend implements and a spot that fits the adapter's buffers (else a clear error); "auto" takes
@@ -58,18 +69,26 @@ export async function chooseBackend(spot: PreparedSpot): Promise<BackendChoice> 
   }
   const tree = expandSpot(spot);
   const o = spotSolverOptions(spot), signed = !regretsNonNegative(spot.config.solver.algorithm);
-  const bytes = gpuSolveBytes(tree, spot.config.solver.algorithm, [
+  const planned = planGpuSolve(tree, spot.config.solver.algorithm, [
     o.regretFormat ?? regretFormat(o.regretBits ?? 32, signed),
     strategyFormat(o.strategyBits ?? 32),
-  ]);
-  const hm = Math.max(tree.numHands[0], tree.numHands[1]);
-  const vec = tree.size * hm * 4;
+  ], spotGpuOptions(spot));
+  const bytes = planned.bytes;
+  const budget = spotGpuOptions(spot).memoryBudget;
+  if (budget !== undefined && bytes > budget) {
+    const msg = `the GPU solve needs ${formatBytes(bytes)} on the device at its finest chunking, ` +
+      `over solver.gpu_memory_mb = ${spot.config.solver.gpuMemoryMb}`;
+    if (want === "gpu") throw new KibitzError("gpu_too_large", `${msg}; raise it or use cpu`);
+    return cpu(`${msg}, CPU engine`);
+  }
+  // The largest single buffer (each part of the plan is one buffer) against the binding limit.
+  const [part, biggest] = Object.entries(planned.parts).reduce((a, b) => b[1] > a[1] ? b : a);
   const lim = ctx.device.limits;
   const cap = Math.min(lim.maxStorageBufferBindingSize, lim.maxBufferSize);
-  if (vec > cap) {
+  if (biggest > cap) {
     const msg = `the GPU solve needs ${formatBytes(bytes)} on the device (${
-      formatBytes(vec)
-    } per node-vector buffer) but ${name} binds at most ${formatBytes(cap)} per buffer`;
+      formatBytes(biggest)
+    } for its ${part}) but ${name} binds at most ${formatBytes(cap)} per buffer`;
     if (want === "gpu") throw new KibitzError("gpu_too_large", `${msg}; use cpu or a smaller spot`);
     return cpu(`${msg}, CPU engine`);
   }
@@ -77,7 +96,11 @@ export async function chooseBackend(spot: PreparedSpot): Promise<BackendChoice> 
     backend: "gpu",
     reason: `${want === "auto" ? "auto: " : ""}GPU on ${name}, about ${
       formatBytes(bytes)
-    } of device memory`,
+    } of device memory${
+      planned.plan.segments.length > 1
+        ? ` (the lower tree in ${planned.plan.segments.length - 1} chunks)`
+        : ""
+    }`,
     ctx,
     deviceBytes: bytes,
   };
@@ -99,7 +122,7 @@ export async function runGpuSolve(
   const gpu = await GpuCfrSolver.create(ctx, solver.tree, spot.game, {
     ...spotSolverOptions(spot),
     discount: solver.options.discount,
-  });
+  }, spotGpuOptions(spot));
   try {
     await gpu.copyFrom(solver);
     const every = opts.every ?? 10;
@@ -107,38 +130,46 @@ export async function runGpuSolve(
     const first = gpu.iteration;
     const reached: Record<string, number> = {};
     const milestones = [...(opts.milestones ?? []), s.targetExploitabilityPct];
-    let ex: CfrExploitability = await gpu.exploitability();
+    let ex: CfrExploitability | null = null;
     let stoppedBy: SolveOutcome["stoppedBy"] = "max_iterations";
-    while (gpu.iteration < s.maxIterations) {
-      gpu.run(Math.min(every, s.maxIterations - gpu.iteration));
-      ex = await gpu.exploitability();
+    // Checks are pipelined: each is submitted behind its iterations and read back while the next
+    // ones run, so the ~10 ms readback is off the critical path. The solve stops once a check
+    // reports the target; the check queued last (of the final iteration, the returned strategy)
+    // is then awaited, so the exploitability reported is the returned strategy's.
+    const pending: { it: number; p: Promise<CfrExploitability> }[] = [];
+    let done = false;
+    const settle = async () => {
+      const c = pending.shift()!;
+      const e = await c.p;
+      if (c.it === gpu.iteration) ex = e;
       const seconds = (performance.now() - start) / 1000;
       for (const m of milestones) {
-        if (ex.percent <= m && reached[String(m)] === undefined) reached[String(m)] = gpu.iteration;
+        if (e.percent <= m && reached[String(m)] === undefined) reached[String(m)] = c.it;
       }
       opts.onProgress?.({
-        iteration: gpu.iteration,
-        exploitabilityPct: ex.percent,
-        exploitabilityChips: ex.chips,
+        iteration: c.it,
+        exploitabilityPct: e.percent,
+        exploitabilityChips: e.chips,
         seconds,
-        iterationsPerSecond: (gpu.iteration - first) / seconds,
+        iterationsPerSecond: (c.it - first) / Math.max(seconds, 1e-9),
         memoryBytes: gpu.deviceBytes,
         rssBytes: Deno.memoryUsage().rss,
       });
-      if (ex.percent <= s.targetExploitabilityPct) {
-        stoppedBy = "target";
-        break;
-      }
-      if (opts.shouldStop?.()) {
-        stoppedBy = "interrupted";
-        break;
-      }
+      if (e.percent <= s.targetExploitabilityPct) stoppedBy = "target", done = true;
+      else if (opts.shouldStop?.()) stoppedBy = "interrupted", done = true;
+    };
+    while (!done && gpu.iteration < s.maxIterations) {
+      gpu.run(Math.min(every, s.maxIterations - gpu.iteration));
+      pending.push({ it: gpu.iteration, p: gpu.exploitability() });
+      if (pending.length >= 2) await settle();
     }
+    while (pending.length > 0) await settle();
+    ex ??= await gpu.exploitability();
     await gpu.copyTo(solver);
     return {
       solver,
       iterations: gpu.iteration,
-      exploitability: ex,
+      exploitability: ex as CfrExploitability,
       seconds: (performance.now() - start) / 1000,
       stoppedBy,
       reached,

@@ -7,19 +7,24 @@
  * terminal tables), 3 reach (opponent reach per node x hand), 4 unused, 5 vals (the traverser's
  * counterfactual values per node x hand), 6 regrets, 7 cumulative strategy, 8 predicted regrets
  * (PDCFR+), 9 scratch (showdown card sums, results rows), 10-11 (quantized stores) scales, inputs.
- * Vectors are node-major with stride HM = max(hands of player 0, hands of player 1).
+ * Vectors are row-major with stride HM = max(hands of player 0, hands of player 1); a node's row is
+ * aux[SLOT + node] (chunks reuse rows, see chunks.ts). Level and store dispatches take node or block
+ * lists (P.start: their aux offset, P.count: their length), terminal dispatches a range of their
+ * table, store dispatches the segment (P.c) whose blocks they update.
  */
 
 /** Node table words per node (see nodeTable in solver.ts). */
-export const NODE_WORDS = 8;
+export const NODE_WORDS = 4;
 /** Threads per workgroup of the element-wise kernels. */
 export const WG = 256;
 /** Threads per workgroup of the fold kernel (four threads per card sum, and a reduction). */
 export const FOLD_WG = 256;
 /** Threads per workgroup of the showdown kernel. */
 export const SD_WG = 256;
-/** Evaluation modes of the up pass. */
+/** Evaluation modes of the up pass (word DISC_MODE of the per-iteration uniform). */
 export const MODE_TRAIN = 0, MODE_BR = 1, MODE_EV = 2;
+/** Words of the per-iteration uniform (discounts, rounding keys, mode) and the mode's word. */
+export const DISC_WORDS = 16, DISC_MODE = 12;
 
 /** Offsets (u32 words) of the sections of the aux buffer and the sizes the kernels need. */
 export interface KernelLayout {
@@ -34,6 +39,10 @@ export interface KernelLayout {
   /** Card removal: nearest deal of each node, each deal's next deal up, blocked-hand bit masks. */
   blocked: number;
   dealUp: number;
+  /** Per deal: its outcome's weight (f32 bits) and its isomorphs' range [start, end). */
+  dealInfo: number;
+  /** Poker: `masks` holds each deal's card instead (a deal blocks the hands holding it). */
+  dealCards: boolean;
   masks: number;
   /** Mask words per player and deal: ceil(hm / 32). */
   aw: number;
@@ -57,6 +66,20 @@ export interface KernelLayout {
   maxNT: number;
   /** Word offset in `scratch` of the results rows (after the showdown workgroups' card sums). */
   results: number;
+  /** aux offsets: each node's vector row; each block's segment, instant-regret offset and player. */
+  slot: number;
+  blockSeg: number;
+  blockInp: number;
+  blockPlayer: number;
+  /** Store elements. */
+  elems: number;
+  /**
+   * Reach and values share one buffer (binding 3): a row holds a node's opponent reach until its
+   * children's reach and (terminals) its values are computed, then its values. Terminal kernels
+   * read all they need of a row before writing it. Not for dense terminals (they read a row while
+   * others write it).
+   */
+  inPlace: boolean;
   /**
    * Quantized stores (null: all f32, updated in place by the up pass). Otherwise the up pass writes
    * each level's instant regrets and strategies to `inp` and per-level kernels re-encode the blocks
@@ -72,10 +95,8 @@ export interface QuantLayout {
   s: number;
   q: number;
   blocks: number;
-  /** Offset of the strategy half of `inp` (the largest level's element count). */
+  /** Offset of the strategy half of `inp` (see ChunkPlan.inpHalf). */
   inpHalf: number;
-  /** aux offset of the acting player of each block. */
-  blockPlayer: number;
 }
 
 const CODEC_FNS = [
@@ -120,7 +141,7 @@ fn ${px}value(e: u32, b: u32) -> f32 {
 }
 fn ${px}updated(e: u32, b: u32) -> f32 {
   let z = D.zero;
-  let local = e - P.a;
+  let local = aux[BINP + b] + e - aux[BLOCKOFF + b];
   ${op}
 }
 
@@ -128,8 +149,8 @@ fn ${px}updated(e: u32, b: u32) -> f32 {
 fn reduce_${x}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lid: u32) {
   let i = wid.x + wid.y * nwg.x;
-  let b = P.start + i;
-  let live = i < P.count && aux[BPLAYER + min(b, NBLOCKS - 1u)] == P.p;
+  let live = i < P.count;
+  let b = aux[P.start + min(i, P.count - 1u)];
   var m = 0.0;
   if (live) {
     for (var e = aux[BLOCKOFF + b] + lid; e < aux[BLOCKOFF + b + 1u]; e += 64u) {
@@ -150,56 +171,54 @@ fn reduce_${x}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
   }
 }
 
-fn ${px}block_of(e: u32) -> u32 {
-  var lo = P.start;
-  var hi = P.start + P.count;
-  while (hi - lo > 1u) {
-    let mid = (lo + hi) / 2u;
-    if (aux[BLOCKOFF + mid] <= e) { lo = mid; } else { hi = mid; }
-  }
-  return lo;
-}
-
-@compute @workgroup_size(${WG})
-fn encode_${x}(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let idx = flat(gid, nwg);
+// One workgroup per listed block; a payload word shared by several blocks is written by the
+// workgroup of the first of them this dispatch updates (segment P.c, player P.p), for all of them.
+@compute @workgroup_size(64)
+fn encode_${x}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) lid: u32) {
+  let i = wid.x + wid.y * nwg.x;
+  if (i >= P.count) { return; }
+  let b = aux[P.start + i];
+  let e0 = aux[BLOCKOFF + b];
+  let e1 = aux[BLOCKOFF + b + 1u];
   if (${px}FMT == 0u) {
-    let e = P.a + idx;
-    if (e >= P.b) { return; }
-    let b = ${px}block_of(e);
-    if (aux[BPLAYER + b] == P.p) { ${x}[e] = bitcast<u32>(${px}updated(e, b)); }
+    for (var e = e0 + lid; e < e1; e += 64u) { ${x}[e] = bitcast<u32>(${px}updated(e, b)); }
     return;
   }
   let per = ${px}fmt_per_word();
-  let w = P.a / per + idx;
-  let first = max(w * per, P.a);
-  let last = min((w + 1u) * per, P.b);
-  if (first >= last) { return; }
-  var b = ${px}block_of(first);
-  var word = ${x}[w];
-  let old = word;
-  for (var e = first; e < last; e++) {
-    while (aux[BLOCKOFF + b + 1u] <= e) { b++; }
-    if (aux[BPLAYER + b] != P.p) { continue; }
-    let kk = e % per;
-    let v = ${px}updated(e, b);
-    let inv = scales[(${k}u * 3u + 2u) * NBLOCKS + b];
-    var q = 0;
-    if (inv > 0.0) {
-      let u = ${px}rounding_uniform(D.${x.toLowerCase()}Seed, D.iteration, b, e - aux[BLOCKOFF + b]);
-      q = ${px}encode_level(v, inv, u, D.${x.toLowerCase()}Stoch != 0u, D.zero);
+  for (var w = e0 / per + lid; w <= (e1 - 1u) / per; w += 64u) {
+    let first = w * per;
+    let last = min(first + per, ELEMS);
+    var bb = b;
+    while (bb > 0u && aux[BLOCKOFF + bb] > first) { bb--; }
+    var owner = NONE;
+    for (var k = bb; k < NBLOCKS && aux[BLOCKOFF + k] < last; k++) {
+      if (updating(k)) { owner = k; break; }
     }
-    word = ${px}put_level(word, kk, q);
+    if (owner != b) { continue; }
+    var word = ${x}[w];
+    var cb = bb;
+    for (var e = first; e < last; e++) {
+      while (aux[BLOCKOFF + cb + 1u] <= e) { cb++; }
+      if (!updating(cb)) { continue; }
+      let v = ${px}updated(e, cb);
+      let inv = scales[(${k}u * 3u + 2u) * NBLOCKS + cb];
+      var q = 0;
+      if (inv > 0.0) {
+        let u = ${px}rounding_uniform(D.${x.toLowerCase()}Seed, D.iteration, cb, e - aux[BLOCKOFF + cb]);
+        q = ${px}encode_level(v, inv, u, D.${x.toLowerCase()}Stoch != 0u, D.zero);
+      }
+      word = ${px}put_level(word, e % per, q);
+    }
+    ${x}[w] = word;
   }
-  ${x}[w] = word;
 }
 
 @compute @workgroup_size(64)
 fn commit_${x}(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let i = gid.x + gid.y * nwg.x * 64u;
   if (i >= P.count) { return; }
-  let b = P.start + i;
-  if (aux[BPLAYER + b] != P.p) { return; }
+  let b = aux[P.start + i];
   scales[${k}u * 3u * NBLOCKS + b] = scales[(${k}u * 3u + 1u) * NBLOCKS + b];
 }
 `;
@@ -222,8 +241,9 @@ function quantKernels(L: KernelLayout, codec: string): string {
 @group(0) @binding(11) var<storage, read_write> inp: array<f32>;
 const NBLOCKS = ${Math.max(1, Q.blocks)}u;
 const INPHALF = ${Q.inpHalf}u;
-const BPLAYER = ${Q.blockPlayer}u;
 var<workgroup> qmax: array<f32, 64>;
+// Block k is updated by this store dispatch: it is in segment P.c and the traverser's.
+fn updating(k: u32) -> bool { return aux[BSEG + k] == P.c && aux[BPLAYER + k] == P.p; }
 ${codecFor(codec, "r_", Q.r)}
 ${codecFor(codec, "s_", Q.s)}
 ${codecFor(codec, "q_", Q.q)}
@@ -235,6 +255,11 @@ ${L.algorithm === "pdcfr+" ? quantStoreKernels("Q", 2, qOp) : ""}
 
 /** The WGSL module of a tree's kernels (`codec`: shaders/quant/codec.wgsl, for quantized stores). */
 export function cfrKernels(L: KernelLayout, codec = ""): string {
+  const code = cfrKernelsText(L, codec);
+  return L.inPlace ? code.replace(/\bvals\[/g, "reach[") : code;
+}
+
+function cfrKernelsText(L: KernelLayout, codec: string): string {
   const qt = L.quant !== null;
   const cur = L.algorithm === "pdcfr+" ? "Q" : "R";
   const update = L.algorithm === "dcfr"
@@ -248,12 +273,13 @@ struct Params { start: u32, count: u32, p: u32, mode: u32, a: u32, b: u32, c: u3
 struct Disc {
   alphaPos: f32, betaNeg: f32, gamma: f32, alphaNext: f32,
   iteration: u32, zero: u32, rSeed: u32, sSeed: u32, qSeed: u32, rStoch: u32, sStoch: u32, qStoch: u32,
+  mode: u32, pad0: u32, pad1: u32, pad2: u32,
 }
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<uniform> D: Disc;
 @group(0) @binding(2) var<storage, read> aux: array<u32>;
 @group(0) @binding(3) var<storage, read_write> reach: array<f32>;
-@group(0) @binding(5) var<storage, read_write> vals: array<f32>;
+${L.inPlace ? "" : "@group(0) @binding(5) var<storage, read_write> vals: array<f32>;"}
 @group(0) @binding(6) var<storage, read_write> R: array<${qt ? "u32" : "f32"}>;
 @group(0) @binding(7) var<storage, read_write> S: array<${qt ? "u32" : "f32"}>;
 @group(0) @binding(8) var<storage, read_write> Q: array<${qt ? "u32" : "f32"}>;
@@ -269,6 +295,7 @@ const ISO = ${L.iso}u;
 const PERM = ${L.perm}u;
 const DEAL = ${L.blocked}u;
 const DEALUP = ${L.dealUp}u;
+const DEALINFO = ${L.dealInfo}u;
 const MASKS = ${L.masks}u;
 const AW = ${L.aw}u;
 const W0 = ${L.w0}u;
@@ -287,12 +314,21 @@ const SHOWDOWN = ${L.showdown}u;
 const BOARDS = ${L.boards}u;
 const MAXNT = ${maxNT}u;
 const RES = ${L.results}u;
+const SLOT = ${L.slot}u;
+const BSEG = ${L.blockSeg}u;
+const BINP = ${L.blockInp}u;
+const BPLAYER = ${L.blockPlayer}u;
+const ELEMS = ${L.elems}u;
 const NONE = 0xffffffffu;
+const PRE = ${Math.ceil(L.hm / Math.min(FOLD_WG, SD_WG))}u;
 
 fn hands(q: u32) -> u32 { return select(H1, H0, q == 0u); }
-fn kindOf(n: u32) -> u32 { return aux[n * 8u] & 3u; }
-fn playerOf(n: u32) -> u32 { return aux[n * 8u] >> 2u; }
+// Node table: (kind | player << 2 | children << 4, first child, block, parent) per node.
+fn kindOf(n: u32) -> u32 { return aux[n * 4u] & 3u; }
+fn playerOf(n: u32) -> u32 { return (aux[n * 4u] >> 2u) & 3u; }
+fn childCount(n: u32) -> u32 { return aux[n * 4u] >> 4u; }
 fn flat(gid: vec3<u32>, nwg: vec3<u32>) -> u32 { return gid.x + gid.y * nwg.x * WG; }
+fn row(n: u32) -> u32 { return aux[SLOT + n] * HM; }
 
 // Probability of action a for hand h at player node n: regret matching of the current regrets
 // (training) or the normalized cumulative strategy (evaluation); uniform when all are zero.
@@ -300,12 +336,12 @@ fn curAt(e: u32, b: u32) -> f32 { return ${qt ? `${cur.toLowerCase()}_value(e, b
 fn stratAt(e: u32, b: u32) -> f32 { return ${qt ? "s_value(e, b)" : "S[e]"}; }
 
 fn sigma(n: u32, a: u32, h: u32) -> f32 {
-  let A = aux[n * 8u + 2u];
+  let A = childCount(n);
   let H = hands(playerOf(n));
-  let b = aux[n * 8u + 3u];
+  let b = aux[n * 4u + 2u];
   let off = aux[BLOCKOFF + b];
   var s = 0.0;
-  if (P.mode == ${MODE_TRAIN}u) {
+  if (D.mode == ${MODE_TRAIN}u) {
     for (var k = 0u; k < A; k++) { s += max(curAt(off + k * H + h, b), 0.0); }
     if (s > 0.0) { return max(curAt(off + a * H + h, b), 0.0) / s; }
   } else {
@@ -328,7 +364,13 @@ fn init(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 // Hand h of player p is blocked by deal k (the outcome leading into a child of a chance node).
 fn isBlocked(k: u32, p: u32, h: u32) -> bool {
-  return ((aux[MASKS + (k * 2u + p) * AW + h / 32u] >> (h % 32u)) & 1u) != 0u;
+  ${
+    L.dealCards
+      ? `let c = aux[MASKS + k];
+  let cc = aux[select(CARDS1, CARDS0, p == 0u) + h];
+  return (cc & 255u) == c || (cc >> 8u) == c;`
+      : "return ((aux[MASKS + (k * 2u + p) * AW + h / 32u] >> (h % 32u)) & 1u) != 0u;"
+  }
 }
 
 // Hand h of player p is impossible at node n: a deal on the path to n blocks it.
@@ -349,16 +391,16 @@ fn down(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let o = 1u - P.p;
   let Ho = hands(o);
   if (idx >= P.count * Ho) { return; }
-  let n = P.start + idx / Ho;
+  let n = aux[P.start + idx / Ho];
   let h = idx % Ho;
-  let par = aux[n * 8u + 4u];
+  let par = aux[n * 4u + 3u];
   let pk = kindOf(par);
-  var r = reach[par * HM + h];
+  var r = reach[row(par) + h];
   if (pk == 0u && playerOf(par) == o && r != 0.0) {
-    r = r * sigma(par, n - aux[par * 8u + 1u], h);
+    r = r * sigma(par, n - aux[par * 4u + 1u], h);
   }
   if (pk == 1u && isBlocked(aux[DEAL + n], o, h)) { r = 0.0; }
-  reach[n * HM + h] = r;
+  reach[row(n) + h] = r;
 }
 
 // Terminals of a generic game: a dense payoff matrix per terminal and player.
@@ -369,14 +411,15 @@ fn dense(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
   let Hp = hands(p);
   let Ho = hands(1u - p);
   if (idx >= P.count * Hp) { return; }
-  let k = idx / Hp;
+  let k = P.start + idx / Hp;
   let h = idx % Hp;
   let n = aux[DENSE + 2u * k];
   let m = aux[DENSE + 2u * k + 1u];
-  let row = select(MAT1, MAT0, p == 0u) + (m * Hp + h) * Ho;
+  let mrow = select(MAT1, MAT0, p == 0u) + (m * Hp + h) * Ho;
+  let base = row(n);
   var v = 0.0;
-  for (var j = 0u; j < Ho; j++) { v += bitcast<f32>(aux[row + j]) * reach[n * HM + j]; }
-  vals[n * HM + h] = v;
+  for (var j = 0u; j < Ho; j++) { v += bitcast<f32>(aux[mrow + j]) * reach[base + j]; }
+  vals[base + h] = v;
 }
 
 var<workgroup> cardSum: array<f32, 64>;
@@ -396,11 +439,12 @@ fn fold(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
   let cards = select(CARDS1, CARDS0, p == 0u);
   let same = select(SAME1, SAME0, p == 0u);
   let stride = nwg.x * nwg.y;
-  for (var k = wid.x + wid.y * nwg.x; k < P.count; k += stride) {
+  for (var i = wid.x + wid.y * nwg.x; i < P.count; i += stride) {
+    let k = P.start + i;
     let n = aux[FOLD + 4u * k];
     let win = aux[FOLD + 4u * k + 1u] != p;
     let pay = bitcast<f32>(aux[FOLD + 4u * k + select(3u, 2u, win)]);
-    let base = n * HM;
+    let base = row(n);
     // Card sums over the card's holders, a quarter of them per thread (short load chains).
     if (t < 208u) {
       let s0 = aux[hold + t / 4u];
@@ -415,6 +459,12 @@ fn fold(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
     var ps = 0.0;
     for (var j = t; j < Ho; j += ${FOLD_WG}u) { ps += reach[base + j]; }
     part[t] = ps;
+    // The reach of the opponent's copy of each of my hands, read before any value is written.
+    var sameReach: array<f32, PRE>;
+    for (var h = t; h < Hp; h += ${FOLD_WG}u) {
+      let j = aux[same + h];
+      if (j != NONE) { sameReach[h / ${FOLD_WG}u] = reach[base + j]; }
+    }
     workgroupBarrier();
     if (t < 52u) {
       cardSum[t] = ((cpart[4u * t] + cpart[4u * t + 1u]) + cpart[4u * t + 2u]) + cpart[4u * t + 3u];
@@ -430,7 +480,7 @@ fn fold(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
       let cc = aux[cards + h];
       var v = total - cardSum[cc & 255u] - cardSum[cc >> 8u];
       let j = aux[same + h];
-      if (j != NONE) { v += reach[base + j]; }
+      if (j != NONE) { v += sameReach[h / ${FOLD_WG}u]; }
       vals[base + h] = pay * v;
     }
     workgroupBarrier();
@@ -456,8 +506,8 @@ fn showdown(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid:
   let wgi = wid.x + wid.y * nwg.x;
   let stride = nwg.x * nwg.y;
   let sbase = wgi * 2u * MAXNT;
-  for (var k = wgi; k < P.count; k += stride) {
-    let sd = SHOWDOWN + 5u * k;
+  for (var i = wgi; i < P.count; i += stride) {
+    let sd = SHOWDOWN + 5u * (P.start + i);
     let n = aux[sd];
     let bt = BOARDS + (aux[sd + 1u] * 2u + p) * 6u;
     let payWin = bitcast<f32>(aux[sd + 2u]);
@@ -469,7 +519,7 @@ fn showdown(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid:
     let cs = aux[bt + 3u];
     let mOff = aux[bt + 4u];
     let nM = aux[bt + 5u];
-    let base = n * HM;
+    let base = row(n);
     // Per-card running sums, four threads per card (a quarter of its holders each, then the
     // sums of the quarters before): short dependent load chains.
     let c4 = t / 4u;
@@ -498,6 +548,11 @@ fn showdown(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid:
       prefix[j] = s;
     }
     part[t] = s;
+    var sameReach: array<f32, PRE>;
+    for (var i = t; i < nM; i += ${SD_WG}u) {
+      let j = aux[same + aux[mOff + 3u * i]];
+      if (j != NONE) { sameReach[i / ${SD_WG}u] = reach[base + j]; }
+    }
     workgroupBarrier();
     if (t == 0u) {
       var run = 0.0;
@@ -542,7 +597,7 @@ fn showdown(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid:
       if (payTie != 0.0) {
         var compat = total - t1 - t2;
         let j = aux[same + hand];
-        if (j != NONE) { compat += reach[base + j]; }
+        if (j != NONE) { compat += sameReach[i / ${SD_WG}u]; }
         v += payTie * (compat - win - lose);
       }
       vals[base + hand] = v;
@@ -560,47 +615,38 @@ fn up(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw
   let p = P.p;
   let Hp = hands(p);
   if (idx >= P.count * Hp) { return; }
-  let n = P.start + idx / Hp;
+  let n = aux[P.start + idx / Hp];
   let h = idx % Hp;
   let kind = kindOf(n);
   if (kind == 2u) { return; }
-  let first = aux[n * 8u + 1u];
-  let A = aux[n * 8u + 2u];
+  let first = aux[n * 4u + 1u];
+  let A = childCount(n);
+  let out = row(n) + h;
   if (kind == 1u) {
-    var v = 0.0;
-    for (var c = first; c < first + A; c++) {
-      let w = bitcast<f32>(aux[c * 8u + 5u]);
-      let k = aux[DEAL + c];
-      v += w * select(vals[c * HM + h], 0.0, isBlocked(k, p, h));
-      for (var i = aux[c * 8u + 6u]; i < aux[c * 8u + 7u]; i++) {
-        let g = aux[PERM + aux[ISO + 3u * i + 1u + p] + h];
-        v += bitcast<f32>(aux[ISO + 3u * i]) * select(vals[c * HM + g], 0.0, isBlocked(k, p, g));
-      }
-    }
-    vals[n * HM + h] = v;
+    vals[out] = chanceSum(0.0, first, first + A, p, h);
     return;
   }
   if (playerOf(n) != p) {
     var v = 0.0;
-    for (var a = 0u; a < A; a++) { v += vals[(first + a) * HM + h]; }
-    vals[n * HM + h] = v;
+    for (var a = 0u; a < A; a++) { v += vals[row(first + a) + h]; }
+    vals[out] = v;
     return;
   }
   var cv: array<f32, MAXA>;
-  for (var a = 0u; a < A; a++) { cv[a] = vals[(first + a) * HM + h]; }
-  if (P.mode == ${MODE_BR}u) {
+  for (var a = 0u; a < A; a++) { cv[a] = vals[row(first + a) + h]; }
+  if (D.mode == ${MODE_BR}u) {
     var v = cv[0];
     for (var a = 1u; a < A; a++) { v = max(v, cv[a]); }
-    vals[n * HM + h] = v;
+    vals[out] = v;
     return;
   }
-  if (P.mode == ${MODE_EV}u) {
+  if (D.mode == ${MODE_EV}u) {
     var v = 0.0;
     for (var a = 0u; a < A; a++) { v += sigma(n, a, h) * cv[a]; }
-    vals[n * HM + h] = v;
+    vals[out] = v;
     return;
   }
-  let blk = aux[n * 8u + 3u];
+  let blk = aux[n * 4u + 2u];
   let off = aux[BLOCKOFF + blk];
   var sig: array<f32, MAXA>;
   var s = 0.0;
@@ -612,17 +658,65 @@ fn up(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw
     sig[a] = x;
     v += x * cv[a];
   }
-  vals[n * HM + h] = v;
+  vals[out] = v;
   let on = !inactive(n, p, h);
+  ${qt ? "let ib = aux[BINP + blk];" : ""}
   for (var a = 0u; a < A; a++) {
     let i = off + a * Hp + h;
     let inst = select(0.0, cv[a] - v, on);
     ${
-    qt ? "inp[i - P.a] = inst;\n    inp[INPHALF + i - P.a] = sig[a];" : `let o = R[i];
+    qt
+      ? "inp[ib + a * Hp + h] = inst;\n    inp[INPHALF + ib + a * Hp + h] = sig[a];"
+      : `let o = R[i];
     ${update}
     S[i] = S[i] * D.gamma + sig[a];`
   }
   }
+}
+
+// Values of a chance node from its children [c0, c1) (each weighted, plus its isomorphs), added to
+// v0 in child order: the up pass (v0 = 0) and the accumulation over chunks give the same sums.
+fn chanceSum(v0: f32, c0: u32, c1: u32, p: u32, h: u32) -> f32 {
+  var v = v0;
+  for (var c = c0; c < c1; c++) {
+    let k = aux[DEAL + c];
+    let w = bitcast<f32>(aux[DEALINFO + 3u * k]);
+    let base = row(c);
+    v += w * select(vals[base + h], 0.0, isBlocked(k, p, h));
+    for (var i = aux[DEALINFO + 3u * k + 1u]; i < aux[DEALINFO + 3u * k + 2u]; i++) {
+      let g = aux[PERM + aux[ISO + 3u * i + 1u + p] + h];
+      v += bitcast<f32>(aux[ISO + 3u * i]) * select(vals[base + g], 0.0, isBlocked(k, p, g));
+    }
+  }
+  return v;
+}
+
+// A chunk's share of its cut chance nodes' values: parts (node, first child, end child, first?,
+// accumulator row) at aux[P.start], P.count of them; a node's first part starts its sum in its
+// accumulator row, later ones add to it.
+@compute @workgroup_size(${WG})
+fn accum(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let idx = flat(gid, nwg);
+  let p = P.p;
+  let Hp = hands(p);
+  if (idx >= P.count * Hp) { return; }
+  let e = P.start + 5u * (idx / Hp);
+  let h = idx % Hp;
+  let out = aux[e + 4u] * HM + h;
+  var v = 0.0;
+  if (aux[e + 3u] == 0u) { v = vals[out]; }
+  vals[out] = chanceSum(v, aux[e + 1u], aux[e + 2u], p, h);
+}
+
+// After the chunks: each cut node's accumulated values (pairs node, accumulator row) to its row.
+@compute @workgroup_size(${WG})
+fn settle(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let idx = flat(gid, nwg);
+  let Hp = hands(P.p);
+  if (idx >= P.count * Hp) { return; }
+  let e = P.start + 2u * (idx / Hp);
+  let h = idx % Hp;
+  vals[row(aux[e]) + h] = vals[aux[e + 1u] * HM + h];
 }
 
 // Copies the root's values (the traverser's hands) to slot P.a of the results row.

@@ -1,8 +1,7 @@
 import { KibitzError } from "../../errors.ts";
 import type { GpuContext } from "../../gpu/device.ts";
 import { storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
-import { workgroups1d } from "../../gpu/dispatch.ts";
-import { bindGroup, type BindingKind, computePipeline } from "../../gpu/pipeline.ts";
+import { type BindingKind, computePipeline } from "../../gpu/pipeline.ts";
 import { type CfrExploitability, dealMass } from "../evaluate.ts";
 import type { CfrGame } from "../game.ts";
 import type { CfrSolver, SolverOptions } from "../solver.ts";
@@ -14,9 +13,19 @@ import {
   type DiscountParams,
   iterationDiscount,
 } from "../schedule.ts";
-import { CFR_TERMINAL, type PublicTree } from "../tree.ts";
-import { cfrKernels, MODE_BR, MODE_EV, MODE_TRAIN, NODE_WORDS, WG } from "./kernels.ts";
-import { buildTables } from "./tables.ts";
+import { CFR_CHANCE, CFR_TERMINAL, type PublicTree } from "../tree.ts";
+import {
+  cfrKernels,
+  DISC_MODE,
+  DISC_WORDS,
+  MODE_BR,
+  MODE_EV,
+  MODE_TRAIN,
+  NODE_WORDS,
+  WG,
+} from "./kernels.ts";
+import { buildTables, type GpuTables, isPokerSource } from "./tables.ts";
+import { type ChunkPlan, planChunks } from "./chunks.ts";
 import {
   defaultRounding,
   formatInfo,
@@ -30,8 +39,8 @@ import { QUANT_CODEC_WGSL } from "../../quant/gpu.ts";
 import { regretsNonNegative } from "../schedule.ts";
 
 const BINDINGS: BindingKind[] = [
-  "uniform",
-  "uniform",
+  "uniform-dynamic",
+  "uniform-dynamic",
   "read-only-storage",
   "storage",
   "storage",
@@ -42,43 +51,364 @@ const BINDINGS: BindingKind[] = [
   "storage",
 ];
 const QUANT_BINDINGS: BindingKind[] = [...BINDINGS, "storage", "storage"];
-const ENTRIES = ["init", "down", "dense", "fold", "showdown", "up", "result"] as const;
+const ENTRIES = [
+  "init",
+  "down",
+  "dense",
+  "fold",
+  "showdown",
+  "up",
+  "accum",
+  "settle",
+  "result",
+] as const;
 type Entry = string;
 /** Seeds of the strategy and prediction rounding keys: the CPU engine's (src/cfr/solver.ts). */
 const STRATEGY_SALT = 0x5bd1e995, PREDICT_SALT = 0x27d4eb2f;
 /** Workgroups of the grid-stride terminal kernels (the showdown scratch is per workgroup). */
-const FOLD_GROUPS = 8192, SD_GROUPS = 4096;
+const FOLD_GROUPS = 8192, SD_GROUPS = 4096, SD_GROUPS_TIGHT = 128;
+/** Bytes between two dispatches' parameters in the params buffer (dynamic uniform offsets). */
+const PARAM_STRIDE = 256;
+/** Smallest chunk region the default plan aims for (see GpuSolveOptions). */
+const MIN_CHUNK_BYTES = 256 * 2 ** 20;
 
-interface Command {
+/**
+ * A recorded dispatch: entry, offset of its parameters, workgroups, and which per-iteration uniform
+ * slot it reads (training: the iteration's; checks: the best-response or EV slot).
+ */
+export interface Command {
   entry: Entry;
-  bind: GPUBindGroup;
+  offset: number;
   groups: [number, number, number];
+  disc: number;
+}
+/** Per-iteration uniform slots: TRAIN_SLOTS iterations of one submission, then the check modes. */
+const TRAIN_SLOTS = 32,
+  BR_SLOT = TRAIN_SLOTS,
+  EV_SLOT = TRAIN_SLOTS + 1,
+  DISC_SLOTS = TRAIN_SLOTS + 2;
+/** Bytes between two slots of the per-iteration uniform (dynamic offsets). */
+const DISC_STRIDE = 256;
+
+/**
+ * How much device memory a GPU solve may take: `memoryBudget` (bytes, the whole solve) picks the
+ * fewest chunks that fit; `chunks` asks for about that many; neither: the default, chunks no larger
+ * than max(256 MiB, the stores and tables), so the per-node vectors never dominate the footprint
+ * while the dispatch count stays within a few times the unchunked one.
+ */
+export interface GpuSolveOptions {
+  memoryBudget?: number;
+  chunks?: number;
 }
 
-/** Device bytes of a GPU solve of `tree` (vectors, f32 stores, tables, scratch), for planning. */
+/** A GPU solve's memory plan: the chunking and the device bytes by part. */
+export interface GpuSolvePlan {
+  plan: ChunkPlan;
+  bytes: number;
+  parts: Record<string, number>;
+  /** Workgroups of the showdown kernel (each with its scratch of card sums). */
+  sdGroups: number;
+}
+
+/** Words of the block scales: scale, next scale and its inverse per block and store. */
+function scaleWords(algorithm: CfrAlgorithm, blocks: number): number {
+  return 3 * (algorithm === "pdcfr+" ? 3 : 2) * Math.max(1, blocks);
+}
+
+/** Stores, scales and tables of a solve: what does not shrink with chunking. */
+function fixedParts(
+  tree: PublicTree,
+  algorithm: CfrAlgorithm,
+  formats: [QuantFormat, QuantFormat],
+  auxBytes: number,
+): Record<string, number> {
+  let elems = 0;
+  for (let b = 0; b < tree.blockSize.length; b++) elems += tree.blockSize[b];
+  const [rf, sf] = formats;
+  const quant = rf !== "f32" || sf !== "f32";
+  const w = (f: QuantFormat) => Math.max(4, payloadWords(f, elems) * 4);
+  return {
+    "regret store": w(rf),
+    "strategy store": w(sf),
+    "prediction store": algorithm === "pdcfr+" ? w(rf) : 4,
+    "block scales": quant ? scaleWords(algorithm, tree.blockNode.length) * 4 : 0,
+    "tables": auxBytes,
+  };
+}
+
+/**
+ * Estimated aux bytes of `tree` (node table, lists, deal masks, terminal and board tables) when the
+ * tables are not built: board tables are guessed from the chance depth (1, 48 or 1,128 boards).
+ */
+export function estimateAuxBytes(tree: PublicTree): number {
+  const hm = Math.max(tree.numHands[0], tree.numHands[1]), aw = Math.ceil(hm / 32);
+  let deals = 0, terms = 0, chanceDepth = 0;
+  const cd = new Uint8Array(tree.size);
+  for (let n = 1; n < tree.size; n++) {
+    const p = tree.parent[n];
+    cd[n] = cd[p] + (tree.kind[p] === CFR_CHANCE ? 1 : 0);
+    chanceDepth = Math.max(chanceDepth, cd[n]);
+    if (tree.kind[p] === CFR_CHANCE) deals++;
+    if (tree.kind[n] === CFR_TERMINAL) terms++;
+  }
+  const boards = [1, 48, 1128][Math.min(2, chanceDepth)];
+  const words = tree.size * (NODE_WORDS + 4) + 4 * tree.blockNode.length + deals * (2 * aw + 4) +
+    5 * terms + boards * 2 * (6 * hm + 53) + tree.isoWeight.length * 3 +
+    tree.permutations.length * hm;
+  return 4 * words;
+}
+
+/**
+ * Plans a GPU solve of `tree`: chunking and device bytes (stores, tables, vectors, instant regrets,
+ * scratch, dispatch parameters). `auxBytes`: the built tables' size (estimated when absent);
+ * `chunkable`: false for games without poker terminals (dense payoffs: one chunk).
+ */
+export function planGpuSolve(
+  tree: PublicTree,
+  algorithm: CfrAlgorithm,
+  formats: [QuantFormat, QuantFormat],
+  options: GpuSolveOptions = {},
+  auxBytes = estimateAuxBytes(tree),
+  chunkable = true,
+  maxNT = Math.max(tree.numHands[0], tree.numHands[1]),
+): GpuSolvePlan {
+  const hm = Math.max(tree.numHands[0], tree.numHands[1]);
+  const quant = formats[0] !== "f32" || formats[1] !== "f32";
+  const fixed = fixedParts(tree, algorithm, formats, auxBytes);
+  let fixedBytes = 0;
+  for (const v of Object.values(fixed)) fixedBytes += v;
+  // Poker games keep reach and values in one buffer (KernelLayout.inPlace), others in two.
+  const vectors = chunkable ? 1 : 2;
+  const costs = { rowBytes: vectors * hm * 4, elemBytes: quant ? 8 : 0 };
+  // Under a budget, fewer showdown workgroups (smaller scratch; they loop over more nodes each).
+  const sdCap = options.memoryBudget !== undefined ? SD_GROUPS_TIGHT : SD_GROUPS;
+  const measure = (plan: ChunkPlan): GpuSolvePlan => {
+    let sd = 1, dispatches = 8;
+    for (const seg of plan.segments) {
+      sd = Math.max(sd, Math.min(seg.terminals.length, sdCap));
+      for (const l of seg.down) if (l.length) dispatches += 2;
+      for (const l of seg.up) if (l.length) dispatches += 2;
+      dispatches += 10;
+    }
+    const parts = {
+      ...fixed,
+      "node vectors (reach + values)": vectors * plan.rows * hm * 4,
+      "instant regrets": quant ? 2 * Math.max(1, plan.inpHalf) * 4 : 0,
+      "scratch": 4 * (sd * 2 * maxNT + 4 * hm),
+      "dispatch parameters": PARAM_STRIDE * dispatches,
+    };
+    let bytes = 64;
+    for (const v of Object.values(parts)) bytes += v;
+    return { plan, bytes, parts, sdGroups: sd };
+  };
+  if (!chunkable) return measure(planChunks(tree, costs, {}));
+  if (options.chunks !== undefined) {
+    return measure(planChunks(tree, costs, { chunks: options.chunks }));
+  }
+  if (options.memoryBudget === undefined) {
+    return measure(planChunks(tree, costs, { chunkBytes: Math.max(MIN_CHUNK_BYTES, fixedBytes) }));
+  }
+  // The fewest chunks within the budget: the largest chunk size that fits, by bisection (more
+  // chunks as the size shrinks; the bytes follow, up to the parameters of the extra dispatches).
+  const budget = options.memoryBudget;
+  const whole = measure(planChunks(tree, costs, {}));
+  if (whole.bytes <= budget) return whole;
+  let lo = 0, hi = whole.bytes, best: GpuSolvePlan | null = null;
+  for (let k = 0; k < 24 && hi - lo > Math.max(1, hi / 200); k++) {
+    const mid = (lo + hi) / 2, got = measure(planChunks(tree, costs, { chunkBytes: mid }));
+    if (got.bytes <= budget) best = got, lo = mid;
+    else hi = mid;
+  }
+  return best ?? measure(planChunks(tree, costs, { chunkBytes: 0 }));
+}
+
+/** Device bytes of a GPU solve of `tree` (default plan unless `options` say otherwise). */
 export function gpuSolveBytes(
   tree: PublicTree,
   algorithm: CfrAlgorithm,
   formats: [QuantFormat, QuantFormat] = ["f32", "f32"],
+  options: GpuSolveOptions = {},
 ): number {
-  const hm = Math.max(tree.numHands[0], tree.numHands[1]);
-  let elems = 0, maxLevel = 0;
-  for (let b = 0; b < tree.blockSize.length; b++) elems += tree.blockSize[b];
-  for (let d = 0; d < tree.levels; d++) {
-    let e = 0;
-    for (let n = tree.levelStart[d]; n < tree.levelStart[d + 1]; n++) {
-      if (tree.block[n] >= 0) e += tree.blockSize[tree.block[n]];
+  return planGpuSolve(tree, algorithm, formats, options).bytes;
+}
+
+/**
+ * The recorded steps of one iteration (both traversers) and of one exploitability check, and the
+ * distinct dispatch parameters they use (in the order of their offsets).
+ */
+export function buildCommands(
+  tree: PublicTree,
+  tables: GpuTables,
+  plan: ChunkPlan,
+  stores: string[],
+  quant: boolean,
+  sdGroups: number,
+  maxDim: number,
+): { train: Command[]; evaluate: Command[]; paramSets: number[][] } {
+  const hm = tables.layout.hm;
+  const groups1d = (n: number, size: number): [number, number, number] => {
+    const groups = Math.max(1, Math.ceil(n / size));
+    if (groups <= maxDim) return [groups, 1, 1];
+    const y = Math.ceil(groups / maxDim);
+    return [Math.ceil(groups / y), y, 1];
+  };
+  // Per-dispatch parameters, deduplicated, at PARAM_STRIDE apart in one uniform buffer.
+  const paramSets: number[][] = [];
+  const paramAt = new Map<string, number>();
+  const offsetFor = (words: number[]): number => {
+    const key = words.join(",");
+    let at = paramAt.get(key);
+    if (at === undefined) {
+      at = paramSets.length * PARAM_STRIDE;
+      paramAt.set(key, at);
+      paramSets.push(words);
     }
-    maxLevel = Math.max(maxLevel, e);
+    return at;
+  };
+  const levels = tree.levels;
+  const pass = (p: 0 | 1, mode: number, slot: number): Command[] => {
+    const out: Command[] = [];
+    const disc = mode === MODE_BR ? BR_SLOT : mode === MODE_EV ? EV_SLOT : 0;
+    const add = (entry: Entry, words: number[], groups: [number, number, number]) => {
+      out.push({ entry, offset: offsetFor(words), groups, disc });
+    };
+    const ho = tree.numHands[1 - p];
+    const down = (s: number, from: number) => {
+      for (let d = from; d < levels; d++) {
+        const [at, n] = tables.lists[s].down[d];
+        if (n > 0) add("down", [at, n, p], groups1d(n * ho, WG));
+      }
+    };
+    const terminals = (s: number) => {
+      const r = tables.ranges[s];
+      if (r.dense[1] > 0) {
+        add("dense", [r.dense[0], r.dense[1], p], groups1d(r.dense[1] * hm, WG));
+      }
+      if (r.fold[1] > 0) {
+        add("fold", [r.fold[0], r.fold[1], p], [Math.min(r.fold[1], FOLD_GROUPS), 1, 1]);
+      }
+      if (r.showdown[1] > 0) {
+        add("showdown", [r.showdown[0], r.showdown[1], p], [
+          Math.min(r.showdown[1], sdGroups),
+          1,
+          1,
+        ]);
+      }
+    };
+    const up = (s: number) => {
+      for (let d = levels - 1; d >= 0; d--) {
+        const [at, n] = tables.lists[s].up[d];
+        if (n > 0) add("up", [at, n, p], groups1d(n * hm, WG));
+        if (plan.levelUpdates) update(s, d);
+      }
+      if (!plan.levelUpdates) update(s, -1);
+    };
+    // Store updates of segment s (d < 0) or of its level d (ChunkPlan.levelUpdates).
+    const update = (s: number, d: number) => {
+      if (!quant || mode !== MODE_TRAIN) return;
+      const [at, n] = d < 0 ? tables.blockLists[s][p] : tables.levelBlockLists[s][d][p];
+      if (n === 0) return;
+      const q = [at, n, p, 0, 0, 0, d < 0 ? s : s * levels + d];
+      for (const x of stores) {
+        add(`reduce_${x}`, q, groups1d(n * 64, 64));
+        add(`encode_${x}`, q, groups1d(n * 64, 64));
+        add(`commit_${x}`, q, groups1d(n, 64));
+      }
+    };
+    add("init", [0, 1, p], [Math.ceil(hm / WG), 1, 1]);
+    down(0, 1);
+    terminals(0);
+    for (let s = 1; s < plan.segments.length; s++) {
+      down(s, 0);
+      terminals(s);
+      up(s);
+      const [at, n] = tables.parts[s];
+      if (n > 0) add("accum", [at, n, p], groups1d(n * hm, WG));
+    }
+    if (tables.cutRows[1] > 0) {
+      const [at, n] = tables.cutRows;
+      add("settle", [at, n, p], groups1d(n * hm, WG));
+    }
+    up(0);
+    if (mode !== MODE_TRAIN) add("result", [0, 0, p, 0, slot], [Math.ceil(hm / WG), 1, 1]);
+    return out;
+  };
+  const train = [...pass(0, MODE_TRAIN, 0), ...pass(1, MODE_TRAIN, 0)];
+  const evaluate: Command[] = [
+    ...pass(0, MODE_BR, 0),
+    ...pass(1, MODE_BR, 1),
+    ...pass(0, MODE_EV, 2),
+    ...pass(1, MODE_EV, 3),
+  ];
+  return { train, evaluate, paramSets };
+}
+
+/** Formats, tables and memory plan of a GPU solve (shared by the solver and dispatch counts). */
+function prepareSolve(
+  tree: PublicTree,
+  game: CfrGame,
+  options: SolverOptions,
+  gpuOptions: GpuSolveOptions,
+) {
+  const algorithm = options.algorithm ?? "dcfr";
+  const signed = !regretsNonNegative(algorithm);
+  const rf: QuantFormat = options.regretFormat ?? regretFormat(options.regretBits ?? 32, signed);
+  if (signed && (rf === "u8" || rf === "u4" || rf === "u16")) {
+    throw new KibitzError(
+      "bad_format",
+      `${algorithm} keeps negative regrets, which unsigned ${rf} cannot store; use a signed format or cfr+/dcfr+/pdcfr+`,
+    );
   }
-  const [rf, sf] = formats;
+  const sf = strategyFormat(options.strategyBits ?? 32);
   const quant = rf !== "f32" || sf !== "f32";
-  const stores = 4 * ((algorithm === "pdcfr+" ? 2 : 1) * payloadWords(rf, elems) +
-    payloadWords(sf, elems));
-  // Quantized: per-block scales (9 per block) and one level's instant regrets and strategies.
-  const extra = quant ? 4 * (9 * tree.blockNode.length + 2 * maxLevel) : 0;
-  // Tables: the node table plus about as much again for deal masks and terminal tables.
-  return 2 * tree.size * hm * 4 + stores + extra + 2 * tree.size * NODE_WORDS * 4;
+  const kalg = algorithm === "dcfr" ? "dcfr" : algorithm === "pdcfr+" ? "pdcfr+" : "plus";
+  // Plan with estimated tables, build them, then plan again with their real size.
+  const chunkable = isPokerSource(game);
+  const first = planGpuSolve(tree, algorithm, [rf, sf], gpuOptions, undefined, chunkable);
+  let tables = buildTables(tree, game, kalg, first.plan);
+  const planned = planGpuSolve(
+    tree,
+    algorithm,
+    [rf, sf],
+    gpuOptions,
+    tables.aux.byteLength,
+    chunkable,
+    tables.layout.maxNT,
+  );
+  const shape = (p: ChunkPlan) => p.segments.map((g) => g.rows).join(",");
+  if (shape(planned.plan) !== shape(first.plan)) {
+    tables = buildTables(tree, game, kalg, planned.plan);
+  }
+  const sdGroups = planned.sdGroups;
+  // Predictions after the regrets they are derived from.
+  const stores = algorithm === "pdcfr+" ? ["R", "Q", "S"] : ["R", "S"];
+  return { rf, sf, quant, tables, planned, sdGroups, stores };
+}
+
+/**
+ * Dispatches per iteration and per exploitability check, chunks and device bytes of a GPU solve,
+ * computed on the host (no adapter): for planning and for reporting what a change saves.
+ */
+export function gpuSolveShape(
+  tree: PublicTree,
+  game: CfrGame,
+  options: SolverOptions = {},
+  gpuOptions: GpuSolveOptions = {},
+  maxDim = 65535,
+): { dispatches: number; checkDispatches: number; chunks: number; plan: GpuSolvePlan } {
+  const { quant, tables, planned, sdGroups, stores } = prepareSolve(
+    tree,
+    game,
+    options,
+    gpuOptions,
+  );
+  const c = buildCommands(tree, tables, planned.plan, stores, quant, sdGroups, maxDim);
+  return {
+    dispatches: c.train.length,
+    checkDispatches: c.evaluate.length,
+    chunks: Math.max(1, planned.plan.segments.length - 1),
+    plan: planned,
+  };
 }
 
 /**
@@ -99,6 +429,14 @@ export class GpuCfrSolver {
   get dispatchesPerIteration(): number {
     return this.train.length;
   }
+  /** Dispatches one exploitability check records (best responses and EVs of both players). */
+  get dispatchesPerCheck(): number {
+    return this.evaluate.length;
+  }
+  /** Chunks the lower tree is processed in (1: unchunked). */
+  get chunks(): number {
+    return Math.max(1, this.plan.plan.segments.length - 1);
+  }
   /** Bytes of the regret and strategy (and prediction) payloads. */
   get storeBytes(): number {
     return this.regrets.size + this.strategy.size +
@@ -106,6 +444,9 @@ export class GpuCfrSolver {
   }
   private readonly buffers: GPUBuffer[];
   private readonly disc: GPUBuffer;
+  private readonly bind: GPUBindGroup;
+  /** The memory plan (chunking, bytes by part). */
+  readonly plan: GpuSolvePlan;
   private readonly regrets: GPUBuffer;
   private readonly strategy: GPUBuffer;
   private readonly predicted: GPUBuffer;
@@ -119,6 +460,7 @@ export class GpuCfrSolver {
   /** Regret and strategy formats. */
   readonly formats: [QuantFormat, QuantFormat];
   private readonly blocks: number;
+  private readonly blockOffsets: Uint32Array;
   private readonly scales: GPUBuffer | null;
 
   private constructor(
@@ -131,6 +473,8 @@ export class GpuCfrSolver {
       buffers: GPUBuffer[];
       storage: GPUBuffer[];
       disc: GPUBuffer;
+      bind: GPUBindGroup;
+      plan: GpuSolvePlan;
       pipelines: Map<Entry, GPUComputePipeline>;
       train: Command[];
       evaluate: Command[];
@@ -139,16 +483,20 @@ export class GpuCfrSolver {
       keys: number[];
       formats: [QuantFormat, QuantFormat];
       blocks: number;
+      blockOffsets: Uint32Array;
     },
   ) {
     this.keys = init.keys;
     this.formats = init.formats;
     this.blocks = init.blocks;
+    this.blockOffsets = init.blockOffsets;
     this.scales = init.storage[8] ?? null;
     this.algorithm = init.algorithm;
     this.discount = init.discount;
     this.buffers = init.buffers;
     this.disc = init.disc;
+    this.bind = init.bind;
+    this.plan = init.plan;
     this.pipelines = init.pipelines;
     this.train = init.train;
     this.evaluate = init.evaluate;
@@ -164,6 +512,7 @@ export class GpuCfrSolver {
     tree: PublicTree,
     game: CfrGame,
     options: SolverOptions = {},
+    gpuOptions: GpuSolveOptions = {},
   ): Promise<GpuCfrSolver> {
     refuseUnsupported(options);
     const algorithm = options.algorithm ?? "dcfr";
@@ -171,56 +520,41 @@ export class GpuCfrSolver {
       ? { ...DCFR_PAPER }
       : defaultDiscount(algorithm);
     const discount = { ...base, ...options.discount };
-    const signed = !regretsNonNegative(algorithm);
-    const rf: QuantFormat = options.regretFormat ?? regretFormat(options.regretBits ?? 32, signed);
-    if (signed && (rf === "u8" || rf === "u4" || rf === "u16")) {
-      throw new KibitzError(
-        "bad_format",
-        `${algorithm} keeps negative regrets, which unsigned ${rf} cannot store; use a signed format or cfr+/dcfr+/pdcfr+`,
-      );
-    }
-    const sf = strategyFormat(options.strategyBits ?? 32);
-    const quant = rf !== "f32" || sf !== "f32";
-    const tables = buildTables(
+    const { rf, sf, quant, tables, planned, sdGroups, stores } = prepareSolve(
       tree,
       game,
-      algorithm === "dcfr" ? "dcfr" : algorithm === "pdcfr+" ? "pdcfr+" : "plus",
+      options,
+      gpuOptions,
     );
+    const plan = planned.plan;
+    const budget = gpuOptions.memoryBudget;
+    if (budget !== undefined && planned.bytes > budget) {
+      throw new KibitzError(
+        "gpu_too_large",
+        `GPU solve: ${mib(planned.bytes)} of device memory at the finest chunking (${
+          Math.max(1, plan.segments.length - 1)
+        } chunks) exceeds the budget of ${mib(budget)} (${
+          Object.entries(planned.parts).map(([k, v]) => `${k} ${mib(v)}`).join(", ")
+        }); raise the budget, use smaller formats or the CPU backend`,
+      );
+    }
     const L = tables.layout;
     const hm = L.hm;
-    const sdGroups = Math.max(1, Math.min(tables.showdownCount, SD_GROUPS));
     L.results = sdGroups * 2 * L.maxNT;
     const elems = tables.blockOffsets[tables.blockOffsets.length - 1];
     const blocks = tree.blockNode.length;
-    // Per level: its blocks [b0, b1) and elements [e0, e1) (blocks are numbered in node order).
-    const levelBlocks: [number, number, number, number][] = [];
-    {
-      let b = 0;
-      for (let d = 0; d < tree.levels; d++) {
-        const b0 = b;
-        while (b < blocks && tree.blockNode[b] < tree.levelStart[d + 1]) b++;
-        levelBlocks.push([b0, b, tables.blockOffsets[b0], tables.blockOffsets[b]]);
-      }
-    }
-    let inpHalf = 1;
-    for (const [, , e0, e1] of levelBlocks) inpHalf = Math.max(inpHalf, e1 - e0);
-    let aux = tables.aux;
+    const aux = tables.aux;
     if (quant) {
-      const bp = new Uint32Array(blocks);
-      for (let b = 0; b < blocks; b++) bp[b] = tree.player[tree.blockNode[b]];
-      const joined = new Uint32Array(aux.length + blocks);
-      joined.set(aux), joined.set(bp, aux.length);
       L.quant = {
         r: formatInfo(rf).code,
         s: formatInfo(sf).code,
         q: formatInfo(rf).code,
         blocks,
-        inpHalf,
-        blockPlayer: aux.length,
+        inpHalf: Math.max(1, plan.inpHalf),
       };
-      aux = joined;
     }
-    const vecBytes = tree.size * hm * 4;
+    const vecBytes = Math.max(1, plan.rows) * hm * 4;
+    const valsBytes = L.inPlace ? 4 : vecBytes;
     const lim = ctx.device.limits;
     const storeBytes = (f: QuantFormat) => Math.max(4, payloadWords(f, elems) * 4);
     const sizes = {
@@ -228,6 +562,7 @@ export class GpuCfrSolver {
       "regret store": storeBytes(rf),
       "strategy store": storeBytes(sf),
       "tables": aux.byteLength,
+      "instant regrets": quant ? 2 * Math.max(1, plan.inpHalf) * 4 : 0,
     };
     for (const [what, bytes] of Object.entries(sizes)) {
       const cap = Math.min(lim.maxStorageBufferBindingSize, lim.maxBufferSize);
@@ -238,13 +573,14 @@ export class GpuCfrSolver {
             mib(cap)
           } per buffer (maxStorageBufferBindingSize ${
             mib(lim.maxStorageBufferBindingSize)
-          }, maxBufferSize ${mib(lim.maxBufferSize)}); use the CPU backend or a smaller spot`,
+          }, maxBufferSize ${
+            mib(lim.maxBufferSize)
+          }); set a memory budget (more chunks), use the CPU backend or a smaller spot`,
         );
       }
     }
     const code = cfrKernels(L, QUANT_CODEC_WGSL);
     const pipelines = new Map<Entry, GPUComputePipeline>();
-    const stores = algorithm === "pdcfr+" ? ["R", "Q", "S"] : ["R", "S"];
     const entries: string[] = [...ENTRIES];
     if (quant) {
       for (const x of stores) {
@@ -260,7 +596,7 @@ export class GpuCfrSolver {
       storageBuffer(ctx, aux, "cfr aux"),
       storageBuffer(ctx, vecBytes, "cfr reach"),
       storageBuffer(ctx, 4, "cfr unused"),
-      storageBuffer(ctx, vecBytes, "cfr vals"),
+      storageBuffer(ctx, valsBytes, "cfr vals"),
       storageBuffer(ctx, storeBytes(rf), "cfr regrets"),
       storageBuffer(ctx, storeBytes(sf), "cfr strategy"),
       storageBuffer(ctx, algorithm === "pdcfr+" ? storeBytes(rf) : 4, "cfr predicted"),
@@ -268,84 +604,50 @@ export class GpuCfrSolver {
     ];
     if (quant) {
       buffers.push(
-        storageBuffer(ctx, 9 * Math.max(1, blocks) * 4, "cfr scales"),
-        storageBuffer(ctx, 2 * inpHalf * 4, "cfr inputs"),
+        storageBuffer(ctx, scaleWords(algorithm, blocks) * 4, "cfr scales"),
+        storageBuffer(ctx, 2 * Math.max(1, plan.inpHalf) * 4, "cfr inputs"),
       );
     }
-    const disc = ctx.device.createBuffer({ size: 48, usage: 0x40 | 0x8, label: "cfr disc" });
-    let bytes = 48;
-    for (const b of buffers) bytes += b.size;
-    const params = new Map<string, GPUBuffer>();
-    const binds = new Map<string, GPUBindGroup>();
-    const bindFor = async (words: number[]): Promise<GPUBindGroup> => {
-      const key = words.join(",");
-      const hit = binds.get(key);
-      if (hit) return hit;
-      const u = uniformBuffer(
-        ctx,
-        new Uint32Array([...words, 0, 0, 0, 0, 0, 0, 0, 0].slice(0, 8)).buffer,
-      );
-      params.set(key, u);
-      bytes += u.size;
-      const bg = await bindGroup(ctx, pipelines.get("init")!, [u, disc, ...buffers]);
-      binds.set(key, bg);
-      return bg;
-    };
-    const pass = async (p: 0 | 1, mode: number, slot: number): Promise<Command[]> => {
-      const out: Command[] = [];
-      const add = async (entry: Entry, words: number[], groups: [number, number, number]) => {
-        out.push({ entry, bind: await bindFor(words), groups });
-      };
-      await add("init", [0, 1, p, mode], [Math.ceil(hm / WG), 1, 1]);
-      for (let d = 1; d < tree.levels; d++) {
-        const s = tree.levelStart[d], n = tree.levelStart[d + 1] - s;
-        const ho = tree.numHands[1 - p];
-        await add("down", [s, n, p, mode], workgroups1d(ctx, n * ho, WG));
-      }
-      if (tables.denseCount > 0) {
-        await add(
-          "dense",
-          [0, tables.denseCount, p, mode],
-          workgroups1d(ctx, tables.denseCount * hm, WG),
-        );
-      }
-      if (tables.foldCount > 0) {
-        await add("fold", [0, tables.foldCount, p, mode], [
-          Math.min(tables.foldCount, FOLD_GROUPS),
-          1,
-          1,
-        ]);
-      }
-      if (tables.showdownCount > 0) {
-        await add("showdown", [0, tables.showdownCount, p, mode], [sdGroups, 1, 1]);
-      }
-      for (let d = tree.levels - 2; d >= 0; d--) {
-        const s = tree.levelStart[d], n = tree.levelStart[d + 1] - s;
-        let any = false;
-        for (let i = s; i < s + n && !any; i++) any = tree.kind[i] !== CFR_TERMINAL;
-        const [b0, b1, e0, e1] = levelBlocks[d];
-        if (any) await add("up", [s, n, p, mode, e0], workgroups1d(ctx, n * hm, WG));
-        if (quant && mode === MODE_TRAIN && b1 > b0) {
-          const q = [b0, b1 - b0, p, mode, e0, e1];
-          for (const x of stores) {
-            await add(`reduce_${x}`, q, workgroups1d(ctx, (b1 - b0) * 64, 64));
-            await add(`encode_${x}`, q, workgroups1d(ctx, e1 - e0 + 8, WG));
-            await add(`commit_${x}`, q, workgroups1d(ctx, b1 - b0, 64));
-          }
-        }
-      }
-      if (mode !== MODE_TRAIN) {
-        await add("result", [0, 0, p, mode, slot], [Math.ceil(hm / WG), 1, 1]);
-      }
-      return out;
-    };
-    const train = [...await pass(0, MODE_TRAIN, 0), ...await pass(1, MODE_TRAIN, 0)];
-    const evaluate = [
-      ...await pass(0, MODE_BR, 0),
-      ...await pass(1, MODE_BR, 1),
-      ...await pass(0, MODE_EV, 2),
-      ...await pass(1, MODE_EV, 3),
-    ];
+    // Per-iteration uniforms (discounts, rounding keys, mode): one slot per iteration of a
+    // submission, and the check modes' slots, picked per dispatch by a dynamic offset.
+    const disc = ctx.device.createBuffer({
+      size: DISC_SLOTS * DISC_STRIDE,
+      usage: 0x40 | 0x8,
+      label: "cfr disc",
+    });
+    const { train, evaluate, paramSets } = buildCommands(
+      tree,
+      tables,
+      plan,
+      stores,
+      quant,
+      sdGroups,
+      ctx.device.limits.maxComputeWorkgroupsPerDimension,
+    );
+    const paramWords = new Uint32Array(Math.max(1, paramSets.length) * PARAM_STRIDE / 4);
+    paramSets.forEach((w, i) => paramWords.set(w, i * PARAM_STRIDE / 4));
+    const params = uniformBuffer(ctx, paramWords.buffer, "cfr params");
+    for (const [slot, mode] of [[BR_SLOT, MODE_BR], [EV_SLOT, MODE_EV]]) {
+      const words = new Uint32Array(DISC_WORDS);
+      words[DISC_MODE] = mode;
+      ctx.device.queue.writeBuffer(disc, slot * DISC_STRIDE, words);
+    }
+    ctx.device.pushErrorScope("validation");
+    const bind = ctx.device.createBindGroup({
+      layout: pipelines.get("init")!.getBindGroupLayout(0),
+      entries: [params, disc, ...buffers].map((buffer, binding) => ({
+        binding,
+        resource: binding === 0
+          ? { buffer, size: 32 }
+          : binding === 1
+          ? { buffer, size: DISC_WORDS * 4 }
+          : { buffer },
+      })),
+    });
+    const err = await ctx.device.popErrorScope();
+    if (err) throw new KibitzError("shader_error", `cfr bind group is invalid: ${err.message}`);
+    let bytes = 0;
+    for (const b of [params, disc, ...buffers]) bytes += b.size;
     const seed = options.seed ?? 0;
     const rMode: Rounding = options.rounding ?? defaultRounding(rf);
     const sMode: Rounding = options.strategyRounding ?? "stochastic";
@@ -360,28 +662,36 @@ export class GpuCfrSolver {
       ],
       formats: [rf, sf],
       blocks,
+      blockOffsets: tables.blockOffsets,
       algorithm,
       discount,
-      buffers: [...params.values(), disc, ...buffers],
+      buffers: [params, disc, ...buffers],
       storage: buffers,
       disc,
+      bind,
       pipelines,
       train,
       evaluate,
       bytes,
       elems,
+      plan: planned,
     });
   }
 
-  /** Runs `iterations` more iterations: one submission each, no readback. */
+  /**
+   * Runs `iterations` more iterations with no readback: up to TRAIN_SLOTS of them per submission
+   * (their discounts and keys written at once, one uniform slot each), so the per-submission cost
+   * of the queue is paid once per batch rather than per iteration.
+   */
   run(iterations: number): void {
     const dev = this.ctx.device;
-    for (let i = 0; i < iterations; i++) {
-      this.writeDiscount();
+    for (let done = 0; done < iterations;) {
+      const k = Math.min(TRAIN_SLOTS, iterations - done);
+      this.writeDiscounts(k);
       const enc = dev.createCommandEncoder();
-      this.record(enc, this.train);
+      for (let i = 0; i < k; i++) this.record(enc, this.train, i);
       dev.queue.submit([enc.finish()]);
-      this.iteration++;
+      this.iteration += k, done += k;
     }
   }
 
@@ -392,8 +702,10 @@ export class GpuCfrSolver {
    */
   async kernelTimes(): Promise<Record<string, number> | null> {
     if (!this.ctx.timestamps) return null;
-    const dev = this.ctx.device, cmds = this.train, n = cmds.length;
-    this.writeDiscount();
+    const dev = this.ctx.device;
+    const cmds = this.train, n = cmds.length;
+    if (2 * n > 4096) return null; // a query set holds at most 4,096 timestamps
+    this.writeDiscounts(1);
     const qs = dev.createQuerySet({ type: "timestamp", count: 2 * n });
     const resolve = dev.createBuffer({ size: 16 * n, usage: 0x200 | 0x4 });
     const staging = dev.createBuffer({ size: 16 * n, usage: 0x1 | 0x8 });
@@ -407,7 +719,7 @@ export class GpuCfrSolver {
         },
       });
       pass.setPipeline(this.pipelines.get(c.entry)!);
-      pass.setBindGroup(0, c.bind);
+      pass.setBindGroup(0, this.bind, [c.offset, c.disc * DISC_STRIDE]);
       pass.dispatchWorkgroups(c.groups[0], c.groups[1], c.groups[2]);
       pass.end();
     });
@@ -472,7 +784,7 @@ export class GpuCfrSolver {
       [this.strategy, payloadWords(sf, this.elems) * 4],
     ];
     if (this.algorithm === "pdcfr+") srcs.push([this.predicted, payloadWords(rf, this.elems) * 4]);
-    if (this.scales) srcs.push([this.scales, 9 * Math.max(1, this.blocks) * 4]);
+    if (this.scales) srcs.push([this.scales, this.scales.size]);
     const enc = dev.createCommandEncoder();
     const stagings = srcs.map(([src, n]) => {
       const st = dev.createBuffer({ size: Math.max(4, n), usage: 0x1 | 0x8 });
@@ -545,26 +857,63 @@ export class GpuCfrSolver {
     }
   }
 
+  /**
+   * The cumulative strategy of block `b` (actions x hands, decoded), read back alone: a root or
+   * node summary without downloading the stores.
+   */
+  async strategyBlock(b: number): Promise<Float32Array> {
+    const dev = this.ctx.device, sf = this.formats[1], info = formatInfo(sf);
+    const e0 = this.blockOffsets[b], e1 = this.blockOffsets[b + 1];
+    const per = sf === "f32" ? 1 : info.perWord;
+    const w0 = Math.floor(e0 / per), w1 = Math.ceil(e1 / per);
+    const size = Math.max(4, (w1 - w0) * 4);
+    const enc = dev.createCommandEncoder();
+    const st = dev.createBuffer({ size: size + 4, usage: 0x1 | 0x8 });
+    enc.copyBufferToBuffer(this.strategy, 4 * w0, st, 0, (w1 - w0) * 4);
+    if (this.scales) enc.copyBufferToBuffer(this.scales, 4 * (3 * this.blocks + b), st, size, 4);
+    dev.queue.submit([enc.finish()]);
+    await st.mapAsync(0x1);
+    const raw = st.getMappedRange().slice(0);
+    st.unmap(), st.destroy();
+    const words = new Uint32Array(raw, 0, w1 - w0), out = new Float32Array(e1 - e0);
+    if (sf === "f32") {
+      out.set(new Float32Array(raw, 0, e1 - e0));
+      return out;
+    }
+    const scale = new Float32Array(raw, size, 1)[0], mask = (1 << info.bits) - 1;
+    for (let e = e0; e < e1; e++) {
+      const w = words[Math.floor(e / per) - w0], k = e % per;
+      out[e - e0] = ((w >>> (k * info.bits)) & mask) * scale / info.levels;
+    }
+    return out;
+  }
+
   /** Frees the device buffers. */
   destroy(): void {
     for (const b of this.buffers) b.destroy();
   }
 
-  /** Uploads the discounts and rounding keys of the next iteration. */
-  private writeDiscount(): void {
-    const d = iterationDiscount(this.discount, this.iteration);
-    const words = new ArrayBuffer(48), f = new Float32Array(words), u = new Uint32Array(words);
-    f.set([d.alphaPos, d.betaNeg, d.gamma, d.alphaNext]);
-    u.set([this.iteration, 0, ...this.keys], 4);
+  /** Uploads the discounts and rounding keys of the next `k` iterations into slots 0..k-1. */
+  private writeDiscounts(k: number): void {
+    const stride = DISC_STRIDE / 4;
+    const words = new ArrayBuffer(k * DISC_STRIDE), f = new Float32Array(words);
+    const u = new Uint32Array(words);
+    for (let i = 0; i < k; i++) {
+      const d = iterationDiscount(this.discount, this.iteration + i);
+      f.set([d.alphaPos, d.betaNeg, d.gamma, d.alphaNext], i * stride);
+      u.set([this.iteration + i, 0, ...this.keys, MODE_TRAIN], i * stride + 4);
+    }
     this.ctx.device.queue.writeBuffer(this.disc, 0, words);
   }
 
-  private record(enc: GPUCommandEncoder, cmds: Command[]): void {
+  /** Records `cmds` in one compute pass; training dispatches read uniform slot `slot`. */
+  private record(enc: GPUCommandEncoder, cmds: Command[], slot = 0): void {
     const pass = enc.beginComputePass();
     let last: Entry | null = null;
     for (const c of cmds) {
       if (c.entry !== last) pass.setPipeline(this.pipelines.get(c.entry)!), last = c.entry;
-      pass.setBindGroup(0, c.bind);
+      const d = c.disc === 0 ? slot : c.disc;
+      pass.setBindGroup(0, this.bind, [c.offset, d * DISC_STRIDE]);
       pass.dispatchWorkgroups(c.groups[0], c.groups[1], c.groups[2]);
     }
     pass.end();

@@ -1,6 +1,7 @@
 import { KibitzError } from "../../errors.ts";
 import type { CfrGame } from "../game.ts";
 import { CFR_CHANCE, CFR_PLAYER, CFR_TERMINAL, type PublicTree } from "../tree.ts";
+import type { ChunkPlan } from "./chunks.ts";
 import { type KernelLayout, NODE_WORDS } from "./kernels.ts";
 
 /** What the poker terminal kernels read from a postflop game (PostflopGame has all of it). */
@@ -38,6 +39,17 @@ export interface GpuTables {
   showdownCount: number;
   /** Elements per block offset (f32 store offsets), blocks + 1 entries. */
   blockOffsets: Uint32Array;
+  /** Per segment of the plan: [first, count] of its dense, fold and showdown terminals. */
+  ranges: { dense: [number, number]; fold: [number, number]; showdown: [number, number] }[];
+  /** Per segment: aux offsets of its per-level down and up node lists (empty lists: offset -1). */
+  lists: { down: [number, number][]; up: [number, number][] }[];
+  /** Per segment and player: aux offset and length of its block list; its parts' offset and count. */
+  blockLists: [[number, number], [number, number]][];
+  /** Per segment, level and player: aux offset and length of its block list. */
+  levelBlockLists: [[number, number], [number, number]][][];
+  parts: [number, number][];
+  /** aux offset and count of the (cut node, accumulator row) pairs. */
+  cutRows: [number, number];
 }
 
 class Words {
@@ -64,6 +76,7 @@ export function buildTables(
   tree: PublicTree,
   game: CfrGame,
   algorithm: KernelLayout["algorithm"],
+  plan: ChunkPlan,
 ): GpuTables {
   const [h0, h1] = tree.numHands;
   const hm = Math.max(h0, h1);
@@ -71,14 +84,10 @@ export function buildTables(
   for (let n = 0; n < tree.size; n++) {
     const kind = tree.kind[n], pl = tree.player[n] < 0 ? 3 : tree.player[n];
     w.push(
-      kind | (pl << 2),
+      kind | (pl << 2) | (tree.numChildren[n] << 4),
       tree.firstChild[n],
-      tree.numChildren[n],
       tree.block[n] < 0 ? 0 : tree.block[n],
       n === 0 ? 0 : tree.parent[n],
-      w.f32(tree.chanceWeight[n]),
-      tree.isoStart[n],
-      tree.isoStart[n + 1],
     );
   }
   if (w.data.length !== tree.size * NODE_WORDS) throw new Error("node table size");
@@ -102,6 +111,7 @@ export function buildTables(
   const NONE = 0xffffffff, aw = Math.ceil(hm / 32);
   const dealOf = new Uint32Array(tree.size).fill(NONE);
   const dealUp: number[] = [];
+  const dealInfo: number[] = [];
   const masks: number[] = [];
   for (let n = 1; n < tree.size; n++) {
     const par = tree.parent[n];
@@ -111,6 +121,7 @@ export function buildTables(
     }
     const k = dealUp.length;
     dealUp.push(dealOf[par]);
+    dealInfo.push(w.f32(tree.chanceWeight[n]), tree.isoStart[n], tree.isoStart[n + 1]);
     dealOf[n] = k;
     for (const p of [0, 1] as const) {
       const m = new Array<number>(aw).fill(0);
@@ -121,14 +132,53 @@ export function buildTables(
   }
   const blocked = w.all(dealOf);
   const dealUpAt = w.all(dealUp);
-  const masksAt = w.all(masks);
+  const dealInfoAt = w.all(dealInfo);
+  // Poker: a deal blocks exactly the hands holding its card; then one card per deal replaces the
+  // two bit masks (F1: 0.5 MB instead of 6 MB).
+  const dealCards = isPokerSource(game) ? cardsOfDeals(tree, game.cards) : null;
+  const masksAt = dealCards ? w.all(dealCards) : w.all(masks);
   const w0 = w.data.length;
   for (const x of game.initialWeights(0)) w.push(w.f32(x));
   const w1 = w.data.length;
   for (const x of game.initialWeights(1)) w.push(w.f32(x));
 
-  const terminals: number[] = [];
-  for (let n = 0; n < tree.size; n++) if (tree.kind[n] === CFR_TERMINAL) terminals.push(n);
+  // Terminals segment by segment (node order inside each), so each segment's are one range.
+  const terminals: number[] = plan.segments.flatMap((s) => s.terminals);
+  const segOfTerm = terminals.map((n) => plan.nodeSeg[n]);
+  const nseg = plan.segments.length;
+  // Node rows, per-segment node lists, block lists, blocks' segments, players and inp offsets, parts.
+  const slotAt = w.all(plan.slot);
+  const lists = plan.segments.map((seg) => {
+    const put = (l: number[]): [number, number] => [l.length > 0 ? w.all(l) : 0, l.length];
+    return { down: seg.down.map(put), up: seg.up.map(put) };
+  });
+  type Pair = [[number, number], [number, number]];
+  const putBlocks = (ls: [number[], number[]]) =>
+    ls.map((l) => [l.length > 0 ? w.all(l) : 0, l.length]) as Pair;
+  const blockLists = plan.levelUpdates
+    ? plan.segments.map((): Pair => [[0, 0], [0, 0]])
+    : plan.segments.map((seg) => putBlocks(seg.blocks));
+  const levelBlockLists = plan.levelUpdates
+    ? plan.segments.map((seg) => seg.levelBlocks.map(putBlocks))
+    : [];
+  const parts = plan.segments.map((seg): [number, number] => [
+    seg.parts.length > 0 ? w.all(seg.parts) : 0,
+    seg.parts.length / 5,
+  ]);
+  const cutRows: [number, number] = [
+    plan.cutRows.length > 0 ? w.all(plan.cutRows) : 0,
+    plan.cutRows.length / 2,
+  ];
+  const bsegAt = w.all(plan.blockSeg);
+  const binpAt = w.all(plan.blockInp);
+  const bplayer = new Uint32Array(tree.blockNode.length);
+  for (let b = 0; b < bplayer.length; b++) bplayer[b] = tree.player[tree.blockNode[b]];
+  const bplayerAt = w.all(bplayer);
+  const ranges = Array.from({ length: nseg }, () => ({
+    dense: [0, 0] as [number, number],
+    fold: [0, 0] as [number, number],
+    showdown: [0, 0] as [number, number],
+  }));
   const layout: KernelLayout = {
     h0,
     h1,
@@ -140,6 +190,8 @@ export function buildTables(
     perm,
     blocked,
     dealUp: dealUpAt,
+    dealCards: dealCards !== null,
+    dealInfo: dealInfoAt,
     masks: masksAt,
     aw,
     w0,
@@ -159,6 +211,20 @@ export function buildTables(
     maxNT: 1,
     results: 0,
     quant: null,
+    slot: slotAt,
+    blockSeg: bsegAt,
+    blockInp: binpAt,
+    blockPlayer: bplayerAt,
+    elems: blockOffsets[blockOffsets.length - 1],
+    inPlace: isPokerSource(game),
+  };
+  // Per segment [first, count] of a kind of terminal, from each terminal's segment in table order.
+  const span = (segs: number[], pick: (r: (typeof ranges)[number]) => [number, number]) => {
+    segs.forEach((s, i) => {
+      const r = pick(ranges[s]);
+      if (r[1] === 0) r[0] = i;
+      r[1]++;
+    });
   };
   let denseCount = 0, foldCount = 0, showdownCount = 0;
   if (isPokerSource(game)) {
@@ -185,15 +251,21 @@ export function buildTables(
     };
     layout.hold0 = holders(0), layout.hold1 = holders(1);
     layout.fold = w.data.length;
-    const sd: number[] = [];
-    for (const n of terminals) {
+    const sd: number[] = [], foldSeg: number[] = [], sdSeg: number[] = [];
+    terminals.forEach((n, i) => {
       const id = tree.terminal[n];
       const halfPot = tt.halfPot[id], rake = tt.rake[id];
       if (tt.board[id] < 0) {
         w.push(n, tt.folder[id], w.f32(halfPot - rake), w.f32(-halfPot));
         foldCount++;
-      } else sd.push(n, tt.board[id], w.f32(halfPot - rake), w.f32(-halfPot), w.f32(-rake / 2));
-    }
+        foldSeg.push(segOfTerm[i]);
+      } else {
+        sd.push(n, tt.board[id], w.f32(halfPot - rake), w.f32(-halfPot), w.f32(-rake / 2));
+        sdSeg.push(segOfTerm[i]);
+      }
+    });
+    span(foldSeg, (r) => r.fold);
+    span(sdSeg, (r) => r.showdown);
     layout.showdown = w.all(sd);
     showdownCount = sd.length / 5;
     layout.maxNT = boardTables(w, game, tt.orders, layout);
@@ -211,6 +283,7 @@ export function buildTables(
     layout.dense = w.data.length;
     for (let k = 0; k < terminals.length; k++) w.push(terminals[k], k);
     denseCount = terminals.length;
+    span(segOfTerm, (r) => r.dense);
     for (const p of [0, 1] as const) {
       const Hp = tree.numHands[p], Ho = tree.numHands[1 - p];
       const at = w.data.length;
@@ -240,7 +313,51 @@ export function buildTables(
     foldCount,
     showdownCount,
     blockOffsets,
+    ranges,
+    lists,
+    blockLists,
+    levelBlockLists,
+    parts,
+    cutRows,
   };
+}
+
+/**
+ * The card each deal (child of a chance node, in node order) deals, when the hands it blocks for
+ * both players are exactly those holding that card (255: blocks none); null if a deal is not so.
+ */
+function cardsOfDeals(tree: PublicTree, cards: readonly [Uint8Array, Uint8Array]): number[] | null {
+  const holders = ([0, 1] as const).map((p) => {
+    const l: number[][] = Array.from({ length: 52 }, () => []);
+    for (let h = 0; h < tree.numHands[p]; h++) {
+      l[cards[p][2 * h]].push(h), l[cards[p][2 * h + 1]].push(h);
+    }
+    return l;
+  });
+  const same = (a: number[], b: ArrayLike<number>, lo: number, hi: number) => {
+    if (a.length !== hi - lo) return false;
+    const s = new Set(a);
+    for (let i = lo; i < hi; i++) if (!s.has(b[i])) return false;
+    return true;
+  };
+  const out: number[] = [];
+  for (let n = 1; n < tree.size; n++) {
+    if (tree.kind[tree.parent[n]] !== CFR_CHANCE) continue;
+    const [s0, s1] = tree.blockedStart, [b0, b1] = tree.blockedHands;
+    const cand: number[] = [];
+    if (s0[n + 1] > s0[n]) cand.push(cards[0][2 * b0[s0[n]]], cards[0][2 * b0[s0[n]] + 1]);
+    else if (s1[n + 1] > s1[n]) cand.push(cards[1][2 * b1[s1[n]]], cards[1][2 * b1[s1[n]] + 1]);
+    else {
+      out.push(255);
+      continue;
+    }
+    const c = cand.find((c) =>
+      same(holders[0][c], b0, s0[n], s0[n + 1]) && same(holders[1][c], b1, s1[n], s1[n + 1])
+    );
+    if (c === undefined) return null;
+    out.push(c);
+  }
+  return out;
 }
 
 /**
