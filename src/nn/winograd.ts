@@ -72,9 +72,16 @@ function tr(a: number[][]): number[][] {
 
 /**
  * CPU twin of the Winograd convolution (3x3, pad 1, stride 1), transforms in f64, the transformed
- * products summed in f64: y [N, Co, H, W] from x [N, Ci, H, W] and w [Co, Ci, 3, 3].
+ * products summed in f64: y [N, Co, H, W] from x [N, Ci, H, W] and w [Co, Ci, 3, 3]. `round`
+ * (e.g. to f16) is applied to every stored V and M value: the twin of reduced-precision storage of
+ * the transformed domain.
  */
-export function winogradConv2d(x: CpuTensor, w: CpuTensor, m: WinogradTile): CpuTensor {
+export function winogradConv2d(
+  x: CpuTensor,
+  w: CpuTensor,
+  m: WinogradTile,
+  round: (v: number) => number = (v) => v,
+): CpuTensor {
   const [n, ci, h, wd] = x.shape, co = w.shape[0];
   if (w.shape[2] !== 3 || w.shape[3] !== 3 || w.shape[1] !== ci) {
     throw new KibitzError("shape_mismatch", "Winograd convolution needs a [Co, Ci, 3, 3] weight");
@@ -101,7 +108,7 @@ export function winogradConv2d(x: CpuTensor, w: CpuTensor, m: WinogradTile): Cpu
                 ? 0
                 : x.data[((b * ci + c) * h + iy) * wd + ix];
             }));
-          v.push(mul(mul(bt, d), tr(bt)));
+          v.push(mul(mul(bt, d), tr(bt)).map((row) => row.map(round)));
         }
         for (let o = 0; o < co; o++) {
           const mm = Array.from({ length: a }, () => new Array(a).fill(0));
@@ -110,7 +117,7 @@ export function winogradConv2d(x: CpuTensor, w: CpuTensor, m: WinogradTile): Cpu
               for (let s = 0; s < a; s++) mm[r][s] += u[o][c][r][s] * v[c][r][s];
             }
           }
-          const out = mul(mul(at, mm), tr(at));
+          const out = mul(mul(at, mm.map((row) => row.map(round))), tr(at));
           for (let r = 0; r < m; r++) {
             for (let s = 0; s < m; s++) {
               const oy = ty * m + r, ox = tx * m + s;
@@ -187,19 +194,25 @@ function sandwich(l: number[][], r: number[][], src: string, mid: string, dst: s
  * `input`: V[xi, ci, q] from X [N, Ci, H, W], q = n tiles + tile < P, padded to p.ppad columns
  * (one thread per (n, ci, tile));
  * `output`: Y [N, Co, H, W] = act(A^T M A + bias + res) from M[xi, co, q] (one thread per
- * (n, co, tile)).
+ * (n, co, tile)). `transformed` f16 stores V and M as s16 (f32 arithmetic, one rounding each).
  */
 export function winogradSource(
   m: WinogradTile,
   storage: "f32" | "f16" | "f16-emulated" = "f32",
+  transformed: "f32" | "f16" | "f16-emulated" = "f32",
 ): string {
   const { bt, g, at } = MATRICES[m];
   // f16 storage: the activations x, res and y are s16 (converted on load, rounded on store); the
-  // transformed U, V and M stay f32.
+  // transformed V and M are s16 too when `transformed` is f16 (U stays f32).
   const half = storage !== "f32";
   const act = half ? "s16" : "f32";
   const ld = half ? (e: string) => `f32(${e})` : (e: string) => e;
-  const prelude = half ? f16Prelude(storage) : "";
+  const tHalf = transformed !== "f32";
+  if (half && tHalf && storage !== transformed) {
+    throw new Error(`Winograd transforms: storage ${storage} with transformed ${transformed}`);
+  }
+  const vm = tHalf ? "s16" : "f32";
+  const prelude = half ? f16Prelude(storage) : tHalf ? f16Prelude(transformed) : "";
   const a = m + 2, alpha = a * a;
   const gi = [0, 1, 2];
   const filter = [
@@ -222,13 +235,19 @@ export function winogradSource(
     ...sandwich(bt, bt, "d", "bd", "v"),
     ...Array.from(
       { length: alpha },
-      (_, xi) => `v_out[${xi}u * stride + o] = v_${Math.floor(xi / a)}_${xi % a};`,
+      (_, xi) =>
+        `v_out[${xi}u * stride + o] = ${tHalf ? "s16(" : ""}v_${Math.floor(xi / a)}_${xi % a}${
+          tHalf ? ")" : ""
+        };`,
     ),
   ];
   const output = [
     ...Array.from(
       { length: alpha },
-      (_, xi) => `let q_${Math.floor(xi / a)}_${xi % a} = mm[${xi}u * stride + o];`,
+      (_, xi) =>
+        `let q_${Math.floor(xi / a)}_${xi % a} = ${tHalf ? "f32(" : ""}mm[${xi}u * stride + o]${
+          tHalf ? ")" : ""
+        };`,
     ),
     ...sandwich(at, at, "q", "aq", "r"),
     ...Array.from(
@@ -245,8 +264,8 @@ struct Fuse { relu: u32, res: u32, _a: u32, _b: u32 }
 @group(0) @binding(0) var<storage, read> w: array<f32>;
 @group(0) @binding(1) var<storage, read_write> u_out: array<f32>;
 @group(0) @binding(2) var<storage, read> x: array<${act}>;
-@group(0) @binding(3) var<storage, read_write> v_out: array<f32>;
-@group(0) @binding(4) var<storage, read> mm: array<f32>;
+@group(0) @binding(3) var<storage, read_write> v_out: array<${vm}>;
+@group(0) @binding(4) var<storage, read> mm: array<${vm}>;
 @group(0) @binding(5) var<storage, read> bias: array<f32>;
 @group(0) @binding(6) var<storage, read> res: array<${act}>;
 @group(0) @binding(7) var<storage, read_write> y: array<${act}>;

@@ -10,6 +10,7 @@ import type { HalfKernelName, HalfKernels } from "./f16.ts";
 import type { GpuTensor, TensorPool } from "./tensor.ts";
 import { tileSize } from "./conv_gemm.ts";
 import { KibitzError } from "../../errors.ts";
+import { winoGemmGroups, type WinoKernels } from "./winograd_gemm.ts";
 import {
   chooseWinograd,
   winogradColumns,
@@ -17,6 +18,18 @@ import {
   type WinogradSetting,
   type WinogradTile,
 } from "../winograd.ts";
+
+/** The key of a Winograd layer shape in GpuRecorder.winoChoice. */
+export function winoShapeKey(
+  m: number,
+  n: number,
+  ci: number,
+  co: number,
+  h: number,
+  w: number,
+): string {
+  return `F${m}:${n}x${ci}x${h}x${w}->${co}`;
+}
 
 /** One recorded dispatch. */
 export interface RecordedOp {
@@ -63,6 +76,11 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * linear converts its input back to f32): the compiled f16 kernels, or null for f32.
    */
   half: HalfKernels | null = null;
+  /**
+   * The Winograd kernels of a tiling variant per layer shape (key winoShapeKey), e.g. the
+   * autotuner's pick; shapes without one run the built-in batched GEMM (winogradGemm*).
+   */
+  readonly winoChoice = new Map<string, WinoKernels>();
 
   /**
    * `tiled` selects the workgroup-memory kernels (tiled GEMMs, workgroup reductions: the fast path
@@ -95,6 +113,16 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const pipeline = kernel in this.kernels
       ? this.kernels[kernel as KernelName]
       : this.half?.[kernel as HalfKernelName];
+    this.recordPipeline(pipeline, kernel, bindings, groups);
+  }
+
+  /** Records a compiled pipeline (one not in the kernel tables) under `label`. */
+  recordPipeline(
+    pipeline: GPUComputePipeline | undefined,
+    kernel: string,
+    bindings: Record<number, GPUBuffer>,
+    groups: [number, number, number],
+  ): void {
     if (!pipeline) {
       throw new KibitzError(
         "missing_kernel",
@@ -261,6 +289,22 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   }
 
   /**
+   * The Winograd conv alone (y = act(conv + bias + res) from x and the filter transform u): f16
+   * storage when the recorder has f16 kernels (x must be f16 then); the autotuner times it.
+   */
+  convWinogradFused(
+    x: GpuTensor,
+    u: GpuTensor,
+    m: WinogradTile,
+    bias: GpuTensor,
+    res: GpuTensor | null,
+    relu: boolean,
+  ): GpuTensor {
+    const fz = this.params([relu ? 1 : 0, res ? 1 : 0, 0, 0]);
+    return this.convWinograd(x, u, m, bias, res ?? bias, fz, this.half !== null);
+  }
+
+  /**
    * Winograd F(m x m, 3x3) forward with the fused epilogue: input transform, one GEMM per
    * transformed element (the batched tiled GEMM), output transform + bias/residual/ReLU.
    */
@@ -277,6 +321,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const H = half ? "H" : "";
     const g = winogradGeometry(m, n, h, wd), ppad = winogradColumns(g.p);
     const pp = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
+    const choice = this.winoChoice.get(winoShapeKey(m, n, ci, co, h, wd));
+    if (choice) return this.convWinogradVariant(choice, x, u, bias, res, fz, half, pp, g, ppad);
     const v = this.out([g.alpha, ci, 1, ppad]);
     this.record(
       `winogradInput${H}${m}`,
@@ -287,6 +333,50 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     this.release(v);
     const y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
     this.record(`winogradOutput${H}${m}`, {
+      4: mm.buffer,
+      5: bias.buffer,
+      6: res.buffer,
+      7: y.buffer,
+      8: pp,
+      9: fz,
+    }, this.g1(n * co * g.tiles));
+    this.release(mm);
+    return y;
+  }
+
+  /** convWinograd through a variant's kernels (transforms and GEMM, V and M f32 or f16). */
+  private convWinogradVariant(
+    k: WinoKernels,
+    x: GpuTensor,
+    u: GpuTensor,
+    bias: GpuTensor,
+    res: GpuTensor,
+    fz: GPUBuffer,
+    half: boolean,
+    pp: GPUBuffer,
+    g: { alpha: number; tiles: number },
+    ppad: number,
+  ): GpuTensor {
+    const [n, ci, h, wd] = x.shape, co = u.shape[1];
+    const tb = k.transformed === "f32" ? null : k.transformed === "f16" ? 2 : 4;
+    const v = this.pool.acquire([g.alpha, ci, 1, ppad], "nn.wino", tb);
+    this.recordPipeline(
+      k.input,
+      `wino.${k.candidate.name}.input`,
+      { 2: x.buffer, 3: v.buffer, 8: pp },
+      this.g1(n * ci * g.tiles),
+    );
+    const mm = this.pool.acquire([g.alpha, co, 1, ppad], "nn.wino", tb);
+    const gp = this.params([ci, co, ppad / 4, 0]);
+    this.recordPipeline(
+      k.gemm,
+      `wino.${k.candidate.name}.gemm`,
+      { 0: u.buffer, 1: v.buffer, 2: mm.buffer, 3: gp },
+      winoGemmGroups(k.candidate.gemm, co, ppad, g.alpha),
+    );
+    this.release(v);
+    const y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
+    this.recordPipeline(k.output, `wino.${k.candidate.name}.output`, {
       4: mm.buffer,
       5: bias.buffer,
       6: res.buffer,
