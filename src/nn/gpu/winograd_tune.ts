@@ -180,22 +180,22 @@ async function timeCandidates(
   let timer = "wall";
   const best = new Map<string, number>();
   const reps = new Map<string, number>();
-  const runs = entries.filter((e) => e.rec);
+  const runs = entries.filter((e): e is { name: string; rec: GpuRecorder } => e.rec !== null);
   // Raise the clocks first (an idle GPU runs its first passes several times slower).
   const warmUntil = performance.now() + (ctx.report.isFallback ? 0 : 400);
   do {
-    await timeComputePass(ctx, (pass) => runs[0]?.rec!.encode(pass));
+    await timeComputePass(ctx, (pass) => runs[0]?.rec.encode(pass));
   } while (performance.now() < warmUntil);
   for (let round = 0; round < 3; round++) {
     for (const e of runs) {
       let r = reps.get(e.name);
       if (r === undefined) {
-        const once = await timeComputePass(ctx, (pass) => e.rec!.encode(pass));
+        const once = await timeComputePass(ctx, (pass) => e.rec.encode(pass));
         r = Math.max(1, Math.min(20, Math.floor(20 / Math.max(0.05, once.gpuMs ?? once.wallMs))));
         reps.set(e.name, r);
       }
       const t = await timeComputePass(ctx, (pass) => {
-        for (let i = 0; i < r!; i++) e.rec!.encode(pass);
+        for (let i = 0; i < r!; i++) e.rec.encode(pass);
       });
       if (t.gpuMs !== null) timer = "gpu timestamps";
       const ms = (t.gpuMs ?? t.wallMs) / r;
