@@ -461,7 +461,9 @@ export class GpuNet implements PolicyValueNet {
     const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
     rec.winograd = this.winograd;
     if (!train && this.fused) rec.half = this.half;
-    if (!train && this.fused) await this.pickWinograd(rec, size);
+    // Training (and unfused) plans: Winograd in the plain convs too, unless KIBITZ_NN_WINOGRAD_TRAIN=0.
+    rec.winogradTrain = envFlag("KIBITZ_NN_WINOGRAD_TRAIN", true);
+    if ((!train && this.fused) || rec.winogradTrain) await this.pickWinograd(rec, size, train);
     this.ctx.device.pushErrorScope("validation");
     const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
     const mask = this.pool.acquire([size, c.moves], "nn.mask");
@@ -487,13 +489,19 @@ export class GpuNet implements PolicyValueNet {
     return plan;
   }
 
-  /** Fills rec.winoChoice for the Winograd layers of a batch-`size` inference plan. */
-  private async pickWinograd(rec: GpuRecorder, size: number): Promise<void> {
+  /**
+   * Fills rec.winoChoice for the Winograd layers of a batch-`size` plan (training plans: the
+   * input-gradient convs, Co and Ci swapped, too).
+   */
+  private async pickWinograd(rec: GpuRecorder, size: number, train: boolean): Promise<void> {
     if (this.winograd === "off" || !this.tiled) return;
     const c = this.config;
-    for (const [conv] of foldedLayers(c)) {
+    const shapes = foldedLayers(c).flatMap(([conv]) => {
       const [co, ci, k] = this.net.params.get(conv)!.shape;
-      const m = k === 3 ? chooseWinograd(this.winograd, size, c.height, c.width, ci, co) : 0;
+      return k !== 3 ? [] : train ? [[co, ci], [ci, co]] : [[co, ci]];
+    });
+    for (const [co, ci] of shapes) {
+      const m = chooseWinograd(this.winograd, size, c.height, c.width, ci, co);
       if (!m) continue;
       const key = winoShapeKey(m, size, ci, co, c.height, c.width);
       if (rec.winoChoice.has(key)) continue;

@@ -82,7 +82,10 @@ async function runVariant(
 // Odd channel counts (not multiples of 4 or of the slice), Co past one row block, boards whose
 // tiles leave partial column blocks.
 const CASES = [[2, 6, 70, 6, 6], [1, 5, 3, 7, 5], [2, 19, 20, 9, 11]];
-for (const c of testCandidates()) {
+// Hardware adapters (or KIBITZ_TILED_TESTS=1 on a software one: minutes) check the hardware-size
+// variants too; their f16 V/M ones run emulated here, so they match f32 as closely.
+const hardware = ctx !== null && (!ctx.report.isFallback || !!Deno.env.get("KIBITZ_TILED_TESTS"));
+for (const c of [...testCandidates(), ...(hardware ? hardwareCandidates(true) : [])]) {
   Deno.test(
     `Winograd GEMM variant ${c.name} (F(4x4) and F(2x2), fused epilogue) matches CPU`,
     opts,
@@ -210,5 +213,40 @@ Deno.test(
     const labels = (await net.planFor(3, false)).ops.map((o) => o.label);
     assert.ok(labels.includes(`wino.${name}.gemm`), labels.join(" "));
     net.dispose();
+  },
+);
+
+Deno.test(
+  "training with Winograd forward and input gradient (forced F(4x4), F(2x2)): weights after two steps match the CPU",
+  opts,
+  async () => {
+    const w = initWeights(cfg, 21);
+    const h = { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 };
+    const cpu = new CpuNet(w);
+    const nets = await Promise.all(
+      ([4, 2] as const).map((m) =>
+        GpuNet.create(ctx!, w, { tiled: true, tiles: TEST_TILES, fused: true, winograd: m })
+      ),
+    );
+    for (let step = 0; step < 2; step++) {
+      const b = syntheticBatch(cfg, 3, 40 + step);
+      const want = await cpu.trainStep(b, h);
+      for (const net of nets) {
+        const got = await net.trainStep(b, h);
+        assert.ok(Math.abs(got.loss - want.loss) < 1e-5, `step ${step} loss`);
+      }
+    }
+    const ref = await cpu.weights();
+    for (const net of nets) {
+      const labels = (await net.planFor(3, true)).ops.map((o) => o.label);
+      const m = net.winograd;
+      assert.ok(labels.includes(`winogradFilter${m}`), `F(${m}) in training: ${labels.join(" ")}`);
+      const got = await net.weights();
+      for (const [name, t] of ref.tensors) {
+        const d = maxDiff(got.tensors.get(name)!.data, t.data);
+        assert.ok(d < 2e-5, `F(${m}) ${name}: ${d}`);
+      }
+      net.dispose();
+    }
   },
 );

@@ -7,7 +7,7 @@ import { convGeometry } from "../cpu/conv.ts";
 import { expectShape, numel } from "../tensor.ts";
 import type { KernelName, NnKernels } from "./kernels.ts";
 import type { HalfKernelName, HalfKernels } from "./f16.ts";
-import type { GpuTensor, TensorPool } from "./tensor.ts";
+import { type GpuTensor, type TensorPool, uploadTensor } from "./tensor.ts";
 import { tileSize } from "./conv_gemm.ts";
 import { KibitzError } from "../../errors.ts";
 import { winoGemmGroups, type WinoKernels } from "./winograd_gemm.ts";
@@ -81,6 +81,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * autotuner's pick; shapes without one run the built-in batched GEMM (winogradGemm*).
    */
   readonly winoChoice = new Map<string, WinoKernels>();
+  /**
+   * Winograd in conv2d too (the training graph's forward and input gradient), by the same
+   * selection table as the fused convs; off by default (GpuNet turns it on for tiled plans).
+   */
+  winogradTrain = false;
+  private readonly zeroTensors = new Map<number, GpuTensor>();
 
   /**
    * `tiled` selects the workgroup-memory kernels (tiled GEMMs, workgroup reductions: the fast path
@@ -170,9 +176,35 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     return workgroups1d(this.ctx, n, 64);
   }
 
-  /** Implicit-GEMM convolution forward. */
+  /**
+   * Implicit-GEMM convolution forward; with `winogradTrain`, 3x3 layers the selection table gives
+   * Winograd run it (filter transform of the current weight, then the Winograd conv with a zero
+   * bias and no activation): the training graph's forward and, through the flipped weight, its
+   * input gradient.
+   */
   conv2d(x: GpuTensor, w: GpuTensor): GpuTensor {
-    return this.convForward(x, w, null);
+    const [n, ci, h, wd] = x.shape, [co, wci, k] = w.shape;
+    const m = this.winogradTrain && this.tiled && k === 3 && wci === ci && !x.half
+      ? chooseWinograd(this.winograd, n, h, wd, ci, co)
+      : 0;
+    if (!m) return this.convForward(x, w, null);
+    const u = this.pool.acquire([(m + 2) * (m + 2), co, ci], "nn.wino_u");
+    this.winogradFilter(w, u, m);
+    const fz = this.params([0, 0, 0, 0]);
+    const zero = this.zeros(co);
+    const y = this.convWinograd(x, u, m, zero, zero, fz);
+    this.release(u);
+    return y;
+  }
+
+  /** A recorder-owned f32 tensor of zeros (a bias for epilogues that add none). */
+  private zeros(size: number): GpuTensor {
+    let t = this.zeroTensors.get(size);
+    if (!t) {
+      t = uploadTensor(this.ctx, [size], new Float32Array(size), "nn.zeros");
+      this.zeroTensors.set(size, t);
+    }
+    return t;
   }
 
   /**
@@ -765,5 +797,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   destroy(): void {
     for (const u of this.uniforms) u.destroy();
     this.uniforms.length = 0;
+    for (const t of this.zeroTensors.values()) t.buffer.destroy();
+    this.zeroTensors.clear();
   }
 }

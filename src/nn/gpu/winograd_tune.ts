@@ -33,6 +33,7 @@ export interface WinoTuneResult {
   adapter: string;
   storage: string;
   shape: string;
+  dims: WinoShape;
   winner: string;
   timings: WinoTiming[];
   timer: string;
@@ -216,6 +217,7 @@ async function timeCandidates(
     adapter: describeAdapter(ctx.report),
     storage: act,
     shape: key,
+    dims: s,
     winner,
     timings,
     timer: `${timer}, best of 3 passes`,
