@@ -263,7 +263,16 @@ export const suite: BenchSuite = {
       {
         title:
           "Winograd F(4x4,3x3) autotuner: every GEMM variant on the layer shape (input transform + GEMM + output transform; GFLOP/s by the direct count)",
-        columns: ["storage", "shape", "variant", "ms", "GFLOP/s", "picked", "timer"],
+        columns: [
+          "storage",
+          "shape",
+          "variant",
+          "ms",
+          "GEMM alone ms",
+          "GFLOP/s",
+          "picked",
+          "timer",
+        ],
         rows: tuneRows,
       },
       {
@@ -355,14 +364,15 @@ export const suite: BenchSuite = {
             r.shape,
             t.name,
             t.ms,
+            t.gemmMs,
             gf,
             t.name === r.winner ? "yes" : t.error ? `failed: ${t.error.slice(0, 80)}` : "",
             r.timer,
           ]);
           opts.log(
-            `tune ${r.storage} ${r.shape} ${t.name}: ${t.ms?.toFixed(3) ?? "-"} ms${
-              t.name === r.winner ? "  <- picked" : ""
-            }`,
+            `tune ${r.storage} ${r.shape} ${t.name}: ${t.ms?.toFixed(3) ?? "-"} ms (GEMM ${
+              t.gemmMs?.toFixed(3) ?? "-"
+            } ms)${t.name === r.winner ? "  <- picked" : ""}`,
           );
         }
         await flush();

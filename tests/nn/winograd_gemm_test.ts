@@ -155,7 +155,12 @@ Deno.test(
     const cands = testCandidates().filter((c) => !c.half).slice(0, 2);
     const r = await tuneWinograd(ctx!, kernels, null, 4, { n: 1, ci: 8, co: 8, h: 7, w: 7 }, cands);
     assert.deepEqual(r.timings.map((t) => t.name), [LEGACY, ...cands.map((c) => c.name)]);
-    for (const t of r.timings) assert.ok(t.ms !== null && t.ms > 0, `${t.name}: ${t.error}`);
+    for (const t of r.timings) {
+      assert.ok(
+        t.ms !== null && t.ms > 0 && t.gemmMs !== null && t.gemmMs > 0,
+        `${t.name}: ${t.error}`,
+      );
+    }
     const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
     assert.equal(r.winner, fastest.name);
     // Same shape again: the cached result.

@@ -25,6 +25,8 @@ export const LEGACY = "legacy";
 export interface WinoTiming {
   name: string;
   ms: number | null;
+  /** The GEMM dispatch alone (the rest of `ms` is the two transforms). */
+  gemmMs: number | null;
   error?: string;
 }
 
@@ -180,7 +182,9 @@ async function timeCandidates(
   }
   let timer = "wall";
   const best = new Map<string, number>();
+  const bestGemm = new Map<string, number>();
   const reps = new Map<string, number>();
+  const isGemm = (label: string) => label.endsWith(".gemm") || label.startsWith("winogradGemm");
   const runs = entries.filter((e): e is { name: string; rec: GpuRecorder } => e.rec !== null);
   // Raise the clocks first (an idle GPU runs its first passes several times slower).
   const warmUntil = performance.now() + (ctx.report.isFallback ? 0 : 400);
@@ -201,6 +205,18 @@ async function timeCandidates(
       if (t.gpuMs !== null) timer = "gpu timestamps";
       const ms = (t.gpuMs ?? t.wallMs) / r;
       best.set(e.name, Math.min(best.get(e.name) ?? Infinity, ms));
+      const gemm = e.rec.ops.filter((o) => isGemm(o.label));
+      const tg = await timeComputePass(ctx, (pass) => {
+        for (let i = 0; i < r!; i++) {
+          for (const op of gemm) {
+            pass.setPipeline(op.pipeline);
+            pass.setBindGroup(0, op.bindGroup);
+            pass.dispatchWorkgroups(...op.groups);
+          }
+        }
+      });
+      const gms = (tg.gpuMs ?? tg.wallMs) / r;
+      bestGemm.set(e.name, Math.min(bestGemm.get(e.name) ?? Infinity, gms));
     }
   }
   for (const e of entries) e.rec?.destroy();
@@ -208,6 +224,7 @@ async function timeCandidates(
   const timings = entries.map((e) => ({
     name: e.name,
     ms: best.get(e.name) ?? null,
+    gemmMs: bestGemm.get(e.name) ?? null,
     ...(e.error ? { error: e.error } : {}),
   }));
   const ok = timings.filter((t) => t.ms !== null) as { name: string; ms: number }[];
