@@ -303,6 +303,17 @@ export const suite: BenchSuite = {
       Object.assign(sumTable, summaryTable(summary, convRows, big, winners));
       if (opts.out) await writeReport(report, opts.out);
     };
+    // A failing row (or section) is noted and skipped, so the rest of the run still measures.
+    const attempt = async (what: string, fn: () => Promise<void>) => {
+      try {
+        await fn();
+      } catch (e) {
+        const msg = `${what}: ${(e as Error).message}`.slice(0, 400);
+        report.notes.push(`error, skipped: ${msg}`);
+        opts.log(`error: ${msg}`);
+        await flush();
+      }
+    };
     const convCases = mode === "full"
       ? { gpu: [[256, 1], [256, 64], [256, 256], [32, 256]], cpu: [[256, 1], [32, 16]] }
       : mode === "quick"
@@ -336,18 +347,20 @@ export const suite: BenchSuite = {
             ]);
             continue;
           }
-          const r = backend === "cpu"
-            ? { ms: cpuConvMs(dir, n, c, h, w), timer: "wall" }
-            : await gpuConvMs(ctx!, dir, n, c, h, w);
-          const gflops = flops / (r.ms * 1e6);
-          const pct = peak ? `${(100 * gflops / peak).toFixed(1)} %` : "-";
-          convRows.push([backend, c, n, dir, r.ms, gflops, pct, r.timer]);
-          opts.log(
-            `conv ${backend} ${c}f batch ${n} ${dir}: ${r.ms.toFixed(2)} ms, ${
-              gflops.toFixed(2)
-            } GFLOP/s (${r.timer})`,
-          );
-          await flush();
+          await attempt(`conv ${backend} ${c}f batch ${n} ${dir}`, async () => {
+            const r = backend === "cpu"
+              ? { ms: cpuConvMs(dir, n, c, h, w), timer: "wall" }
+              : await gpuConvMs(ctx!, dir, n, c, h, w);
+            const gflops = flops / (r.ms * 1e6);
+            const pct = peak ? `${(100 * gflops / peak).toFixed(1)} %` : "-";
+            convRows.push([backend, c, n, dir, r.ms, gflops, pct, r.timer]);
+            opts.log(
+              `conv ${backend} ${c}f batch ${n} ${dir}: ${r.ms.toFixed(2)} ms, ${
+                gflops.toFixed(2)
+              } GFLOP/s (${r.timer})`,
+            );
+            await flush();
+          });
         }
       }
     }
@@ -377,22 +390,24 @@ export const suite: BenchSuite = {
         }
         await flush();
       };
-      if (ctx.report.isFallback) {
-        // The tuner's code path at test size (software adapters do not tune their plans).
-        const kernels = await loadKernels(ctx, TEST_TILES, "tiled");
-        const cands = testCandidates().filter((x) => !x.half).slice(0, 2);
-        const s = { n: 1, ci: 8, co: 8, h: 7, w: 7 };
-        await show(await tuneWinograd(ctx, kernels, null, 4, s, cands));
-      } else if (big) {
-        const kernels = await loadKernels(ctx, HARDWARE_TILES, "tiled");
-        const s = { n: 256, ci: 256, co: 256, h, w };
-        await show(await tuneWinograd(ctx, kernels, null, 4, s));
-        if (benchHalf(ctx) === "f16") {
-          // f16 storage, the f16 V/M variants included (they are opt-in for plans: their error).
-          const half = await loadHalfKernels(ctx, HARDWARE_TILES, "f16");
-          await show(await tuneWinograd(ctx, kernels, half, 4, s, hardwareCandidates(true)));
+      await attempt("Winograd autotuner", async () => {
+        if (ctx.report.isFallback) {
+          // The tuner's code path at test size (software adapters do not tune their plans).
+          const kernels = await loadKernels(ctx, TEST_TILES, "tiled");
+          const cands = testCandidates().filter((x) => !x.half).slice(0, 2);
+          const s = { n: 1, ci: 8, co: 8, h: 7, w: 7 };
+          await show(await tuneWinograd(ctx, kernels, null, 4, s, cands));
+        } else if (big) {
+          const kernels = await loadKernels(ctx, HARDWARE_TILES, "tiled");
+          const s = { n: 256, ci: 256, co: 256, h, w };
+          await show(await tuneWinograd(ctx, kernels, null, 4, s));
+          if (benchHalf(ctx) === "f16") {
+            // f16 storage, the f16 V/M variants included (opt-in for plans: their error).
+            const half = await loadHalfKernels(ctx, HARDWARE_TILES, "f16");
+            await show(await tuneWinograd(ctx, kernels, half, 4, s, hardwareCandidates(true)));
+          }
         }
-      }
+      });
       const rest = async () => {
         for (const r of winogradTuneLog()) {
           if (!shown.has(r)) await show(r);
@@ -420,10 +435,18 @@ export const suite: BenchSuite = {
           ["small", "gpu-unfused", [1, 8]],
           ["small", "gpu-fused-f16", [1, 8]],
         ];
-      await inferenceRows(ctx, inferCases, mode, cpuRows, inferRows, summary, opts.log, flush);
-      await rest();
+      for (const one of inferCases) {
+        await attempt(
+          `inference ${one[0]} ${one[1]}`,
+          () => inferenceRows(ctx, [one], mode, cpuRows, inferRows, summary, opts.log, flush),
+        );
+      }
+      await attempt("autotuner rows of the plans", rest);
       // Without a big mode, the tiny model: a quick check that the measurements run.
-      await latencyTable(ctx, big ? "default" : "tiny", big, opts.log, latRows, summary, flush);
+      await attempt(
+        "latency",
+        () => latencyTable(ctx, big ? "default" : "tiny", big, opts.log, latRows, summary, flush),
+      );
     } else if (cpuRows) {
       const cases: [string, InferMode, number[]][] = mode === "full"
         ? [["small", "cpu", [1, 64]], ["default", "cpu", [1]]]
@@ -438,47 +461,52 @@ export const suite: BenchSuite = {
     const hyper = { lr: 0.01, momentum: 0.9, weightDecay: 1e-4 };
     for (const [preset, backend, batches] of trainCases) {
       if ((backend === "gpu" && !ctx) || (backend === "cpu" && !cpuRows)) continue;
-      const cfg = netPreset(preset);
-      const net = backend === "cpu"
-        ? new CpuNet(initWeights(cfg, 1))
-        : await GpuNet.create(ctx!, initWeights(cfg, 1));
-      for (const batch of batches) {
-        if (net instanceof GpuNet && batch > net.maxBatch()) {
-          trainRows.push([
-            preset,
-            `${cfg.blocks}x${cfg.filters}`,
-            backend,
-            batch,
-            null,
-            null,
-            "over binding limit",
-          ]);
-          continue;
+      await attempt(`training ${preset} ${backend}`, async () => {
+        const cfg = netPreset(preset);
+        const net = backend === "cpu"
+          ? new CpuNet(initWeights(cfg, 1))
+          : await GpuNet.create(ctx!, initWeights(cfg, 1));
+        try {
+          for (const batch of batches) {
+            if (net instanceof GpuNet && batch > net.maxBatch()) {
+              trainRows.push([
+                preset,
+                `${cfg.blocks}x${cfg.filters}`,
+                backend,
+                batch,
+                null,
+                null,
+                "over binding limit",
+              ]);
+              continue;
+            }
+            const b = syntheticBatch(cfg, batch, 3);
+            await net.trainStep(b, hyper);
+            if (backend === "gpu") await warmUp(ctx!, () => net.trainStep(b, hyper));
+            let n = 0;
+            const t0 = performance.now();
+            do {
+              await net.trainStep(b, hyper);
+              n++;
+            } while (performance.now() - t0 < (big ? 2000 : 1000));
+            const ms = (performance.now() - t0) / n;
+            summary.set(`train:${preset}:${backend}:${batch}`, ms);
+            trainRows.push([
+              preset,
+              `${cfg.blocks}x${cfg.filters}`,
+              backend,
+              batch,
+              ms,
+              batch * 1000 / ms,
+              `wall, mean of ${n}`,
+            ]);
+            opts.log(`train ${preset} ${backend} batch ${batch}: ${ms.toFixed(1)} ms/step`);
+            await flush();
+          }
+        } finally {
+          net.dispose();
         }
-        const b = syntheticBatch(cfg, batch, 3);
-        await net.trainStep(b, hyper);
-        if (backend === "gpu") await warmUp(ctx!, () => net.trainStep(b, hyper));
-        let n = 0;
-        const t0 = performance.now();
-        do {
-          await net.trainStep(b, hyper);
-          n++;
-        } while (performance.now() - t0 < (big ? 2000 : 1000));
-        const ms = (performance.now() - t0) / n;
-        summary.set(`train:${preset}:${backend}:${batch}`, ms);
-        trainRows.push([
-          preset,
-          `${cfg.blocks}x${cfg.filters}`,
-          backend,
-          batch,
-          ms,
-          batch * 1000 / ms,
-          `wall, mean of ${n}`,
-        ]);
-        opts.log(`train ${preset} ${backend} batch ${batch}: ${ms.toFixed(1)} ms/step`);
-        await flush();
-      }
-      net.dispose();
+      });
     }
     report.notes.push(
       "CPU rows are the TypeScript reference (single thread, f64 accumulation): a correctness twin, not a fast path.",
@@ -543,20 +571,23 @@ async function inferenceRows(
       : net instanceof GpuNet && net.winograd !== "off"
       ? `${im.slice(4)}, Winograd ${net.winograd}`
       : im.slice(4);
-    for (const batch of batches) {
-      const rate = await inferRate(
-        backend === "gpu" ? ctx : null,
-        net,
-        batch,
-        mode === "smoke" ? 1000 : mode === "quick" ? 1200 : 2000,
-      );
-      const gflops = rate * 2 * forwardMacs(cfg) / 1e9;
-      rows.push([preset, `${cfg.blocks}x${cfg.filters}`, backend, graph, batch, rate, gflops]);
-      summary.set(`${preset}:${im}:${batch}`, rate);
-      log(`infer ${preset} ${backend} ${graph} batch ${batch}: ${rate.toFixed(1)} positions/s`);
-      await flush();
+    try {
+      for (const batch of batches) {
+        const rate = await inferRate(
+          backend === "gpu" ? ctx : null,
+          net,
+          batch,
+          mode === "smoke" ? 1000 : mode === "quick" ? 1200 : 2000,
+        );
+        const gflops = rate * 2 * forwardMacs(cfg) / 1e9;
+        rows.push([preset, `${cfg.blocks}x${cfg.filters}`, backend, graph, batch, rate, gflops]);
+        summary.set(`${preset}:${im}:${batch}`, rate);
+        log(`infer ${preset} ${backend} ${graph} batch ${batch}: ${rate.toFixed(1)} positions/s`);
+        await flush();
+      }
+    } finally {
+      net.dispose();
     }
-    net.dispose();
   }
 }
 
@@ -575,67 +606,70 @@ async function latencyTable(
 ): Promise<void> {
   const cfg = netPreset(preset);
   const net = await GpuNet.create(ctx, initWeights(cfg, 1));
-  const floor = await readbackFloorMs(ctx);
-  log(`readback floor (4 bytes): ${floor.toFixed(2)} ms`);
-  rows.push([
-    preset,
-    "floor",
-    null,
-    floor,
-    null,
-    null,
-    null,
-    null,
-    "4-byte copy + mapAsync round trip, median of 15",
-  ]);
-  summary.set("floor", floor);
-  await flush();
-  const budget = full ? 1000 : 500;
-  for (const size of [1, 8]) {
-    const b = benchBatch(net, size);
-    await net.infer(b);
-    await warmUp(ctx, () => net.infer(b));
-    const ms = await callMs(net, b, budget);
-    const cost = await planCost(ctx, net, size);
+  try {
+    const floor = await readbackFloorMs(ctx);
+    log(`readback floor (4 bytes): ${floor.toFixed(2)} ms`);
     rows.push([
       preset,
-      "one call",
-      size,
-      ms,
-      cost.gpuMs,
-      cost.encodeMs,
-      cost.dispatches,
-      1000 / ms * floor / 1000,
-      cost.timer,
+      "floor",
+      null,
+      floor,
+      null,
+      null,
+      null,
+      null,
+      "4-byte copy + mapAsync round trip, median of 15",
     ]);
-    summary.set(`call:${size}`, ms);
-    summary.set(`gpu:${size}`, cost.gpuMs);
-    summary.set(`encode:${size}`, cost.encodeMs);
-    log(
-      `batch ${size}: ${ms.toFixed(2)} ms/call, GPU ${cost.gpuMs.toFixed(3)} ms, encode ${
-        cost.encodeMs.toFixed(3)
-      } ms, ${cost.dispatches} dispatches`,
-    );
+    summary.set("floor", floor);
     await flush();
-    for (const depth of [4, 16]) {
-      const rate = await pipelinedCallsPerS(net, b, depth, budget);
+    const budget = full ? 1000 : 500;
+    for (const size of [1, 8]) {
+      const b = benchBatch(net, size);
+      await net.infer(b);
+      await warmUp(ctx, () => net.infer(b));
+      const ms = await callMs(net, b, budget);
+      const cost = await planCost(ctx, net, size);
       rows.push([
         preset,
-        `${depth} in flight`,
+        "one call",
         size,
-        1000 / rate,
-        null,
-        null,
-        null,
-        rate * floor / 1000,
-        `${(rate * size).toFixed(0)} positions/s`,
+        ms,
+        cost.gpuMs,
+        cost.encodeMs,
+        cost.dispatches,
+        1000 / ms * floor / 1000,
+        cost.timer,
       ]);
-      summary.set(`pipe:${size}:${depth}`, rate * floor / 1000);
-      log(`batch ${size}, ${depth} in flight: ${rate.toFixed(1)} calls/s`);
+      summary.set(`call:${size}`, ms);
+      summary.set(`gpu:${size}`, cost.gpuMs);
+      summary.set(`encode:${size}`, cost.encodeMs);
+      log(
+        `batch ${size}: ${ms.toFixed(2)} ms/call, GPU ${cost.gpuMs.toFixed(3)} ms, encode ${
+          cost.encodeMs.toFixed(3)
+        } ms, ${cost.dispatches} dispatches`,
+      );
       await flush();
+      for (const depth of [4, 16]) {
+        const rate = await pipelinedCallsPerS(net, b, depth, budget);
+        rows.push([
+          preset,
+          `${depth} in flight`,
+          size,
+          1000 / rate,
+          null,
+          null,
+          null,
+          rate * floor / 1000,
+          `${(rate * size).toFixed(0)} positions/s`,
+        ]);
+        summary.set(`pipe:${size}:${depth}`, rate * floor / 1000);
+        log(`batch ${size}, ${depth} in flight: ${rate.toFixed(1)} calls/s`);
+        await flush();
+      }
     }
+  } finally {
+    net.dispose();
   }
-  net.dispose();
 }
 
 /** The latency table's title and columns around its rows. */
