@@ -69,6 +69,6 @@ export {
 export {
   pickWinoKernels,
   tuneWinograd,
-  type WinoTuneResult,
   winogradTuneLog,
+  type WinoTuneResult,
 } from "./gpu/winograd_tune.ts";

@@ -241,6 +241,36 @@ export function winogradSource(
         };`,
     ),
   ];
+  // Training's weight gradient: dM = A dY A^T per output tile (the adjoint of the output
+  // transform), and dW = G^T dU G (the adjoint of the filter transform), dU summed over splits.
+  const atT = tr(at), gT = tr(g);
+  const dout = [
+    ...Array.from(
+      { length: m },
+      (_, r) =>
+        Array.from({ length: m }, (_, s) => `let e_${r}_${s} = ldo(xb, y0 + ${r}, x0 + ${s});`),
+    ).flat(),
+    ...sandwich(atT, atT, "e", "ae", "f"),
+    ...Array.from(
+      { length: alpha },
+      (_, xi) =>
+        `v_out[${xi}u * stride + o] = ${tHalf ? "s16(" : ""}f_${Math.floor(xi / a)}_${xi % a}${
+          tHalf ? ")" : ""
+        };`,
+    ),
+  ];
+  const fgrad = [
+    ...Array.from({ length: alpha }, (_, xi) => {
+      const sum = `var s_${xi} = 0.0;
+  for (var r = 0u; r < p.n; r++) { s_${xi} += ${
+        tHalf ? "f32(" : ""
+      }mm[(r * ${alpha}u + ${xi}u) * stride + o]${tHalf ? ")" : ""}; }
+  let d_${Math.floor(xi / a)}_${xi % a} = s_${xi};`;
+      return sum;
+    }),
+    ...sandwich(gT, gT, "d", "gd", "k"),
+    ...gi.flatMap((r) => gi.map((s) => `u_out[o * 9u + ${r * 3 + s}u] = k_${r}_${s};`)),
+  ];
   const output = [
     ...Array.from(
       { length: alpha },
@@ -315,6 +345,39 @@ fn st(yb: u32, oy: u32, ox: u32, v: f32, bv: f32) {
   if (fz.res != 0u) { r += ${ld("res[at]")}; }
   if (fz.relu != 0u) { r = max(r, 0.0); }
   y[at] = ${half ? "s16(r)" : "r"};
+}
+
+fn ldo(xb: u32, iy: u32, ix: u32) -> f32 {
+  if (iy >= p.h || ix >= p.w) { return 0.0; }
+  return ${ld("x[xb + iy * p.w + ix]")};
+}
+
+// Weight gradient, step 1: dM[xi, c, q] = (A dY A^T)[xi] of the output-gradient tile (x = dY with
+// p.ci = its channels; stride Ci ppad per xi), the adjoint of wino_output.
+@compute @workgroup_size(64)
+fn wino_dout(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = index(gid, nwg);
+  if (i >= p.n * p.ci * p.tiles) { return; }
+  let t = i % p.tiles;
+  let c = (i / p.tiles) % p.ci;
+  let img = i / (p.tiles * p.ci);
+  let ty = t / p.tw;
+  let y0 = ty * ${m}u;
+  let x0 = (t - ty * p.tw) * ${m}u;
+  let xb = (img * p.ci + c) * p.h * p.w;
+  let stride = p.ci * p.ppad;
+  let o = c * p.ppad + img * p.tiles + t;
+${ind(dout)}
+}
+
+// Weight gradient, step 3: dW[co, ci] = G^T dU G, dU[xi, co, ci] summed over p.n split-K partials
+// (mm = [splits, alpha, Co, Ci]); the adjoint of wino_filter.
+@compute @workgroup_size(64)
+fn wino_filter_grad(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let o = index(gid, nwg);
+  let stride = p.co * p.ci;
+  if (o >= stride) { return; }
+${ind(fgrad)}
 }
 
 // Y[img, co] tile t from M[xi, co, q] (stride Co ppad per xi), epilogue fused.

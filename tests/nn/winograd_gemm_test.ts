@@ -222,7 +222,7 @@ Deno.test(
 );
 
 Deno.test(
-  "training with Winograd forward and input gradient (forced F(4x4), F(2x2)): weights after two steps match the CPU",
+  "training with Winograd forward, input gradient and weight gradient (forced F(4x4), F(2x2)): weights after two steps match the CPU",
   opts,
   async () => {
     const w = initWeights(cfg, 21);
@@ -245,7 +245,9 @@ Deno.test(
     for (const net of nets) {
       const labels = (await net.planFor(3, true)).ops.map((o) => o.label);
       const m = net.winograd;
-      assert.ok(labels.includes(`winogradFilter${m}`), `F(${m}) in training: ${labels.join(" ")}`);
+      for (const k of [`winogradFilter${m}`, `winogradDout${m}`, `winogradFilterGrad${m}`]) {
+        assert.ok(labels.includes(k), `${k} in training: ${labels.join(" ")}`);
+      }
       const got = await net.weights();
       for (const [name, t] of ref.tensors) {
         const d = maxDiff(got.tensors.get(name)!.data, t.data);

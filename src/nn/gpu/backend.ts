@@ -183,10 +183,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * input gradient.
    */
   conv2d(x: GpuTensor, w: GpuTensor): GpuTensor {
-    const [n, ci, h, wd] = x.shape, [co, wci, k] = w.shape;
-    const m = this.winogradTrain && this.tiled && k === 3 && wci === ci && !x.half
-      ? chooseWinograd(this.winograd, n, h, wd, ci, co)
-      : 0;
+    const co = w.shape[0], ci = x.shape[1];
+    const m = this.trainWinograd(x, w);
     if (!m) return this.convForward(x, w, null);
     const u = this.pool.acquire([(m + 2) * (m + 2), co, ci], "nn.wino_u");
     this.winogradFilter(w, u, m);
@@ -195,6 +193,64 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const y = this.convWinograd(x, u, m, zero, zero, fz);
     this.release(u);
     return y;
+  }
+
+  /** The Winograd tile conv2d and its weight gradient use for x and w (0: direct). */
+  private trainWinograd(x: GpuTensor, w: GpuTensor): 0 | WinogradTile {
+    const [n, ci, h, wd] = x.shape, [co, wci, k] = w.shape;
+    return this.winogradTrain && this.tiled && k === 3 && wci === ci && !x.half
+      ? chooseWinograd(this.winograd, n, h, wd, ci, co)
+      : 0;
+  }
+
+  /**
+   * Weight gradient by Winograd: V = the input transform of x, dM = A dY A^T per output tile,
+   * dU[xi] = dM[xi] V[xi]^T (split-K over the tiles), dW = G^T dU G summed over the splits.
+   */
+  private wgradWinograd(x: GpuTensor, dy: GpuTensor, dw: GpuTensor, m: WinogradTile): void {
+    const [n, ci, h, wd] = x.shape, co = dw.shape[0];
+    const g = winogradGeometry(m, n, h, wd), ppad = winogradColumns(g.p);
+    const pv = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
+    const v = this.out([g.alpha, ci, 1, ppad]);
+    this.record(
+      `winogradInput${m}`,
+      { 2: x.buffer, 3: v.buffer, 8: pv },
+      this.g1(n * ci * g.tiles),
+    );
+    const pd = this.params([n, co, ci, h, wd, g.tw, g.tiles, ppad]);
+    const dm = this.out([g.alpha, co, 1, ppad]);
+    this.record(
+      `winogradDout${m}`,
+      { 2: dy.buffer, 3: dm.buffer, 8: pd },
+      this.g1(n * co * g.tiles),
+    );
+    const wide = co >= WIDE && ci >= WIDE;
+    const tile = wide ? this.kernels.tiles.wide : this.kernels.tiles.small;
+    const { bm, bn } = tileSize(tile);
+    const gx = Math.ceil(co / bm), gy = Math.ceil(ci / bn);
+    // Split the tile columns so that the GEMMs fill the GPU (chunks of at least SPLIT_MIN).
+    let splits = Math.max(
+      1,
+      Math.min(Math.ceil(SPLIT_TARGET * 4 / (gx * gy * g.alpha)), Math.floor(g.p / SPLIT_MIN)),
+    );
+    const kchunk = Math.ceil(g.p / splits / tile.bk) * tile.bk;
+    splits = Math.ceil(g.p / kchunk);
+    const part = this.out([splits, g.alpha, co, ci]);
+    const pg = this.params([co, ci, ppad, kchunk, g.p, g.alpha, 0, 0]);
+    this.record(
+      wide ? "winogradWgradGemmWide" : "winogradWgradGemm",
+      { 0: dm.buffer, 1: v.buffer, 2: part.buffer, 3: pg },
+      [gx, gy, splits * g.alpha],
+    );
+    this.release(v);
+    this.release(dm);
+    const pf = this.params([splits, ci, co, 0, 0, 0, 0, 0]);
+    this.record(
+      `winogradFilterGrad${m}`,
+      { 1: dw.buffer, 4: part.buffer, 8: pf },
+      this.g1(co * ci),
+    );
+    this.release(part);
   }
 
   /** A recorder-owned f32 tensor of zeros (a bias for epilogues that add none). */
@@ -515,7 +571,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const co = w.shape[0];
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
     const kd = ci * k * k, cols = n * h * wd;
-    if (!this.tiled) {
+    const m = this.trainWinograd(x, w);
+    if (m) this.wgradWinograd(x, dy, dw, m);
+    else if (!this.tiled) {
       const bind = { 0: x.buffer, 1: dy.buffer, 2: dw.buffer, 3: p };
       this.record("convWgradDirect", bind, this.g1(co * kd));
     } else this.wgradTiled(x, dy, dw, [n, ci, co, h, wd, k, pad], kd, cols);
