@@ -41,10 +41,14 @@ type Dir =
   | "forward Winograd F(2x2)"
   | "forward Winograd F(4x4)"
   | "forward fused f16"
-  | "forward Winograd F(4x4) f16";
+  | "forward Winograd F(4x4) f16"
+  | "backward-input Winograd F(4x4)"
+  | "backward-weight Winograd F(4x4)";
 const DIRS: Dir[] = ["forward", "backward-input", "backward-weight"];
 /** Forward by Winograd (transforms + batched GEMM + output transform with the fused epilogue). */
 const WINOGRAD_DIRS: Dir[] = ["forward Winograd F(2x2)", "forward Winograd F(4x4)"];
+/** Training's backward passes by Winograd (input gradient: flipped-weight conv; weight gradient). */
+const WINOGRAD_BACK: Dir[] = ["backward-input Winograd F(4x4)", "backward-weight Winograd F(4x4)"];
 
 /**
  * The storage of the f16 rows: f16 where the device has shader-f16; KIBITZ_BENCH_F16_EMULATE=1 runs
@@ -93,6 +97,11 @@ async function gpuConvMs(ctx: GpuContext, dir: Dir, n: number, c: number, h: num
   const wt = uploadTensor(ctx, [c, c, 3, 3], randomTensor([c, c, 3, 3], 2).data);
   const dw = pool.acquire([c, c, 3, 3]);
   let variant = "";
+  if (dir.startsWith("backward") && dir.includes("Winograd")) {
+    rec.winograd = 4;
+    rec.winogradTrain = true;
+    variant = await pickVariant(ctx, rec, 4, n, c, h, w);
+  }
   if (dir === "forward") rec.conv2d(x, wt);
   else if (half) {
     // f16 storage (input, weight, output), f32 accumulation, bias epilogue; the casts run before.
@@ -118,7 +127,7 @@ async function gpuConvMs(ctx: GpuContext, dir: Dir, n: number, c: number, h: num
     rec.ops.length = 0;
     rec.convFused(x, wt, bias, null, false, u);
   } else rec.conv2dBackward(x, wt, x, dw, false);
-  if (dir === "backward-input") {
+  if (dir.startsWith("backward-input")) {
     // Keep only the weight flip and the data-gradient GEMM (with its split-K sum, if any).
     const wgradOps = rec.ops.length;
     rec.conv2dBackward(x, wt, x, dw, true);
@@ -327,7 +336,11 @@ export const suite: BenchSuite = {
     ) {
       for (const [c, n] of cases) {
         const dirs: Dir[] = backend === "gpu" && !ctx!.report.isFallback
-          ? [...DIRS, ...(mode === "quick" ? WINOGRAD_DIRS.slice(1) : WINOGRAD_DIRS)]
+          ? [
+            ...DIRS,
+            ...(mode === "quick" ? WINOGRAD_DIRS.slice(1) : WINOGRAD_DIRS),
+            ...WINOGRAD_BACK,
+          ]
           : [...DIRS];
         if (backend === "gpu" && benchHalf(ctx)) {
           dirs.push("forward fused f16", "forward Winograd F(4x4) f16");
@@ -728,6 +741,15 @@ function summaryTable(
         "3x3 conv forward, batch 256, 256 filters, ms (Winograd F(4x4), tuned GEMM)",
         conv("forward Winograd F(4x4)"),
         "1.78 (cuDNN fp32)",
+      ],
+      [
+        "3x3 conv backward-input / backward-weight, batch 256, 256 filters, ms (Winograd F(4x4))",
+        conv("backward-input Winograd F(4x4)") === null
+          ? null
+          : `${Number(conv("backward-input Winograd F(4x4)")).toFixed(2)} / ${
+            Number(conv("backward-weight Winograd F(4x4)")).toFixed(2)
+          }`,
+        "-",
       ],
       ["Winograd GEMM variant picked, f32, batch 256", winners.get("f32:256") ?? null, "-"],
       ["Winograd GEMM variant picked, f16, batch 256", winners.get("f16:256") ?? null, "-"],

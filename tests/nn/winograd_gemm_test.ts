@@ -9,7 +9,7 @@ import { convFused } from "../../src/nn/cpu/fused.ts";
 import { f16round } from "../../src/nn/f16.ts";
 import { GpuRecorder, winoShapeKey } from "../../src/nn/gpu/backend.ts";
 import { loadHalfKernels } from "../../src/nn/gpu/f16.ts";
-import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
+import { HARDWARE_TILES, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import {
   checkWinoGemm,
@@ -85,6 +85,8 @@ const CASES = [[2, 6, 70, 6, 6], [1, 5, 3, 7, 5], [2, 19, 20, 9, 11]];
 // Hardware adapters (or KIBITZ_TILED_TESTS=1 on a software one: minutes) check the hardware-size
 // variants too; their f16 V/M ones run emulated here, so they match f32 as closely.
 const hardware = ctx !== null && (!ctx.report.isFallback || !!Deno.env.get("KIBITZ_TILED_TESTS"));
+// The training test's tiles: the hardware ones where those variants are checked too.
+const netTiles = hardware ? HARDWARE_TILES : TEST_TILES;
 for (const c of [...testCandidates(), ...(hardware ? hardwareCandidates(true) : [])]) {
   Deno.test(
     `Winograd GEMM variant ${c.name} (F(4x4) and F(2x2), fused epilogue) matches CPU`,
@@ -230,7 +232,7 @@ Deno.test(
     const cpu = new CpuNet(w);
     const nets = await Promise.all(
       ([4, 2] as const).map((m) =>
-        GpuNet.create(ctx!, w, { tiled: true, tiles: TEST_TILES, fused: true, winograd: m })
+        GpuNet.create(ctx!, w, { tiled: true, tiles: netTiles, fused: true, winograd: m })
       ),
     );
     for (let step = 0; step < 2; step++) {
