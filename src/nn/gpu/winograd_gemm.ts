@@ -226,6 +226,10 @@ export function hardwareCandidates(f16VM: boolean): WinoCandidate[] {
     cand(16, 16, 1, 2, 8, true, true), // 64 x 128: 4 x 8 per thread
     cand(16, 16, 1, 1, 16, true, true), // 64 x 64: 4 x 4 per thread
     cand(8, 8, 2, 2, 8, true, true), // 64 x 64 from 64 threads, 8 x 8 each
+    // 256 x 64: every Co row of a 256-filter layer in one workgroup, so V is read once (20 KiB of
+    // workgroup memory: past WebGPU's 16 KiB default; the tuner records a failure where it is over).
+    cand(8, 32, 2, 2, 16, false, true),
+    cand(16, 16, 2, 2, 32, true, false), // 128 x 128 with 32-deep slices (32 KiB)
   ];
   if (!f16VM) return f32;
   return [
