@@ -271,7 +271,7 @@ export const suite: BenchSuite = {
       },
       {
         title:
-          "Winograd F(4x4,3x3) autotuner: every GEMM variant on the layer shape (input transform + GEMM + output transform; GFLOP/s by the direct count)",
+          "Autotuner: every Winograd F(4x4,3x3) GEMM variant on the layer shape (input transform + GEMM + output transform), and the split-K factors of the direct convs of small batches (GFLOP/s by the direct count)",
         columns: [
           "storage",
           "shape",
@@ -381,7 +381,7 @@ export const suite: BenchSuite = {
       const shown = new Set<WinoTuneResult>();
       const show = async (r: WinoTuneResult) => {
         shown.add(r);
-        const d = r.dims, flops = 2 * d.n * d.h * d.w * d.ci * d.co * 9;
+        const d = r.dims, flops = 2 * d.n * d.h * d.w * d.ci * d.co * (d.k ?? 3) ** 2;
         if (!winners.has(`${r.storage}:${d.n}`)) winners.set(`${r.storage}:${d.n}`, r.winner);
         for (const t of r.timings) {
           const gf = t.ms ? flops / (t.ms * 1e6) : null;

@@ -7,7 +7,7 @@ import { CpuBackend } from "./cpu_backend.ts";
 import { l2Penalty } from "./cpu/loss.ts";
 import { type NetTensors, type PassOutputs, runPass } from "./graph.ts";
 import { type FoldedConv, foldedLayers, runFusedInference } from "./graph_fused.ts";
-import { forcedWinoGemm, pickWinoKernels } from "./gpu/winograd_tune.ts";
+import { forcedWinoGemm, pickDirectSplits, pickWinoKernels } from "./gpu/winograd_tune.ts";
 import {
   chooseWinograd,
   parseWinograd,
@@ -15,7 +15,7 @@ import {
   type WinogradSetting,
   winogradSettingTile,
 } from "./winograd.ts";
-import { GpuRecorder, winoShapeKey } from "./gpu/backend.ts";
+import { directShapeKey, GpuRecorder, winoShapeKey } from "./gpu/backend.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
 import { deviceHasF16, type HalfKernels, loadHalfKernels } from "./gpu/f16.ts";
@@ -463,7 +463,7 @@ export class GpuNet implements PolicyValueNet {
     if (!train && this.fused) rec.half = this.half;
     // Training (and unfused) plans: Winograd in the plain convs too, unless KIBITZ_NN_WINOGRAD_TRAIN=0.
     rec.winogradTrain = envFlag("KIBITZ_NN_WINOGRAD_TRAIN", true);
-    if ((!train && this.fused) || rec.winogradTrain) await this.pickWinograd(rec, size, train);
+    await this.pickWinograd(rec, size, train);
     this.ctx.device.pushErrorScope("validation");
     const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
     const mask = this.pool.acquire([size, c.moves], "nn.mask");
@@ -491,11 +491,24 @@ export class GpuNet implements PolicyValueNet {
 
   /**
    * Fills rec.winoChoice for the Winograd layers of a batch-`size` plan (training plans: the
-   * input-gradient convs, Co and Ci swapped, too).
+   * input-gradient convs, Co and Ci swapped, too), and for inference plans rec.splitChoice for the
+   * direct convs (both tuned on hardware adapters; see pickWinoKernels, pickDirectSplits).
    */
   private async pickWinograd(rec: GpuRecorder, size: number, train: boolean): Promise<void> {
-    if (this.winograd === "off" || !this.tiled) return;
+    if (!this.tiled) return;
     const c = this.config;
+    if (!train && this.fused) {
+      for (const [conv] of foldedLayers(c)) {
+        const [co, ci, k] = this.net.params.get(conv)!.shape;
+        const wm = k === 3 ? chooseWinograd(this.winograd, size, c.height, c.width, ci, co) : 0;
+        const key = directShapeKey(size, ci, co, c.height, c.width, k, this.half !== null);
+        if (wm || rec.splitChoice.has(key)) continue;
+        const shape = { n: size, ci, co, h: c.height, w: c.width, k };
+        const sp = await pickDirectSplits(this.ctx, this.kernels, this.half, shape);
+        if (sp !== null) rec.splitChoice.set(key, sp);
+      }
+    }
+    if (this.winograd === "off" || (train && !rec.winogradTrain)) return;
     const shapes = foldedLayers(c).flatMap(([conv]) => {
       const [co, ci, k] = this.net.params.get(conv)!.shape;
       return k !== 3 ? [] : train ? [[co, ci], [ci, co]] : [[co, ci]];

@@ -7,7 +7,7 @@ import { getGpu } from "../../src/gpu/device.ts";
 import { conv2d } from "../../src/nn/cpu/conv.ts";
 import { convFused } from "../../src/nn/cpu/fused.ts";
 import { f16round } from "../../src/nn/f16.ts";
-import { GpuRecorder, winoShapeKey } from "../../src/nn/gpu/backend.ts";
+import { directShapeKey, GpuRecorder, winoShapeKey } from "../../src/nn/gpu/backend.ts";
 import { loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { HARDWARE_TILES, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
@@ -19,7 +19,12 @@ import {
   type WinoCandidate,
   winogradGemmSource,
 } from "../../src/nn/gpu/winograd_gemm.ts";
-import { LEGACY, pickWinoKernels, tuneWinograd } from "../../src/nn/gpu/winograd_tune.ts";
+import {
+  LEGACY,
+  pickWinoKernels,
+  tuneDirectSplits,
+  tuneWinograd,
+} from "../../src/nn/gpu/winograd_tune.ts";
 import { CpuNet, GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import type { CpuTensor } from "../../src/nn/tensor.ts";
@@ -257,5 +262,64 @@ Deno.test(
       }
       net.dispose();
     }
+  },
+);
+
+Deno.test(
+  "direct fused conv at forced split-K factors (the split tuner's options) matches CPU",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+    const half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
+    for (const k of [3, 1]) {
+      const [n, ci, co, h, w] = [1, 64, 20, 7, 7];
+      const x = randTensor([n, ci, h, w], 31), wt = randTensor([co, ci, k, k], 32);
+      const bias = randTensor([co], 33), res = randTensor([n, co, h, w], 34);
+      const want = convFused(x, wt, bias, res, true).data;
+      for (const f16 of [false, true]) {
+        for (const sp of [1, 2, 3, 8]) {
+          const pool = new TensorPool(ctx!);
+          const rec = new GpuRecorder(ctx!, kernels, pool, true);
+          if (f16) rec.half = half;
+          const up = (t: CpuTensor, h16: boolean): GpuTensor => {
+            const g = uploadTensor(ctx!, t.shape, t.data);
+            return h16 ? { ...g, half: true } : g;
+          };
+          const [gx, gw, gr, gb] = [up(x, f16), up(wt, f16), up(res, f16), up(bias, false)];
+          rec.splitChoice.set(directShapeKey(n, ci, co, h, w, k, f16), sp);
+          const y = rec.convFused(gx, gw, gb, gr, true);
+          const sums = rec.ops.filter((o) => o.label.startsWith("sumSplits")).length;
+          assert.equal(sums, sp > 1 ? 1 : 0, `k ${k} splits ${sp}: ${rec.ops.map((o) => o.label)}`);
+          rec.submit();
+          const [got] = await readTensors(ctx!, [y]);
+          const e = relErr(got, want);
+          assert.ok(e < 1e-5, `k ${k} f16 ${f16} splits ${sp}: ${e}`);
+          rec.destroy();
+          pool.destroy();
+          for (const t of [gx, gw, gr, gb]) t.buffer.destroy();
+        }
+      }
+    }
+  },
+);
+
+Deno.test(
+  "the split-K tuner times 1, half, the default and twice the default and keeps the fastest",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+    const shape = { n: 1, ci: 64, co: 16, h: 7, w: 7, k: 3 };
+    // TEST_TILES: 16 x 16 output tiles, 4 x 1 of them; K = 576: default min(264 / 4, 576 / 128) = 4.
+    const r = await tuneDirectSplits(ctx!, kernels, null, shape);
+    assert.ok(r);
+    assert.deepEqual(r.timings.map((t) => t.name), [
+      "splits=1",
+      "splits=2",
+      "splits=4",
+      "splits=8",
+    ]);
+    const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
+    assert.equal(r.winner, fastest.name);
+    assert.equal(await tuneDirectSplits(ctx!, kernels, null, { ...shape, n: 64 }), null);
   },
 );

@@ -5,7 +5,7 @@ import type { NnBackend, SgdHyper } from "../backend.ts";
 import type { BnParams } from "../cpu/batchnorm.ts";
 import { convGeometry } from "../cpu/conv.ts";
 import { expectShape, numel } from "../tensor.ts";
-import type { KernelName, NnKernels } from "./kernels.ts";
+import type { KernelName, KernelTiles, NnKernels } from "./kernels.ts";
 import type { HalfKernelName, HalfKernels } from "./f16.ts";
 import { type GpuTensor, type TensorPool, uploadTensor } from "./tensor.ts";
 import { tileSize } from "./conv_gemm.ts";
@@ -29,6 +29,45 @@ export function winoShapeKey(
   w: number,
 ): string {
   return `F${m}:${n}x${ci}x${h}x${w}->${co}`;
+}
+
+/** The key of a direct conv's shape in GpuRecorder.splitChoice (`half`: the f16-storage conv). */
+export function directShapeKey(
+  n: number,
+  ci: number,
+  co: number,
+  h: number,
+  w: number,
+  k: number,
+  half = false,
+): string {
+  return `K${k}${half ? "h" : ""}:${n}x${ci}x${h}x${w}->${co}`;
+}
+
+/**
+ * The split-K factor the direct conv takes by default: enough workgroups to fill the GPU
+ * (SPLIT_TARGET) from gx gy output tiles, with chunks of at least 128 of the kd-deep reduction.
+ */
+export function defaultSplits(gx: number, gy: number, kd: number): number {
+  return Math.max(1, Math.min(Math.floor(SPLIT_TARGET / (gx * gy)), Math.floor(kd / 128)));
+}
+
+/**
+ * The direct conv's default split-K factor for a layer shape under `tiles` (as convForward and
+ * the f16 conv compute it).
+ */
+export function directDefaultSplits(
+  tiles: KernelTiles,
+  n: number,
+  ci: number,
+  co: number,
+  h: number,
+  w: number,
+  k: number,
+): number {
+  const cols = n * h * w, wide = co >= WIDE && cols >= WIDE;
+  const { bm, bn } = tileSize(wide ? tiles.wide : tiles.small);
+  return defaultSplits(Math.ceil(cols / bn), Math.ceil(co / bm), ci * k * k);
 }
 
 /** One recorded dispatch. */
@@ -81,6 +120,11 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * autotuner's pick; shapes without one run the built-in batched GEMM (winogradGemm*).
    */
   readonly winoChoice = new Map<string, WinoKernels>();
+  /**
+   * The split-K factor of direct (implicit-GEMM) convs per layer shape (key directShapeKey), e.g.
+   * the autotuner's pick; shapes without one take defaultSplits.
+   */
+  readonly splitChoice = new Map<string, number>();
   /**
    * Winograd in conv2d too (the training graph's forward and input gradient), by the same
    * selection table as the fused convs; off by default (GpuNet turns it on for tiled plans).
@@ -326,7 +370,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const { bm, bn } = tileSize(tile);
     const gx = Math.ceil(cols / bn), gy = Math.ceil(co / bm), kd = ci * k * k;
     const kind = wide ? "convForwardWide" : "convForward";
-    let splits = Math.max(1, Math.min(Math.floor(SPLIT_TARGET / (gx * gy)), Math.floor(kd / 128)));
+    let splits = this.splitChoice.get(directShapeKey(n, ci, co, h, wd, k, true)) ??
+      defaultSplits(gx, gy, kd);
     const kchunk = splits > 1 ? Math.ceil(kd / splits / tile.bk) * tile.bk : 0;
     if (splits > 1) splits = Math.ceil(kd / kchunk);
     if (splits === 1) {
@@ -534,7 +579,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       }` as const;
     // Small batches give too few output tiles to fill the GPU: split the K reduction across
     // workgroups (each writes its own copy of Y) and sum the copies.
-    let splits = Math.max(1, Math.min(Math.floor(SPLIT_TARGET / (gx * gy)), Math.floor(kd / 128)));
+    let splits =
+      (batched ? undefined : this.splitChoice.get(directShapeKey(n, ci, co, h, wd, k))) ??
+        defaultSplits(gx, gy, kd);
     const kchunk = splits > 1 ? Math.ceil(kd / splits / tile.bk) * tile.bk : 0;
     if (splits > 1) splits = Math.ceil(kd / kchunk);
     if (splits === 1) {

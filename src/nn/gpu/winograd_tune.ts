@@ -6,7 +6,7 @@ import { KibitzError } from "../../errors.ts";
 import { describeAdapter, type GpuContext } from "../../gpu/device.ts";
 import { timeComputePass } from "../../gpu/timing.ts";
 import type { WinogradTile } from "../winograd.ts";
-import { GpuRecorder, winoShapeKey } from "./backend.ts";
+import { directDefaultSplits, directShapeKey, GpuRecorder, winoShapeKey } from "./backend.ts";
 import type { HalfKernels } from "./f16.ts";
 import type { NnKernels } from "./kernels.ts";
 import { TensorPool } from "./tensor.ts";
@@ -41,13 +41,14 @@ export interface WinoTuneResult {
   timer: string;
 }
 
-/** A layer shape of a Winograd convolution: batch, channels in and out, board. */
+/** A layer shape of a convolution: batch, channels in and out, board (kernel k, default 3). */
 export interface WinoShape {
   n: number;
   ci: number;
   co: number;
   h: number;
   w: number;
+  k?: number;
 }
 
 const tuned = new Map<string, Promise<WinoTuneResult>>();
@@ -67,6 +68,15 @@ export function tuneF16VM(): boolean {
     return Deno.env.get("KIBITZ_NN_WINO_F16VM") === "1";
   } catch {
     return false;
+  }
+}
+
+/** Whether plans autotune on hardware adapters (KIBITZ_NN_TUNE=0: built-in GEMM, default splits). */
+export function tuningOn(): boolean {
+  try {
+    return Deno.env.get("KIBITZ_NN_TUNE") !== "0";
+  } catch {
+    return true;
   }
 }
 
@@ -112,7 +122,7 @@ export async function pickWinoKernels(
     if (force === LEGACY) return null;
     return await loadWinoKernels(ctx, m, act, findCandidate(force, act !== "f32"));
   }
-  if (ctx.report.isFallback) return null;
+  if (ctx.report.isFallback || !tuningOn()) return null;
   const r = await tuneWinograd(ctx, kernels, half, m, shape);
   if (r.winner === LEGACY) return null;
   return await loadWinoKernels(ctx, m, act, findCandidate(r.winner, act !== "f32"));
@@ -133,7 +143,7 @@ export function tuneWinograd(
 ): Promise<WinoTuneResult> {
   const act = half?.storage ?? "f32";
   const cands = candidates ?? hardwareCandidates(act !== "f32" && tuneF16VM());
-  const key = `${describeAdapter(ctx.report)}|${act}|${
+  const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
     winoShapeKey(m, shape.n, shape.ci, shape.co, shape.h, shape.w)
   }|${cands.map((c) => c.name).join(",")}`;
   let hit = tuned.get(key);
@@ -238,5 +248,104 @@ async function timeCandidates(
     winner,
     timings,
     timer: `${timer}, best of 3 passes`,
+  };
+}
+
+/**
+ * The split-K factor a direct (implicit-GEMM) fused conv of `shape` runs with: on hardware adapters
+ * (unless KIBITZ_NN_TUNE=0) the fastest of 1, half, the default and twice the default, timed once
+ * per adapter, storage and shape; elsewhere, or where the default is 1, the default (null).
+ */
+export async function pickDirectSplits(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  shape: WinoShape,
+): Promise<number | null> {
+  if (ctx.report.isFallback || !tuningOn()) return null;
+  const r = await tuneDirectSplits(ctx, kernels, half, shape);
+  return r && Number(r.winner.slice("splits=".length));
+}
+
+/**
+ * Times the direct fused conv of `shape` at split-K factors 1, half, the default and twice the
+ * default (once per adapter, storage and shape); null where the default is 1.
+ */
+export async function tuneDirectSplits(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  shape: WinoShape,
+): Promise<WinoTuneResult | null> {
+  const k = shape.k ?? 3;
+  const d = directDefaultSplits(kernels.tiles, shape.n, shape.ci, shape.co, shape.h, shape.w, k);
+  if (d <= 1) return null;
+  const cap = Math.max(1, Math.floor((shape.ci * k * k) / 64));
+  const options = [...new Set([1, Math.max(1, d >> 1), d, Math.min(2 * d, cap)])];
+  const act = half?.storage ?? "f32";
+  const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
+    directShapeKey(shape.n, shape.ci, shape.co, shape.h, shape.w, k)
+  }|splits`;
+  let hit = tuned.get(key);
+  if (!hit) {
+    hit = timeSplits(ctx, kernels, half, shape, k, options, d).then((r) => {
+      log.push(r);
+      return r;
+    });
+    hit.catch(() => tuned.delete(key));
+    tuned.set(key, hit);
+  }
+  return await hit;
+}
+
+async function timeSplits(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  s: WinoShape,
+  k: number,
+  options: number[],
+  d: number,
+): Promise<WinoTuneResult> {
+  const pool = new TensorPool(ctx);
+  const hb = half ? (half.storage === "f16" ? 2 : 4) : null;
+  const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x", hb);
+  const w = pool.acquire([s.co, s.ci, k, k], "tune.w", hb);
+  const bias = pool.acquire([s.co], "tune.bias");
+  const key = directShapeKey(s.n, s.ci, s.co, s.h, s.w, k, half !== null);
+  const recs = options.map((sp) => {
+    const rec = new GpuRecorder(ctx, kernels, pool, true);
+    rec.half = half;
+    rec.splitChoice.set(key, sp);
+    pool.release(rec.convFused(x, w, bias, null, true));
+    return { sp, rec };
+  });
+  const best = new Map<number, number>();
+  let timer = "wall";
+  const warmUntil = performance.now() + 200;
+  do {
+    await timeComputePass(ctx, (pass) => recs[0].rec.encode(pass));
+  } while (performance.now() < warmUntil);
+  for (let round = 0; round < 3; round++) {
+    for (const e of recs) {
+      const reps = 20;
+      const t = await timeComputePass(ctx, (pass) => {
+        for (let i = 0; i < reps; i++) e.rec.encode(pass);
+      });
+      if (t.gpuMs !== null) timer = "gpu timestamps";
+      best.set(e.sp, Math.min(best.get(e.sp) ?? Infinity, (t.gpuMs ?? t.wallMs) / reps));
+    }
+  }
+  for (const e of recs) e.rec.destroy();
+  pool.destroy();
+  const win = recs.reduce((a, b) => (best.get(b.sp)! < best.get(a.sp)! ? b : a));
+  return {
+    adapter: describeAdapter(ctx.report),
+    storage: half?.storage ?? "f32",
+    shape: `${key} direct, split-K`,
+    dims: { ...s, k },
+    winner: `splits=${win.sp}`,
+    timings: recs.map((e) => ({ name: `splits=${e.sp}`, ms: best.get(e.sp)!, gemmMs: null })),
+    timer: `${timer}, best of 3 passes of 20; default ${d}`,
   };
 }
