@@ -52,6 +52,22 @@ export interface WinoShape {
 }
 
 const tuned = new Map<string, Promise<WinoTuneResult>>();
+let lastTimed = -Infinity;
+
+/** Clock warm-up before timing: none on software adapters or within 3 s of the last tuning. */
+function warmMs(ctx: GpuContext, ms: number): number {
+  const cold = performance.now() - lastTimed > 3000;
+  lastTimed = performance.now();
+  return ctx.report.isFallback || !cold ? 0 : ms;
+}
+
+/**
+ * The shape a plan's layer is tuned at: the batch rounded up to a power of two, so that callers
+ * with many batch sizes (an MCTS evaluator) tune a few times, not once per size.
+ */
+export function bucketed(shape: WinoShape): WinoShape {
+  return { ...shape, n: 2 ** Math.ceil(Math.log2(Math.max(1, shape.n))) };
+}
 const log: WinoTuneResult[] = [];
 
 /** Every tuning result of this process so far, in the order they finished (for the bench). */
@@ -106,8 +122,9 @@ function findCandidate(name: string, f16Plan: boolean): WinoCandidate {
 
 /**
  * The Winograd kernels a layer of `shape` runs: the forced variant when one is given (`force`, else
- * KIBITZ_NN_WINO_GEMM; "legacy" is the built-in GEMM), on software adapters the built-in GEMM, on
- * hardware adapters the autotuner's pick. null means the built-in GEMM.
+ * KIBITZ_NN_WINO_GEMM; "legacy" is the built-in GEMM), on software adapters (or with
+ * KIBITZ_NN_TUNE=0) the built-in GEMM, on hardware adapters the autotuner's pick at the bucketed
+ * shape. null means the built-in GEMM.
  */
 export async function pickWinoKernels(
   ctx: GpuContext,
@@ -123,7 +140,7 @@ export async function pickWinoKernels(
     return await loadWinoKernels(ctx, m, act, findCandidate(force, act !== "f32"));
   }
   if (ctx.report.isFallback || !tuningOn()) return null;
-  const r = await tuneWinograd(ctx, kernels, half, m, shape);
+  const r = await tuneWinograd(ctx, kernels, half, m, bucketed(shape));
   if (r.winner === LEGACY) return null;
   return await loadWinoKernels(ctx, m, act, findCandidate(r.winner, act !== "f32"));
 }
@@ -197,7 +214,7 @@ async function timeCandidates(
   const isGemm = (label: string) => label.endsWith(".gemm") || label.startsWith("winogradGemm");
   const runs = entries.filter((e): e is { name: string; rec: GpuRecorder } => e.rec !== null);
   // Raise the clocks first (an idle GPU runs its first passes several times slower).
-  const warmUntil = performance.now() + (ctx.report.isFallback ? 0 : 400);
+  const warmUntil = performance.now() + warmMs(ctx, 400);
   do {
     await timeComputePass(ctx, (pass) => runs[0]?.rec.encode(pass));
   } while (performance.now() < warmUntil);
@@ -229,6 +246,7 @@ async function timeCandidates(
       bestGemm.set(e.name, Math.min(bestGemm.get(e.name) ?? Infinity, gms));
     }
   }
+  lastTimed = performance.now();
   for (const e of entries) e.rec?.destroy();
   pool.destroy();
   const timings = entries.map((e) => ({
@@ -263,7 +281,7 @@ export async function pickDirectSplits(
   shape: WinoShape,
 ): Promise<number | null> {
   if (ctx.report.isFallback || !tuningOn()) return null;
-  const r = await tuneDirectSplits(ctx, kernels, half, shape);
+  const r = await tuneDirectSplits(ctx, kernels, half, bucketed(shape));
   return r && Number(r.winner.slice("splits=".length));
 }
 
@@ -322,7 +340,7 @@ async function timeSplits(
   });
   const best = new Map<number, number>();
   let timer = "wall";
-  const warmUntil = performance.now() + 200;
+  const warmUntil = performance.now() + warmMs(ctx, 200);
   do {
     await timeComputePass(ctx, (pass) => recs[0].rec.encode(pass));
   } while (performance.now() < warmUntil);
@@ -336,6 +354,7 @@ async function timeSplits(
       best.set(e.sp, Math.min(best.get(e.sp) ?? Infinity, (t.gpuMs ?? t.wallMs) / reps));
     }
   }
+  lastTimed = performance.now();
   for (const e of recs) e.rec.destroy();
   pool.destroy();
   const win = recs.reduce((a, b) => (best.get(b.sp)! < best.get(a.sp)! ? b : a));
