@@ -501,10 +501,10 @@ export class GpuNet implements PolicyValueNet {
       for (const [conv] of foldedLayers(c)) {
         const [co, ci, k] = this.net.params.get(conv)!.shape;
         const wm = k === 3 ? chooseWinograd(this.winograd, size, c.height, c.width, ci, co) : 0;
-        const key = directShapeKey(size, ci, co, c.height, c.width, k, this.half !== null);
+        const key = directShapeKey(size, ci, co, c.height, c.width, k, rec.half !== null);
         if (wm || rec.splitChoice.has(key)) continue;
         const shape = { n: size, ci, co, h: c.height, w: c.width, k };
-        const sp = await pickDirectSplits(this.ctx, this.kernels, this.half, shape);
+        const sp = await pickDirectSplits(this.ctx, this.kernels, rec.half, shape);
         if (sp !== null) rec.splitChoice.set(key, sp);
       }
     }
@@ -522,7 +522,7 @@ export class GpuNet implements PolicyValueNet {
       const pick = await pickWinoKernels(
         this.ctx,
         this.kernels,
-        this.half,
+        rec.half,
         m,
         shape,
         this.winogradGemm,

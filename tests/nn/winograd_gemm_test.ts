@@ -323,3 +323,29 @@ Deno.test(
     assert.equal(await tuneDirectSplits(ctx!, kernels, null, { ...shape, n: 64 }), null);
   },
 );
+
+Deno.test(
+  "an f16 plan's training plans take f32 Winograd kernels, its inference plans f16 ones",
+  opts,
+  async () => {
+    const w = initWeights(cfg, 5);
+    const name = testCandidates()[0].name;
+    const net = await GpuNet.create(ctx!, w, {
+      tiled: true,
+      tiles: TEST_TILES,
+      fused: true,
+      f16Emulate: true,
+      winograd: 4,
+      winogradGemm: name,
+    });
+    const want = await new CpuNet(w).infer(syntheticBatch(cfg, 2, 7));
+    const got = await net.infer(syntheticBatch(cfg, 2, 7));
+    assert.ok(maxDiff(got.probs, want.probs) < 1e-5, "probs (emulated f16 stores f32)");
+    await net.trainStep(syntheticBatch(cfg, 2, 8), { lr: 0.01, momentum: 0.9, weightDecay: 1e-4 });
+    const infer = [...(await net.planFor(2, false)).winoChoice.values()];
+    const train = [...(await net.planFor(2, true)).winoChoice.values()];
+    assert.ok(infer.length > 0 && infer.every((k) => k.act === "f16-emulated"), "inference: f16");
+    assert.ok(train.length > 0 && train.every((k) => k.act === "f32"), "training: f32");
+    net.dispose();
+  },
+);

@@ -259,6 +259,8 @@ export function testCandidates(): WinoCandidate[] {
 /** The compiled kernels of one candidate: input transform, GEMM, output transform. */
 export interface WinoKernels {
   candidate: WinoCandidate;
+  /** Storage of the activations (x, res, y) these kernels read and write. */
+  act: TransformedStorage;
   /** Storage of V and M in these kernels. */
   transformed: TransformedStorage;
   input: GPUComputePipeline;
@@ -289,6 +291,7 @@ export function loadWinoKernels(
       const label = `nn.wino.${c.name}`;
       return {
         candidate: c,
+        act,
         transformed,
         input: await computePipeline(ctx, tsrc, "wino_input", {}, `${label}.input`),
         gemm: await computePipeline(
