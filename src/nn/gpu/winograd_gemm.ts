@@ -31,6 +31,11 @@ export interface WinoGemm {
   rowFast: boolean;
   /** The slice loop written out statement by statement instead of a counted loop. */
   unroll: boolean;
+  /**
+   * Two slice buffers in workgroup memory: the next slice is stored while this one is read, one
+   * barrier per slice instead of two (twice the workgroup memory).
+   */
+  double?: boolean;
 }
 
 /** Storage of V and M: f32, f16 (`shader-f16`), or the f16 text bound to f32 (tests). */
@@ -52,7 +57,9 @@ export function checkWinoGemm(v: WinoGemm): void {
 /** A short name: rows x columns, slice depth, r (row blocks first), u (unrolled). */
 export function winoGemmName(v: WinoGemm): string {
   const { bm, bn } = gemmBlock(v);
-  return `${bm}x${bn}k${v.bk}t${v.wx * v.wy}${v.rowFast ? "r" : ""}${v.unroll ? "u" : ""}`;
+  return `${bm}x${bn}k${v.bk}t${v.wx * v.wy}${v.rowFast ? "r" : ""}${v.unroll ? "u" : ""}${
+    v.double ? "d" : ""
+  }`;
 }
 
 function range(n: number): number[] {
@@ -81,18 +88,27 @@ export function winogradGemmSource(v: WinoGemm, transformed: TransformedStorage 
       rb${r} = select(vec4<f32>(0.0), vec4<f32>(vin[vbase + min(k, p.ci - 1u) * p.ppad4 + c04 + e % BN4]), k < p.ci); }`
     ),
   ].join("\n");
-  const stores = [
-    ...range(la).map((r) =>
-      `    { let e = t + ${
-        r * threads
-      }u; let ml = e / BK; As[(e % BK) * BM4 + ml / 4u][ml % 4u] = ra${r}; }`
-    ),
-    ...range(lb).map((r) => `    { let e = t + ${r * threads}u; Bs[e] = rb${r}; }`),
-  ].join("\n");
+  // Double buffering: slice buffer `buf` (0 or 1) starts SA / SB vec4s into As / Bs.
+  const offA = (buf: string) => (v.double ? `${buf} * SA + ` : "");
+  const offB = (buf: string) => (v.double ? `${buf} * SB + ` : "");
+  const storesTo = (buf: string) =>
+    [
+      ...range(la).map((r) =>
+        `    { let e = t + ${r * threads}u; let ml = e / BK; As[${
+          offA(buf)
+        }(e % BK) * BM4 + ml / 4u][ml % 4u] = ra${r}; }`
+      ),
+      ...range(lb).map((r) => `    { let e = t + ${r * threads}u; Bs[${offB(buf)}e] = rb${r}; }`),
+    ].join("\n");
+  const stores = storesTo("cur");
   const step = (kk: string) => {
     const out: string[] = [];
-    for (const g of range(v.gm)) out.push(`let a${g} = As[${kk} * BM4 + ${g * v.wy}u + lid.y];`);
-    for (const h of range(v.gn)) out.push(`let b${h} = Bs[${kk} * BN4 + ${h * v.wx}u + lid.x];`);
+    for (const g of range(v.gm)) {
+      out.push(`let a${g} = As[${offA("cur")}${kk} * BM4 + ${g * v.wy}u + lid.y];`);
+    }
+    for (const h of range(v.gn)) {
+      out.push(`let b${h} = Bs[${offB("cur")}${kk} * BN4 + ${h * v.wx}u + lid.x];`);
+    }
     for (const g of range(v.gm)) {
       for (const i of range(4)) {
         for (const h of range(v.gn)) {
@@ -106,6 +122,30 @@ export function winogradGemmSource(v: WinoGemm, transformed: TransformedStorage 
   const body = v.unroll
     ? range(v.bk).map((kk) => `    {\n${ind(step(`${kk}u`), "      ")}\n    }`).join("\n")
     : `    for (var kk = 0u; kk < BK; kk++) {\n${ind(step("kk"), "      ")}\n    }`;
+  const loopSingle = `  for (; k0 < p.ci;) {
+${stores}
+    workgroupBarrier();
+    k0 += BK;
+    if (k0 < p.ci) {
+${loads}
+    }
+${body}
+    workgroupBarrier();
+  }`;
+  const loopDouble = `${stores}
+  workgroupBarrier();
+  for (; k0 < p.ci;) {
+    k0 += BK;
+    if (k0 < p.ci) {
+${loads}
+    }
+${body}
+    if (k0 < p.ci) {
+${storesTo("(1u - cur)")}
+    }
+    workgroupBarrier();
+    cur = 1u - cur;
+  }`;
   const acc = range(v.gm).flatMap((g) =>
     range(4).flatMap((i) => range(v.gn).map((h) => `  var acc_${g}_${i}_${h} = vec4<f32>(0.0);`))
   );
@@ -142,8 +182,10 @@ struct Params { ci: u32, co: u32, ppad4: u32, _a: u32 }
 const BK = ${v.bk}u;
 const BM4 = ${bm / 4}u;
 const BN4 = ${bn / 4}u;
-var<workgroup> As: array<vec4<f32>, ${(v.bk * bm) / 4}>;
-var<workgroup> Bs: array<vec4<f32>, ${(v.bk * bn) / 4}>;
+const SA = ${(v.bk * bm) / 4}u;
+const SB = ${(v.bk * bn) / 4}u;
+var<workgroup> As: array<vec4<f32>, ${((v.double ? 2 : 1) * v.bk * bm) / 4}>;
+var<workgroup> Bs: array<vec4<f32>, ${((v.double ? 2 : 1) * v.bk * bn) / 4}>;
 
 @compute @workgroup_size(${v.wx}, ${v.wy})
 fn gemm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -157,17 +199,9 @@ fn gemm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
 ${acc.join("\n")}
 ${regs.join("\n")}
   var k0 = 0u;
+  var cur = 0u;
 ${loads}
-  for (; k0 < p.ci;) {
-${stores}
-    workgroupBarrier();
-    k0 += BK;
-    if (k0 < p.ci) {
-${loads}
-    }
-${body}
-    workgroupBarrier();
-  }
+${v.double ? loopDouble : loopSingle}
 ${epilogue.join("\n")}
 }
 `;
@@ -204,8 +238,9 @@ function cand(
   rowFast: boolean,
   unroll: boolean,
   half = false,
+  double = false,
 ): WinoCandidate {
-  const gemm = { wx, wy, gm, gn, bk, rowFast, unroll };
+  const gemm = { wx, wy, gm, gn, bk, rowFast, unroll, ...(double ? { double } : {}) };
   return { name: `${winoGemmName(gemm)}${half ? "-h" : ""}`, gemm, half };
 }
 
@@ -230,6 +265,10 @@ export function hardwareCandidates(f16VM: boolean): WinoCandidate[] {
     // workgroup memory: past WebGPU's 16 KiB default; the tuner records a failure where it is over).
     cand(8, 32, 2, 2, 16, false, true),
     cand(16, 16, 2, 2, 32, true, false), // 128 x 128 with 32-deep slices (32 KiB)
+    // Double-buffered slices: one barrier per slice.
+    cand(16, 16, 2, 2, 8, true, true, false, true),
+    cand(16, 16, 2, 2, 16, true, true, false, true),
+    cand(16, 16, 2, 1, 16, true, true, false, true),
   ];
   if (!f16VM) return f32;
   return [
@@ -253,6 +292,8 @@ export function testCandidates(): WinoCandidate[] {
     cand(4, 4, 2, 1, 8, true, false),
     cand(4, 4, 1, 2, 4, false, true),
     cand(4, 4, 2, 2, 4, true, true, true),
+    cand(4, 4, 2, 2, 4, true, true, false, true),
+    cand(4, 4, 1, 1, 4, false, false, false, true),
   ];
 }
 
