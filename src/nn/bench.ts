@@ -530,7 +530,7 @@ export const suite: BenchSuite = {
     );
     if (mode === "smoke") {
       report.notes.push(
-        "Small sizes; `quick=1` runs the issue's sizes on the GPU only (about a minute on an H200); `--full` runs 256 filters at batch 1/64/256, the 19x256 default model and the CPU rows.",
+        "Small sizes; `quick=1` runs the issue's sizes on the GPU only (about 2-3 minutes on an H200); `--full` runs 256 filters at batch 1/64/256, the 19x256 default model and the CPU rows.",
       );
     }
     await flush();
