@@ -435,13 +435,18 @@ export const suite: BenchSuite = {
           ["small", "gpu-fused", [1, 64, 256]],
           ["default", "cpu", [1]],
           ["default", "gpu-fused", [1, 8, 64, 256]],
+          ["default", "gpu-fused-legacy", [64, 256]],
           ["default", "gpu-fused-direct", [64, 256]],
           ["default", "gpu-unfused", [64, 256]],
           ["default", "gpu-fused-f16", [1, 8, 64, 256]],
           ["default", "gpu-fused-f16-direct", [64, 256]],
         ]
         : mode === "quick"
-        ? [["default", "gpu-fused", [1, 8, 64, 256]], ["default", "gpu-fused-f16", [1, 8, 64, 256]]]
+        ? [
+          ["default", "gpu-fused", [1, 8, 64, 256]],
+          ["default", "gpu-fused-legacy", [256]],
+          ["default", "gpu-fused-f16", [1, 8, 64, 256]],
+        ]
         : [
           ["small", "cpu", [1]],
           ["small", "gpu-fused", [1, 8]],
@@ -541,6 +546,7 @@ export const suite: BenchSuite = {
 type InferMode =
   | "cpu"
   | "gpu-fused"
+  | "gpu-fused-legacy"
   | "gpu-fused-direct"
   | "gpu-unfused"
   | "gpu-fused-f16"
@@ -576,13 +582,17 @@ async function inferenceRows(
         fused: im !== "gpu-unfused",
         winograd: im === "gpu-fused-direct" ? "off" : undefined,
         precision: "f32",
+        // The A/B baseline: Winograd with the built-in GEMM instead of the tuned one.
+        ...(im === "gpu-fused-legacy" ? { winogradGemm: "legacy" } : {}),
       });
     const graph = im === "cpu"
       ? "reference"
       : net instanceof GpuNet && net.precision !== "f32"
       ? `fused, ${net.precision} storage (f32 accumulation), Winograd ${net.winograd}`
       : net instanceof GpuNet && net.winograd !== "off"
-      ? `${im.slice(4)}, Winograd ${net.winograd}`
+      ? `${im.slice(4)}, Winograd ${net.winograd}${
+        net.winogradGemm === "legacy" ? " (built-in GEMM, untuned)" : ""
+      }`
       : im.slice(4);
     try {
       for (const batch of batches) {
@@ -725,6 +735,11 @@ function summaryTable(
     columns: ["measure", "Kibitz", "target"],
     rows: [
       ["inference, batch 256, positions/s", get(`${model}:gpu-fused:256`), ">= 3150"],
+      [
+        "inference, batch 256, positions/s, Winograd with the built-in (untuned) GEMM",
+        get(`${model}:gpu-fused-legacy:256`),
+        "-",
+      ],
       ["inference, batch 64, positions/s", get(`${model}:gpu-fused:64`), "-"],
       ["inference, batch 8, positions/s", get(`${model}:gpu-fused:8`), "-"],
       ["inference, batch 1, ms per call", get("call:1"), "-"],
