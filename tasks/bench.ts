@@ -57,6 +57,7 @@ await runMain(async () => {
       ),
     ],
     log: (line) => console.error(`[${name}] ${line}`),
+    out: String(args.values.out),
   });
   console.log(reportMarkdown(report));
   const paths = await writeReport(report, String(args.values.out));

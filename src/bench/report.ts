@@ -27,6 +27,8 @@ export interface BenchOptions {
   args: string[];
   /** Prints a progress line. */
   log: (line: string) => void;
+  /** The output folder (`--out`), for suites that write their partial report as rows complete. */
+  out?: string;
 }
 
 /** A benchmark suite module: `deno task bench NAME` imports it and calls `run`. */

@@ -1,4 +1,10 @@
-import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
+import {
+  benchKeyValues,
+  type BenchReport,
+  type BenchSuite,
+  newReport,
+  writeReport,
+} from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu, type GpuContext } from "../gpu/device.ts";
 import { timeComputePass } from "../gpu/timing.ts";
@@ -8,6 +14,14 @@ import { GpuRecorder } from "./gpu/backend.ts";
 import { HARDWARE_TILES, loadKernels, TEST_TILES } from "./gpu/kernels.ts";
 import { deviceHasF16, type HalfStorage, loadHalfKernels } from "./gpu/f16.ts";
 import { TensorPool, uploadTensor } from "./gpu/tensor.ts";
+import { winoShapeKey } from "./gpu/backend.ts";
+import { hardwareCandidates, testCandidates } from "./gpu/winograd_gemm.ts";
+import {
+  pickWinoKernels,
+  tuneWinograd,
+  winogradTuneLog,
+  type WinoTuneResult,
+} from "./gpu/winograd_tune.ts";
 import { CpuNet, GpuNet, type PolicyValueNet } from "./net.ts";
 import { initWeights } from "./params.ts";
 import { cpuTensor, rng } from "./tensor.ts";
@@ -27,10 +41,14 @@ type Dir =
   | "forward Winograd F(2x2)"
   | "forward Winograd F(4x4)"
   | "forward fused f16"
-  | "forward Winograd F(4x4) f16";
+  | "forward Winograd F(4x4) f16"
+  | "backward-input Winograd F(4x4)"
+  | "backward-weight Winograd F(4x4)";
 const DIRS: Dir[] = ["forward", "backward-input", "backward-weight"];
 /** Forward by Winograd (transforms + batched GEMM + output transform with the fused epilogue). */
 const WINOGRAD_DIRS: Dir[] = ["forward Winograd F(2x2)", "forward Winograd F(4x4)"];
+/** Training's backward passes by Winograd (input gradient: flipped-weight conv; weight gradient). */
+const WINOGRAD_BACK: Dir[] = ["backward-input Winograd F(4x4)", "backward-weight Winograd F(4x4)"];
 
 /**
  * The storage of the f16 rows: f16 where the device has shader-f16; KIBITZ_BENCH_F16_EMULATE=1 runs
@@ -78,6 +96,12 @@ async function gpuConvMs(ctx: GpuContext, dir: Dir, n: number, c: number, h: num
   const x = uploadTensor(ctx, [n, c, h, w], randomTensor([n, c, h, w], 1).data);
   const wt = uploadTensor(ctx, [c, c, 3, 3], randomTensor([c, c, 3, 3], 2).data);
   const dw = pool.acquire([c, c, 3, 3]);
+  let variant = "";
+  if (dir.startsWith("backward") && dir.includes("Winograd")) {
+    rec.winograd = 4;
+    rec.winogradTrain = true;
+    variant = await pickVariant(ctx, rec, 4, n, c, h, w);
+  }
   if (dir === "forward") rec.conv2d(x, wt);
   else if (half) {
     // f16 storage (input, weight, output), f32 accumulation, bias epilogue; the casts run before.
@@ -88,6 +112,7 @@ async function gpuConvMs(ctx: GpuContext, dir: Dir, n: number, c: number, h: num
     if (u) {
       rec.winograd = 4;
       rec.winogradFilter(wt, u, 4);
+      variant = await pickVariant(ctx, rec, 4, n, c, h, w);
     }
     rec.submit();
     rec.ops.length = 0;
@@ -97,11 +122,12 @@ async function gpuConvMs(ctx: GpuContext, dir: Dir, n: number, c: number, h: num
     const u = pool.acquire([(m + 2) * (m + 2), c, c]), bias = pool.acquire([c]);
     rec.winograd = m;
     rec.winogradFilter(wt, u, m);
+    variant = await pickVariant(ctx, rec, m, n, c, h, w);
     rec.submit();
     rec.ops.length = 0;
     rec.convFused(x, wt, bias, null, false, u);
   } else rec.conv2dBackward(x, wt, x, dw, false);
-  if (dir === "backward-input") {
+  if (dir.startsWith("backward-input")) {
     // Keep only the weight flip and the data-gradient GEMM (with its split-K sum, if any).
     const wgradOps = rec.ops.length;
     rec.conv2dBackward(x, wt, x, dw, true);
@@ -127,7 +153,23 @@ async function gpuConvMs(ctx: GpuContext, dir: Dir, n: number, c: number, h: num
   pool.destroy();
   x.buffer.destroy();
   wt.buffer.destroy();
-  return { ms: samples[2], timer: `${timer}, median of 5` };
+  return { ms: samples[2], timer: `${timer}, median of 5${variant}` };
+}
+
+/** Sets the recorder's Winograd GEMM for the shape (the autotuner's pick on hardware); its name. */
+async function pickVariant(
+  ctx: GpuContext,
+  rec: GpuRecorder,
+  m: 2 | 4,
+  n: number,
+  c: number,
+  h: number,
+  w: number,
+): Promise<string> {
+  const shape = { n, ci: c, co: c, h, w };
+  const k = await pickWinoKernels(ctx, rec.kernels, rec.half, m, shape);
+  if (k) rec.winoChoice.set(winoShapeKey(m, n, c, c, h, w), k);
+  return `; GEMM ${k ? k.candidate.name : "legacy"}`;
 }
 
 /**
@@ -185,24 +227,107 @@ function peakArg(args: string[]): number | null {
   return v;
 }
 
+/** The run's sizes: smoke (default), quick (`quick=1`: the issue's sizes, GPU only), full. */
+type Mode = "smoke" | "quick" | "full";
+
+type Row = (string | number | null)[];
+
 /** `deno task bench nn`: conv GFLOP/s (forward, both backwards) and inference positions/s, CPU and GPU. */
 export const suite: BenchSuite = {
   description:
     "nn: 3x3 conv GFLOP/s forward/backward and inference positions/s, CPU reference and GPU",
   async run(opts): Promise<BenchReport> {
+    const kv = benchKeyValues("nn", opts.args);
+    for (const k of kv.keys()) {
+      if (k !== "peak" && k !== "quick") {
+        throw new KibitzError("bad_args", `nn: unknown argument "${k}=": valid are peak=, quick=`);
+      }
+    }
+    const mode: Mode = opts.full
+      ? "full"
+      : ["1", "true", "yes"].includes(kv.get("quick") ?? "")
+      ? "quick"
+      : "smoke";
+    const big = mode !== "smoke";
     const ctx = opts.backend === "cpu" ? null : await getGpu();
     if (opts.backend === "gpu" && !ctx) throw new KibitzError("no_gpu", "no WebGPU adapter found");
     const adapter = ctx ? describeAdapter(ctx.report) : null;
     const report = newReport("nn", adapter);
     const peak = peakArg(opts.args);
-    // `--backend gpu` leaves out the CPU reference rows (minutes each at the full sizes).
-    const cpuRows = opts.backend !== "gpu";
+    // `--backend gpu` and quick=1 leave out the CPU reference rows (minutes each at full sizes).
+    const cpuRows = opts.backend !== "gpu" && mode !== "quick";
     const h = 26, w = 26;
-    // Small sizes by default (a software adapter is slow); --full runs seed 003's sizes.
-    const convCases = opts.full
+    const convRows: Row[] = [], tuneRows: Row[] = [], inferRows: Row[] = [];
+    const latRows: Row[] = [], trainRows: Row[] = [];
+    const summary = new Map<string, number>();
+    const winners = new Map<string, string>();
+    const sumTable = { title: "", columns: ["measure", "Kibitz", "target"], rows: [] as Row[] };
+    report.tables.push(
+      {
+        title:
+          "3x3 convolution, 26x26 board, stride 1, same padding (FLOPs = 2 N H W C_in C_out 9)",
+        columns: ["backend", "filters", "batch", "pass", "ms", "GFLOP/s", "% of peak", "timer"],
+        rows: convRows,
+      },
+      {
+        title:
+          "Autotuner: every Winograd F(4x4,3x3) GEMM variant on the layer shape (input transform + GEMM + output transform), and the split-K factors of the direct convs of small batches (GFLOP/s by the direct count)",
+        columns: [
+          "storage",
+          "shape",
+          "variant",
+          "ms",
+          "GEMM alone ms",
+          "GFLOP/s",
+          "picked",
+          "timer",
+        ],
+        rows: tuneRows,
+      },
+      {
+        title:
+          "Inference (median wall time per call: upload, forward, masked softmax, one batched readback)",
+        columns: [
+          "model",
+          "tower",
+          "backend",
+          "graph",
+          "batch",
+          "positions/s",
+          "effective GFLOP/s",
+        ],
+        rows: inferRows,
+      },
+      latencyTableShape(latRows),
+      {
+        title:
+          "Training step (forward, backward, SGD update; one submit and one loss readback on the GPU)",
+        columns: ["model", "tower", "backend", "batch", "ms/step", "positions/s", "timer"],
+        rows: trainRows,
+      },
+    );
+    if (ctx) report.tables.push(sumTable);
+    // Every row is written as soon as it is measured: a run cut by a time cap keeps its figures.
+    const flush = async () => {
+      Object.assign(sumTable, summaryTable(summary, convRows, big, winners));
+      if (opts.out) await writeReport(report, opts.out);
+    };
+    // A failing row (or section) is noted and skipped, so the rest of the run still measures.
+    const attempt = async (what: string, fn: () => Promise<void>) => {
+      try {
+        await fn();
+      } catch (e) {
+        const msg = `${what}: ${(e as Error).message}`.slice(0, 400);
+        report.notes.push(`error, skipped: ${msg}`);
+        opts.log(`error: ${msg}`);
+        await flush();
+      }
+    };
+    const convCases = mode === "full"
       ? { gpu: [[256, 1], [256, 64], [256, 256], [32, 256]], cpu: [[256, 1], [32, 16]] }
+      : mode === "quick"
+      ? { gpu: [[256, 256]], cpu: [] }
       : { gpu: [[32, 1], [32, 8]], cpu: [[32, 1]] };
-    const convRows: (string | number | null)[][] = [];
     for (
       const [backend, cases] of [
         ["cpu", cpuRows ? convCases.cpu : []],
@@ -211,7 +336,11 @@ export const suite: BenchSuite = {
     ) {
       for (const [c, n] of cases) {
         const dirs: Dir[] = backend === "gpu" && !ctx!.report.isFallback
-          ? [...DIRS, ...WINOGRAD_DIRS]
+          ? [
+            ...DIRS,
+            ...(mode === "quick" ? WINOGRAD_DIRS.slice(1) : WINOGRAD_DIRS),
+            ...WINOGRAD_BACK,
+          ]
           : [...DIRS];
         if (backend === "gpu" && benchHalf(ctx)) {
           dirs.push("forward fused f16", "forward Winograd F(4x4) f16");
@@ -231,192 +360,259 @@ export const suite: BenchSuite = {
             ]);
             continue;
           }
-          const r = backend === "cpu"
-            ? { ms: cpuConvMs(dir, n, c, h, w), timer: "wall" }
-            : await gpuConvMs(ctx!, dir, n, c, h, w);
-          const gflops = flops / (r.ms * 1e6);
-          const pct = peak ? `${(100 * gflops / peak).toFixed(1)} %` : "-";
-          convRows.push([backend, c, n, dir, r.ms, gflops, pct, r.timer]);
-          opts.log(
-            `conv ${backend} ${c}f batch ${n} ${dir}: ${r.ms.toFixed(2)} ms, ${
-              gflops.toFixed(2)
-            } GFLOP/s`,
-          );
+          await attempt(`conv ${backend} ${c}f batch ${n} ${dir}`, async () => {
+            const r = backend === "cpu"
+              ? { ms: cpuConvMs(dir, n, c, h, w), timer: "wall" }
+              : await gpuConvMs(ctx!, dir, n, c, h, w);
+            const gflops = flops / (r.ms * 1e6);
+            const pct = peak ? `${(100 * gflops / peak).toFixed(1)} %` : "-";
+            convRows.push([backend, c, n, dir, r.ms, gflops, pct, r.timer]);
+            opts.log(
+              `conv ${backend} ${c}f batch ${n} ${dir}: ${r.ms.toFixed(2)} ms, ${
+                gflops.toFixed(2)
+              } GFLOP/s (${r.timer})`,
+            );
+            await flush();
+          });
         }
       }
     }
-    report.tables.push({
-      title: "3x3 convolution, 26x26 board, stride 1, same padding (FLOPs = 2 N H W C_in C_out 9)",
-      columns: ["backend", "filters", "batch", "pass", "ms", "GFLOP/s", "% of peak", "timer"],
-      rows: convRows,
-    });
-
-    // GPU graphs: "fused" (batch norm folded, bias/residual/ReLU in the conv epilogue, Winograd
-    // by the selection table on tiled kernels; the default), "fused-direct" (the same without
-    // Winograd) and "unfused" (one dispatch per op, as in training).
-    const inferCases: [
-      string,
-      | "cpu"
-      | "gpu-fused"
-      | "gpu-fused-direct"
-      | "gpu-unfused"
-      | "gpu-fused-f16"
-      | "gpu-fused-f16-direct",
-      number[],
-    ][] = opts.full
-      ? [
-        ["small", "cpu", [1, 64]],
-        ["small", "gpu-fused", [1, 64, 256]],
-        ["default", "cpu", [1]],
-        ["default", "gpu-fused", [1, 8, 64, 256]],
-        ["default", "gpu-fused-direct", [64, 256]],
-        ["default", "gpu-unfused", [64, 256]],
-        ["default", "gpu-fused-f16", [1, 64, 256]],
-        ["default", "gpu-fused-f16-direct", [64, 256]],
-      ]
-      : [
-        ["small", "cpu", [1]],
-        ["small", "gpu-fused", [1, 8]],
-        ["small", "gpu-unfused", [1, 8]],
-        ["small", "gpu-fused-f16", [1, 8]],
-      ];
-    const half = benchHalf(ctx);
-    const inferRows: (string | number | null)[][] = [];
-    const summary = new Map<string, number>();
-    for (const [preset, mode, batches] of inferCases) {
-      const backend = mode === "cpu" ? "cpu" : "gpu";
+    if (ctx) {
+      const shown = new Set<WinoTuneResult>();
+      const show = async (r: WinoTuneResult) => {
+        shown.add(r);
+        const d = r.dims, flops = 2 * d.n * d.h * d.w * d.ci * d.co * (d.k ?? 3) ** 2;
+        if (!winners.has(`${r.storage}:${d.n}`)) winners.set(`${r.storage}:${d.n}`, r.winner);
+        for (const t of r.timings) {
+          const gf = t.ms ? flops / (t.ms * 1e6) : null;
+          tuneRows.push([
+            r.storage,
+            r.shape,
+            t.name,
+            t.ms,
+            t.gemmMs,
+            gf,
+            t.name === r.winner ? "yes" : t.error ? `failed: ${t.error.slice(0, 80)}` : "",
+            r.timer,
+          ]);
+          opts.log(
+            `tune ${r.storage} ${r.shape} ${t.name}: ${t.ms?.toFixed(3) ?? "-"} ms (GEMM ${
+              t.gemmMs?.toFixed(3) ?? "-"
+            } ms)${t.name === r.winner ? "  <- picked" : ""}`,
+          );
+        }
+        await flush();
+      };
+      await attempt("Winograd autotuner", async () => {
+        if (ctx.report.isFallback) {
+          // The tuner's code path at test size (software adapters do not tune their plans).
+          const kernels = await loadKernels(ctx, TEST_TILES, "tiled");
+          const cands = testCandidates().filter((x) => !x.half).slice(0, 2);
+          const s = { n: 1, ci: 8, co: 8, h: 7, w: 7 };
+          await show(await tuneWinograd(ctx, kernels, null, 4, s, cands));
+        } else if (big) {
+          const kernels = await loadKernels(ctx, HARDWARE_TILES, "tiled");
+          const s = { n: 256, ci: 256, co: 256, h, w };
+          await show(await tuneWinograd(ctx, kernels, null, 4, s));
+          if (benchHalf(ctx) === "f16") {
+            // f16 storage, the f16 V/M variants included (opt-in for plans: their error).
+            const half = await loadHalfKernels(ctx, HARDWARE_TILES, "f16");
+            await show(await tuneWinograd(ctx, kernels, half, 4, s, hardwareCandidates(true)));
+          }
+        }
+      });
+      const rest = async () => {
+        for (const r of winogradTuneLog()) {
+          if (!shown.has(r)) await show(r);
+        }
+      };
+      // GPU graphs: "fused" (batch norm folded, bias/residual/ReLU in the conv epilogue, Winograd
+      // by the selection table with the tuned GEMM on tiled kernels; the default), "fused-direct"
+      // (the same without Winograd) and "unfused" (one dispatch per op, as in training).
+      const inferCases: [string, InferMode, number[]][] = mode === "full"
+        ? [
+          ["small", "cpu", [1, 64]],
+          ["small", "gpu-fused", [1, 64, 256]],
+          ["default", "cpu", [1]],
+          ["default", "gpu-fused", [1, 8, 64, 256]],
+          ["default", "gpu-fused-legacy", [64, 256]],
+          ["default", "gpu-fused-direct", [64, 256]],
+          ["default", "gpu-unfused", [64, 256]],
+          ["default", "gpu-fused-f16", [1, 8, 64, 256]],
+          ["default", "gpu-fused-f16-direct", [64, 256]],
+        ]
+        : mode === "quick"
+        ? [
+          ["default", "gpu-fused", [1, 8, 64, 256]],
+          ["default", "gpu-fused-legacy", [256]],
+          ["default", "gpu-fused-f16", [1, 8, 64, 256]],
+        ]
+        : [
+          ["small", "cpu", [1]],
+          ["small", "gpu-fused", [1, 8]],
+          ["small", "gpu-unfused", [1, 8]],
+          ["small", "gpu-fused-f16", [1, 8]],
+        ];
+      for (const one of inferCases) {
+        await attempt(
+          `inference ${one[0]} ${one[1]}`,
+          () => inferenceRows(ctx, [one], mode, cpuRows, inferRows, summary, opts.log, flush),
+        );
+      }
+      await attempt("autotuner rows of the plans", rest);
+      // Without a big mode, the tiny model: a quick check that the measurements run.
+      await attempt(
+        "latency",
+        () => latencyTable(ctx, big ? "default" : "tiny", big, opts.log, latRows, summary, flush),
+      );
+    } else if (cpuRows) {
+      const cases: [string, InferMode, number[]][] = mode === "full"
+        ? [["small", "cpu", [1, 64]], ["default", "cpu", [1]]]
+        : [["small", "cpu", [1]]];
+      await inferenceRows(null, cases, mode, cpuRows, inferRows, summary, opts.log, flush);
+    }
+    const trainCases: [string, "cpu" | "gpu", number[]][] = mode === "full"
+      ? [["small", "cpu", [16]], ["small", "gpu", [64, 256]], ["default", "gpu", [64, 256]]]
+      : mode === "quick"
+      ? [["default", "gpu", [256]]]
+      : [["small", "cpu", [2]], ["small", "gpu", [2]]];
+    const hyper = { lr: 0.01, momentum: 0.9, weightDecay: 1e-4 };
+    for (const [preset, backend, batches] of trainCases) {
       if ((backend === "gpu" && !ctx) || (backend === "cpu" && !cpuRows)) continue;
-      const f16 = mode === "gpu-fused-f16" || mode === "gpu-fused-f16-direct";
-      if (f16 && !half) continue;
-      const cfg = netPreset(preset);
-      const weights = initWeights(cfg, 1);
-      const net = backend === "cpu"
-        ? new CpuNet(weights)
-        : f16
-        ? await GpuNet.create(ctx!, weights, {
-          ...(half === "f16"
-            ? { fused: true, precision: "f16" as const }
-            : { fused: true, tiled: true, tiles: TEST_TILES, f16Emulate: true }),
-          winograd: mode === "gpu-fused-f16-direct" ? "off" : undefined,
-        })
-        : await GpuNet.create(ctx!, weights, {
-          fused: mode !== "gpu-unfused",
-          winograd: mode === "gpu-fused-direct" ? "off" : undefined,
-          precision: "f32",
-        });
-      const graph = mode === "cpu"
-        ? "reference"
-        : net instanceof GpuNet && net.precision !== "f32"
-        ? `fused, ${net.precision} storage (f32 accumulation), Winograd ${net.winograd}`
-        : net instanceof GpuNet && net.winograd !== "off"
-        ? `${mode.slice(4)}, Winograd ${net.winograd}`
-        : mode.slice(4);
+      await attempt(`training ${preset} ${backend}`, async () => {
+        const cfg = netPreset(preset);
+        const net = backend === "cpu"
+          ? new CpuNet(initWeights(cfg, 1))
+          : await GpuNet.create(ctx!, initWeights(cfg, 1));
+        try {
+          for (const batch of batches) {
+            if (net instanceof GpuNet && batch > net.maxBatch()) {
+              trainRows.push([
+                preset,
+                `${cfg.blocks}x${cfg.filters}`,
+                backend,
+                batch,
+                null,
+                null,
+                "over binding limit",
+              ]);
+              continue;
+            }
+            const b = syntheticBatch(cfg, batch, 3);
+            await net.trainStep(b, hyper);
+            if (backend === "gpu") await warmUp(ctx!, () => net.trainStep(b, hyper));
+            let n = 0;
+            const t0 = performance.now();
+            do {
+              await net.trainStep(b, hyper);
+              n++;
+            } while (performance.now() - t0 < (big ? 2000 : 1000));
+            const ms = (performance.now() - t0) / n;
+            summary.set(`train:${preset}:${backend}:${batch}`, ms);
+            trainRows.push([
+              preset,
+              `${cfg.blocks}x${cfg.filters}`,
+              backend,
+              batch,
+              ms,
+              batch * 1000 / ms,
+              `wall, mean of ${n}`,
+            ]);
+            opts.log(`train ${preset} ${backend} batch ${batch}: ${ms.toFixed(1)} ms/step`);
+            await flush();
+          }
+        } finally {
+          net.dispose();
+        }
+      });
+    }
+    report.notes.push(
+      "CPU rows are the TypeScript reference (single thread, f64 accumulation): a correctness twin, not a fast path.",
+      "GPU conv rows time only the kernels (timestamp queries when the adapter has them; median of 5 passes, after 1.5 s of warm-up on hardware adapters so the clocks have boosted); backward-input = weight flip + implicit GEMM; Winograd rows run the GEMM variant the autotuner picked (named in the timer column).",
+      ctx?.report.isFallback
+        ? "The adapter is a software rasterizer (llvmpipe): its numbers say nothing about GPU speed, and it runs the direct (untiled) kernels; hardware adapters run the tiled implicit-GEMM kernels."
+        : "Pass peak=<GFLOP/s> after the suite name to print the fraction of the GPU's fp32 peak.",
+    );
+    if (mode === "smoke") {
+      report.notes.push(
+        "Small sizes; `quick=1` runs the issue's sizes on the GPU only (about 2-3 minutes on an H200); `--full` runs 256 filters at batch 1/64/256, the 19x256 default model and the CPU rows.",
+      );
+    }
+    await flush();
+    return report;
+  },
+};
+
+type InferMode =
+  | "cpu"
+  | "gpu-fused"
+  | "gpu-fused-legacy"
+  | "gpu-fused-direct"
+  | "gpu-unfused"
+  | "gpu-fused-f16"
+  | "gpu-fused-f16-direct";
+
+/** The inference rows: positions/s per (model, graph, batch), each written as it completes. */
+async function inferenceRows(
+  ctx: GpuContext | null,
+  cases: [string, InferMode, number[]][],
+  mode: Mode,
+  cpuRows: boolean,
+  rows: Row[],
+  summary: Map<string, number>,
+  log: (line: string) => void,
+  flush: () => Promise<void>,
+): Promise<void> {
+  const half = benchHalf(ctx);
+  for (const [preset, im, batches] of cases) {
+    const backend = im === "cpu" ? "cpu" : "gpu";
+    if ((backend === "gpu" && !ctx) || (backend === "cpu" && !cpuRows)) continue;
+    const f16 = im === "gpu-fused-f16" || im === "gpu-fused-f16-direct";
+    if (f16 && !half) continue;
+    const cfg = netPreset(preset);
+    const weights = initWeights(cfg, 1);
+    const net = backend === "cpu" ? new CpuNet(weights) : f16
+      ? await GpuNet.create(ctx!, weights, {
+        ...(half === "f16"
+          ? { fused: true, precision: "f16" as const }
+          : { fused: true, tiled: true, tiles: TEST_TILES, f16Emulate: true }),
+        winograd: im === "gpu-fused-f16-direct" ? "off" : undefined,
+      })
+      : await GpuNet.create(ctx!, weights, {
+        fused: im !== "gpu-unfused",
+        winograd: im === "gpu-fused-direct" ? "off" : undefined,
+        precision: "f32",
+        // The A/B baseline: Winograd with the built-in GEMM instead of the tuned one.
+        ...(im === "gpu-fused-legacy" ? { winogradGemm: "legacy" } : {}),
+      });
+    const graph = im === "cpu"
+      ? "reference"
+      : net instanceof GpuNet && net.precision !== "f32"
+      ? `fused, ${net.precision} storage (f32 accumulation), Winograd ${net.winograd}`
+      : net instanceof GpuNet && net.winograd !== "off"
+      ? `${im.slice(4)}, Winograd ${net.winograd}${
+        net.winogradGemm === "legacy" ? " (built-in GEMM, untuned)" : ""
+      }`
+      : im.slice(4);
+    try {
       for (const batch of batches) {
         const rate = await inferRate(
           backend === "gpu" ? ctx : null,
           net,
           batch,
-          opts.full ? 2000 : 1000,
+          mode === "smoke" ? 1000 : mode === "quick" ? 1200 : 2000,
         );
         const gflops = rate * 2 * forwardMacs(cfg) / 1e9;
-        inferRows.push([
-          preset,
-          `${cfg.blocks}x${cfg.filters}`,
-          backend,
-          graph,
-          batch,
-          rate,
-          gflops,
-        ]);
-        summary.set(`${preset}:${mode}:${batch}`, rate);
-        opts.log(
-          `infer ${preset} ${backend} ${graph} batch ${batch}: ${rate.toFixed(1)} positions/s`,
-        );
+        rows.push([preset, `${cfg.blocks}x${cfg.filters}`, backend, graph, batch, rate, gflops]);
+        summary.set(`${preset}:${im}:${batch}`, rate);
+        log(`infer ${preset} ${backend} ${graph} batch ${batch}: ${rate.toFixed(1)} positions/s`);
+        await flush();
       }
+    } finally {
       net.dispose();
     }
-    report.tables.push({
-      title:
-        "Inference (median wall time per call: upload, forward, masked softmax, one batched readback)",
-      columns: ["model", "tower", "backend", "graph", "batch", "positions/s", "effective GFLOP/s"],
-      rows: inferRows,
-    });
-    if (ctx) {
-      // Without --full, the tiny model: a quick check that the measurements run.
-      const lat = await latencyTable(ctx, opts.full ? "default" : "tiny", opts.full, opts.log);
-      report.tables.push(lat.table);
-      for (const [k, v] of lat.summary) summary.set(k, v);
-    }
-    const trainCases: [string, "cpu" | "gpu", number[]][] = opts.full
-      ? [["small", "cpu", [16]], ["small", "gpu", [64, 256]], ["default", "gpu", [64, 256]]]
-      : [["small", "cpu", [2]], ["small", "gpu", [2]]];
-    const trainRows: (string | number | null)[][] = [];
-    const hyper = { lr: 0.01, momentum: 0.9, weightDecay: 1e-4 };
-    for (const [preset, backend, batches] of trainCases) {
-      if ((backend === "gpu" && !ctx) || (backend === "cpu" && !cpuRows)) continue;
-      const cfg = netPreset(preset);
-      const net = backend === "cpu"
-        ? new CpuNet(initWeights(cfg, 1))
-        : await GpuNet.create(ctx!, initWeights(cfg, 1));
-      for (const batch of batches) {
-        if (net instanceof GpuNet && batch > net.maxBatch()) {
-          trainRows.push([
-            preset,
-            `${cfg.blocks}x${cfg.filters}`,
-            backend,
-            batch,
-            null,
-            null,
-            "over binding limit",
-          ]);
-          continue;
-        }
-        const b = syntheticBatch(cfg, batch, 3);
-        await net.trainStep(b, hyper);
-        if (backend === "gpu") await warmUp(ctx!, () => net.trainStep(b, hyper));
-        let n = 0;
-        const t0 = performance.now();
-        do {
-          await net.trainStep(b, hyper);
-          n++;
-        } while (performance.now() - t0 < (opts.full ? 3000 : 1000));
-        const ms = (performance.now() - t0) / n;
-        summary.set(`train:${preset}:${backend}:${batch}`, ms);
-        trainRows.push([
-          preset,
-          `${cfg.blocks}x${cfg.filters}`,
-          backend,
-          batch,
-          ms,
-          batch * 1000 / ms,
-          "wall",
-        ]);
-        opts.log(`train ${preset} ${backend} batch ${batch}: ${ms.toFixed(1)} ms/step`);
-      }
-      net.dispose();
-    }
-    report.tables.push({
-      title:
-        "Training step (forward, backward, SGD update; one submit and one loss readback on the GPU)",
-      columns: ["model", "tower", "backend", "batch", "ms/step", "positions/s", "timer"],
-      rows: trainRows,
-    });
-    if (ctx) report.tables.push(summaryTable(summary, convRows, opts.full));
-    report.notes.push(
-      "CPU rows are the TypeScript reference (single thread, f64 accumulation): a correctness twin, not a fast path.",
-      "GPU conv rows time only the kernels (timestamp queries when the adapter has them; median of 5 passes, after 1.5 s of warm-up on hardware adapters so the clocks have boosted); backward-input = weight flip + implicit GEMM.",
-      ctx?.report.isFallback
-        ? "The adapter is a software rasterizer (llvmpipe): its numbers say nothing about GPU speed, and it runs the direct (untiled) kernels; hardware adapters run the tiled implicit-GEMM kernels."
-        : "Pass peak=<GFLOP/s> after the suite name to print the fraction of the GPU's fp32 peak.",
-    );
-    if (!opts.full) {
-      report.notes.push(
-        "Small sizes; `--full` runs 256 filters at batch 1/64/256 and the 19x256 default model.",
-      );
-    }
-    return report;
-  },
-};
+  }
+}
 
 /**
  * The readback floor, then per batch size: median ms per call, the plan's GPU ms and encoding ms,
@@ -427,85 +623,95 @@ async function latencyTable(
   preset: string,
   full: boolean,
   log: (line: string) => void,
-) {
+  rows: Row[],
+  summary: Map<string, number>,
+  flush: () => Promise<void>,
+): Promise<void> {
   const cfg = netPreset(preset);
   const net = await GpuNet.create(ctx, initWeights(cfg, 1));
-  const floor = await readbackFloorMs(ctx);
-  log(`readback floor (4 bytes): ${floor.toFixed(2)} ms`);
-  const rows: (string | number | null)[][] = [[
-    preset,
-    "floor",
-    null,
-    floor,
-    null,
-    null,
-    null,
-    null,
-    "4-byte copy + mapAsync round trip, median of 15",
-  ]];
-  const summary = new Map<string, number>([["floor", floor]]);
-  const budget = full ? 1500 : 500;
-  for (const size of [1, 8]) {
-    const b = benchBatch(net, size);
-    await net.infer(b);
-    await warmUp(ctx, () => net.infer(b));
-    const ms = await callMs(net, b, budget);
-    const cost = await planCost(ctx, net, size);
+  try {
+    const floor = await readbackFloorMs(ctx);
+    log(`readback floor (4 bytes): ${floor.toFixed(2)} ms`);
     rows.push([
       preset,
-      "one call",
-      size,
-      ms,
-      cost.gpuMs,
-      cost.encodeMs,
-      cost.dispatches,
-      1000 / ms * floor / 1000,
-      cost.timer,
+      "floor",
+      null,
+      floor,
+      null,
+      null,
+      null,
+      null,
+      "4-byte copy + mapAsync round trip, median of 15",
     ]);
-    summary.set(`call:${size}`, ms);
-    summary.set(`gpu:${size}`, cost.gpuMs);
-    summary.set(`encode:${size}`, cost.encodeMs);
-    log(
-      `batch ${size}: ${ms.toFixed(2)} ms/call, GPU ${cost.gpuMs.toFixed(3)} ms, encode ${
-        cost.encodeMs.toFixed(3)
-      } ms, ${cost.dispatches} dispatches`,
-    );
-    for (const depth of [4, 16]) {
-      const rate = await pipelinedCallsPerS(net, b, depth, budget);
+    summary.set("floor", floor);
+    await flush();
+    const budget = full ? 1000 : 500;
+    for (const size of [1, 8]) {
+      const b = benchBatch(net, size);
+      await net.infer(b);
+      await warmUp(ctx, () => net.infer(b));
+      const ms = await callMs(net, b, budget);
+      const cost = await planCost(ctx, net, size);
       rows.push([
         preset,
-        `${depth} in flight`,
+        "one call",
         size,
-        1000 / rate,
-        null,
-        null,
-        null,
-        rate * floor / 1000,
-        `${(rate * size).toFixed(0)} positions/s`,
+        ms,
+        cost.gpuMs,
+        cost.encodeMs,
+        cost.dispatches,
+        1000 / ms * floor / 1000,
+        cost.timer,
       ]);
-      summary.set(`pipe:${size}:${depth}`, rate * floor / 1000);
-      log(`batch ${size}, ${depth} in flight: ${rate.toFixed(1)} calls/s`);
+      summary.set(`call:${size}`, ms);
+      summary.set(`gpu:${size}`, cost.gpuMs);
+      summary.set(`encode:${size}`, cost.encodeMs);
+      log(
+        `batch ${size}: ${ms.toFixed(2)} ms/call, GPU ${cost.gpuMs.toFixed(3)} ms, encode ${
+          cost.encodeMs.toFixed(3)
+        } ms, ${cost.dispatches} dispatches`,
+      );
+      await flush();
+      for (const depth of [4, 16]) {
+        const rate = await pipelinedCallsPerS(net, b, depth, budget);
+        rows.push([
+          preset,
+          `${depth} in flight`,
+          size,
+          1000 / rate,
+          null,
+          null,
+          null,
+          rate * floor / 1000,
+          `${(rate * size).toFixed(0)} positions/s`,
+        ]);
+        summary.set(`pipe:${size}:${depth}`, rate * floor / 1000);
+        log(`batch ${size}, ${depth} in flight: ${rate.toFixed(1)} calls/s`);
+        await flush();
+      }
     }
+  } finally {
+    net.dispose();
   }
-  net.dispose();
+}
+
+/** The latency table's title and columns around its rows. */
+function latencyTableShape(rows: Row[]) {
   return {
-    table: {
-      title:
-        "Latency and pipelining (fused graph): the readback floor, one call at a time, and N calls in flight (InferencePipeline)",
-      columns: [
-        "model",
-        "mode",
-        "batch",
-        "ms per call (wall)",
-        "GPU ms of the plan",
-        "encode + submit ms",
-        "dispatches",
-        "calls per floor interval",
-        "note",
-      ],
-      rows,
-    },
-    summary,
+    title:
+      "Latency and pipelining (fused graph): the readback floor, one call at a time, and N calls in flight (InferencePipeline)",
+    columns: [
+      "model",
+      "mode",
+      "batch",
+      "ms per call (wall)",
+      "GPU ms of the plan",
+      "encode + submit ms",
+      "dispatches",
+      "calls per floor interval",
+      "note",
+    ],
+    rows,
   };
 }
 
@@ -514,6 +720,7 @@ function summaryTable(
   m: Map<string, number>,
   convRows: (string | number | null)[][],
   full: boolean,
+  winners: Map<string, string>,
 ) {
   const model = full ? "default" : "small";
   const conv = (dir: string) =>
@@ -524,11 +731,17 @@ function summaryTable(
   return {
     title: full
       ? "Issue 15 summary (the 19 x 256 model; fp32 unless the row says f16)"
-      : "Issue 15 summary (smoke run: small and tiny models, not the issue's sizes; use --full)",
+      : "Issue 15 summary (smoke run: small and tiny models, not the issue's sizes; use quick=1 or --full)",
     columns: ["measure", "Kibitz", "target"],
     rows: [
       ["inference, batch 256, positions/s", get(`${model}:gpu-fused:256`), ">= 3150"],
+      [
+        "inference, batch 256, positions/s, Winograd with the built-in (untuned) GEMM",
+        get(`${model}:gpu-fused-legacy:256`),
+        "-",
+      ],
       ["inference, batch 64, positions/s", get(`${model}:gpu-fused:64`), "-"],
+      ["inference, batch 8, positions/s", get(`${model}:gpu-fused:8`), "-"],
       ["inference, batch 1, ms per call", get("call:1"), "-"],
       ["readback floor, ms", get("floor"), "-"],
       [
@@ -540,12 +753,24 @@ function summaryTable(
       ["training step, batch 256, ms", get(`train:${model}:gpu:256`), "<= 300"],
       ["3x3 conv forward, batch 256, 256 filters, ms (direct GEMM)", conv("forward"), "-"],
       [
-        "3x3 conv forward, batch 256, 256 filters, ms (Winograd F(4x4))",
+        "3x3 conv forward, batch 256, 256 filters, ms (Winograd F(4x4), tuned GEMM)",
         conv("forward Winograd F(4x4)"),
+        "1.78 (cuDNN fp32)",
+      ],
+      [
+        "3x3 conv backward-input / backward-weight, batch 256, 256 filters, ms (Winograd F(4x4))",
+        conv("backward-input Winograd F(4x4)") === null
+          ? null
+          : `${Number(conv("backward-input Winograd F(4x4)")).toFixed(2)} / ${
+            Number(conv("backward-weight Winograd F(4x4)")).toFixed(2)
+          }`,
         "-",
       ],
+      ["Winograd GEMM variant picked, f32, batch 256", winners.get("f32:256") ?? null, "-"],
+      ["Winograd GEMM variant picked, f16, batch 256", winners.get("f16:256") ?? null, "-"],
       ["inference f16 storage, batch 256, positions/s", get(`${model}:gpu-fused-f16:256`), "-"],
       ["inference f16 storage, batch 64, positions/s", get(`${model}:gpu-fused-f16:64`), "-"],
+      ["inference f16 storage, batch 8, positions/s", get(`${model}:gpu-fused-f16:8`), "-"],
       ["inference f16 storage, batch 1, positions/s", get(`${model}:gpu-fused-f16:1`), "-"],
       [
         "3x3 conv forward, batch 256, 256 filters, ms (f16 storage, fused epilogue)",

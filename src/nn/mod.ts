@@ -60,3 +60,15 @@ export {
 export { createNet } from "./create.ts";
 export { cpuFusedInfer, f16round, F16TwinBackend, roundF16 as roundNnF16 } from "./f16.ts";
 export { deviceHasF16 } from "./gpu/f16.ts";
+export {
+  hardwareCandidates as winogradGemmCandidates,
+  type WinoCandidate,
+  type WinoGemm,
+  winogradGemmSource,
+} from "./gpu/winograd_gemm.ts";
+export {
+  pickWinoKernels,
+  tuneWinograd,
+  winogradTuneLog,
+  type WinoTuneResult,
+} from "./gpu/winograd_tune.ts";

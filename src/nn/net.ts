@@ -7,13 +7,15 @@ import { CpuBackend } from "./cpu_backend.ts";
 import { l2Penalty } from "./cpu/loss.ts";
 import { type NetTensors, type PassOutputs, runPass } from "./graph.ts";
 import { type FoldedConv, foldedLayers, runFusedInference } from "./graph_fused.ts";
+import { forcedWinoGemm, pickDirectSplits, pickWinoKernels } from "./gpu/winograd_tune.ts";
 import {
+  chooseWinograd,
   parseWinograd,
   winogradGeometry,
   type WinogradSetting,
   winogradSettingTile,
 } from "./winograd.ts";
-import { GpuRecorder } from "./gpu/backend.ts";
+import { directShapeKey, GpuRecorder, winoShapeKey } from "./gpu/backend.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
 import { deviceHasF16, type HalfKernels, loadHalfKernels } from "./gpu/f16.ts";
@@ -301,6 +303,8 @@ export class GpuNet implements PolicyValueNet {
     readonly winograd: WinogradSetting,
     /** The f16 kernels when inference stores f16 (see resolvePrecision); null: f32. */
     private readonly half: HalfKernels | null = null,
+    /** A forced Winograd GEMM variant (see pickWinoKernels); undefined: tuned on hardware. */
+    readonly winogradGemm: string | undefined = undefined,
   ) {
     this.config = { ...weights.config };
     this.pool = new TensorPool(ctx);
@@ -330,8 +334,10 @@ export class GpuNet implements PolicyValueNet {
    * (default on; KIBITZ_NN_FUSED=0 turns it off: one op per layer as in training), `winograd` the
    * fused graph's 3x3 algorithm (default "auto" with the tiled kernels: F(4x4,3x3) where the
    * selection table picks it; KIBITZ_NN_WINOGRAD=off|auto|2|4 overrides; direct kernels: off),
-   * `precision` the inference storage (see resolvePrecision), and
-   * `f16Emulate` (tests) the f16 code path with f32 storage.
+   * `precision` the inference storage (see resolvePrecision),
+   * `f16Emulate` (tests) the f16 code path with f32 storage, and `winogradGemm` a forced Winograd
+   * GEMM variant ("legacy" or a candidate name; default KIBITZ_NN_WINO_GEMM, else autotuned on
+   * hardware adapters and the built-in GEMM on software ones).
    */
   static async create(
     ctx: GpuContext,
@@ -344,6 +350,7 @@ export class GpuNet implements PolicyValueNet {
       winograd?: WinogradSetting;
       precision?: NetPrecision;
       f16Emulate?: boolean;
+      winogradGemm?: string;
     } = {},
   ): Promise<GpuNet> {
     const tiled = opts.tiled ?? !ctx.report.isFallback;
@@ -364,6 +371,7 @@ export class GpuNet implements PolicyValueNet {
       fused,
       winograd,
       half,
+      opts.winogradGemm ?? forcedWinoGemm(),
     );
   }
 
@@ -453,6 +461,9 @@ export class GpuNet implements PolicyValueNet {
     const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
     rec.winograd = this.winograd;
     if (!train && this.fused) rec.half = this.half;
+    // Training (and unfused) plans: Winograd in the plain convs too, unless KIBITZ_NN_WINOGRAD_TRAIN=0.
+    rec.winogradTrain = envFlag("KIBITZ_NN_WINOGRAD_TRAIN", true);
+    await this.pickWinograd(rec, size, train);
     this.ctx.device.pushErrorScope("validation");
     const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
     const mask = this.pool.acquire([size, c.moves], "nn.mask");
@@ -476,6 +487,48 @@ export class GpuNet implements PolicyValueNet {
     const plan = { rec, x, mask, policyTarget, valueTarget, out, l2 };
     this.live.push(plan);
     return plan;
+  }
+
+  /**
+   * Fills rec.winoChoice for the Winograd layers of a batch-`size` plan (training plans: the
+   * input-gradient convs, Co and Ci swapped, too), and for inference plans rec.splitChoice for the
+   * direct convs (both tuned on hardware adapters; see pickWinoKernels, pickDirectSplits).
+   */
+  private async pickWinograd(rec: GpuRecorder, size: number, train: boolean): Promise<void> {
+    if (!this.tiled) return;
+    const c = this.config;
+    if (!train && this.fused) {
+      for (const [conv] of foldedLayers(c)) {
+        const [co, ci, k] = this.net.params.get(conv)!.shape;
+        const wm = k === 3 ? chooseWinograd(this.winograd, size, c.height, c.width, ci, co) : 0;
+        const key = directShapeKey(size, ci, co, c.height, c.width, k, rec.half !== null);
+        if (wm || rec.splitChoice.has(key)) continue;
+        const shape = { n: size, ci, co, h: c.height, w: c.width, k };
+        const sp = await pickDirectSplits(this.ctx, this.kernels, rec.half, shape);
+        if (sp !== null) rec.splitChoice.set(key, sp);
+      }
+    }
+    if (this.winograd === "off" || (train && !rec.winogradTrain)) return;
+    const shapes = foldedLayers(c).flatMap(([conv]) => {
+      const [co, ci, k] = this.net.params.get(conv)!.shape;
+      return k !== 3 ? [] : train ? [[co, ci], [ci, co]] : [[co, ci]];
+    });
+    for (const [co, ci] of shapes) {
+      const m = chooseWinograd(this.winograd, size, c.height, c.width, ci, co);
+      if (!m) continue;
+      const key = winoShapeKey(m, size, ci, co, c.height, c.width);
+      if (rec.winoChoice.has(key)) continue;
+      const shape = { n: size, ci, co, h: c.height, w: c.width };
+      const pick = await pickWinoKernels(
+        this.ctx,
+        this.kernels,
+        rec.half,
+        m,
+        shape,
+        this.winogradGemm,
+      );
+      if (pick) rec.winoChoice.set(key, pick);
+    }
   }
 
   private upload(plan: GpuPlan, batch: NetBatch): void {

@@ -72,9 +72,16 @@ function tr(a: number[][]): number[][] {
 
 /**
  * CPU twin of the Winograd convolution (3x3, pad 1, stride 1), transforms in f64, the transformed
- * products summed in f64: y [N, Co, H, W] from x [N, Ci, H, W] and w [Co, Ci, 3, 3].
+ * products summed in f64: y [N, Co, H, W] from x [N, Ci, H, W] and w [Co, Ci, 3, 3]. `round`
+ * (e.g. to f16) is applied to every stored V and M value: the twin of reduced-precision storage of
+ * the transformed domain.
  */
-export function winogradConv2d(x: CpuTensor, w: CpuTensor, m: WinogradTile): CpuTensor {
+export function winogradConv2d(
+  x: CpuTensor,
+  w: CpuTensor,
+  m: WinogradTile,
+  round: (v: number) => number = (v) => v,
+): CpuTensor {
   const [n, ci, h, wd] = x.shape, co = w.shape[0];
   if (w.shape[2] !== 3 || w.shape[3] !== 3 || w.shape[1] !== ci) {
     throw new KibitzError("shape_mismatch", "Winograd convolution needs a [Co, Ci, 3, 3] weight");
@@ -101,7 +108,7 @@ export function winogradConv2d(x: CpuTensor, w: CpuTensor, m: WinogradTile): Cpu
                 ? 0
                 : x.data[((b * ci + c) * h + iy) * wd + ix];
             }));
-          v.push(mul(mul(bt, d), tr(bt)));
+          v.push(mul(mul(bt, d), tr(bt)).map((row) => row.map(round)));
         }
         for (let o = 0; o < co; o++) {
           const mm = Array.from({ length: a }, () => new Array(a).fill(0));
@@ -110,7 +117,7 @@ export function winogradConv2d(x: CpuTensor, w: CpuTensor, m: WinogradTile): Cpu
               for (let s = 0; s < a; s++) mm[r][s] += u[o][c][r][s] * v[c][r][s];
             }
           }
-          const out = mul(mul(at, mm), tr(at));
+          const out = mul(mul(at, mm.map((row) => row.map(round))), tr(at));
           for (let r = 0; r < m; r++) {
             for (let s = 0; s < m; s++) {
               const oy = ty * m + r, ox = tx * m + s;
@@ -187,19 +194,25 @@ function sandwich(l: number[][], r: number[][], src: string, mid: string, dst: s
  * `input`: V[xi, ci, q] from X [N, Ci, H, W], q = n tiles + tile < P, padded to p.ppad columns
  * (one thread per (n, ci, tile));
  * `output`: Y [N, Co, H, W] = act(A^T M A + bias + res) from M[xi, co, q] (one thread per
- * (n, co, tile)).
+ * (n, co, tile)). `transformed` f16 stores V and M as s16 (f32 arithmetic, one rounding each).
  */
 export function winogradSource(
   m: WinogradTile,
   storage: "f32" | "f16" | "f16-emulated" = "f32",
+  transformed: "f32" | "f16" | "f16-emulated" = "f32",
 ): string {
   const { bt, g, at } = MATRICES[m];
   // f16 storage: the activations x, res and y are s16 (converted on load, rounded on store); the
-  // transformed U, V and M stay f32.
+  // transformed V and M are s16 too when `transformed` is f16 (U stays f32).
   const half = storage !== "f32";
   const act = half ? "s16" : "f32";
   const ld = half ? (e: string) => `f32(${e})` : (e: string) => e;
-  const prelude = half ? f16Prelude(storage) : "";
+  const tHalf = transformed !== "f32";
+  if (half && tHalf && storage !== transformed) {
+    throw new Error(`Winograd transforms: storage ${storage} with transformed ${transformed}`);
+  }
+  const vm = tHalf ? "s16" : "f32";
+  const prelude = half ? f16Prelude(storage) : tHalf ? f16Prelude(transformed) : "";
   const a = m + 2, alpha = a * a;
   const gi = [0, 1, 2];
   const filter = [
@@ -222,13 +235,49 @@ export function winogradSource(
     ...sandwich(bt, bt, "d", "bd", "v"),
     ...Array.from(
       { length: alpha },
-      (_, xi) => `v_out[${xi}u * stride + o] = v_${Math.floor(xi / a)}_${xi % a};`,
+      (_, xi) =>
+        `v_out[${xi}u * stride + o] = ${tHalf ? "s16(" : ""}v_${Math.floor(xi / a)}_${xi % a}${
+          tHalf ? ")" : ""
+        };`,
     ),
+  ];
+  // Training's weight gradient: dM = A dY A^T per output tile (the adjoint of the output
+  // transform), and dW = G^T dU G (the adjoint of the filter transform), dU summed over splits.
+  const atT = tr(at), gT = tr(g);
+  const dout = [
+    ...Array.from(
+      { length: m },
+      (_, r) =>
+        Array.from({ length: m }, (_, s) => `let e_${r}_${s} = ldo(xb, y0 + ${r}, x0 + ${s});`),
+    ).flat(),
+    ...sandwich(atT, atT, "e", "ae", "f"),
+    ...Array.from(
+      { length: alpha },
+      (_, xi) =>
+        `v_out[${xi}u * stride + o] = ${tHalf ? "s16(" : ""}f_${Math.floor(xi / a)}_${xi % a}${
+          tHalf ? ")" : ""
+        };`,
+    ),
+  ];
+  const fgrad = [
+    ...Array.from({ length: alpha }, (_, xi) => {
+      const sum = `var s_${xi} = 0.0;
+  for (var r = 0u; r < p.n; r++) { s_${xi} += ${
+        tHalf ? "f32(" : ""
+      }mm[(r * ${alpha}u + ${xi}u) * stride + o]${tHalf ? ")" : ""}; }
+  let d_${Math.floor(xi / a)}_${xi % a} = s_${xi};`;
+      return sum;
+    }),
+    ...sandwich(gT, gT, "d", "gd", "k"),
+    ...gi.flatMap((r) => gi.map((s) => `u_out[o * 9u + ${r * 3 + s}u] = k_${r}_${s};`)),
   ];
   const output = [
     ...Array.from(
       { length: alpha },
-      (_, xi) => `let q_${Math.floor(xi / a)}_${xi % a} = mm[${xi}u * stride + o];`,
+      (_, xi) =>
+        `let q_${Math.floor(xi / a)}_${xi % a} = ${tHalf ? "f32(" : ""}mm[${xi}u * stride + o]${
+          tHalf ? ")" : ""
+        };`,
     ),
     ...sandwich(at, at, "q", "aq", "r"),
     ...Array.from(
@@ -245,8 +294,8 @@ struct Fuse { relu: u32, res: u32, _a: u32, _b: u32 }
 @group(0) @binding(0) var<storage, read> w: array<f32>;
 @group(0) @binding(1) var<storage, read_write> u_out: array<f32>;
 @group(0) @binding(2) var<storage, read> x: array<${act}>;
-@group(0) @binding(3) var<storage, read_write> v_out: array<f32>;
-@group(0) @binding(4) var<storage, read> mm: array<f32>;
+@group(0) @binding(3) var<storage, read_write> v_out: array<${vm}>;
+@group(0) @binding(4) var<storage, read> mm: array<${vm}>;
 @group(0) @binding(5) var<storage, read> bias: array<f32>;
 @group(0) @binding(6) var<storage, read> res: array<${act}>;
 @group(0) @binding(7) var<storage, read_write> y: array<${act}>;
@@ -296,6 +345,39 @@ fn st(yb: u32, oy: u32, ox: u32, v: f32, bv: f32) {
   if (fz.res != 0u) { r += ${ld("res[at]")}; }
   if (fz.relu != 0u) { r = max(r, 0.0); }
   y[at] = ${half ? "s16(r)" : "r"};
+}
+
+fn ldo(xb: u32, iy: u32, ix: u32) -> f32 {
+  if (iy >= p.h || ix >= p.w) { return 0.0; }
+  return ${ld("x[xb + iy * p.w + ix]")};
+}
+
+// Weight gradient, step 1: dM[xi, c, q] = (A dY A^T)[xi] of the output-gradient tile (x = dY with
+// p.ci = its channels; stride Ci ppad per xi), the adjoint of wino_output.
+@compute @workgroup_size(64)
+fn wino_dout(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = index(gid, nwg);
+  if (i >= p.n * p.ci * p.tiles) { return; }
+  let t = i % p.tiles;
+  let c = (i / p.tiles) % p.ci;
+  let img = i / (p.tiles * p.ci);
+  let ty = t / p.tw;
+  let y0 = ty * ${m}u;
+  let x0 = (t - ty * p.tw) * ${m}u;
+  let xb = (img * p.ci + c) * p.h * p.w;
+  let stride = p.ci * p.ppad;
+  let o = c * p.ppad + img * p.tiles + t;
+${ind(dout)}
+}
+
+// Weight gradient, step 3: dW[co, ci] = G^T dU G, dU[xi, co, ci] summed over p.n split-K partials
+// (mm = [splits, alpha, Co, Ci]); the adjoint of wino_filter.
+@compute @workgroup_size(64)
+fn wino_filter_grad(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let o = index(gid, nwg);
+  let stride = p.co * p.ci;
+  if (o >= stride) { return; }
+${ind(fgrad)}
 }
 
 // Y[img, co] tile t from M[xi, co, q] (stride Co ppad per xi), epilogue fused.

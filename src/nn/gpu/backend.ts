@@ -5,11 +5,12 @@ import type { NnBackend, SgdHyper } from "../backend.ts";
 import type { BnParams } from "../cpu/batchnorm.ts";
 import { convGeometry } from "../cpu/conv.ts";
 import { expectShape, numel } from "../tensor.ts";
-import type { KernelName, NnKernels } from "./kernels.ts";
+import type { KernelName, KernelTiles, NnKernels } from "./kernels.ts";
 import type { HalfKernelName, HalfKernels } from "./f16.ts";
-import type { GpuTensor, TensorPool } from "./tensor.ts";
+import { type GpuTensor, type TensorPool, uploadTensor } from "./tensor.ts";
 import { tileSize } from "./conv_gemm.ts";
 import { KibitzError } from "../../errors.ts";
+import { winoGemmGroups, type WinoKernels } from "./winograd_gemm.ts";
 import {
   chooseWinograd,
   winogradColumns,
@@ -17,6 +18,57 @@ import {
   type WinogradSetting,
   type WinogradTile,
 } from "../winograd.ts";
+
+/** The key of a Winograd layer shape in GpuRecorder.winoChoice. */
+export function winoShapeKey(
+  m: number,
+  n: number,
+  ci: number,
+  co: number,
+  h: number,
+  w: number,
+): string {
+  return `F${m}:${n}x${ci}x${h}x${w}->${co}`;
+}
+
+/** The key of a direct conv's shape in GpuRecorder.splitChoice (`half`: the f16-storage conv). */
+export function directShapeKey(
+  n: number,
+  ci: number,
+  co: number,
+  h: number,
+  w: number,
+  k: number,
+  half = false,
+): string {
+  return `K${k}${half ? "h" : ""}:${n}x${ci}x${h}x${w}->${co}`;
+}
+
+/**
+ * The split-K factor the direct conv takes by default: enough workgroups to fill the GPU
+ * (SPLIT_TARGET) from gx gy output tiles, with chunks of at least 128 of the kd-deep reduction.
+ */
+export function defaultSplits(gx: number, gy: number, kd: number): number {
+  return Math.max(1, Math.min(Math.floor(SPLIT_TARGET / (gx * gy)), Math.floor(kd / 128)));
+}
+
+/**
+ * The direct conv's default split-K factor for a layer shape under `tiles` (as convForward and
+ * the f16 conv compute it).
+ */
+export function directDefaultSplits(
+  tiles: KernelTiles,
+  n: number,
+  ci: number,
+  co: number,
+  h: number,
+  w: number,
+  k: number,
+): number {
+  const cols = n * h * w, wide = co >= WIDE && cols >= WIDE;
+  const { bm, bn } = tileSize(wide ? tiles.wide : tiles.small);
+  return defaultSplits(Math.ceil(cols / bn), Math.ceil(co / bm), ci * k * k);
+}
 
 /** One recorded dispatch. */
 export interface RecordedOp {
@@ -63,6 +115,22 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * linear converts its input back to f32): the compiled f16 kernels, or null for f32.
    */
   half: HalfKernels | null = null;
+  /**
+   * The Winograd kernels of a tiling variant per layer shape (key winoShapeKey), e.g. the
+   * autotuner's pick; shapes without one run the built-in batched GEMM (winogradGemm*).
+   */
+  readonly winoChoice = new Map<string, WinoKernels>();
+  /**
+   * The split-K factor of direct (implicit-GEMM) convs per layer shape (key directShapeKey), e.g.
+   * the autotuner's pick; shapes without one take defaultSplits.
+   */
+  readonly splitChoice = new Map<string, number>();
+  /**
+   * Winograd in conv2d too (the training graph's forward and input gradient), by the same
+   * selection table as the fused convs; off by default (GpuNet turns it on for tiled plans).
+   */
+  winogradTrain = false;
+  private readonly zeroTensors = new Map<number, GpuTensor>();
 
   /**
    * `tiled` selects the workgroup-memory kernels (tiled GEMMs, workgroup reductions: the fast path
@@ -95,6 +163,16 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const pipeline = kernel in this.kernels
       ? this.kernels[kernel as KernelName]
       : this.half?.[kernel as HalfKernelName];
+    this.recordPipeline(pipeline, kernel, bindings, groups);
+  }
+
+  /** Records a compiled pipeline (one not in the kernel tables) under `label`. */
+  recordPipeline(
+    pipeline: GPUComputePipeline | undefined,
+    kernel: string,
+    bindings: Record<number, GPUBuffer>,
+    groups: [number, number, number],
+  ): void {
     if (!pipeline) {
       throw new KibitzError(
         "missing_kernel",
@@ -142,9 +220,91 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     return workgroups1d(this.ctx, n, 64);
   }
 
-  /** Implicit-GEMM convolution forward. */
+  /**
+   * Implicit-GEMM convolution forward; with `winogradTrain`, 3x3 layers the selection table gives
+   * Winograd run it (filter transform of the current weight, then the Winograd conv with a zero
+   * bias and no activation): the training graph's forward and, through the flipped weight, its
+   * input gradient.
+   */
   conv2d(x: GpuTensor, w: GpuTensor): GpuTensor {
-    return this.convForward(x, w, null);
+    const co = w.shape[0], ci = x.shape[1];
+    const m = this.trainWinograd(x, w);
+    if (!m) return this.convForward(x, w, null);
+    const u = this.pool.acquire([(m + 2) * (m + 2), co, ci], "nn.wino_u");
+    this.winogradFilter(w, u, m);
+    const fz = this.params([0, 0, 0, 0]);
+    const zero = this.zeros(co);
+    const y = this.convWinograd(x, u, m, zero, zero, fz);
+    this.release(u);
+    return y;
+  }
+
+  /** The Winograd tile conv2d and its weight gradient use for x and w (0: direct). */
+  private trainWinograd(x: GpuTensor, w: GpuTensor): 0 | WinogradTile {
+    const [n, ci, h, wd] = x.shape, [co, wci, k] = w.shape;
+    return this.winogradTrain && this.tiled && k === 3 && wci === ci && !x.half
+      ? chooseWinograd(this.winograd, n, h, wd, ci, co)
+      : 0;
+  }
+
+  /**
+   * Weight gradient by Winograd: V = the input transform of x, dM = A dY A^T per output tile,
+   * dU[xi] = dM[xi] V[xi]^T (split-K over the tiles), dW = G^T dU G summed over the splits.
+   */
+  private wgradWinograd(x: GpuTensor, dy: GpuTensor, dw: GpuTensor, m: WinogradTile): void {
+    const [n, ci, h, wd] = x.shape, co = dw.shape[0];
+    const g = winogradGeometry(m, n, h, wd), ppad = winogradColumns(g.p);
+    const pv = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
+    const v = this.out([g.alpha, ci, 1, ppad]);
+    this.record(
+      `winogradInput${m}`,
+      { 2: x.buffer, 3: v.buffer, 8: pv },
+      this.g1(n * ci * g.tiles),
+    );
+    const pd = this.params([n, co, ci, h, wd, g.tw, g.tiles, ppad]);
+    const dm = this.out([g.alpha, co, 1, ppad]);
+    this.record(
+      `winogradDout${m}`,
+      { 2: dy.buffer, 3: dm.buffer, 8: pd },
+      this.g1(n * co * g.tiles),
+    );
+    const wide = co >= WIDE && ci >= WIDE;
+    const tile = wide ? this.kernels.tiles.wide : this.kernels.tiles.small;
+    const { bm, bn } = tileSize(tile);
+    const gx = Math.ceil(co / bm), gy = Math.ceil(ci / bn);
+    // Split the tile columns so that the GEMMs fill the GPU (chunks of at least SPLIT_MIN).
+    let splits = Math.max(
+      1,
+      Math.min(Math.ceil(SPLIT_TARGET * 4 / (gx * gy * g.alpha)), Math.floor(g.p / SPLIT_MIN)),
+    );
+    const kchunk = Math.ceil(g.p / splits / tile.bk) * tile.bk;
+    splits = Math.ceil(g.p / kchunk);
+    const part = this.out([splits, g.alpha, co, ci]);
+    const pg = this.params([co, ci, ppad, kchunk, g.p, g.alpha, 0, 0]);
+    this.record(
+      wide ? "winogradWgradGemmWide" : "winogradWgradGemm",
+      { 0: dm.buffer, 1: v.buffer, 2: part.buffer, 3: pg },
+      [gx, gy, splits * g.alpha],
+    );
+    this.release(v);
+    this.release(dm);
+    const pf = this.params([splits, ci, co, 0, 0, 0, 0, 0]);
+    this.record(
+      `winogradFilterGrad${m}`,
+      { 1: dw.buffer, 4: part.buffer, 8: pf },
+      this.g1(co * ci),
+    );
+    this.release(part);
+  }
+
+  /** A recorder-owned f32 tensor of zeros (a bias for epilogues that add none). */
+  private zeros(size: number): GpuTensor {
+    let t = this.zeroTensors.get(size);
+    if (!t) {
+      t = uploadTensor(this.ctx, [size], new Float32Array(size), "nn.zeros");
+      this.zeroTensors.set(size, t);
+    }
+    return t;
   }
 
   /**
@@ -210,7 +370,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const { bm, bn } = tileSize(tile);
     const gx = Math.ceil(cols / bn), gy = Math.ceil(co / bm), kd = ci * k * k;
     const kind = wide ? "convForwardWide" : "convForward";
-    let splits = Math.max(1, Math.min(Math.floor(SPLIT_TARGET / (gx * gy)), Math.floor(kd / 128)));
+    let splits = this.splitChoice.get(directShapeKey(n, ci, co, h, wd, k, true)) ??
+      defaultSplits(gx, gy, kd);
     const kchunk = splits > 1 ? Math.ceil(kd / splits / tile.bk) * tile.bk : 0;
     if (splits > 1) splits = Math.ceil(kd / kchunk);
     if (splits === 1) {
@@ -261,6 +422,22 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   }
 
   /**
+   * The Winograd conv alone (y = act(conv + bias + res) from x and the filter transform u): f16
+   * storage when the recorder has f16 kernels (x must be f16 then); the autotuner times it.
+   */
+  convWinogradFused(
+    x: GpuTensor,
+    u: GpuTensor,
+    m: WinogradTile,
+    bias: GpuTensor,
+    res: GpuTensor | null,
+    relu: boolean,
+  ): GpuTensor {
+    const fz = this.params([relu ? 1 : 0, res ? 1 : 0, 0, 0]);
+    return this.convWinograd(x, u, m, bias, res ?? bias, fz, this.half !== null);
+  }
+
+  /**
    * Winograd F(m x m, 3x3) forward with the fused epilogue: input transform, one GEMM per
    * transformed element (the batched tiled GEMM), output transform + bias/residual/ReLU.
    */
@@ -277,6 +454,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const H = half ? "H" : "";
     const g = winogradGeometry(m, n, h, wd), ppad = winogradColumns(g.p);
     const pp = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
+    const choice = this.winoChoice.get(winoShapeKey(m, n, ci, co, h, wd));
+    if (choice) return this.convWinogradVariant(choice, x, u, bias, res, fz, half, pp, g, ppad);
     const v = this.out([g.alpha, ci, 1, ppad]);
     this.record(
       `winogradInput${H}${m}`,
@@ -287,6 +466,50 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     this.release(v);
     const y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
     this.record(`winogradOutput${H}${m}`, {
+      4: mm.buffer,
+      5: bias.buffer,
+      6: res.buffer,
+      7: y.buffer,
+      8: pp,
+      9: fz,
+    }, this.g1(n * co * g.tiles));
+    this.release(mm);
+    return y;
+  }
+
+  /** convWinograd through a variant's kernels (transforms and GEMM, V and M f32 or f16). */
+  private convWinogradVariant(
+    k: WinoKernels,
+    x: GpuTensor,
+    u: GpuTensor,
+    bias: GpuTensor,
+    res: GpuTensor,
+    fz: GPUBuffer,
+    half: boolean,
+    pp: GPUBuffer,
+    g: { alpha: number; tiles: number },
+    ppad: number,
+  ): GpuTensor {
+    const [n, ci, h, wd] = x.shape, co = u.shape[1];
+    const tb = k.transformed === "f32" ? null : k.transformed === "f16" ? 2 : 4;
+    const v = this.pool.acquire([g.alpha, ci, 1, ppad], "nn.wino", tb);
+    this.recordPipeline(
+      k.input,
+      `wino.${k.candidate.name}.input`,
+      { 2: x.buffer, 3: v.buffer, 8: pp },
+      this.g1(n * ci * g.tiles),
+    );
+    const mm = this.pool.acquire([g.alpha, co, 1, ppad], "nn.wino", tb);
+    const gp = this.params([ci, co, ppad / 4, 0]);
+    this.recordPipeline(
+      k.gemm,
+      `wino.${k.candidate.name}.gemm`,
+      { 0: u.buffer, 1: v.buffer, 2: mm.buffer, 3: gp },
+      winoGemmGroups(k.candidate.gemm, co, ppad, g.alpha),
+    );
+    this.release(v);
+    const y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
+    this.recordPipeline(k.output, `wino.${k.candidate.name}.output`, {
       4: mm.buffer,
       5: bias.buffer,
       6: res.buffer,
@@ -356,7 +579,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       }` as const;
     // Small batches give too few output tiles to fill the GPU: split the K reduction across
     // workgroups (each writes its own copy of Y) and sum the copies.
-    let splits = Math.max(1, Math.min(Math.floor(SPLIT_TARGET / (gx * gy)), Math.floor(kd / 128)));
+    let splits =
+      (batched ? undefined : this.splitChoice.get(directShapeKey(n, ci, co, h, wd, k))) ??
+        defaultSplits(gx, gy, kd);
     const kchunk = splits > 1 ? Math.ceil(kd / splits / tile.bk) * tile.bk : 0;
     if (splits > 1) splits = Math.ceil(kd / kchunk);
     if (splits === 1) {
@@ -393,7 +618,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const co = w.shape[0];
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
     const kd = ci * k * k, cols = n * h * wd;
-    if (!this.tiled) {
+    const m = this.trainWinograd(x, w);
+    if (m) this.wgradWinograd(x, dy, dw, m);
+    else if (!this.tiled) {
       const bind = { 0: x.buffer, 1: dy.buffer, 2: dw.buffer, 3: p };
       this.record("convWgradDirect", bind, this.g1(co * kd));
     } else this.wgradTiled(x, dy, dw, [n, ci, co, h, wd, k, pad], kd, cols);
@@ -675,5 +902,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   destroy(): void {
     for (const u of this.uniforms) u.destroy();
     this.uniforms.length = 0;
+    for (const t of this.zeroTensors.values()) t.buffer.destroy();
+    this.zeroTensors.clear();
   }
 }

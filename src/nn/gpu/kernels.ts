@@ -12,6 +12,7 @@ import sgdSrc from "../../../shaders/nn/sgd.wgsl" with { type: "text" };
 import fusedSrc from "../../../shaders/nn/fused.wgsl" with { type: "text" };
 import { convForwardSource, type ConvTile, convWgradSource } from "./conv_gemm.ts";
 import { winogradSource } from "../winograd.ts";
+import { winogradWgradSource } from "./winograd_gemm.ts";
 
 /**
  * Tile shapes of the workgroup-memory GEMMs: the convolution's `small` (narrow layers) and `wide`
@@ -92,6 +93,8 @@ function tiledEntries(tiles: KernelTiles) {
     convForwardWideFused1: [convForwardSource(tiles.wide, 1, true), "forward"],
     winogradGemm: [convForwardSource(tiles.small, 1, false, true), "forward"],
     winogradGemmWide: [convForwardSource(tiles.wide, 1, false, true), "forward"],
+    winogradWgradGemm: [winogradWgradSource(tiles.small), "wgrad"],
+    winogradWgradGemmWide: [winogradWgradSource(tiles.wide), "wgrad"],
   } as const;
 }
 
@@ -109,6 +112,10 @@ const ENTRIES = {
   winogradFilter4: [winogradSource(4), "wino_filter"],
   winogradInput4: [winogradSource(4), "wino_input"],
   winogradOutput4: [winogradSource(4), "wino_output"],
+  winogradDout2: [winogradSource(2), "wino_dout"],
+  winogradDout4: [winogradSource(4), "wino_dout"],
+  winogradFilterGrad2: [winogradSource(2), "wino_filter_grad"],
+  winogradFilterGrad4: [winogradSource(4), "wino_filter_grad"],
   matmulThin: [matmulSrc, "thin_plain"],
   matmulThinBias: [matmulSrc, "thin_bias"],
   relu: [elementwiseSrc, "relu"],

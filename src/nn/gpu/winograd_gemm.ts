@@ -1,0 +1,467 @@
+// The Winograd transformed-domain GEMMs as a family of generated kernels (one per tiling variant),
+// their transforms, and the per-device compile cache. For every transformed element xi (workgroup
+// z), M[xi] (Co x P) = U[xi] (Co x Ci) V[xi] (Ci x P): U is the filter transform ([alpha, Co, Ci],
+// f32), V the input transform and M the product ([alpha, Ci|Co, ppad], f32 or f16 storage), with
+// ppad a multiple of 128 so that every column block is whole and V / M move as vec4.
+//
+// Thread (tx, ty) of a WX x WY workgroup owns GM x GN blocks of 4 x 4 outputs (rows
+// g 4WY + 4ty + i, columns h 4WX + 4tx + j) as named vec4 accumulators; K slices of BK rows are
+// staged in workgroup memory (A as [k][m] vec4s, B as [k][n] vec4s) while the next slice's global
+// loads wait in registers. Variants differ in tile shape, slice depth, the order in which
+// workgroups walk the row and column blocks, and whether the slice loop is written out.
+import type { GpuContext } from "../../gpu/device.ts";
+import { computePipeline } from "../../gpu/pipeline.ts";
+import { f16Prelude } from "./conv_gemm.ts";
+import { winogradSource, type WinogradTile } from "../winograd.ts";
+
+/** Tiling of one transformed-domain GEMM kernel. */
+export interface WinoGemm {
+  /** Threads along the output columns (tiles) and rows (Co). */
+  wx: number;
+  wy: number;
+  /** 4 x 4 register blocks per thread along rows (gm) and columns (gn). */
+  gm: number;
+  gn: number;
+  /** Depth of one K slice staged in workgroup memory. */
+  bk: number;
+  /**
+   * Workgroup x walks the row blocks first, so the workgroups that read one V column block run
+   * together and all but the first find it in L2.
+   */
+  rowFast: boolean;
+  /** The slice loop written out statement by statement instead of a counted loop. */
+  unroll: boolean;
+  /**
+   * Two slice buffers in workgroup memory: the next slice is stored while this one is read, one
+   * barrier per slice instead of two (twice the workgroup memory).
+   */
+  double?: boolean;
+}
+
+/** Storage of V and M: f32, f16 (`shader-f16`), or the f16 text bound to f32 (tests). */
+export type TransformedStorage = "f32" | "f16" | "f16-emulated";
+
+/** Output rows (Co) and columns (tiles) of one workgroup. */
+export function gemmBlock(v: WinoGemm): { bm: number; bn: number } {
+  return { bm: 4 * v.wy * v.gm, bn: 4 * v.wx * v.gn };
+}
+
+/** Throws unless the variant's slices divide evenly into its threads and its columns into 128. */
+export function checkWinoGemm(v: WinoGemm): void {
+  const threads = v.wx * v.wy, { bm, bn } = gemmBlock(v);
+  const ok = (bm * v.bk) % threads === 0 && ((v.bk * bn) / 4) % threads === 0 &&
+    128 % bn === 0 && threads <= 256;
+  if (!ok) throw new Error(`Winograd GEMM variant ${JSON.stringify(v)} does not fit its threads`);
+}
+
+/** A short name: rows x columns, slice depth, r (row blocks first), u (unrolled). */
+export function winoGemmName(v: WinoGemm): string {
+  const { bm, bn } = gemmBlock(v);
+  return `${bm}x${bn}k${v.bk}t${v.wx * v.wy}${v.rowFast ? "r" : ""}${v.unroll ? "u" : ""}${
+    v.double ? "d" : ""
+  }`;
+}
+
+function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i);
+}
+
+/**
+ * WGSL of the batched GEMM `gemm`: binding 0 U [alpha, Co, Ci] f32, 1 V [alpha, Ci, ppad] and
+ * 2 M [alpha, Co, ppad] (vec4s of f32 or s16), 3 Params { ci, co, ppad4 }. Dispatch
+ * (row blocks, column blocks, alpha) when rowFast, else (column blocks, row blocks, alpha).
+ */
+export function winogradGemmSource(v: WinoGemm, transformed: TransformedStorage = "f32"): string {
+  checkWinoGemm(v);
+  const { bm, bn } = gemmBlock(v);
+  const threads = v.wx * v.wy;
+  const la = (bm * v.bk) / threads, lb = (v.bk * bn) / 4 / threads;
+  const half = transformed !== "f32";
+  const vt = half ? "s16" : "f32";
+  const loads = [
+    ...range(la).map((r) =>
+      `    { let e = t + ${r * threads}u; let m = m0 + e / BK; let k = k0 + e % BK;
+      ra${r} = select(0.0, u[ubase + min(m, p.co - 1u) * p.ci + min(k, p.ci - 1u)], m < p.co && k < p.ci); }`
+    ),
+    ...range(lb).map((r) =>
+      `    { let e = t + ${r * threads}u; let k = k0 + e / BN4;
+      rb${r} = select(vec4<f32>(0.0), vec4<f32>(vin[vbase + min(k, p.ci - 1u) * p.ppad4 + c04 + e % BN4]), k < p.ci); }`
+    ),
+  ].join("\n");
+  // Double buffering: slice buffer `buf` (0 or 1) starts SA / SB vec4s into As / Bs.
+  const offA = (buf: string) => (v.double ? `${buf} * SA + ` : "");
+  const offB = (buf: string) => (v.double ? `${buf} * SB + ` : "");
+  const storesTo = (buf: string) =>
+    [
+      ...range(la).map((r) =>
+        `    { let e = t + ${r * threads}u; let ml = e / BK; As[${
+          offA(buf)
+        }(e % BK) * BM4 + ml / 4u][ml % 4u] = ra${r}; }`
+      ),
+      ...range(lb).map((r) => `    { let e = t + ${r * threads}u; Bs[${offB(buf)}e] = rb${r}; }`),
+    ].join("\n");
+  const stores = storesTo("cur");
+  const step = (kk: string) => {
+    const out: string[] = [];
+    for (const g of range(v.gm)) {
+      out.push(`let a${g} = As[${offA("cur")}${kk} * BM4 + ${g * v.wy}u + lid.y];`);
+    }
+    for (const h of range(v.gn)) {
+      out.push(`let b${h} = Bs[${offB("cur")}${kk} * BN4 + ${h * v.wx}u + lid.x];`);
+    }
+    for (const g of range(v.gm)) {
+      for (const i of range(4)) {
+        for (const h of range(v.gn)) {
+          out.push(`acc_${g}_${i}_${h} = fma(vec4<f32>(a${g}[${i}]), b${h}, acc_${g}_${i}_${h});`);
+        }
+      }
+    }
+    return out;
+  };
+  const ind = (ls: string[], pad: string) => ls.map((l) => pad + l).join("\n");
+  const body = v.unroll
+    ? range(v.bk).map((kk) => `    {\n${ind(step(`${kk}u`), "      ")}\n    }`).join("\n")
+    : `    for (var kk = 0u; kk < BK; kk++) {\n${ind(step("kk"), "      ")}\n    }`;
+  const loopSingle = `  for (; k0 < p.ci;) {
+${stores}
+    workgroupBarrier();
+    k0 += BK;
+    if (k0 < p.ci) {
+${loads}
+    }
+${body}
+    workgroupBarrier();
+  }`;
+  const loopDouble = `${stores}
+  workgroupBarrier();
+  for (; k0 < p.ci;) {
+    k0 += BK;
+    if (k0 < p.ci) {
+${loads}
+    }
+${body}
+    if (k0 < p.ci) {
+${storesTo("(1u - cur)")}
+    }
+    workgroupBarrier();
+    cur = 1u - cur;
+  }`;
+  const acc = range(v.gm).flatMap((g) =>
+    range(4).flatMap((i) => range(v.gn).map((h) => `  var acc_${g}_${i}_${h} = vec4<f32>(0.0);`))
+  );
+  const regs = [
+    ...range(la).map((r) => `  var ra${r} = 0.0;`),
+    ...range(lb).map((r) => `  var rb${r} = vec4<f32>(0.0);`),
+  ];
+  const epilogue = range(v.gm).flatMap((g) =>
+    range(4).map((i) =>
+      `  {
+    let m = m0 + ${g * 4 * v.wy}u + lid.y * 4u + ${i}u;
+    if (m < p.co) {
+${
+        range(v.gn).map((h) =>
+          `      mo[mbase + m * p.ppad4 + c04 + ${
+            h * v.wx
+          }u + lid.x] = vec4<${vt}>(acc_${g}_${i}_${h});`
+        ).join("\n")
+      }
+    }
+  }`
+    )
+  );
+  return `${half ? f16Prelude(transformed) : ""}// Generated by src/nn/gpu/winograd_gemm.ts: ${
+    winoGemmName(v)
+  }, V/M ${transformed}.
+struct Params { ci: u32, co: u32, ppad4: u32, _a: u32 }
+
+@group(0) @binding(0) var<storage, read> u: array<f32>;
+@group(0) @binding(1) var<storage, read> vin: array<vec4<${vt}>>;
+@group(0) @binding(2) var<storage, read_write> mo: array<vec4<${vt}>>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+const BK = ${v.bk}u;
+const BM4 = ${bm / 4}u;
+const BN4 = ${bn / 4}u;
+const SA = ${(v.bk * bm) / 4}u;
+const SB = ${(v.bk * bn) / 4}u;
+var<workgroup> As: array<vec4<f32>, ${((v.double ? 2 : 1) * v.bk * bm) / 4}>;
+var<workgroup> Bs: array<vec4<f32>, ${((v.double ? 2 : 1) * v.bk * bn) / 4}>;
+
+@compute @workgroup_size(${v.wx}, ${v.wy})
+fn gemm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+  let t = lid.y * ${v.wx}u + lid.x;
+  let xi = wid.z;
+  let m0 = wid.${v.rowFast ? "x" : "y"} * ${bm}u;
+  let c04 = wid.${v.rowFast ? "y" : "x"} * BN4;
+  let ubase = xi * p.co * p.ci;
+  let vbase = xi * p.ci * p.ppad4;
+  let mbase = xi * p.co * p.ppad4;
+${acc.join("\n")}
+${regs.join("\n")}
+  var k0 = 0u;
+  var cur = 0u;
+${loads}
+${v.double ? loopDouble : loopSingle}
+${epilogue.join("\n")}
+}
+`;
+}
+
+/** Workgroups of a variant's dispatch for Co rows, ppad columns and alpha transformed elements. */
+export function winoGemmGroups(
+  v: WinoGemm,
+  co: number,
+  ppad: number,
+  alpha: number,
+): [number, number, number] {
+  const { bm, bn } = gemmBlock(v);
+  const rows = Math.ceil(co / bm), cols = ppad / bn;
+  return v.rowFast ? [rows, cols, alpha] : [cols, rows, alpha];
+}
+
+/**
+ * One candidate of the autotuner: a GEMM tiling and the storage of V and M (`half`: the f16 plan's
+ * storage, f16 or emulated; only in f16 plans).
+ */
+export interface WinoCandidate {
+  name: string;
+  gemm: WinoGemm;
+  half: boolean;
+}
+
+function cand(
+  wx: number,
+  wy: number,
+  gm: number,
+  gn: number,
+  bk: number,
+  rowFast: boolean,
+  unroll: boolean,
+  half = false,
+  double = false,
+): WinoCandidate {
+  const gemm = { wx, wy, gm, gn, bk, rowFast, unroll, ...(double ? { double } : {}) };
+  return { name: `${winoGemmName(gemm)}${half ? "-h" : ""}`, gemm, half };
+}
+
+/**
+ * The hardware candidates (256 threads unless named): 8x8, 8x4, 4x8 and 4x4 outputs per thread,
+ * slices of 8 or 16, column-major or row-major block order, rolled or unrolled slice loops;
+ * `f16VM` adds the best-guess tilings with V and M stored as f16 (half the transformed-domain
+ * traffic, f16 plans only). Their error is F(4x4)'s weak point: about 1.1e-2 of the output's
+ * scale against 3.3e-4 for f16 storage of the activations alone (tests/nn/winograd_gemm_test.ts).
+ */
+export function hardwareCandidates(f16VM: boolean): WinoCandidate[] {
+  const f32 = [
+    cand(16, 16, 2, 2, 8, false, false), // the legacy tiling, with vec4 V loads
+    cand(16, 16, 2, 2, 8, true, false),
+    cand(16, 16, 2, 2, 8, true, true),
+    cand(16, 16, 2, 2, 16, true, true),
+    cand(16, 16, 2, 1, 16, true, true), // 128 x 64: 8 x 4 per thread
+    cand(16, 16, 1, 2, 8, true, true), // 64 x 128: 4 x 8 per thread
+    cand(16, 16, 1, 1, 16, true, true), // 64 x 64: 4 x 4 per thread
+    cand(8, 8, 2, 2, 8, true, true), // 64 x 64 from 64 threads, 8 x 8 each
+    // 256 x 64: every Co row of a 256-filter layer in one workgroup, so V is read once (20 KiB of
+    // workgroup memory: past WebGPU's 16 KiB default; the tuner records a failure where it is over).
+    cand(8, 32, 2, 2, 16, false, true),
+    cand(16, 16, 2, 2, 32, true, false), // 128 x 128 with 32-deep slices (32 KiB)
+    // Double-buffered slices: one barrier per slice.
+    cand(16, 16, 2, 2, 8, true, true, false, true),
+    cand(16, 16, 2, 2, 16, true, true, false, true),
+    cand(16, 16, 2, 1, 16, true, true, false, true),
+  ];
+  if (!f16VM) return f32;
+  return [
+    ...f32,
+    cand(16, 16, 2, 2, 8, true, true, true),
+    cand(16, 16, 2, 2, 16, true, true, true),
+    cand(16, 16, 2, 1, 16, true, true, true),
+    cand(16, 16, 1, 1, 16, true, true, true),
+  ];
+}
+
+/**
+ * Small twins of the hardware candidates (16 threads) that a software adapter compiles in
+ * seconds: the same generator paths (rolled and unrolled, both block orders, 8x8 / 8x4 / 4x4 per
+ * thread, f32 and f16 V/M), for the parity tests.
+ */
+export function testCandidates(): WinoCandidate[] {
+  return [
+    cand(4, 4, 1, 1, 4, false, false),
+    cand(4, 4, 2, 2, 4, true, true),
+    cand(4, 4, 2, 1, 8, true, false),
+    cand(4, 4, 1, 2, 4, false, true),
+    cand(4, 4, 2, 2, 4, true, true, true),
+    cand(4, 4, 2, 2, 4, true, true, false, true),
+    cand(4, 4, 1, 1, 4, false, false, false, true),
+  ];
+}
+
+/** The compiled kernels of one candidate: input transform, GEMM, output transform. */
+export interface WinoKernels {
+  candidate: WinoCandidate;
+  /** Storage of the activations (x, res, y) these kernels read and write. */
+  act: TransformedStorage;
+  /** Storage of V and M in these kernels. */
+  transformed: TransformedStorage;
+  input: GPUComputePipeline;
+  gemm: GPUComputePipeline;
+  output: GPUComputePipeline;
+}
+
+const compiled = new WeakMap<GpuContext, Map<string, Promise<WinoKernels>>>();
+
+/**
+ * Compiles (once per device) the kernels of candidate `c` for F(m x m) with activations stored as
+ * `act` (f32, or the f16 plan's storage; a `half` candidate stores V and M the same way).
+ */
+export function loadWinoKernels(
+  ctx: GpuContext,
+  m: WinogradTile,
+  act: TransformedStorage,
+  c: WinoCandidate,
+): Promise<WinoKernels> {
+  const transformed: TransformedStorage = c.half ? (act === "f32" ? "f16" : act) : "f32";
+  let perDevice = compiled.get(ctx);
+  if (!perDevice) compiled.set(ctx, perDevice = new Map());
+  const key = `${m}:${act}:${transformed}:${JSON.stringify(c.gemm)}`;
+  let hit = perDevice.get(key);
+  if (!hit) {
+    hit = (async () => {
+      const tsrc = winogradSource(m, act, transformed);
+      const label = `nn.wino.${c.name}`;
+      return {
+        candidate: c,
+        act,
+        transformed,
+        input: await computePipeline(ctx, tsrc, "wino_input", {}, `${label}.input`),
+        gemm: await computePipeline(
+          ctx,
+          winogradGemmSource(c.gemm, transformed),
+          "gemm",
+          {},
+          `${label}.gemm`,
+        ),
+        output: await computePipeline(ctx, tsrc, "wino_output", {}, `${label}.output`),
+      };
+    })();
+    hit.catch(() => perDevice!.delete(key));
+    perDevice.set(key, hit);
+  }
+  return hit;
+}
+
+/** The tiling fields of a weight-gradient GEMM (a ConvTile has them too). */
+export type WgradTile = Pick<WinoGemm, "wx" | "wy" | "gm" | "gn" | "bk">;
+
+/**
+ * WGSL of training's transformed-domain weight-gradient GEMM `wgrad` ("NT": both operands run
+ * along K): dU[xi] (Co x Ci) = dM[xi] (Co x P) V[xi]^T (P x Ci), K = the P real tile columns split
+ * into chunks of p.kchunk along workgroup z = split alpha + xi. Binding 0 dM [alpha, Co, ppad],
+ * 1 V [alpha, Ci, ppad], 2 partials [splits, alpha, Co, Ci], 3 Params.
+ */
+export function winogradWgradSource(t: WgradTile): string {
+  const v: WinoGemm = { ...t, rowFast: true, unroll: false };
+  const { bm, bn } = gemmBlock(v);
+  const threads = v.wx * v.wy;
+  if ((bm * v.bk) % threads || (bn * v.bk) % threads) {
+    throw new Error(`Winograd wgrad tile ${JSON.stringify(t)} does not fit its threads`);
+  }
+  const la = (bm * v.bk) / threads, lb = (bn * v.bk) / threads;
+  const load = (src: string, base: string, row0: string, rows: string, reg: string, n: number) =>
+    range(n).map((r) =>
+      `    { let e = t + ${r * threads}u; let m = ${row0} + e / BK; let k = k0 + e % BK;
+      ${reg}${r} = select(0.0, ${src}[${base} + min(m, ${rows} - 1u) * p.ppad + min(k, p.kp - 1u)], m < ${rows} && k < kend); }`
+    );
+  const store = (arr: string, w4: string, reg: string, n: number) =>
+    range(n).map((r) =>
+      `    { let e = t + ${
+        r * threads
+      }u; let ml = e / BK; ${arr}[(e % BK) * ${w4} + ml / 4u][ml % 4u] = ${reg}${r}; }`
+    );
+  const step: string[] = [];
+  for (const g of range(v.gm)) step.push(`let a${g} = As[kk * BM4 + ${g * v.wy}u + lid.y];`);
+  for (const h of range(v.gn)) step.push(`let b${h} = Bs[kk * BN4 + ${h * v.wx}u + lid.x];`);
+  for (const g of range(v.gm)) {
+    for (const i of range(4)) {
+      for (const h of range(v.gn)) {
+        step.push(`acc_${g}_${i}_${h} = fma(vec4<f32>(a${g}[${i}]), b${h}, acc_${g}_${i}_${h});`);
+      }
+    }
+  }
+  const acc = range(v.gm).flatMap((g) =>
+    range(4).flatMap((i) => range(v.gn).map((h) => `  var acc_${g}_${i}_${h} = vec4<f32>(0.0);`))
+  );
+  const regs = [
+    ...range(la).map((r) => `  var ra${r} = 0.0;`),
+    ...range(lb).map((r) => `  var rb${r} = 0.0;`),
+  ];
+  const loads = [
+    ...load("dm", "abase", "m0", "p.co", "ra", la),
+    ...load("vin", "bbase", "n0", "p.ci", "rb", lb),
+  ].join("\n");
+  const stores = [...store("As", "BM4", "ra", la), ...store("Bs", "BN4", "rb", lb)].join("\n");
+  const epilogue = range(v.gm).flatMap((g) =>
+    range(4).map((i) =>
+      `  {
+    let m = m0 + ${g * 4 * v.wy}u + lid.y * 4u + ${i}u;
+    if (m < p.co) {
+${
+        range(v.gn).flatMap((h) =>
+          range(4).map((j) =>
+            `      { let n = n0 + ${
+              h * 4 * v.wx
+            }u + lid.x * 4u + ${j}u; if (n < p.ci) { out[obase + m * p.ci + n] = acc_${g}_${i}_${h}[${j}]; } }`
+          )
+        ).join("\n")
+      }
+    }
+  }`
+    )
+  );
+  return `// Generated by src/nn/gpu/winograd_gemm.ts: Winograd weight-gradient GEMM ${bm}x${bn}k${v.bk}.
+struct Params { co: u32, ci: u32, ppad: u32, kchunk: u32, kp: u32, alpha: u32, _a: u32, _b: u32 }
+
+@group(0) @binding(0) var<storage, read> dm: array<f32>;
+@group(0) @binding(1) var<storage, read> vin: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+const BK = ${v.bk}u;
+const BM4 = ${bm / 4}u;
+const BN4 = ${bn / 4}u;
+var<workgroup> As: array<vec4<f32>, ${(v.bk * bm) / 4}>;
+var<workgroup> Bs: array<vec4<f32>, ${(v.bk * bn) / 4}>;
+
+@compute @workgroup_size(${v.wx}, ${v.wy})
+fn wgrad(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+  let t = lid.y * ${v.wx}u + lid.x;
+  let xi = wid.z % p.alpha;
+  let split = wid.z / p.alpha;
+  let m0 = wid.x * ${bm}u;
+  let n0 = wid.y * ${bn}u;
+  let abase = xi * p.co * p.ppad;
+  let bbase = xi * p.ci * p.ppad;
+  let obase = wid.z * p.co * p.ci;
+  let kbeg = split * p.kchunk;
+  let kend = min(p.kp, kbeg + p.kchunk);
+${acc.join("\n")}
+${regs.join("\n")}
+  var k0 = kbeg;
+${loads}
+  for (; k0 < kend;) {
+${stores}
+    workgroupBarrier();
+    k0 += BK;
+    if (k0 < kend) {
+${loads}
+    }
+    for (var kk = 0u; kk < BK; kk++) {
+${step.map((l) => "      " + l).join("\n")}
+    }
+    workgroupBarrier();
+  }
+${epilogue.join("\n")}
+}
+`;
+}

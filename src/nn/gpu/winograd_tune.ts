@@ -1,0 +1,370 @@
+// The Winograd GEMM autotuner: on a hardware adapter, times every candidate tiling (and the built-in
+// GEMM, "legacy") on the real layer shape and keeps the fastest, once per adapter, storage and
+// shape. Software adapters do not tune (their timings say nothing about a GPU): they run the
+// built-in GEMM unless a variant is forced (KIBITZ_NN_WINO_GEMM=<name> or GpuNet's winogradGemm).
+import { KibitzError } from "../../errors.ts";
+import { describeAdapter, type GpuContext } from "../../gpu/device.ts";
+import { timeComputePass } from "../../gpu/timing.ts";
+import type { WinogradTile } from "../winograd.ts";
+import { directDefaultSplits, directShapeKey, GpuRecorder, winoShapeKey } from "./backend.ts";
+import type { HalfKernels } from "./f16.ts";
+import type { NnKernels } from "./kernels.ts";
+import { TensorPool } from "./tensor.ts";
+import {
+  hardwareCandidates,
+  loadWinoKernels,
+  testCandidates,
+  type WinoCandidate,
+  type WinoKernels,
+} from "./winograd_gemm.ts";
+
+/** The name of the built-in batched GEMM (convForwardSource, batched) among the candidates. */
+export const LEGACY = "legacy";
+
+/** One candidate's time (ms per Winograd conv: input transform, GEMM, output transform). */
+export interface WinoTiming {
+  name: string;
+  ms: number | null;
+  /** The GEMM dispatch alone (the rest of `ms` is the two transforms). */
+  gemmMs: number | null;
+  error?: string;
+}
+
+/** What the autotuner measured for one layer shape, and which candidate won. */
+export interface WinoTuneResult {
+  adapter: string;
+  storage: string;
+  shape: string;
+  dims: WinoShape;
+  winner: string;
+  timings: WinoTiming[];
+  timer: string;
+}
+
+/** A layer shape of a convolution: batch, channels in and out, board (kernel k, default 3). */
+export interface WinoShape {
+  n: number;
+  ci: number;
+  co: number;
+  h: number;
+  w: number;
+  k?: number;
+}
+
+const tuned = new Map<string, Promise<WinoTuneResult>>();
+let lastTimed = -Infinity;
+
+/** Clock warm-up before timing: none on software adapters or within 3 s of the last tuning. */
+function warmMs(ctx: GpuContext, ms: number): number {
+  const cold = performance.now() - lastTimed > 3000;
+  lastTimed = performance.now();
+  return ctx.report.isFallback || !cold ? 0 : ms;
+}
+
+/**
+ * The shape a plan's layer is tuned at: the batch rounded up to a power of two, so that callers
+ * with many batch sizes (an MCTS evaluator) tune a few times, not once per size.
+ */
+export function bucketed(shape: WinoShape): WinoShape {
+  return { ...shape, n: 2 ** Math.ceil(Math.log2(Math.max(1, shape.n))) };
+}
+const log: WinoTuneResult[] = [];
+
+/** Every tuning result of this process so far, in the order they finished (for the bench). */
+export function winogradTuneLog(): readonly WinoTuneResult[] {
+  return log;
+}
+
+/**
+ * Whether f16 plans also tune the f16 V/M variants (KIBITZ_NN_WINO_F16VM=1): faster where the
+ * transformed domain's traffic dominates, but with F(4x4)'s f16 error (see hardwareCandidates).
+ */
+export function tuneF16VM(): boolean {
+  try {
+    return Deno.env.get("KIBITZ_NN_WINO_F16VM") === "1";
+  } catch {
+    return false;
+  }
+}
+
+/** Whether plans autotune on hardware adapters (KIBITZ_NN_TUNE=0: built-in GEMM, default splits). */
+export function tuningOn(): boolean {
+  try {
+    return Deno.env.get("KIBITZ_NN_TUNE") !== "0";
+  } catch {
+    return true;
+  }
+}
+
+/** The variant forced by KIBITZ_NN_WINO_GEMM, if any. */
+export function forcedWinoGemm(): string | undefined {
+  try {
+    return Deno.env.get("KIBITZ_NN_WINO_GEMM") || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function findCandidate(name: string, f16Plan: boolean): WinoCandidate {
+  const all = [...hardwareCandidates(true), ...testCandidates()];
+  const c = all.find((x) => x.name === name);
+  if (!c || (c.half && !f16Plan)) {
+    const valid = [LEGACY, ...all.filter((x) => f16Plan || !x.half).map((x) => x.name)];
+    throw new KibitzError(
+      "bad_args",
+      `Winograd GEMM variant "${name}" is not one of ${valid.join(", ")}${
+        c ? " (f16 V/M variants need an f16 plan)" : ""
+      }`,
+    );
+  }
+  return c;
+}
+
+/**
+ * The Winograd kernels a layer of `shape` runs: the forced variant when one is given (`force`, else
+ * KIBITZ_NN_WINO_GEMM; "legacy" is the built-in GEMM), on software adapters (or with
+ * KIBITZ_NN_TUNE=0) the built-in GEMM, on hardware adapters the autotuner's pick at the bucketed
+ * shape. null means the built-in GEMM.
+ */
+export async function pickWinoKernels(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  m: WinogradTile,
+  shape: WinoShape,
+  force = forcedWinoGemm(),
+): Promise<WinoKernels | null> {
+  const act = half?.storage ?? "f32";
+  if (force !== undefined) {
+    if (force === LEGACY) return null;
+    return await loadWinoKernels(ctx, m, act, findCandidate(force, act !== "f32"));
+  }
+  if (ctx.report.isFallback || !tuningOn()) return null;
+  const r = await tuneWinograd(ctx, kernels, half, m, bucketed(shape));
+  if (r.winner === LEGACY) return null;
+  return await loadWinoKernels(ctx, m, act, findCandidate(r.winner, act !== "f32"));
+}
+
+/**
+ * Times the built-in GEMM and every candidate (default: the hardware candidates; f16 V/M ones
+ * in f16 plans with KIBITZ_NN_WINO_F16VM=1)
+ * on `shape`, once per adapter, storage and shape (later calls share the result).
+ */
+export function tuneWinograd(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  m: WinogradTile,
+  shape: WinoShape,
+  candidates?: WinoCandidate[],
+): Promise<WinoTuneResult> {
+  const act = half?.storage ?? "f32";
+  const cands = candidates ?? hardwareCandidates(act !== "f32" && tuneF16VM());
+  const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
+    winoShapeKey(m, shape.n, shape.ci, shape.co, shape.h, shape.w)
+  }|${cands.map((c) => c.name).join(",")}`;
+  let hit = tuned.get(key);
+  if (!hit) {
+    hit = timeCandidates(ctx, kernels, half, m, shape, cands).then((r) => {
+      log.push(r);
+      return r;
+    });
+    hit.catch(() => tuned.delete(key));
+    tuned.set(key, hit);
+  }
+  return hit;
+}
+
+async function timeCandidates(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  m: WinogradTile,
+  s: WinoShape,
+  cands: WinoCandidate[],
+): Promise<WinoTuneResult> {
+  const act = half?.storage ?? "f32";
+  const pool = new TensorPool(ctx);
+  const hb = half ? (half.storage === "f16" ? 2 : 4) : null;
+  const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x", hb);
+  const u = pool.acquire([(m + 2) * (m + 2), s.co, s.ci], "tune.u");
+  const bias = pool.acquire([s.co], "tune.bias");
+  const key = winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w);
+  const entries: { name: string; rec: GpuRecorder | null; error?: string }[] = [];
+  for (const c of [null, ...cands]) {
+    const rec = new GpuRecorder(ctx, kernels, pool, true);
+    rec.half = half;
+    try {
+      if (c) rec.winoChoice.set(key, await loadWinoKernels(ctx, m, act, c));
+      ctx.device.pushErrorScope("validation");
+      const y = rec.convWinogradFused(x, u, m, bias, null, true);
+      const err = await ctx.device.popErrorScope();
+      if (err) throw new Error(err.message);
+      pool.release(y);
+      entries.push({ name: c?.name ?? LEGACY, rec });
+    } catch (e) {
+      rec.destroy();
+      entries.push({ name: c?.name ?? LEGACY, rec: null, error: (e as Error).message });
+    }
+  }
+  let timer = "wall";
+  const best = new Map<string, number>();
+  const bestGemm = new Map<string, number>();
+  const reps = new Map<string, number>();
+  const isGemm = (label: string) => label.endsWith(".gemm") || label.startsWith("winogradGemm");
+  const runs = entries.filter((e): e is { name: string; rec: GpuRecorder } => e.rec !== null);
+  // Raise the clocks first (an idle GPU runs its first passes several times slower).
+  const warmUntil = performance.now() + warmMs(ctx, 400);
+  do {
+    await timeComputePass(ctx, (pass) => runs[0]?.rec.encode(pass));
+  } while (performance.now() < warmUntil);
+  for (let round = 0; round < 3; round++) {
+    for (const e of runs) {
+      let r = reps.get(e.name);
+      if (r === undefined) {
+        const once = await timeComputePass(ctx, (pass) => e.rec.encode(pass));
+        r = Math.max(1, Math.min(20, Math.floor(20 / Math.max(0.05, once.gpuMs ?? once.wallMs))));
+        reps.set(e.name, r);
+      }
+      const t = await timeComputePass(ctx, (pass) => {
+        for (let i = 0; i < r!; i++) e.rec.encode(pass);
+      });
+      if (t.gpuMs !== null) timer = "gpu timestamps";
+      const ms = (t.gpuMs ?? t.wallMs) / r;
+      best.set(e.name, Math.min(best.get(e.name) ?? Infinity, ms));
+      const gemm = e.rec.ops.filter((o) => isGemm(o.label));
+      const tg = await timeComputePass(ctx, (pass) => {
+        for (let i = 0; i < r!; i++) {
+          for (const op of gemm) {
+            pass.setPipeline(op.pipeline);
+            pass.setBindGroup(0, op.bindGroup);
+            pass.dispatchWorkgroups(...op.groups);
+          }
+        }
+      });
+      const gms = (tg.gpuMs ?? tg.wallMs) / r;
+      bestGemm.set(e.name, Math.min(bestGemm.get(e.name) ?? Infinity, gms));
+    }
+  }
+  lastTimed = performance.now();
+  for (const e of entries) e.rec?.destroy();
+  pool.destroy();
+  const timings = entries.map((e) => ({
+    name: e.name,
+    ms: best.get(e.name) ?? null,
+    gemmMs: bestGemm.get(e.name) ?? null,
+    ...(e.error ? { error: e.error } : {}),
+  }));
+  const ok = timings.filter((t) => t.ms !== null) as { name: string; ms: number }[];
+  if (!ok.length) throw new KibitzError("shader_error", `no Winograd GEMM variant ran on ${key}`);
+  const winner = ok.reduce((a, b) => (b.ms < a.ms ? b : a)).name;
+  return {
+    adapter: describeAdapter(ctx.report),
+    storage: act,
+    shape: key,
+    dims: s,
+    winner,
+    timings,
+    timer: `${timer}, best of 3 passes`,
+  };
+}
+
+/**
+ * The split-K factor a direct (implicit-GEMM) fused conv of `shape` runs with: on hardware adapters
+ * (unless KIBITZ_NN_TUNE=0) the fastest of 1, half, the default and twice the default, timed once
+ * per adapter, storage and shape; elsewhere, or where the default is 1, the default (null).
+ */
+export async function pickDirectSplits(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  shape: WinoShape,
+): Promise<number | null> {
+  if (ctx.report.isFallback || !tuningOn()) return null;
+  const r = await tuneDirectSplits(ctx, kernels, half, bucketed(shape));
+  return r && Number(r.winner.slice("splits=".length));
+}
+
+/**
+ * Times the direct fused conv of `shape` at split-K factors 1, half, the default and twice the
+ * default (once per adapter, storage and shape); null where the default is 1.
+ */
+export async function tuneDirectSplits(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  shape: WinoShape,
+): Promise<WinoTuneResult | null> {
+  const k = shape.k ?? 3;
+  const d = directDefaultSplits(kernels.tiles, shape.n, shape.ci, shape.co, shape.h, shape.w, k);
+  if (d <= 1) return null;
+  const cap = Math.max(1, Math.floor((shape.ci * k * k) / 64));
+  const options = [...new Set([1, Math.max(1, d >> 1), d, Math.min(2 * d, cap)])];
+  const act = half?.storage ?? "f32";
+  const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
+    directShapeKey(shape.n, shape.ci, shape.co, shape.h, shape.w, k)
+  }|splits`;
+  let hit = tuned.get(key);
+  if (!hit) {
+    hit = timeSplits(ctx, kernels, half, shape, k, options, d).then((r) => {
+      log.push(r);
+      return r;
+    });
+    hit.catch(() => tuned.delete(key));
+    tuned.set(key, hit);
+  }
+  return await hit;
+}
+
+async function timeSplits(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  s: WinoShape,
+  k: number,
+  options: number[],
+  d: number,
+): Promise<WinoTuneResult> {
+  const pool = new TensorPool(ctx);
+  const hb = half ? (half.storage === "f16" ? 2 : 4) : null;
+  const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x", hb);
+  const w = pool.acquire([s.co, s.ci, k, k], "tune.w", hb);
+  const bias = pool.acquire([s.co], "tune.bias");
+  const key = directShapeKey(s.n, s.ci, s.co, s.h, s.w, k, half !== null);
+  const recs = options.map((sp) => {
+    const rec = new GpuRecorder(ctx, kernels, pool, true);
+    rec.half = half;
+    rec.splitChoice.set(key, sp);
+    pool.release(rec.convFused(x, w, bias, null, true));
+    return { sp, rec };
+  });
+  const best = new Map<number, number>();
+  let timer = "wall";
+  const warmUntil = performance.now() + warmMs(ctx, 200);
+  do {
+    await timeComputePass(ctx, (pass) => recs[0].rec.encode(pass));
+  } while (performance.now() < warmUntil);
+  for (let round = 0; round < 3; round++) {
+    for (const e of recs) {
+      const reps = 20;
+      const t = await timeComputePass(ctx, (pass) => {
+        for (let i = 0; i < reps; i++) e.rec.encode(pass);
+      });
+      if (t.gpuMs !== null) timer = "gpu timestamps";
+      best.set(e.sp, Math.min(best.get(e.sp) ?? Infinity, (t.gpuMs ?? t.wallMs) / reps));
+    }
+  }
+  lastTimed = performance.now();
+  for (const e of recs) e.rec.destroy();
+  pool.destroy();
+  const win = recs.reduce((a, b) => (best.get(b.sp)! < best.get(a.sp)! ? b : a));
+  return {
+    adapter: describeAdapter(ctx.report),
+    storage: half?.storage ?? "f32",
+    shape: `${key} direct, split-K`,
+    dims: { ...s, k },
+    winner: `splits=${win.sp}`,
+    timings: recs.map((e) => ({ name: `splits=${e.sp}`, ms: best.get(e.sp)!, gemmMs: null })),
+    timer: `${timer}, best of 3 passes of 20; default ${d}`,
+  };
+}

@@ -1,0 +1,351 @@
+// The Winograd GEMM variants (every generator path, at 16-thread test sizes) against the CPU direct
+// convolution with the fused epilogue; f16 V/M storage against its CPU twin; the autotuner's
+// machinery (times every candidate, keeps the fastest; forced names; unknown names); and the
+// fused network with a forced variant against the CPU reference.
+import assert from "node:assert/strict";
+import { getGpu } from "../../src/gpu/device.ts";
+import { conv2d } from "../../src/nn/cpu/conv.ts";
+import { convFused } from "../../src/nn/cpu/fused.ts";
+import { f16round } from "../../src/nn/f16.ts";
+import { directShapeKey, GpuRecorder, winoShapeKey } from "../../src/nn/gpu/backend.ts";
+import { loadHalfKernels } from "../../src/nn/gpu/f16.ts";
+import { HARDWARE_TILES, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
+import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
+import {
+  checkWinoGemm,
+  hardwareCandidates,
+  loadWinoKernels,
+  testCandidates,
+  type WinoCandidate,
+  winogradGemmSource,
+} from "../../src/nn/gpu/winograd_gemm.ts";
+import {
+  LEGACY,
+  pickWinoKernels,
+  tuneDirectSplits,
+  tuneWinograd,
+} from "../../src/nn/gpu/winograd_tune.ts";
+import { CpuNet, GpuNet } from "../../src/nn/net.ts";
+import { initWeights } from "../../src/nn/params.ts";
+import type { CpuTensor } from "../../src/nn/tensor.ts";
+import { syntheticBatch } from "../../src/nn/train.ts";
+import { winogradConv2d, type WinogradTile } from "../../src/nn/winograd.ts";
+import type { NetConfig } from "../../src/nn/config.ts";
+import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
+
+const ctx = await getGpu();
+const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
+
+function relErr(got: Float32Array, want: Float32Array): number {
+  return maxDiff(got, want) / Math.max(1, maxAbs(want));
+}
+
+Deno.test("every hardware and test variant fits its threads and generates its kernel", () => {
+  for (const c of [...hardwareCandidates(true), ...testCandidates()]) {
+    checkWinoGemm(c.gemm);
+    const src = winogradGemmSource(c.gemm, c.half ? "f16" : "f32");
+    assert.ok(src.includes("fn gemm("), c.name);
+    assert.equal(src.startsWith("enable f16;"), c.half, c.name);
+  }
+  const names = hardwareCandidates(true).map((c) => c.name);
+  assert.equal(new Set(names).size, names.length, "unique names");
+  assert.throws(() => checkWinoGemm({ ...testCandidates()[0].gemm, bk: 3 }), /does not fit/);
+});
+
+/** The Winograd conv of one candidate (emulated f16 storage for `half` ones): relu(conv + b + r). */
+async function runVariant(
+  c: WinoCandidate,
+  m: WinogradTile,
+  x: CpuTensor,
+  w: CpuTensor,
+  bias: CpuTensor,
+  res: CpuTensor,
+): Promise<Float32Array> {
+  const pool = new TensorPool(ctx!);
+  const rec = new GpuRecorder(ctx!, await loadKernels(ctx!, TEST_TILES, "tiled"), pool, true);
+  if (c.half) rec.half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
+  const act = c.half ? "f16-emulated" : "f32";
+  const up = (t: CpuTensor, half: boolean): GpuTensor => {
+    const g = uploadTensor(ctx!, t.shape, t.data);
+    return half ? { ...g, half: true } : g;
+  };
+  const gx = up(x, c.half), gr = up(res, c.half), gw = up(w, false), gb = up(bias, false);
+  const [n, ci, h, wd] = x.shape, co = w.shape[0];
+  const u = pool.acquire([(m + 2) * (m + 2), co, ci]);
+  rec.winogradFilter(gw, u, m);
+  rec.winoChoice.set(winoShapeKey(m, n, ci, co, h, wd), await loadWinoKernels(ctx!, m, act, c));
+  const y = rec.convWinogradFused(gx, u, m, gb, gr, true);
+  assert.ok(rec.ops.some((o) => o.label === `wino.${c.name}.gemm`), "variant path taken");
+  rec.submit();
+  const [got] = await readTensors(ctx!, [y]);
+  rec.destroy();
+  pool.destroy();
+  for (const t of [gx, gw, gb, gr]) t.buffer.destroy();
+  return got;
+}
+
+// Odd channel counts (not multiples of 4 or of the slice), Co past one row block, boards whose
+// tiles leave partial column blocks.
+const CASES = [[2, 6, 70, 6, 6], [1, 5, 3, 7, 5], [2, 19, 20, 9, 11]];
+// Hardware adapters (or KIBITZ_TILED_TESTS=1 on a software one: minutes) check the hardware-size
+// variants too; their f16 V/M ones run emulated here, so they match f32 as closely.
+const hardware = ctx !== null && (!ctx.report.isFallback || !!Deno.env.get("KIBITZ_TILED_TESTS"));
+// The training test's tiles: the hardware ones where those variants are checked too.
+const netTiles = hardware ? HARDWARE_TILES : TEST_TILES;
+for (const c of [...testCandidates(), ...(hardware ? hardwareCandidates(true) : [])]) {
+  Deno.test(
+    `Winograd GEMM variant ${c.name} (F(4x4) and F(2x2), fused epilogue) matches CPU`,
+    opts,
+    async () => {
+      for (const [n, ci, co, h, w] of CASES) {
+        const x = randTensor([n, ci, h, w], 1), wt = randTensor([co, ci, 3, 3], 2);
+        const bias = randTensor([co], 3), res = randTensor([n, co, h, w], 4);
+        const want = convFused(x, wt, bias, res, true).data;
+        for (const m of [4, 2] as const) {
+          const e = relErr(await runVariant(c, m, x, wt, bias, res), want);
+          assert.ok(e < 1e-4, `${c.name} F(${m}x${m}) ${[n, ci, co, h, w]}: relative error ${e}`);
+        }
+      }
+    },
+  );
+}
+
+Deno.test("f16 storage of V and M: the CPU twin's error against the direct conv (documented tolerance)", () => {
+  // 64 channels, 14 x 14, inputs in [-1, 1], weights in [-0.1, 0.1] (folded-conv scale): the f16
+  // rounding of V and M costs 1.1e-2 of the output's scale in F(4x4) (its transforms have
+  // coefficients up to 8; V alone 7.6e-3, M alone 7.2e-3) and 5.8e-4 in F(2x2), against 3.3e-4
+  // for f16 storage of x and w in the direct conv: tolerances 2e-2 and 1e-3.
+  const x = randTensor([1, 64, 14, 14], 11), wt = randTensor([64, 64, 3, 3], 12, -0.1, 0.1);
+  const want = conv2d(x, wt).data;
+  for (const [m, tol] of [[4, 2e-2], [2, 1e-3]] as const) {
+    const exact = relErr(winogradConv2d(x, wt, m).data, want);
+    const e = relErr(winogradConv2d(x, wt, m, f16round).data, want);
+    console.log(`F(${m}x${m}) V, M in f16: relative error ${e.toExponential(2)} (f64: ${exact})`);
+    assert.ok(e < tol && e > exact, `F(${m}x${m}): ${e}`);
+  }
+});
+
+Deno.test(
+  "Winograd variants with f16 V/M on shader-f16 hardware: within the f16 tolerance of the direct conv",
+  { ...opts, ignore: !ctx || !ctx.device.features.has("shader-f16") },
+  async () => {
+    const x = randTensor([1, 64, 14, 14], 11), wt = randTensor([64, 64, 3, 3], 12, -0.1, 0.1);
+    const zero = randTensor([64], 0, 0, 0), res = randTensor([1, 64, 14, 14], 0, 0, 0);
+    const want = conv2d(x, wt).data;
+    for (const c of hardwareCandidates(true).filter((c) => c.half)) {
+      const pool = new TensorPool(ctx!);
+      const rec = new GpuRecorder(ctx!, await loadKernels(ctx!, undefined, "tiled"), pool, true);
+      const u = pool.acquire([36, 64, 64]);
+      const [gx, gw, gb, gr] = [x, wt, zero, res].map((t) => uploadTensor(ctx!, t.shape, t.data));
+      rec.winogradFilter(gw, u, 4);
+      rec.winoChoice.set(
+        winoShapeKey(4, 1, 64, 64, 14, 14),
+        await loadWinoKernels(ctx!, 4, "f32", c),
+      );
+      const y = rec.convWinogradFused(gx, u, 4, gb, gr, false);
+      rec.submit();
+      const [got] = await readTensors(ctx!, [y]);
+      const e = relErr(got, want);
+      console.log(`${c.name}: relative error against the direct conv ${e.toExponential(2)}`);
+      assert.ok(e < 2e-2, `${c.name}: ${e}`);
+      rec.destroy();
+      pool.destroy();
+    }
+  },
+);
+
+Deno.test(
+  "the autotuner times the built-in GEMM and every candidate and keeps the fastest",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+    const cands = testCandidates().filter((c) => !c.half).slice(0, 2);
+    const r = await tuneWinograd(ctx!, kernels, null, 4, { n: 1, ci: 8, co: 8, h: 7, w: 7 }, cands);
+    assert.deepEqual(r.timings.map((t) => t.name), [LEGACY, ...cands.map((c) => c.name)]);
+    for (const t of r.timings) {
+      assert.ok(
+        t.ms !== null && t.ms > 0 && t.gemmMs !== null && t.gemmMs > 0,
+        `${t.name}: ${t.error}`,
+      );
+    }
+    const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
+    assert.equal(r.winner, fastest.name);
+    // Same shape again: the cached result.
+    const again = await tuneWinograd(
+      ctx!,
+      kernels,
+      null,
+      4,
+      { n: 1, ci: 8, co: 8, h: 7, w: 7 },
+      cands,
+    );
+    assert.equal(again, r);
+    // Forced names: legacy is the built-in GEMM; unknown names and f16 variants in f32 plans fail.
+    const shape = { n: 1, ci: 8, co: 8, h: 7, w: 7 };
+    assert.equal(await pickWinoKernels(ctx!, kernels, null, 4, shape, LEGACY), null);
+    const forced = await pickWinoKernels(ctx!, kernels, null, 4, shape, cands[1].name);
+    assert.equal(forced?.candidate.name, cands[1].name);
+    await assert.rejects(
+      () => pickWinoKernels(ctx!, kernels, null, 4, shape, "nope"),
+      /not one of/,
+    );
+    const h = testCandidates().find((c) => c.half)!.name;
+    await assert.rejects(() => pickWinoKernels(ctx!, kernels, null, 4, shape, h), /f16 plan/);
+  },
+);
+
+const cfg: NetConfig = {
+  blocks: 2,
+  filters: 8,
+  planes: 4,
+  height: 7,
+  width: 7,
+  moves: 12,
+  valueHidden: 16,
+};
+Deno.test(
+  "fused GPU network with a forced Winograd GEMM variant matches the CPU reference",
+  opts,
+  async () => {
+    const w = initWeights(cfg, 9);
+    const cpu = new CpuNet(w);
+    const name = testCandidates()[1].name;
+    const net = await GpuNet.create(ctx!, w, {
+      tiled: true,
+      tiles: TEST_TILES,
+      fused: true,
+      winograd: 4,
+      winogradGemm: name,
+    });
+    const batch = syntheticBatch(cfg, 3, 6);
+    const want = await cpu.infer(batch);
+    const got = await net.infer(batch);
+    assert.ok(maxDiff(got.probs, want.probs) < 1e-5, "probs");
+    assert.ok(maxDiff(got.value, want.value) < 1e-5, "value");
+    const labels = (await net.planFor(3, false)).ops.map((o) => o.label);
+    assert.ok(labels.includes(`wino.${name}.gemm`), labels.join(" "));
+    net.dispose();
+  },
+);
+
+Deno.test(
+  "training with Winograd forward, input gradient and weight gradient (forced F(4x4), F(2x2)): weights after two steps match the CPU",
+  opts,
+  async () => {
+    const w = initWeights(cfg, 21);
+    const h = { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 };
+    const cpu = new CpuNet(w);
+    const nets = await Promise.all(
+      ([4, 2] as const).map((m) =>
+        GpuNet.create(ctx!, w, { tiled: true, tiles: netTiles, fused: true, winograd: m })
+      ),
+    );
+    for (let step = 0; step < 2; step++) {
+      const b = syntheticBatch(cfg, 3, 40 + step);
+      const want = await cpu.trainStep(b, h);
+      for (const net of nets) {
+        const got = await net.trainStep(b, h);
+        assert.ok(Math.abs(got.loss - want.loss) < 1e-5, `step ${step} loss`);
+      }
+    }
+    const ref = await cpu.weights();
+    for (const net of nets) {
+      const labels = (await net.planFor(3, true)).ops.map((o) => o.label);
+      const m = net.winograd;
+      for (const k of [`winogradFilter${m}`, `winogradDout${m}`, `winogradFilterGrad${m}`]) {
+        assert.ok(labels.includes(k), `${k} in training: ${labels.join(" ")}`);
+      }
+      const got = await net.weights();
+      for (const [name, t] of ref.tensors) {
+        const d = maxDiff(got.tensors.get(name)!.data, t.data);
+        assert.ok(d < 2e-5, `F(${m}) ${name}: ${d}`);
+      }
+      net.dispose();
+    }
+  },
+);
+
+Deno.test(
+  "direct fused conv at forced split-K factors (the split tuner's options) matches CPU",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+    const half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
+    for (const k of [3, 1]) {
+      const [n, ci, co, h, w] = [1, 64, 20, 7, 7];
+      const x = randTensor([n, ci, h, w], 31), wt = randTensor([co, ci, k, k], 32);
+      const bias = randTensor([co], 33), res = randTensor([n, co, h, w], 34);
+      const want = convFused(x, wt, bias, res, true).data;
+      for (const f16 of [false, true]) {
+        for (const sp of [1, 2, 3, 8]) {
+          const pool = new TensorPool(ctx!);
+          const rec = new GpuRecorder(ctx!, kernels, pool, true);
+          if (f16) rec.half = half;
+          const up = (t: CpuTensor, h16: boolean): GpuTensor => {
+            const g = uploadTensor(ctx!, t.shape, t.data);
+            return h16 ? { ...g, half: true } : g;
+          };
+          const [gx, gw, gr, gb] = [up(x, f16), up(wt, f16), up(res, f16), up(bias, false)];
+          rec.splitChoice.set(directShapeKey(n, ci, co, h, w, k, f16), sp);
+          const y = rec.convFused(gx, gw, gb, gr, true);
+          const sums = rec.ops.filter((o) => o.label.startsWith("sumSplits")).length;
+          assert.equal(sums, sp > 1 ? 1 : 0, `k ${k} splits ${sp}: ${rec.ops.map((o) => o.label)}`);
+          rec.submit();
+          const [got] = await readTensors(ctx!, [y]);
+          const e = relErr(got, want);
+          assert.ok(e < 1e-5, `k ${k} f16 ${f16} splits ${sp}: ${e}`);
+          rec.destroy();
+          pool.destroy();
+          for (const t of [gx, gw, gr, gb]) t.buffer.destroy();
+        }
+      }
+    }
+  },
+);
+
+Deno.test(
+  "the split-K tuner times 1, half, the default and twice the default and keeps the fastest",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+    const shape = { n: 1, ci: 64, co: 16, h: 7, w: 7, k: 3 };
+    // TEST_TILES: 16 x 16 output tiles, 4 x 1 of them; K = 576: default min(264 / 4, 576 / 128) = 4.
+    const r = await tuneDirectSplits(ctx!, kernels, null, shape);
+    assert.ok(r);
+    assert.deepEqual(r.timings.map((t) => t.name), [
+      "splits=1",
+      "splits=2",
+      "splits=4",
+      "splits=8",
+    ]);
+    const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
+    assert.equal(r.winner, fastest.name);
+    assert.equal(await tuneDirectSplits(ctx!, kernels, null, { ...shape, n: 64 }), null);
+  },
+);
+
+Deno.test(
+  "an f16 plan's training plans take f32 Winograd kernels, its inference plans f16 ones",
+  opts,
+  async () => {
+    const w = initWeights(cfg, 5);
+    const name = testCandidates()[0].name;
+    const net = await GpuNet.create(ctx!, w, {
+      tiled: true,
+      tiles: TEST_TILES,
+      fused: true,
+      f16Emulate: true,
+      winograd: 4,
+      winogradGemm: name,
+    });
+    const want = await new CpuNet(w).infer(syntheticBatch(cfg, 2, 7));
+    const got = await net.infer(syntheticBatch(cfg, 2, 7));
+    assert.ok(maxDiff(got.probs, want.probs) < 1e-5, "probs (emulated f16 stores f32)");
+    await net.trainStep(syntheticBatch(cfg, 2, 8), { lr: 0.01, momentum: 0.9, weightDecay: 1e-4 });
+    const infer = [...(await net.planFor(2, false)).winoChoice.values()];
+    const train = [...(await net.planFor(2, true)).winoChoice.values()];
+    assert.ok(infer.length > 0 && infer.every((k) => k.act === "f16-emulated"), "inference: f16");
+    assert.ok(train.length > 0 && train.every((k) => k.act === "f32"), "training: f32");
+    net.dispose();
+  },
+);
