@@ -26,7 +26,9 @@ const D_NDEAD = 44;
  * (the reference solver's way): the running sums it reads for hand i are the same f64 values the
  * twin's slots hold (the sum after the opponent hands strictly weaker, per card the sum after that
  * card's last such hand), combined in the same order, so the values are bit-identical with a
- * third of the memory traffic and 8 bytes of tables per hand instead of 28.
+ * third of the memory traffic and 8 bytes of tables per hand instead of 28. Opponent hands of
+ * reach 0 are skipped (adding +0 leaves an f64 sum unchanged, so this too is bit-identical): deep
+ * in the tree most reaches are 0, and the skip breaks the store-to-load chains through `cs`.
  */
 export function showdown(
   d: usize,
@@ -53,10 +55,12 @@ export function showdown(
     const s = load<u16>(ms + (<usize> i << 1));
     while (k < nT && load<u16>(ts + (<usize> k << 1)) < s) {
       const r = <f64> load<f32>(opp + (<usize> load<i32>(theirs + (<usize> k << 2)) << 2));
-      sum += r;
-      const a = cs + (<usize> load<u8>(tc1 + k) << 3), b = cs + (<usize> load<u8>(tc2 + k) << 3);
-      store<f64>(a, load<f64>(a) + r);
-      store<f64>(b, load<f64>(b) + r);
+      if (r != 0) {
+        sum += r;
+        const a = cs + (<usize> load<u8>(tc1 + k) << 3), b = cs + (<usize> load<u8>(tc2 + k) << 3);
+        store<f64>(a, load<f64>(a) + r);
+        store<f64>(b, load<f64>(b) + r);
+      }
       k++;
     }
     store<f64>(
@@ -71,10 +75,12 @@ export function showdown(
     // The rest of the opponent hands: totals over all of them (the fold formula's sums).
     for (; k < nT; k++) {
       const r = <f64> load<f32>(opp + (<usize> load<i32>(theirs + (<usize> k << 2)) << 2));
-      sum += r;
-      const a = cs + (<usize> load<u8>(tc1 + k) << 3), b = cs + (<usize> load<u8>(tc2 + k) << 3);
-      store<f64>(a, load<f64>(a) + r);
-      store<f64>(b, load<f64>(b) + r);
+      if (r != 0) {
+        sum += r;
+        const a = cs + (<usize> load<u8>(tc1 + k) << 3), b = cs + (<usize> load<u8>(tc2 + k) << 3);
+        store<f64>(a, load<f64>(a) + r);
+        store<f64>(b, load<f64>(b) + r);
+      }
     }
     total = sum;
     memory.copy(all, cs, 52 * 8);
@@ -87,10 +93,12 @@ export function showdown(
     const s = load<u16>(ms + (<usize> i << 1));
     while (k >= 0 && load<u16>(ts + (<usize> k << 1)) > s) {
       const r = <f64> load<f32>(opp + (<usize> load<i32>(theirs + (<usize> k << 2)) << 2));
-      sum += r;
-      const a = cs + (<usize> load<u8>(tc1 + k) << 3), b = cs + (<usize> load<u8>(tc2 + k) << 3);
-      store<f64>(a, load<f64>(a) + r);
-      store<f64>(b, load<f64>(b) + r);
+      if (r != 0) {
+        sum += r;
+        const a = cs + (<usize> load<u8>(tc1 + k) << 3), b = cs + (<usize> load<u8>(tc2 + k) << 3);
+        store<f64>(a, load<f64>(a) + r);
+        store<f64>(b, load<f64>(b) + r);
+      }
       k--;
     }
     const c1 = <usize> load<u8>(mc1 + i) << 3, c2 = <usize> load<u8>(mc2 + i) << 3;
@@ -137,6 +145,12 @@ export function fold(
     const b = cs + (<usize> load<u8>(oc + (<usize> i << 1) + 1) << 3);
     store<f64>(a, load<f64>(a) + r);
     store<f64>(b, load<f64>(b) + r);
+  }
+  if (total == 0) {
+    // Nothing reaches (every sum is +0): the values are scale * 0, as the loop below would write.
+    const z = <f32> (scale * 0);
+    for (let h = 0; h < nP; h++) store<f32>(out + (<usize> h << 2), z);
+    return;
   }
   for (let h = 0; h < nP; h++) {
     const j = load<i32>(same + (<usize> h << 2));
