@@ -25,8 +25,9 @@ export interface PostflopOptions {
   isomorphism?: boolean;
   /**
    * Terminals by the Wasm kernels (src/poker/wasm/, bit-identical to the TypeScript twin here);
-   * default: wherever WebAssembly SIMD is available and KIBITZ_WASM is not "0", on the main thread
-   * (worker threads keep the TypeScript path so the shared showdown tables are not copied per thread).
+   * default: wherever WebAssembly SIMD is available and KIBITZ_WASM is not "0", on the main thread;
+   * worker threads inherit the flag with the game's fields and make their own kernels (each copies
+   * the tables it touches into its own Wasm memory: estimateKernelBytes per thread).
    */
   wasm?: boolean;
 }
@@ -351,8 +352,22 @@ export class PostflopGame implements CfrGame<PostflopState> {
    * With the Wasm path, also the tables' Wasm copy and the Wasm engine itself.
    */
   estimateShowdownBytes(): number {
+    const { js, wasm } = this.estimateTableBytes();
+    return js + wasm;
+  }
+
+  /**
+   * The Wasm part of estimateShowdownBytes: what each thread's own terminal kernels hold (their
+   * copy of the tables and the engine). Worker threads inherit the `wasm` flag with the game's
+   * fields, so each of them holds this once more. 0 on the TypeScript path.
+   */
+  estimateKernelBytes(): number {
+    return this.estimateTableBytes().wasm;
+  }
+
+  private estimateTableBytes(): { js: number; wasm: number } {
     const seen = new Set<string>();
-    let bytes = 0;
+    let js = 0, wasm = 0;
     const visit = (board: readonly number[]) => {
       if (board.length < 5) {
         for (const c of this.deal(board).cards) visit([...board, c]);
@@ -367,12 +382,12 @@ export class PostflopGame implements CfrGame<PostflopState> {
         for (let h = 0; h < this.numHands[p]; h++) {
           if (!board.includes(c[2 * h]) && !board.includes(c[2 * h + 1])) live++;
         }
-        bytes += showdownTableBytes(live, this.numHands[p] - live);
-        if (this.wasm) bytes += wasmTableBytes(live, this.numHands[p] - live);
+        js += showdownTableBytes(live, this.numHands[p] - live);
+        if (this.wasm) wasm += wasmTableBytes(live, this.numHands[p] - live);
       }
     };
     visit(this.board);
-    return bytes + (this.wasm ? WASM_ENGINE_BYTES : 0);
+    return { js, wasm: this.wasm ? wasm + WASM_ENGINE_BYTES : 0 };
   }
 
   /**

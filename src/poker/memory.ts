@@ -68,7 +68,10 @@ export interface MemoryEstimate {
   gpuProbeBytes: number;
   /** The 7-card hand evaluator's lookup tables, built once when the tree has river showdowns. */
   evaluatorBytes: number;
-  /** Per thread: its scratch vectors, and for each worker thread its own V8 isolate. */
+  /**
+   * Per thread: its scratch vectors, and for each worker thread its own V8 isolate and game
+   * kernels (ThreadShape.kernelBytes).
+   */
   threadBytes: number;
   /** Transient while the tree is expanded (JS arrays and game states), freed before the solve. */
   expansionBytes: number;
@@ -134,6 +137,11 @@ export function treeShape(tree: ActionTree, threads: number): ThreadShape {
 /** Shape of the expanded tree that sizes each thread's scratch vectors. */
 export interface ThreadShape {
   threads: number;
+  /**
+   * Memory each worker thread's own game kernels add (PostflopGame.estimateKernelBytes: its Wasm
+   * copy of the showdown tables and engine); 0 or absent where there are none.
+   */
+  kernelBytes?: number;
   /** Levels of the public tree (depth + 1). */
   levels: number;
   maxActions: number;
@@ -173,7 +181,7 @@ export function estimateMemory(
   const retainedBytes = size.publicNodes * RETAINED_BYTES_PER_NODE;
   const threads = Math.max(1, shape.threads);
   const threadBytes = threads * threadScratchBytes(shape, numHands) +
-    (threads - 1) * WORKER_THREAD_BYTES;
+    (threads - 1) * (WORKER_THREAD_BYTES + (shape.kernelBytes ?? 0));
   const evaluatorBytes = showdownBytes > 0 ? handEvaluatorBytes() : 0;
   const baselineBytes = RUNTIME_BASELINE_BYTES;
   const gpuProbeBytes = (choice.backend ?? "cpu") === "cpu" ? 0 : GPU_PROBE_BYTES;
