@@ -53,8 +53,11 @@ interface BoardOrder {
   /** The two cards of order[p][i], in the same (strength) order: sequential reads in showdown. */
   c1: [Uint8Array, Uint8Array];
   c2: [Uint8Array, Uint8Array];
-  /** Showdown sweep of player p's hands against the other player's (index p). */
-  sweep: [ShowdownSweep, ShowdownSweep];
+  /**
+   * Showdown sweep of player p's hands against the other player's (index p): the TypeScript
+   * path's; null where the Wasm kernels run the showdowns (they merge the orders instead).
+   */
+  sweep: [ShowdownSweep, ShowdownSweep] | null;
 }
 
 /**
@@ -83,11 +86,12 @@ interface ShowdownSweep {
 
 /**
  * One player's share of a river board's showdown tables: order (4 B), strength (2), both cards (2)
- * and sweep slots (6 x 2 as the hand's side, 4 x 2 as the opponent's side) per live hand, 4 B per
- * dead hand, and about 160 B of V8 overhead for each of its 15 typed arrays.
+ * and, for the TypeScript path (`sweep`), sweep slots (6 x 2 as the hand's side, 4 x 2 as the
+ * opponent's side) per live hand, 4 B per dead hand, and about 160 B of V8 overhead for each of its
+ * 15 typed arrays (5 without the sweep).
  */
-function showdownTableBytes(live: number, dead: number): number {
-  return 28 * live + 4 * dead + 15 * 160;
+function showdownTableBytes(live: number, dead: number, sweep: boolean): number {
+  return sweep ? 28 * live + 4 * dead + 15 * 160 : 8 * live + 4 * dead + 5 * 160;
 }
 
 /** The sweep of `mine` (strengths ms, cards mc1/mc2) against `theirs` (ts, tc1/tc2), both ascending. */
@@ -382,7 +386,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
         for (let h = 0; h < this.numHands[p]; h++) {
           if (!board.includes(c[2 * h]) && !board.includes(c[2 * h + 1])) live++;
         }
-        js += showdownTableBytes(live, this.numHands[p] - live);
+        js += showdownTableBytes(live, this.numHands[p] - live, !this.wasm);
         if (this.wasm) wasm += wasmTableBytes(live, this.numHands[p] - live);
       }
     };
@@ -412,7 +416,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     for (const bo of this.orders) {
       for (const p of [0, 1] as const) {
         arrays.push(bo.dead[p], bo.order[p], bo.strength[p], bo.c1[p], bo.c2[p]);
-        for (const k of SWEEP) arrays.push(bo.sweep[p][k]);
+        if (bo.sweep) for (const k of SWEEP) arrays.push(bo.sweep[p][k]);
       }
     }
     const shared = packShared(arrays);
@@ -424,7 +428,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
         bo.strength[p] = shared[i++] as Uint16Array;
         bo.c1[p] = shared[i++] as Uint8Array;
         bo.c2[p] = shared[i++] as Uint8Array;
-        for (const k of SWEEP) bo.sweep[p][k] = shared[i++] as Uint16Array;
+        if (bo.sweep) for (const k of SWEEP) bo.sweep[p][k] = shared[i++] as Uint16Array;
       }
     }
   }
@@ -447,7 +451,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     let bytes = 0;
     for (const bo of this.orders) {
       for (const p of [0, 1] as const) {
-        bytes += showdownTableBytes(bo.order[p].length, bo.dead[p].length);
+        bytes += showdownTableBytes(bo.order[p].length, bo.dead[p].length, !this.wasm);
         if (this.wasm) bytes += wasmTableBytes(bo.order[p].length, bo.dead[p].length);
       }
     }
@@ -488,7 +492,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
       strength: [m0.strength, m1.strength],
       c1: [m0.c1, m1.c1],
       c2: [m0.c2, m1.c2],
-      sweep: [
+      sweep: this.wasm ? null : [
         showdownSweep(m0.strength, m0.c1, m0.c2, m1.strength, m1.c1, m1.c2),
         showdownSweep(m1.strength, m1.c1, m1.c2, m0.strength, m0.c1, m0.c2),
       ],
@@ -629,7 +633,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     const mine = bo.order[p], nM = mine.length;
     const theirs = bo.order[o], nT = theirs.length;
     const mc1 = bo.c1[p], mc2 = bo.c2[p], tc1 = bo.c1[o], tc2 = bo.c2[o];
-    const sw = bo.sweep[p];
+    const sw = bo.sweep![p]; // built whenever the TypeScript path runs (this.wasm false)
     const cs = this.cardSum;
     if (this.sortedReach.length < nT) {
       // Scratch: reach in strength order, totals after j hands, per-card slots (1 + 2 per hand).
