@@ -416,7 +416,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     for (const bo of this.orders) {
       for (const p of [0, 1] as const) {
         arrays.push(bo.dead[p], bo.order[p], bo.strength[p], bo.c1[p], bo.c2[p]);
-        if (bo.sweep) for (const k of SWEEP) arrays.push(bo.sweep[p][k]);
+        if (bo.sweep) { for (const k of SWEEP) arrays.push(bo.sweep[p][k]); }
       }
     }
     const shared = packShared(arrays);
@@ -428,7 +428,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
         bo.strength[p] = shared[i++] as Uint16Array;
         bo.c1[p] = shared[i++] as Uint8Array;
         bo.c2[p] = shared[i++] as Uint8Array;
-        if (bo.sweep) for (const k of SWEEP) bo.sweep[p][k] = shared[i++] as Uint16Array;
+        if (bo.sweep) { for (const k of SWEEP) bo.sweep[p][k] = shared[i++] as Uint16Array; }
       }
     }
   }
