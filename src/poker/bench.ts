@@ -219,8 +219,10 @@ export const suite: BenchSuite = {
       for (const [r, s] of [[32, 32], [16, 16], [8, 4]]) {
         for (const t of threadCounts) {
           const prec = refPrecision(r, s);
-          const ref = refBin && prec ? await runRef(refBin, "T1", prec, t, 1000, 0.3) : undefined;
-          const run = await runOurs("T1", T1_SPOT, r, s, t, 1000, 0.3, dir);
+          // 8/4 does not reach 0.3 % on T1 (nor did it on the GPU, README): capped unless --full.
+          const its = r === 8 && !opts.full ? 200 : 1000;
+          const ref = refBin && prec ? await runRef(refBin, "T1", prec, t, its, 0.3) : undefined;
+          const run = await runOurs("T1", T1_SPOT, r, s, t, its, 0.3, dir);
           opts.log(row(run, ref));
           runs.push(run);
           if (ref) refs.set(run, ref);
@@ -236,7 +238,7 @@ export const suite: BenchSuite = {
         if (ref) refs.set(run, ref);
       }
       report.tables.push({
-        title: "Kibitz, each solve in its own process (T1 to 0.3 %; F1 " +
+        title: "Kibitz, each solve in its own process (T1 to 0.3 %, 8/4 200 iterations; F1 " +
           (opts.full ? "to 0.3 %" : "2 iterations, use --full to solve") + `; ${kernels})`,
         columns: [
           "spot",
