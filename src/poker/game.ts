@@ -165,11 +165,13 @@ export class PostflopGame implements CfrGame<PostflopState> {
   private readonly boards = new Map<string, number>();
   private readonly orders: BoardOrder[] = [];
   // Terminal table: kind (fold/showdown), node of the betting tree, board order index.
-  private readonly tNode: number[] = [];
-  private readonly tBoard: number[] = [];
-  private readonly tHalfPot: number[] = [];
-  private readonly tRake: number[] = [];
-  private readonly tFolder: number[] = [];
+  // Per terminal id; JS arrays while the tree expands, typed arrays in shared memory once
+  // shareTables ran (typed as number[]: read by index and length only).
+  private tNode: number[] = [];
+  private tBoard: number[] = [];
+  private tHalfPot: number[] = [];
+  private tRake: number[] = [];
+  private tFolder: number[] = [];
   private readonly cardSum = new Float64Array(52);
   private readonly scratchA: Float64Array;
   /** Suit pairs (4 * s1 + s2) both ranges are symmetric in; all 0 without isomorphism. */
@@ -256,6 +258,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     }
     if (k === NODE_CHANCE) return { kind: "chance", outcomes: this.deal(s.board).outcomes };
     const id = this.tNode.length;
+    if (!Array.isArray(this.tNode)) this.unshareTerminals(); // a tree built after a threaded solve
     const { halfPot, rake } = this.potOf(s.node);
     this.tNode.push(s.node);
     this.tBoard.push(k === NODE_SHOWDOWN ? this.boardOrder(s.board) : -1);
@@ -400,6 +403,18 @@ export class PostflopGame implements CfrGame<PostflopState> {
    * each. Boards whose tables are built later stay per thread.
    */
   shareTables(): void {
+    if (Array.isArray(this.tNode)) {
+      // The terminal tables too: as JS arrays every worker would get its own structured-clone copy
+      // (F1: 311k terminals, about 15 MB a worker).
+      const t = packShared<SharedTyped>([
+        Int32Array.from(this.tNode),
+        Int32Array.from(this.tBoard),
+        Float64Array.from(this.tHalfPot),
+        Float64Array.from(this.tRake),
+        Int32Array.from(this.tFolder),
+      ]) as unknown as number[][];
+      [this.tNode, this.tBoard, this.tHalfPot, this.tRake, this.tFolder] = t;
+    }
     const SWEEP = [
       "winCount",
       "loseCount",
@@ -431,6 +446,15 @@ export class PostflopGame implements CfrGame<PostflopState> {
         if (bo.sweep) { for (const k of SWEEP) bo.sweep[p][k] = shared[i++] as Uint16Array; }
       }
     }
+  }
+
+  /** Back to growable JS arrays (shareTables made them typed) so that terminals can be added. */
+  private unshareTerminals(): void {
+    this.tNode = Array.from(this.tNode);
+    this.tBoard = Array.from(this.tBoard);
+    this.tHalfPot = Array.from(this.tHalfPot);
+    this.tRake = Array.from(this.tRake);
+    this.tFolder = Array.from(this.tFolder);
   }
 
   /** This game's Wasm kernels on this thread, made on first use. */
