@@ -82,6 +82,8 @@ export class CfrSolver {
   readonly reachWeighted: boolean;
   /** Whether regret matching of f32 regrets runs on the Wasm kernel (SolverOptions.wasm). */
   readonly wasm: boolean;
+  /** Whether the traverser's nodes run fused on the Wasm kernel (DCFR, f32 stores, no options). */
+  private readonly fused: boolean;
   /** Iterations done. */
   iteration = 0;
   /** Traverser hands visited at nodes during training (the work pruning saves). */
@@ -184,6 +186,8 @@ export class CfrSolver {
       ? createQuantStore(rf, tree.blockSize, sab)
       : null;
 
+    this.fused = this.wasm && algorithm === "dcfr" && this.regrets.f32 !== null &&
+      this.strategy.f32 !== null && !this.reachWeighted;
     this.locked = new Array(tree.blockNode.length).fill(null);
     for (const l of options.lockedNodes ?? []) {
       const b = l.node >= 0 && l.node < tree.size ? tree.block[l.node] : -1;
@@ -596,6 +600,28 @@ export class CfrSolver {
       if (this.reachWeighted) { for (let h = 0; h < H; h++) sr[h] = self[h] * sig[a * H + h]; }
       const childSelf = this.reachWeighted ? sr : self;
       this.visit(first + a, d + 1, p, opp, childSelf, childAct, cn, vals, a * H);
+    }
+    if (this.fused && prune === 0) {
+      // Values, instant regrets and both updates in one Wasm call (bit-identical to the steps below).
+      const { alphaPos, betaNeg, gamma } = this.disc, start = this.regrets.offsets[b];
+      const st = this.strategy.f32!, k = regretKernel()!;
+      if (
+        k.traverserDcfr(
+          sig,
+          vals,
+          act,
+          out,
+          off,
+          this.regrets.f32!,
+          st,
+          start,
+          A,
+          H,
+          alphaPos,
+          betaNeg,
+          gamma,
+        )
+      ) return;
     }
     // Node value per hand: sum over actions in order, in f64 (as one running sum per hand).
     mixValues(sig, vals, A, H, this.sums, out, off);

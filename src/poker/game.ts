@@ -25,8 +25,9 @@ export interface PostflopOptions {
   isomorphism?: boolean;
   /**
    * Terminals by the Wasm kernels (src/poker/wasm/, bit-identical to the TypeScript twin here);
-   * default: wherever WebAssembly SIMD is available and KIBITZ_WASM is not "0", on the main thread
-   * (worker threads keep the TypeScript path so the shared showdown tables are not copied per thread).
+   * default: wherever WebAssembly SIMD is available and KIBITZ_WASM is not "0", on the main thread;
+   * worker threads inherit the flag with the game's fields and make their own kernels (each copies
+   * the tables it touches into its own Wasm memory: estimateKernelBytes per thread).
    */
   wasm?: boolean;
 }
@@ -52,8 +53,11 @@ interface BoardOrder {
   /** The two cards of order[p][i], in the same (strength) order: sequential reads in showdown. */
   c1: [Uint8Array, Uint8Array];
   c2: [Uint8Array, Uint8Array];
-  /** Showdown sweep of player p's hands against the other player's (index p). */
-  sweep: [ShowdownSweep, ShowdownSweep];
+  /**
+   * Showdown sweep of player p's hands against the other player's (index p): the TypeScript
+   * path's; null where the Wasm kernels run the showdowns (they merge the orders instead).
+   */
+  sweep: [ShowdownSweep, ShowdownSweep] | null;
 }
 
 /**
@@ -82,11 +86,12 @@ interface ShowdownSweep {
 
 /**
  * One player's share of a river board's showdown tables: order (4 B), strength (2), both cards (2)
- * and sweep slots (6 x 2 as the hand's side, 4 x 2 as the opponent's side) per live hand, 4 B per
- * dead hand, and about 160 B of V8 overhead for each of its 15 typed arrays.
+ * and, for the TypeScript path (`sweep`), sweep slots (6 x 2 as the hand's side, 4 x 2 as the
+ * opponent's side) per live hand, 4 B per dead hand, and about 160 B of V8 overhead for each of its
+ * 15 typed arrays (5 without the sweep).
  */
-function showdownTableBytes(live: number, dead: number): number {
-  return 28 * live + 4 * dead + 15 * 160;
+function showdownTableBytes(live: number, dead: number, sweep: boolean): number {
+  return sweep ? 28 * live + 4 * dead + 15 * 160 : 8 * live + 4 * dead + 5 * 160;
 }
 
 /** The sweep of `mine` (strengths ms, cards mc1/mc2) against `theirs` (ts, tc1/tc2), both ascending. */
@@ -160,11 +165,13 @@ export class PostflopGame implements CfrGame<PostflopState> {
   private readonly boards = new Map<string, number>();
   private readonly orders: BoardOrder[] = [];
   // Terminal table: kind (fold/showdown), node of the betting tree, board order index.
-  private readonly tNode: number[] = [];
-  private readonly tBoard: number[] = [];
-  private readonly tHalfPot: number[] = [];
-  private readonly tRake: number[] = [];
-  private readonly tFolder: number[] = [];
+  // Per terminal id; JS arrays while the tree expands, typed arrays in shared memory once
+  // shareTables ran (typed as number[]: read by index and length only).
+  private tNode: number[] = [];
+  private tBoard: number[] = [];
+  private tHalfPot: number[] = [];
+  private tRake: number[] = [];
+  private tFolder: number[] = [];
   private readonly cardSum = new Float64Array(52);
   private readonly scratchA: Float64Array;
   /** Suit pairs (4 * s1 + s2) both ranges are symmetric in; all 0 without isomorphism. */
@@ -251,6 +258,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     }
     if (k === NODE_CHANCE) return { kind: "chance", outcomes: this.deal(s.board).outcomes };
     const id = this.tNode.length;
+    if (!Array.isArray(this.tNode)) this.unshareTerminals(); // a tree built after a threaded solve
     const { halfPot, rake } = this.potOf(s.node);
     this.tNode.push(s.node);
     this.tBoard.push(k === NODE_SHOWDOWN ? this.boardOrder(s.board) : -1);
@@ -351,8 +359,22 @@ export class PostflopGame implements CfrGame<PostflopState> {
    * With the Wasm path, also the tables' Wasm copy and the Wasm engine itself.
    */
   estimateShowdownBytes(): number {
+    const { js, wasm } = this.estimateTableBytes();
+    return js + wasm;
+  }
+
+  /**
+   * The Wasm part of estimateShowdownBytes: what each thread's own terminal kernels hold (their
+   * copy of the tables and the engine). Worker threads inherit the `wasm` flag with the game's
+   * fields, so each of them holds this once more. 0 on the TypeScript path.
+   */
+  estimateKernelBytes(): number {
+    return this.estimateTableBytes().wasm;
+  }
+
+  private estimateTableBytes(): { js: number; wasm: number } {
     const seen = new Set<string>();
-    let bytes = 0;
+    let js = 0, wasm = 0;
     const visit = (board: readonly number[]) => {
       if (board.length < 5) {
         for (const c of this.deal(board).cards) visit([...board, c]);
@@ -367,12 +389,12 @@ export class PostflopGame implements CfrGame<PostflopState> {
         for (let h = 0; h < this.numHands[p]; h++) {
           if (!board.includes(c[2 * h]) && !board.includes(c[2 * h + 1])) live++;
         }
-        bytes += showdownTableBytes(live, this.numHands[p] - live);
-        if (this.wasm) bytes += wasmTableBytes(live, this.numHands[p] - live);
+        js += showdownTableBytes(live, this.numHands[p] - live, !this.wasm);
+        if (this.wasm) wasm += wasmTableBytes(live, this.numHands[p] - live);
       }
     };
     visit(this.board);
-    return bytes + (this.wasm ? WASM_ENGINE_BYTES : 0);
+    return { js, wasm: this.wasm ? wasm + WASM_ENGINE_BYTES : 0 };
   }
 
   /**
@@ -381,6 +403,18 @@ export class PostflopGame implements CfrGame<PostflopState> {
    * each. Boards whose tables are built later stay per thread.
    */
   shareTables(): void {
+    if (Array.isArray(this.tNode)) {
+      // The terminal tables too: as JS arrays every worker would get its own structured-clone copy
+      // (F1: 311k terminals, about 15 MB a worker).
+      const t = packShared<SharedTyped>([
+        Int32Array.from(this.tNode),
+        Int32Array.from(this.tBoard),
+        Float64Array.from(this.tHalfPot),
+        Float64Array.from(this.tRake),
+        Int32Array.from(this.tFolder),
+      ]) as unknown as number[][];
+      [this.tNode, this.tBoard, this.tHalfPot, this.tRake, this.tFolder] = t;
+    }
     const SWEEP = [
       "winCount",
       "loseCount",
@@ -397,7 +431,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     for (const bo of this.orders) {
       for (const p of [0, 1] as const) {
         arrays.push(bo.dead[p], bo.order[p], bo.strength[p], bo.c1[p], bo.c2[p]);
-        for (const k of SWEEP) arrays.push(bo.sweep[p][k]);
+        if (bo.sweep) { for (const k of SWEEP) arrays.push(bo.sweep[p][k]); }
       }
     }
     const shared = packShared(arrays);
@@ -409,9 +443,18 @@ export class PostflopGame implements CfrGame<PostflopState> {
         bo.strength[p] = shared[i++] as Uint16Array;
         bo.c1[p] = shared[i++] as Uint8Array;
         bo.c2[p] = shared[i++] as Uint8Array;
-        for (const k of SWEEP) bo.sweep[p][k] = shared[i++] as Uint16Array;
+        if (bo.sweep) { for (const k of SWEEP) bo.sweep[p][k] = shared[i++] as Uint16Array; }
       }
     }
+  }
+
+  /** Back to growable JS arrays (shareTables made them typed) so that terminals can be added. */
+  private unshareTerminals(): void {
+    this.tNode = Array.from(this.tNode);
+    this.tBoard = Array.from(this.tBoard);
+    this.tHalfPot = Array.from(this.tHalfPot);
+    this.tRake = Array.from(this.tRake);
+    this.tFolder = Array.from(this.tFolder);
   }
 
   /** This game's Wasm kernels on this thread, made on first use. */
@@ -432,7 +475,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     let bytes = 0;
     for (const bo of this.orders) {
       for (const p of [0, 1] as const) {
-        bytes += showdownTableBytes(bo.order[p].length, bo.dead[p].length);
+        bytes += showdownTableBytes(bo.order[p].length, bo.dead[p].length, !this.wasm);
         if (this.wasm) bytes += wasmTableBytes(bo.order[p].length, bo.dead[p].length);
       }
     }
@@ -473,7 +516,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
       strength: [m0.strength, m1.strength],
       c1: [m0.c1, m1.c1],
       c2: [m0.c2, m1.c2],
-      sweep: [
+      sweep: this.wasm ? null : [
         showdownSweep(m0.strength, m0.c1, m0.c2, m1.strength, m1.c1, m1.c2),
         showdownSweep(m1.strength, m1.c1, m1.c2, m0.strength, m0.c1, m0.c2),
       ],
@@ -614,7 +657,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
     const mine = bo.order[p], nM = mine.length;
     const theirs = bo.order[o], nT = theirs.length;
     const mc1 = bo.c1[p], mc2 = bo.c2[p], tc1 = bo.c1[o], tc2 = bo.c2[o];
-    const sw = bo.sweep[p];
+    const sw = bo.sweep![p]; // built whenever the TypeScript path runs (this.wasm false)
     const cs = this.cardSum;
     if (this.sortedReach.length < nT) {
       // Scratch: reach in strength order, totals after j hands, per-card slots (1 + 2 per hand).

@@ -68,7 +68,10 @@ export interface MemoryEstimate {
   gpuProbeBytes: number;
   /** The 7-card hand evaluator's lookup tables, built once when the tree has river showdowns. */
   evaluatorBytes: number;
-  /** Per thread: its scratch vectors, and for each worker thread its own V8 isolate. */
+  /**
+   * Per thread: its scratch vectors, and for each worker thread its own V8 isolate and game
+   * kernels (ThreadShape.kernelBytes).
+   */
   threadBytes: number;
   /** Transient while the tree is expanded (JS arrays and game states), freed before the solve. */
   expansionBytes: number;
@@ -105,6 +108,17 @@ export const EXPANSION_BYTES_PER_NODE = 480;
 /** JS heap per expanded node that V8 still holds after the expansion (measured: ~140 B). */
 export const RETAINED_BYTES_PER_NODE = 140;
 
+/**
+ * Runs a full garbage collection where the runtime exposes one (`--v8-flags=--expose-gc`, as
+ * `deno task solve` and the RSS probe run): the tree expansion's transients and the copies the
+ * tree and tables leave when they move into shared memory are garbage once the solver exists, but
+ * V8 frees them only under pressure, which can come after the storage pages are resident, and then
+ * the peak holds both (F1 8/4 at 2 threads: 633 MB without, 540 MB with). Elsewhere a no-op.
+ */
+export function collectGarbage(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
 /** Levels (depth + 1) and most actions at a node of the public tree `tree` expands into. */
 export function treeShape(tree: ActionTree, threads: number): ThreadShape {
   const depth = new Int32Array(tree.size);
@@ -123,6 +137,11 @@ export function treeShape(tree: ActionTree, threads: number): ThreadShape {
 /** Shape of the expanded tree that sizes each thread's scratch vectors. */
 export interface ThreadShape {
   threads: number;
+  /**
+   * Memory each worker thread's own game kernels add (PostflopGame.estimateKernelBytes: its Wasm
+   * copy of the showdown tables and engine); 0 or absent where there are none.
+   */
+  kernelBytes?: number;
   /** Levels of the public tree (depth + 1). */
   levels: number;
   maxActions: number;
@@ -162,7 +181,7 @@ export function estimateMemory(
   const retainedBytes = size.publicNodes * RETAINED_BYTES_PER_NODE;
   const threads = Math.max(1, shape.threads);
   const threadBytes = threads * threadScratchBytes(shape, numHands) +
-    (threads - 1) * WORKER_THREAD_BYTES;
+    (threads - 1) * (WORKER_THREAD_BYTES + (shape.kernelBytes ?? 0));
   const evaluatorBytes = showdownBytes > 0 ? handEvaluatorBytes() : 0;
   const baselineBytes = RUNTIME_BASELINE_BYTES;
   const gpuProbeBytes = (choice.backend ?? "cpu") === "cpu" ? 0 : GPU_PROBE_BYTES;

@@ -8,6 +8,7 @@ import { CfrSolver } from "../cfr/solver.ts";
 import type { PublicTree } from "../cfr/tree.ts";
 import { KibitzError } from "../errors.ts";
 import { chooseBackend, runGpuSolve, spotSolverOptions } from "./gpu_solve.ts";
+import { collectGarbage } from "./memory.ts";
 import { expandSpot, type PreparedSpot, type RunOptions, type SolveOutcome } from "./spot.ts";
 
 export * from "./spot.ts";
@@ -22,6 +23,7 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
     threads: choice.backend === "gpu" ? 1 : s.threads,
   });
   opts.beforeSolve?.(solver);
+  collectGarbage(); // before the storage pages become resident (memory.ts)
   if (choice.backend === "gpu") return runGpuSolve(spot, solver, choice.ctx!, opts);
   const firstIteration = solver.iteration;
   const every = opts.every ?? 10;

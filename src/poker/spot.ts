@@ -49,13 +49,17 @@ export function prepareSpot(config: SolveConfig, maxMemory = Infinity): Prepared
     game.numHands,
     game.streetMultipliers(),
   );
-  // Showdown tables once: with threads, they move to memory every worker shares.
+  // Showdown tables once: with threads, they move to memory every worker shares (each worker's
+  // Wasm copy is counted per thread).
   const memory = estimateMemory(
     size,
     config.solver,
     game.numHands,
     game.estimateShowdownBytes(),
-    treeShape(actionTree, Math.max(1, config.solver.threads)),
+    {
+      ...treeShape(actionTree, Math.max(1, config.solver.threads)),
+      kernelBytes: game.estimateKernelBytes(),
+    },
   );
   checkMemoryLimit(memory, maxMemory);
   return { config, actionTree, game, size, memory, tree: null };

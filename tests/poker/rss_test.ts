@@ -34,6 +34,7 @@ async function probe(config: string, dir: string): Promise<ProbeResult> {
     args: [
       "run",
       "-A",
+      "--v8-flags=--expose-gc", // as `deno task solve` runs (memory.ts collectGarbage)
       new URL("../../src/poker/rss_probe.ts", import.meta.url).pathname,
       path,
       `${dir}/out`,

@@ -115,3 +115,24 @@ Deno.test({
     assert.equal(b.expl, a.expl);
   },
 });
+
+Deno.test({
+  name:
+    "wasm: the fused traverser step (values, instant regrets, both f32 updates) leaves every stored value bit-identical",
+  ignore: !wasmEnabled() || regretKernel() === null,
+  fn() {
+    // A turn spot: river deals, blocked hands, hand counts that are not multiples of 4.
+    const run = (wasm: boolean) => {
+      const { game: g, tree } = game("Kh Qd 7c 4s", wasm, false);
+      const s = new CfrSolver(tree, g, { regretBits: 32, strategyBits: 32, seed: 3, wasm });
+      s.run(6);
+      return s;
+    };
+    const a = run(false), b = run(true);
+    assert.ok((b as unknown as { fused: boolean }).fused, "the Wasm run takes the fused step");
+    assert.ok(a.tree.numHands.some((h) => h % 4 !== 0), `hands ${a.tree.numHands}`);
+    const bits = (x: Float32Array) => new Uint32Array(x.buffer, x.byteOffset, x.length);
+    assert.deepEqual(bits(b.regrets.f32!), bits(a.regrets.f32!));
+    assert.deepEqual(bits(b.strategy.f32!), bits(a.strategy.f32!));
+  },
+});

@@ -12,6 +12,20 @@ interface Exports {
   memory: WebAssembly.Memory;
   regretMatch(reg: number, sig: number, A: number, H: number, sum: number, den: number): void;
   update(op: number, old: number, input: number, n: number, a: number, c: number): number;
+  traverserDcfr(
+    sig: number,
+    vals: number,
+    act: number,
+    out: number,
+    reg: number,
+    strat: number,
+    A: number,
+    H: number,
+    alphaPos: number,
+    betaNeg: number,
+    gamma: number,
+    acc: number,
+  ): number;
 }
 
 /** Ops of the fused f32 update kernel (asm/regret.ts `update`). */
@@ -33,6 +47,7 @@ export class RegretKernel {
   private cap = 0;
   private H4 = 0;
   private view: Float32Array = new Float32Array(0);
+  private u8: Uint8Array = new Uint8Array(0);
   private sig = 0;
   private sum = 0;
   private den = 0;
@@ -78,6 +93,62 @@ export class RegretKernel {
     const max = this.x.update(op, 0, 4 * inAt, n4, a, c);
     if (!(max < Infinity)) return false;
     f.set(v.subarray(0, n), start);
+    return true;
+  }
+
+  /**
+   * The traverser's node of a DCFR walk on f32 regrets and strategy, fused (asm/regret.ts
+   * traverserDcfr; bit-identical to mixValues, the instant regrets and both updates): writes the
+   * node's values to out[off ..] and updates both stores' block at `start` (A x H elements);
+   * `vals` is left as it was (the TypeScript steps overwrite it, scratch either way). Returns false, touching nothing, when a result is not finite: the caller
+   * then runs the TypeScript steps, which report it.
+   */
+  traverserDcfr(
+    sig: Float32Array,
+    vals: Float32Array,
+    act: Uint8Array,
+    out: Float32Array,
+    off: number,
+    reg: Float32Array,
+    strat: Float32Array,
+    start: number,
+    A: number,
+    H: number,
+    alphaPos: number,
+    betaNeg: number,
+    gamma: number,
+  ): boolean {
+    const n = A * H, n4 = (n + 3) & ~3, H4 = (H + 3) & ~3;
+    // Layout (f32 elements): sig, vals, reg, strat (n4 each), out (H4), act (H4 bytes), acc (H f64).
+    const fl = 4 * n4 + H4 + H4 / 4 + 2 * H4 + 2;
+    this.fit(1, fl);
+    const f = this.view, x = this.x;
+    if (this.u8.buffer !== f.buffer) this.u8 = new Uint8Array(f.buffer);
+    const sAt = 0, vAt = n4, rAt = 2 * n4, tAt = 3 * n4, oAt = 4 * n4, aAt = oAt + H4;
+    const accAt = aAt + H4 / 4 + ((aAt + H4 / 4) & 1); // 8-byte aligned
+    f.set(sig.subarray(0, n), sAt);
+    f.set(vals.subarray(0, n), vAt);
+    f.set(reg.subarray(start, start + n), rAt);
+    f.set(strat.subarray(start, start + n), tAt);
+    this.u8.set(act.subarray(0, H), 4 * aAt);
+    const max = x.traverserDcfr(
+      4 * sAt,
+      4 * vAt,
+      4 * aAt,
+      4 * oAt,
+      4 * rAt,
+      4 * tAt,
+      A,
+      H,
+      alphaPos,
+      betaNeg,
+      gamma,
+      4 * accAt,
+    );
+    if (!(max < Infinity)) return false;
+    reg.set(f.subarray(rAt, rAt + n), start);
+    strat.set(f.subarray(tAt, tAt + n), start);
+    out.set(f.subarray(oAt, oAt + H), off);
     return true;
   }
 

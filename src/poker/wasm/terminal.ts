@@ -33,6 +33,8 @@ interface Exports {
     cs: number,
     all: number,
     win: number,
+    crec: number,
+    cr: number,
   ): void;
   fold(
     nO: number,
@@ -72,11 +74,12 @@ const PAGE = 65536;
 export const WASM_ENGINE_BYTES = 6 * 1024 * 1024;
 
 /**
- * Wasm memory one player's side of a river board's showdown tables takes (order 4 B, strength 2,
- * cards 2 per live hand, 4 B per dead hand, the descriptor, 16-byte alignment of 5 arrays).
+ * Wasm memory one player's side of a river board's showdown tables takes (a packed record of
+ * strength and cards, 4 B, and the hand index, 4 B, per live hand; 4 B per dead hand; the
+ * descriptor; 16-byte alignment of 4 arrays).
  */
 export function wasmTableBytes(live: number, dead: number): number {
-  return 8 * live + 4 * dead + 48 + 5 * 8;
+  return 8 * live + 4 * dead + 32 + 4 * 8;
 }
 
 /** One game's terminal kernels: its own instance and memory (one per game and thread). */
@@ -106,7 +109,14 @@ export class TerminalKernels {
     this.numHands = numHands;
     const n = Math.max(numHands[0], numHands[1]);
     this.cs = this.alloc(52 * 8);
-    this.scratch = [this.alloc(52 * 8), this.alloc(8 * n)]; // per-card totals, wins (f64)
+    // Per-card totals and wins (f64); compacted opponent records (a sentinel slot before and
+    // after) and their reach (f64).
+    this.scratch = [
+      this.alloc(52 * 8),
+      this.alloc(8 * n),
+      this.alloc(4 * n + 32) + 16,
+      this.alloc(8 * n),
+    ];
     this.io = [this.alloc(4 * n), this.alloc(4 * n)];
     this.cards = [this.put(cards[0]), this.put(cards[1])];
     this.same = [this.put(sameIn[0]), this.put(sameIn[1])];
@@ -128,7 +138,7 @@ export class TerminalKernels {
     return at;
   }
 
-  private put(a: Int32Array | Uint16Array | Uint8Array): number {
+  private put(a: Int32Array | Uint32Array | Uint16Array | Uint8Array): number {
     const at = this.alloc(a.byteLength);
     new Uint8Array(this.x.memory.buffer, at, a.byteLength).set(
       new Uint8Array(a.buffer, a.byteOffset, a.byteLength),
@@ -146,19 +156,21 @@ export class TerminalKernels {
    * both players' descriptors: wasmTableBytes(live, dead) per side.
    */
   addTables(board: number, sides: readonly [ShowdownTables, ShowdownTables]): void {
-    const at = sides.map((t) => ({
-      n: t.order.length,
-      order: this.put(t.order),
-      strength: this.put(t.strength),
-      c1: this.put(t.c1),
-      c2: this.put(t.c2),
-      dead: this.put(t.dead),
-      nDead: t.dead.length,
-    }));
+    const at = sides.map((t) => {
+      const n = t.order.length, rec = new Uint32Array(n);
+      for (let i = 0; i < n; i++) rec[i] = t.strength[i] | (t.c1[i] << 16) | (t.c2[i] << 24);
+      return {
+        n,
+        rec: this.put(rec),
+        idx: this.put(t.order),
+        dead: this.put(t.dead),
+        nDead: t.dead.length,
+      };
+    });
     for (const p of [0, 1] as const) {
       const m = at[p], t = at[1 - p];
-      const fields = [m.n, t.n, m.order, t.order, m.strength, t.strength, m.c1, m.c2, t.c1, t.c2];
-      this.desc[2 * board + p] = this.put(Int32Array.from([...fields, m.dead, m.nDead]));
+      const fields = [m.n, t.n, m.rec, m.idx, t.rec, t.idx, m.dead, m.nDead];
+      this.desc[2 * board + p] = this.put(Int32Array.from(fields));
     }
   }
 
@@ -204,6 +216,8 @@ export class TerminalKernels {
       this.cs,
       s[0],
       s[1],
+      s[2],
+      s[3],
     );
     this.output(p, out, off);
   }

@@ -98,3 +98,96 @@ function nanMax(x: v128, y: v128): v128 {
 function nanMaxF(x: f32, y: f32): f32 {
   return max<f32>(x, y);
 }
+
+/**
+ * The traverser's node of a DCFR walk on f32 storage, fused (twin of CfrSolver.visit's tail:
+ * mixValues, the instant regrets, the dcfr regret update and the strategy update, in that order
+ * and with the same roundings, so bit-identical): `sig` and `vals` are A x H blocks (row stride
+ * H), `act` H bytes (1: hand active), `reg` and `strat` the node's storage blocks (same layout),
+ * `out` H f32 and `acc` H f64 scratch. out[h] = f32(sum over a in order of f64 sig * vals);
+ * inst = act ? vals - out : 0 (f32); reg = reg * (reg > 0 ? alphaPos : betaNeg) + inst;
+ * strat = strat * gamma + sig (each product and sum rounded to f32). `vals` is overwritten with
+ * the instant regrets. Returns max |x| over the updated regrets and strategy (NaN when one is NaN).
+ */
+export function traverserDcfr(
+  sig: usize,
+  vals: usize,
+  act: usize,
+  out: usize,
+  reg: usize,
+  strat: usize,
+  A: i32,
+  H: i32,
+  alphaPos: f32,
+  betaNeg: f32,
+  gamma: f32,
+  acc: usize,
+): f32 {
+  const H4 = H & ~3;
+  for (let h = 0; h < H; h++) store<f64>(acc + (<usize> h << 3), 0);
+  for (let a = 0; a < A; a++) {
+    const row = <usize> (a * H) << 2;
+    const s0 = sig + row, v0 = vals + row;
+    let h = 0;
+    for (; h < H4; h += 4) {
+      const o = <usize> h << 2;
+      const s = v128.load(s0 + o), v = v128.load(v0 + o);
+      const p = acc + (<usize> h << 3);
+      const lo = f64x2.mul(f64x2.promote_low_f32x4(s), f64x2.promote_low_f32x4(v));
+      const hi = f64x2.mul(
+        f64x2.promote_low_f32x4(v128.shuffle<u32>(s, s, 2, 3, 0, 1)),
+        f64x2.promote_low_f32x4(v128.shuffle<u32>(v, v, 2, 3, 0, 1)),
+      );
+      store<v128>(p, f64x2.add(load<v128>(p), lo));
+      store<v128>(p + 16, f64x2.add(load<v128>(p + 16), hi));
+    }
+    for (; h < H; h++) {
+      const o = <usize> h << 2, p = acc + (<usize> h << 3);
+      store<f64>(p, load<f64>(p) + <f64> load<f32>(s0 + o) * <f64> load<f32>(v0 + o));
+    }
+  }
+  for (let h = 0; h < H; h++) {
+    store<f32>(out + (<usize> h << 2), <f32> load<f64>(acc + (<usize> h << 3)));
+  }
+  const zero = f32x4.splat(0), va = f32x4.splat(alphaPos), vb = f32x4.splat(betaNeg);
+  const vg = f32x4.splat(gamma);
+  let mx = zero;
+  let ms: f32 = 0;
+  for (let a = 0; a < A; a++) {
+    const row = <usize> (a * H) << 2;
+    const v0 = vals + row, r0 = reg + row, t0 = strat + row, s0 = sig + row;
+    let h = 0;
+    for (; h < H4; h += 4) {
+      const o = <usize> h << 2;
+      const on = i32x4.ne(
+        i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(v128.load32_zero(act + <usize> h))),
+        i32x4.splat(0),
+      );
+      const inst = v128.and(f32x4.sub(v128.load(v0 + o), v128.load(out + o)), on);
+      v128.store(v0 + o, inst);
+      const old = v128.load(r0 + o);
+      const f = v128.bitselect(va, vb, f32x4.gt(old, zero));
+      const r = f32x4.add(f32x4.mul(old, f), inst);
+      v128.store(r0 + o, r);
+      mx = f32x4.max(mx, f32x4.abs(r));
+      const st = f32x4.add(f32x4.mul(v128.load(t0 + o), vg), v128.load(s0 + o));
+      v128.store(t0 + o, st);
+      mx = f32x4.max(mx, f32x4.abs(st));
+    }
+    for (; h < H; h++) {
+      const o = <usize> h << 2;
+      const inst: f32 = load<u8>(act + <usize> h) != 0 ? load<f32>(v0 + o) - load<f32>(out + o) : 0;
+      store<f32>(v0 + o, inst);
+      const old = load<f32>(r0 + o);
+      const r = old * (old > 0 ? alphaPos : betaNeg) + inst;
+      store<f32>(r0 + o, r);
+      ms = max<f32>(ms, abs<f32>(r));
+      const st = load<f32>(t0 + o) * gamma + load<f32>(s0 + o);
+      store<f32>(t0 + o, st);
+      ms = max<f32>(ms, abs<f32>(st));
+    }
+  }
+  const m01 = max<f32>(f32x4.extract_lane(mx, 0), f32x4.extract_lane(mx, 1));
+  const m23 = max<f32>(f32x4.extract_lane(mx, 2), f32x4.extract_lane(mx, 3));
+  return max<f32>(max<f32>(m01, m23), ms);
+}

