@@ -230,6 +230,9 @@ function peakArg(args: string[]): number | null {
 /** The run's sizes: smoke (default), quick (`quick=1`: the issue's sizes, GPU only), full. */
 type Mode = "smoke" | "quick" | "full";
 
+/** Sections of the nn bench that `only=` selects. */
+const NN_SECTIONS = ["conv", "infer", "latency", "train"];
+
 type Row = (string | number | null)[];
 
 /** `deno task bench nn`: conv GFLOP/s (forward, both backwards) and inference positions/s, CPU and GPU. */
@@ -239,10 +242,24 @@ export const suite: BenchSuite = {
   async run(opts): Promise<BenchReport> {
     const kv = benchKeyValues("nn", opts.args);
     for (const k of kv.keys()) {
-      if (k !== "peak" && k !== "quick") {
-        throw new KibitzError("bad_args", `nn: unknown argument "${k}=": valid are peak=, quick=`);
+      if (k !== "peak" && k !== "quick" && k !== "only") {
+        throw new KibitzError(
+          "bad_args",
+          `nn: unknown argument "${k}=": valid are peak=, quick=, only=`,
+        );
       }
     }
+    // `only=latency,train` runs some sections (conv, infer, latency, train): a capped device run.
+    const only = kv.get("only")?.split(",").filter((x) => x) ?? null;
+    for (const x of only ?? []) {
+      if (!NN_SECTIONS.includes(x)) {
+        throw new KibitzError(
+          "bad_args",
+          `nn: only= takes ${NN_SECTIONS.join(", ")}, got "${x}"`,
+        );
+      }
+    }
+    const want = (section: string) => only === null || only.includes(section);
     const mode: Mode = opts.full
       ? "full"
       : ["1", "true", "yes"].includes(kv.get("quick") ?? "")
@@ -330,8 +347,8 @@ export const suite: BenchSuite = {
       : { gpu: [[32, 1], [32, 8]], cpu: [[32, 1]] };
     for (
       const [backend, cases] of [
-        ["cpu", cpuRows ? convCases.cpu : []],
-        ["gpu", ctx ? convCases.gpu : []],
+        ["cpu", cpuRows && want("conv") ? convCases.cpu : []],
+        ["gpu", ctx && want("conv") ? convCases.gpu : []],
       ] as const
     ) {
       for (const [c, n] of cases) {
@@ -453,19 +470,21 @@ export const suite: BenchSuite = {
           ["small", "gpu-unfused", [1, 8]],
           ["small", "gpu-fused-f16", [1, 8]],
         ];
-      for (const one of inferCases) {
+      for (const one of want("infer") ? inferCases : []) {
         await attempt(
           `inference ${one[0]} ${one[1]}`,
           () => inferenceRows(ctx, [one], mode, cpuRows, inferRows, summary, opts.log, flush),
         );
       }
-      await attempt("autotuner rows of the plans", rest);
+      if (want("infer")) await attempt("autotuner rows of the plans", rest);
       // Without a big mode, the tiny model: a quick check that the measurements run.
-      await attempt(
-        "latency",
-        () => latencyTable(ctx, big ? "default" : "tiny", big, opts.log, latRows, summary, flush),
-      );
-    } else if (cpuRows) {
+      if (want("latency")) {
+        await attempt(
+          "latency",
+          () => latencyTable(ctx, big ? "default" : "tiny", big, opts.log, latRows, summary, flush),
+        );
+      }
+    } else if (cpuRows && want("infer")) {
       const cases: [string, InferMode, number[]][] = mode === "full"
         ? [["small", "cpu", [1, 64]], ["default", "cpu", [1]]]
         : [["small", "cpu", [1]]];
@@ -477,7 +496,7 @@ export const suite: BenchSuite = {
       ? [["default", "gpu", [256]]]
       : [["small", "cpu", [2]], ["small", "gpu", [2]]];
     const hyper = { lr: 0.01, momentum: 0.9, weightDecay: 1e-4 };
-    for (const [preset, backend, batches] of trainCases) {
+    for (const [preset, backend, batches] of want("train") ? trainCases : []) {
       if ((backend === "gpu" && !ctx) || (backend === "cpu" && !cpuRows)) continue;
       await attempt(`training ${preset} ${backend}`, async () => {
         const cfg = netPreset(preset);
