@@ -158,6 +158,12 @@ export interface ValueWarmStartOptions {
    * strategies towards the profile. Measured: it helps the first iterations only (README).
    */
   margin?: number;
+  /**
+   * Per large-tree node, a factor on W for that node's regrets and cumulative strategy (default: 1
+   * everywhere), e.g. 0 where the mapped strategy is a guess (subtrees the small tree lacks), so
+   * those nodes start cold while the trusted ones carry the full weight.
+   */
+  nodeScale?: Float32Array;
 }
 
 /** What a value-based warm start did. */
@@ -212,10 +218,17 @@ export function warmStartFromPolicy(
   }
   const W = weight;
   const seed = options.seed ?? solver.seed;
-  const walk = new ValueWalk(solver, policy, W, {
-    seed: (seed ^ WARM_SALT) >>> 0,
-    iteration: 0,
-  }, options.margin ?? 0);
+  const walk = new ValueWalk(
+    solver,
+    policy,
+    W,
+    {
+      seed: (seed ^ WARM_SALT) >>> 0,
+      iteration: 0,
+    },
+    options.margin ?? 0,
+    options.nodeScale,
+  );
   const mass = solver.dealMass();
   const ev: [number, number] = [0, 0];
   for (const p of [0, 1] as const) {
@@ -233,7 +246,8 @@ export function warmStartFromPolicy(
   for (let b = 0; b < tree.blockNode.length; b++) {
     const n = tree.blockNode[b], len = tree.blockSize[b];
     policy(n, buf);
-    for (let i = 0; i < len; i++) buf[i] = Math.fround(W * buf[i]);
+    const wn = W * (options.nodeScale?.[n] ?? 1);
+    for (let i = 0; i < len; i++) buf[i] = Math.fround(wn * buf[i]);
     encodeBlock(solver.strategy, b, buf, 0, sKey);
   }
   solver.iteration = Math.max(1, Math.round(W));
@@ -265,6 +279,7 @@ class ValueWalk {
     private readonly W: number,
     private readonly key: RoundingKey,
     private readonly margin: number,
+    private readonly nodeScale?: Float32Array,
   ) {
     const t = solver.tree;
     const maxH = Math.max(t.numHands[0], t.numHands[1]);
@@ -345,7 +360,7 @@ class ValueWalk {
       for (let h = 0; h < H; h++) acc[h] += sig[a * H + h] * vals[a * H + h];
     }
     for (let h = 0; h < H; h++) out[off + h] = acc[h];
-    const reg = this.reg, W = this.W, k = this.margin;
+    const reg = this.reg, W = this.W * (this.nodeScale?.[n] ?? 1), k = this.margin;
     for (let h = 0; h < H; h++) {
       // Spread of the action values of hand h (the stakes of its decision), for the margin.
       let lo = Infinity, hi = -Infinity;
