@@ -164,6 +164,13 @@ export interface ValueWarmStartOptions {
    * those nodes start cold while the trusted ones carry the full weight.
    */
   nodeScale?: Float32Array;
+  /**
+   * Actions of a node that the profile does not carry over from the small tree (1 per action, or
+   * undefined for none): their seeded regret is capped at 0, so they enter the current strategy only
+   * once the large tree's own iterations find them profitable (their values against the profile
+   * come from responses that are guesses).
+   */
+  newActions?: (node: number) => Uint8Array | undefined;
 }
 
 /** What a value-based warm start did. */
@@ -228,6 +235,7 @@ export function warmStartFromPolicy(
     },
     options.margin ?? 0,
     options.nodeScale,
+    options.newActions,
   );
   const mass = solver.dealMass();
   const ev: [number, number] = [0, 0];
@@ -280,6 +288,7 @@ class ValueWalk {
     private readonly key: RoundingKey,
     private readonly margin: number,
     private readonly nodeScale?: Float32Array,
+    private readonly newActions?: (node: number) => Uint8Array | undefined,
   ) {
     const t = solver.tree;
     const maxH = Math.max(t.numHands[0], t.numHands[1]);
@@ -371,10 +380,13 @@ class ValueWalk {
       }
       acc[h] = k * (hi - lo);
     }
+    const fresh = this.newActions?.(n);
     for (let a = 0; a < A; a++) {
+      const cap = fresh !== undefined && fresh[a] === 1;
       for (let h = 0; h < H; h++) {
         const i = a * H + h;
         let x = act[h] === 0 ? 0 : Math.fround(W * (vals[i] - out[off + h] + acc[h] * sig[i]));
+        if (cap && x > 0) x = 0;
         if (this.clip && x < 0) (x = 0), this.clipped++;
         reg[i] = x;
       }

@@ -106,11 +106,12 @@ interface BenchArgs {
   responses: WarmResponses;
   epsilon: number;
   offLine: number;
+  newActions: "value" | "capped";
   csv: string;
 }
 
 const USAGE =
-  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 10) small=N (40) max=N (300) methods=cold,regrets,values storage=f32,8 spots=t2,f1 resets=continue|none|keep responses=pot-odds|copy|rank epsilon=E offline=F csv=PATH f1";
+  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 10) small=N (40) max=N (300) methods=cold,regrets,values storage=f32,8 spots=t2,f1 resets=continue|none|keep responses=pot-odds|copy|rank epsilon=E offline=F new=value|capped csv=PATH f1";
 
 function parseArgs(args: string[]): BenchArgs {
   const out: BenchArgs = {
@@ -126,6 +127,7 @@ function parseArgs(args: string[]): BenchArgs {
     responses: "pot-odds",
     epsilon: 0,
     offLine: 1,
+    newActions: "value",
     csv: "bench-out/warmstart_curves.csv",
   };
   const bad = (why: string): never => {
@@ -151,7 +153,10 @@ function parseArgs(args: string[]): BenchArgs {
     else if (k === "max") out.maxIts = Math.round(positive());
     else if (k === "epsilon") out.epsilon = n >= 0 && n <= 1 ? n : bad(`epsilon=${v}`);
     else if (k === "csv") out.csv = v;
-    else if (k === "offline") out.offLine = n >= 0 && n <= 1 ? n : bad(`offline=${v}`);
+    else if (k === "new") {
+      if (v !== "value" && v !== "capped") bad(`new=${v}`);
+      out.newActions = v as "value" | "capped";
+    } else if (k === "offline") out.offLine = n >= 0 && n <= 1 ? n : bad(`offline=${v}`);
     else if (k === "spots") {
       const ss = v.split(",");
       for (const x of ss) if (x !== "t2" && x !== "f1") bad(`spot ${x}`);
@@ -231,12 +236,12 @@ function runSpot(
     else for (const w of a.weights) variants.push([m, w]);
   }
   for (const [method, w] of variants) {
-    const ls = new CfrSolver(large.tree, large.game, so);
+    const ls = new CfrSolver(large.tree, large.game, { ...so });
     let r: RunResult;
     if (method === "cold") r = fresh("cold", "cold");
     else {
       const t0 = performance.now();
-      const ss = new CfrSolver(small.tree, small.game, so);
+      const ss = new CfrSolver(small.tree, small.game, { ...so });
       ss.run(a.smallIterations);
       const t1 = performance.now();
       const smallPct = ss.exploitability().percent; // not timed, as the checks of the runs
@@ -252,6 +257,7 @@ function runSpot(
           responses: a.responses,
           epsilon: a.epsilon,
           offLine: a.offLine,
+          newActions: a.newActions,
         });
         weight = rep.weight;
         what = `values W=${weight}${w === "auto" ? " (auto)" : ""}`;

@@ -201,6 +201,11 @@ export interface PostflopValueWarmStartOptions extends PokerMapperOptions {
    * lacks, where the mapped strategy is copied from the nearest size; default 1). 0 starts them cold.
    */
   offLine?: number;
+  /**
+   * Regrets of the actions the small tree lacks (new bet sizes, raises that map to nothing): "value"
+   * (default) W * (v(a) - v) like the others; "capped" at most 0 (see ValueWarmStartOptions.newActions).
+   */
+  newActions?: "value" | "capped";
 }
 
 /** What a value-based postflop warm start did. */
@@ -269,11 +274,28 @@ export function warmStartPostflopValues(
     nodeScale = new Float32Array(lt.size);
     for (let n = 0; n < lt.size; n++) nodeScale[n] = exact[n] >= 0 ? 1 : offLine;
   }
+  let newActions: ((node: number) => Uint8Array | undefined) | undefined;
+  if (options.newActions === "capped") {
+    newActions = (l) => {
+      const s = pair[l];
+      if (s < 0 || st.kind[s] !== CFR_PLAYER) return undefined;
+      const { weights } = mapper(s, l);
+      const As = st.numChildren[s], Al = lt.numChildren[l];
+      const out = new Uint8Array(Al);
+      for (let b = 0; b < Al; b++) {
+        let w = 0;
+        for (let a = 0; a < As; a++) w += weights[a * Al + b];
+        out[b] = w > 0 ? 0 : 1;
+      }
+      return out;
+    };
+  }
   const rep = warmStartFromPolicy(large.solver, policy, {
     weight,
     reference,
     margin: options.margin,
     nodeScale,
+    newActions,
   });
   const resetFrom = warmSchedule(large.solver, rep.weight, options.resets);
   return { ...rep, paired, playerNodes: lt.blockNode.length, resetFrom };

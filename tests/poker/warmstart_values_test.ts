@@ -193,3 +193,25 @@ Deno.test("value warm start with offLine = 0: nodes reached through a new size s
   );
   assert.ok(S.subarray(a50, b50).some((x) => x > 0));
 });
+
+Deno.test("value warm start with newActions capped: a size the small tree lacks starts at regret <= 0", () => {
+  const small = spot(RIVER("50%", "2.5x")), large = spot(RIVER("25%, 50%", "2.5x"));
+  const ss = new CfrSolver(small.tree, small.game, {});
+  ss.run(30);
+  const run = (newActions: "value" | "capped") => {
+    const ls = new CfrSolver(large.tree, large.game, {});
+    warmStartPostflopValues({ solver: ss, game: small.game }, { solver: ls, game: large.game }, {
+      weight: 10,
+      newActions,
+    });
+    const H = large.tree.numHands[0];
+    // Root actions: check, bet 25 (new), bet 50.
+    return Array.from(decodeAll(ls.regrets).subarray(0, 3 * H));
+  };
+  const plain = run("value"), capped = run("capped");
+  const H = large.tree.numHands[0];
+  assert.ok(plain.slice(H, 2 * H).some((x) => x > 0)); // the new size looks profitable ...
+  assert.ok(capped.slice(H, 2 * H).every((x) => x <= 0)); // ... and is capped
+  assert.deepEqual(capped.slice(0, H), plain.slice(0, H)); // the others are unchanged
+  assert.deepEqual(capped.slice(2 * H), plain.slice(2 * H));
+});
