@@ -8,6 +8,7 @@ import { buildActionTree } from "./action_tree.ts";
 import { parseSolveConfig } from "./config.ts";
 import { PostflopGame } from "./game.ts";
 import { type WarmStartMethod, warmStartPostflop } from "./warmstart.ts";
+import { REGRETS_AUTO_WEIGHT } from "./warmstart_config.ts";
 import { type WarmResponses, warmStartPostflopValues } from "./warmstart_values.ts";
 
 // `deno task bench warmstart`: spot T2 of ../shared/data/poker/REFERENCE.md solved cold and
@@ -111,12 +112,12 @@ interface BenchArgs {
 }
 
 const USAGE =
-  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 10) small=N (40) max=N (300) methods=cold,regrets,values storage=f32,8 spots=t2,f1 resets=continue|none|keep responses=pot-odds|copy|rank epsilon=E offline=F new=value|capped csv=PATH f1";
+  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 30) small=N (40) max=N (300) methods=cold,regrets,values storage=f32,8 spots=t2,f1 resets=continue|none|keep responses=copy|pot-odds|rank epsilon=E offline=F new=value|capped csv=PATH f1";
 
 function parseArgs(args: string[]): BenchArgs {
   const out: BenchArgs = {
     weights: ["auto"],
-    regretWeights: [10],
+    regretWeights: [REGRETS_AUTO_WEIGHT],
     smallIterations: 40,
     maxIts: 300,
     methods: ["cold", "regrets", "values"],
@@ -124,7 +125,7 @@ function parseArgs(args: string[]): BenchArgs {
     f1: false,
     t2: true,
     resets: "continue",
-    responses: "pot-odds",
+    responses: "copy",
     epsilon: 0,
     offLine: 1,
     newActions: "value",

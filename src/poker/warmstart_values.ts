@@ -18,9 +18,11 @@ import {
 
 // Hold'em side of the strategy-based warm start (warmstart_method = "values"): the small tree's
 // average strategy is mapped into the full tree with the pot-fraction mapper of the regret transfer
-// (sizes the small tree lacks take the behaviour of the nearest small size below them, their
-// fold frequencies corrected by pot odds), then the
-// full tree's regrets are set from that profile's counterfactual values (src/cfr/warmstart_values.ts).
+// (the responses to a size the small tree lacks, and everything below them, are copied from the
+// nearest small size: "copy", the default, measured least exploitable on spot T2 (37.1 % of the pot
+// against 42.6 % with "pot-odds" and 58.5 % with "rank"; README), because a copied subtree stays
+// consistent with the ranges its later streets were solved for), then the full tree's regrets are
+// set from that profile's counterfactual values (src/cfr/warmstart_values.ts).
 
 /** How the responses to a bet size the small tree lacks are derived from the nearest size's. */
 export type WarmResponses = "copy" | "pot-odds" | "rank";
@@ -192,7 +194,7 @@ export interface PostflopValueWarmStartOptions extends PokerMapperOptions {
   epsilon?: number;
   /** Average resets of the continued schedule (default "continue"). */
   resets?: WarmResets;
-  /** Responses to sizes the small tree lacks (default "pot-odds"). */
+  /** Responses to sizes the small tree lacks (default "copy", measured best; see WarmResponses). */
   responses?: WarmResponses;
   /** Regret margin k (default 0), see ValueWarmStartOptions.margin. */
   margin?: number;
@@ -237,7 +239,7 @@ export function warmStartPostflopValues(
   const pair = pairNodes(st, lt, mapper);
   let paired = 0;
   for (let b = 0; b < lt.blockNode.length; b++) if (pair[lt.blockNode[b]] >= 0) paired++;
-  const responses = options.responses ?? "pot-odds";
+  const responses = options.responses ?? "copy";
   const S = { tree: st, actionTree: small.game.tree },
     L = { tree: lt, actionTree: large.game.tree };
   // The reach of "rank" follows the mapped strategy before any correction (responses upstream of
