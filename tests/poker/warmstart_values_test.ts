@@ -116,22 +116,25 @@ Deno.test("value warm start of a river spot: new sizes get regrets from their va
   assert.ok(R.subarray(H, 2 * H).some((x) => x !== 0));
 });
 
-Deno.test("a value-warm-started solve reaches the cold solve's equilibrium (root EVs within 0.1 chip)", async () => {
+Deno.test("a warm-started solve by either method (regrets at W auto = 30, values) reaches the cold solve's equilibrium (root EVs within 0.1 chip)", async () => {
   const text = RIVER("33%, 66%, 100%, a", "2.5x, a") +
     `[solver]\nmax_iterations = 300\ntarget_exploitability_pct = 0.1\nthreads = 1\n` +
-    `use_warmstart = true\nwarmstart_method = "values"\nwarmstart_minimal_max_iters = 30\nwarmstart_minimal_exploitability_pct = 0\n`;
-  const config = parseSolveConfig(text);
+    `use_warmstart = true\nwarmstart_minimal_max_iters = 30\nwarmstart_minimal_exploitability_pct = 0\n`;
   const coldConfig = parseSolveConfig(text.replace("use_warmstart = true", ""));
   const c = await runSolve(prepareSpot(coldConfig));
-  const w = await runWarmStartSolve(prepareSpot(config), config.solver.warmStart!);
-  assert.equal(w.transfer.method, "values");
-  assert.ok(c.exploitability.percent <= 0.1 && w.outcome.exploitability.percent <= 0.1);
-  for (const p of [0, 1]) {
-    const d = Math.abs(w.outcome.exploitability.ev[p] - c.exploitability.ev[p]);
-    assert.ok(
-      d < 0.1,
-      `player ${p}: warm ${w.outcome.exploitability.ev[p]} cold ${c.exploitability.ev[p]}`,
-    );
+  for (const method of ["regrets", "values"] as const) {
+    const cfg = parseSolveConfig(text + `warmstart_method = "${method}"\n`);
+    const w = await runWarmStartSolve(prepareSpot(cfg), cfg.solver.warmStart!);
+    assert.equal(w.transfer.method, method);
+    if (method === "regrets") assert.equal(w.transfer.startIteration, 30);
+    assert.ok(c.exploitability.percent <= 0.1 && w.outcome.exploitability.percent <= 0.1);
+    for (const p of [0, 1]) {
+      const d = Math.abs(w.outcome.exploitability.ev[p] - c.exploitability.ev[p]);
+      assert.ok(
+        d < 0.1,
+        `player ${p}: warm ${w.outcome.exploitability.ev[p]} cold ${c.exploitability.ev[p]}`,
+      );
+    }
   }
 });
 
