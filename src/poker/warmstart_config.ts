@@ -39,9 +39,10 @@ export const REGRETS_AUTO_WEIGHT = 30;
 export interface WarmStartSettings {
   enabled: boolean;
   /**
-   * "regrets" (default, seed 002: the small tree's regrets mapped, W = REGRETS_AUTO_WEIGHT; the better
-   * of the two at their defaults on spot T2, see README) or "values" (regrets from the mapped
-   * strategy's counterfactual values, Brown & Sandholm 2016).
+   * "values" (default: regrets from the mapped strategy's counterfactual values, Brown & Sandholm
+   * 2016, W from its exploitability; about as fast as cold on T2 and F1) or "regrets" (seed 002, W
+   * auto = REGRETS_AUTO_WEIGHT: faster on turn spot T2, 1.33x in wall clock, but slower on flop spot
+   * F1, whose one-size tree has no raises; see README).
    */
   method: WarmStartMethod;
   /** W in iterations (the full solve continues at t = W), or "auto" (values: from the mapped strategy's exploitability; regrets: REGRETS_AUTO_WEIGHT). */
@@ -62,7 +63,7 @@ function settingsError(message: string): never {
   throw new KibitzError("bad_config", message);
 }
 
-/** Reads and validates the warm-start keys of a `[solver]` table (defaults: off, regrets, W auto, linear, 40 its, 1 %). */
+/** Reads and validates the warm-start keys of a `[solver]` table (defaults: off, values, W auto, linear, 40 its, 1 %). */
 export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSettings {
   const get = <T>(key: string, type: "boolean" | "number" | "string", fallback: T): T => {
     const v = t[key];
@@ -76,7 +77,7 @@ export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSet
     return v as T;
   };
   const enabled = get("use_warmstart", "boolean", false);
-  const method = get<string>("warmstart_method", "string", "regrets");
+  const method = get<string>("warmstart_method", "string", "values");
   if (method !== "values" && method !== "regrets") {
     settingsError(`solver.warmstart_method must be "values" or "regrets", got "${method}"`);
   }

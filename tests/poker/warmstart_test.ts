@@ -228,7 +228,7 @@ Deno.test("games that differ in more than bet sizes are rejected, naming the dif
 Deno.test("warm-start settings: defaults, the minimal preset, explicit sizes and errors", () => {
   const d = parseWarmStartSettings({});
   assert.equal(d.enabled, false);
-  assert.equal(d.method, "regrets");
+  assert.equal(d.method, "values");
   assert.equal(d.weight, "auto");
   assert.equal(d.interpolation, "linear");
   assert.equal(d.minimalMaxIters, 40);
