@@ -158,6 +158,19 @@ export interface ValueWarmStartOptions {
    * strategies towards the profile. Measured: it helps the first iterations only (README).
    */
   margin?: number;
+  /**
+   * Per large-tree node, a factor on W for that node's regrets and cumulative strategy (default: 1
+   * everywhere), e.g. 0 where the mapped strategy is a guess (subtrees the small tree lacks), so
+   * those nodes start cold while the trusted ones carry the full weight.
+   */
+  nodeScale?: Float32Array;
+  /**
+   * Actions of a node that the profile does not carry over from the small tree (1 per action, or
+   * undefined for none): their seeded regret is capped at 0, so they enter the current strategy only
+   * once the large tree's own iterations find them profitable (their values against the profile
+   * come from responses that are guesses).
+   */
+  newActions?: (node: number) => Uint8Array | undefined;
 }
 
 /** What a value-based warm start did. */
@@ -212,10 +225,18 @@ export function warmStartFromPolicy(
   }
   const W = weight;
   const seed = options.seed ?? solver.seed;
-  const walk = new ValueWalk(solver, policy, W, {
-    seed: (seed ^ WARM_SALT) >>> 0,
-    iteration: 0,
-  }, options.margin ?? 0);
+  const walk = new ValueWalk(
+    solver,
+    policy,
+    W,
+    {
+      seed: (seed ^ WARM_SALT) >>> 0,
+      iteration: 0,
+    },
+    options.margin ?? 0,
+    options.nodeScale,
+    options.newActions,
+  );
   const mass = solver.dealMass();
   const ev: [number, number] = [0, 0];
   for (const p of [0, 1] as const) {
@@ -233,7 +254,8 @@ export function warmStartFromPolicy(
   for (let b = 0; b < tree.blockNode.length; b++) {
     const n = tree.blockNode[b], len = tree.blockSize[b];
     policy(n, buf);
-    for (let i = 0; i < len; i++) buf[i] = Math.fround(W * buf[i]);
+    const wn = W * (options.nodeScale?.[n] ?? 1);
+    for (let i = 0; i < len; i++) buf[i] = Math.fround(wn * buf[i]);
     encodeBlock(solver.strategy, b, buf, 0, sKey);
   }
   solver.iteration = Math.max(1, Math.round(W));
@@ -265,6 +287,8 @@ class ValueWalk {
     private readonly W: number,
     private readonly key: RoundingKey,
     private readonly margin: number,
+    private readonly nodeScale?: Float32Array,
+    private readonly newActions?: (node: number) => Uint8Array | undefined,
   ) {
     const t = solver.tree;
     const maxH = Math.max(t.numHands[0], t.numHands[1]);
@@ -345,7 +369,7 @@ class ValueWalk {
       for (let h = 0; h < H; h++) acc[h] += sig[a * H + h] * vals[a * H + h];
     }
     for (let h = 0; h < H; h++) out[off + h] = acc[h];
-    const reg = this.reg, W = this.W, k = this.margin;
+    const reg = this.reg, W = this.W * (this.nodeScale?.[n] ?? 1), k = this.margin;
     for (let h = 0; h < H; h++) {
       // Spread of the action values of hand h (the stakes of its decision), for the margin.
       let lo = Infinity, hi = -Infinity;
@@ -356,10 +380,13 @@ class ValueWalk {
       }
       acc[h] = k * (hi - lo);
     }
+    const fresh = this.newActions?.(n);
     for (let a = 0; a < A; a++) {
+      const cap = fresh !== undefined && fresh[a] === 1;
       for (let h = 0; h < H; h++) {
         const i = a * H + h;
         let x = act[h] === 0 ? 0 : Math.fround(W * (vals[i] - out[off + h] + acc[h] * sig[i]));
+        if (cap && x > 0) x = 0;
         if (this.clip && x < 0) (x = 0), this.clipped++;
         reg[i] = x;
       }

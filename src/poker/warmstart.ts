@@ -25,6 +25,7 @@ import type { WarmStartInterpolation, WarmStartSettings } from "./warmstart_conf
 
 export {
   parseWarmStartSettings,
+  REGRETS_AUTO_WEIGHT,
   WARMSTART_CONFIG_KEYS,
   type WarmStartInterpolation,
   type WarmStartMethod,

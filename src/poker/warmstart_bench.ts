@@ -8,6 +8,7 @@ import { buildActionTree } from "./action_tree.ts";
 import { parseSolveConfig } from "./config.ts";
 import { PostflopGame } from "./game.ts";
 import { type WarmStartMethod, warmStartPostflop } from "./warmstart.ts";
+import { REGRETS_AUTO_WEIGHT } from "./warmstart_config.ts";
 import { type WarmResponses, warmStartPostflopValues } from "./warmstart_values.ts";
 
 // `deno task bench warmstart`: spot T2 of ../shared/data/poker/REFERENCE.md solved cold and
@@ -100,27 +101,34 @@ interface BenchArgs {
   methods: ("cold" | WarmStartMethod)[];
   storages: string[];
   f1: boolean;
+  /** Run spot T2 (default; `spots=f1` runs F1 alone). */
+  t2: boolean;
   resets: WarmResets;
   responses: WarmResponses;
   epsilon: number;
+  offLine: number;
+  newActions: "value" | "capped";
   csv: string;
 }
 
 const USAGE =
-  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 10) small=N (40) max=N (300) methods=cold,regrets,values storage=f32,8 resets=continue|none|keep responses=pot-odds|copy epsilon=E csv=PATH f1";
+  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 30) small=N (40) max=N (300) methods=cold,regrets,values storage=f32,8 spots=t2,f1 resets=continue|none|keep responses=copy|pot-odds|rank epsilon=E offline=F new=value|capped csv=PATH f1";
 
 function parseArgs(args: string[]): BenchArgs {
   const out: BenchArgs = {
     weights: ["auto"],
-    regretWeights: [10],
+    regretWeights: [REGRETS_AUTO_WEIGHT],
     smallIterations: 40,
     maxIts: 300,
     methods: ["cold", "regrets", "values"],
     storages: ["f32", "8"],
     f1: false,
+    t2: true,
     resets: "continue",
-    responses: "pot-odds",
+    responses: "copy",
     epsilon: 0,
+    offLine: 1,
+    newActions: "value",
     csv: "bench-out/warmstart_curves.csv",
   };
   const bad = (why: string): never => {
@@ -146,11 +154,20 @@ function parseArgs(args: string[]): BenchArgs {
     else if (k === "max") out.maxIts = Math.round(positive());
     else if (k === "epsilon") out.epsilon = n >= 0 && n <= 1 ? n : bad(`epsilon=${v}`);
     else if (k === "csv") out.csv = v;
-    else if (k === "resets") {
+    else if (k === "new") {
+      if (v !== "value" && v !== "capped") bad(`new=${v}`);
+      out.newActions = v as "value" | "capped";
+    } else if (k === "offline") out.offLine = n >= 0 && n <= 1 ? n : bad(`offline=${v}`);
+    else if (k === "spots") {
+      const ss = v.split(",");
+      for (const x of ss) if (x !== "t2" && x !== "f1") bad(`spot ${x}`);
+      out.t2 = ss.includes("t2");
+      out.f1 = ss.includes("f1");
+    } else if (k === "resets") {
       if (v !== "continue" && v !== "none" && v !== "keep") bad(`resets=${v}`);
       out.resets = v as WarmResets;
     } else if (k === "responses") {
-      if (v !== "pot-odds" && v !== "copy") bad(`responses=${v}`);
+      if (v !== "pot-odds" && v !== "copy" && v !== "rank") bad(`responses=${v}`);
       out.responses = v as WarmResponses;
     } else if (k === "methods") {
       const ms = v.split(",");
@@ -220,12 +237,12 @@ function runSpot(
     else for (const w of a.weights) variants.push([m, w]);
   }
   for (const [method, w] of variants) {
-    const ls = new CfrSolver(large.tree, large.game, so);
+    const ls = new CfrSolver(large.tree, large.game, { ...so });
     let r: RunResult;
     if (method === "cold") r = fresh("cold", "cold");
     else {
       const t0 = performance.now();
-      const ss = new CfrSolver(small.tree, small.game, so);
+      const ss = new CfrSolver(small.tree, small.game, { ...so });
       ss.run(a.smallIterations);
       const t1 = performance.now();
       const smallPct = ss.exploitability().percent; // not timed, as the checks of the runs
@@ -240,6 +257,8 @@ function runSpot(
           resets: a.resets,
           responses: a.responses,
           epsilon: a.epsilon,
+          offLine: a.offLine,
+          newActions: a.newActions,
         });
         weight = rep.weight;
         what = `values W=${weight}${w === "auto" ? " (auto)" : ""}`;
@@ -278,10 +297,13 @@ export const suite: BenchSuite = {
   async run(opts): Promise<BenchReport> {
     const report = newReport("warmstart", null);
     const a = parseArgs(opts.args);
-    const spots: [string, () => [Spot, Spot]][] = [[
-      "T2",
-      () => [makeSpot(t2Config(...T2S_SIZES), "T2s"), makeSpot(t2Config(...T2_SIZES), "T2")],
-    ]];
+    const spots: [string, () => [Spot, Spot]][] = [];
+    if (a.t2) {
+      spots.push([
+        "T2",
+        () => [makeSpot(t2Config(...T2S_SIZES), "T2s"), makeSpot(t2Config(...T2_SIZES), "T2")],
+      ]);
+    }
     if (a.f1) {
       spots.push(["F1", () => [
         makeSpot(f1Config(["52%", "52%", "52%"], ""), "F1s"),

@@ -28,15 +28,24 @@ export const WARMSTART_CONFIG_KEYS: readonly string[] = [
 /** How the full tree is seeded: from the mapped strategy's values, or by transferring regrets. */
 export type WarmStartMethod = "values" | "regrets";
 
+/**
+ * W of the "regrets" method when `warmstart_weight = "auto"`: measured on spot T2 (README), W = 20
+ * and 30 both reach 0.5 / 0.3 % at 130 / 180 counted iterations (W = 10: 140 / 270, W = 45: 165 /
+ * over 190); W costs no time (the full tree starts at t = W), so the larger of the two is faster.
+ */
+export const REGRETS_AUTO_WEIGHT = 30;
+
 /** Warm-start settings of a solve config (`[solver]` use_warmstart and warmstart_*). */
 export interface WarmStartSettings {
   enabled: boolean;
   /**
-   * "values" (default, the better of the two at their defaults on spot T2, see README: regrets from
-   * the mapped strategy's counterfactual values, Brown & Sandholm 2016) or "regrets" (seed 002).
+   * "values" (default: regrets from the mapped strategy's counterfactual values, Brown & Sandholm
+   * 2016, W from its exploitability; about as fast as cold on T2 and F1) or "regrets" (seed 002, W
+   * auto = REGRETS_AUTO_WEIGHT: faster on turn spot T2, 1.33x in wall clock, but slower on flop spot
+   * F1, whose one-size tree has no raises; see README).
    */
   method: WarmStartMethod;
-  /** W in iterations (the full solve continues at t = W), or "auto" (values: from the mapped strategy's exploitability; regrets: 10). */
+  /** W in iterations (the full solve continues at t = W), or "auto" (values: from the mapped strategy's exploitability; regrets: REGRETS_AUTO_WEIGHT). */
   weight: number | "auto";
   interpolation: WarmStartInterpolation;
   /** The small tree's solve stops after this many iterations ... */

@@ -13,6 +13,7 @@ import {
   warmStartPostflop,
   type WarmStartSettings,
 } from "./warmstart.ts";
+import { REGRETS_AUTO_WEIGHT } from "./warmstart_config.ts";
 import { warmStartPostflopValues } from "./warmstart_values.ts";
 
 // The three phases of a warm-started `deno task solve` (small tree, seeding, full tree), for both
@@ -94,7 +95,7 @@ export async function runWarmStartSolve(
           warnings: [],
         };
       } else {
-        const weight = ws.weight === "auto" ? 10 : ws.weight;
+        const weight = ws.weight === "auto" ? REGRETS_AUTO_WEIGHT : ws.weight;
         const r = warmStartPostflop(pair[0], pair[1], {
           weight,
           interpolation: ws.interpolation,

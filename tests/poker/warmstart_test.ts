@@ -311,6 +311,7 @@ target_exploitability_pct = 0.5
 threads = 1
 use_warmstart = true
 warmstart_method = "regrets"
+warmstart_weight = 10
 warmstart_minimal_max_iters = 20
 warmstart_minimal_exploitability_pct = 0
 `;

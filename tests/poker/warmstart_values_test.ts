@@ -8,7 +8,12 @@ import { PostflopGame } from "../../src/poker/game.ts";
 import { prepareSpot, runSolve } from "../../src/poker/solve.ts";
 import { pokerMapper } from "../../src/poker/warmstart.ts";
 import { runWarmStartSolve } from "../../src/poker/warmstart_solve.ts";
-import { potOddsResponses, warmStartPostflopValues } from "../../src/poker/warmstart_values.ts";
+import {
+  pathReach,
+  potOddsResponses,
+  rankResponses,
+  warmStartPostflopValues,
+} from "../../src/poker/warmstart_values.ts";
 import { decodeAll } from "../../src/quant/mod.ts";
 
 const RIVER = (bet: string, raise: string) =>
@@ -111,21 +116,105 @@ Deno.test("value warm start of a river spot: new sizes get regrets from their va
   assert.ok(R.subarray(H, 2 * H).some((x) => x !== 0));
 });
 
-Deno.test("a value-warm-started solve reaches the cold solve's equilibrium (root EVs within 0.1 chip)", async () => {
+Deno.test("a warm-started solve by either method (regrets at W auto = 30, values) reaches the cold solve's equilibrium (root EVs within 0.1 chip)", async () => {
   const text = RIVER("33%, 66%, 100%, a", "2.5x, a") +
     `[solver]\nmax_iterations = 300\ntarget_exploitability_pct = 0.1\nthreads = 1\n` +
-    `use_warmstart = true\nwarmstart_method = "values"\nwarmstart_minimal_max_iters = 30\nwarmstart_minimal_exploitability_pct = 0\n`;
-  const config = parseSolveConfig(text);
+    `use_warmstart = true\nwarmstart_minimal_max_iters = 30\nwarmstart_minimal_exploitability_pct = 0\n`;
   const coldConfig = parseSolveConfig(text.replace("use_warmstart = true", ""));
   const c = await runSolve(prepareSpot(coldConfig));
-  const w = await runWarmStartSolve(prepareSpot(config), config.solver.warmStart!);
-  assert.equal(w.transfer.method, "values");
-  assert.ok(c.exploitability.percent <= 0.1 && w.outcome.exploitability.percent <= 0.1);
-  for (const p of [0, 1]) {
-    const d = Math.abs(w.outcome.exploitability.ev[p] - c.exploitability.ev[p]);
-    assert.ok(
-      d < 0.1,
-      `player ${p}: warm ${w.outcome.exploitability.ev[p]} cold ${c.exploitability.ev[p]}`,
-    );
+  for (const method of ["regrets", "values"] as const) {
+    const cfg = parseSolveConfig(text + `warmstart_method = "${method}"\n`);
+    const w = await runWarmStartSolve(prepareSpot(cfg), cfg.solver.warmStart!);
+    assert.equal(w.transfer.method, method);
+    if (method === "regrets") assert.equal(w.transfer.startIteration, 30);
+    assert.ok(c.exploitability.percent <= 0.1 && w.outcome.exploitability.percent <= 0.1);
+    for (const p of [0, 1]) {
+      const d = Math.abs(w.outcome.exploitability.ev[p] - c.exploitability.ev[p]);
+      assert.ok(
+        d < 0.1,
+        `player ${p}: warm ${w.outcome.exploitability.ev[p]} cold ${c.exploitability.ev[p]}`,
+      );
+    }
   }
+});
+
+Deno.test("rank responses: the range's fold frequency moves by the pot odds, marginal hands first", () => {
+  const small = spot(RIVER("50%", "2.5x")), large = spot(RIVER("25%, 100%", "2.5x"));
+  const ss = new CfrSolver(small.tree, small.game, {});
+  ss.run(30);
+  const mapper = pokerMapper(side(small), side(large));
+  const pair = pairNodes(small.tree, large.tree, mapper);
+  const copy = mappedPolicy(ss, large.tree, mapper, pair);
+  const reach = pathReach(large.tree, (p) => large.game.initialWeights(p), copy);
+  const ranked = mappedPolicy(ss, large.tree, mapper, pair, {
+    adjust: rankResponses(side(small), side(large), reach),
+  });
+  const H1 = large.tree.numHands[1];
+  for (const [line, f] of [["Bet 25", 0.25], ["Bet 100", 1]] as const) {
+    const n = findNode(large.tree, [line]), A = large.tree.numChildren[n];
+    const plain = new Float32Array(A * H1), got = new Float32Array(A * H1);
+    copy(n, plain);
+    ranked(n, got);
+    const r = new Float32Array(H1);
+    reach(n, 1, r);
+    let F = 0, G = 0;
+    for (let h = 0; h < H1; h++) (F += r[h] * plain[h]), (G += r[h] * got[h]);
+    const k = (f / (1 + f)) / (0.5 / 1.5);
+    assert.ok(F > 0);
+    assert.ok(Math.abs(G - Math.min(F * k, r.reduce((x, y) => x + y, 0))) < 1e-4, `${line}: ${G}`);
+    // Order kept: a hand that folded less (more) than another never ends up folding more (less).
+    for (let x = 0; x < H1; x++) {
+      for (let y = 0; y < H1; y++) {
+        if (r[x] > 0 && r[y] > 0 && plain[x] < plain[y]) assert.ok(got[x] <= got[y] + 1e-6);
+      }
+      let sum = 0;
+      for (let a = 0; a < A; a++) sum += got[a * H1 + x];
+      assert.ok(Math.abs(sum - 1) < 1e-5);
+    }
+  }
+});
+
+Deno.test("value warm start with offLine = 0: nodes reached through a new size start cold", () => {
+  const small = spot(RIVER("50%", "2.5x")), large = spot(RIVER("25%, 50%", "2.5x"));
+  const ss = new CfrSolver(small.tree, small.game, {});
+  ss.run(30);
+  const ls = new CfrSolver(large.tree, large.game, {});
+  warmStartPostflopValues({ solver: ss, game: small.game }, { solver: ls, game: large.game }, {
+    weight: 10,
+    offLine: 0,
+  });
+  const R = decodeAll(ls.regrets), S = decodeAll(ls.strategy);
+  const block = (n: number) => {
+    let off = 0;
+    for (let b = 0; b < large.tree.block[n]; b++) off += large.tree.blockSize[b];
+    return [off, off + large.tree.blockSize[large.tree.block[n]]];
+  };
+  const [a25, b25] = block(findNode(large.tree, ["Bet 25"]));
+  const [a50, b50] = block(findNode(large.tree, ["Bet 50"]));
+  assert.ok(
+    R.subarray(a25, b25).every((x) => x === 0) && S.subarray(a25, b25).every((x) => x === 0),
+  );
+  assert.ok(S.subarray(a50, b50).some((x) => x > 0));
+});
+
+Deno.test("value warm start with newActions capped: a size the small tree lacks starts at regret <= 0", () => {
+  const small = spot(RIVER("50%", "2.5x")), large = spot(RIVER("25%, 50%", "2.5x"));
+  const ss = new CfrSolver(small.tree, small.game, {});
+  ss.run(30);
+  const run = (newActions: "value" | "capped") => {
+    const ls = new CfrSolver(large.tree, large.game, {});
+    warmStartPostflopValues({ solver: ss, game: small.game }, { solver: ls, game: large.game }, {
+      weight: 10,
+      newActions,
+    });
+    const H = large.tree.numHands[0];
+    // Root actions: check, bet 25 (new), bet 50.
+    return Array.from(decodeAll(ls.regrets).subarray(0, 3 * H));
+  };
+  const plain = run("value"), capped = run("capped");
+  const H = large.tree.numHands[0];
+  assert.ok(plain.slice(H, 2 * H).some((x) => x > 0)); // the new size looks profitable ...
+  assert.ok(capped.slice(H, 2 * H).every((x) => x <= 0)); // ... and is capped
+  assert.deepEqual(capped.slice(0, H), plain.slice(0, H)); // the others are unchanged
+  assert.deepEqual(capped.slice(2 * H), plain.slice(2 * H));
 });
