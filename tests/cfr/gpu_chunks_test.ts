@@ -4,7 +4,7 @@ import type { PublicTree } from "../../src/cfr/tree.ts";
 import { CFR_CHANCE } from "../../src/cfr/tree.ts";
 import type { SolverOptions } from "../../src/cfr/solver.ts";
 import type { CfrGame } from "../../src/cfr/game.ts";
-import { GpuCfrSolver, planGpuSolve } from "../../src/cfr/gpu/solver.ts";
+import { GpuCfrSolver, gpuSolveShape, planGpuSolve } from "../../src/cfr/gpu/solver.ts";
 import { cutOf, planChunks } from "../../src/cfr/gpu/chunks.ts";
 import { parseSolveConfig, T1_SPOT } from "../../src/poker/config.ts";
 import { expandSpot, prepareSpot } from "../../src/poker/solve.ts";
@@ -99,6 +99,31 @@ Deno.test("gpu chunks: a memory budget picks the fewest chunks that fit it", () 
   const tight = planGpuSolve(tree, "dcfr+", formats, { memoryBudget: stores });
   assert.ok(tight.bytes > stores);
 });
+
+Deno.test(
+  "gpu chunks: under a budget the solver allocates at most the budget (exact dispatch parameters)",
+  { ignore: !hasAdapter },
+  async () => {
+    const spot = prepareSpot(parseSolveConfig(T1_SPOT));
+    const tree = expandSpot(spot);
+    const options: SolverOptions = { algorithm: "dcfr+", regretBits: 8, strategyBits: 4 };
+    const whole = gpuSolveShape(tree, spot.game, options, { chunks: 1 }).plan.bytes;
+    for (const f of [0.6, 0.4]) {
+      const budget = Math.round(whole * f);
+      const shape = gpuSolveShape(tree, spot.game, options, { memoryBudget: budget });
+      assert.ok(shape.plan.bytes <= budget, `plan ${shape.plan.bytes} > ${budget}`);
+      assert.equal(shape.plan.parts["dispatch parameters"], shape.paramSets * 256);
+      const gpu = await GpuCfrSolver.create(ctx!, tree, spot.game, options, {
+        memoryBudget: budget,
+      });
+      try {
+        assert.ok(gpu.deviceBytes <= budget, `allocated ${gpu.deviceBytes} > budget ${budget}`);
+      } finally {
+        gpu.destroy();
+      }
+    }
+  },
+);
 
 /** Device stores and exploitability after `iterations`, at a given chunk count. */
 async function solveWith(

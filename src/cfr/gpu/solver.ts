@@ -196,6 +196,7 @@ export function planGpuSolve(
       "instant regrets": quant ? 2 * Math.max(1, plan.inpHalf) * 4 : 0,
       "scratch": 4 * (sd * 2 * maxNT + 4 * hm),
       "dispatch parameters": PARAM_STRIDE * dispatches,
+      "iteration uniforms": DISC_SLOTS * DISC_STRIDE,
     };
     let bytes = 64;
     for (const v of Object.values(parts)) bytes += v;
@@ -349,6 +350,7 @@ function prepareSolve(
   game: CfrGame,
   options: SolverOptions,
   gpuOptions: GpuSolveOptions,
+  maxDim = 65535,
 ) {
   const algorithm = options.algorithm ?? "dcfr";
   const signed = !regretsNonNegative(algorithm);
@@ -366,7 +368,7 @@ function prepareSolve(
   const chunkable = isPokerSource(game);
   const first = planGpuSolve(tree, algorithm, [rf, sf], gpuOptions, undefined, chunkable);
   let tables = buildTables(tree, game, kalg, first.plan);
-  const planned = planGpuSolve(
+  let planned = planGpuSolve(
     tree,
     algorithm,
     [rf, sf],
@@ -379,9 +381,37 @@ function prepareSolve(
   if (shape(planned.plan) !== shape(first.plan)) {
     tables = buildTables(tree, game, kalg, planned.plan);
   }
-  const sdGroups = planned.sdGroups;
   // Predictions after the regrets they are derived from.
   const stores = algorithm === "pdcfr+" ? ["R", "Q", "S"] : ["R", "S"];
+  const budget = gpuOptions.memoryBudget;
+  if (budget !== undefined && chunkable) {
+    // The plan estimates the dispatch parameters from the train dispatches; the checks add their
+    // own (an H200 F1 run at a 300 MB budget allocated 300.2 MB). Count them exactly, and plan
+    // again below the budget by the overshoot while they push the solve over it.
+    let target = budget;
+    for (let k = 0; k < 4; k++) {
+      const c = buildCommands(tree, tables, planned.plan, stores, quant, planned.sdGroups, maxDim);
+      const exact = Math.max(1, c.paramSets.length) * PARAM_STRIDE;
+      planned.bytes += exact - planned.parts["dispatch parameters"];
+      planned.parts["dispatch parameters"] = exact;
+      if (planned.bytes <= budget) break;
+      target -= planned.bytes - budget;
+      const next = planGpuSolve(
+        tree,
+        algorithm,
+        [rf, sf],
+        { ...gpuOptions, memoryBudget: target },
+        tables.aux.byteLength,
+        chunkable,
+        tables.layout.maxNT,
+      );
+      if (shape(next.plan) !== shape(planned.plan)) {
+        tables = buildTables(tree, game, kalg, next.plan);
+      }
+      planned = next;
+    }
+  }
+  const sdGroups = planned.sdGroups;
   return { rf, sf, quant, tables, planned, sdGroups, stores };
 }
 
@@ -395,12 +425,19 @@ export function gpuSolveShape(
   options: SolverOptions = {},
   gpuOptions: GpuSolveOptions = {},
   maxDim = 65535,
-): { dispatches: number; checkDispatches: number; chunks: number; plan: GpuSolvePlan } {
+): {
+  dispatches: number;
+  checkDispatches: number;
+  chunks: number;
+  plan: GpuSolvePlan;
+  paramSets: number;
+} {
   const { quant, tables, planned, sdGroups, stores } = prepareSolve(
     tree,
     game,
     options,
     gpuOptions,
+    maxDim,
   );
   const c = buildCommands(tree, tables, planned.plan, stores, quant, sdGroups, maxDim);
   return {
@@ -408,6 +445,7 @@ export function gpuSolveShape(
     checkDispatches: c.evaluate.length,
     chunks: Math.max(1, planned.plan.segments.length - 1),
     plan: planned,
+    paramSets: c.paramSets.length,
   };
 }
 
@@ -525,6 +563,7 @@ export class GpuCfrSolver {
       game,
       options,
       gpuOptions,
+      ctx.device.limits.maxComputeWorkgroupsPerDimension,
     );
     const plan = planned.plan;
     const budget = gpuOptions.memoryBudget;
