@@ -38,7 +38,11 @@ await runMain(async () => {
       "lr-min": { type: "string", default: "0.0005", help: "cosine schedule end" },
       "finished-only": { type: "boolean", help: "skip games without a result" },
       "no-augment": { type: "boolean", help: "train on the boards as played (no symmetries)" },
-      backend: { type: "string", default: "cpu", help: "cpu, gpu or auto" },
+      backend: {
+        type: "string",
+        default: "cpu-fast",
+        help: "cpu-fast (fast CPU ops), cpu (reference ops), gpu or auto",
+      },
       seed: { type: "string", default: "1", help: "seed of weights, split and order" },
     },
   );

@@ -3,7 +3,7 @@ import type { GpuContext } from "../gpu/device.ts";
 import { writeBuffer } from "../gpu/buffers.ts";
 import type { SgdHyper } from "./backend.ts";
 import type { NetConfig } from "./config.ts";
-import { CpuBackend } from "./cpu_backend.ts";
+import { CpuBackend, FastCpuBackend } from "./cpu_backend.ts";
 import { l2Penalty } from "./cpu/loss.ts";
 import { type NetTensors, type PassOutputs, runPass } from "./graph.ts";
 import { type FoldedConv, foldedLayers, runFusedInference } from "./graph_fused.ts";
@@ -118,10 +118,10 @@ function cloneWeights(w: NetWeights): NetWeights {
 export class CpuNet implements PolicyValueNet {
   readonly backend = "cpu" as const;
   readonly config: NetConfig;
-  private readonly b = new CpuBackend();
   private readonly net: NetTensors<CpuTensor>;
 
-  constructor(weights: NetWeights) {
+  /** `b`: the reference ops by default, or FastCpuBackend (same results up to f32 rounding). */
+  constructor(weights: NetWeights, private readonly b: CpuBackend = new CpuBackend()) {
     const w = cloneWeights(weights);
     this.config = w.config;
     const zeros = () =>
@@ -137,6 +137,7 @@ export class CpuNet implements PolicyValueNet {
 
   private inputs(batch: NetBatch, train: boolean) {
     const c = this.config;
+    if (this.b instanceof FastCpuBackend) this.b.outputMask = batch.mask ?? null;
     return {
       x: cpuTensor([batch.size, c.planes, c.height, c.width], batch.planes),
       mask: cpuTensor(

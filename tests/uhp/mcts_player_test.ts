@@ -9,6 +9,8 @@ import {
   MctsPlayer,
   PLAYOUTS_PER_DEPTH,
   PolicyPlayer,
+  ReferenceHiveNet,
+  SyncHiveNet,
   uniformHiveEvaluator,
 } from "../../src/uhp/mcts_player.ts";
 import { initWeights } from "../../src/nn/params.ts";
@@ -101,4 +103,28 @@ Deno.test("uhp: a loaded model answers bestmove with MCTS, info names it, UseMod
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("SyncHiveNet (fast path) gives the reference pass's priors and value on Hive positions", () => {
+  const w = initWeights(HIVE_NETS.tiny, 9);
+  // Non-trivial batch-norm statistics, so that the folding is exercised.
+  for (const [name, t] of w.tensors) {
+    if (name.endsWith(".mean")) t.data.forEach((_, i) => t.data[i] = 0.1 * ((i % 5) - 2));
+    if (name.endsWith(".var")) t.data.forEach((_, i) => t.data[i] = 0.5 + 0.25 * (i % 3));
+  }
+  const fast = new SyncHiveNet(w), ref = new ReferenceHiveNet(w);
+  const g = new HiveGame("Base+MLP");
+  for (const m of WON.slice(0, 12)) {
+    const legal = g.validMoves();
+    const a = ref.evaluate(g, legal), b = fast.evaluate(g, legal);
+    ok(Math.abs(a.value - b.value) < 1e-5, `value ${a.value} vs ${b.value}`);
+    for (let i = 0; i < legal.length; i++) {
+      ok(
+        Math.abs(a.priors[i] - b.priors[i]) < 1e-5,
+        `prior ${i}: ${a.priors[i]} vs ${b.priors[i]}`,
+      );
+    }
+    g.playString(m);
+  }
+  equal(fast.evaluations, 12);
 });
