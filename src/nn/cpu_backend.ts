@@ -3,13 +3,8 @@ import { batchNorm, batchNormBackward, type BnParams } from "./cpu/batchnorm.ts"
 import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "./cpu/conv.ts";
 import { add, relu, reluBackward } from "./cpu/elementwise.ts";
 import { convFused } from "./cpu/fused.ts";
-import {
-  conv2dBackwardInputFast,
-  conv2dBackwardWeightFast,
-  conv2dFast,
-  linearBackwardFast,
-  linearFast,
-} from "./cpu/fast.ts";
+import { linearBackwardFast, linearFast } from "./cpu/fast.ts";
+import { conv2dBackwardInputSimd, conv2dBackwardWeightSimd, conv2dSimd } from "./cpu/conv_simd.ts";
 import { linear, linearBackward } from "./cpu/linear.ts";
 import { policyLoss, valueLoss } from "./cpu/loss.ts";
 import { sgdStep } from "./optimizer.ts";
@@ -97,8 +92,8 @@ export class CpuBackend implements NnBackend<CpuTensor> {
 }
 
 /**
- * The CPU backend with the fast convolution and fully connected ops of cpu/fast.ts (the other ops
- * are the reference ones): same results up to f32 rounding, many times quicker on small networks.
+ * The CPU backend with the fast convolutions (Wasm SIMD, cpu/conv_simd.ts) and fully connected ops
+ * (cpu/fast.ts); the other ops are the reference ones: same results up to f32 rounding, many times quicker on small networks.
  */
 export class FastCpuBackend extends CpuBackend {
   /**
@@ -109,7 +104,7 @@ export class FastCpuBackend extends CpuBackend {
   outputMask: Float32Array | null = null;
   /** Fast convolution. */
   override conv2d(x: CpuTensor, w: CpuTensor): CpuTensor {
-    return conv2dFast(x, w);
+    return conv2dSimd(x, w);
   }
   /** Fast convolution backward (dw written in place). */
   override conv2dBackward(
@@ -119,8 +114,8 @@ export class FastCpuBackend extends CpuBackend {
     dw: CpuTensor,
     needDx: boolean,
   ) {
-    conv2dBackwardWeightFast(x, dy, dw);
-    return needDx ? conv2dBackwardInputFast(dy, w) : null;
+    conv2dBackwardWeightSimd(x, dy, dw);
+    return needDx ? conv2dBackwardInputSimd(dy, w) : null;
   }
   /** Fast fused inference conv. */
   override convFused(
@@ -130,7 +125,7 @@ export class FastCpuBackend extends CpuBackend {
     res: CpuTensor | null,
     relu: boolean,
   ) {
-    return conv2dFast(x, w, bias.data, res?.data ?? null, relu);
+    return conv2dSimd(x, w, bias.data, res?.data ?? null, relu);
   }
   /** Fast fully connected layer. */
   override linear(x: CpuTensor, w: CpuTensor, bias: CpuTensor): CpuTensor {

@@ -14,6 +14,15 @@ import {
   linearFast,
 } from "../../src/nn/cpu/fast.ts";
 import { FastInference } from "../../src/nn/cpu/fast_infer.ts";
+import {
+  conv2dBackwardInputSimd,
+  conv2dBackwardWeightSimd,
+  conv2dSimd,
+  convSimdEnabled,
+} from "../../src/nn/cpu/conv_simd.ts";
+import { NN_KERNELS } from "../../src/nn/cpu/wasm_build.ts";
+import { kernelSource, sourceHash } from "../../src/cfr/wasm/build.ts";
+import * as convWasm from "../../src/nn/cpu/conv_wasm.ts";
 import { FastCpuBackend } from "../../src/nn/cpu_backend.ts";
 import { CpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
@@ -53,6 +62,32 @@ Deno.test("conv2dFast and its backward match the reference ops (3x3 and 1x1, bat
       convFused(x, w, bias, res, true).data,
       `fused k${k}`,
     );
+  }
+});
+
+Deno.test("conv2dSimd and its backward match the reference ops (3x3, 1x1, 5x5; odd widths)", () => {
+  // Runs the TypeScript twins where WebAssembly SIMD is missing; both must match the reference.
+  for (const [k, h, w] of [[3, 7, 6], [1, 5, 9], [5, 6, 5], [3, 26, 26]]) {
+    const x = rand([2, 3, h, w]), wt = rand([5, 3, k, k]), dy = rand([2, 5, h, w]);
+    close(conv2dSimd(x, wt).data, conv2d(x, wt).data, `simd conv k${k}`);
+    close(conv2dBackwardInputSimd(dy, wt).data, conv2dBackwardInput(dy, wt).data, `simd dx k${k}`);
+    const dw = rand([5, 3, k, k]);
+    conv2dBackwardWeightSimd(x, dy, dw);
+    close(dw.data, conv2dBackwardWeight(x, dy, k).data, `simd dw k${k}`);
+    const bias = rand([5]), res = rand([2, 5, h, w]);
+    close(
+      conv2dSimd(x, wt, bias.data, res.data, true).data,
+      convFused(x, wt, bias, res, true).data,
+      `simd fused k${k}`,
+    );
+  }
+});
+
+Deno.test("conv Wasm kernel: the committed module was built from the current source", async () => {
+  assert.ok(convSimdEnabled(), "Deno 2 has WebAssembly SIMD: the kernel should run here");
+  for (const k of NN_KERNELS) {
+    const text = await Deno.readTextFile(kernelSource(k));
+    assert.equal(convWasm.SOURCE_SHA256, await sourceHash(text), "deno task build-wasm");
   }
 });
 

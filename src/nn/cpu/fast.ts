@@ -119,7 +119,7 @@ export function conv2dFast(
 }
 
 /** The weight of the input-gradient convolution: w'[ci, co, ky, kx] = w[co, ci, k-1-ky, k-1-kx]. */
-function flipTranspose(w: CpuTensor): CpuTensor {
+export function flipTranspose(w: CpuTensor): CpuTensor {
   const [co, ci, k] = w.shape, kk = k * k;
   const t = cpuTensor([ci, co, k, k]);
   for (let o = 0; o < co; o++) {

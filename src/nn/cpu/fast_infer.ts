@@ -7,7 +7,7 @@ import type { NetConfig } from "../config.ts";
 import type { NetWeights } from "../params.ts";
 import { type CpuTensor, cpuTensor } from "../tensor.ts";
 import { KibitzError } from "../../errors.ts";
-import { conv2dFast } from "./fast.ts";
+import { conv2dSimd } from "./conv_simd.ts";
 import { foldBn } from "./fused.ts";
 
 interface Folded {
@@ -57,7 +57,7 @@ export class FastInference {
 
   private conv(x: CpuTensor, name: string, res: CpuTensor | null): CpuTensor {
     const f = this.convs.get(name)!;
-    return conv2dFast(x, f.w, f.b, res?.data ?? null, true);
+    return conv2dSimd(x, f.w, f.b, res?.data ?? null, true);
   }
 
   /**
