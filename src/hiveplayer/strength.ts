@@ -105,6 +105,11 @@ export interface MatchOptions {
   /** Plies after which a game is a draw. */
   maxPlies: number;
   seed: number;
+  /**
+   * Index of the first game (default 0): games first..first+games-1 of the match are played, so
+   * one match can be split across processes (disjoint parts with the same seed add up to it).
+   */
+  first?: number;
 }
 
 /**
@@ -119,7 +124,8 @@ export function playMatch(
 ): MatchResult {
   const scores: number[] = [];
   let msA = 0, movesA = 0, msB = 0, movesB = 0, plies = 0;
-  for (let i = 0; i < o.games; i++) {
+  const first = o.first ?? 0;
+  for (let i = first; i < first + o.games; i++) {
     const aWhite = i % 2 === 0;
     const rand = mulberry32(o.seed * 7919 + (i >> 1));
     const g = new HiveGame(o.gameType);

@@ -1,4 +1,5 @@
-// `deno task bench hive-strength [games=N] [model=FILE] [playouts=N] [ms=N] [plies=N] [pairs=a:b,...]`:
+// `deno task bench hive-strength [games=N] [first=K] [model=FILE] [playouts=N] [ms=N] [plies=N]
+// [pairs=a:b,...]`:
 // the strength ladder of the Hive players (see strength.ts) with the shipped network by default.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
@@ -38,6 +39,7 @@ export const suite: BenchSuite = {
     const playouts = num("playouts", 100);
     const ms = num("ms", 1000);
     const maxPlies = num("plies", 200);
+    const first = num("first", 0);
     const modelPath = kv.get("model") ?? DEFAULT_HIVE_MODEL;
     const pairs = (kv.get("pairs") ?? DEFAULT_PAIRS.join(",")).split(",");
     const model = await loadHiveModel(modelPath);
@@ -73,6 +75,7 @@ export const suite: BenchSuite = {
         openingPlies: 2,
         maxPlies,
         seed: 1 + k,
+        first,
       }, (i, s, plies) => opts.log(`  game ${i + 1}: ${a.name} scores ${s} in ${plies} plies`));
       results.push(r);
       rows.push([
@@ -108,8 +111,10 @@ export const suite: BenchSuite = {
     const c = model.weights.config;
     report.notes.push(
       `Network: ${modelPath.slice(modelPath.lastIndexOf("/") + 1)} (${c.blocks} x ${c.filters}, ` +
-        `${JSON.stringify(model.meta)}), MCTS c_puct 2.5 on the CPU reference backend, one leaf ` +
-        `per evaluation; mcts = ${playouts} playouts per move, time players ${ms} ms per move.`,
+        `${JSON.stringify(model.meta)}), MCTS c_puct 2.5 with the fast one-position CPU ` +
+        `inference (Wasm SIMD convolutions, legal policy logits only), one leaf per evaluation; ` +
+        `mcts = ${playouts} playouts per move, time players ${ms} ms per move` +
+        (first > 0 ? `; games ${first}..${first + games - 1} of each match.` : "."),
       "Targets (issue 17): MCTS at 1 s/move >= 99 % vs random and >= 75 % vs alpha-beta at 1 s " +
         "over 200 games; policy-only >= 90 % vs random.",
     );

@@ -45,3 +45,15 @@ Deno.test("strength: matches alternate colours over shared openings and count ev
   const m = mctsLadderPlayer(uniformHiveEvaluator, { playouts: 8 });
   equal(m.name, "mcts-8");
 });
+
+Deno.test("strength: a match split with `first` adds up to the whole match", () => {
+  // Alpha-beta at depth 1 is deterministic, so game i depends only on the seed and i.
+  const o = { gameType: "Base+MLP", openingPlies: 2, maxPlies: 40, seed: 3 };
+  const a = () => alphaBetaLadderPlayer({ depth: 1 });
+  const whole = playMatch(a(), a(), { ...o, games: 4 });
+  const p1 = playMatch(a(), a(), { ...o, games: 2 });
+  const p2 = playMatch(a(), a(), { ...o, games: 2, first: 2 });
+  equal(p1.winsA + p2.winsA, whole.winsA);
+  equal(p1.draws + p2.draws, whole.draws);
+  equal(p1.meanPlies * 2 + p2.meanPlies * 2, whole.meanPlies * 4);
+});
