@@ -138,6 +138,13 @@ export interface MctsPlayerConfig {
   fpuReduction: number;
   /** Playouts when neither depth nor time is given. */
   defaultPlayouts: number;
+  /**
+   * Immediate-win check at each expansion: when a legal move ends the game in the mover's favour
+   * the node keeps only that move (the side to move would play it), so the search sees every
+   * win in one ply and every loss it allows in two exactly, whatever the priors. Costs one
+   * play/undo per legal move per expansion, a small fraction of a network evaluation.
+   */
+  winCheck: boolean;
 }
 
 /** Seed 003's c_puct and src/mcts's first-play urgency. */
@@ -145,6 +152,7 @@ export const MCTS_PLAYER_DEFAULTS: MctsPlayerConfig = {
   cPuct: 2.5,
   fpuReduction: 0.25,
   defaultPlayouts: 200,
+  winCheck: true,
 };
 
 /** PUCT search with the network: the most visited root move after the playout or time budget. */
@@ -197,9 +205,17 @@ export class MctsPlayer implements UhpPlayer {
       if (node.terminal !== null) value = node.terminal;
       else {
         const legal = node === root ? rootMoves : g.validMoves();
-        const e = this.net.evaluate(g, legal);
-        node.children = legal.map((m, i) => new Node(m, e.priors[i]));
-        value = e.value;
+        const win = this.config.winCheck ? winningMove(g, legal) : null;
+        if (win !== null) {
+          // Proven: the side to move wins by playing `win`.
+          node.children = [new Node(win, 1)];
+          node.children[0].terminal = -1;
+          value = 1;
+        } else {
+          const e = this.net.evaluate(g, legal);
+          node.children = legal.map((m, i) => new Node(m, e.priors[i]));
+          value = e.value;
+        }
       }
       for (let i = 0; i < plies; i++) g.undo();
       // `value` is from the leaf's side to move; each node stores its mover's view.
@@ -239,6 +255,17 @@ export class MctsPlayer implements UhpPlayer {
     }
     return best;
   }
+}
+
+/** A legal move after which the side that played it has won, or null. */
+export function winningMove(g: HiveGame, legal: number[]): number | null {
+  for (const m of legal) {
+    g.play(m);
+    const r = hiveOutcome(g);
+    g.undo();
+    if (r === -1) return m;
+  }
+  return null;
 }
 
 /** The network's most probable legal move, no search (the ladder's policy-only player). */

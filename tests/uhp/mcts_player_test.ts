@@ -12,6 +12,7 @@ import {
   ReferenceHiveNet,
   SyncHiveNet,
   uniformHiveEvaluator,
+  winningMove,
 } from "../../src/uhp/mcts_player.ts";
 import { initWeights } from "../../src/nn/params.ts";
 
@@ -127,4 +128,30 @@ Deno.test("SyncHiveNet (fast path) gives the reference pass's priors and value o
     g.playString(m);
   }
   equal(fast.evaluations, 12);
+});
+
+Deno.test("mcts player: the win check plays a win in one at once and sees the reply that loses", () => {
+  const g = position(BEFORE_WIN);
+  const win = winningMove(g, g.validMoves());
+  ok(win !== null);
+  g.play(win!);
+  equal(g.state, 3, "the move found wins for White");
+  g.undo();
+  equal(
+    winningMove(position(BEFORE_WIN.slice(0, 10)), position(BEFORE_WIN.slice(0, 10)).validMoves()),
+    null,
+  );
+  // One playout is enough with the check (the root is proven when it is expanded).
+  const p = new MctsPlayer(uniformHiveEvaluator);
+  const r = p.search(g, 1);
+  g.play(r.move);
+  equal(g.state, 3);
+  g.undo();
+  // Black to move one ply earlier: the search must not allow White's win when Black can stop it;
+  // every Black move that allows it is proven lost in two plies, so its value is -1.
+  const b = position(BEFORE_WIN.slice(0, -1));
+  const rb = new MctsPlayer(uniformHiveEvaluator).search(b, 400);
+  b.play(rb.move);
+  const after = winningMove(b, b.validMoves());
+  ok(after === null || rb.value <= -0.99, `Black's ${rb.move} allows a win, value ${rb.value}`);
 });
