@@ -37,6 +37,10 @@ await runMain(async () => {
       "lr-max": { type: "string", default: "0.02", help: "cosine schedule start" },
       "lr-min": { type: "string", default: "0.0005", help: "cosine schedule end" },
       "finished-only": { type: "boolean", help: "skip games without a result" },
+      "winner-moves": {
+        type: "boolean",
+        help: "policy targets only from the side that won (values from every position)",
+      },
       "no-augment": { type: "boolean", help: "train on the boards as played (no symmetries)" },
       backend: {
         type: "string",
@@ -77,6 +81,7 @@ await runMain(async () => {
     valPositions: intOption(v, "val-positions", 400, 1),
     maxGames: intOption(v, "max-games", 0, 0),
     finishedOnly: v["finished-only"] === true,
+    winnerMovesOnly: v["winner-moves"] === true,
     lrMax: numberOption(v, "lr-max", 0.02),
     lrMin: numberOption(v, "lr-min", 0.0005),
     augment: v["no-augment"] !== true,

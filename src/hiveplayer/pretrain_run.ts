@@ -40,6 +40,8 @@ export interface PretrainRun {
   lrMax: number;
   lrMin: number;
   augment: boolean;
+  /** Imitate only the moves of the side that won (values still from every position). */
+  winnerMovesOnly?: boolean;
   backend: string;
   seed: number;
   say: (text: string) => void;
@@ -103,6 +105,7 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
         epochs: o.epochs,
         batch: o.batch,
         augment: o.augment,
+        winnerMovesOnly: o.winnerMovesOnly ?? false,
         seed: o.seed,
         sgd,
         positionsPerEpoch: o.positionsPerEpoch,

@@ -137,3 +137,19 @@ Deno.test("model file: int8 rows round-trip within half a step per row, small te
   }
   equal(back.weights.tensors.get("policy.fc.w")!.shape[0], 300);
 });
+
+Deno.test("pretrain: winner-moves targets keep only the winner's moves, every value", () => {
+  // A made-up decided game: the engine game's moves with White as the winner.
+  const [g] = prepareGames(games(1)).games;
+  const won = { ...g, values: g.moves.map((_, ply) => (ply % 2 === 0 ? 1 : -1)) };
+  const samples = [0, 1, 2, 3].map((ply) => ({ game: 0, ply, symmetry: 0 }));
+  const all = encodeSamples([won], samples), winner = encodeSamples([won], samples, true);
+  const M = all.policy.length / 4;
+  for (let i = 0; i < 4; i++) {
+    const row = (p: Float32Array) => p.subarray(i * M, (i + 1) * M).reduce((a, v) => a + v, 0);
+    equal(row(all.policy), 1);
+    equal(row(winner.policy), i % 2 === 0 ? 1 : 0, `ply ${i}`);
+    equal(winner.value[i], all.value[i]);
+  }
+  deepEqual(winner.targets, all.targets);
+});
