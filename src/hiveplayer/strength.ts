@@ -12,6 +12,16 @@ import { BLACK_WINS, WHITE_WINS } from "../hive/state.ts";
 export interface LadderPlayer {
   name: string;
   move(g: HiveGame): number;
+  /** Search effort so far, for players that search: moves searched and their summed effort. */
+  effort?: { unit: string; moves: number; total: number };
+}
+
+/** "31 playouts" / "d2.4": a player's mean search effort per move, or "" when it has none. */
+export function effortText(p: LadderPlayer): string {
+  const e = p.effort;
+  if (!e || e.moves === 0) return "";
+  const mean = e.total / e.moves;
+  return e.unit === "depth" ? `d${mean.toFixed(1)}` : `${mean.toFixed(0)} ${e.unit}`;
 }
 
 /** The uniform random player. */
@@ -32,7 +42,13 @@ export function alphaBetaLadderPlayer(limits: { depth?: number; timeMs?: number 
     name: limits.timeMs !== undefined
       ? `alphabeta-${limits.timeMs}ms`
       : `alphabeta-d${limits.depth}`,
-    move: (g) => searchBestMove(g, limits).move,
+    effort: { unit: "depth", moves: 0, total: 0 },
+    move(g) {
+      const r = searchBestMove(g, limits);
+      this.effort!.moves++;
+      this.effort!.total += r.depth;
+      return r.move;
+    },
   };
 }
 
@@ -44,7 +60,16 @@ export function mctsLadderPlayer(
   const p = new MctsPlayer(net);
   return {
     name: limits.timeMs !== undefined ? `mcts-${limits.timeMs}ms` : `mcts-${limits.playouts}`,
-    move: (g) => p.search(g, limits.playouts ?? Infinity, limits.timeMs).move,
+    effort: { unit: "playouts", moves: 0, total: 0 },
+    move(g) {
+      const r = p.search(g, limits.playouts ?? Infinity, limits.timeMs);
+      // Moves proven at once (a single legal move, or a win in one) are not counted.
+      if (r.playouts > 1) {
+        this.effort!.moves++;
+        this.effort!.total += r.playouts;
+      }
+      return r.move;
+    },
   };
 }
 

@@ -7,6 +7,7 @@ import { DEFAULT_HIVE_MODEL, SyncHiveNet } from "../uhp/mcts_player.ts";
 import { loadHiveModel } from "../nn/model_file.ts";
 import {
   alphaBetaLadderPlayer,
+  effortText,
   type LadderPlayer,
   mctsLadderPlayer,
   playMatch,
@@ -88,6 +89,8 @@ export const suite: BenchSuite = {
         Math.round(r.elo),
         r.msPerMoveA,
         r.msPerMoveB,
+        effortText(a),
+        effortText(b),
         r.meanPlies,
       ]);
     }
@@ -104,6 +107,8 @@ export const suite: BenchSuite = {
         "Elo A-B",
         "ms/move A",
         "ms/move B",
+        "search/move A",
+        "search/move B",
         "mean plies",
       ],
       rows,

@@ -185,10 +185,10 @@ export class MctsPlayer implements UhpPlayer {
       this.last = { move: rootMoves[0] ?? PASS, playouts: 0, value: 0, ms: 0 };
       return this.last;
     }
-    let done = 0, slowest = 0;
+    let done = 0, slowest = 0, proven = false;
     const path: Node[] = [];
     // Stop when the slowest playout so far would no longer fit before the deadline.
-    while (done < playouts && (done === 0 || performance.now() + slowest < deadline)) {
+    while (!proven && done < playouts && (done === 0 || performance.now() + slowest < deadline)) {
       const p0 = performance.now();
       path.length = 0;
       let node = root;
@@ -211,6 +211,7 @@ export class MctsPlayer implements UhpPlayer {
           node.children = [new Node(win, 1)];
           node.children[0].terminal = -1;
           value = 1;
+          proven = node === root; // nothing left to search
         } else {
           const e = this.net.evaluate(g, legal);
           node.children = legal.map((m, i) => new Node(m, e.priors[i]));

@@ -1,6 +1,7 @@
 import { equal, ok } from "node:assert/strict";
 import {
   alphaBetaLadderPlayer,
+  effortText,
   eloFromScore,
   mctsLadderPlayer,
   playMatch,
@@ -8,6 +9,7 @@ import {
   scoreStats,
 } from "../../src/hiveplayer/strength.ts";
 import { uniformHiveEvaluator } from "../../src/uhp/mcts_player.ts";
+import { HiveGame } from "../../src/hive/game.ts";
 
 Deno.test("strength: score, interval and Elo of known results", () => {
   equal(eloFromScore(0.5), 0);
@@ -44,6 +46,14 @@ Deno.test("strength: matches alternate colours over shared openings and count ev
   ok(ab.score >= 0.5, `alpha-beta scored ${ab.score}`);
   const m = mctsLadderPlayer(uniformHiveEvaluator, { playouts: 8 });
   equal(m.name, "mcts-8");
+  const g = new HiveGame("Base+MLP");
+  g.play(g.validMoves()[0]);
+  m.move(g);
+  equal(effortText(m), "8 playouts");
+  const d = alphaBetaLadderPlayer({ depth: 2 });
+  d.move(g);
+  equal(effortText(d), "d2.0");
+  equal(effortText(randomPlayer(1)), "");
 });
 
 Deno.test("strength: a match split with `first` adds up to the whole match", () => {

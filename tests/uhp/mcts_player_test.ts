@@ -143,7 +143,8 @@ Deno.test("mcts player: the win check plays a win in one at once and sees the re
   );
   // One playout is enough with the check (the root is proven when it is expanded).
   const p = new MctsPlayer(uniformHiveEvaluator);
-  const r = p.search(g, 1);
+  const r = p.search(g, 1000);
+  equal(r.playouts, 1, "a proven root ends the search");
   g.play(r.move);
   equal(g.state, 3);
   g.undo();
