@@ -18,6 +18,10 @@ await runMain(async () => {
       "the uniform policy's, appends them to --log, and saves the checkpoint after every epoch.",
     {
       store: { type: "string", help: "game stores, comma-separated" },
+      "val-store": {
+        type: "string",
+        help: "validation games from these stores (comma-separated) instead of a split of --store",
+      },
       out: { type: "string", help: "checkpoint to write (after every epoch)" },
       log: { type: "string", help: "JSON-lines log of the epochs (default: OUT.log.jsonl)" },
       net: {
@@ -67,6 +71,9 @@ await runMain(async () => {
   const fmt = (x: number) => x.toFixed(3);
   await runPretrain({
     stores: String(v.store).split(",").filter((s) => s !== ""),
+    valStores: v["val-store"] === undefined
+      ? undefined
+      : String(v["val-store"]).split(",").filter((s) => s !== ""),
     out,
     log: v.log === undefined ? `${out}.log.jsonl` : String(v.log),
     net: { ...HIVE_NETS[netName] },

@@ -103,6 +103,41 @@ Deno.test("pretrain: a tiny run end to end writes a checkpoint, a model file and
     equal(m.weights.config.blocks, HIVE_NETS.tiny.blocks);
     const ck = decodeHiveModel(await Deno.readFile(`${dir}/net.kbnn`));
     equal(ck.weights.config.filters, HIVE_NETS.tiny.filters);
+    // Validation games from their own store (two more games, 10 plies each), fast CPU ops.
+    const valStore = `${dir}/val.jsonl`;
+    await Deno.writeTextFile(
+      valStore,
+      games(6).slice(4).map((g) => JSON.stringify(g)).join("\n") + "\n",
+    );
+    const [r2] = await runPretrain({
+      stores: [store],
+      valStores: [valStore, store], // games also in --store stay training games
+      out: `${dir}/net2.kbnn`,
+      log: `${dir}/log2.jsonl`,
+      net: { ...HIVE_NETS.tiny },
+      netName: "tiny",
+      init: `${dir}/net.kbnn`,
+      model: null,
+      modelName: "test-net",
+      epochs: 1,
+      batch: 4,
+      positionsPerEpoch: 4,
+      valFraction: 0.25,
+      valPositions: 100,
+      maxGames: 0,
+      finishedOnly: false,
+      winnerMovesOnly: true,
+      lrMax: 0.01,
+      lrMin: 0.001,
+      augment: true,
+      backend: "cpu-fast",
+      seed: 1,
+      say: () => {},
+      step: () => {},
+      epoch: () => {},
+    });
+    equal(r2.val.positions, 20);
+    equal(r2.trainPolicyLoss, 0, "unfinished games have no winner: no policy targets");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
