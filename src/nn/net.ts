@@ -4,6 +4,7 @@ import { writeBuffer } from "../gpu/buffers.ts";
 import type { SgdHyper } from "./backend.ts";
 import type { NetConfig } from "./config.ts";
 import { CpuBackend, FastCpuBackend } from "./cpu_backend.ts";
+import { FastInference } from "./cpu/fast_infer.ts";
 import { l2Penalty } from "./cpu/loss.ts";
 import { type NetTensors, type PassOutputs, runPass } from "./graph.ts";
 import { type FoldedConv, foldedLayers, runFusedInference } from "./graph_fused.ts";
@@ -149,19 +150,49 @@ export class CpuNet implements PolicyValueNet {
     };
   }
 
-  /** Reference inference. */
+  /**
+   * Inference: the reference pass, or on FastCpuBackend the one-position fast path per row
+   * (folded batch norm, only the legal moves' logits; rebuilt after each training step).
+   */
   infer(batch: NetBatch): Promise<NetOutputs> {
     return Promise.resolve().then(() => {
       checkBatch(this.config, batch, false);
+      if (this.b instanceof FastCpuBackend) return this.inferFast(batch);
       const out = runPass(this.b, this.net, this.inputs(batch, false), null);
       return { probs: out.probs.data, value: out.value.data };
     });
+  }
+
+  private fast: FastInference | null = null;
+
+  private inferFast(batch: NetBatch): NetOutputs {
+    const c = this.config, per = c.planes * c.height * c.width;
+    this.fast ??= new FastInference({
+      config: this.config,
+      specs: this.net.specs,
+      tensors: this.net.params,
+    });
+    const probs = new Float32Array(batch.size * c.moves);
+    const value = new Float32Array(batch.size);
+    const moves: number[] = [];
+    let priors = new Float32Array(c.moves);
+    for (let r = 0; r < batch.size; r++) {
+      moves.length = 0;
+      for (let m = 0; m < c.moves; m++) {
+        if (!batch.mask || batch.mask[r * c.moves + m] > 0) moves.push(m);
+      }
+      if (priors.length < moves.length) priors = new Float32Array(moves.length);
+      value[r] = this.fast.evaluate(batch.planes, r * per, moves, priors);
+      for (let j = 0; j < moves.length; j++) probs[r * c.moves + moves[j]] = priors[j];
+    }
+    return { probs, value };
   }
 
   /** Reference training step. */
   trainStep(batch: NetBatch, hyper: SgdHyper): Promise<TrainStats> {
     return Promise.resolve().then(() => {
       checkBatch(this.config, batch, true);
+      this.fast = null; // the weights change: fold them again at the next inference
       const trainable = this.net.specs.filter((s) => s.trainable);
       const l2 = l2Penalty(trainable.map((s) => this.net.params.get(s.name)!), hyper.weightDecay);
       const out = runPass(this.b, this.net, this.inputs(batch, true), hyper);
