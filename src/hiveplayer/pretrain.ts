@@ -239,6 +239,8 @@ export interface PretrainOptions {
   positionsPerEpoch: number;
   /** Policy targets only where the side to move won the game (see encodeSamples). */
   winnerMovesOnly?: boolean;
+  /** Stop after this epoch (the schedule still spans `epochs`); 0 or absent: run them all. */
+  stopAfter?: number;
 }
 
 /** One epoch's report. */
@@ -317,6 +319,7 @@ export async function pretrain(
     };
     reports.push(r);
     await onEpoch(r);
+    if (o.stopAfter && epoch >= o.stopAfter) break;
   }
   return reports;
 }

@@ -45,6 +45,8 @@ export interface PretrainRun {
   augment: boolean;
   /** Imitate only the moves of the side that won (values still from every position). */
   winnerMovesOnly?: boolean;
+  /** Stop after this epoch of the `epochs`-long schedule (0: none). */
+  stopAfter?: number;
   backend: string;
   seed: number;
   say: (text: string) => void;
@@ -120,6 +122,7 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
         batch: o.batch,
         augment: o.augment,
         winnerMovesOnly: o.winnerMovesOnly ?? false,
+        stopAfter: o.stopAfter ?? 0,
         seed: o.seed,
         sgd,
         positionsPerEpoch: o.positionsPerEpoch,

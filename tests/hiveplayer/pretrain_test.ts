@@ -109,7 +109,7 @@ Deno.test("pretrain: a tiny run end to end writes a checkpoint, a model file and
       valStore,
       games(6).slice(4).map((g) => JSON.stringify(g)).join("\n") + "\n",
     );
-    const [r2] = await runPretrain({
+    const r2s = await runPretrain({
       stores: [store],
       valStores: [valStore, store], // games also in --store stay training games
       out: `${dir}/net2.kbnn`,
@@ -119,7 +119,8 @@ Deno.test("pretrain: a tiny run end to end writes a checkpoint, a model file and
       init: `${dir}/net.kbnn`,
       model: null,
       modelName: "test-net",
-      epochs: 1,
+      epochs: 3,
+      stopAfter: 1, // one epoch of a three-epoch schedule
       batch: 4,
       positionsPerEpoch: 4,
       valFraction: 0.25,
@@ -136,6 +137,9 @@ Deno.test("pretrain: a tiny run end to end writes a checkpoint, a model file and
       step: () => {},
       epoch: () => {},
     });
+    equal(r2s.length, 1);
+    const r2 = r2s[0];
+    ok(r2.lr > 0.005, `lr ${r2.lr}: still high after a third of the schedule`);
     equal(r2.val.positions, 20);
     equal(r2.trainPolicyLoss, 0, "unfinished games have no winner: no policy targets");
   } finally {
