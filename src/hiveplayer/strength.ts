@@ -135,6 +135,11 @@ export interface MatchOptions {
    * one match can be split across processes (disjoint parts with the same seed add up to it).
    */
   first?: number;
+  /**
+   * performance.now() time after which no new game starts (the match reports the games played,
+   * at least one): a wall-time budget on a shared machine.
+   */
+  deadline?: number;
 }
 
 /**
@@ -151,6 +156,7 @@ export function playMatch(
   let msA = 0, movesA = 0, msB = 0, movesB = 0, plies = 0;
   const first = o.first ?? 0;
   for (let i = first; i < first + o.games; i++) {
+    if (i > first && o.deadline !== undefined && performance.now() > o.deadline) break;
     const aWhite = i % 2 === 0;
     const rand = mulberry32(o.seed * 7919 + (i >> 1));
     const g = new HiveGame(o.gameType);
@@ -179,13 +185,13 @@ export function playMatch(
   return {
     a: a.name,
     b: b.name,
-    games: o.games,
+    games: scores.length,
     winsA: scores.filter((s) => s === 1).length,
     draws: scores.filter((s) => s === 0.5).length,
     winsB: scores.filter((s) => s === 0).length,
     ...st,
     msPerMoveA: movesA ? msA / movesA : 0,
     msPerMoveB: movesB ? msB / movesB : 0,
-    meanPlies: plies / o.games,
+    meanPlies: plies / scores.length,
   };
 }

@@ -1,5 +1,5 @@
-// `deno task bench hive-strength [games=N] [first=K] [model=FILE] [playouts=N] [ms=N] [plies=N]
-// [pairs=a:b,...]`:
+// `deno task bench hive-strength [games=N] [first=K] [budget=S] [model=FILE] [playouts=N] [ms=N]
+// [plies=N] [pairs=a:b,...]`:
 // the strength ladder of the Hive players (see strength.ts) with the shipped network by default.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
@@ -41,6 +41,9 @@ export const suite: BenchSuite = {
     const ms = num("ms", 1000);
     const maxPlies = num("plies", 200);
     const first = num("first", 0);
+    // No new game starts after `budget` seconds (0: none); the rows report the games played.
+    const budget = num("budget", 0);
+    const deadline = budget > 0 ? performance.now() + budget * 1000 : undefined;
     const modelPath = kv.get("model") ?? DEFAULT_HIVE_MODEL;
     const pairs = (kv.get("pairs") ?? DEFAULT_PAIRS.join(",")).split(",");
     const model = await loadHiveModel(modelPath);
@@ -77,6 +80,7 @@ export const suite: BenchSuite = {
         maxPlies,
         seed: 1 + k,
         first,
+        deadline,
       }, (i, s, plies) => opts.log(`  game ${i + 1}: ${a.name} scores ${s} in ${plies} plies`));
       results.push(r);
       rows.push([
@@ -119,7 +123,8 @@ export const suite: BenchSuite = {
         `${JSON.stringify(model.meta)}), MCTS c_puct 2.5 with the fast one-position CPU ` +
         `inference (Wasm SIMD convolutions, legal policy logits only), one leaf per evaluation; ` +
         `mcts = ${playouts} playouts per move, time players ${ms} ms per move` +
-        (first > 0 ? `; games ${first}..${first + games - 1} of each match.` : "."),
+        (first > 0 ? `; games from index ${first} of each match` : "") +
+        (budget > 0 ? `; no game started after ${budget} s` : "") + ".",
       "Targets (issue 17): MCTS at 1 s/move >= 99 % vs random and >= 75 % vs alpha-beta at 1 s " +
         "over 200 games; policy-only >= 90 % vs random.",
     );

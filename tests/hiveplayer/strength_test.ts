@@ -66,4 +66,8 @@ Deno.test("strength: a match split with `first` adds up to the whole match", () 
   equal(p1.winsA + p2.winsA, whole.winsA);
   equal(p1.draws + p2.draws, whole.draws);
   equal(p1.meanPlies * 2 + p2.meanPlies * 2, whole.meanPlies * 4);
+  // A passed deadline: the game under way finishes, no other starts, the result counts it alone.
+  const cut = playMatch(a(), a(), { ...o, games: 4, deadline: performance.now() - 1 });
+  equal(cut.games, 1);
+  equal(cut.winsA + cut.draws + cut.winsB, 1);
 });
