@@ -22,7 +22,7 @@ await runMain(async () => {
       playouts: { type: "string", help: "self-play playouts per move (default: preset)" },
       steps: { type: "string", help: "training steps per iteration (default: preset)" },
       "arena-games": { type: "string", help: "arena games per iteration (default: preset)" },
-      backend: { type: "string", default: "auto", help: "cpu, gpu or auto" },
+      backend: { type: "string", default: "auto", help: "cpu, cpu-fast, gpu or auto" },
       seed: { type: "string", help: "seed of weights and games (default 1)" },
       init: {
         type: "string",

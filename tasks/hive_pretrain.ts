@@ -18,6 +18,10 @@ await runMain(async () => {
       "the uniform policy's, appends them to --log, and saves the checkpoint after every epoch.",
     {
       store: { type: "string", help: "game stores, comma-separated" },
+      "val-store": {
+        type: "string",
+        help: "validation games from these stores (comma-separated) instead of a split of --store",
+      },
       out: { type: "string", help: "checkpoint to write (after every epoch)" },
       log: { type: "string", help: "JSON-lines log of the epochs (default: OUT.log.jsonl)" },
       net: {
@@ -29,6 +33,11 @@ await runMain(async () => {
       name: { type: "string", default: "kibitz-hive", help: "model name shown by UHP info" },
       init: { type: "string", help: "checkpoint to start from (default: fresh weights)" },
       epochs: { type: "string", default: "3", help: "passes over the training games" },
+      "stop-after": {
+        type: "string",
+        default: "0",
+        help: "stop after this epoch, the learning-rate schedule still spanning --epochs (0: none)",
+      },
       batch: { type: "string", default: "32", help: "positions per SGD step" },
       "positions-per-epoch": { type: "string", default: "0", help: "cap per epoch (0: all)" },
       "val-fraction": { type: "string", default: "0.1", help: "share of games for validation" },
@@ -37,8 +46,16 @@ await runMain(async () => {
       "lr-max": { type: "string", default: "0.02", help: "cosine schedule start" },
       "lr-min": { type: "string", default: "0.0005", help: "cosine schedule end" },
       "finished-only": { type: "boolean", help: "skip games without a result" },
+      "winner-moves": {
+        type: "boolean",
+        help: "policy targets only from the side that won (values from every position)",
+      },
       "no-augment": { type: "boolean", help: "train on the boards as played (no symmetries)" },
-      backend: { type: "string", default: "cpu", help: "cpu, gpu or auto" },
+      backend: {
+        type: "string",
+        default: "cpu-fast",
+        help: "cpu-fast (fast CPU ops), cpu (reference ops), gpu or auto",
+      },
       seed: { type: "string", default: "1", help: "seed of weights, split and order" },
     },
   );
@@ -59,6 +76,9 @@ await runMain(async () => {
   const fmt = (x: number) => x.toFixed(3);
   await runPretrain({
     stores: String(v.store).split(",").filter((s) => s !== ""),
+    valStores: v["val-store"] === undefined
+      ? undefined
+      : String(v["val-store"]).split(",").filter((s) => s !== ""),
     out,
     log: v.log === undefined ? `${out}.log.jsonl` : String(v.log),
     net: { ...HIVE_NETS[netName] },
@@ -67,12 +87,14 @@ await runMain(async () => {
     model: v.model === undefined ? null : String(v.model),
     modelName: String(v.name),
     epochs: intOption(v, "epochs", 3, 1),
+    stopAfter: intOption(v, "stop-after", 0, 0),
     batch: intOption(v, "batch", 32, 1, 4096),
     positionsPerEpoch: intOption(v, "positions-per-epoch", 0, 0),
     valFraction: numberOption(v, "val-fraction", 0.1),
     valPositions: intOption(v, "val-positions", 400, 1),
     maxGames: intOption(v, "max-games", 0, 0),
     finishedOnly: v["finished-only"] === true,
+    winnerMovesOnly: v["winner-moves"] === true,
     lrMax: numberOption(v, "lr-max", 0.02),
     lrMin: numberOption(v, "lr-min", 0.0005),
     augment: v["no-augment"] !== true,

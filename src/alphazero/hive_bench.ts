@@ -1,7 +1,8 @@
 // `deno task bench hive-selfplay [net=default|small|cpu|tiny] [seconds=N] [playouts=N]
-// [concurrency=N] [batch=N]`: Hive self-play throughput with a network of the given size (random
-// weights: speed does not depend on them). Measures network evaluations per second at fixed batch
-// sizes, then runs self-play (seed 003's search, root noise, batched evaluator) for a fixed wall
+// [concurrency=N] [batch=N] [uhp=0|1]`: Hive self-play throughput with a network of the given size
+// (random weights: speed does not depend on them). Measures network evaluations per second at fixed
+// batch sizes, the UHP engine's one-position CPU evaluation (reference ops vs the fast path; uhp=0
+// skips it), then runs self-play (seed 003's search, root noise, batched evaluator) for a fixed wall
 // time and reports moves/s, evaluations/s, mean batch and games/hour at the mean game length seen.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
@@ -18,8 +19,46 @@ import { CachedEvaluator } from "../mcts/evaluator.ts";
 import { defaultSearchConfig, Search } from "../mcts/search.ts";
 import { createNet } from "../nn/create.ts";
 import { initWeights } from "../nn/params.ts";
+import type { NetConfig } from "../nn/config.ts";
+import { ReferenceHiveNet, SyncHiveNet } from "../uhp/mcts_player.ts";
 import { BatchEvaluator } from "./evaluator.ts";
 import { HIVE_NETS, HIVE_SELFPLAY_RULES, hiveSpec } from "./hive.ts";
+
+/**
+ * One-position CPU evaluation as the UHP engine's MCTS does it (encode, legal moves' priors,
+ * value): the reference ops (ReferenceHiveNet) against the fast path (SyncHiveNet), same weights.
+ */
+function uhpLatency(
+  cfg: NetConfig,
+  positions: HiveGame[],
+  seconds: number,
+  log: (s: string) => void,
+) {
+  const w = initWeights(cfg, 1);
+  const rows: (string | number)[][] = [];
+  let refMs = 0;
+  for (const ev of [new ReferenceHiveNet(w), new SyncHiveNet(w)]) {
+    const name = ev instanceof SyncHiveNet ? "fast (SyncHiveNet)" : "reference (ReferenceHiveNet)";
+    const legal = positions.map((g) => g.validMoves());
+    ev.evaluate(positions[0], legal[0]); // warm-up
+    let n = 0;
+    const t0 = performance.now();
+    while (n < positions.length || performance.now() - t0 < Math.min(5000, seconds * 100)) {
+      ev.evaluate(positions[n % positions.length], legal[n % positions.length]);
+      n++;
+      if (n >= 4 * positions.length) break;
+    }
+    const ms = (performance.now() - t0) / n;
+    if (!refMs) refMs = ms;
+    log(`UHP evaluation, ${name}: ${ms.toFixed(2)} ms`);
+    rows.push([name, n, ms, 1000 / ms, refMs / ms]);
+  }
+  return {
+    title: `One-position CPU evaluation as UHP's MCTS runs it (${cfg.blocks} x ${cfg.filters})`,
+    columns: ["evaluator", "evaluations", "ms per evaluation", "evaluations/s", "speed-up"],
+    rows,
+  };
+}
 
 /** The `hive-selfplay` benchmark suite. */
 export const suite: BenchSuite = {
@@ -68,6 +107,7 @@ export const suite: BenchSuite = {
       columns: ["batch", "calls", "seconds", "positions/s", "ms per call"],
       rows,
     });
+    if (a.get("uhp") !== "0") report.tables.push(uhpLatency(cfg, positions, seconds, opts.log));
 
     // 2. Self-play for a fixed wall time: `concurrency` games, each with its own search.
     const spec = hiveSpec(HIVE_SELFPLAY_RULES, true);

@@ -77,10 +77,15 @@ export interface PretrainSample {
   symmetry: number;
 }
 
-/** Encodes samples into a training batch (planes, legal mask, one-hot move, value). */
+/**
+ * Encodes samples into a training batch (planes, legal mask, one-hot move, value). With
+ * `winnerMovesOnly`, positions whose side to move did not go on to win get an all-zero policy
+ * target (no policy loss or gradient: only the winners' moves are imitated); values are kept.
+ */
 export function encodeSamples(
   games: PretrainGame[],
   samples: PretrainSample[],
+  winnerMovesOnly = false,
 ): Required<NetBatch> & { legalCounts: number[]; targets: number[] } {
   const n = samples.length;
   const planes = new Float32Array(n * HIVE_PLANE_SIZE);
@@ -100,7 +105,7 @@ export function encodeSamples(
       throw new KibitzError("bad_store", `game ${pg.id} ply ${s.ply + 1}: move is not legal`);
     }
     const t = hiveMoveIndex(g, move);
-    policy[i * HIVE_POLICY_SIZE + t] = 1;
+    if (!winnerMovesOnly || pg.values[s.ply] > 0) policy[i * HIVE_POLICY_SIZE + t] = 1;
     value[i] = pg.values[s.ply];
     targets.push(t);
     let distinct = 0;
@@ -232,6 +237,10 @@ export interface PretrainOptions {
   sgd: SgdConfig;
   /** Stop an epoch after this many positions (0: all). */
   positionsPerEpoch: number;
+  /** Policy targets only where the side to move won the game (see encodeSamples). */
+  winnerMovesOnly?: boolean;
+  /** Stop after this epoch (the schedule still spans `epochs`); 0 or absent: run them all. */
+  stopAfter?: number;
 }
 
 /** One epoch's report. */
@@ -286,7 +295,7 @@ export async function pretrain(
     const take = o.positionsPerEpoch > 0 ? Math.min(o.positionsPerEpoch, s.length) : s.length;
     let pl = 0, vl = 0, seen = 0, lr = 0;
     for (let i = 0; i < take; i += o.batch) {
-      const b = encodeSamples(train, s.slice(i, Math.min(take, i + o.batch)));
+      const b = encodeSamples(train, s.slice(i, Math.min(take, i + o.batch)), o.winnerMovesOnly);
       const st = await trainer.train(b);
       pl += st.policyLoss * b.size;
       vl += st.valueLoss * b.size;
@@ -310,6 +319,7 @@ export async function pretrain(
     };
     reports.push(r);
     await onEpoch(r);
+    if (o.stopAfter && epoch >= o.stopAfter) break;
   }
   return reports;
 }

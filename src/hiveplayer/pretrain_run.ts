@@ -12,6 +12,7 @@ import {
   type EpochReport,
   prepareGames,
   pretrain,
+  type PretrainGame,
   pretrainSteps,
   splitByGame,
   validationBatches,
@@ -20,6 +21,8 @@ import {
 /** Everything `runPretrain` needs (the task's parsed flags). */
 export interface PretrainRun {
   stores: string[];
+  /** Validation games from these stores instead of a split of `stores` (ids in both: training). */
+  valStores?: string[];
   out: string;
   log: string;
   net: NetConfig;
@@ -40,6 +43,10 @@ export interface PretrainRun {
   lrMax: number;
   lrMin: number;
   augment: boolean;
+  /** Imitate only the moves of the side that won (values still from every position). */
+  winnerMovesOnly?: boolean;
+  /** Stop after this epoch of the `epochs`-long schedule (0: none). */
+  stopAfter?: number;
   backend: string;
   seed: number;
   say: (text: string) => void;
@@ -49,26 +56,37 @@ export interface PretrainRun {
 
 /** Runs a pretraining and returns its epoch reports. */
 export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
-  const stored: StoredGame[] = [];
-  for (const path of o.stores) {
-    try {
-      for await (const g of readGameStore(path)) {
-        if (o.maxGames > 0 && stored.length >= o.maxGames) break;
-        if (o.finishedOnly && g.result === "Unfinished") continue;
-        stored.push(g);
+  const read = async (paths: string[]): Promise<StoredGame[]> => {
+    const stored: StoredGame[] = [];
+    for (const path of paths) {
+      try {
+        for await (const g of readGameStore(path)) {
+          if (o.maxGames > 0 && stored.length >= o.maxGames) break;
+          if (o.finishedOnly && g.result === "Unfinished") continue;
+          stored.push(g);
+        }
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) {
+          throw new KibitzError("not_found", `game store ${path}: no such file`);
+        }
+        throw e;
       }
-    } catch (e) {
-      if (e instanceof Deno.errors.NotFound) {
-        throw new KibitzError("not_found", `game store ${path}: no such file`);
-      }
-      throw e;
     }
-  }
-  const { games, skipped } = prepareGames(stored);
+    return stored;
+  };
+  const { games, skipped } = prepareGames(await read(o.stores));
   if (games.length < 2) {
     throw new KibitzError("no_data", `need at least 2 replayable games, found ${games.length}`);
   }
-  const { train, val } = splitByGame(games, o.valFraction, o.seed);
+  let train: PretrainGame[], val: PretrainGame[];
+  if (o.valStores && o.valStores.length > 0) {
+    // Validation games from their own stores (e.g. games no earlier stage trained on).
+    train = games;
+    val = prepareGames(await read(o.valStores)).games;
+    const ids = new Set(train.map((g) => g.id));
+    val = val.filter((g) => !ids.has(g.id));
+    if (val.length === 0) throw new KibitzError("no_data", "no validation games outside training");
+  } else ({ train, val } = splitByGame(games, o.valFraction, o.seed));
   const trainPositions = train.reduce((a, g) => a + g.moves.length, 0);
   const valBatches = validationBatches(val, o.valPositions, o.batch, o.seed);
   const steps = pretrainSteps(trainPositions, o.epochs, o.batch, o.positionsPerEpoch);
@@ -103,6 +121,8 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
         epochs: o.epochs,
         batch: o.batch,
         augment: o.augment,
+        winnerMovesOnly: o.winnerMovesOnly ?? false,
+        stopAfter: o.stopAfter ?? 0,
         seed: o.seed,
         sgd,
         positionsPerEpoch: o.positionsPerEpoch,

@@ -12,6 +12,16 @@ import { BLACK_WINS, WHITE_WINS } from "../hive/state.ts";
 export interface LadderPlayer {
   name: string;
   move(g: HiveGame): number;
+  /** Search effort so far, for players that search: moves searched and their summed effort. */
+  effort?: { unit: string; moves: number; total: number };
+}
+
+/** "31 playouts" / "d2.4": a player's mean search effort per move, or "" when it has none. */
+export function effortText(p: LadderPlayer): string {
+  const e = p.effort;
+  if (!e || e.moves === 0) return "";
+  const mean = e.total / e.moves;
+  return e.unit === "depth" ? `d${mean.toFixed(1)}` : `${mean.toFixed(0)} ${e.unit}`;
 }
 
 /** The uniform random player. */
@@ -32,7 +42,13 @@ export function alphaBetaLadderPlayer(limits: { depth?: number; timeMs?: number 
     name: limits.timeMs !== undefined
       ? `alphabeta-${limits.timeMs}ms`
       : `alphabeta-d${limits.depth}`,
-    move: (g) => searchBestMove(g, limits).move,
+    effort: { unit: "depth", moves: 0, total: 0 },
+    move(g) {
+      const r = searchBestMove(g, limits);
+      this.effort!.moves++;
+      this.effort!.total += r.depth;
+      return r.move;
+    },
   };
 }
 
@@ -44,7 +60,16 @@ export function mctsLadderPlayer(
   const p = new MctsPlayer(net);
   return {
     name: limits.timeMs !== undefined ? `mcts-${limits.timeMs}ms` : `mcts-${limits.playouts}`,
-    move: (g) => p.search(g, limits.playouts ?? Infinity, limits.timeMs).move,
+    effort: { unit: "playouts", moves: 0, total: 0 },
+    move(g) {
+      const r = p.search(g, limits.playouts ?? Infinity, limits.timeMs);
+      // Moves proven at once (a single legal move, or a win in one) are not counted.
+      if (r.playouts > 1) {
+        this.effort!.moves++;
+        this.effort!.total += r.playouts;
+      }
+      return r.move;
+    },
   };
 }
 
@@ -105,6 +130,16 @@ export interface MatchOptions {
   /** Plies after which a game is a draw. */
   maxPlies: number;
   seed: number;
+  /**
+   * Index of the first game (default 0): games first..first+games-1 of the match are played, so
+   * one match can be split across processes (disjoint parts with the same seed add up to it).
+   */
+  first?: number;
+  /**
+   * performance.now() time after which no new game starts (the match reports the games played,
+   * at least one): a wall-time budget on a shared machine.
+   */
+  deadline?: number;
 }
 
 /**
@@ -119,7 +154,9 @@ export function playMatch(
 ): MatchResult {
   const scores: number[] = [];
   let msA = 0, movesA = 0, msB = 0, movesB = 0, plies = 0;
-  for (let i = 0; i < o.games; i++) {
+  const first = o.first ?? 0;
+  for (let i = first; i < first + o.games; i++) {
+    if (i > first && o.deadline !== undefined && performance.now() > o.deadline) break;
     const aWhite = i % 2 === 0;
     const rand = mulberry32(o.seed * 7919 + (i >> 1));
     const g = new HiveGame(o.gameType);
@@ -148,13 +185,13 @@ export function playMatch(
   return {
     a: a.name,
     b: b.name,
-    games: o.games,
+    games: scores.length,
     winsA: scores.filter((s) => s === 1).length,
     draws: scores.filter((s) => s === 0.5).length,
     winsB: scores.filter((s) => s === 0).length,
     ...st,
     msPerMoveA: movesA ? msA / movesA : 0,
     msPerMoveB: movesB ? msB / movesB : 0,
-    meanPlies: plies / o.games,
+    meanPlies: plies / scores.length,
   };
 }

@@ -1,4 +1,5 @@
-// `deno task bench hive-strength [games=N] [model=FILE] [playouts=N] [ms=N] [plies=N] [pairs=a:b,...]`:
+// `deno task bench hive-strength [games=N] [first=K] [budget=S] [model=FILE] [playouts=N] [ms=N]
+// [plies=N] [pairs=a:b,...]`:
 // the strength ladder of the Hive players (see strength.ts) with the shipped network by default.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
@@ -6,6 +7,7 @@ import { DEFAULT_HIVE_MODEL, SyncHiveNet } from "../uhp/mcts_player.ts";
 import { loadHiveModel } from "../nn/model_file.ts";
 import {
   alphaBetaLadderPlayer,
+  effortText,
   type LadderPlayer,
   mctsLadderPlayer,
   playMatch,
@@ -38,6 +40,10 @@ export const suite: BenchSuite = {
     const playouts = num("playouts", 100);
     const ms = num("ms", 1000);
     const maxPlies = num("plies", 200);
+    const first = num("first", 0);
+    // No new game starts after `budget` seconds (0: none); the rows report the games played.
+    const budget = num("budget", 0);
+    const deadline = budget > 0 ? performance.now() + budget * 1000 : undefined;
     const modelPath = kv.get("model") ?? DEFAULT_HIVE_MODEL;
     const pairs = (kv.get("pairs") ?? DEFAULT_PAIRS.join(",")).split(",");
     const model = await loadHiveModel(modelPath);
@@ -73,6 +79,8 @@ export const suite: BenchSuite = {
         openingPlies: 2,
         maxPlies,
         seed: 1 + k,
+        first,
+        deadline,
       }, (i, s, plies) => opts.log(`  game ${i + 1}: ${a.name} scores ${s} in ${plies} plies`));
       results.push(r);
       rows.push([
@@ -85,6 +93,8 @@ export const suite: BenchSuite = {
         Math.round(r.elo),
         r.msPerMoveA,
         r.msPerMoveB,
+        effortText(a),
+        effortText(b),
         r.meanPlies,
       ]);
     }
@@ -101,6 +111,8 @@ export const suite: BenchSuite = {
         "Elo A-B",
         "ms/move A",
         "ms/move B",
+        "search/move A",
+        "search/move B",
         "mean plies",
       ],
       rows,
@@ -108,8 +120,11 @@ export const suite: BenchSuite = {
     const c = model.weights.config;
     report.notes.push(
       `Network: ${modelPath.slice(modelPath.lastIndexOf("/") + 1)} (${c.blocks} x ${c.filters}, ` +
-        `${JSON.stringify(model.meta)}), MCTS c_puct 2.5 on the CPU reference backend, one leaf ` +
-        `per evaluation; mcts = ${playouts} playouts per move, time players ${ms} ms per move.`,
+        `${JSON.stringify(model.meta)}), MCTS c_puct 2.5 with the fast one-position CPU ` +
+        `inference (Wasm SIMD convolutions, legal policy logits only), one leaf per evaluation; ` +
+        `mcts = ${playouts} playouts per move, time players ${ms} ms per move` +
+        (first > 0 ? `; games from index ${first} of each match` : "") +
+        (budget > 0 ? `; no game started after ${budget} s` : "") + ".",
       "Targets (issue 17): MCTS at 1 s/move >= 99 % vs random and >= 75 % vs alpha-beta at 1 s " +
         "over 200 games; policy-only >= 90 % vs random.",
     );

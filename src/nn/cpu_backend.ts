@@ -3,6 +3,8 @@ import { batchNorm, batchNormBackward, type BnParams } from "./cpu/batchnorm.ts"
 import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "./cpu/conv.ts";
 import { add, relu, reluBackward } from "./cpu/elementwise.ts";
 import { convFused } from "./cpu/fused.ts";
+import { linearBackwardFast, linearFast } from "./cpu/fast.ts";
+import { conv2dBackwardInputSimd, conv2dBackwardWeightSimd, conv2dSimd } from "./cpu/conv_simd.ts";
 import { linear, linearBackward } from "./cpu/linear.ts";
 import { policyLoss, valueLoss } from "./cpu/loss.ts";
 import { sgdStep } from "./optimizer.ts";
@@ -87,4 +89,58 @@ export class CpuBackend implements NnBackend<CpuTensor> {
   }
   /** Host arrays are garbage collected: nothing to do. */
   release(_t: CpuTensor): void {}
+}
+
+/**
+ * The CPU backend with the fast convolutions (Wasm SIMD, cpu/conv_simd.ts) and fully connected ops
+ * (cpu/fast.ts); the other ops are the reference ones: same results up to f32 rounding, many times quicker on small networks.
+ */
+export class FastCpuBackend extends CpuBackend {
+  /**
+   * The legal-move mask of the batch being run ([B, moves]), set by the network before each pass:
+   * the fully connected layer with that many outputs (the policy head) computes only the legal
+   * logits, the only ones the masked softmax reads (and the only ones with a gradient).
+   */
+  outputMask: Float32Array | null = null;
+  /** Fast convolution. */
+  override conv2d(x: CpuTensor, w: CpuTensor): CpuTensor {
+    return conv2dSimd(x, w);
+  }
+  /** Fast convolution backward (dw written in place). */
+  override conv2dBackward(
+    x: CpuTensor,
+    w: CpuTensor,
+    dy: CpuTensor,
+    dw: CpuTensor,
+    needDx: boolean,
+  ) {
+    conv2dBackwardWeightSimd(x, dy, dw);
+    return needDx ? conv2dBackwardInputSimd(dy, w) : null;
+  }
+  /** Fast fused inference conv. */
+  override convFused(
+    x: CpuTensor,
+    w: CpuTensor,
+    bias: CpuTensor,
+    res: CpuTensor | null,
+    relu: boolean,
+  ) {
+    return conv2dSimd(x, w, bias.data, res?.data ?? null, relu);
+  }
+  /** Fast fully connected layer. */
+  override linear(x: CpuTensor, w: CpuTensor, bias: CpuTensor): CpuTensor {
+    const m = this.outputMask;
+    return linearFast(x, w, bias, m && m.length === x.shape[0] * w.shape[0] ? m : null);
+  }
+  /** Fast fully connected backward (dw, dbias written in place). */
+  override linearBackward(
+    x: CpuTensor,
+    w: CpuTensor,
+    dy: CpuTensor,
+    dw: CpuTensor,
+    dbias: CpuTensor,
+    needDx: boolean,
+  ): CpuTensor | null {
+    return linearBackwardFast(x, w, dy, dw, dbias, needDx);
+  }
 }

@@ -3,7 +3,8 @@ import type { GpuContext } from "../gpu/device.ts";
 import { writeBuffer } from "../gpu/buffers.ts";
 import type { SgdHyper } from "./backend.ts";
 import type { NetConfig } from "./config.ts";
-import { CpuBackend } from "./cpu_backend.ts";
+import { CpuBackend, FastCpuBackend } from "./cpu_backend.ts";
+import { FastInference } from "./cpu/fast_infer.ts";
 import { l2Penalty } from "./cpu/loss.ts";
 import { type NetTensors, type PassOutputs, runPass } from "./graph.ts";
 import { type FoldedConv, foldedLayers, runFusedInference } from "./graph_fused.ts";
@@ -120,10 +121,10 @@ function cloneWeights(w: NetWeights): NetWeights {
 export class CpuNet implements PolicyValueNet {
   readonly backend = "cpu" as const;
   readonly config: NetConfig;
-  private readonly b = new CpuBackend();
   private readonly net: NetTensors<CpuTensor>;
 
-  constructor(weights: NetWeights) {
+  /** `b`: the reference ops by default, or FastCpuBackend (same results up to f32 rounding). */
+  constructor(weights: NetWeights, private readonly b: CpuBackend = new CpuBackend()) {
     const w = cloneWeights(weights);
     this.config = w.config;
     const zeros = () =>
@@ -139,6 +140,7 @@ export class CpuNet implements PolicyValueNet {
 
   private inputs(batch: NetBatch, train: boolean) {
     const c = this.config;
+    if (this.b instanceof FastCpuBackend) this.b.outputMask = batch.mask ?? null;
     return {
       x: cpuTensor([batch.size, c.planes, c.height, c.width], batch.planes),
       mask: cpuTensor(
@@ -150,19 +152,49 @@ export class CpuNet implements PolicyValueNet {
     };
   }
 
-  /** Reference inference. */
+  /**
+   * Inference: the reference pass, or on FastCpuBackend the one-position fast path per row
+   * (folded batch norm, only the legal moves' logits; rebuilt after each training step).
+   */
   infer(batch: NetBatch): Promise<NetOutputs> {
     return Promise.resolve().then(() => {
       checkBatch(this.config, batch, false);
+      if (this.b instanceof FastCpuBackend) return this.inferFast(batch);
       const out = runPass(this.b, this.net, this.inputs(batch, false), null);
       return { probs: out.probs.data, value: out.value.data };
     });
+  }
+
+  private fast: FastInference | null = null;
+
+  private inferFast(batch: NetBatch): NetOutputs {
+    const c = this.config, per = c.planes * c.height * c.width;
+    this.fast ??= new FastInference({
+      config: this.config,
+      specs: this.net.specs,
+      tensors: this.net.params,
+    });
+    const probs = new Float32Array(batch.size * c.moves);
+    const value = new Float32Array(batch.size);
+    const moves: number[] = [];
+    let priors = new Float32Array(c.moves);
+    for (let r = 0; r < batch.size; r++) {
+      moves.length = 0;
+      for (let m = 0; m < c.moves; m++) {
+        if (!batch.mask || batch.mask[r * c.moves + m] > 0) moves.push(m);
+      }
+      if (priors.length < moves.length) priors = new Float32Array(moves.length);
+      value[r] = this.fast.evaluate(batch.planes, r * per, moves, priors);
+      for (let j = 0; j < moves.length; j++) probs[r * c.moves + moves[j]] = priors[j];
+    }
+    return { probs, value };
   }
 
   /** Reference training step. */
   trainStep(batch: NetBatch, hyper: SgdHyper): Promise<TrainStats> {
     return Promise.resolve().then(() => {
       checkBatch(this.config, batch, true);
+      this.fast = null; // the weights change: fold them again at the next inference
       const trainable = this.net.specs.filter((s) => s.trainable);
       const l2 = l2Penalty(trainable.map((s) => this.net.params.get(s.name)!), hyper.weightDecay);
       const out = runPass(this.b, this.net, this.inputs(batch, true), hyper);

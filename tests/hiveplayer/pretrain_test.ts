@@ -103,6 +103,45 @@ Deno.test("pretrain: a tiny run end to end writes a checkpoint, a model file and
     equal(m.weights.config.blocks, HIVE_NETS.tiny.blocks);
     const ck = decodeHiveModel(await Deno.readFile(`${dir}/net.kbnn`));
     equal(ck.weights.config.filters, HIVE_NETS.tiny.filters);
+    // Validation games from their own store (two more games, 10 plies each), fast CPU ops.
+    const valStore = `${dir}/val.jsonl`;
+    await Deno.writeTextFile(
+      valStore,
+      games(6).slice(4).map((g) => JSON.stringify(g)).join("\n") + "\n",
+    );
+    const r2s = await runPretrain({
+      stores: [store],
+      valStores: [valStore, store], // games also in --store stay training games
+      out: `${dir}/net2.kbnn`,
+      log: `${dir}/log2.jsonl`,
+      net: { ...HIVE_NETS.tiny },
+      netName: "tiny",
+      init: `${dir}/net.kbnn`,
+      model: null,
+      modelName: "test-net",
+      epochs: 3,
+      stopAfter: 1, // one epoch of a three-epoch schedule
+      batch: 4,
+      positionsPerEpoch: 4,
+      valFraction: 0.25,
+      valPositions: 100,
+      maxGames: 0,
+      finishedOnly: false,
+      winnerMovesOnly: true,
+      lrMax: 0.01,
+      lrMin: 0.001,
+      augment: true,
+      backend: "cpu-fast",
+      seed: 1,
+      say: () => {},
+      step: () => {},
+      epoch: () => {},
+    });
+    equal(r2s.length, 1);
+    const r2 = r2s[0];
+    ok(r2.lr > 0.005, `lr ${r2.lr}: still high after a third of the schedule`);
+    equal(r2.val.positions, 20);
+    equal(r2.trainPolicyLoss, 0, "unfinished games have no winner: no policy targets");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -136,4 +175,20 @@ Deno.test("model file: int8 rows round-trip within half a step per row, small te
     }
   }
   equal(back.weights.tensors.get("policy.fc.w")!.shape[0], 300);
+});
+
+Deno.test("pretrain: winner-moves targets keep only the winner's moves, every value", () => {
+  // A made-up decided game: the engine game's moves with White as the winner.
+  const [g] = prepareGames(games(1)).games;
+  const won = { ...g, values: g.moves.map((_, ply) => (ply % 2 === 0 ? 1 : -1)) };
+  const samples = [0, 1, 2, 3].map((ply) => ({ game: 0, ply, symmetry: 0 }));
+  const all = encodeSamples([won], samples), winner = encodeSamples([won], samples, true);
+  const M = all.policy.length / 4;
+  for (let i = 0; i < 4; i++) {
+    const row = (p: Float32Array) => p.subarray(i * M, (i + 1) * M).reduce((a, v) => a + v, 0);
+    equal(row(all.policy), 1);
+    equal(row(winner.policy), i % 2 === 0 ? 1 : 0, `ply ${i}`);
+    equal(winner.value[i], all.value[i]);
+  }
+  deepEqual(winner.targets, all.targets);
 });

@@ -1,6 +1,7 @@
 import { equal, ok } from "node:assert/strict";
 import {
   alphaBetaLadderPlayer,
+  effortText,
   eloFromScore,
   mctsLadderPlayer,
   playMatch,
@@ -8,6 +9,7 @@ import {
   scoreStats,
 } from "../../src/hiveplayer/strength.ts";
 import { uniformHiveEvaluator } from "../../src/uhp/mcts_player.ts";
+import { HiveGame } from "../../src/hive/game.ts";
 
 Deno.test("strength: score, interval and Elo of known results", () => {
   equal(eloFromScore(0.5), 0);
@@ -44,4 +46,28 @@ Deno.test("strength: matches alternate colours over shared openings and count ev
   ok(ab.score >= 0.5, `alpha-beta scored ${ab.score}`);
   const m = mctsLadderPlayer(uniformHiveEvaluator, { playouts: 8 });
   equal(m.name, "mcts-8");
+  const g = new HiveGame("Base+MLP");
+  g.play(g.validMoves()[0]);
+  m.move(g);
+  equal(effortText(m), "8 playouts");
+  const d = alphaBetaLadderPlayer({ depth: 2 });
+  d.move(g);
+  equal(effortText(d), "d2.0");
+  equal(effortText(randomPlayer(1)), "");
+});
+
+Deno.test("strength: a match split with `first` adds up to the whole match", () => {
+  // Alpha-beta at depth 1 is deterministic, so game i depends only on the seed and i.
+  const o = { gameType: "Base+MLP", openingPlies: 2, maxPlies: 40, seed: 3 };
+  const a = () => alphaBetaLadderPlayer({ depth: 1 });
+  const whole = playMatch(a(), a(), { ...o, games: 4 });
+  const p1 = playMatch(a(), a(), { ...o, games: 2 });
+  const p2 = playMatch(a(), a(), { ...o, games: 2, first: 2 });
+  equal(p1.winsA + p2.winsA, whole.winsA);
+  equal(p1.draws + p2.draws, whole.draws);
+  equal(p1.meanPlies * 2 + p2.meanPlies * 2, whole.meanPlies * 4);
+  // A passed deadline: the game under way finishes, no other starts, the result counts it alone.
+  const cut = playMatch(a(), a(), { ...o, games: 4, deadline: performance.now() - 1 });
+  equal(cut.games, 1);
+  equal(cut.winsA + cut.draws + cut.winsB, 1);
 });

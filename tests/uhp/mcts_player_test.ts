@@ -9,7 +9,10 @@ import {
   MctsPlayer,
   PLAYOUTS_PER_DEPTH,
   PolicyPlayer,
+  ReferenceHiveNet,
+  SyncHiveNet,
   uniformHiveEvaluator,
+  winningMove,
 } from "../../src/uhp/mcts_player.ts";
 import { initWeights } from "../../src/nn/params.ts";
 
@@ -101,4 +104,55 @@ Deno.test("uhp: a loaded model answers bestmove with MCTS, info names it, UseMod
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("SyncHiveNet (fast path) gives the reference pass's priors and value on Hive positions", () => {
+  const w = initWeights(HIVE_NETS.tiny, 9);
+  // Non-trivial batch-norm statistics, so that the folding is exercised.
+  for (const [name, t] of w.tensors) {
+    if (name.endsWith(".mean")) t.data.forEach((_, i) => t.data[i] = 0.1 * ((i % 5) - 2));
+    if (name.endsWith(".var")) t.data.forEach((_, i) => t.data[i] = 0.5 + 0.25 * (i % 3));
+  }
+  const fast = new SyncHiveNet(w), ref = new ReferenceHiveNet(w);
+  const g = new HiveGame("Base+MLP");
+  for (const m of WON.slice(0, 12)) {
+    const legal = g.validMoves();
+    const a = ref.evaluate(g, legal), b = fast.evaluate(g, legal);
+    ok(Math.abs(a.value - b.value) < 1e-5, `value ${a.value} vs ${b.value}`);
+    for (let i = 0; i < legal.length; i++) {
+      ok(
+        Math.abs(a.priors[i] - b.priors[i]) < 1e-5,
+        `prior ${i}: ${a.priors[i]} vs ${b.priors[i]}`,
+      );
+    }
+    g.playString(m);
+  }
+  equal(fast.evaluations, 12);
+});
+
+Deno.test("mcts player: the win check plays a win in one at once and sees the reply that loses", () => {
+  const g = position(BEFORE_WIN);
+  const win = winningMove(g, g.validMoves());
+  ok(win !== null);
+  g.play(win!);
+  equal(g.state, 3, "the move found wins for White");
+  g.undo();
+  equal(
+    winningMove(position(BEFORE_WIN.slice(0, 10)), position(BEFORE_WIN.slice(0, 10)).validMoves()),
+    null,
+  );
+  // One playout is enough with the check (the root is proven when it is expanded).
+  const p = new MctsPlayer(uniformHiveEvaluator);
+  const r = p.search(g, 1000);
+  equal(r.playouts, 1, "a proven root ends the search");
+  g.play(r.move);
+  equal(g.state, 3);
+  g.undo();
+  // Black to move one ply earlier: the search must not allow White's win when Black can stop it;
+  // every Black move that allows it is proven lost in two plies, so its value is -1.
+  const b = position(BEFORE_WIN.slice(0, -1));
+  const rb = new MctsPlayer(uniformHiveEvaluator).search(b, 400);
+  b.play(rb.move);
+  const after = winningMove(b, b.validMoves());
+  ok(after === null || rb.value <= -0.99, `Black's ${rb.move} allows a win, value ${rb.value}`);
 });

@@ -1,0 +1,129 @@
+// AssemblyScript source of the network's convolution kernels (built by `deno task build-wasm` into
+// ../conv_wasm.ts). Twins of conv2dFast's inner loops in ../fast.ts with 128-bit SIMD: four output
+// pixels per step. All arguments are byte offsets into this module's memory, which the JS side
+// lays out (see ../conv_simd.ts): input planes zero-padded (rows of `rowW` values, `stride` values
+// per plane, slack after the last), outputs in the same padded-width rows (`len` values per
+// channel, a multiple of 4); nothing is allocated here.
+
+/**
+ * out[o] += sum over c and the k x k taps of w[o, c, tap] * x[c] shifted by the tap, for every
+ * output channel o < co (out holds `co` rows of `len` values, initialised by the caller).
+ */
+export function convAcc(
+  x: usize,
+  ci: i32,
+  stride: i32,
+  w: usize,
+  co: i32,
+  k: i32,
+  rowW: i32,
+  len: i32,
+  out: usize,
+): void {
+  const kk = k * k;
+  const r1 = <usize> (rowW << 2), r2 = <usize> (rowW << 3);
+  for (let o = 0; o < co; o++) {
+    const acc = out + <usize> (o * len) * 4;
+    for (let c = 0; c < ci; c++) {
+      const xo = x + <usize> (c * stride) * 4;
+      const wo = w + <usize> ((o * ci + c) * kk) * 4;
+      if (k == 3) {
+        const w0 = f32x4.splat(load<f32>(wo)), w1 = f32x4.splat(load<f32>(wo, 4));
+        const w2 = f32x4.splat(load<f32>(wo, 8)), w3 = f32x4.splat(load<f32>(wo, 12));
+        const w4 = f32x4.splat(load<f32>(wo, 16)), w5 = f32x4.splat(load<f32>(wo, 20));
+        const w6 = f32x4.splat(load<f32>(wo, 24)), w7 = f32x4.splat(load<f32>(wo, 28));
+        const w8 = f32x4.splat(load<f32>(wo, 32));
+        for (let i = 0; i < len; i += 4) {
+          const p = xo + (<usize> i << 2);
+          const q = p + r1, s = p + r2;
+          let a = v128.load(acc + (<usize> i << 2));
+          a = f32x4.add(a, f32x4.mul(w0, v128.load(p)));
+          a = f32x4.add(a, f32x4.mul(w1, v128.load(p, 4)));
+          a = f32x4.add(a, f32x4.mul(w2, v128.load(p, 8)));
+          a = f32x4.add(a, f32x4.mul(w3, v128.load(q)));
+          a = f32x4.add(a, f32x4.mul(w4, v128.load(q, 4)));
+          a = f32x4.add(a, f32x4.mul(w5, v128.load(q, 8)));
+          a = f32x4.add(a, f32x4.mul(w6, v128.load(s)));
+          a = f32x4.add(a, f32x4.mul(w7, v128.load(s, 4)));
+          a = f32x4.add(a, f32x4.mul(w8, v128.load(s, 8)));
+          v128.store(acc + (<usize> i << 2), a);
+        }
+        continue;
+      }
+      for (let ky = 0; ky < k; ky++) {
+        for (let kx = 0; kx < k; kx++) {
+          const wv = f32x4.splat(load<f32>(wo + <usize> (ky * k + kx) * 4));
+          const xs = xo + <usize> (ky * rowW + kx) * 4;
+          for (let i = 0; i < len; i += 4) {
+            const ao = acc + (<usize> i << 2);
+            v128.store(
+              ao,
+              f32x4.add(v128.load(ao), f32x4.mul(wv, v128.load(xs + (<usize> i << 2)))),
+            );
+          }
+        }
+      }
+    }
+  }
+}
+
+/**
+ * dw[o, c, tap] += sum over i < len of g[o][i] * x[c][i + tap offset] (g in padded-width rows,
+ * zero in the scratch columns and past the last row), for o < co and c < ci.
+ */
+export function convWeightAcc(
+  x: usize,
+  ci: i32,
+  stride: i32,
+  g: usize,
+  co: i32,
+  k: i32,
+  rowW: i32,
+  len: i32,
+  dw: usize,
+): void {
+  const kk = k * k;
+  for (let o = 0; o < co; o++) {
+    const go = g + <usize> (o * len) * 4;
+    for (let c = 0; c < ci; c++) {
+      const xo = x + <usize> (c * stride) * 4;
+      const wo = dw + <usize> ((o * ci + c) * kk) * 4;
+      for (let ky = 0; ky < k; ky++) {
+        const xr = xo + <usize> (ky * rowW) * 4;
+        if (k == 3) {
+          let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0);
+          for (let i = 0; i < len; i += 4) {
+            const gv = v128.load(go + (<usize> i << 2));
+            const p = xr + (<usize> i << 2);
+            s0 = f32x4.add(s0, f32x4.mul(gv, v128.load(p)));
+            s1 = f32x4.add(s1, f32x4.mul(gv, v128.load(p, 4)));
+            s2 = f32x4.add(s2, f32x4.mul(gv, v128.load(p, 8)));
+          }
+          const t = wo + <usize> (ky * 3) * 4;
+          store<f32>(t, load<f32>(t) + hsum(s0));
+          store<f32>(t, load<f32>(t, 4) + hsum(s1), 4);
+          store<f32>(t, load<f32>(t, 8) + hsum(s2), 8);
+          continue;
+        }
+        for (let kx = 0; kx < k; kx++) {
+          let s = f32x4.splat(0);
+          const xs = xr + <usize> kx * 4;
+          for (let i = 0; i < len; i += 4) {
+            s = f32x4.add(
+              s,
+              f32x4.mul(v128.load(go + (<usize> i << 2)), v128.load(xs + (<usize> i << 2))),
+            );
+          }
+          const t = wo + <usize> (ky * k + kx) * 4;
+          store<f32>(t, load<f32>(t) + hsum(s));
+        }
+      }
+    }
+  }
+}
+
+/** Sum of the four lanes of an f32x4. */
+function hsum(v: v128): f32 {
+  return f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1) + f32x4.extract_lane(v, 2) +
+    f32x4.extract_lane(v, 3);
+}

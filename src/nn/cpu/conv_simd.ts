@@ -1,0 +1,170 @@
+// The Wasm SIMD twins of conv2dFast and conv2dBackwardWeightFast (kernels in asm/conv.ts): the
+// same padded-width layout, four output pixels per SIMD step. One module instance per thread,
+// its memory laid out afresh by each call (input planes, weights, outputs), grown when needed.
+// Where WebAssembly SIMD is missing, or KIBITZ_WASM=0, the TypeScript twins run instead.
+import { decodeBase64 } from "../../cfr/wasm/base64.ts";
+import { compileModule, wasmAllowed } from "../../cfr/wasm/enabled.ts";
+import { type CpuTensor, cpuTensor } from "../tensor.ts";
+import { KibitzError } from "../../errors.ts";
+import { convGeometry } from "./conv.ts";
+import { conv2dBackwardWeightFast, conv2dFast, flipTranspose } from "./fast.ts";
+import { WASM_BASE64 } from "./conv_wasm.ts";
+
+interface Exports {
+  memory: WebAssembly.Memory;
+  convAcc(
+    x: number,
+    ci: number,
+    stride: number,
+    w: number,
+    co: number,
+    k: number,
+    rowW: number,
+    len: number,
+    out: number,
+  ): void;
+  convWeightAcc(
+    x: number,
+    ci: number,
+    stride: number,
+    g: number,
+    co: number,
+    k: number,
+    rowW: number,
+    len: number,
+    dw: number,
+  ): void;
+}
+
+const PAGE = 65536;
+const BASE = 1024;
+let instance: Exports | null | undefined;
+
+function kernels(): Exports | null {
+  if (instance === undefined) {
+    const mod = wasmAllowed() ? compileModule(decodeBase64(WASM_BASE64)) : null;
+    instance = mod ? new WebAssembly.Instance(mod, {}).exports as unknown as Exports : null;
+  }
+  return instance;
+}
+
+/** Whether the Wasm SIMD convolutions run (else the TypeScript twins do). */
+export function convSimdEnabled(): boolean {
+  return kernels() !== null;
+}
+
+/** Geometry of one image's padded planes and padded-width outputs. */
+function layout(h: number, w: number, k: number) {
+  const pad = (k - 1) / 2, rowW = w + 2 * pad, hp = h + 2 * pad;
+  const len = (h * rowW + 3) & ~3;
+  // The last SIMD step reads up to (k - 1) rows and k + 2 values past the output's end.
+  const stride = (hp * rowW + k + 8 + 3) & ~3;
+  return { pad, rowW, len, stride };
+}
+
+/** Grows the memory to `bytes` and returns an f32 view of all of it. */
+function memory(x: Exports, bytes: number): Float32Array {
+  const mem = x.memory;
+  if (bytes > mem.buffer.byteLength) mem.grow(Math.ceil((bytes - mem.buffer.byteLength) / PAGE));
+  return new Float32Array(mem.buffer);
+}
+
+/** Copies image b's planes of `src` ([n, c, h, w]) into the zero-padded layout at float `at`. */
+function putPadded(
+  f: Float32Array,
+  at: number,
+  src: Float32Array,
+  b: number,
+  c: number,
+  h: number,
+  w: number,
+  g: ReturnType<typeof layout>,
+): void {
+  f.fill(0, at, at + c * g.stride);
+  const hw = h * w;
+  for (let ch = 0; ch < c; ch++) {
+    const so = (b * c + ch) * hw, po = at + ch * g.stride + g.pad * g.rowW + g.pad;
+    for (let r = 0; r < h; r++) f.set(src.subarray(so + r * w, so + r * w + w), po + r * g.rowW);
+  }
+}
+
+/**
+ * Convolution, stride 1, same padding, with an optional bias, residual and ReLU epilogue: the
+ * SIMD twin of conv2dFast (same results up to f32 summation order).
+ */
+export function conv2dSimd(
+  x: CpuTensor,
+  w: CpuTensor,
+  bias: Float32Array | null = null,
+  res: Float32Array | null = null,
+  relu = false,
+): CpuTensor {
+  const K = kernels();
+  if (!K) return conv2dFast(x, w, bias, res, relu);
+  const [n, ci, h, wd] = x.shape;
+  if (x.shape.length !== 4 || w.shape[1] !== ci) {
+    throw new KibitzError(
+      "shape_mismatch",
+      `conv input ${x.shape} does not match weight ${w.shape}`,
+    );
+  }
+  const co = w.shape[0];
+  const { k } = convGeometry(w.shape);
+  const g = layout(h, wd, k);
+  const xAt = BASE / 4, wAt = xAt + ci * g.stride, oAt = wAt + w.data.length;
+  const f = memory(K, (oAt + co * g.len) * 4);
+  f.set(w.data, wAt);
+  const hw = h * wd;
+  const y = cpuTensor([n, co, h, wd]);
+  const yd = y.data;
+  for (let b = 0; b < n; b++) {
+    putPadded(f, xAt, x.data, b, ci, h, wd, g);
+    for (let o = 0; o < co; o++) f.fill(bias ? bias[o] : 0, oAt + o * g.len, oAt + (o + 1) * g.len);
+    K.convAcc(xAt * 4, ci, g.stride, wAt * 4, co, k, g.rowW, g.len, oAt * 4);
+    for (let o = 0; o < co; o++) {
+      const ao = oAt + o * g.len, yo = (b * co + o) * hw;
+      for (let r = 0; r < h; r++) {
+        const src = ao + r * g.rowW, dst = yo + r * wd;
+        for (let c2 = 0; c2 < wd; c2++) {
+          let v = f[src + c2];
+          if (res) v += res[dst + c2];
+          yd[dst + c2] = relu && v < 0 ? 0 : v;
+        }
+      }
+    }
+  }
+  return y;
+}
+
+/** The SIMD twin of conv2dBackwardWeightFast: dL/dw of a convolution, written into `dw`. */
+export function conv2dBackwardWeightSimd(x: CpuTensor, dy: CpuTensor, dw: CpuTensor): void {
+  const K = kernels();
+  if (!K) return conv2dBackwardWeightFast(x, dy, dw);
+  const [n, ci, h, wd] = x.shape;
+  const co = dy.shape[1], k = dw.shape[2];
+  const g = layout(h, wd, k);
+  const xAt = BASE / 4, gAt = xAt + ci * g.stride, wAt = gAt + co * g.len;
+  const f = memory(K, (wAt + dw.data.length) * 4);
+  f.fill(0, wAt, wAt + dw.data.length);
+  const hw = h * wd;
+  for (let b = 0; b < n; b++) {
+    putPadded(f, xAt, x.data, b, ci, h, wd, g);
+    f.fill(0, gAt, gAt + co * g.len);
+    for (let o = 0; o < co; o++) {
+      const so = (b * co + o) * hw, go = gAt + o * g.len;
+      for (let r = 0; r < h; r++) {
+        f.set(dy.data.subarray(so + r * wd, so + r * wd + wd), go + r * g.rowW);
+      }
+    }
+    K.convWeightAcc(xAt * 4, ci, g.stride, gAt * 4, co, k, g.rowW, g.len, wAt * 4);
+  }
+  dw.data.set(f.subarray(wAt, wAt + dw.data.length));
+}
+
+/** The SIMD twin of conv2dBackwardInputFast: dy convolved with the flipped, transposed weight. */
+export function conv2dBackwardInputSimd(dy: CpuTensor, w: CpuTensor): CpuTensor {
+  if (w.shape[0] !== dy.shape[1]) {
+    throw new KibitzError("shape_mismatch", `conv dy ${dy.shape} vs weight ${w.shape}`);
+  }
+  return conv2dSimd(dy, flipTranspose(w));
+}
