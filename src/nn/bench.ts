@@ -557,6 +557,9 @@ export const suite: BenchSuite = {
         "Small sizes; `quick=1` runs the issue's sizes on the GPU only (about 2-3 minutes on an H200); `--full` runs 256 filters at batch 1/64/256, the 19x256 default model and the CPU rows.",
       );
     }
+    // Sections that measured nothing (CPU runs, `only=`) leave no empty table in the report.
+    const kept = report.tables.filter((t) => t.rows.length > 0 || t === sumTable);
+    report.tables.splice(0, report.tables.length, ...kept);
     await flush();
     return report;
   },
