@@ -383,18 +383,20 @@ function prepareSolve(
   }
   // Predictions after the regrets they are derived from.
   const stores = algorithm === "pdcfr+" ? ["R", "Q", "S"] : ["R", "S"];
+  const build = () =>
+    buildCommands(tree, tables, planned.plan, stores, quant, planned.sdGroups, maxDim);
+  let commands = build();
   const budget = gpuOptions.memoryBudget;
   if (budget !== undefined && chunkable) {
     // The plan estimates the dispatch parameters from the train dispatches; the checks add their
     // own (an H200 F1 run at a 300 MB budget allocated 300.2 MB). Count them exactly, and plan
     // again below the budget by the overshoot while they push the solve over it.
     let target = budget;
-    for (let k = 0; k < 4; k++) {
-      const c = buildCommands(tree, tables, planned.plan, stores, quant, planned.sdGroups, maxDim);
-      const exact = Math.max(1, c.paramSets.length) * PARAM_STRIDE;
+    for (let k = 0;; k++) {
+      const exact = Math.max(1, commands.paramSets.length) * PARAM_STRIDE;
       planned.bytes += exact - planned.parts["dispatch parameters"];
       planned.parts["dispatch parameters"] = exact;
-      if (planned.bytes <= budget) break;
+      if (planned.bytes <= budget || k === 4) break;
       target -= planned.bytes - budget;
       const next = planGpuSolve(
         tree,
@@ -409,10 +411,11 @@ function prepareSolve(
         tables = buildTables(tree, game, kalg, next.plan);
       }
       planned = next;
+      commands = build();
     }
   }
   const sdGroups = planned.sdGroups;
-  return { rf, sf, quant, tables, planned, sdGroups, stores };
+  return { rf, sf, quant, tables, planned, sdGroups, stores, commands };
 }
 
 /**
@@ -432,14 +435,7 @@ export function gpuSolveShape(
   plan: GpuSolvePlan;
   paramSets: number;
 } {
-  const { quant, tables, planned, sdGroups, stores } = prepareSolve(
-    tree,
-    game,
-    options,
-    gpuOptions,
-    maxDim,
-  );
-  const c = buildCommands(tree, tables, planned.plan, stores, quant, sdGroups, maxDim);
+  const { planned, commands: c } = prepareSolve(tree, game, options, gpuOptions, maxDim);
   return {
     dispatches: c.train.length,
     checkDispatches: c.evaluate.length,
@@ -558,7 +554,7 @@ export class GpuCfrSolver {
       ? { ...DCFR_PAPER }
       : defaultDiscount(algorithm);
     const discount = { ...base, ...options.discount };
-    const { rf, sf, quant, tables, planned, sdGroups, stores } = prepareSolve(
+    const { rf, sf, quant, tables, planned, sdGroups, stores, commands } = prepareSolve(
       tree,
       game,
       options,
@@ -654,15 +650,7 @@ export class GpuCfrSolver {
       usage: 0x40 | 0x8,
       label: "cfr disc",
     });
-    const { train, evaluate, paramSets } = buildCommands(
-      tree,
-      tables,
-      plan,
-      stores,
-      quant,
-      sdGroups,
-      ctx.device.limits.maxComputeWorkgroupsPerDimension,
-    );
+    const { train, evaluate, paramSets } = commands;
     const paramWords = new Uint32Array(Math.max(1, paramSets.length) * PARAM_STRIDE / 4);
     paramSets.forEach((w, i) => paramWords.set(w, i * PARAM_STRIDE / 4));
     const params = uniformBuffer(ctx, paramWords.buffer, "cfr params");
