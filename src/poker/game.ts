@@ -1,5 +1,6 @@
 import { packShared, type SharedTyped } from "../cfr/threads.ts";
 import type { CfrChanceOutcome, CfrGame, CfrIsomorph, CfrNode } from "../cfr/game.ts";
+import type { PokerTerminalTables } from "../cfr/gpu/tables.ts";
 import {
   actionLabel,
   type ActionTree,
@@ -559,17 +560,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
    * folder; per board order each player's live hands in ascending strength; per hand the index of
    * the same combo in the other player's list (-1 if absent).
    */
-  terminalTables(): {
-    board: readonly number[];
-    halfPot: readonly number[];
-    rake: readonly number[];
-    folder: readonly number[];
-    orders: readonly {
-      order: readonly [Int32Array, Int32Array];
-      strength: readonly [Uint16Array, Uint16Array];
-    }[];
-    sameIn: readonly [Int32Array, Int32Array];
-  } {
+  terminalTables(): PokerTerminalTables {
     return {
       board: this.tBoard,
       halfPot: this.tHalfPot,

@@ -4,20 +4,23 @@ import { CFR_CHANCE, CFR_PLAYER, CFR_TERMINAL, type PublicTree } from "../tree.t
 import type { ChunkPlan } from "./chunks.ts";
 import { type KernelLayout, NODE_WORDS } from "./kernels.ts";
 
+/** Per-terminal and per-board tables that the fold and showdown kernels read. */
+export interface PokerTerminalTables {
+  board: readonly number[];
+  halfPot: readonly number[];
+  rake: readonly number[];
+  folder: readonly number[];
+  orders: readonly {
+    order: readonly [Int32Array, Int32Array];
+    strength: readonly [Uint16Array, Uint16Array];
+  }[];
+  sameIn: readonly [Int32Array, Int32Array];
+}
+
 /** What the poker terminal kernels read from a postflop game (PostflopGame has all of it). */
 export interface PokerTerminalSource {
   readonly cards: readonly [Uint8Array, Uint8Array];
-  terminalTables(): {
-    board: readonly number[];
-    halfPot: readonly number[];
-    rake: readonly number[];
-    folder: readonly number[];
-    orders: readonly {
-      order: readonly [Int32Array, Int32Array];
-      strength: readonly [Uint16Array, Uint16Array];
-    }[];
-    sameIn: readonly [Int32Array, Int32Array];
-  };
+  terminalTables(): PokerTerminalTables;
 }
 
 /** True when `game` exposes the poker terminal tables (fold and showdown kernels apply). */
