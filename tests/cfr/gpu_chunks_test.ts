@@ -6,8 +6,8 @@ import type { SolverOptions } from "../../src/cfr/solver.ts";
 import type { CfrGame } from "../../src/cfr/game.ts";
 import { GpuCfrSolver, gpuSolveShape, planGpuSolve } from "../../src/cfr/gpu/solver.ts";
 import { cutOf, planChunks } from "../../src/cfr/gpu/chunks.ts";
-import { parseSolveConfig, T1_SPOT } from "../../src/poker/config.ts";
-import { expandSpot, prepareSpot } from "../../src/poker/solve.ts";
+import { T1_SPOT } from "../../src/poker/config.ts";
+import { spotTree } from "../helpers/spots.ts";
 
 const ctx = await getGpu();
 const hasAdapter = ctx !== null;
@@ -30,13 +30,8 @@ turn = "minimal"
 river = "minimal"
 `;
 
-function spotOf(text: string): { tree: PublicTree; game: CfrGame } {
-  const spot = prepareSpot(parseSolveConfig(text));
-  return { tree: expandSpot(spot), game: spot.game };
-}
-
 Deno.test("gpu chunks: a plan covers every node once, with disjoint rows per chunk", () => {
-  const { tree } = spotOf(TURN);
+  const { tree } = spotTree(TURN);
   const { cut, roots } = cutOf(tree);
   assert.ok(cut.length > 1 && roots.length > 20, `${cut.length} cut nodes, ${roots.length} roots`);
   for (const c of cut) assert.equal(tree.kind[c], CFR_CHANCE);
@@ -79,7 +74,7 @@ Deno.test("gpu chunks: a plan covers every node once, with disjoint rows per chu
 });
 
 Deno.test("gpu chunks: a memory budget picks the fewest chunks that fit it", () => {
-  const { tree } = spotOf(T1_SPOT);
+  const { tree } = spotTree(T1_SPOT);
   const formats: ["u8", "u4"] = ["u8", "u4"];
   const whole = planGpuSolve(tree, "dcfr+", formats, { chunks: 1 });
   assert.equal(whole.plan.segments.length, 1);
@@ -104,16 +99,15 @@ Deno.test(
   "gpu chunks: under a budget the solver allocates at most the budget (exact dispatch parameters)",
   { ignore: !hasAdapter },
   async () => {
-    const spot = prepareSpot(parseSolveConfig(T1_SPOT));
-    const tree = expandSpot(spot);
+    const { tree, game } = spotTree(T1_SPOT);
     const options: SolverOptions = { algorithm: "dcfr+", regretBits: 8, strategyBits: 4 };
-    const whole = gpuSolveShape(tree, spot.game, options, { chunks: 1 }).plan.bytes;
+    const whole = gpuSolveShape(tree, game, options, { chunks: 1 }).plan.bytes;
     for (const f of [0.6, 0.4]) {
       const budget = Math.round(whole * f);
-      const shape = gpuSolveShape(tree, spot.game, options, { memoryBudget: budget });
+      const shape = gpuSolveShape(tree, game, options, { memoryBudget: budget });
       assert.ok(shape.plan.bytes <= budget, `plan ${shape.plan.bytes} > ${budget}`);
       assert.equal(shape.plan.parts["dispatch parameters"], shape.paramSets * 256);
-      const gpu = await GpuCfrSolver.create(ctx!, tree, spot.game, options, {
+      const gpu = await GpuCfrSolver.create(ctx!, tree, game, options, {
         memoryBudget: budget,
       });
       try {
@@ -148,7 +142,7 @@ Deno.test({
   name: "gpu chunks: several chunks give the same regrets, strategy and exploitability as one",
   ignore: !hasAdapter,
   async fn() {
-    const { tree, game } = spotOf(TURN);
+    const { tree, game } = spotTree(TURN);
     // f32 stores (updated in place by the up pass) and packed ones (8-bit regrets and predictions,
     // 4-bit strategy: words shared by neighbouring blocks of different chunks).
     const cases: SolverOptions[] = [

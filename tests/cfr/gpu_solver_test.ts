@@ -10,8 +10,7 @@ import { decodeBlock } from "../../src/quant/store.ts";
 import { formatInfo } from "../../src/quant/format.ts";
 import { KUHN_VALUE, kuhnGame } from "../../src/games/kuhn.ts";
 import { LEDUC_VALUE, leducGame } from "../../src/games/leduc.ts";
-import { parseSolveConfig } from "../../src/poker/config.ts";
-import { expandSpot, prepareSpot } from "../../src/poker/solve.ts";
+import { spotTree } from "../helpers/spots.ts";
 
 // Tolerances. The GPU sums in f32 in its own order (the CPU sums a node's value over actions and
 // the regret-matching denominators in f64), so single values differ in the last bits; after two
@@ -61,11 +60,6 @@ effective_stack = 200
 turn = "minimal"
 river = "minimal"
 `;
-
-function spotOf(text: string): { tree: PublicTree; game: CfrGame } {
-  const spot = prepareSpot(parseSolveConfig(text));
-  return { tree: expandSpot(spot), game: spot.game };
-}
 
 async function parity(
   tree: PublicTree,
@@ -149,7 +143,7 @@ Deno.test({
   name: "gpu cfr: river spot with rake (fold, showdown, ties): every algorithm matches the CPU",
   ignore: !hasAdapter,
   async fn() {
-    const { tree, game } = spotOf(RIVER);
+    const { tree, game } = spotTree(RIVER);
     for (const algorithm of CFR_ALGORITHMS) await parity(tree, game, { algorithm }, 2);
   },
 });
@@ -158,7 +152,7 @@ Deno.test({
   name: "gpu cfr: turn spot (river deals, card removal, suit isomorphs) matches the CPU",
   ignore: !hasAdapter,
   async fn() {
-    const { tree, game } = spotOf(TURN);
+    const { tree, game } = spotTree(TURN);
     assert.ok(tree.isoWeight.length > 0, "the spot should use suit isomorphism");
     await parity(tree, game, { algorithm: "dcfr" }, TIE_FREE_ITERATIONS);
     // Converged: after 50 iterations both backends are below 1 % of the pot (measured 0.41 % CPU,
@@ -177,7 +171,7 @@ Deno.test({
   name: "gpu cfr: every storage format (regrets x strategy, 32/16/8/4 bits) matches the CPU",
   ignore: !hasAdapter,
   async fn() {
-    const { tree, game } = spotOf(RIVER);
+    const { tree, game } = spotTree(RIVER);
     // Every regret format (i16, i8, i4, u16, u8) and strategy format (u16, u8, u4) once, every
     // algorithm once or more (each combination compiles its own kernels: slow on llvmpipe).
     const combos: [SolverOptions["algorithm"], number, number][] = [

@@ -1,3 +1,8 @@
+import type { CfrGame } from "../../src/cfr/game.ts";
+import type { PublicTree } from "../../src/cfr/tree.ts";
+import { parseSolveConfig } from "../../src/poker/config.ts";
+import { expandSpot, prepareSpot } from "../../src/poker/solve.ts";
+
 /** A small turn spot (narrow ranges, minimal bet sizes) for tests that need a real postflop tree. */
 export const SMALL_TURN_SPOT = `
 [ranges]
@@ -13,3 +18,9 @@ effective_stack = 900
 turn = "minimal"
 river = "minimal"
 `;
+
+/** The expanded public tree and the game of a spot config, for engine-level tests. */
+export function spotTree(text: string): { tree: PublicTree; game: CfrGame } {
+  const spot = prepareSpot(parseSolveConfig(text));
+  return { tree: expandSpot(spot), game: spot.game };
+}
