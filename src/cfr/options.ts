@@ -47,6 +47,12 @@ export interface SolverOptions {
    * TypeScript loop); default true where WebAssembly SIMD is available and KIBITZ_WASM is not "0".
    */
   wasm?: boolean;
+  /**
+   * Run the whole training walk on the game's trainer where it offers one (the postflop game's
+   * Wasm walk, cfr/trainer.ts: dcfr, f32 regrets and strategy, one thread, no pruning, locks or
+   * reach-weighted average; bit-identical to the TypeScript walk). Default true; needs `wasm`.
+   */
+  wasmWalk?: boolean;
   /** With pruning, every this many iterations (default 10) one runs unpruned so skipped actions are re-checked. */
   pruningRefresh?: number;
   /** Nodes with a fixed (per-hand) strategy. */

@@ -47,6 +47,7 @@ import {
 } from "./walk.ts";
 import type { SolverOptions } from "./options.ts";
 import { WorkerPool } from "./parallel.ts";
+import { type CfrTrainer, gameTrainer } from "./trainer.ts";
 import {
   type ChanceTasks,
   chanceTasks,
@@ -84,6 +85,8 @@ export class CfrSolver {
   readonly wasm: boolean;
   /** Whether the traverser's nodes run fused on the Wasm kernel (DCFR, f32 stores, no options). */
   private readonly fused: boolean;
+  /** The game's trainer running the whole training walk (SolverOptions.wasmWalk), or null. */
+  readonly trainer: CfrTrainer | null;
   /** Iterations done. */
   iteration = 0;
   /** Traverser hands visited at nodes during training (the work pruning saves). */
@@ -178,8 +181,15 @@ export class CfrSolver {
       shareFields(tree as unknown as Record<string, unknown>);
       game.shareTables?.();
     }
-    this.regrets = shared?.regrets ?? createQuantStore(rf, tree.blockSize, sab);
-    this.strategy = shared?.strategy ?? createQuantStore(sf, tree.blockSize, sab);
+    // The whole walk on the game's trainer, which then holds the stores (in its Wasm memory).
+    const walkable = !shared && this.threads === 1 && (options.wasmWalk ?? true) && this.wasm &&
+      algorithm === "dcfr" && rf === "f32" && sf === "f32" && !this.reachWeighted &&
+      this.pruning === 0 && (options.lockedNodes ?? []).length === 0;
+    this.trainer = walkable ? gameTrainer(game, tree) : null;
+    this.regrets = this.trainer?.regrets ?? shared?.regrets ??
+      createQuantStore(rf, tree.blockSize, sab);
+    this.strategy = this.trainer?.strategy ?? shared?.strategy ??
+      createQuantStore(sf, tree.blockSize, sab);
     this.predicted = shared
       ? shared.predicted
       : algorithm === "pdcfr+"
@@ -263,6 +273,14 @@ export class CfrSolver {
   step(): void {
     const t = this.iteration;
     this.beginIteration(t);
+    if (this.trainer) {
+      const { alphaPos, betaNeg, gamma } = this.disc;
+      for (const p of [0, 1] as const) {
+        this.nodeHandVisits += this.trainer.traverse(p, alphaPos, betaNeg, gamma);
+      }
+      this.iteration++;
+      return;
+    }
     for (const p of [0, 1] as const) {
       const o = (1 - p) as 0 | 1;
       const act = new Uint8Array(this.tree.numHands[p]).fill(1);

@@ -1,6 +1,9 @@
 import { packShared, type SharedTyped } from "../cfr/threads.ts";
 import type { CfrChanceOutcome, CfrGame, CfrIsomorph, CfrNode } from "../cfr/game.ts";
 import type { PokerTerminalTables } from "../cfr/gpu/tables.ts";
+import type { CfrTrainer } from "../cfr/trainer.ts";
+import type { PublicTree } from "../cfr/tree.ts";
+import { PostflopWalk, walkAvailable } from "./wasm/walk.ts";
 import {
   actionLabel,
   type ActionTree,
@@ -228,6 +231,25 @@ export class PostflopGame implements CfrGame<PostflopState> {
       Int32Array.from(h0, (c) => pos1.get(c) ?? -1),
       Int32Array.from(h1, (c) => pos0.get(c) ?? -1),
     ];
+  }
+
+  /**
+   * CfrSolver's whole training walk on Wasm (wasm/walk.ts, bit-identical to the solver's walk) for
+   * a tree of this game, where the terminals run on Wasm; null otherwise.
+   */
+  trainer(tree: PublicTree): CfrTrainer | null {
+    if (!this.wasm || !walkAvailable()) return null;
+    return new PostflopWalk(tree, {
+      numHands: this.numHands,
+      cards: this.cards,
+      sameIn: this.sameIn,
+      boards: this.orders,
+      tBoard: this.tBoard,
+      tHalfPot: this.tHalfPot,
+      tRake: this.tRake,
+      tFolder: this.tFolder,
+      initialWeights: [this.weights[0], this.weights[1]],
+    });
   }
 
   /** Initial range weight of each hand. */

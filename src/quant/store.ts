@@ -63,6 +63,7 @@ export function createQuantStore(
   format: QuantFormat,
   blockSizes: ArrayLike<number>,
   shared = false,
+  at?: { buffer: ArrayBufferLike; byteOffset: number },
 ): QuantStore {
   const info = formatInfo(format);
   const blocks = blockSizes.length;
@@ -77,7 +78,13 @@ export function createQuantStore(
   const n = offsets[blocks];
   if (n > 0x7fffffff) throw new KibitzError("too_large", `store of ${n} elements exceeds 2^31`);
   const Buf = shared ? SharedArrayBuffer : ArrayBuffer;
-  const words = new Uint32Array(new Buf(payloadWords(format, n) * 4));
+  if (at && info.levels !== 0) {
+    throw new KibitzError("bad_format", `only f32 stores live in a given buffer, not ${format}`);
+  }
+  // `at`: the payload is a view of that (zeroed) memory, e.g. a Wasm memory's (cfr/trainer.ts).
+  const words = at
+    ? new Uint32Array(at.buffer, at.byteOffset, payloadWords(format, n))
+    : new Uint32Array(new Buf(payloadWords(format, n) * 4));
   return {
     format,
     n,
@@ -85,8 +92,8 @@ export function createQuantStore(
     offsets,
     scales: new Float32Array(new Buf(info.levels === 0 ? 0 : blocks * 4)),
     words,
-    f32: format === "f32" ? new Float32Array(words.buffer) : null,
-    ints: new Int32Array(words.buffer),
+    f32: format === "f32" ? new Float32Array(words.buffer, words.byteOffset, words.length) : null,
+    ints: new Int32Array(words.buffer, words.byteOffset, words.length),
     i16: LITTLE_ENDIAN && format === "i16" ? new Int16Array(words.buffer) : null,
     u16: LITTLE_ENDIAN && format === "u16" ? new Uint16Array(words.buffer) : null,
     i8: LITTLE_ENDIAN && format === "i8" ? new Int8Array(words.buffer) : null,

@@ -5,16 +5,18 @@ import { parseBetSizes } from "../../src/poker/bet_size.ts";
 import { parseCards } from "../../src/poker/cards.ts";
 import { PostflopGame } from "../../src/poker/game.ts";
 import { parseRange } from "../../src/poker/range.ts";
-import { compileKernel, KERNELS, kernelSource, sourceHash } from "../../src/cfr/wasm/build.ts";
+import { compileKernel, KERNELS, kernelText, sourceHash } from "../../src/cfr/wasm/build.ts";
 import { decodeBase64 } from "../../src/cfr/wasm/base64.ts";
 import * as regretWasm from "../../src/cfr/wasm/regret_wasm.ts";
 import { regretKernel } from "../../src/cfr/wasm/regret.ts";
 import { wasmEnabled } from "../../src/poker/wasm/terminal.ts";
 import * as terminalWasm from "../../src/poker/wasm/terminal_wasm.ts";
+import * as walkWasm from "../../src/poker/wasm/walk_wasm.ts";
 
 const BUILT: Record<string, { SOURCE_SHA256: string; WASM_BASE64: string }> = {
   terminal: terminalWasm,
   regret: regretWasm,
+  walk: walkWasm,
 };
 
 function game(board: string, wasm: boolean, rake: boolean) {
@@ -42,7 +44,7 @@ function game(board: string, wasm: boolean, rake: boolean) {
 Deno.test("wasm: the committed kernels were built from the current sources", async () => {
   assert.equal(KERNELS.length, Object.keys(BUILT).length);
   for (const k of KERNELS) {
-    const text = await Deno.readTextFile(kernelSource(k));
+    const text = await kernelText(k);
     assert.equal(
       BUILT[k.name].SOURCE_SHA256,
       await sourceHash(text),

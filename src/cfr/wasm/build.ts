@@ -6,11 +6,17 @@ export const ASC = "npm:assemblyscript@0.28.9/asc";
 export const ASC_FLAGS = ["--enable", "simd", "-O3", "--runtime", "stub", "--noAssert"];
 /**
  * Kernel sources (DIR/asm/NAME.ts under src/) and the modules they build (DIR/NAME_wasm.ts):
- * the CFR engine's own, then the games'.
+ * the CFR engine's own, then the games'. `deps`: the other kernel sources (src/-relative) the
+ * source imports, hashed with it.
  */
-export const KERNELS: { dir: string; name: string }[] = [
+export const KERNELS: { dir: string; name: string; deps?: string[] }[] = [
   { dir: "cfr/wasm", name: "regret" },
   { dir: "poker/wasm", name: "terminal" },
+  {
+    dir: "poker/wasm",
+    name: "walk",
+    deps: ["poker/wasm/asm/terminal.ts", "cfr/wasm/asm/regret.ts"],
+  },
 ];
 
 const src = new URL("../../", import.meta.url);
@@ -20,6 +26,15 @@ export function kernelSource(k: { dir: string; name: string }): URL {
   return new URL(`${k.dir}/asm/${k.name}.ts`, src);
 }
 
+/** The text a kernel's recorded hash covers: its source, then each source it imports. */
+export async function kernelText(
+  k: { dir: string; name: string; deps?: string[] },
+): Promise<string> {
+  let text = await Deno.readTextFile(kernelSource(k));
+  for (const d of k.deps ?? []) text += await Deno.readTextFile(new URL(d, src));
+  return text;
+}
+
 /** SHA-256 of a source text, hex: recorded in the built module so a test sees a stale binary. */
 export async function sourceHash(text: string): Promise<string> {
   const d = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
@@ -27,7 +42,9 @@ export async function sourceHash(text: string): Promise<string> {
 }
 
 /** Compiles one kernel source with asc into bytes (needs the npm registry or its cache). */
-export async function compileKernel(k: { dir: string; name: string }): Promise<Uint8Array> {
+export async function compileKernel(
+  k: { dir: string; name: string; deps?: string[] },
+): Promise<Uint8Array> {
   const name = k.name, path = kernelSource(k).pathname;
   const dir = await Deno.makeTempDir();
   try {
@@ -63,7 +80,7 @@ export async function buildWasm(write: boolean): Promise<string[]> {
   const report: string[] = [];
   for (const k of KERNELS) {
     const name = k.name;
-    const text = await Deno.readTextFile(kernelSource(k));
+    const text = await kernelText(k);
     const wasm = await compileKernel(k);
     const hash = await sourceHash(text);
     if (write) {

@@ -1,0 +1,33 @@
+import type { QuantStore } from "../quant/mod.ts";
+import type { CfrGame } from "./game.ts";
+import type { PublicTree } from "./tree.ts";
+
+/**
+ * A game's own runner of CfrSolver's whole training walk (the Wasm walk of the postflop game):
+ * DCFR on f32 regrets and strategy, one thread, no pruning, locks or reach-weighted average, with
+ * results bit-identical to the solver's TypeScript walk. It owns the stores it updates.
+ */
+export interface CfrTrainer {
+  /** The f32 regret and cumulative-strategy stores (views of the trainer's memory). */
+  readonly regrets: QuantStore;
+  readonly strategy: QuantStore;
+  /** Bytes of memory the trainer holds, its stores included. */
+  readonly bytes: number;
+  /**
+   * One traversal for p from the root with the game's initial weights and the iteration's
+   * discounts: regrets and strategy of p's nodes updated. Returns the node-hand visits.
+   */
+  traverse(p: 0 | 1, alphaPos: number, betaNeg: number, gamma: number): number;
+}
+
+/** A game that offers a CfrTrainer for its trees. */
+export interface TrainerGame extends CfrGame {
+  /** A trainer of `tree`, or null where it cannot run (no Wasm SIMD, game options). */
+  trainer(tree: PublicTree): CfrTrainer | null;
+}
+
+/** The trainer `game` offers for `tree`, or null (a game without one, or it declines). */
+export function gameTrainer(game: CfrGame, tree: PublicTree): CfrTrainer | null {
+  const g = game as Partial<TrainerGame>;
+  return typeof g.trainer === "function" ? g.trainer.call(game, tree) : null;
+}

@@ -1,0 +1,283 @@
+// AssemblyScript source of the whole training walk of a postflop DCFR solve on f32 storage (built
+// by `deno task build-wasm` into ../walk_wasm.ts, with the terminal and regret kernels it imports).
+// Twin of CfrSolver.visit (src/cfr/solver.ts) in the case it fuses (dcfr, f32 regrets and
+// strategy, one thread, no pruning, locks or reach-weighted average) with PostflopGame's terminals:
+// the same operations in the same order with the same roundings, so the stores come out
+// bit-identical. The tree, the stores, the showdown tables and the per-depth scratch all live in
+// this module's memory, laid out by ../walk.ts; nothing is copied per node.
+
+import { fold, showdown } from "./terminal";
+import { regretMatch, traverserDcfr } from "../../../cfr/wasm/asm/regret";
+
+const K_TERMINAL: u32 = 2;
+const K_CHANCE: u32 = 1;
+
+// Layout pointers (byte offsets), set by setup() from the config block ../walk.ts writes.
+// nodes: 16 B per node: first child u32, (children u16 | kind u8 << 16 | player u8 << 24),
+// block (player node) or terminal id (terminal) i32, chance-outcome index u32.
+let nodes: usize = 0;
+// chance: 32 B per chance outcome: weight f32, then u32 blocked start/end of player 0, of player
+// 1 (into the player's blocked list), isomorph start/end (into isos), pad.
+let chance: usize = 0;
+let blocked0: usize = 0;
+let blocked1: usize = 0;
+// isos: 16 B per isomorph: weight f32, permutation of player 0's hands, of player 1's (u32 lists).
+let isos: usize = 0;
+// terms: 32 B per terminal: f64 x3 (fold: scale for player 0, for player 1; showdown: payWin,
+// payLose, payTie), showdown descriptor of player 0, of player 1 (i32, 0 for a fold).
+let terms: usize = 0;
+let regrets: usize = 0;
+let strat: usize = 0;
+let offsets: usize = 0; // u32 element offset per block
+let H0: i32 = 0;
+let H1: i32 = 0;
+let cards0: usize = 0;
+let cards1: usize = 0;
+let same0: usize = 0;
+let same1: usize = 0;
+let cs: usize = 0;
+let all: usize = 0;
+let win: usize = 0;
+let crec: usize = 0;
+let cr: usize = 0;
+let sum: usize = 0;
+let den: usize = 0;
+let acc: usize = 0;
+// Per depth: vals (wideB bytes), sig (wideB), opponent reach (reachB), active flags (actB).
+let depth0: usize = 0;
+let depthB: usize = 0;
+let wideB: usize = 0;
+let reachB: usize = 0;
+
+let visits: f64 = 0;
+let bad: i32 = 0;
+let alphaPos: f32 = 0;
+let betaNeg: f32 = 0;
+let gamma: f32 = 0;
+
+/** Reads the layout from the config block at `cfg` (i32 fields in the order ../walk.ts writes). */
+export function setup(cfg: usize): void {
+  nodes = load<u32>(cfg);
+  chance = load<u32>(cfg, 4);
+  blocked0 = load<u32>(cfg, 8);
+  blocked1 = load<u32>(cfg, 12);
+  isos = load<u32>(cfg, 16);
+  terms = load<u32>(cfg, 20);
+  regrets = load<u32>(cfg, 24);
+  strat = load<u32>(cfg, 28);
+  offsets = load<u32>(cfg, 32);
+  H0 = load<i32>(cfg, 36);
+  H1 = load<i32>(cfg, 40);
+  cards0 = load<u32>(cfg, 44);
+  cards1 = load<u32>(cfg, 48);
+  same0 = load<u32>(cfg, 52);
+  same1 = load<u32>(cfg, 56);
+  cs = load<u32>(cfg, 60);
+  all = load<u32>(cfg, 64);
+  win = load<u32>(cfg, 68);
+  crec = load<u32>(cfg, 72);
+  cr = load<u32>(cfg, 76);
+  sum = load<u32>(cfg, 80);
+  den = load<u32>(cfg, 84);
+  acc = load<u32>(cfg, 88);
+  depth0 = load<u32>(cfg, 92);
+  depthB = load<u32>(cfg, 96);
+  wideB = load<u32>(cfg, 100);
+  reachB = load<u32>(cfg, 104);
+}
+
+/**
+ * One traversal for player p from the root: opponent reach at `opp`, active flags at `act` (H_p
+ * bytes, all 1), root values to `out`; discounts of the iteration. Returns the node-hand visits,
+ * or -1 when an update gave a value that is not finite (the stores are then unusable).
+ */
+export function traverse(
+  p: i32,
+  opp: usize,
+  act: usize,
+  out: usize,
+  a: f32,
+  b: f32,
+  g: f32,
+): f64 {
+  alphaPos = a, betaNeg = b, gamma = g;
+  visits = 0, bad = 0;
+  visit(0, 0, p, opp, act, p ? H1 : H0, out);
+  return bad ? -1 : visits;
+}
+
+function visit(n: u32, d: u32, p: i32, opp: usize, act: usize, nAct: i32, out: usize): void {
+  visits += <f64> nAct;
+  const rec = nodes + (<usize> n << 4);
+  const first = load<u32>(rec), info = load<u32>(rec, 4);
+  const kind = (info >> 16) & 0xff, A = info & 0xffff;
+  const H = p ? H1 : H0;
+  if (kind == K_TERMINAL) {
+    terminal(load<i32>(rec, 8), p, opp, out);
+    return;
+  }
+  const vals = depth0 + <usize> d * depthB, sig = vals + wideB;
+  const r = sig + wideB, ca = r + reachB;
+  if (kind == K_CHANCE) {
+    memory.fill(out, 0, <usize> H << 2);
+    for (let c = first; c < first + A; c++) {
+      const ch = chance + (<usize> load<u32>(nodes + (<usize> c << 4), 12) << 5);
+      outcomeReach(ch, 1 - p, opp, r);
+      const cn = outcomeTraverser(ch, p, act, nAct, ca);
+      visit(c, d + 1, p, r, ca, cn, vals);
+      addChance(ch, p, vals, out);
+    }
+    return;
+  }
+  const q = <i32> (info >> 24), Hq = q ? H1 : H0;
+  const blk = <usize> load<u32>(offsets + (<usize> load<i32>(rec, 8) << 2)) << 2;
+  regretMatch(regrets + blk, sig, A, Hq, sum, den);
+  if (q != p) {
+    memory.fill(out, 0, <usize> H << 2);
+    for (let a: u32 = 0; a < A; a++) {
+      actionReach(opp, sig + (<usize> (a * Hq) << 2), Hq, r);
+      visit(first + a, d + 1, p, r, act, nAct, vals);
+      addValues(vals, H, out);
+    }
+    return;
+  }
+  for (let a: u32 = 0; a < A; a++) {
+    const row = vals + (<usize> (a * H) << 2);
+    if (nAct == 0) memory.fill(row, 0, <usize> H << 2);
+    else visit(first + a, d + 1, p, opp, act, nAct, row);
+  }
+  const mx = traverserDcfr(
+    sig,
+    vals,
+    act,
+    out,
+    regrets + blk,
+    strat + blk,
+    A,
+    H,
+    alphaPos,
+    betaNeg,
+    gamma,
+    acc,
+  );
+  if (!(mx < Infinity)) bad = 1;
+}
+
+/** PostflopGame.terminalValues on the Wasm kernels (fold formula or showdown). */
+function terminal(t: i32, p: i32, opp: usize, out: usize): void {
+  const rec = terms + (<usize> t << 5);
+  const desc = load<i32>(rec + 24 + (<usize> p << 2));
+  const same = p ? same1 : same0;
+  if (desc == 0) {
+    const scale = load<f64>(rec + (<usize> p << 3));
+    if (p) fold(H0, H1, opp, cards0, cards1, same, out, scale, cs);
+    else fold(H1, H0, opp, cards1, cards0, same, out, scale, cs);
+    return;
+  }
+  showdown(
+    <usize> desc,
+    opp,
+    out,
+    same,
+    load<f64>(rec),
+    load<f64>(rec, 8),
+    load<f64>(rec, 16),
+    cs,
+    all,
+    win,
+    crec,
+    cr,
+  );
+}
+
+/** walk.ts outcomeReach: dst = opp for o's hands, 0 where the outcome blocks them. */
+function outcomeReach(ch: usize, o: i32, opp: usize, dst: usize): void {
+  memory.copy(dst, opp, <usize> (o ? H1 : H0) << 2);
+  const list = o ? blocked1 : blocked0;
+  const s = load<u32>(ch + 4 + (<usize> o << 3)), e = load<u32>(ch + 8 + (<usize> o << 3));
+  for (let i = s; i < e; i++) {
+    store<f32>(dst + (<usize> load<u32>(list + (<usize> i << 2)) << 2), 0);
+  }
+}
+
+/** walk.ts outcomeTraverser without the own reach (unused here): active flags, their count. */
+function outcomeTraverser(ch: usize, p: i32, act: usize, nAct: i32, ca: usize): i32 {
+  memory.copy(ca, act, <usize> (p ? H1 : H0));
+  const list = p ? blocked1 : blocked0;
+  const s = load<u32>(ch + 4 + (<usize> p << 3)), e = load<u32>(ch + 8 + (<usize> p << 3));
+  let cn = nAct;
+  for (let i = s; i < e; i++) {
+    const h = ca + <usize> load<u32>(list + (<usize> i << 2));
+    cn -= <i32> load<u8>(h);
+    store<u8>(h, 0);
+  }
+  return cn;
+}
+
+/**
+ * tree.ts addChanceChildValues: p's blocked hands zeroed in vals, then out += w * vals and, per
+ * isomorph, out += wk * vals[perm[h]]. As in JavaScript, each product and sum is taken in f64 and
+ * rounded to f32 once, on the store.
+ */
+function addChance(ch: usize, p: i32, vals: usize, out: usize): void {
+  const H = p ? H1 : H0;
+  const list = p ? blocked1 : blocked0;
+  const s = load<u32>(ch + 4 + (<usize> p << 3)), e = load<u32>(ch + 8 + (<usize> p << 3));
+  for (let i = s; i < e; i++) {
+    store<f32>(vals + (<usize> load<u32>(list + (<usize> i << 2)) << 2), 0);
+  }
+  const w = <f64> load<f32>(ch);
+  const H2 = H & ~1;
+  const w2 = f64x2.splat(w);
+  let h = 0;
+  for (; h < H2; h += 2) {
+    const o = out + (<usize> h << 2), v = vals + (<usize> h << 2);
+    const x = f64x2.add(
+      f64x2.promote_low_f32x4(v128.load64_zero(o)),
+      f64x2.mul(w2, f64x2.promote_low_f32x4(v128.load64_zero(v))),
+    );
+    v128.store64_lane(o, f32x4.demote_f64x2_zero(x), 0);
+  }
+  for (; h < H; h++) {
+    const o = out + (<usize> h << 2);
+    store<f32>(o, <f32> (<f64> load<f32>(o) + w * <f64> load<f32>(vals + (<usize> h << 2))));
+  }
+  const ks = load<u32>(ch, 20), ke = load<u32>(ch, 24);
+  for (let k = ks; k < ke; k++) {
+    const iso = isos + (<usize> k << 4);
+    const wk = <f64> load<f32>(iso), perm = <usize> load<u32>(iso + 4 + (<usize> p << 2));
+    for (let h = 0; h < H; h++) {
+      const o = out + (<usize> h << 2);
+      const v = load<f32>(vals + (<usize> load<u32>(perm + (<usize> h << 2)) << 2));
+      store<f32>(o, <f32> (<f64> load<f32>(o) + wk * <f64> v));
+    }
+  }
+}
+
+/** walk.ts actionReach: r[i] = opp[i] * sig[i] (f32), i < n. */
+function actionReach(opp: usize, sig: usize, n: i32, r: usize): void {
+  const n4 = n & ~3;
+  let i = 0;
+  for (; i < n4; i += 4) {
+    const o = <usize> i << 2;
+    v128.store(r + o, f32x4.mul(v128.load(opp + o), v128.load(sig + o)));
+  }
+  for (; i < n; i++) {
+    const o = <usize> i << 2;
+    store<f32>(r + o, load<f32>(opp + o) * load<f32>(sig + o));
+  }
+}
+
+/** walk.ts addValues: out[h] += vals[h] (f32), h < n. */
+function addValues(vals: usize, n: i32, out: usize): void {
+  const n4 = n & ~3;
+  let i = 0;
+  for (; i < n4; i += 4) {
+    const o = <usize> i << 2;
+    v128.store(out + o, f32x4.add(v128.load(out + o), v128.load(vals + o)));
+  }
+  for (; i < n; i++) {
+    const o = <usize> i << 2;
+    store<f32>(out + o, load<f32>(out + o) + load<f32>(vals + o));
+  }
+}

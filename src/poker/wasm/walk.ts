@@ -1,0 +1,299 @@
+import { decodeBase64 } from "../../cfr/wasm/base64.ts";
+import { compileModule, wasmAllowed } from "../../cfr/wasm/enabled.ts";
+import { CFR_CHANCE, type PublicTree } from "../../cfr/tree.ts";
+import type { CfrTrainer } from "../../cfr/trainer.ts";
+import { KibitzError } from "../../errors.ts";
+import { createQuantStore, type QuantStore } from "../../quant/mod.ts";
+import { WASM_BASE64 } from "./walk_wasm.ts";
+
+/*
+ * The postflop game's CfrTrainer: CfrSolver's training walk (dcfr, f32 stores) run whole in Wasm
+ * (asm/walk.ts, with the terminal and regret kernels). One instance and one memory per solver:
+ * the tree as packed node records, the chance outcomes and isomorphs, each terminal's pays, every
+ * river board's showdown tables, the per-depth scratch and both stores, laid out once here and
+ * grown once, so the stores' views stay valid. A traversal is one call; nothing is copied per node.
+ */
+
+interface Exports {
+  memory: WebAssembly.Memory;
+  setup(cfg: number): void;
+  traverse(
+    p: number,
+    opp: number,
+    act: number,
+    out: number,
+    alphaPos: number,
+    betaNeg: number,
+    gamma: number,
+  ): number;
+}
+
+/** One river board's showdown tables, both players (PostflopGame's BoardOrder). */
+export interface WalkBoard {
+  order: readonly [Int32Array, Int32Array];
+  strength: readonly [Uint16Array, Uint16Array];
+  c1: readonly [Uint8Array, Uint8Array];
+  c2: readonly [Uint8Array, Uint8Array];
+  dead: readonly [Int32Array, Int32Array];
+}
+
+/** What the walk needs from the postflop game: hands, boards and terminals (read, not kept). */
+export interface WalkGame {
+  numHands: readonly [number, number];
+  /** Cards per hand (2 bytes a hand), per player. */
+  cards: readonly [Uint8Array, Uint8Array];
+  /** Per hand, the same combo's index in the other player's list, or -1. */
+  sameIn: readonly [Int32Array, Int32Array];
+  boards: readonly WalkBoard[];
+  /** Per terminal id: board index (-1: a fold), half pot, rake, folder. */
+  tBoard: ArrayLike<number>;
+  tHalfPot: ArrayLike<number>;
+  tRake: ArrayLike<number>;
+  tFolder: ArrayLike<number>;
+  initialWeights: readonly [Float32Array, Float32Array];
+}
+
+let compiled: WebAssembly.Module | null | undefined;
+
+/** The compiled walk module (null where Wasm SIMD is missing or KIBITZ_WASM=0). */
+function walkModule(): WebAssembly.Module | null {
+  if (compiled === undefined) {
+    compiled = wasmAllowed() ? compileModule(decodeBase64(WASM_BASE64)) : null;
+  }
+  return compiled;
+}
+
+/** Whether the Wasm walk can run here. */
+export function walkAvailable(): boolean {
+  return walkModule() !== null;
+}
+
+const PAGE = 65536;
+const align = (x: number) => (x + 15) & ~15;
+
+/** A bump layout: regions first, memory grown once, then written. */
+class Layout {
+  top = 1024;
+  take(bytes: number): number {
+    const at = this.top;
+    this.top = align(at + bytes);
+    return at;
+  }
+}
+
+/** The Wasm training walk of one postflop tree (see the file comment). */
+export class PostflopWalk implements CfrTrainer {
+  readonly regrets: QuantStore;
+  readonly strategy: QuantStore;
+  readonly bytes: number;
+  private readonly x: Exports;
+  private readonly oppAt: number;
+  private readonly actAt: number;
+  private readonly outAt: number;
+  private readonly weights: readonly [Float32Array, Float32Array];
+
+  constructor(tree: PublicTree, g: WalkGame) {
+    const mod = walkModule();
+    if (!mod) throw new Error("WebAssembly SIMD is not available");
+    this.x = new WebAssembly.Instance(mod, {}).exports as unknown as Exports;
+    this.weights = g.initialWeights;
+    const [H0, H1] = g.numHands, maxH = Math.max(H0, H1);
+    const N = tree.size;
+
+    // Chance outcomes (children of chance nodes) get a record each.
+    const chanceIndex = new Uint32Array(N);
+    let C = 0;
+    for (let n = 0; n < N; n++) {
+      if (tree.kind[n] !== CFR_CHANCE) continue;
+      for (let c = tree.firstChild[n]; c < tree.firstChild[n] + tree.numChildren[n]; c++) {
+        chanceIndex[c] = C++;
+      }
+    }
+    const nIso = tree.isoWeight.length;
+    const perms = [new Map<number, number>(), new Map<number, number>()];
+    let permBytes = 0;
+    for (const p of [0, 1] as const) {
+      for (let k = 0; k < nIso; k++) {
+        const i = tree.isoPerm[p][k];
+        if (!perms[p].has(i)) {
+          perms[p].set(i, 0), permBytes += align(4 * tree.permutations[i].length);
+        }
+      }
+    }
+    const T = g.tBoard.length;
+    let boardBytes = 0;
+    for (const bo of g.boards) {
+      for (const q of [0, 1] as const) {
+        const n = bo.order[q].length;
+        boardBytes += 2 * align(4 * n) + align(4 * bo.dead[q].length) + align(32);
+      }
+    }
+    const blocks = tree.blockSize.length;
+    let n = 0;
+    for (let b = 0; b < blocks; b++) n += tree.blockSize[b];
+    const wideB = align(4 * (Math.max(1, tree.maxActions) * maxH + 4));
+    const reachB = align(4 * (maxH + 4)), actB = align(maxH + 16);
+    const depthB = 2 * wideB + reachB + actB;
+
+    const L = new Layout();
+    const cfg = L.take(128);
+    const nodes = L.take(16 * N), chance = L.take(32 * C);
+    const blocked = [
+      L.take(4 * tree.blockedHands[0].length),
+      L.take(4 * tree.blockedHands[1].length),
+    ];
+    const isos = L.take(16 * nIso), permAt = L.take(permBytes);
+    const terms = L.take(32 * T), boardAt = L.take(boardBytes);
+    const cards = [L.take(2 * H0), L.take(2 * H1)], same = [L.take(4 * H0), L.take(4 * H1)];
+    const cs = L.take(52 * 8), all = L.take(52 * 8), win = L.take(8 * maxH);
+    const crec = L.take(4 * maxH + 32) + 16, cr = L.take(8 * maxH);
+    const sum = L.take(8 * (maxH + 4)), den = L.take(8 * (maxH + 4)), acc = L.take(8 * maxH);
+    const depth0 = L.take(depthB * tree.levels);
+    this.oppAt = L.take(reachB), this.actAt = L.take(actB), this.outAt = L.take(reachB);
+    const offsetsAt = L.take(4 * (blocks + 1));
+    const regAt = L.take(4 * (n + 4)), stratAt = L.take(4 * (n + 4));
+    const mem = this.x.memory;
+    if (L.top > mem.buffer.byteLength) mem.grow(Math.ceil((L.top - mem.buffer.byteLength) / PAGE));
+    this.bytes = mem.buffer.byteLength;
+    const buf = mem.buffer, dv = new DataView(buf);
+    const u32 = new Uint32Array(buf), i32 = new Int32Array(buf), f32 = new Float32Array(buf);
+    const f64 = new Float64Array(buf), u8 = new Uint8Array(buf);
+
+    for (let i = 0; i < N; i++) {
+      const at = (nodes >> 2) + 4 * i;
+      const kind = tree.kind[i];
+      u32[at] = tree.firstChild[i];
+      u32[at + 1] = tree.numChildren[i] | (kind << 16) | ((tree.player[i] & 0xff) << 24);
+      i32[at + 2] = tree.block[i] >= 0 ? tree.block[i] : tree.terminal[i];
+      u32[at + 3] = chanceIndex[i];
+    }
+    for (let n0 = 0; n0 < N; n0++) {
+      if (tree.kind[n0] !== CFR_CHANCE) continue;
+      for (let c = tree.firstChild[n0]; c < tree.firstChild[n0] + tree.numChildren[n0]; c++) {
+        const at = (chance >> 2) + 8 * chanceIndex[c];
+        f32[at] = tree.chanceWeight[c];
+        u32[at + 1] = tree.blockedStart[0][c], u32[at + 2] = tree.blockedStart[0][c + 1];
+        u32[at + 3] = tree.blockedStart[1][c], u32[at + 4] = tree.blockedStart[1][c + 1];
+        u32[at + 5] = tree.isoStart[c], u32[at + 6] = tree.isoStart[c + 1];
+      }
+    }
+    for (const p of [0, 1] as const) u32.set(tree.blockedHands[p], blocked[p] >> 2);
+    let pa = permAt;
+    for (const p of [0, 1] as const) {
+      for (const i of perms[p].keys()) {
+        perms[p].set(i, pa);
+        u32.set(tree.permutations[i], pa >> 2);
+        pa += align(4 * tree.permutations[i].length);
+      }
+    }
+    for (let k = 0; k < nIso; k++) {
+      const at = (isos >> 2) + 4 * k;
+      f32[at] = tree.isoWeight[k];
+      u32[at + 1] = perms[0].get(tree.isoPerm[0][k])!;
+      u32[at + 2] = perms[1].get(tree.isoPerm[1][k])!;
+    }
+    // Showdown tables as TerminalKernels.addTables lays them out: descriptors per board and player.
+    const desc: number[] = [];
+    let ba = boardAt;
+    const put = (a: Int32Array | Uint32Array) => {
+      const at = ba;
+      u32.set(new Uint32Array(a.buffer, a.byteOffset, a.length), at >> 2);
+      ba += align(4 * a.length);
+      return at;
+    };
+    g.boards.forEach((bo, bi) => {
+      const side = [0, 1].map((q) => {
+        const m = bo.order[q].length, rec = new Uint32Array(m);
+        for (let i = 0; i < m; i++) {
+          rec[i] = bo.strength[q][i] | (bo.c1[q][i] << 16) | (bo.c2[q][i] << 24);
+        }
+        return {
+          n: m,
+          rec: put(rec),
+          idx: put(bo.order[q]),
+          dead: put(bo.dead[q]),
+          nDead: bo.dead[q].length,
+        };
+      });
+      for (const p of [0, 1] as const) {
+        const m = side[p], t = side[1 - p];
+        desc[2 * bi + p] = put(
+          Int32Array.from([m.n, t.n, m.rec, m.idx, t.rec, t.idx, m.dead, m.nDead]),
+        );
+      }
+    });
+    for (let t = 0; t < T; t++) {
+      const at = terms + 32 * t, bi = g.tBoard[t], halfPot = g.tHalfPot[t], rake = g.tRake[t];
+      if (bi < 0) {
+        for (const p of [0, 1] as const) {
+          dv.setFloat64(at + 8 * p, g.tFolder[t] !== p ? halfPot - rake : -halfPot, true);
+        }
+        dv.setInt32(at + 24, 0, true), dv.setInt32(at + 28, 0, true);
+      } else {
+        f64[at >> 3] = halfPot - rake,
+          f64[(at >> 3) + 1] = -halfPot,
+          f64[(at >> 3) + 2] = -rake / 2;
+        dv.setInt32(at + 24, desc[2 * bi], true), dv.setInt32(at + 28, desc[2 * bi + 1], true);
+      }
+    }
+    for (const p of [0, 1] as const) {
+      u8.set(g.cards[p].subarray(0, 2 * g.numHands[p]), cards[p]);
+      i32.set(g.sameIn[p], same[p] >> 2);
+    }
+    u8.fill(1, this.actAt, this.actAt + maxH);
+    const offs = new Uint32Array(buf, offsetsAt, blocks + 1);
+    for (let b = 0; b < blocks; b++) offs[b + 1] = offs[b] + tree.blockSize[b];
+    this.regrets = createQuantStore("f32", tree.blockSize, false, {
+      buffer: buf,
+      byteOffset: regAt,
+    });
+    this.strategy = createQuantStore("f32", tree.blockSize, false, {
+      buffer: buf,
+      byteOffset: stratAt,
+    });
+    const fields = [
+      nodes,
+      chance,
+      blocked[0],
+      blocked[1],
+      isos,
+      terms,
+      regAt,
+      stratAt,
+      offsetsAt,
+      H0,
+      H1,
+      cards[0],
+      cards[1],
+      same[0],
+      same[1],
+      cs,
+      all,
+      win,
+      crec,
+      cr,
+      sum,
+      den,
+      acc,
+      depth0,
+      depthB,
+      wideB,
+      reachB,
+    ];
+    i32.set(fields, cfg >> 2);
+    this.x.setup(cfg);
+  }
+
+  traverse(p: 0 | 1, alphaPos: number, betaNeg: number, gamma: number): number {
+    const o = 1 - p, w = this.weights[o];
+    new Float32Array(this.x.memory.buffer, this.oppAt, w.length).set(w);
+    const v = this.x.traverse(p, this.oppAt, this.actAt, this.outAt, alphaPos, betaNeg, gamma);
+    if (v < 0) {
+      throw new KibitzError(
+        "non_finite",
+        "a regret or strategy update gave a value that is not finite (Wasm walk): values must be finite",
+      );
+    }
+    return v;
+  }
+}
