@@ -1,7 +1,7 @@
 // Built by `deno task build-wasm` from asm/walk.ts: do not edit.
 
 /** SHA-256 of asm/walk.ts when this binary was built. */
-export const SOURCE_SHA256 = "e2dab0f84d7f5eedc6b6159400728d47215ceef7db6d24ff4634bebe64e86eac";
+export const SOURCE_SHA256 = "1653769d32f0f5c37cecfa5ed32cc1b11ebcebd09928a190ede75232fbc28b56";
 
 /** The compiled module, base64. */
 export const WASM_BASE64 =
