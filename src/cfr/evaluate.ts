@@ -335,16 +335,38 @@ export function policyHandEquity(
 
 /** Best responses of both players against `policy`: exploitability in chips and % of the pot. */
 export function policyExploitability(ev: TreeEvaluator, policy: CfrPolicy): CfrExploitability {
-  const mass = dealMass(ev.game);
-  const b0 = policyValue(ev, 0, policy, "best-response", mass);
-  const b1 = policyValue(ev, 1, policy, "best-response", mass);
-  const e0 = policyValue(ev, 0, policy, "profile", mass);
-  const e1 = policyValue(ev, 1, policy, "profile", mass);
+  return valuesExploitability(
+    ev.game,
+    (p, mode, out) => ev.rootValues(p, policy, mode, out),
+  );
+}
+
+/**
+ * policyExploitability with the root values (TreeEvaluator.rootValues' unnormalized values)
+ * computed elsewhere, e.g. by a CfrTrainer: the same sums in the same order.
+ */
+export function valuesExploitability(
+  game: CfrGame,
+  rootValues: (player: 0 | 1, mode: CfrEvalMode, out: Float32Array) => void,
+): CfrExploitability {
+  const mass = dealMass(game);
+  const value = (player: 0 | 1, mode: CfrEvalMode) => {
+    const out = new Float32Array(game.numHands[player]);
+    rootValues(player, mode, out);
+    const w = game.initialWeights(player);
+    let v = 0;
+    for (let h = 0; h < out.length; h++) v += w[h] * out[h];
+    return v / mass;
+  };
+  const b0 = value(0, "best-response");
+  const b1 = value(1, "best-response");
+  const e0 = value(0, "profile");
+  const e1 = value(1, "profile");
   const nashConv = b0 + b1 - e0 - e1;
   const chips = nashConv / 2;
   return {
     chips,
-    percent: (100 * chips) / ev.game.startingPot,
+    percent: (100 * chips) / game.startingPot,
     nashConv,
     bestResponse: [b0, b1],
     ev: [e0, e1],

@@ -24,6 +24,7 @@ import {
   policyHandEquity,
   policyHandValues,
   TreeEvaluator,
+  valuesExploitability,
 } from "./evaluate.ts";
 import type { CfrGame } from "./game.ts";
 import {
@@ -436,6 +437,13 @@ export class CfrSolver {
 
   /** CfrExploitability of the average strategy, with both best responses and EVs. */
   exploitability(): CfrExploitability {
+    const tr = this.trainer;
+    if (tr) {
+      return valuesExploitability(
+        this.game,
+        (p, mode, out) => tr.rootValues(p, mode === "best-response", out),
+      );
+    }
     return policyExploitability(this.evaluator, this.averagePolicy());
   }
 

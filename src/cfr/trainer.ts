@@ -18,6 +18,11 @@ export interface CfrTrainer {
    * discounts: regrets and strategy of p's nodes updated. Returns the node-hand visits.
    */
   traverse(p: 0 | 1, alphaPos: number, betaNeg: number, gamma: number): number;
+  /**
+   * Root values of p's hands under the average strategy, or its best response with `br`
+   * (TreeEvaluator.rootValues with CfrSolver's average policy, bit-identical), into out.
+   */
+  rootValues(p: 0 | 1, br: boolean, out: Float32Array): void;
 }
 
 /** A game that offers a CfrTrainer for its trees. */

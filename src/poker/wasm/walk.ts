@@ -26,6 +26,7 @@ interface Exports {
     betaNeg: number,
     gamma: number,
   ): number;
+  evaluate(p: number, opp: number, out: number, br: number): void;
 }
 
 /** One river board's showdown tables, both players (PostflopGame's BoardOrder). */
@@ -284,9 +285,19 @@ export class PostflopWalk implements CfrTrainer {
     this.x.setup(cfg);
   }
 
-  traverse(p: 0 | 1, alphaPos: number, betaNeg: number, gamma: number): number {
-    const o = 1 - p, w = this.weights[o];
+  rootValues(p: 0 | 1, br: boolean, out: Float32Array): void {
+    this.setOpp(p);
+    this.x.evaluate(p, this.oppAt, this.outAt, br ? 1 : 0);
+    out.set(new Float32Array(this.x.memory.buffer, this.outAt, out.length));
+  }
+
+  private setOpp(p: 0 | 1): void {
+    const w = this.weights[1 - p];
     new Float32Array(this.x.memory.buffer, this.oppAt, w.length).set(w);
+  }
+
+  traverse(p: 0 | 1, alphaPos: number, betaNeg: number, gamma: number): number {
+    this.setOpp(p);
     const v = this.x.traverse(p, this.oppAt, this.actAt, this.outAt, alphaPos, betaNeg, gamma);
     if (v < 0) {
       throw new KibitzError(

@@ -281,3 +281,87 @@ function addValues(vals: usize, n: i32, out: usize): void {
     store<f32>(out + o, load<f32>(out + o) + load<f32>(vals + o));
   }
 }
+
+/**
+ * Root values of player p's hands under the average strategy (the normalized cumulative
+ * strategy, regret matching of the strategy store: the same f64 sums and divisions as
+ * CfrSolver.average on nonnegative sums), its best response with `br`: TreeEvaluator.rootValues
+ * (src/cfr/evaluate.ts) with the solver's average policy, bit-identical. Opponent reach at `opp`.
+ */
+export function evaluate(p: i32, opp: usize, out: usize, br: i32): void {
+  evalVisit(0, 0, p, opp, br, out);
+}
+
+function evalVisit(n: u32, d: u32, p: i32, opp: usize, br: i32, out: usize): void {
+  const rec = nodes + (<usize> n << 4);
+  const first = load<u32>(rec), info = load<u32>(rec, 4);
+  const kind = (info >> 16) & 0xff, A = info & 0xffff;
+  const H = p ? H1 : H0;
+  if (kind == K_TERMINAL) {
+    terminal(load<i32>(rec, 8), p, opp, out);
+    return;
+  }
+  const vals = depth0 + <usize> d * depthB, sig = vals + wideB;
+  const r = sig + wideB;
+  if (kind == K_CHANCE) {
+    memory.fill(out, 0, <usize> H << 2);
+    const Ho = p ? H0 : H1;
+    for (let c = first; c < first + A; c++) {
+      const ch = chance + (<usize> load<u32>(nodes + (<usize> c << 4), 12) << 5);
+      outcomeReach(ch, 1 - p, opp, r);
+      if (!anyPositive(r, Ho)) continue;
+      evalVisit(c, d + 1, p, r, br, vals);
+      addChance(ch, p, vals, out);
+    }
+    return;
+  }
+  const q = <i32> (info >> 24), Hq = q ? H1 : H0;
+  const blk = <usize> load<u32>(offsets + (<usize> load<i32>(rec, 8) << 2)) << 2;
+  if (q == p) {
+    if (!br) regretMatch(strat + blk, sig, A, Hq, sum, den);
+    for (let a: u32 = 0; a < A; a++) {
+      evalVisit(first + a, d + 1, p, opp, br, vals + (<usize> (a * H) << 2));
+    }
+    if (br) maxValues(vals, A, H, out);
+    else mixValues(sig, vals, A, H, out);
+    return;
+  }
+  regretMatch(strat + blk, sig, A, Hq, sum, den);
+  memory.fill(out, 0, <usize> H << 2);
+  for (let a: u32 = 0; a < A; a++) {
+    actionReach(opp, sig + (<usize> (a * Hq) << 2), Hq, r);
+    if (!anyPositive(r, Hq)) continue;
+    evalVisit(first + a, d + 1, p, r, br, vals);
+    addValues(vals, H, out);
+  }
+}
+
+/** walk.ts anyPositive: whether some x[i] > 0, i < n. */
+function anyPositive(x: usize, n: i32): bool {
+  for (let i = 0; i < n; i++) if (load<f32>(x + (<usize> i << 2)) > 0) return true;
+  return false;
+}
+
+/** walk.ts maxValues: out[h] = max over actions in order of vals[a * H + h] (from -Infinity). */
+function maxValues(vals: usize, A: u32, H: i32, out: usize): void {
+  for (let h = 0; h < H; h++) {
+    let m: f32 = -Infinity;
+    for (let a: u32 = 0; a < A; a++) {
+      const x = load<f32>(vals + (<usize> (<i32> a * H + h) << 2));
+      if (x > m) m = x;
+    }
+    store<f32>(out + (<usize> h << 2), m);
+  }
+}
+
+/** walk.ts mixValues: out[h] = f32(sum over actions in order of f64 sig * vals). */
+function mixValues(sig: usize, vals: usize, A: u32, H: i32, out: usize): void {
+  for (let h = 0; h < H; h++) {
+    let s: f64 = 0;
+    for (let a: u32 = 0; a < A; a++) {
+      const o = <usize> (<i32> a * H + h) << 2;
+      s += <f64> load<f32>(sig + o) * <f64> load<f32>(vals + o);
+    }
+    store<f32>(out + (<usize> h << 2), <f32> s);
+  }
+}
