@@ -126,7 +126,13 @@ Deno.test({
     // A turn spot: river deals, blocked hands, hand counts that are not multiples of 4.
     const run = (wasm: boolean) => {
       const { game: g, tree } = game("Kh Qd 7c 4s", wasm, false);
-      const s = new CfrSolver(tree, g, { regretBits: 32, strategyBits: 32, seed: 3, wasm });
+      const s = new CfrSolver(tree, g, {
+        regretBits: 32,
+        strategyBits: 32,
+        seed: 3,
+        wasm,
+        wasmWalk: false, // the fused step itself (tests/poker/wasm_walk_test.ts: the whole walk)
+      });
       s.run(6);
       return s;
     };
