@@ -439,10 +439,14 @@ export class CfrSolver {
   exploitability(): CfrExploitability {
     const tr = this.trainer;
     if (tr) {
-      return valuesExploitability(
-        this.game,
-        (p, mode, out) => tr.rootValues(p, mode === "best-response", out),
-      );
+      // One trainer walk per player gives both modes; valuesExploitability asks for the best
+      // responses first, then the profile values.
+      const profile: Float32Array[] = [];
+      return valuesExploitability(this.game, (p, mode, out) => {
+        if (mode === "profile") return out.set(profile[p]);
+        profile[p] = new Float32Array(out.length);
+        tr.rootValues(p, out, profile[p]);
+      });
     }
     return policyExploitability(this.evaluator, this.averagePolicy());
   }

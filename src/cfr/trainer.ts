@@ -19,10 +19,11 @@ export interface CfrTrainer {
    */
   traverse(p: 0 | 1, alphaPos: number, betaNeg: number, gamma: number): number;
   /**
-   * Root values of p's hands under the average strategy, or its best response with `br`
-   * (TreeEvaluator.rootValues with CfrSolver's average policy, bit-identical), into out.
+   * Root values of p's hands for p's best response to the average strategy (`best`) and under the
+   * average strategy (`profile`): TreeEvaluator.rootValues in both modes with CfrSolver's average
+   * policy, bit-identical.
    */
-  rootValues(p: 0 | 1, br: boolean, out: Float32Array): void;
+  rootValues(p: 0 | 1, best: Float32Array, profile: Float32Array): void;
 }
 
 /** A game that offers a CfrTrainer for its trees. */

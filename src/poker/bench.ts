@@ -86,7 +86,9 @@ async function runOurs(
     args: [
       "run",
       "-A",
-      "--v8-flags=--expose-gc", // as `deno task solve` runs (memory.ts collectGarbage)
+      // As `deno task solve` runs: gc() for memory.ts collectGarbage; Wasm compiled by the
+      // optimizing tier from the start (V8's baseline tier runs the solver's Wasm walk slower).
+      "--v8-flags=--expose-gc,--no-liftoff",
       new URL("./rss_probe.ts", import.meta.url).pathname,
       path,
       `${dir}/out`,

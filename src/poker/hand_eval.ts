@@ -52,35 +52,55 @@ export function straightHigh(mask: number): number {
   return (mask & 0x100f) === 0x100f ? 3 : -1; // A-2-3-4-5
 }
 
-/** Raw comparable value of the best non-flush five-card hand from rank counts (5..7 cards). */
+// Scratch of rawFromCounts: ranks by count, descending (a 7-card hand has at most 7 of a kind).
+const QUADS = new Int8Array(8), TRIPS = new Int8Array(8), PAIRS = new Int8Array(8);
+const SINGLES = new Int8Array(8);
+
+/**
+ * Raw comparable value of the best non-flush five-card hand from rank counts (5..7 cards). Without
+ * allocations: the evaluator's tables call it for every 7-card rank multiset at start-up.
+ */
 export function rawFromCounts(counts: ArrayLike<number>): number {
-  let mask = 0;
-  const quads: number[] = [], trips: number[] = [], pairs: number[] = [], singles: number[] = [];
+  let mask = 0, nq = 0, nt = 0, np = 0, ns = 0;
   for (let r = 12; r >= 0; r--) {
     const c = counts[r];
     if (c > 0) mask |= 1 << r;
-    if (c === 4) quads.push(r);
-    else if (c === 3) trips.push(r);
-    else if (c === 2) pairs.push(r);
-    else if (c === 1) singles.push(r);
+    if (c === 4) QUADS[nq++] = r;
+    else if (c === 3) TRIPS[nt++] = r;
+    else if (c === 2) PAIRS[np++] = r;
+    else if (c === 1) SINGLES[ns++] = r;
   }
-  const desc = (xs: number[]) => xs.sort((a, b) => b - a);
-  if (quads.length) {
-    const kick = desc([...trips, ...pairs, ...singles, ...quads.slice(1)])[0];
-    return raw(7, [quads[0], kick]);
+  const P5 = POW13[5], P4 = POW13[4], P3 = POW13[3], P2 = POW13[2], P1 = POW13[1];
+  if (nq) {
+    // Kicker: the highest other rank held (another quad's, a trip's, a pair's or a single's).
+    let kick = 0;
+    for (let r = 12; r >= 0; r--) {
+      if (r !== QUADS[0] && counts[r] > 0) {
+        kick = r;
+        break;
+      }
+    }
+    return 7 * P5 + QUADS[0] * P4 + kick * P3;
   }
-  if (trips.length && trips.length + pairs.length >= 2) {
-    const pair = desc([...trips.slice(1), ...pairs])[0];
-    return raw(6, [trips[0], pair]);
+  if (nt && nt + np >= 2) {
+    const pair = Math.max(nt > 1 ? TRIPS[1] : -1, np ? PAIRS[0] : -1);
+    return 6 * P5 + TRIPS[0] * P4 + pair * P3;
   }
   const sh = straightHigh(mask);
-  if (sh >= 0) return raw(4, [sh]);
-  if (trips.length) return raw(3, [trips[0], ...desc([...pairs, ...singles]).slice(0, 2)]);
-  if (pairs.length >= 2) {
-    return raw(2, [pairs[0], pairs[1], desc([...pairs.slice(2), ...singles])[0]]);
+  if (sh >= 0) return 4 * P5 + sh * P4;
+  if (nt) {
+    // The two highest of the pairs and singles (nt = 1 and np = 0 here).
+    return 3 * P5 + TRIPS[0] * P4 + (ns > 0 ? SINGLES[0] : 0) * P3 + (ns > 1 ? SINGLES[1] : 0) * P2;
   }
-  if (pairs.length) return raw(1, [pairs[0], ...singles.slice(0, 3)]);
-  return raw(0, singles.slice(0, 5));
+  if (np >= 2) {
+    const kick = Math.max(np > 2 ? PAIRS[2] : -1, ns ? SINGLES[0] : -1);
+    return 2 * P5 + PAIRS[0] * P4 + PAIRS[1] * P3 + (kick < 0 ? 0 : kick) * P2;
+  }
+  if (np) {
+    return P5 + PAIRS[0] * P4 + (ns > 0 ? SINGLES[0] : 0) * P3 + (ns > 1 ? SINGLES[1] : 0) * P2 +
+      (ns > 2 ? SINGLES[2] : 0) * P1;
+  }
+  return SINGLES[0] * P4 + SINGLES[1] * P3 + SINGLES[2] * P2 + SINGLES[3] * P1 + SINGLES[4];
 }
 
 /** Raw comparable value of the best flush or straight flush in a rank mask of 5+ ranks. */

@@ -26,7 +26,7 @@ interface Exports {
     betaNeg: number,
     gamma: number,
   ): number;
-  evaluate(p: number, opp: number, out: number, br: number): void;
+  evaluate(p: number, opp: number, outB: number, outE: number): void;
 }
 
 /** One river board's showdown tables, both players (PostflopGame's BoardOrder). */
@@ -91,6 +91,7 @@ export class PostflopWalk implements CfrTrainer {
   private readonly oppAt: number;
   private readonly actAt: number;
   private readonly outAt: number;
+  private readonly outEAt: number;
   private readonly weights: readonly [Float32Array, Float32Array];
 
   constructor(tree: PublicTree, g: WalkGame) {
@@ -134,7 +135,7 @@ export class PostflopWalk implements CfrTrainer {
     for (let b = 0; b < blocks; b++) n += tree.blockSize[b];
     const wideB = align(4 * (Math.max(1, tree.maxActions) * maxH + 4));
     const reachB = align(4 * (maxH + 4)), actB = align(maxH + 16);
-    const depthB = 2 * wideB + reachB + actB;
+    const depthB = 3 * wideB + reachB + actB;
 
     const L = new Layout();
     const cfg = L.take(128);
@@ -150,7 +151,8 @@ export class PostflopWalk implements CfrTrainer {
     const crec = L.take(4 * maxH + 32) + 16, cr = L.take(8 * maxH);
     const sum = L.take(8 * (maxH + 4)), den = L.take(8 * (maxH + 4)), acc = L.take(8 * maxH);
     const depth0 = L.take(depthB * tree.levels);
-    this.oppAt = L.take(reachB), this.actAt = L.take(actB), this.outAt = L.take(reachB);
+    this.oppAt = L.take(reachB), this.actAt = L.take(actB);
+    this.outAt = L.take(reachB), this.outEAt = L.take(reachB);
     const offsetsAt = L.take(4 * (blocks + 1));
     const regAt = L.take(4 * (n + 4)), stratAt = L.take(4 * (n + 4));
     const mem = this.x.memory;
@@ -280,15 +282,18 @@ export class PostflopWalk implements CfrTrainer {
       depthB,
       wideB,
       reachB,
+      actB,
     ];
     i32.set(fields, cfg >> 2);
     this.x.setup(cfg);
   }
 
-  rootValues(p: 0 | 1, br: boolean, out: Float32Array): void {
+  rootValues(p: 0 | 1, best: Float32Array, profile: Float32Array): void {
     this.setOpp(p);
-    this.x.evaluate(p, this.oppAt, this.outAt, br ? 1 : 0);
-    out.set(new Float32Array(this.x.memory.buffer, this.outAt, out.length));
+    this.x.evaluate(p, this.oppAt, this.outAt, this.outEAt);
+    const buf = this.x.memory.buffer;
+    best.set(new Float32Array(buf, this.outAt, best.length));
+    profile.set(new Float32Array(buf, this.outEAt, profile.length));
   }
 
   private setOpp(p: 0 | 1): void {

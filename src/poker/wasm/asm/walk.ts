@@ -43,11 +43,13 @@ let cr: usize = 0;
 let sum: usize = 0;
 let den: usize = 0;
 let acc: usize = 0;
-// Per depth: vals (wideB bytes), sig (wideB), opponent reach (reachB), active flags (actB).
+// Per depth: vals (wideB bytes), sig (wideB), opponent reach (reachB), active flags (actB), and
+// for evaluation the profile's values beside the best response's (wideB).
 let depth0: usize = 0;
 let depthB: usize = 0;
 let wideB: usize = 0;
 let reachB: usize = 0;
+let actB: usize = 0;
 
 let visits: f64 = 0;
 let bad: i32 = 0;
@@ -84,6 +86,7 @@ export function setup(cfg: usize): void {
   depthB = load<u32>(cfg, 96);
   wideB = load<u32>(cfg, 100);
   reachB = load<u32>(cfg, 104);
+  actB = load<u32>(cfg, 108);
 }
 
 /**
@@ -284,55 +287,63 @@ function addValues(vals: usize, n: i32, out: usize): void {
 
 /**
  * Root values of player p's hands under the average strategy (the normalized cumulative
- * strategy, regret matching of the strategy store: the same f64 sums and divisions as
- * CfrSolver.average on nonnegative sums), its best response with `br`: TreeEvaluator.rootValues
- * (src/cfr/evaluate.ts) with the solver's average policy, bit-identical. Opponent reach at `opp`.
+ * strategy: regret matching of the strategy store, the same f64 sums and divisions as
+ * CfrSolver.average on nonnegative sums) to `outE`, and of p's best response to it to `outB`:
+ * TreeEvaluator.rootValues (src/cfr/evaluate.ts) in both modes with the solver's average policy,
+ * bit-identical. One walk serves both: the opponent's reach, the subtrees skipped and the
+ * terminals are the same in the two modes; only p's own nodes differ (max or mix of the values).
+ * Opponent reach at `opp`.
  */
-export function evaluate(p: i32, opp: usize, out: usize, br: i32): void {
-  evalVisit(0, 0, p, opp, br, out);
+export function evaluate(p: i32, opp: usize, outB: usize, outE: usize): void {
+  evalVisit(0, 0, p, opp, outB, outE);
 }
 
-function evalVisit(n: u32, d: u32, p: i32, opp: usize, br: i32, out: usize): void {
+function evalVisit(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE: usize): void {
   const rec = nodes + (<usize> n << 4);
   const first = load<u32>(rec), info = load<u32>(rec, 4);
   const kind = (info >> 16) & 0xff, A = info & 0xffff;
   const H = p ? H1 : H0;
   if (kind == K_TERMINAL) {
-    terminal(load<i32>(rec, 8), p, opp, out);
+    terminal(load<i32>(rec, 8), p, opp, outB);
+    memory.copy(outE, outB, <usize> H << 2);
     return;
   }
   const vals = depth0 + <usize> d * depthB, sig = vals + wideB;
-  const r = sig + wideB;
+  const r = sig + wideB, valsE = r + reachB + actB;
   if (kind == K_CHANCE) {
-    memory.fill(out, 0, <usize> H << 2);
+    memory.fill(outB, 0, <usize> H << 2);
+    memory.fill(outE, 0, <usize> H << 2);
     const Ho = p ? H0 : H1;
     for (let c = first; c < first + A; c++) {
       const ch = chance + (<usize> load<u32>(nodes + (<usize> c << 4), 12) << 5);
       outcomeReach(ch, 1 - p, opp, r);
       if (!anyPositive(r, Ho)) continue;
-      evalVisit(c, d + 1, p, r, br, vals);
-      addChance(ch, p, vals, out);
+      evalVisit(c, d + 1, p, r, vals, valsE);
+      addChance(ch, p, vals, outB);
+      addChance(ch, p, valsE, outE);
     }
     return;
   }
   const q = <i32> (info >> 24), Hq = q ? H1 : H0;
   const blk = <usize> load<u32>(offsets + (<usize> load<i32>(rec, 8) << 2)) << 2;
+  regretMatch(strat + blk, sig, A, Hq, sum, den);
   if (q == p) {
-    if (!br) regretMatch(strat + blk, sig, A, Hq, sum, den);
     for (let a: u32 = 0; a < A; a++) {
-      evalVisit(first + a, d + 1, p, opp, br, vals + (<usize> (a * H) << 2));
+      const row = <usize> (a * H) << 2;
+      evalVisit(first + a, d + 1, p, opp, vals + row, valsE + row);
     }
-    if (br) maxValues(vals, A, H, out);
-    else mixValues(sig, vals, A, H, out);
+    maxValues(vals, A, H, outB);
+    mixValues(sig, valsE, A, H, outE);
     return;
   }
-  regretMatch(strat + blk, sig, A, Hq, sum, den);
-  memory.fill(out, 0, <usize> H << 2);
+  memory.fill(outB, 0, <usize> H << 2);
+  memory.fill(outE, 0, <usize> H << 2);
   for (let a: u32 = 0; a < A; a++) {
     actionReach(opp, sig + (<usize> (a * Hq) << 2), Hq, r);
     if (!anyPositive(r, Hq)) continue;
-    evalVisit(first + a, d + 1, p, r, br, vals);
-    addValues(vals, H, out);
+    evalVisit(first + a, d + 1, p, r, vals, valsE);
+    addValues(vals, H, outB);
+    addValues(valsE, H, outE);
   }
 }
 
