@@ -6,47 +6,48 @@
 
 /**
  * Regret matching of an A x H block (action-major f32 at `reg`, row stride H) into `sig` (same
- * layout); `sum` and `den` are f64 scratch of H rounded up to 4. Rows are read and written four
- * hands at a time: a row's last chunk spills up to 3 lanes into the next row (read: junk lanes of
- * the scratch; written: rewritten when that row comes, rows go in order) and past the block's end
- * (the caller leaves 3 spare elements after both blocks).
+ * layout). Four hands at a time, the actions of each in order: their f64 sums stay in registers,
+ * then the same four hands' probabilities are written. The last chunk of a row whose length is
+ * not a multiple of 4 reads up to 3 elements past it (the next row's, or past the block's end: the
+ * caller leaves 3 spare elements) and writes only its own lanes. `sum` and `den` are unused (kept
+ * for the callers' layout).
  */
 export function regretMatch(reg: usize, sig: usize, A: i32, H: i32, sum: usize, den: usize): void {
   const zero4 = f32x4.splat(0);
   const zero2 = f64x2.splat(0);
-  const H4 = (H + 3) & ~3;
-  for (let h = 0; h < H4; h += 2) store<v128>(sum + (<usize> h << 3), zero2);
-  for (let a = 0; a < A; a++) {
-    const row = reg + (<usize> (a * H) << 2);
-    for (let h = 0; h < H4; h += 4) {
-      const m = f32x4.max(v128.load(row + (<usize> h << 2)), zero4);
-      const lo = f64x2.promote_low_f32x4(m);
-      const hi = f64x2.promote_low_f32x4(v128.shuffle<u32>(m, m, 2, 3, 0, 1));
-      const s = sum + (<usize> h << 3);
-      store<v128>(s, f64x2.add(load<v128>(s), lo));
-      store<v128>(s + 16, f64x2.add(load<v128>(s + 16), hi));
-    }
-  }
   const uniform = f64x2.splat(1 / <f64> A), inf = f64x2.splat(Infinity);
-  for (let h = 0; h < H4; h += 2) {
-    const s = load<v128>(sum + (<usize> h << 3));
-    const pos = f64x2.gt(s, zero2);
-    store<v128>(den + (<usize> h << 3), v128.bitselect(s, inf, pos));
-    store<v128>(sum + (<usize> h << 3), v128.bitselect(zero2, uniform, pos));
-  }
-  for (let a = 0; a < A; a++) {
-    const off = <usize> (a * H) << 2;
-    const row = reg + off, out = sig + off;
-    for (let h = 0; h < H4; h += 4) {
-      const m = f32x4.max(v128.load(row + (<usize> h << 2)), zero4);
-      const lo = f64x2.promote_low_f32x4(m);
-      const hi = f64x2.promote_low_f32x4(v128.shuffle<u32>(m, m, 2, 3, 0, 1));
-      const d = den + (<usize> h << 3), u = sum + (<usize> h << 3);
-      const x = f32x4.demote_f64x2_zero(f64x2.add(f64x2.div(lo, load<v128>(d)), load<v128>(u)));
+  const stride = <usize> H << 2;
+  for (let h = 0; h < H; h += 4) {
+    const col = <usize> h << 2;
+    let lo = zero2, hi = zero2;
+    let p = reg + col;
+    for (let a = 0; a < A; a++, p += stride) {
+      const m = f32x4.max(v128.load(p), zero4);
+      lo = f64x2.add(lo, f64x2.promote_low_f32x4(m));
+      hi = f64x2.add(hi, f64x2.promote_low_f32x4(v128.shuffle<u32>(m, m, 2, 3, 0, 1)));
+    }
+    const pl = f64x2.gt(lo, zero2), ph = f64x2.gt(hi, zero2);
+    const dl = v128.bitselect(lo, inf, pl), dh = v128.bitselect(hi, inf, ph);
+    const ul = v128.bitselect(zero2, uniform, pl), uh = v128.bitselect(zero2, uniform, ph);
+    const rest = H - h;
+    p = reg + col;
+    let q = sig + col;
+    for (let a = 0; a < A; a++, p += stride, q += stride) {
+      const m = f32x4.max(v128.load(p), zero4);
+      const x = f32x4.demote_f64x2_zero(f64x2.add(f64x2.div(f64x2.promote_low_f32x4(m), dl), ul));
       const y = f32x4.demote_f64x2_zero(
-        f64x2.add(f64x2.div(hi, load<v128>(d + 16)), load<v128>(u + 16)),
+        f64x2.add(
+          f64x2.div(f64x2.promote_low_f32x4(v128.shuffle<u32>(m, m, 2, 3, 0, 1)), dh),
+          uh,
+        ),
       );
-      v128.store(out + (<usize> h << 2), v128.shuffle<u32>(x, y, 0, 1, 4, 5));
+      const v = v128.shuffle<u32>(x, y, 0, 1, 4, 5);
+      if (rest >= 4) v128.store(q, v);
+      else {
+        store<f32>(q, f32x4.extract_lane(v, 0));
+        if (rest > 1) store<f32>(q, f32x4.extract_lane(v, 1), 4);
+        if (rest > 2) store<f32>(q, f32x4.extract_lane(v, 2), 8);
+      }
     }
   }
 }
@@ -104,10 +105,11 @@ function nanMaxF(x: f32, y: f32): f32 {
  * mixValues, the instant regrets, the dcfr regret update and the strategy update, in that order
  * and with the same roundings, so bit-identical): `sig` and `vals` are A x H blocks (row stride
  * H), `act` H bytes (1: hand active), `reg` and `strat` the node's storage blocks (same layout),
- * `out` H f32 and `acc` H f64 scratch. out[h] = f32(sum over a in order of f64 sig * vals);
- * inst = act ? vals - out : 0 (f32); reg = reg * (reg > 0 ? alphaPos : betaNeg) + inst;
- * strat = strat * gamma + sig (each product and sum rounded to f32). `vals` is overwritten with
- * the instant regrets. Returns max |x| over the updated regrets and strategy (NaN when one is NaN).
+ * `out` H f32. out[h] = f32(sum over a in order of f64 sig * vals); inst = act ? vals - out : 0
+ * (f32); reg = reg * (reg > 0 ? alphaPos : betaNeg) + inst; strat = strat * gamma + sig (each
+ * product and sum rounded to f32). Four hands at a time through all the actions, the sums in
+ * registers; `vals` is read only, `acc` unused. Returns max |x| over the updated regrets and
+ * strategy (NaN when one is NaN).
  */
 export function traverserDcfr(
   sig: usize,
@@ -123,67 +125,73 @@ export function traverserDcfr(
   gamma: f32,
   acc: usize,
 ): f32 {
-  const H4 = H & ~3;
-  for (let h = 0; h < H; h++) store<f64>(acc + (<usize> h << 3), 0);
-  for (let a = 0; a < A; a++) {
-    const row = <usize> (a * H) << 2;
-    const s0 = sig + row, v0 = vals + row;
-    let h = 0;
-    for (; h < H4; h += 4) {
-      const o = <usize> h << 2;
-      const s = v128.load(s0 + o), v = v128.load(v0 + o);
-      const p = acc + (<usize> h << 3);
-      const lo = f64x2.mul(f64x2.promote_low_f32x4(s), f64x2.promote_low_f32x4(v));
-      const hi = f64x2.mul(
-        f64x2.promote_low_f32x4(v128.shuffle<u32>(s, s, 2, 3, 0, 1)),
-        f64x2.promote_low_f32x4(v128.shuffle<u32>(v, v, 2, 3, 0, 1)),
-      );
-      store<v128>(p, f64x2.add(load<v128>(p), lo));
-      store<v128>(p + 16, f64x2.add(load<v128>(p + 16), hi));
-    }
-    for (; h < H; h++) {
-      const o = <usize> h << 2, p = acc + (<usize> h << 3);
-      store<f64>(p, load<f64>(p) + <f64> load<f32>(s0 + o) * <f64> load<f32>(v0 + o));
-    }
-  }
-  for (let h = 0; h < H; h++) {
-    store<f32>(out + (<usize> h << 2), <f32> load<f64>(acc + (<usize> h << 3)));
-  }
-  const zero = f32x4.splat(0), va = f32x4.splat(alphaPos), vb = f32x4.splat(betaNeg);
-  const vg = f32x4.splat(gamma);
+  const H4 = H & ~3, stride = <usize> H << 2;
+  const zero = f32x4.splat(0), zero2 = f64x2.splat(0);
+  const va = f32x4.splat(alphaPos), vb = f32x4.splat(betaNeg), vg = f32x4.splat(gamma);
   let mx = zero;
-  let ms: f32 = 0;
-  for (let a = 0; a < A; a++) {
-    const row = <usize> (a * H) << 2;
-    const v0 = vals + row, r0 = reg + row, t0 = strat + row, s0 = sig + row;
-    let h = 0;
-    for (; h < H4; h += 4) {
-      const o = <usize> h << 2;
-      const on = i32x4.ne(
-        i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(v128.load32_zero(act + <usize> h))),
-        i32x4.splat(0),
+  let h = 0;
+  for (; h < H4; h += 4) {
+    const col = <usize> h << 2;
+    let lo = zero2, hi = zero2;
+    let s0 = sig + col, v0 = vals + col;
+    for (let a = 0; a < A; a++, s0 += stride, v0 += stride) {
+      const s = v128.load(s0), v = v128.load(v0);
+      lo = f64x2.add(lo, f64x2.mul(f64x2.promote_low_f32x4(s), f64x2.promote_low_f32x4(v)));
+      hi = f64x2.add(
+        hi,
+        f64x2.mul(
+          f64x2.promote_low_f32x4(v128.shuffle<u32>(s, s, 2, 3, 0, 1)),
+          f64x2.promote_low_f32x4(v128.shuffle<u32>(v, v, 2, 3, 0, 1)),
+        ),
       );
-      const inst = v128.and(f32x4.sub(v128.load(v0 + o), v128.load(out + o)), on);
-      v128.store(v0 + o, inst);
-      const old = v128.load(r0 + o);
+    }
+    const o = v128.shuffle<u32>(
+      f32x4.demote_f64x2_zero(lo),
+      f32x4.demote_f64x2_zero(hi),
+      0,
+      1,
+      4,
+      5,
+    );
+    v128.store(out + col, o);
+    const on = i32x4.ne(
+      i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(v128.load32_zero(act + <usize> h))),
+      i32x4.splat(0),
+    );
+    s0 = sig + col, v0 = vals + col;
+    let r0 = reg + col, t0 = strat + col;
+    for (let a = 0; a < A; a++, s0 += stride, v0 += stride, r0 += stride, t0 += stride) {
+      const inst = v128.and(f32x4.sub(v128.load(v0), o), on);
+      const old = v128.load(r0);
       const f = v128.bitselect(va, vb, f32x4.gt(old, zero));
       const r = f32x4.add(f32x4.mul(old, f), inst);
-      v128.store(r0 + o, r);
+      v128.store(r0, r);
       mx = f32x4.max(mx, f32x4.abs(r));
-      const st = f32x4.add(f32x4.mul(v128.load(t0 + o), vg), v128.load(s0 + o));
-      v128.store(t0 + o, st);
+      const st = f32x4.add(f32x4.mul(v128.load(t0), vg), v128.load(s0));
+      v128.store(t0, st);
       mx = f32x4.max(mx, f32x4.abs(st));
     }
-    for (; h < H; h++) {
-      const o = <usize> h << 2;
-      const inst: f32 = load<u8>(act + <usize> h) != 0 ? load<f32>(v0 + o) - load<f32>(out + o) : 0;
-      store<f32>(v0 + o, inst);
-      const old = load<f32>(r0 + o);
+  }
+  let ms: f32 = 0;
+  for (; h < H; h++) {
+    const col = <usize> h << 2;
+    let sum: f64 = 0;
+    for (let a = 0; a < A; a++) {
+      const e = col + <usize> a * stride;
+      sum += <f64> load<f32>(sig + e) * <f64> load<f32>(vals + e);
+    }
+    const ov = <f32> sum;
+    store<f32>(out + col, ov);
+    const on = load<u8>(act + <usize> h) != 0;
+    for (let a = 0; a < A; a++) {
+      const e = col + <usize> a * stride;
+      const inst: f32 = on ? load<f32>(vals + e) - ov : 0;
+      const old = load<f32>(reg + e);
       const r = old * (old > 0 ? alphaPos : betaNeg) + inst;
-      store<f32>(r0 + o, r);
+      store<f32>(reg + e, r);
       ms = max<f32>(ms, abs<f32>(r));
-      const st = load<f32>(t0 + o) * gamma + load<f32>(s0 + o);
-      store<f32>(t0 + o, st);
+      const st = load<f32>(strat + e) * gamma + load<f32>(sig + e);
+      store<f32>(strat + e, st);
       ms = max<f32>(ms, abs<f32>(st));
     }
   }
