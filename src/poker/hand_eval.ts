@@ -148,9 +148,17 @@ function popcount13(m: number): number {
   return n;
 }
 
-/** Builds (once) and returns the evaluator tables. */
-export function evalTables(): EvalTables {
-  if (tables) return tables;
+/** The classes and the flush table (cheap: 7462 classes, 8192 masks), built once. */
+interface ClassTables {
+  flush: Uint16Array;
+  rawToStrength: Map<number, number>;
+  categoryStart: Int32Array;
+}
+
+let classes: ClassTables | null = null;
+
+function classTables(): ClassTables {
+  if (classes) return classes;
   // The 7462 classes: every 5-rank multiset (non-flush) plus every 5-bit mask (flush).
   const raws: number[] = [];
   forEachMultiset(5, (c) => raws.push(rawFromCounts(c)));
@@ -163,23 +171,52 @@ export function evalTables(): EvalTables {
     const cat = Math.floor(r / POW13[5]);
     if (s < categoryStart[cat]) categoryStart[cat] = s;
   }
-  const rank7 = new Uint16Array(4 * RANK_KEYS[12] + 3 * RANK_KEYS[11] + 1);
+  const flush = new Uint16Array(8192);
+  for (let m = 0; m < 8192; m++) {
+    if (popcount13(m) >= 5) flush[m] = rawToStrength.get(rawFromFlushMask(m))!;
+  }
+  classes = { flush, rawToStrength, categoryStart };
+  return classes;
+}
+
+/** Entries of the 7-card rank table: one per rank-key sum. */
+const RANK7_SIZE = 4 * RANK_KEYS[12] + 3 * RANK_KEYS[11] + 1;
+
+/**
+ * The rank table evaluate7 reads, filled on demand (0: not yet): a solve evaluates a few thousand
+ * hands per river board, far fewer than the 49,205 rank multisets that evalTables() fills up
+ * front (about 0.1 s of start-up). The same strengths either way.
+ */
+let lazyRank7: Uint16Array | null = null;
+const COUNTS = new Uint8Array(13);
+
+/** Strength of the non-flush 7-card rank multiset of these cards, stored in the lazy table. */
+function fillRank7(key: number, c: readonly number[]): number {
+  for (const x of c) COUNTS[x >> 2]++;
+  const v = classTables().rawToStrength.get(rawFromCounts(COUNTS))!;
+  COUNTS.fill(0);
+  lazyRank7![key] = v;
+  return v;
+}
+
+/** Builds (once) and returns the evaluator tables (every 7-card rank multiset looked up). */
+export function evalTables(): EvalTables {
+  if (tables) return tables;
+  const { flush, rawToStrength, categoryStart } = classTables();
+  const rank7 = new Uint16Array(RANK7_SIZE);
   forEachMultiset(7, (c) => {
     let key = 0;
     for (let r = 0; r < 13; r++) key += c[r] * RANK_KEYS[r];
     rank7[key] = rawToStrength.get(rawFromCounts(c))!;
   });
-  const flush = new Uint16Array(8192);
-  for (let m = 0; m < 8192; m++) {
-    if (popcount13(m) >= 5) flush[m] = rawToStrength.get(rawFromFlushMask(m))!;
-  }
   tables = { rank7, flush, rawToStrength, categoryStart };
+  lazyRank7 = null; // evaluate7 reads the full table from now on
   return tables;
 }
 
 /** Category (0 = high card .. 8 = straight flush) of a strength 1..7462. */
 export function categoryOf(strength: number): number {
-  const start = evalTables().categoryStart;
+  const start = classTables().categoryStart;
   let cat = 8;
   while (cat > 0 && strength < start[cat]) cat--;
   return cat;
@@ -195,7 +232,7 @@ export function evaluate7(
   c5: number,
   c6: number,
 ): number {
-  const t = tables ?? evalTables();
+  const t = tables ?? classTables();
   // Suit counts live in 3-bit fields of one integer; a field >= 5 means a flush.
   const suits = (1 << 3 * (c0 & 3)) + (1 << 3 * (c1 & 3)) + (1 << 3 * (c2 & 3)) +
     (1 << 3 * (c3 & 3)) + (1 << 3 * (c4 & 3)) + (1 << 3 * (c5 & 3)) + (1 << 3 * (c6 & 3));
@@ -213,9 +250,11 @@ export function evaluate7(
     }
   }
   const k = RANK_KEYS;
-  return t.rank7[
-    k[c0 >> 2] + k[c1 >> 2] + k[c2 >> 2] + k[c3 >> 2] + k[c4 >> 2] + k[c5 >> 2] + k[c6 >> 2]
-  ];
+  const key = k[c0 >> 2] + k[c1 >> 2] + k[c2 >> 2] + k[c3 >> 2] + k[c4 >> 2] + k[c5 >> 2] +
+    k[c6 >> 2];
+  if (tables) return tables.rank7[key];
+  const lazy = lazyRank7 ??= new Uint16Array(RANK7_SIZE);
+  return lazy[key] || fillRank7(key, [c0, c1, c2, c3, c4, c5, c6]);
 }
 
 /** Strength (1..7462) of 5, 6 or 7 distinct cards (the table for 7, direct rules otherwise). */
@@ -226,7 +265,7 @@ export function evaluateCards(cards: readonly number[]): number {
   if (cards.length < 5 || cards.length > 7) {
     throw new RangeError(`evaluateCards needs 5 to 7 cards, got ${cards.length}`);
   }
-  const t = evalTables();
+  const t = classTables();
   const counts = new Uint8Array(13);
   const suitMask = [0, 0, 0, 0];
   for (const c of cards) {
