@@ -190,6 +190,25 @@ const RANK7_SIZE = 4 * RANK_KEYS[12] + 3 * RANK_KEYS[11] + 1;
 let lazyRank7: Uint16Array | null = null;
 const COUNTS = new Uint8Array(13);
 
+/**
+ * A zeroed rank table whose entries of every 7-card rank multiset are written (with 0), so the
+ * same pages are resident as with the full table (the memory estimate counts the table, poker/
+ * memory.ts handEvaluatorBytes): the keys only, not the hands' values, a few ms.
+ */
+function residentTable(): Uint16Array {
+  const t = new Uint16Array(RANK7_SIZE);
+  const keys = RANK_KEYS;
+  const rec = (r: number, left: number, key: number) => {
+    if (r === 12) {
+      if (left <= 4) t[key + left * keys[12]] = 0;
+      return;
+    }
+    for (let c = 0; c <= 4 && c <= left; c++) rec(r + 1, left - c, key + c * keys[r]);
+  };
+  rec(0, 7, 0);
+  return t;
+}
+
 /** Strength of the non-flush 7-card rank multiset of these cards, stored in the lazy table. */
 function fillRank7(key: number, c: readonly number[]): number {
   for (const x of c) COUNTS[x >> 2]++;
@@ -253,7 +272,7 @@ export function evaluate7(
   const key = k[c0 >> 2] + k[c1 >> 2] + k[c2 >> 2] + k[c3 >> 2] + k[c4 >> 2] + k[c5 >> 2] +
     k[c6 >> 2];
   if (tables) return tables.rank7[key];
-  const lazy = lazyRank7 ??= new Uint16Array(RANK7_SIZE);
+  const lazy = lazyRank7 ??= residentTable();
   return lazy[key] || fillRank7(key, [c0, c1, c2, c3, c4, c5, c6]);
 }
 
