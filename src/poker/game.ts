@@ -239,6 +239,15 @@ export class PostflopGame implements CfrGame<PostflopState> {
    */
   trainer(tree: PublicTree): CfrTrainer | null {
     if (!this.wasm || !walkAvailable()) return null;
+    try {
+      return this.walk(tree);
+    } catch (e) {
+      if (e instanceof RangeError) return null; // more than a Wasm memory holds (4 GiB)
+      throw e;
+    }
+  }
+
+  private walk(tree: PublicTree): PostflopWalk {
     return new PostflopWalk(tree, {
       numHands: this.numHands,
       cards: this.cards,

@@ -70,6 +70,8 @@ export function walkAvailable(): boolean {
 }
 
 const PAGE = 65536;
+/** A 32-bit Wasm memory's limit (4 GiB less a page): larger solves keep the TypeScript walk. */
+const MAX_BYTES = 65535 * PAGE;
 const align = (x: number) => (x + 15) & ~15;
 
 /** A bump layout: regions first, memory grown once, then written. */
@@ -156,6 +158,7 @@ export class PostflopWalk implements CfrTrainer {
     const offsetsAt = L.take(4 * (blocks + 1));
     const regAt = L.take(4 * (n + 4)), stratAt = L.take(4 * (n + 4));
     const mem = this.x.memory;
+    if (L.top > MAX_BYTES) throw new RangeError(`the walk needs ${L.top} bytes of Wasm memory`);
     if (L.top > mem.buffer.byteLength) mem.grow(Math.ceil((L.top - mem.buffer.byteLength) / PAGE));
     this.bytes = mem.buffer.byteLength;
     const buf = mem.buffer, dv = new DataView(buf);
