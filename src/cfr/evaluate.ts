@@ -25,6 +25,16 @@ export type EvalTaskRunner = (player: 0 | 1, br: boolean) => void;
  */
 export type CfrPolicy = (node: number, out: Float32Array) => void;
 
+/**
+ * Root values of a policy computed by other means (a CfrTrainer walking the solver's average
+ * strategy), bit-identical to TreeEvaluator's walk over `tree`: both players' best response and
+ * profile values of player p. A policy that carries one (as `rootValues`) is evaluated by it.
+ */
+export interface PolicyRootValues {
+  tree: PublicTree;
+  values(p: 0 | 1, best: Float32Array, profile: Float32Array): void;
+}
+
 /** Values of one player against a profile: best response or the profile's own strategy. */
 export type CfrEvalMode = "best-response" | "profile";
 
@@ -96,6 +106,13 @@ export class TreeEvaluator {
   ): void {
     if (equity && !this.game.terminalEquity) {
       throw new KibitzError("no_equity", `${this.game.name} does not define equity`);
+    }
+    const fast = (policy as { rootValues?: PolicyRootValues }).rootValues;
+    if (fast && fast.tree === this.tree && !equity) {
+      const other = new Float32Array(out.length);
+      if (mode === "best-response") fast.values(player, out, other);
+      else fast.values(player, other, out);
+      return;
     }
     const opp = this.game.initialWeights((1 - player) as 0 | 1);
     const br = mode === "best-response", par = this.parallel;

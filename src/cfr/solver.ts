@@ -23,6 +23,7 @@ import {
   policyExploitability,
   policyHandEquity,
   policyHandValues,
+  type PolicyRootValues,
   TreeEvaluator,
   valuesExploitability,
 } from "./evaluate.ts";
@@ -232,6 +233,12 @@ export class CfrSolver {
     this.avgDen = new Float64Array(maxH);
     this.evaluator = new TreeEvaluator(tree, game);
     this.avgPolicy = (node, out) => this.average(node, out);
+    const tr = this.trainer;
+    if (tr) {
+      // Evaluations of the average strategy (TreeEvaluator.rootValues) walk on the trainer.
+      const fast: PolicyRootValues = { tree, values: (p, b, e) => tr.rootValues(p, b, e) };
+      Object.assign(this.avgPolicy, { rootValues: fast });
+    }
     if (this.tasks) {
       // Exploitability and EVs of the average strategy split over the threads like training.
       this.evaluator.parallel = {

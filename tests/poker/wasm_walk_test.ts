@@ -35,7 +35,7 @@ const bits = (x: Float32Array) => new Uint32Array(x.buffer, x.byteOffset, x.leng
 
 Deno.test({
   name:
-    "wasm walk: regrets, strategy, visits and exploitability bit-identical to the TypeScript walk and the fused step (river deals, isomorphs, rake)",
+    "wasm walk: regrets, strategy, visits, exploitability and hand values bit-identical to the TypeScript walk and the fused step (river deals, isomorphs, rake)",
   ignore: !walkAvailable(),
   fn() {
     // Turn boards: one with all four suits, one whose two absent suits make isomorphic rivers.
@@ -56,6 +56,10 @@ Deno.test({
           assert.deepEqual(bits(s.strategy.f32!), bits(ts.strategy.f32!), `${board} strategy`);
           assert.equal(s.nodeHandVisits, ts.nodeHandVisits);
           assert.deepEqual(s.exploitability(), ts.exploitability(), `${board} exploitability`);
+          for (const p of [0, 1] as const) {
+            // TreeEvaluator on the average policy: the trainer's walk for the solver's own policy.
+            assert.deepEqual(bits(s.handValues(p)), bits(ts.handValues(p)), `${board} values`);
+          }
         }
       }
       assert.ok(walk.exploitability().percent < 100);
