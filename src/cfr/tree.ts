@@ -86,6 +86,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
     isoWeight: number[] = [],
     isoPerm: [number[], number[]] = [[], []];
   const permutations: Uint32Array[] = [], permIndex = new Map<Uint32Array, number>();
+  const interned = new Map<string, string>();
   let level: S[] = [game.root()];
   kinds.push(0);
   players.push(-1), depths.push(0), parents.push(-1), weights.push(1), labels.push("");
@@ -204,7 +205,10 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
     b1: ArrayLike<number>,
   ) {
     kinds.push(0), players.push(-1), depths.push(depth), parents.push(parent);
-    weights.push(w), labels.push(label);
+    // One string per distinct label: the games build a new one per node (F1: 8 MB of V8 heap).
+    let known = interned.get(label);
+    if (known === undefined) interned.set(label, known = label);
+    weights.push(w), labels.push(known);
     pushBlocked(b0, 0), pushBlocked(b1, 1);
     isoCount.push(0);
   }

@@ -4,6 +4,7 @@ import { T1_SPOT } from "./config.ts";
 import { enumerateSevenCardCategories } from "./eval_enum.ts";
 import { CATEGORY_NAMES } from "./hand_eval.ts";
 import type { ProbeResult } from "./rss_probe.ts";
+import { SOLVE_V8_FLAGS } from "./memory.ts";
 
 // Spots T1 and F1 of ../shared/data/poker/REFERENCE.md and the reference solver's figures there.
 
@@ -86,7 +87,7 @@ async function runOurs(
     args: [
       "run",
       "-A",
-      "--v8-flags=--expose-gc", // as `deno task solve` runs (memory.ts collectGarbage)
+      `--v8-flags=${SOLVE_V8_FLAGS}`, // as `deno task solve` runs (memory.ts)
       new URL("./rss_probe.ts", import.meta.url).pathname,
       path,
       `${dir}/out`,

@@ -157,6 +157,14 @@ export function evalTables(): EvalTables {
   return tables;
 }
 
+/**
+ * Drops the tables (about 15 MB) until the next evaluation builds them again: a solve needs them
+ * only while its tree is expanded (the showdown tables hold each board's strengths afterwards).
+ */
+export function releaseEvalTables(): void {
+  tables = null;
+}
+
 /** Category (0 = high card .. 8 = straight flush) of a strength 1..7462. */
 export function categoryOf(strength: number): number {
   const start = evalTables().categoryStart;

@@ -6,6 +6,7 @@ import { buildTree, type PublicTree } from "../cfr/tree.ts";
 import type { GpuContext } from "../gpu/device.ts";
 import { type ActionTree, buildActionTree } from "./action_tree.ts";
 import type { SolveConfig } from "./config.ts";
+import { releaseEvalTables } from "./hand_eval.ts";
 import { type PostflopGame, WorkerPostflopGame } from "./game.ts";
 import {
   checkMemoryLimit,
@@ -67,7 +68,12 @@ export function prepareSpot(config: SolveConfig, maxMemory = Infinity): Prepared
 
 /** Expands the public tree (turn and river cards) of a prepared spot. */
 export function expandSpot(spot: PreparedSpot): PublicTree {
-  if (!spot.tree) spot.tree = buildTree(spot.game, 200_000_000);
+  if (!spot.tree) {
+    spot.tree = buildTree(spot.game, 200_000_000);
+    // What only the expansion needed: the evaluator's tables, the terminals' growable JS arrays.
+    spot.game.compactTables();
+    releaseEvalTables();
+  }
   return spot.tree;
 }
 
