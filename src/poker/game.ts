@@ -165,14 +165,15 @@ export class PostflopGame implements CfrGame<PostflopState> {
   private readonly sameIn: [Int32Array, Int32Array];
   private readonly boards = new Map<string, number>();
   private readonly orders: BoardOrder[] = [];
-  // Terminal table: kind (fold/showdown), node of the betting tree, board order index.
-  // Per terminal id; JS arrays while the tree expands, typed arrays in shared memory once
-  // shareTables ran (typed as number[]: read by index and length only).
+  // Terminal table: node of the betting tree, board order index (-1 for a fold). Per terminal
+  // id; JS arrays while the tree expands, typed arrays once it is (compactTables; in shared
+  // memory once shareTables ran; typed as number[]: read by index and length only). The pot,
+  // rake and folder are the betting node's (nodeHalfPot, nodeRake, tree.folder).
   private tNode: number[] = [];
   private tBoard: number[] = [];
-  private tHalfPot: number[] = [];
-  private tRake: number[] = [];
-  private tFolder: number[] = [];
+  /** Half the pot and the rake at each betting-tree node (potOf). */
+  private readonly nodeHalfPot: Float64Array;
+  private readonly nodeRake: Float64Array;
   private readonly cardSum = new Float64Array(52);
   private readonly scratchA: Float64Array;
   /** Suit pairs (4 * s1 + s2) both ranges are symmetric in; all 0 without isomorphism. */
@@ -200,6 +201,12 @@ export class PostflopGame implements CfrGame<PostflopState> {
     options: PostflopOptions = {},
   ) {
     this.startingPot = tree.config.startingPot;
+    this.nodeHalfPot = new Float64Array(tree.size);
+    this.nodeRake = new Float64Array(tree.size);
+    for (let n = 0; n < tree.size; n++) {
+      const { halfPot, rake } = this.potOf(n);
+      this.nodeHalfPot[n] = halfPot, this.nodeRake[n] = rake;
+    }
     this.wasm = (options.wasm ?? !IN_WORKER) && wasmEnabled();
     this.symmetric = options.isomorphism === false
       ? new Uint8Array(16)
@@ -260,12 +267,8 @@ export class PostflopGame implements CfrGame<PostflopState> {
     if (k === NODE_CHANCE) return { kind: "chance", outcomes: this.deal(s.board).outcomes };
     const id = this.tNode.length;
     if (!Array.isArray(this.tNode)) this.unshareTerminals(); // a tree built after a threaded solve
-    const { halfPot, rake } = this.potOf(s.node);
     this.tNode.push(s.node);
     this.tBoard.push(k === NODE_SHOWDOWN ? this.boardOrder(s.board) : -1);
-    this.tHalfPot.push(halfPot);
-    this.tRake.push(rake);
-    this.tFolder.push(t.folder[s.node]);
     return { kind: "terminal", terminal: id };
   }
 
@@ -405,12 +408,12 @@ export class PostflopGame implements CfrGame<PostflopState> {
    */
   shareTables(): void {
     // The terminal tables too: as JS arrays every worker would get its own structured-clone copy
-    // (F1: 311k terminals, about 15 MB a worker).
+    // (F1: 311k terminals, 2.4 MB a worker).
     this.compactTables();
-    const t = packShared([this.tNode, this.tBoard, this.tHalfPot, this.tRake, this.tFolder].map(
+    const t = packShared([this.tNode, this.tBoard].map(
       (a) => a as unknown as SharedTyped,
     )) as unknown as number[][];
-    [this.tNode, this.tBoard, this.tHalfPot, this.tRake, this.tFolder] = t;
+    [this.tNode, this.tBoard] = t;
     const SWEEP = [
       "winCount",
       "loseCount",
@@ -445,25 +448,19 @@ export class PostflopGame implements CfrGame<PostflopState> {
   }
 
   /**
-   * The terminal tables as typed arrays, once the tree is expanded: as JS arrays they take twice
-   * the bytes on V8's heap (F1: 12 MB instead of 8). A later expansion makes them JS arrays again.
+   * The terminal tables as typed arrays, once the tree is expanded: as JS arrays they take more
+   * bytes on V8's heap and leave its pages fragmented. A later expansion makes them JS arrays again.
    */
   compactTables(): void {
     if (!Array.isArray(this.tNode)) return;
     this.tNode = Int32Array.from(this.tNode) as unknown as number[];
     this.tBoard = Int32Array.from(this.tBoard) as unknown as number[];
-    this.tHalfPot = Float64Array.from(this.tHalfPot) as unknown as number[];
-    this.tRake = Float64Array.from(this.tRake) as unknown as number[];
-    this.tFolder = Int32Array.from(this.tFolder) as unknown as number[];
   }
 
   /** Back to growable JS arrays (shareTables made them typed) so that terminals can be added. */
   private unshareTerminals(): void {
     this.tNode = Array.from(this.tNode);
     this.tBoard = Array.from(this.tBoard);
-    this.tHalfPot = Array.from(this.tHalfPot);
-    this.tRake = Array.from(this.tRake);
-    this.tFolder = Array.from(this.tFolder);
   }
 
   /** This game's Wasm kernels on this thread, made on first use. */
@@ -569,11 +566,12 @@ export class PostflopGame implements CfrGame<PostflopState> {
    * the same combo in the other player's list (-1 if absent).
    */
   terminalTables(): PokerTerminalTables {
+    const tn = this.tNode, folder = this.tree.folder;
     return {
       board: this.tBoard,
-      halfPot: this.tHalfPot,
-      rake: this.tRake,
-      folder: this.tFolder,
+      halfPot: Float64Array.from(tn, (n) => this.nodeHalfPot[n]) as unknown as number[],
+      rake: Float64Array.from(tn, (n) => this.nodeRake[n]) as unknown as number[],
+      folder: Int32Array.from(tn, (n) => folder[n]) as unknown as number[],
       orders: this.orders,
       sameIn: this.sameIn,
     };
@@ -594,10 +592,11 @@ export class PostflopGame implements CfrGame<PostflopState> {
     out: Float32Array,
     outOffset: number,
   ): void {
-    const halfPot = this.tHalfPot[terminal], rake = this.tRake[terminal];
+    const node = this.tNode[terminal];
+    const halfPot = this.nodeHalfPot[node], rake = this.nodeRake[node];
     const board = this.tBoard[terminal];
     if (board < 0) {
-      const win = this.tFolder[terminal] !== player;
+      const win = this.tree.folder[node] !== player;
       this.foldLike(player, oppReach, out, outOffset, win ? halfPot - rake : -halfPot);
       return;
     }
@@ -614,7 +613,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
   ): void {
     const board = this.tBoard[terminal];
     if (board < 0) {
-      const win = this.tFolder[terminal] !== player;
+      const win = this.tree.folder[this.tNode[terminal]] !== player;
       this.foldLike(player, oppReach, out, outOffset, win ? 1 : 0);
       return;
     }

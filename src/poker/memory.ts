@@ -139,8 +139,8 @@ export const WORKER_THREAD_BYTES = 10 * MB;
  * and the label's slot (4; the label strings are interned).
  */
 export const TREE_BYTES_PER_NODE = 44;
-/** The game's per-terminal tables: betting node, board order, folder (4 B), half pot, rake (8). */
-export const TERMINAL_BYTES = 28;
+/** The game's per-terminal tables: betting node and board order (4 B each). */
+export const TERMINAL_BYTES = 8;
 /**
  * Transient bytes per expanded node while buildTree runs (JS number arrays that grow by doubling,
  * a game state per node of the level being expanded, the terminal tables as JS arrays): measured
