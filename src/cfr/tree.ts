@@ -74,17 +74,56 @@ export interface PublicTree {
 
 const EMPTY: number[] = [];
 
+type ColumnArray = Uint8Array | Int8Array | Uint16Array | Int32Array | Uint32Array | Float32Array;
+
+/**
+ * One column of buildTree: a typed array that grows by doubling. JS number arrays would put every
+ * node's fields on V8's heap (F1's 512k nodes: about 100 MB of heap at the expansion's peak, with
+ * the garbage of each growth), where typed arrays free their old buffers outright.
+ */
+class Column<T extends ColumnArray> {
+  a: T;
+  n = 0;
+  constructor(private readonly make: (n: number) => T) {
+    this.a = make(1024);
+  }
+  push(x: number): void {
+    if (this.n === this.a.length) this.grow(this.n + 1);
+    this.a[this.n++] = x;
+  }
+  set(i: number, x: number): void {
+    if (i >= this.a.length) this.grow(i + 1);
+    this.a[i] = x;
+    if (i >= this.n) this.n = i + 1;
+  }
+  private grow(need: number): void {
+    const b = this.make(Math.max(need, 2 * this.a.length));
+    b.set(this.a as never);
+    this.a = b;
+  }
+  /** The filled part as an array of its own length. */
+  done(): T {
+    return (this.n === this.a.length ? this.a : this.a.slice(0, this.n)) as T;
+  }
+}
+
+const u8 = (n: number) => new Uint8Array(n), i8 = (n: number) => new Int8Array(n);
+const u16 = (n: number) => new Uint16Array(n), i32 = (n: number) => new Int32Array(n);
+const u32 = (n: number) => new Uint32Array(n), f32 = (n: number) => new Float32Array(n);
+
 /** Walks the game's public tree breadth-first and stores it as a flat PublicTree. */
 export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTree {
-  const kinds: number[] = [], players: number[] = [], depths: number[] = [], parents: number[] = [];
-  const firstChild: number[] = [], numChildren: number[] = [], terminals: number[] = [];
-  const weights: number[] = [], labels: string[] = [];
+  const kinds = new Column(u8), players = new Column(i8), depths = new Column(u16);
+  const parents = new Column(i32), firstChild = new Column(u32), numChildren = new Column(u32);
+  const terminals = new Column(i32), weights = new Column(f32), labels: string[] = [];
   // Blocked hands, flat (CSR): blockedEnd[p][node] = end of the node's list in blockedFlat[p].
-  const blockedFlat: [number[], number[]] = [[], []], blockedEnd: [number[], number[]] = [[0], [0]];
+  const blockedFlat = [new Column(u32), new Column(u32)] as const;
+  const blockedEnd = [new Column(u32), new Column(u32)] as const;
+  blockedEnd[0].push(0), blockedEnd[1].push(0);
   const levelStart: number[] = [0];
-  const isoCount: number[] = [0],
-    isoWeight: number[] = [],
-    isoPerm: [number[], number[]] = [[], []];
+  const isoCount = new Column(u32), isoWeight = new Column(f32);
+  const isoPerm = [new Column(u32), new Column(u32)] as const;
+  isoCount.push(0);
   const permutations: Uint32Array[] = [], permIndex = new Map<Uint32Array, number>();
   const interned = new Map<string, string>();
   let level: S[] = [game.root()];
@@ -107,7 +146,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
         if (node.player !== 0 && node.player !== 1) {
           throw new KibitzError("bad_game", `${game.name}: node ${id} has player ${node.player}`);
         }
-        kinds[id] = CFR_PLAYER, players[id] = node.player, terminals[id] = -1;
+        kinds.set(id, CFR_PLAYER), players.set(id, node.player), terminals.set(id, -1);
         for (let a = 0; a < n; a++) {
           pushChild(id, d + 1, 1, node.actions[a], EMPTY, EMPTY);
           next.push(game.child(level[i], a));
@@ -117,7 +156,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
         if (n < 1) {
           throw new KibitzError("bad_game", `${game.name}: chance node ${id} has no outcomes`);
         }
-        kinds[id] = CFR_CHANCE, players[id] = -1, terminals[id] = -1;
+        kinds.set(id, CFR_CHANCE), players.set(id, -1), terminals.set(id, -1);
         for (let c = 0; c < n; c++) {
           const o = node.outcomes[c];
           if (!(o.weight >= 0) || !Number.isFinite(o.weight)) {
@@ -138,9 +177,9 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
           next.push(game.child(level[i], c));
         }
       } else {
-        kinds[id] = CFR_TERMINAL, players[id] = -1, terminals[id] = node.terminal;
+        kinds.set(id, CFR_TERMINAL), players.set(id, -1), terminals.set(id, node.terminal);
       }
-      firstChild[id] = childStart, numChildren[id] = n;
+      firstChild.set(id, childStart), numChildren.set(id, n);
       if (childStart + n > maxNodes) {
         throw new KibitzError(
           "tree_too_large",
@@ -165,7 +204,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
       }
       flat.push(h);
     }
-    blockedEnd[p].push(flat.length);
+    blockedEnd[p].push(flat.n);
   }
   function addIsomorph(iso: CfrIsomorph): void {
     if (!(iso.weight >= 0) || !Number.isFinite(iso.weight)) {
@@ -174,7 +213,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
         `${game.name}: isomorph ${iso.label} has weight ${iso.weight}`,
       );
     }
-    isoCount[isoCount.length - 1]++;
+    isoCount.a[isoCount.n - 1]++;
     isoWeight.push(iso.weight);
     for (const p of [0, 1] as const) {
       const perm = iso.permutation[p];
@@ -213,49 +252,51 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
     isoCount.push(0);
   }
 
-  const size = kinds.length;
+  const size = kinds.n;
   const tree: PublicTree = {
     game: game.name,
     size,
     numHands: [game.numHands[0], game.numHands[1]],
-    kind: Uint8Array.from(kinds),
-    player: Int8Array.from(players),
-    depth: Uint16Array.from(depths),
-    parent: Int32Array.from(parents),
-    firstChild: Uint32Array.from(firstChild),
-    numChildren: Uint32Array.from(numChildren),
+    kind: kinds.done(),
+    player: players.done(),
+    depth: depths.done(),
+    parent: parents.done(),
+    firstChild: firstChild.done(),
+    numChildren: numChildren.done(),
     levelStart: Uint32Array.from(levelStart),
     block: new Int32Array(size).fill(-1),
     blockNode: new Uint32Array(0),
     blockSize: new Uint32Array(0),
-    terminal: Int32Array.from(terminals),
-    chanceWeight: Float32Array.from(weights),
-    blockedStart: [Uint32Array.from(blockedEnd[0]), Uint32Array.from(blockedEnd[1])],
-    blockedHands: [Uint32Array.from(blockedFlat[0]), Uint32Array.from(blockedFlat[1])],
-    isoStart: prefixSums(isoCount),
-    isoWeight: Float32Array.from(isoWeight),
-    isoPerm: [Uint32Array.from(isoPerm[0]), Uint32Array.from(isoPerm[1])],
+    terminal: terminals.done(),
+    chanceWeight: weights.done(),
+    blockedStart: [blockedEnd[0].done(), blockedEnd[1].done()],
+    blockedHands: [blockedFlat[0].done(), blockedFlat[1].done()],
+    isoStart: prefixSums(isoCount.done()),
+    isoWeight: isoWeight.done(),
+    isoPerm: [isoPerm[0].done(), isoPerm[1].done()],
     permutations,
     label: labels,
     maxChildren: 0,
     maxActions: 0,
     levels: levelStart.length - 1,
   };
-  const blockNode: number[] = [], blockSize: number[] = [];
-  for (let i = 0; i < size; i++) {
+  let blocks = 0;
+  for (let i = 0; i < size; i++) if (tree.kind[i] === CFR_PLAYER) blocks++;
+  tree.blockNode = new Uint32Array(blocks);
+  tree.blockSize = new Uint32Array(blocks);
+  for (let i = 0, b = 0; i < size; i++) {
     tree.maxChildren = Math.max(tree.maxChildren, tree.numChildren[i]);
     if (tree.kind[i] !== CFR_PLAYER) continue;
     tree.maxActions = Math.max(tree.maxActions, tree.numChildren[i]);
-    tree.block[i] = blockNode.length;
-    blockNode.push(i);
-    blockSize.push(tree.numChildren[i] * tree.numHands[tree.player[i]]);
+    tree.block[i] = b;
+    tree.blockNode[b] = i;
+    tree.blockSize[b] = tree.numChildren[i] * tree.numHands[tree.player[i]];
+    b++;
   }
-  tree.blockNode = Uint32Array.from(blockNode);
-  tree.blockSize = Uint32Array.from(blockSize);
   return tree;
 }
 
-function prefixSums(counts: number[]): Uint32Array {
+function prefixSums(counts: ArrayLike<number>): Uint32Array {
   const start = new Uint32Array(counts.length + 1);
   for (let i = 0; i < counts.length; i++) start[i + 1] = start[i] + counts[i];
   return start;

@@ -166,7 +166,9 @@ export const SOLVE_V8_FLAGS = "--expose-gc,--max-semi-space-size=1";
  * the peak holds both (F1 8/4 at 2 threads: 633 MB without, 540 MB with). Elsewhere a no-op.
  */
 export function collectGarbage(): void {
-  (globalThis as { gc?: () => void }).gc?.();
+  // "last-resort" (V8's memory-reducing collection) also returns the heap pages that a regular
+  // one keeps pooled: F1 8/4 is resident in 102 MB after it, 146 MB after a regular one.
+  (globalThis as { gc?: (o?: unknown) => void }).gc?.({ type: "major", flavor: "last-resort" });
 }
 
 /** Levels (depth + 1) and most actions at a node of the public tree `tree` expands into. */
