@@ -69,7 +69,7 @@ export function prepareSpot(config: SolveConfig, maxMemory = Infinity): Prepared
 /** Expands the public tree (turn and river cards) of a prepared spot. */
 export function expandSpot(spot: PreparedSpot): PublicTree {
   if (!spot.tree) {
-    spot.tree = buildTree(spot.game, 200_000_000);
+    spot.tree = buildTree(spot.game, 200_000_000, spot.size.publicNodes);
     // What only the expansion needed: the evaluator's tables, the terminals' growable JS arrays.
     spot.game.compactTables();
     releaseEvalTables();
