@@ -105,6 +105,8 @@ export interface EvalTables {
 }
 
 let tables: EvalTables | null = null;
+/** The tables less rank7 (13.6 MB), kept when releaseEvalTables drops that (evaluate7's slow path). */
+let small: Omit<EvalTables, "rank7"> | null = null;
 
 function forEachMultiset(size: number, fn: (counts: Uint8Array) => void): void {
   const counts = new Uint8Array(13);
@@ -154,12 +156,15 @@ export function evalTables(): EvalTables {
     if (popcount13(m) >= 5) flush[m] = rawToStrength.get(rawFromFlushMask(m))!;
   }
   tables = { rank7, flush, rawToStrength, categoryStart };
+  small = tables;
   return tables;
 }
 
 /**
- * Drops the tables (about 15 MB) until the next evaluation builds them again: a solve needs them
- * only while its tree is expanded (the showdown tables hold each board's strengths afterwards).
+ * Drops the 7-card table (13.6 MB) until evalTables() builds it again: a solve needs it only while
+ * its tree is expanded (the showdown tables hold each board's strengths afterwards). Later
+ * evaluations (the results' equity over runouts the tree merged by suit isomorphism) take the slow
+ * path, from the rank counts, with the same strengths.
  */
 export function releaseEvalTables(): void {
   tables = null;
@@ -183,7 +188,7 @@ export function evaluate7(
   c5: number,
   c6: number,
 ): number {
-  const t = tables ?? evalTables();
+  const t = tables ?? small ?? evalTables();
   // Suit counts live in 3-bit fields of one integer; a field >= 5 means a flush.
   const suits = (1 << 3 * (c0 & 3)) + (1 << 3 * (c1 & 3)) + (1 << 3 * (c2 & 3)) +
     (1 << 3 * (c3 & 3)) + (1 << 3 * (c4 & 3)) + (1 << 3 * (c5 & 3)) + (1 << 3 * (c6 & 3));
@@ -200,8 +205,14 @@ export function evaluate7(
       return t.flush[mask];
     }
   }
+  if (!tables) {
+    const counts = new Uint8Array(13);
+    counts[c0 >> 2]++, counts[c1 >> 2]++, counts[c2 >> 2]++, counts[c3 >> 2]++;
+    counts[c4 >> 2]++, counts[c5 >> 2]++, counts[c6 >> 2]++;
+    return t.rawToStrength.get(rawFromCounts(counts))!;
+  }
   const k = RANK_KEYS;
-  return t.rank7[
+  return tables.rank7[
     k[c0 >> 2] + k[c1 >> 2] + k[c2 >> 2] + k[c3 >> 2] + k[c4 >> 2] + k[c5 >> 2] + k[c6 >> 2]
   ];
 }

@@ -6,7 +6,7 @@ import { buildTree, type PublicTree } from "../cfr/tree.ts";
 import type { GpuContext } from "../gpu/device.ts";
 import { type ActionTree, buildActionTree } from "./action_tree.ts";
 import type { SolveConfig } from "./config.ts";
-import { releaseEvalTables } from "./hand_eval.ts";
+import { evalTables, releaseEvalTables } from "./hand_eval.ts";
 import { type PostflopGame, WorkerPostflopGame } from "./game.ts";
 import {
   checkMemoryLimit,
@@ -69,6 +69,7 @@ export function prepareSpot(config: SolveConfig, maxMemory = Infinity): Prepared
 /** Expands the public tree (turn and river cards) of a prepared spot. */
 export function expandSpot(spot: PreparedSpot): PublicTree {
   if (!spot.tree) {
+    evalTables(); // the 7-card table again, if a solve before this one released it
     spot.tree = buildTree(spot.game, 200_000_000, spot.size.publicNodes);
     // What only the expansion needed: the evaluator's tables, the terminals' growable JS arrays.
     spot.game.compactTables();
