@@ -113,15 +113,16 @@ const MB = 1024 * 1024;
  * Resident memory of the runtime while a solve runs, above what the estimate counts by part:
  * measured on Linux x86-64 with Deno 2.9.6 and SOLVE_V8_FLAGS (`src/poker/rss_probe.ts
  * --baseline` reads 37 MB with the modules loaded and nothing solved; a solve adds the code it
- * runs (file-backed pages of the runtime: 31 MB at start, 45 MB at the end), V8's compiled code
- * and heap, the Wasm engine's code space and the I/O of writing the results).
+ * runs, file-backed pages of the runtime: 31 MB at start, 43 to 46 MB at the end, V8's compiled
+ * code and heap, and the I/O of writing the results). Fitted on 18 solves of three turn spots
+ * (every format, 1 and 2 threads: 60 to 64 MB) and F1.
  */
-export const RUNTIME_BASELINE_BYTES = 66 * MB;
+export const RUNTIME_BASELINE_BYTES = 62 * MB;
 /**
- * The runtime while the tree is expanded, before the solve has run: 14 MB less of its code is
- * resident then (measured 51 MB after the game is built, nothing expanded).
+ * The runtime while the tree is expanded, before the solve has run: less of its code is resident
+ * then (measured 50 to 53 MB after the game is built, nothing expanded).
  */
-export const RUNTIME_EXPANDING_BYTES = 52 * MB;
+export const RUNTIME_EXPANDING_BYTES = 51 * MB;
 /**
  * Resident memory that requesting a WebGPU adapter adds (Vulkan loader, driver, wgpu instance):
  * measured 64 MB with Mesa's llvmpipe (Deno 2.9.6); `backend = "cpu"` never pays it.
@@ -129,10 +130,13 @@ export const RUNTIME_EXPANDING_BYTES = 52 * MB;
 export const GPU_PROBE_BYTES = 64 * MB;
 /**
  * Each worker thread beyond the main one: an isolate with the engine's modules compiled, its
- * clone of the game's small tables and its V8 heap (measured 7 to 13 MB above its Wasm kernels
- * and scratch with SOLVE_V8_FLAGS).
+ * clone of the game's small tables and its V8 heap; above its Wasm kernels and scratch, measured
+ * 9 to 18 MB on turn spots of 7k and 33k nodes and about 50 MB on F1 (512k nodes): 11 MB and
+ * WORKER_BYTES_PER_NODE.
  */
-export const WORKER_THREAD_BYTES = 10 * MB;
+export const WORKER_THREAD_BYTES = 11 * MB;
+/** A worker's share that grows with the expanded tree (see WORKER_THREAD_BYTES). */
+export const WORKER_BYTES_PER_NODE = 80;
 /**
  * Public tree bytes per node: kind and player (1 B each), depth (2), parent, first child, child
  * count, block, terminal id, chance weight, isomorph offset (4 each), card-removal offsets (2 x 4),
@@ -142,13 +146,16 @@ export const TREE_BYTES_PER_NODE = 44;
 /** The game's per-terminal tables: betting node and board order (4 B each). */
 export const TERMINAL_BYTES = 8;
 /**
- * Transient bytes per expanded node while buildTree runs (JS number arrays that grow by doubling,
- * a game state per node of the level being expanded, the terminal tables as JS arrays): measured
- * about 440 bytes per node above the final tree at F1.
+ * Transient bytes per expanded node while buildTree runs (a game state per node of the level
+ * being expanded, what describe() returns, the terminal tables as JS arrays): measured 190 bytes
+ * per node above the final tree at F1, 50 on turn spots.
  */
-export const EXPANSION_BYTES_PER_NODE = 420;
-/** Resident bytes per expanded node that the expansion leaves once collected (measured). */
-export const RETAINED_BYTES_PER_NODE = 60;
+export const EXPANSION_BYTES_PER_NODE = 200;
+/**
+ * Resident bytes per expanded node that the expansion leaves once collected (V8 heap, allocator):
+ * about 10 at F1 after collectGarbage's memory-reducing collection.
+ */
+export const RETAINED_BYTES_PER_NODE = 12;
 
 /**
  * The V8 flags a solve runs with (`deno task solve`, the RSS probe of the test and bench):
@@ -232,7 +239,8 @@ export function estimateMemory(
   const threads = Math.max(1, shape.threads);
   const kernelBytes = shape.kernelBytes ?? 0;
   const threadBytes = threads * threadScratchBytes(shape, numHands) +
-    (threads - 1) * (WORKER_THREAD_BYTES + kernelBytes);
+    (threads - 1) *
+      (WORKER_THREAD_BYTES + WORKER_BYTES_PER_NODE * size.publicNodes + kernelBytes);
   const evaluatorBytes = showdownBytes > 0 ? handEvaluatorBytes() : 0;
   const baselineBytes = RUNTIME_BASELINE_BYTES;
   const gpuProbeBytes = (choice.backend ?? "cpu") === "cpu" ? 0 : GPU_PROBE_BYTES;
