@@ -101,26 +101,35 @@ class Column<T extends ColumnArray> {
     b.set(this.a as never);
     this.a = b;
   }
-  /** The filled part as an array of its own length. */
+  /** The filled part as an array of its own length (and of the same kind of buffer). */
   done(): T {
-    return (this.n === this.a.length ? this.a : this.a.slice(0, this.n)) as T;
+    if (this.n === this.a.length) return this.a;
+    const b = this.make(this.n);
+    b.set(this.a.subarray(0, this.n) as never);
+    return b;
   }
 }
-
-const u8 = (n: number) => new Uint8Array(n), i8 = (n: number) => new Int8Array(n);
-const u16 = (n: number) => new Uint16Array(n), i32 = (n: number) => new Int32Array(n);
-const u32 = (n: number) => new Uint32Array(n), f32 = (n: number) => new Float32Array(n);
 
 /**
  * Walks the game's public tree breadth-first and stores it as a flat PublicTree. `expectedNodes`
  * (the size where the game can count it ahead, as memory.ts gameSize does) sizes the columns once:
  * growing them leaves the freed buffers fragmenting the allocator's heap (F1: 33 MB more resident).
+ * `shared` builds the arrays in SharedArrayBuffers, for a solve whose worker threads view them:
+ * moving them there afterwards leaves the freed copies fragmenting it too (F1: about 25 MB).
  */
 export function buildTree<S>(
   game: CfrGame<S>,
   maxNodes = 50_000_000,
   expectedNodes = 1024,
+  shared = false,
 ): PublicTree {
+  const Buf = shared ? SharedArrayBuffer : ArrayBuffer;
+  const u8 = (n: number) => new Uint8Array(new Buf(n)),
+    i8 = (n: number) => new Int8Array(new Buf(n));
+  const u16 = (n: number) => new Uint16Array(new Buf(2 * n));
+  const i32 = (n: number) => new Int32Array(new Buf(4 * n));
+  const u32 = (n: number) => new Uint32Array(new Buf(4 * n));
+  const f32 = (n: number) => new Float32Array(new Buf(4 * n));
   const cap = Math.min(expectedNodes, maxNodes) + 1;
   const kinds = new Column(u8, cap), players = new Column(i8, cap), depths = new Column(u16, cap);
   const parents = new Column(i32, cap), firstChild = new Column(u32, cap);
@@ -273,15 +282,15 @@ export function buildTree<S>(
     parent: parents.done(),
     firstChild: firstChild.done(),
     numChildren: numChildren.done(),
-    levelStart: Uint32Array.from(levelStart),
-    block: new Int32Array(size).fill(-1),
+    levelStart: u32(levelStart.length),
+    block: i32(size).fill(-1),
     blockNode: new Uint32Array(0),
     blockSize: new Uint32Array(0),
     terminal: terminals.done(),
     chanceWeight: weights.done(),
     blockedStart: [blockedEnd[0].done(), blockedEnd[1].done()],
     blockedHands: [blockedFlat[0].done(), blockedFlat[1].done()],
-    isoStart: prefixSums(isoCount.done()),
+    isoStart: prefixSums(isoCount.a, isoCount.n, u32),
     isoWeight: isoWeight.done(),
     isoPerm: [isoPerm[0].done(), isoPerm[1].done()],
     permutations,
@@ -290,10 +299,11 @@ export function buildTree<S>(
     maxActions: 0,
     levels: levelStart.length - 1,
   };
+  tree.levelStart.set(levelStart);
   let blocks = 0;
   for (let i = 0; i < size; i++) if (tree.kind[i] === CFR_PLAYER) blocks++;
-  tree.blockNode = new Uint32Array(blocks);
-  tree.blockSize = new Uint32Array(blocks);
+  tree.blockNode = u32(blocks);
+  tree.blockSize = u32(blocks);
   for (let i = 0, b = 0; i < size; i++) {
     tree.maxChildren = Math.max(tree.maxChildren, tree.numChildren[i]);
     if (tree.kind[i] !== CFR_PLAYER) continue;
@@ -306,9 +316,13 @@ export function buildTree<S>(
   return tree;
 }
 
-function prefixSums(counts: ArrayLike<number>): Uint32Array {
-  const start = new Uint32Array(counts.length + 1);
-  for (let i = 0; i < counts.length; i++) start[i + 1] = start[i] + counts[i];
+function prefixSums(
+  counts: ArrayLike<number>,
+  n: number,
+  make: (n: number) => Uint32Array,
+): Uint32Array {
+  const start = make(n + 1);
+  for (let i = 0; i < n; i++) start[i + 1] = start[i] + counts[i];
   return start;
 }
 

@@ -449,12 +449,18 @@ export class PostflopGame implements CfrGame<PostflopState> {
 
   /**
    * The terminal tables as typed arrays, once the tree is expanded: as JS arrays they take more
-   * bytes on V8's heap and leave its pages fragmented. A later expansion makes them JS arrays again.
+   * bytes on V8's heap and leave its pages fragmented; `shared`: in SharedArrayBuffers, for a solve
+   * whose worker threads view them. A later expansion makes them JS arrays again.
    */
-  compactTables(): void {
+  compactTables(shared = false): void {
     if (!Array.isArray(this.tNode)) return;
-    this.tNode = Int32Array.from(this.tNode) as unknown as number[];
-    this.tBoard = Int32Array.from(this.tBoard) as unknown as number[];
+    const typed = (a: number[]) => {
+      const t = new Int32Array(new (shared ? SharedArrayBuffer : ArrayBuffer)(4 * a.length));
+      t.set(a);
+      return t as unknown as number[];
+    };
+    this.tNode = typed(this.tNode);
+    this.tBoard = typed(this.tBoard);
   }
 
   /** Back to growable JS arrays (shareTables made them typed) so that terminals can be added. */

@@ -67,12 +67,12 @@ export function prepareSpot(config: SolveConfig, maxMemory = Infinity): Prepared
 }
 
 /** Expands the public tree (turn and river cards) of a prepared spot. */
-export function expandSpot(spot: PreparedSpot): PublicTree {
+export function expandSpot(spot: PreparedSpot, shared = false): PublicTree {
   if (!spot.tree) {
     evalTables(); // the 7-card table again, if a solve before this one released it
-    spot.tree = buildTree(spot.game, 200_000_000, spot.size.publicNodes);
+    spot.tree = buildTree(spot.game, 200_000_000, spot.size.publicNodes, shared);
     // What only the expansion needed: the evaluator's tables, the terminals' growable JS arrays.
-    spot.game.compactTables();
+    spot.game.compactTables(shared);
     releaseEvalTables();
   }
   return spot.tree;
