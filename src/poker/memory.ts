@@ -131,12 +131,12 @@ export const GPU_PROBE_BYTES = 64 * MB;
 /**
  * Each worker thread beyond the main one: an isolate with the engine's modules compiled, its
  * clone of the game's small tables and its V8 heap; above its Wasm kernels and scratch, measured
- * 9 to 18 MB on turn spots of 7k and 33k nodes and about 50 MB on F1 (512k nodes): 11 MB and
+ * 9 to 18 MB on turn spots of 7k and 33k nodes and about 33 MB on F1 (512k nodes): 12 MB and
  * WORKER_BYTES_PER_NODE.
  */
-export const WORKER_THREAD_BYTES = 11 * MB;
+export const WORKER_THREAD_BYTES = 12 * MB;
 /** A worker's share that grows with the expanded tree (see WORKER_THREAD_BYTES). */
-export const WORKER_BYTES_PER_NODE = 80;
+export const WORKER_BYTES_PER_NODE = 40;
 /**
  * Public tree bytes per node: kind and player (1 B each), depth (2), parent, first child, child
  * count, block, terminal id, chance weight, isomorph offset (4 each), card-removal offsets (2 x 4),
