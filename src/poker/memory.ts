@@ -131,12 +131,14 @@ export const GPU_PROBE_BYTES = 64 * MB;
 /**
  * Each worker thread beyond the main one: an isolate with the engine's modules compiled, its
  * clone of the game's small tables and its V8 heap; above its Wasm kernels and scratch, measured
- * 9 to 18 MB on turn spots of 7k and 33k nodes and about 33 MB on F1 (512k nodes): 12 MB and
- * WORKER_BYTES_PER_NODE.
+ * 5 to 12 MB on turn spots (7k and 33k nodes, 417 and about 780 hands) and 15 MB on F1 (512k
+ * nodes, 689 hands): 6 MB, WORKER_BYTES_PER_NODE and WORKER_BYTES_PER_HAND.
  */
-export const WORKER_THREAD_BYTES = 12 * MB;
+export const WORKER_THREAD_BYTES = 6 * MB;
 /** A worker's share that grows with the expanded tree (see WORKER_THREAD_BYTES). */
-export const WORKER_BYTES_PER_NODE = 40;
+export const WORKER_BYTES_PER_NODE = 14;
+/** A worker's share that grows with the hands of both players (see WORKER_THREAD_BYTES). */
+export const WORKER_BYTES_PER_HAND = 5 * 1024;
 /**
  * Public tree bytes per node: kind and player (1 B each), depth (2), parent, first child, child
  * count, block, terminal id, chance weight, isomorph offset (4 each), card-removal offsets (2 x 4),
@@ -153,9 +155,9 @@ export const TERMINAL_BYTES = 8;
 export const EXPANSION_BYTES_PER_NODE = 200;
 /**
  * Resident bytes per expanded node that the expansion leaves once collected (V8 heap, allocator):
- * about 10 at F1 after collectGarbage's memory-reducing collection.
+ * about 40 at F1 after collectGarbage's memory-reducing collection.
  */
-export const RETAINED_BYTES_PER_NODE = 12;
+export const RETAINED_BYTES_PER_NODE = 40;
 
 /**
  * The V8 flags a solve runs with (`deno task solve`, the RSS probe of the test and bench):
@@ -240,7 +242,8 @@ export function estimateMemory(
   const kernelBytes = shape.kernelBytes ?? 0;
   const threadBytes = threads * threadScratchBytes(shape, numHands) +
     (threads - 1) *
-      (WORKER_THREAD_BYTES + WORKER_BYTES_PER_NODE * size.publicNodes + kernelBytes);
+      (WORKER_THREAD_BYTES + WORKER_BYTES_PER_NODE * size.publicNodes +
+        WORKER_BYTES_PER_HAND * (numHands[0] + numHands[1]) + kernelBytes);
   const evaluatorBytes = showdownBytes > 0 ? handEvaluatorBytes() : 0;
   const baselineBytes = RUNTIME_BASELINE_BYTES;
   const gpuProbeBytes = (choice.backend ?? "cpu") === "cpu" ? 0 : GPU_PROBE_BYTES;
