@@ -111,6 +111,8 @@ interface BenchArgs {
   /** Run spot T2 (default; `spots=f1` runs F1 alone). */
   t2: boolean;
   resets: WarmResets;
+  /** Solver threads of every run (default 1). */
+  threads: number;
   /** Regrets method: warm the subtrees of new sizes from the nearest size's, or leave them cold. */
   subtrees: WarmStartSubtrees;
   /** Average resets of the regrets method's continued schedule (default "keep": the reference's). */
@@ -123,7 +125,7 @@ interface BenchArgs {
 }
 
 const USAGE =
-  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 30) small=N (40) max=N (300) methods=cold,regrets,values storage=f32,8 spots=t2,f1 resets=continue|none|keep rresets=keep|continue|none subtrees=nearest|matched responses=copy|pot-odds|rank epsilon=E offline=F new=value|capped csv=PATH f1";
+  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 30) small=N (40) max=N (300) methods=cold,regrets,values storage=f32,8 spots=t2,f1 resets=continue|none|keep rresets=keep|continue|none subtrees=nearest|matched threads=N responses=copy|pot-odds|rank epsilon=E offline=F new=value|capped csv=PATH f1";
 
 function parseArgs(args: string[]): BenchArgs {
   const out: BenchArgs = {
@@ -138,6 +140,7 @@ function parseArgs(args: string[]): BenchArgs {
     resets: "continue",
     regretResets: "keep",
     subtrees: "nearest",
+    threads: 1,
     responses: "copy",
     epsilon: 0,
     offLine: 1,
@@ -179,7 +182,8 @@ function parseArgs(args: string[]): BenchArgs {
     } else if (k === "resets") {
       if (v !== "continue" && v !== "none" && v !== "keep") bad(`resets=${v}`);
       out.resets = v as WarmResets;
-    } else if (k === "subtrees") {
+    } else if (k === "threads") out.threads = Math.round(positive());
+    else if (k === "subtrees") {
       if (v !== "nearest" && v !== "matched") bad(`subtrees=${v}`);
       out.subtrees = v as WarmStartSubtrees;
     } else if (k === "rresets") {
@@ -313,6 +317,7 @@ function runSpot(
         what = `regrets W=${weight}${a.regretResets === "keep" ? "" : ` resets from ${from}`}`;
       }
       const setup = (t1 - t0 + performance.now() - t2) / 1000;
+      ss.close();
       r = fresh(what, method);
       r.weight = weight;
       r.setupSeconds = setup;
@@ -325,6 +330,7 @@ function runSpot(
     r.startPct = ls.exploitability().percent;
     r.curve.set(ls.iteration, r.startPct);
     solveLarge(ls, r, a.maxIts, log);
+    ls.close();
     results.push(r);
   }
   return results;
@@ -375,7 +381,8 @@ export const suite: BenchSuite = {
       );
       for (const st of a.storages) {
         const label = st === "f32" ? "f32" : "8/8-bit";
-        const runs = runSpot(name, small, large, label, storages[st], a, opts.log);
+        const so = { ...storages[st], threads: a.threads };
+        const runs = runSpot(name, small, large, label, so, a, opts.log);
         all.push(...runs);
         const cold = runs.find((r) => r.method === "cold") ?? null;
         for (const r of runs) {
