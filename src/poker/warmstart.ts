@@ -1,5 +1,6 @@
 import type { CfrSolver } from "../cfr/solver.ts";
 import { CFR_CHANCE, type PublicTree } from "../cfr/tree.ts";
+import { pairNodes } from "../cfr/warmstart_values.ts";
 import {
   type NodeMapping,
   warmStart,
@@ -24,9 +25,12 @@ import type { PostflopGame } from "./game.ts";
 import type { WarmStartInterpolation, WarmStartSettings } from "./warmstart_config.ts";
 
 export {
+  AUTO_REGRETS_COVERAGE,
+  autoWarmStartMethod,
   parseWarmStartSettings,
   REGRETS_AUTO_WEIGHT,
   WARMSTART_CONFIG_KEYS,
+  type WarmStartChoice,
   type WarmStartInterpolation,
   type WarmStartMethod,
   type WarmStartSettings,
@@ -270,6 +274,27 @@ export function warmStartPostflop(
     smallIterations: options.smallIterations,
     mapper,
   });
+}
+
+/**
+ * Share of the large tree's decision nodes that the parallel walk pairs with a small-tree node (bets
+ * by nearest size): the part of the tree a regret transfer can seed (warmstart_method "auto").
+ */
+export function warmStartCoverage(
+  small: { tree: PublicTree; game: PostflopGame },
+  large: { tree: PublicTree; game: PostflopGame },
+  options: PokerMapperOptions = {},
+): number {
+  const st = small.tree, lt = large.tree;
+  const mapper = pokerMapper(
+    { tree: st, actionTree: small.game.tree },
+    { tree: lt, actionTree: large.game.tree },
+    options,
+  );
+  const pair = pairNodes(st, lt, mapper);
+  let paired = 0;
+  for (let b = 0; b < lt.blockNode.length; b++) if (pair[lt.blockNode[b]] >= 0) paired++;
+  return lt.blockNode.length > 0 ? paired / lt.blockNode.length : 0;
 }
 
 /** The labels of ACT_* kinds, for messages and tables. */

@@ -1,13 +1,19 @@
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { CfrSolver, type SolverOptions } from "../cfr/solver.ts";
 import { buildTree, type PublicTree } from "../cfr/tree.ts";
-import type { WarmResets } from "../cfr/warmstart_values.ts";
+import { type WarmResets, warmSchedule } from "../cfr/warmstart_values.ts";
 import { writeFileAtomic } from "../cli/atomic.ts";
 import { KibitzError } from "../errors.ts";
 import { buildActionTree } from "./action_tree.ts";
 import { parseSolveConfig } from "./config.ts";
 import { PostflopGame } from "./game.ts";
-import { type WarmStartMethod, warmStartPostflop } from "./warmstart.ts";
+import {
+  autoWarmStartMethod,
+  warmStartCoverage,
+  type WarmStartMethod,
+  warmStartPostflop,
+  type WarmStartSubtrees,
+} from "./warmstart.ts";
 import { REGRETS_AUTO_WEIGHT } from "./warmstart_config.ts";
 import { type WarmResponses, warmStartPostflopValues } from "./warmstart_values.ts";
 
@@ -89,7 +95,8 @@ interface RunResult {
   seconds: (number | null)[];
   /** Counted iterations -> exploitability %. */
   curve: Map<number, number>;
-  ev: [number, number];
+  /** Root EVs of both players at the first check at or below each target (null: not reached). */
+  evAt: ([number, number] | null)[];
 }
 
 /** Arguments of the suite. */
@@ -104,6 +111,12 @@ interface BenchArgs {
   /** Run spot T2 (default; `spots=f1` runs F1 alone). */
   t2: boolean;
   resets: WarmResets;
+  /** Solver threads of every run (default 1). */
+  threads: number;
+  /** Regrets method: warm the subtrees of new sizes from the nearest size's, or leave them cold. */
+  subtrees: WarmStartSubtrees;
+  /** Average resets of the regrets method's continued schedule (default "keep": the reference's). */
+  regretResets: WarmResets;
   responses: WarmResponses;
   epsilon: number;
   offLine: number;
@@ -112,7 +125,7 @@ interface BenchArgs {
 }
 
 const USAGE =
-  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 30) small=N (40) max=N (300) methods=cold,regrets,values storage=f32,8 spots=t2,f1 resets=continue|none|keep responses=copy|pot-odds|rank epsilon=E offline=F new=value|capped csv=PATH f1";
+  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 30) small=N (40) max=N (300) methods=cold,regrets,values storage=f32,8 spots=t2,f1 resets=continue|none|keep rresets=keep|continue|none subtrees=nearest|matched threads=N responses=copy|pot-odds|rank epsilon=E offline=F new=value|capped csv=PATH f1";
 
 function parseArgs(args: string[]): BenchArgs {
   const out: BenchArgs = {
@@ -125,6 +138,9 @@ function parseArgs(args: string[]): BenchArgs {
     f1: false,
     t2: true,
     resets: "continue",
+    regretResets: "keep",
+    subtrees: "nearest",
+    threads: 1,
     responses: "copy",
     epsilon: 0,
     offLine: 1,
@@ -166,6 +182,13 @@ function parseArgs(args: string[]): BenchArgs {
     } else if (k === "resets") {
       if (v !== "continue" && v !== "none" && v !== "keep") bad(`resets=${v}`);
       out.resets = v as WarmResets;
+    } else if (k === "threads") out.threads = Math.round(positive());
+    else if (k === "subtrees") {
+      if (v !== "nearest" && v !== "matched") bad(`subtrees=${v}`);
+      out.subtrees = v as WarmStartSubtrees;
+    } else if (k === "rresets") {
+      if (v !== "continue" && v !== "none" && v !== "keep") bad(`rresets=${v}`);
+      out.regretResets = v as WarmResets;
     } else if (k === "responses") {
       if (v !== "pot-odds" && v !== "copy" && v !== "rank") bad(`responses=${v}`);
       out.responses = v as WarmResponses;
@@ -196,12 +219,32 @@ function solveLarge(
     ms += performance.now() - t0;
     const e = s.exploitability();
     r.curve.set(s.iteration, e.percent);
-    r.ev = [e.ev[0], e.ev[1]];
     TARGETS.forEach((t, i) => {
-      if (r.its[i] === null && e.percent <= t) (r.its[i] = s.iteration), (r.seconds[i] = ms / 1000);
+      if (r.its[i] === null && e.percent <= t) {
+        r.its[i] = s.iteration;
+        r.seconds[i] = ms / 1000;
+        r.evAt[i] = [e.ev[0], e.ev[1]];
+      }
     });
-    log(`${r.label}: ${s.iteration} its ${e.percent.toFixed(3)}% ${(ms / 1000).toFixed(1)} s`);
+    log(
+      `${r.label}: ${s.iteration} its ${e.percent.toFixed(3)}% ${
+        (ms / 1000).toFixed(1)
+      } s, root EVs ${e.ev[0].toFixed(3)} / ${e.ev[1].toFixed(3)}`,
+    );
   }
+}
+
+/**
+ * Root EVs against the cold run's: at the lowest target both reached (the EVs of each run at its own
+ * first check there), and that target; nulls without a cold run or a common target.
+ */
+function evGap(r: RunResult, cold: RunResult | null): (number | null)[] {
+  if (!cold) return [null, null];
+  for (let i = TARGETS.length - 1; i >= 0; i--) {
+    const a = r.evAt[i], b = cold.evAt[i];
+    if (a && b) return [Math.max(Math.abs(a[0] - b[0]), Math.abs(a[1] - b[1])), TARGETS[i]];
+  }
+  return [null, null];
 }
 
 function ratio(a: number | null, b: number | null): number | null {
@@ -228,7 +271,7 @@ function runSpot(
     its: TARGETS.map(() => null),
     seconds: TARGETS.map(() => null),
     curve: new Map(),
-    ev: [NaN, NaN],
+    evAt: TARGETS.map(() => null),
   });
   const variants: ["cold" | WarmStartMethod, number | "auto"][] = [];
   for (const m of a.methods) {
@@ -269,10 +312,12 @@ function runSpot(
         );
       } else {
         weight = w as number;
-        warmStartPostflop(sides[0], sides[1], { weight });
-        what = `regrets W=${weight}`;
+        warmStartPostflop(sides[0], sides[1], { weight, subtrees: a.subtrees });
+        const from = warmSchedule(ls, weight, a.regretResets);
+        what = `regrets W=${weight}${a.regretResets === "keep" ? "" : ` resets from ${from}`}`;
       }
       const setup = (t1 - t0 + performance.now() - t2) / 1000;
+      ss.close();
       r = fresh(what, method);
       r.weight = weight;
       r.setupSeconds = setup;
@@ -285,6 +330,7 @@ function runSpot(
     r.startPct = ls.exploitability().percent;
     r.curve.set(ls.iteration, r.startPct);
     solveLarge(ls, r, a.maxIts, log);
+    ls.close();
     results.push(r);
   }
   return results;
@@ -318,10 +364,25 @@ export const suite: BenchSuite = {
     const rows: (string | number | null)[][] = [];
     for (const [name, build] of spots) {
       const [small, large] = build();
-      opts.log(`${name}s: ${small.tree.size} nodes, ${name}: ${large.tree.size} nodes`);
+      const coverage = warmStartCoverage(small, large);
+      opts.log(
+        `${name}s: ${small.tree.size} nodes, ${name}: ${large.tree.size} nodes; ${
+          (100 * coverage).toFixed(1)
+        }% of ${name}'s decision nodes paired, warmstart_method "auto" seeds by ${
+          autoWarmStartMethod(coverage)
+        }`,
+      );
+      report.notes.push(
+        `${name}: ${
+          (100 * coverage).toFixed(1)
+        }% of the decision nodes have a counterpart in ${name}s; warmstart_method = "auto" (the default) seeds it by "${
+          autoWarmStartMethod(coverage)
+        }".`,
+      );
       for (const st of a.storages) {
         const label = st === "f32" ? "f32" : "8/8-bit";
-        const runs = runSpot(name, small, large, label, storages[st], a, opts.log);
+        const so = { ...storages[st], threads: a.threads };
+        const runs = runSpot(name, small, large, label, so, a, opts.log);
         all.push(...runs);
         const cold = runs.find((r) => r.method === "cold") ?? null;
         for (const r of runs) {
@@ -338,7 +399,7 @@ export const suite: BenchSuite = {
               r.seconds[i],
               ratio(cold?.seconds[i] ?? null, r.seconds[i]),
             ]),
-            cold ? Math.max(Math.abs(r.ev[0] - cold.ev[0]), Math.abs(r.ev[1] - cold.ev[1])) : null,
+            ...evGap(r, cold),
           ]);
         }
       }
@@ -355,6 +416,7 @@ export const suite: BenchSuite = {
         "% after seeding",
         ...TARGETS.flatMap((t) => [`its to ${t}%`, `x its`, `s to ${t}%`, `x s`]),
         "max |EV - cold EV| chips",
+        "EVs compared at %",
       ],
       rows,
     });

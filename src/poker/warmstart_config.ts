@@ -28,6 +28,23 @@ export const WARMSTART_CONFIG_KEYS: readonly string[] = [
 /** How the full tree is seeded: from the mapped strategy's values, or by transferring regrets. */
 export type WarmStartMethod = "values" | "regrets";
 
+/** The `warmstart_method` setting: a method, or "auto" (chosen per spot by autoWarmStartMethod). */
+export type WarmStartChoice = WarmStartMethod | "auto";
+
+/**
+ * "auto" seeds by "regrets" when at least this share of the full tree's decision nodes has a
+ * small-tree counterpart (the regret transfer has nothing to give the others), else by "values".
+ * Measured (README): T2 from T2s pairs 80.6 % of its decision nodes and regrets is the faster method
+ * there; F1 from its one-size, raise-less tree pairs 26.1 % and regrets is slower than cold there,
+ * values about as fast as cold. The threshold sits between these two measured spots.
+ */
+export const AUTO_REGRETS_COVERAGE = 0.5;
+
+/** The method "auto" picks for a pairing coverage (share of full-tree decision nodes paired). */
+export function autoWarmStartMethod(coverage: number): WarmStartMethod {
+  return coverage >= AUTO_REGRETS_COVERAGE ? "regrets" : "values";
+}
+
 /**
  * W of the "regrets" method when `warmstart_weight = "auto"`: measured on spot T2 (README), W = 20
  * and 30 both reach 0.5 / 0.3 % at 130 / 180 counted iterations (W = 10: 140 / 270, W = 45: 165 /
@@ -39,12 +56,12 @@ export const REGRETS_AUTO_WEIGHT = 30;
 export interface WarmStartSettings {
   enabled: boolean;
   /**
-   * "values" (default: regrets from the mapped strategy's counterfactual values, Brown & Sandholm
-   * 2016, W from its exploitability; about as fast as cold on T2 and F1) or "regrets" (seed 002, W
-   * auto = REGRETS_AUTO_WEIGHT: faster on turn spot T2, 1.33x in wall clock, but slower on flop spot
-   * F1, whose one-size tree has no raises; see README).
+   * "values" (regrets from the mapped strategy's counterfactual values, Brown & Sandholm 2016, W
+   * from its exploitability; about as fast as cold on T2 and F1), "regrets" (seed 002, W auto =
+   * REGRETS_AUTO_WEIGHT: faster on turn spot T2, 1.33x in wall clock, but slower on flop spot F1,
+   * whose one-size tree has no raises; see README) or "auto" (default: by autoWarmStartMethod).
    */
-  method: WarmStartMethod;
+  method: WarmStartChoice;
   /** W in iterations (the full solve continues at t = W), or "auto" (values: from the mapped strategy's exploitability; regrets: REGRETS_AUTO_WEIGHT). */
   weight: number | "auto";
   interpolation: WarmStartInterpolation;
@@ -63,7 +80,7 @@ function settingsError(message: string): never {
   throw new KibitzError("bad_config", message);
 }
 
-/** Reads and validates the warm-start keys of a `[solver]` table (defaults: off, values, W auto, linear, 40 its, 1 %). */
+/** Reads and validates the warm-start keys of a `[solver]` table (defaults: off, method auto, W auto, linear, 40 its, 1 %). */
 export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSettings {
   const get = <T>(key: string, type: "boolean" | "number" | "string", fallback: T): T => {
     const v = t[key];
@@ -77,9 +94,11 @@ export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSet
     return v as T;
   };
   const enabled = get("use_warmstart", "boolean", false);
-  const method = get<string>("warmstart_method", "string", "values");
-  if (method !== "values" && method !== "regrets") {
-    settingsError(`solver.warmstart_method must be "values" or "regrets", got "${method}"`);
+  const method = get<string>("warmstart_method", "string", "auto");
+  if (method !== "values" && method !== "regrets" && method !== "auto") {
+    settingsError(
+      `solver.warmstart_method must be "auto", "values" or "regrets", got "${method}"`,
+    );
   }
   const w = t.warmstart_weight === "auto"
     ? "auto"
@@ -124,7 +143,7 @@ export function parseWarmStartSettings(t: Record<string, unknown>): WarmStartSet
   const donk = p.donk.trim() === "" ? null : parseBetSizeList(p.donk, false, "warmstart donk");
   return {
     enabled,
-    method,
+    method: method as WarmStartChoice,
     weight,
     interpolation,
     minimalMaxIters,

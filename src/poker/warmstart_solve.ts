@@ -10,10 +10,15 @@ import {
 import {
   smallTreeConfig,
   validateWarmStartGames,
+  warmStartCoverage,
   warmStartPostflop,
   type WarmStartSettings,
 } from "./warmstart.ts";
-import { REGRETS_AUTO_WEIGHT } from "./warmstart_config.ts";
+import {
+  AUTO_REGRETS_COVERAGE,
+  autoWarmStartMethod,
+  REGRETS_AUTO_WEIGHT,
+} from "./warmstart_config.ts";
 import { warmStartPostflopValues } from "./warmstart_values.ts";
 
 // The three phases of a warm-started `deno task solve` (small tree, seeding, full tree), for both
@@ -23,6 +28,10 @@ import { warmStartPostflopValues } from "./warmstart_values.ts";
 /** What the seeding of the full tree did, whichever the method. */
 export interface WarmStartTransfer {
   method: "values" | "regrets";
+  /** True when warmstart_method = "auto" chose the method. */
+  auto: boolean;
+  /** Share of the full tree's decision nodes paired with a small-tree node ("auto" decides by it). */
+  coverage: number;
   /** W: the full solve continues at t = W (rounded, at least 1). */
   weight: number;
   startIteration: number;
@@ -77,7 +86,14 @@ export async function runWarmStartSolve(
         solver,
         game: spot.game,
       }] as const;
-      if (ws.method === "values") {
+      const coverage = warmStartCoverage(
+        { tree: small.solver.tree, game: smallSpot.game },
+        { tree: solver.tree, game: spot.game },
+        { interpolation: ws.interpolation },
+      );
+      const auto = ws.method === "auto";
+      const method = auto ? autoWarmStartMethod(coverage) : ws.method;
+      if (method === "values") {
         const r = warmStartPostflopValues(pair[0], pair[1], {
           weight: ws.weight,
           interpolation: ws.interpolation,
@@ -86,6 +102,8 @@ export async function runWarmStartSolve(
         });
         transfer = {
           method: "values",
+          auto,
+          coverage,
           weight: r.weight,
           startIteration: r.startIteration,
           nodes: r.paired,
@@ -102,6 +120,8 @@ export async function runWarmStartSolve(
         });
         transfer = {
           method: "regrets",
+          auto,
+          coverage,
           weight,
           startIteration: r.startIteration,
           nodes: r.nodes,
@@ -147,6 +167,15 @@ export function warmStartRunner(
           }% of the pot, ${((performance.now() - t0) / 1000).toFixed(1)} s`,
         );
         for (const w of t.warnings) info(`warning: ${w}`);
+        if (t.auto) {
+          info(
+            `warm-start method auto: ${
+              (100 * t.coverage).toFixed(1)
+            }% of the full tree's decision nodes have a small-tree counterpart (regrets from ${
+              (100 * AUTO_REGRETS_COVERAGE).toFixed(0)
+            }%), so "${t.method}"`,
+          );
+        }
         if (t.method === "values") {
           const how = Number.isNaN(t.profilePct)
             ? "given"

@@ -228,7 +228,7 @@ Deno.test("games that differ in more than bet sizes are rejected, naming the dif
 Deno.test("warm-start settings: defaults, the minimal preset, explicit sizes and errors", () => {
   const d = parseWarmStartSettings({});
   assert.equal(d.enabled, false);
-  assert.equal(d.method, "values");
+  assert.equal(d.method, "auto");
   assert.equal(d.weight, "auto");
   assert.equal(d.interpolation, "linear");
   assert.equal(d.minimalMaxIters, 40);
@@ -258,7 +258,7 @@ Deno.test("warm-start settings: defaults, the minimal preset, explicit sizes and
   bad({ use_warmstart: "yes" }, /solver\.use_warmstart must be a boolean/);
   bad({ warmstart_weight: 0 }, /warmstart_weight must be a positive number or "auto"/);
   bad({ warmstart_weight: "big" }, /warmstart_weight must be a number/);
-  bad({ warmstart_method: "strategy" }, /warmstart_method must be "values" or "regrets"/);
+  bad({ warmstart_method: "strategy" }, /warmstart_method must be "auto", "values" or "regrets"/);
   bad({ warmstart_interpolation: "cubic" }, /"linear" or "log"/);
   bad({ warmstart_minimal_max_iters: 2.5 }, /warmstart_minimal_max_iters must be an integer/);
   bad({ warmstart_minimal_exploitability_pct: -1 }, /must be >= 0/);

@@ -6,7 +6,12 @@ import { buildActionTree } from "../../src/poker/action_tree.ts";
 import { parseSolveConfig } from "../../src/poker/config.ts";
 import { PostflopGame } from "../../src/poker/game.ts";
 import { prepareSpot, runSolve } from "../../src/poker/solve.ts";
-import { pokerMapper } from "../../src/poker/warmstart.ts";
+import {
+  AUTO_REGRETS_COVERAGE,
+  autoWarmStartMethod,
+  pokerMapper,
+  warmStartCoverage,
+} from "../../src/poker/warmstart.ts";
 import { runWarmStartSolve } from "../../src/poker/warmstart_solve.ts";
 import {
   pathReach,
@@ -116,17 +121,21 @@ Deno.test("value warm start of a river spot: new sizes get regrets from their va
   assert.ok(R.subarray(H, 2 * H).some((x) => x !== 0));
 });
 
-Deno.test("a warm-started solve by either method (regrets at W auto = 30, values) reaches the cold solve's equilibrium (root EVs within 0.1 chip)", async () => {
+Deno.test("a warm-started solve by either method (regrets at W auto = 30, values, auto) reaches the cold solve's equilibrium (root EVs within 0.1 chip)", async () => {
   const text = RIVER("33%, 66%, 100%, a", "2.5x, a") +
     `[solver]\nmax_iterations = 300\ntarget_exploitability_pct = 0.1\nthreads = 1\n` +
     `use_warmstart = true\nwarmstart_minimal_max_iters = 30\nwarmstart_minimal_exploitability_pct = 0\n`;
   const coldConfig = parseSolveConfig(text.replace("use_warmstart = true", ""));
   const c = await runSolve(prepareSpot(coldConfig));
-  for (const method of ["regrets", "values"] as const) {
+  for (const method of ["regrets", "values", "auto"] as const) {
     const cfg = parseSolveConfig(text + `warmstart_method = "${method}"\n`);
     const w = await runWarmStartSolve(prepareSpot(cfg), cfg.solver.warmStart!);
-    assert.equal(w.transfer.method, method);
-    if (method === "regrets") assert.equal(w.transfer.startIteration, 30);
+    // The default small tree (66 %, all-in raise) pairs 18 of the 20 decision nodes (not the two
+    // that face an all-in over a 2.5x raise), so "auto" transfers regrets.
+    assert.equal(w.transfer.coverage, 0.9);
+    assert.equal(w.transfer.auto, method === "auto");
+    assert.equal(w.transfer.method, method === "auto" ? "regrets" : method);
+    if (method !== "values") assert.equal(w.transfer.startIteration, 30);
     assert.ok(c.exploitability.percent <= 0.1 && w.outcome.exploitability.percent <= 0.1);
     for (const p of [0, 1]) {
       const d = Math.abs(w.outcome.exploitability.ev[p] - c.exploitability.ev[p]);
@@ -217,4 +226,15 @@ Deno.test("value warm start with newActions capped: a size the small tree lacks 
   assert.ok(capped.slice(H, 2 * H).every((x) => x <= 0)); // ... and is capped
   assert.deepEqual(capped.slice(0, H), plain.slice(0, H)); // the others are unchanged
   assert.deepEqual(capped.slice(2 * H), plain.slice(2 * H));
+});
+
+Deno.test("coverage: the share of full-tree decision nodes with a small-tree counterpart; auto picks regrets from 0.5", () => {
+  const noRaise = spot(RIVER("50%", "")), raise = spot(RIVER("50%", "2.5x"));
+  // 10 decision nodes; the two that face a raise have no counterpart in a tree without raises.
+  assert.equal(raise.tree.blockNode.length, 10);
+  assert.equal(warmStartCoverage(noRaise, raise), 0.8);
+  assert.equal(warmStartCoverage(raise, spot(RIVER("25%, 50%, 100%", "2.5x"))), 1);
+  assert.equal(autoWarmStartMethod(0.8), "regrets");
+  assert.equal(autoWarmStartMethod(AUTO_REGRETS_COVERAGE), "regrets");
+  assert.equal(autoWarmStartMethod(0.26), "values"); // F1 from its raise-less one-size tree
 });
