@@ -7,7 +7,7 @@
 // this module's memory, laid out by ../walk.ts; nothing is copied per node.
 
 import { fold, showdown } from "./terminal";
-import { regretMatch, traverserDcfr } from "../../../cfr/wasm/asm/regret";
+import { regretMatch, regretMatchReach, traverserDcfr } from "../../../cfr/wasm/asm/regret";
 
 const K_TERMINAL: u32 = 2;
 const K_CHANCE: u32 = 1;
@@ -134,16 +134,17 @@ function visit(n: u32, d: u32, p: i32, opp: usize, act: usize, nAct: i32, out: u
   }
   const q = <i32> (info >> 24), Hq = q ? H1 : H0;
   const blk = <usize> load<u32>(offsets + (<usize> load<i32>(rec, 8) << 2)) << 2;
-  regretMatch(regrets + blk, sig, A, Hq, sum, den);
   if (q != p) {
+    // The opponent's reach through every action at once (row a of sig: opp * sigma_a).
+    regretMatchReach(regrets + blk, sig, A, Hq, opp);
     memory.fill(out, 0, <usize> H << 2);
     for (let a: u32 = 0; a < A; a++) {
-      actionReach(opp, sig + (<usize> (a * Hq) << 2), Hq, r);
-      visit(first + a, d + 1, p, r, act, nAct, vals);
+      visit(first + a, d + 1, p, sig + (<usize> (a * Hq) << 2), act, nAct, vals);
       addValues(vals, H, out);
     }
     return;
   }
+  regretMatch(regrets + blk, sig, A, Hq, sum, den);
   for (let a: u32 = 0; a < A; a++) {
     const row = vals + (<usize> (a * H) << 2);
     if (nAct == 0) memory.fill(row, 0, <usize> H << 2);
@@ -257,20 +258,6 @@ function addChance(ch: usize, p: i32, vals: usize, out: usize): void {
   }
 }
 
-/** walk.ts actionReach: r[i] = opp[i] * sig[i] (f32), i < n. */
-function actionReach(opp: usize, sig: usize, n: i32, r: usize): void {
-  const n4 = n & ~3;
-  let i = 0;
-  for (; i < n4; i += 4) {
-    const o = <usize> i << 2;
-    v128.store(r + o, f32x4.mul(v128.load(opp + o), v128.load(sig + o)));
-  }
-  for (; i < n; i++) {
-    const o = <usize> i << 2;
-    store<f32>(r + o, load<f32>(opp + o) * load<f32>(sig + o));
-  }
-}
-
 /** walk.ts addValues: out[h] += vals[h] (f32), h < n. */
 function addValues(vals: usize, n: i32, out: usize): void {
   const n4 = n & ~3;
@@ -326,25 +313,27 @@ function evalVisit(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE: usize)
   }
   const q = <i32> (info >> 24), Hq = q ? H1 : H0;
   const blk = <usize> load<u32>(offsets + (<usize> load<i32>(rec, 8) << 2)) << 2;
-  regretMatch(strat + blk, sig, A, Hq, sum, den);
-  if (q == p) {
+  if (q != p) {
+    // As in visit: row a of sig holds the opponent's reach through action a.
+    regretMatchReach(strat + blk, sig, A, Hq, opp);
+    memory.fill(outB, 0, <usize> H << 2);
+    memory.fill(outE, 0, <usize> H << 2);
     for (let a: u32 = 0; a < A; a++) {
-      const row = <usize> (a * H) << 2;
-      evalVisit(first + a, d + 1, p, opp, vals + row, valsE + row);
+      const ra = sig + (<usize> (a * Hq) << 2);
+      if (!anyPositive(ra, Hq)) continue;
+      evalVisit(first + a, d + 1, p, ra, vals, valsE);
+      addValues(vals, H, outB);
+      addValues(valsE, H, outE);
     }
-    maxValues(vals, A, H, outB);
-    mixValues(sig, valsE, A, H, outE);
     return;
   }
-  memory.fill(outB, 0, <usize> H << 2);
-  memory.fill(outE, 0, <usize> H << 2);
+  regretMatch(strat + blk, sig, A, Hq, sum, den);
   for (let a: u32 = 0; a < A; a++) {
-    actionReach(opp, sig + (<usize> (a * Hq) << 2), Hq, r);
-    if (!anyPositive(r, Hq)) continue;
-    evalVisit(first + a, d + 1, p, r, vals, valsE);
-    addValues(vals, H, outB);
-    addValues(valsE, H, outE);
+    const row = <usize> (a * H) << 2;
+    evalVisit(first + a, d + 1, p, opp, vals + row, valsE + row);
   }
+  maxValues(vals, A, H, outB);
+  mixValues(sig, valsE, A, H, outE);
 }
 
 /** walk.ts anyPositive: whether some x[i] > 0, i < n. */
