@@ -1,7 +1,7 @@
 // Built by `deno task build-wasm` from asm/regret.ts: do not edit.
 
 /** SHA-256 of asm/regret.ts when this binary was built. */
-export const SOURCE_SHA256 = "5cb441d1d72e047a403e77ca7ff62d6cbac8da5ff21ecf7b31c6a4f8e3c0ba1a";
+export const SOURCE_SHA256 = "d79291658bb299866d3ea467b6f2450656a595fd08635a8fb12c807681e1eebf";
 
 /** The compiled module, base64. */
 export const WASM_BASE64 =

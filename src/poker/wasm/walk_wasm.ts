@@ -1,7 +1,7 @@
 // Built by `deno task build-wasm` from asm/walk.ts: do not edit.
 
 /** SHA-256 of asm/walk.ts when this binary was built. */
-export const SOURCE_SHA256 = "6394d56f4dc2eacdded6efde85bf0db003fb34f341bce7cdac9f75071470042b";
+export const SOURCE_SHA256 = "4f5104caee38f856dd7d6a280cbb144d9b39a663a4f218b30a17ddc2a0500b6c";
 
 /** The compiled module, base64. */
 export const WASM_BASE64 =

@@ -27,8 +27,7 @@ export function regretMatchReach(reg: usize, out: usize, A: i32, H: i32, opp: us
   match(reg, out, A, H, opp, true);
 }
 
-// @ts-ignore: decorator
-
+// One body for both: `reach` is a per-call flag (a well-predicted branch per chunk and action).
 function match(reg: usize, sig: usize, A: i32, H: i32, opp: usize, reach: bool): void {
   const zero4 = f32x4.splat(0);
   const zero2 = f64x2.splat(0);
