@@ -342,9 +342,21 @@ function anyPositive(x: usize, n: i32): bool {
   return false;
 }
 
-/** walk.ts maxValues: out[h] = max over actions in order of vals[a * H + h] (from -Infinity). */
+/**
+ * walk.ts maxValues: out[h] = max over actions in order of vals[a * H + h] (from -Infinity), four
+ * hands at a time: f32x4.pmax(m, x) is x > m ? x : m lane by lane, the scalar step exactly.
+ */
 function maxValues(vals: usize, A: u32, H: i32, out: usize): void {
-  for (let h = 0; h < H; h++) {
+  const H4 = H & ~3, stride = <usize> H << 2;
+  let h = 0;
+  for (; h < H4; h += 4) {
+    const col = <usize> h << 2;
+    let m = f32x4.splat(-Infinity);
+    let v = vals + col;
+    for (let a: u32 = 0; a < A; a++, v += stride) m = f32x4.pmax(m, v128.load(v));
+    v128.store(out + col, m);
+  }
+  for (; h < H; h++) {
     let m: f32 = -Infinity;
     for (let a: u32 = 0; a < A; a++) {
       const x = load<f32>(vals + (<usize> (<i32> a * H + h) << 2));
@@ -354,9 +366,34 @@ function maxValues(vals: usize, A: u32, H: i32, out: usize): void {
   }
 }
 
-/** walk.ts mixValues: out[h] = f32(sum over actions in order of f64 sig * vals). */
+/**
+ * walk.ts mixValues: out[h] = f32(sum over actions in order of f64 sig * vals), four hands at a
+ * time (two f64x2 sums, each hand's actions in order, as the scalar loop).
+ */
 function mixValues(sig: usize, vals: usize, A: u32, H: i32, out: usize): void {
-  for (let h = 0; h < H; h++) {
+  const H4 = H & ~3, stride = <usize> H << 2;
+  let h = 0;
+  for (; h < H4; h += 4) {
+    const col = <usize> h << 2;
+    let lo = f64x2.splat(0), hi = f64x2.splat(0);
+    let s0 = sig + col, v0 = vals + col;
+    for (let a: u32 = 0; a < A; a++, s0 += stride, v0 += stride) {
+      const s = v128.load(s0), v = v128.load(v0);
+      lo = f64x2.add(lo, f64x2.mul(f64x2.promote_low_f32x4(s), f64x2.promote_low_f32x4(v)));
+      hi = f64x2.add(
+        hi,
+        f64x2.mul(
+          f64x2.promote_low_f32x4(v128.shuffle<u32>(s, s, 2, 3, 0, 1)),
+          f64x2.promote_low_f32x4(v128.shuffle<u32>(v, v, 2, 3, 0, 1)),
+        ),
+      );
+    }
+    v128.store(
+      out + col,
+      v128.shuffle<u32>(f32x4.demote_f64x2_zero(lo), f32x4.demote_f64x2_zero(hi), 0, 1, 4, 5),
+    );
+  }
+  for (; h < H; h++) {
     let s: f64 = 0;
     for (let a: u32 = 0; a < A; a++) {
       const o = <usize> (<i32> a * H + h) << 2;
