@@ -41,7 +41,8 @@ export function chanceTasks(tree: PublicTree): ChanceTasks {
   const { size, kind, parent } = tree;
   // Nodes at or below a chance node (breadth-first order: parents come first).
   const below = new Uint8Array(size);
-  const index = new Int32Array(size).fill(-1);
+  // Shared, as the rows below: each worker would get a structured-clone copy (F1: 2 MB a worker).
+  const index = new Int32Array(new SharedArrayBuffer(4 * size)).fill(-1);
   const nodes: number[] = [];
   for (let n = 1; n < size; n++) {
     const par = parent[n];

@@ -74,18 +74,77 @@ export interface PublicTree {
 
 const EMPTY: number[] = [];
 
-/** Walks the game's public tree breadth-first and stores it as a flat PublicTree. */
-export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTree {
-  const kinds: number[] = [], players: number[] = [], depths: number[] = [], parents: number[] = [];
-  const firstChild: number[] = [], numChildren: number[] = [], terminals: number[] = [];
-  const weights: number[] = [], labels: string[] = [];
+type ColumnArray = Uint8Array | Int8Array | Uint16Array | Int32Array | Uint32Array | Float32Array;
+
+/**
+ * One column of buildTree: a typed array that grows by doubling. JS number arrays would put every
+ * node's fields on V8's heap (F1's 512k nodes: about 100 MB of heap at the expansion's peak, with
+ * the garbage of each growth), where typed arrays free their old buffers outright.
+ */
+class Column<T extends ColumnArray> {
+  a: T;
+  n = 0;
+  constructor(private readonly make: (n: number) => T, capacity = 1024) {
+    this.a = make(Math.max(1, capacity));
+  }
+  push(x: number): void {
+    if (this.n === this.a.length) this.grow(this.n + 1);
+    this.a[this.n++] = x;
+  }
+  set(i: number, x: number): void {
+    if (i >= this.a.length) this.grow(i + 1);
+    this.a[i] = x;
+    if (i >= this.n) this.n = i + 1;
+  }
+  private grow(need: number): void {
+    const b = this.make(Math.max(need, 2 * this.a.length));
+    b.set(this.a as never);
+    this.a = b;
+  }
+  /** The filled part as an array of its own length (and of the same kind of buffer). */
+  done(): T {
+    if (this.n === this.a.length) return this.a;
+    const b = this.make(this.n);
+    b.set(this.a.subarray(0, this.n) as never);
+    return b;
+  }
+}
+
+/**
+ * Walks the game's public tree breadth-first and stores it as a flat PublicTree. `expectedNodes`
+ * (the size where the game can count it ahead, as memory.ts gameSize does) sizes the columns once:
+ * growing them leaves the freed buffers fragmenting the allocator's heap (F1: 33 MB more resident).
+ * `shared` builds the arrays in SharedArrayBuffers, for a solve whose worker threads view them:
+ * moving them there afterwards leaves the freed copies fragmenting it too (F1: about 25 MB).
+ */
+export function buildTree<S>(
+  game: CfrGame<S>,
+  maxNodes = 50_000_000,
+  expectedNodes = 1024,
+  shared = false,
+): PublicTree {
+  const Buf = shared ? SharedArrayBuffer : ArrayBuffer;
+  const u8 = (n: number) => new Uint8Array(new Buf(n)),
+    i8 = (n: number) => new Int8Array(new Buf(n));
+  const u16 = (n: number) => new Uint16Array(new Buf(2 * n));
+  const i32 = (n: number) => new Int32Array(new Buf(4 * n));
+  const u32 = (n: number) => new Uint32Array(new Buf(4 * n));
+  const f32 = (n: number) => new Float32Array(new Buf(4 * n));
+  const cap = Math.min(expectedNodes, maxNodes) + 1;
+  const kinds = new Column(u8, cap), players = new Column(i8, cap), depths = new Column(u16, cap);
+  const parents = new Column(i32, cap), firstChild = new Column(u32, cap);
+  const numChildren = new Column(u32, cap), terminals = new Column(i32, cap);
+  const weights = new Column(f32, cap), labels: string[] = [];
   // Blocked hands, flat (CSR): blockedEnd[p][node] = end of the node's list in blockedFlat[p].
-  const blockedFlat: [number[], number[]] = [[], []], blockedEnd: [number[], number[]] = [[0], [0]];
+  const blockedFlat = [new Column(u32), new Column(u32)] as const;
+  const blockedEnd = [new Column(u32, cap + 1), new Column(u32, cap + 1)] as const;
+  blockedEnd[0].push(0), blockedEnd[1].push(0);
   const levelStart: number[] = [0];
-  const isoCount: number[] = [0],
-    isoWeight: number[] = [],
-    isoPerm: [number[], number[]] = [[], []];
+  const isoCount = new Column(u32, cap), isoWeight = new Column(f32);
+  const isoPerm = [new Column(u32), new Column(u32)] as const;
+  isoCount.push(0);
   const permutations: Uint32Array[] = [], permIndex = new Map<Uint32Array, number>();
+  const interned = new Map<string, string>();
   let level: S[] = [game.root()];
   kinds.push(0);
   players.push(-1), depths.push(0), parents.push(-1), weights.push(1), labels.push("");
@@ -106,7 +165,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
         if (node.player !== 0 && node.player !== 1) {
           throw new KibitzError("bad_game", `${game.name}: node ${id} has player ${node.player}`);
         }
-        kinds[id] = CFR_PLAYER, players[id] = node.player, terminals[id] = -1;
+        kinds.set(id, CFR_PLAYER), players.set(id, node.player), terminals.set(id, -1);
         for (let a = 0; a < n; a++) {
           pushChild(id, d + 1, 1, node.actions[a], EMPTY, EMPTY);
           next.push(game.child(level[i], a));
@@ -116,7 +175,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
         if (n < 1) {
           throw new KibitzError("bad_game", `${game.name}: chance node ${id} has no outcomes`);
         }
-        kinds[id] = CFR_CHANCE, players[id] = -1, terminals[id] = -1;
+        kinds.set(id, CFR_CHANCE), players.set(id, -1), terminals.set(id, -1);
         for (let c = 0; c < n; c++) {
           const o = node.outcomes[c];
           if (!(o.weight >= 0) || !Number.isFinite(o.weight)) {
@@ -137,9 +196,9 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
           next.push(game.child(level[i], c));
         }
       } else {
-        kinds[id] = CFR_TERMINAL, players[id] = -1, terminals[id] = node.terminal;
+        kinds.set(id, CFR_TERMINAL), players.set(id, -1), terminals.set(id, node.terminal);
       }
-      firstChild[id] = childStart, numChildren[id] = n;
+      firstChild.set(id, childStart), numChildren.set(id, n);
       if (childStart + n > maxNodes) {
         throw new KibitzError(
           "tree_too_large",
@@ -164,7 +223,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
       }
       flat.push(h);
     }
-    blockedEnd[p].push(flat.length);
+    blockedEnd[p].push(flat.n);
   }
   function addIsomorph(iso: CfrIsomorph): void {
     if (!(iso.weight >= 0) || !Number.isFinite(iso.weight)) {
@@ -173,7 +232,7 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
         `${game.name}: isomorph ${iso.label} has weight ${iso.weight}`,
       );
     }
-    isoCount[isoCount.length - 1]++;
+    isoCount.a[isoCount.n - 1]++;
     isoWeight.push(iso.weight);
     for (const p of [0, 1] as const) {
       const perm = iso.permutation[p];
@@ -204,56 +263,66 @@ export function buildTree<S>(game: CfrGame<S>, maxNodes = 50_000_000): PublicTre
     b1: ArrayLike<number>,
   ) {
     kinds.push(0), players.push(-1), depths.push(depth), parents.push(parent);
-    weights.push(w), labels.push(label);
+    // One string per distinct label: the games build a new one per node (F1: 8 MB of V8 heap).
+    let known = interned.get(label);
+    if (known === undefined) interned.set(label, known = label);
+    weights.push(w), labels.push(known);
     pushBlocked(b0, 0), pushBlocked(b1, 1);
     isoCount.push(0);
   }
 
-  const size = kinds.length;
+  const size = kinds.n;
   const tree: PublicTree = {
     game: game.name,
     size,
     numHands: [game.numHands[0], game.numHands[1]],
-    kind: Uint8Array.from(kinds),
-    player: Int8Array.from(players),
-    depth: Uint16Array.from(depths),
-    parent: Int32Array.from(parents),
-    firstChild: Uint32Array.from(firstChild),
-    numChildren: Uint32Array.from(numChildren),
-    levelStart: Uint32Array.from(levelStart),
-    block: new Int32Array(size).fill(-1),
+    kind: kinds.done(),
+    player: players.done(),
+    depth: depths.done(),
+    parent: parents.done(),
+    firstChild: firstChild.done(),
+    numChildren: numChildren.done(),
+    levelStart: u32(levelStart.length),
+    block: i32(size).fill(-1),
     blockNode: new Uint32Array(0),
     blockSize: new Uint32Array(0),
-    terminal: Int32Array.from(terminals),
-    chanceWeight: Float32Array.from(weights),
-    blockedStart: [Uint32Array.from(blockedEnd[0]), Uint32Array.from(blockedEnd[1])],
-    blockedHands: [Uint32Array.from(blockedFlat[0]), Uint32Array.from(blockedFlat[1])],
-    isoStart: prefixSums(isoCount),
-    isoWeight: Float32Array.from(isoWeight),
-    isoPerm: [Uint32Array.from(isoPerm[0]), Uint32Array.from(isoPerm[1])],
+    terminal: terminals.done(),
+    chanceWeight: weights.done(),
+    blockedStart: [blockedEnd[0].done(), blockedEnd[1].done()],
+    blockedHands: [blockedFlat[0].done(), blockedFlat[1].done()],
+    isoStart: prefixSums(isoCount.a, isoCount.n, u32),
+    isoWeight: isoWeight.done(),
+    isoPerm: [isoPerm[0].done(), isoPerm[1].done()],
     permutations,
     label: labels,
     maxChildren: 0,
     maxActions: 0,
     levels: levelStart.length - 1,
   };
-  const blockNode: number[] = [], blockSize: number[] = [];
-  for (let i = 0; i < size; i++) {
+  tree.levelStart.set(levelStart);
+  let blocks = 0;
+  for (let i = 0; i < size; i++) if (tree.kind[i] === CFR_PLAYER) blocks++;
+  tree.blockNode = u32(blocks);
+  tree.blockSize = u32(blocks);
+  for (let i = 0, b = 0; i < size; i++) {
     tree.maxChildren = Math.max(tree.maxChildren, tree.numChildren[i]);
     if (tree.kind[i] !== CFR_PLAYER) continue;
     tree.maxActions = Math.max(tree.maxActions, tree.numChildren[i]);
-    tree.block[i] = blockNode.length;
-    blockNode.push(i);
-    blockSize.push(tree.numChildren[i] * tree.numHands[tree.player[i]]);
+    tree.block[i] = b;
+    tree.blockNode[b] = i;
+    tree.blockSize[b] = tree.numChildren[i] * tree.numHands[tree.player[i]];
+    b++;
   }
-  tree.blockNode = Uint32Array.from(blockNode);
-  tree.blockSize = Uint32Array.from(blockSize);
   return tree;
 }
 
-function prefixSums(counts: number[]): Uint32Array {
-  const start = new Uint32Array(counts.length + 1);
-  for (let i = 0; i < counts.length; i++) start[i + 1] = start[i] + counts[i];
+function prefixSums(
+  counts: ArrayLike<number>,
+  n: number,
+  make: (n: number) => Uint32Array,
+): Uint32Array {
+  const start = make(n + 1);
+  for (let i = 0; i < n; i++) start[i + 1] = start[i] + counts[i];
   return start;
 }
 

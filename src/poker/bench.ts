@@ -4,6 +4,7 @@ import { T1_SPOT } from "./config.ts";
 import { enumerateSevenCardCategories } from "./eval_enum.ts";
 import { CATEGORY_NAMES } from "./hand_eval.ts";
 import type { ProbeResult } from "./rss_probe.ts";
+import { SOLVE_V8_FLAGS } from "./memory.ts";
 
 // Spots T1 and F1 of ../shared/data/poker/REFERENCE.md and the reference solver's figures there.
 
@@ -86,9 +87,7 @@ async function runOurs(
     args: [
       "run",
       "-A",
-      // As `deno task solve` runs: gc() for memory.ts collectGarbage; Wasm compiled by the
-      // optimizing tier from the start (V8's baseline tier runs the solver's Wasm walk slower).
-      "--v8-flags=--expose-gc,--no-liftoff",
+      `--v8-flags=${SOLVE_V8_FLAGS}`, // as `deno task solve` runs (memory.ts)
       new URL("./rss_probe.ts", import.meta.url).pathname,
       path,
       `${dir}/out`,

@@ -168,14 +168,15 @@ export class PostflopGame implements CfrGame<PostflopState> {
   private readonly sameIn: [Int32Array, Int32Array];
   private readonly boards = new Map<string, number>();
   private readonly orders: BoardOrder[] = [];
-  // Terminal table: kind (fold/showdown), node of the betting tree, board order index.
-  // Per terminal id; JS arrays while the tree expands, typed arrays in shared memory once
-  // shareTables ran (typed as number[]: read by index and length only).
+  // Terminal table: node of the betting tree, board order index (-1 for a fold). Per terminal
+  // id; JS arrays while the tree expands, typed arrays once it is (compactTables; in shared
+  // memory once shareTables ran; typed as number[]: read by index and length only). The pot,
+  // rake and folder are the betting node's (nodeHalfPot, nodeRake, tree.folder).
   private tNode: number[] = [];
   private tBoard: number[] = [];
-  private tHalfPot: number[] = [];
-  private tRake: number[] = [];
-  private tFolder: number[] = [];
+  /** Half the pot and the rake at each betting-tree node (potOf). */
+  private readonly nodeHalfPot: Float64Array;
+  private readonly nodeRake: Float64Array;
   private readonly cardSum = new Float64Array(52);
   private readonly scratchA: Float64Array;
   /** Suit pairs (4 * s1 + s2) both ranges are symmetric in; all 0 without isomorphism. */
@@ -203,6 +204,12 @@ export class PostflopGame implements CfrGame<PostflopState> {
     options: PostflopOptions = {},
   ) {
     this.startingPot = tree.config.startingPot;
+    this.nodeHalfPot = new Float64Array(tree.size);
+    this.nodeRake = new Float64Array(tree.size);
+    for (let n = 0; n < tree.size; n++) {
+      const { halfPot, rake } = this.potOf(n);
+      this.nodeHalfPot[n] = halfPot, this.nodeRake[n] = rake;
+    }
     this.wasm = (options.wasm ?? !IN_WORKER) && wasmEnabled();
     this.symmetric = options.isomorphism === false
       ? new Uint8Array(16)
@@ -248,15 +255,16 @@ export class PostflopGame implements CfrGame<PostflopState> {
   }
 
   private walk(tree: PublicTree): PostflopWalk {
+    const t = this.terminalTables(); // per-terminal arrays, copied into the walk's memory
     return new PostflopWalk(tree, {
       numHands: this.numHands,
       cards: this.cards,
       sameIn: this.sameIn,
       boards: this.orders,
-      tBoard: this.tBoard,
-      tHalfPot: this.tHalfPot,
-      tRake: this.tRake,
-      tFolder: this.tFolder,
+      tBoard: t.board,
+      tHalfPot: t.halfPot,
+      tRake: t.rake,
+      tFolder: t.folder,
       initialWeights: [this.weights[0], this.weights[1]],
     });
   }
@@ -291,12 +299,8 @@ export class PostflopGame implements CfrGame<PostflopState> {
     if (k === NODE_CHANCE) return { kind: "chance", outcomes: this.deal(s.board).outcomes };
     const id = this.tNode.length;
     if (!Array.isArray(this.tNode)) this.unshareTerminals(); // a tree built after a threaded solve
-    const { halfPot, rake } = this.potOf(s.node);
     this.tNode.push(s.node);
     this.tBoard.push(k === NODE_SHOWDOWN ? this.boardOrder(s.board) : -1);
-    this.tHalfPot.push(halfPot);
-    this.tRake.push(rake);
-    this.tFolder.push(t.folder[s.node]);
     return { kind: "terminal", terminal: id };
   }
 
@@ -435,18 +439,13 @@ export class PostflopGame implements CfrGame<PostflopState> {
    * each. Boards whose tables are built later stay per thread.
    */
   shareTables(): void {
-    if (Array.isArray(this.tNode)) {
-      // The terminal tables too: as JS arrays every worker would get its own structured-clone copy
-      // (F1: 311k terminals, about 15 MB a worker).
-      const t = packShared<SharedTyped>([
-        Int32Array.from(this.tNode),
-        Int32Array.from(this.tBoard),
-        Float64Array.from(this.tHalfPot),
-        Float64Array.from(this.tRake),
-        Int32Array.from(this.tFolder),
-      ]) as unknown as number[][];
-      [this.tNode, this.tBoard, this.tHalfPot, this.tRake, this.tFolder] = t;
-    }
+    // The terminal tables too: as JS arrays every worker would get its own structured-clone copy
+    // (F1: 311k terminals, 2.4 MB a worker).
+    this.compactTables();
+    const t = packShared([this.tNode, this.tBoard].map(
+      (a) => a as unknown as SharedTyped,
+    )) as unknown as number[][];
+    [this.tNode, this.tBoard] = t;
     const SWEEP = [
       "winCount",
       "loseCount",
@@ -480,13 +479,26 @@ export class PostflopGame implements CfrGame<PostflopState> {
     }
   }
 
+  /**
+   * The terminal tables as typed arrays, once the tree is expanded: as JS arrays they take more
+   * bytes on V8's heap and leave its pages fragmented; `shared`: in SharedArrayBuffers, for a solve
+   * whose worker threads view them. A later expansion makes them JS arrays again.
+   */
+  compactTables(shared = false): void {
+    if (!Array.isArray(this.tNode)) return;
+    const typed = (a: number[]) => {
+      const t = new Int32Array(new (shared ? SharedArrayBuffer : ArrayBuffer)(4 * a.length));
+      t.set(a);
+      return t as unknown as number[];
+    };
+    this.tNode = typed(this.tNode);
+    this.tBoard = typed(this.tBoard);
+  }
+
   /** Back to growable JS arrays (shareTables made them typed) so that terminals can be added. */
   private unshareTerminals(): void {
     this.tNode = Array.from(this.tNode);
     this.tBoard = Array.from(this.tBoard);
-    this.tHalfPot = Array.from(this.tHalfPot);
-    this.tRake = Array.from(this.tRake);
-    this.tFolder = Array.from(this.tFolder);
   }
 
   /** This game's Wasm kernels on this thread, made on first use. */
@@ -592,11 +604,12 @@ export class PostflopGame implements CfrGame<PostflopState> {
    * the same combo in the other player's list (-1 if absent).
    */
   terminalTables(): PokerTerminalTables {
+    const tn = this.tNode, folder = this.tree.folder;
     return {
       board: this.tBoard,
-      halfPot: this.tHalfPot,
-      rake: this.tRake,
-      folder: this.tFolder,
+      halfPot: Float64Array.from(tn, (n) => this.nodeHalfPot[n]) as unknown as number[],
+      rake: Float64Array.from(tn, (n) => this.nodeRake[n]) as unknown as number[],
+      folder: Int32Array.from(tn, (n) => folder[n]) as unknown as number[],
       orders: this.orders,
       sameIn: this.sameIn,
     };
@@ -617,10 +630,11 @@ export class PostflopGame implements CfrGame<PostflopState> {
     out: Float32Array,
     outOffset: number,
   ): void {
-    const halfPot = this.tHalfPot[terminal], rake = this.tRake[terminal];
+    const node = this.tNode[terminal];
+    const halfPot = this.nodeHalfPot[node], rake = this.nodeRake[node];
     const board = this.tBoard[terminal];
     if (board < 0) {
-      const win = this.tFolder[terminal] !== player;
+      const win = this.tree.folder[node] !== player;
       this.foldLike(player, oppReach, out, outOffset, win ? halfPot - rake : -halfPot);
       return;
     }
@@ -637,7 +651,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
   ): void {
     const board = this.tBoard[terminal];
     if (board < 0) {
-      const win = this.tFolder[terminal] !== player;
+      const win = this.tree.folder[this.tNode[terminal]] !== player;
       this.foldLike(player, oppReach, out, outOffset, win ? 1 : 0);
       return;
     }

@@ -230,7 +230,28 @@ export function evalTables(): EvalTables {
   });
   tables = { rank7, flush, rawToStrength, categoryStart };
   lazyRank7 = null; // evaluate7 reads the full table from now on
+  released = false;
   return tables;
+}
+
+/** Set by releaseEvalTables: evaluate7 then takes the slow path instead of a new 7-card table. */
+let released = false;
+
+/**
+ * Drops the 7-card table (13.6 MB, full or on demand) until evalTables() builds it again: a solve
+ * needs it only while its tree is expanded (the showdown tables hold each board's strengths
+ * afterwards). Later evaluations (the results' equity over runouts the tree merged by suit
+ * isomorphism) take the slow path, from the rank counts, with the same strengths.
+ */
+export function releaseEvalTables(): void {
+  tables = null;
+  lazyRank7 = null;
+  released = true;
+}
+
+/** Lets evaluate7 use a 7-card table again (filled on demand) after releaseEvalTables. */
+export function resumeEvalTables(): void {
+  released = false;
 }
 
 /** Category (0 = high card .. 8 = straight flush) of a strength 1..7462. */
@@ -272,6 +293,12 @@ export function evaluate7(
   const key = k[c0 >> 2] + k[c1 >> 2] + k[c2 >> 2] + k[c3 >> 2] + k[c4 >> 2] + k[c5 >> 2] +
     k[c6 >> 2];
   if (tables) return tables.rank7[key];
+  if (released) {
+    const counts = new Uint8Array(13);
+    counts[c0 >> 2]++, counts[c1 >> 2]++, counts[c2 >> 2]++, counts[c3 >> 2]++;
+    counts[c4 >> 2]++, counts[c5 >> 2]++, counts[c6 >> 2]++;
+    return t.rawToStrength.get(rawFromCounts(counts))!;
+  }
   const lazy = lazyRank7 ??= residentTable();
   return lazy[key] || fillRank7(key, [c0, c1, c2, c3, c4, c5, c6]);
 }

@@ -2,7 +2,14 @@ import { KibitzError } from "../errors.ts";
 import { type QuantFormat, regretFormat, storeBytes, strategyFormat } from "../quant/format.ts";
 import { regretsNonNegative } from "../cfr/schedule.ts";
 import type { CfrAlgorithm } from "../cfr/schedule.ts";
-import { type ActionTree, NODE_IP, NODE_OOP } from "./action_tree.ts";
+import {
+  type ActionTree,
+  NODE_CHANCE,
+  NODE_FOLD,
+  NODE_IP,
+  NODE_OOP,
+  NODE_SHOWDOWN,
+} from "./action_tree.ts";
 import { RANK_KEYS } from "./hand_eval.ts";
 
 /** Sizes of the expanded game, computed from the betting tree before anything is allocated. */
@@ -13,6 +20,13 @@ export interface GameSize {
   publicNodes: number;
   /** Storage elements: sum over decision nodes of actions x hands of the acting player. */
   elements: number;
+  /** Terminal nodes once expanded (the game keeps a row of tables per terminal). */
+  terminals?: number;
+  /**
+   * Entries of the card-removal lists: per node entered by a dealt card, the hands of both players
+   * holding that card (on average 2 x hands / cards left).
+   */
+  blockedHands?: number;
 }
 
 /**
@@ -29,7 +43,7 @@ export function gameSize(
 ): GameSize {
   const left = 52 - boardCards;
   const m = multipliers ?? [1, left, left * (left - 1)];
-  let decisionNodes = 0, publicNodes = 0, elements = 0;
+  let decisionNodes = 0, publicNodes = 0, elements = 0, terminals = 0, dealt = 0;
   for (let n = 0; n < tree.size; n++) {
     const mult = m[tree.street[n] - tree.config.startingStreet];
     publicNodes += mult;
@@ -37,9 +51,11 @@ export function gameSize(
     if (k === NODE_OOP || k === NODE_IP) {
       decisionNodes += mult;
       elements += mult * tree.numChildren[n] * numHands[k];
-    }
+    } else if (k === NODE_FOLD || k === NODE_SHOWDOWN) terminals += mult;
+    if (n > 0 && tree.kind[tree.parent[n]] === NODE_CHANCE) dealt += mult;
   }
-  return { decisionNodes, publicNodes, elements };
+  const blockedHands = Math.round(dealt * 2 * (numHands[0] + numHands[1]) / left);
+  return { decisionNodes, publicNodes, elements, terminals, blockedHands };
 }
 
 /** Storage formats of a run. */
@@ -58,7 +74,10 @@ export interface MemoryEstimate {
   strategyFormat: QuantFormat;
   /** Regret + cumulative strategy (+ PDCFR+ prediction) storage. */
   storageBytes: number;
-  /** The flat public tree and per-outcome card-removal lists. */
+  /**
+   * The flat public tree (TREE_BYTES_PER_NODE per node, the storage block table per decision node,
+   * the card-removal lists) and the game's per-terminal tables (TERMINAL_BYTES each).
+   */
   treeBytes: number;
   /** Showdown tables (per river board): once, in memory all threads share. */
   showdownBytes: number;
@@ -66,7 +85,10 @@ export interface MemoryEstimate {
   baselineBytes: number;
   /** The WebGPU runtime and driver that looking for an adapter loads (0 with backend "cpu"). */
   gpuProbeBytes: number;
-  /** The 7-card hand evaluator's lookup tables, built once when the tree has river showdowns. */
+  /**
+   * The 7-card hand evaluator's lookup tables, built while the tree is expanded when it has river
+   * showdowns, and dropped once it is (releaseEvalTables): part of the expansion's peak only.
+   */
   evaluatorBytes: number;
   /**
    * Per thread: its scratch vectors, and for each worker thread its own V8 isolate and game
@@ -75,38 +97,76 @@ export interface MemoryEstimate {
   threadBytes: number;
   /** Transient while the tree is expanded (JS arrays and game states), freed before the solve. */
   expansionBytes: number;
-  /** JS heap that V8 keeps after the expansion's transients are collected (it shrinks lazily). */
+  /** What the expansion leaves resident after its transients are collected (V8 heap, allocator). */
   retainedBytes: number;
   /**
-   * The peak: baseline + evaluator + showdown + tree + the larger of expansion and
-   * storage + threads + retained heap (the expansion's transients are gone when the storage is
-   * allocated).
+   * The peak, the larger of the expansion's (RUNTIME_EXPANDING_BYTES + evaluator + showdown
+   * tables + tree + transients) and the solve's (baseline + showdown tables with their Wasm copy +
+   * tree + storage + threads + retained): the transients are collected and the evaluator dropped
+   * before the storage is allocated.
    */
   total: number;
 }
 
 const MB = 1024 * 1024;
 /**
- * Resident memory of the runtime while a solve runs, measured on Linux x86-64 with Deno 2.9
- * (`src/poker/rss_probe.ts --baseline` reads about 40 MB with the modules loaded and nothing
- * solved; a running solve adds V8's young generation, compiled code and small heap objects).
+ * Resident memory of the runtime while a solve runs, above what the estimate counts by part:
+ * measured on Linux x86-64 with Deno 2.9.6 and SOLVE_V8_FLAGS (`src/poker/rss_probe.ts
+ * --baseline` reads 37 MB with the modules loaded and nothing solved; a solve adds the code it
+ * runs, file-backed pages of the runtime: 31 MB at start, 43 to 46 MB at the end, V8's compiled
+ * code and heap, the exploitability walks and the I/O of writing the results). Fitted on the
+ * RSS probe's solves of three turn spots in every format at 1 and 2 threads (65 to 70 MB) and F1.
  */
-export const RUNTIME_BASELINE_BYTES = 66 * MB;
+export const RUNTIME_BASELINE_BYTES = 67 * MB;
+/**
+ * The runtime while the tree is expanded, before the solve has run: less of its code is resident
+ * then (measured 50 to 53 MB after the game is built, nothing expanded).
+ */
+export const RUNTIME_EXPANDING_BYTES = 51 * MB;
 /**
  * Resident memory that requesting a WebGPU adapter adds (Vulkan loader, driver, wgpu instance):
  * measured 64 MB with Mesa's llvmpipe (Deno 2.9.6); `backend = "cpu"` never pays it.
  */
 export const GPU_PROBE_BYTES = 64 * MB;
-/** Each worker thread beyond the main one: an isolate with the engine's modules compiled. */
-export const WORKER_THREAD_BYTES = 20 * MB;
 /**
- * Transient bytes per expanded node while buildTree runs (JS number arrays that grow by doubling,
- * a game state per node of the level being expanded, label strings, blocked hands in JS arrays):
- * measured 410 (F1) to 590 (two narrower flop spots) bytes per node above the final tree.
+ * Each worker thread beyond the main one: an isolate with the engine's modules compiled, its
+ * clone of the game's small tables and its V8 heap; above its Wasm kernels and scratch, measured
+ * 5 to 12 MB on turn spots (7k and 33k nodes, 417 and about 780 hands) and 15 MB on F1 (512k
+ * nodes, 689 hands): 6 MB, WORKER_BYTES_PER_NODE and WORKER_BYTES_PER_HAND.
  */
-export const EXPANSION_BYTES_PER_NODE = 480;
-/** JS heap per expanded node that V8 still holds after the expansion (measured: ~140 B). */
-export const RETAINED_BYTES_PER_NODE = 140;
+export const WORKER_THREAD_BYTES = 6 * MB;
+/** A worker's share that grows with the expanded tree (see WORKER_THREAD_BYTES). */
+export const WORKER_BYTES_PER_NODE = 14;
+/** A worker's share that grows with the hands of both players (see WORKER_THREAD_BYTES). */
+export const WORKER_BYTES_PER_HAND = 5 * 1024;
+/**
+ * Public tree bytes per node: kind and player (1 B each), depth (2), parent, first child, child
+ * count, block, terminal id, chance weight, isomorph offset (4 each), card-removal offsets (2 x 4),
+ * and the label's slot (4; the label strings are interned).
+ */
+export const TREE_BYTES_PER_NODE = 44;
+/** The game's per-terminal tables: betting node and board order (4 B each). */
+export const TERMINAL_BYTES = 8;
+/**
+ * Transient bytes per expanded node while buildTree runs (a game state per node of the level
+ * being expanded, what describe() returns, the terminal tables as JS arrays): measured 190 bytes
+ * per node above the final tree at F1, 50 on turn spots.
+ */
+export const EXPANSION_BYTES_PER_NODE = 200;
+/**
+ * Resident bytes per expanded node that the expansion leaves once collected (V8 heap, allocator):
+ * about 40 at F1 after collectGarbage's memory-reducing collection.
+ */
+export const RETAINED_BYTES_PER_NODE = 40;
+
+/**
+ * The V8 flags a solve runs with (`deno task solve`, the RSS probe of the test and bench):
+ * `--expose-gc` for collectGarbage, and a young generation of 1 MB semi-spaces instead of up to
+ * 16 MB: the tree expansion fills the default one and V8 keeps its pages (F1: 65 MB less RSS once
+ * expanded; T1: 7 MB less; no slower, the solve allocates little on the JS heap); and Wasm compiled
+ * by the optimizing tier from the start (`--no-liftoff`: V8's baseline tier runs the Wasm walk slower).
+ */
+export const SOLVE_V8_FLAGS = "--expose-gc,--no-liftoff,--max-semi-space-size=1";
 
 /**
  * Runs a full garbage collection where the runtime exposes one (`--v8-flags=--expose-gc`, as
@@ -116,7 +176,9 @@ export const RETAINED_BYTES_PER_NODE = 140;
  * the peak holds both (F1 8/4 at 2 threads: 633 MB without, 540 MB with). Elsewhere a no-op.
  */
 export function collectGarbage(): void {
-  (globalThis as { gc?: () => void }).gc?.();
+  // "last-resort" (V8's memory-reducing collection) also returns the heap pages that a regular
+  // one keeps pooled: F1 8/4 is resident in 102 MB after it, 146 MB after a regular one.
+  (globalThis as { gc?: (o?: unknown) => void }).gc?.({ type: "major", flavor: "last-resort" });
 }
 
 /** Levels (depth + 1) and most actions at a node of the public tree `tree` expands into. */
@@ -173,15 +235,16 @@ export function estimateMemory(
   const blocks = size.decisionNodes;
   let storage = storeBytes(rf, size.elements, blocks) + storeBytes(sf, size.elements, blocks);
   if (choice.algorithm === "pdcfr+") storage += storeBytes(rf, size.elements, blocks);
-  // Per public node: ~40 bytes of typed arrays plus a short label string (~40 bytes in V8), and
-  // for chance children the hands holding the dealt card (about 2/50 of each range, 4 bytes each).
-  const blockedPerNode = (numHands[0] + numHands[1]) * 2 / 50;
-  const treeBytes = Math.round(size.publicNodes * (80 + 4 * blockedPerNode));
+  const treeBytes = size.publicNodes * TREE_BYTES_PER_NODE + size.decisionNodes * 8 +
+    4 * (size.blockedHands ?? 0) + TERMINAL_BYTES * (size.terminals ?? 0);
   const expansionBytes = size.publicNodes * EXPANSION_BYTES_PER_NODE;
   const retainedBytes = size.publicNodes * RETAINED_BYTES_PER_NODE;
   const threads = Math.max(1, shape.threads);
+  const kernelBytes = shape.kernelBytes ?? 0;
   const threadBytes = threads * threadScratchBytes(shape, numHands) +
-    (threads - 1) * (WORKER_THREAD_BYTES + (shape.kernelBytes ?? 0));
+    (threads - 1) *
+      (WORKER_THREAD_BYTES + WORKER_BYTES_PER_NODE * size.publicNodes +
+        WORKER_BYTES_PER_HAND * (numHands[0] + numHands[1]) + kernelBytes);
   const evaluatorBytes = showdownBytes > 0 ? handEvaluatorBytes() : 0;
   const baselineBytes = RUNTIME_BASELINE_BYTES;
   const gpuProbeBytes = (choice.backend ?? "cpu") === "cpu" ? 0 : GPU_PROBE_BYTES;
@@ -197,8 +260,11 @@ export function estimateMemory(
     threadBytes,
     expansionBytes,
     retainedBytes,
-    total: baselineBytes + gpuProbeBytes + evaluatorBytes + showdownBytes + treeBytes +
-      Math.max(expansionBytes, storage + threadBytes + retainedBytes),
+    total: gpuProbeBytes + treeBytes + Math.max(
+      // The expansion, before the solve: the showdown tables without their Wasm copy.
+      RUNTIME_EXPANDING_BYTES + evaluatorBytes + showdownBytes - kernelBytes + expansionBytes,
+      baselineBytes + showdownBytes + storage + threadBytes + retainedBytes,
+    ),
   };
 }
 
@@ -231,11 +297,11 @@ export function describeEstimate(m: MemoryEstimate): string {
     formatBytes(m.storageBytes)
   }, tree ${formatBytes(m.treeBytes)}, showdown tables ${formatBytes(m.showdownBytes)}, threads ${
     formatBytes(m.threadBytes)
-  }, hand evaluator ${formatBytes(m.evaluatorBytes)}, ${
-    m.gpuProbeBytes > 0 ? `WebGPU driver ${formatBytes(m.gpuProbeBytes)}, ` : ""
-  }runtime ${formatBytes(m.baselineBytes)} + heap ${
-    formatBytes(m.retainedBytes)
-  }; expanding the tree ${formatBytes(m.expansionBytes)} before the storage`;
+  }, ${m.gpuProbeBytes > 0 ? `WebGPU driver ${formatBytes(m.gpuProbeBytes)}, ` : ""}runtime ${
+    formatBytes(m.baselineBytes)
+  } + heap ${formatBytes(m.retainedBytes)}; expanding the tree ${
+    formatBytes(m.expansionBytes + m.evaluatorBytes)
+  } (hand evaluator ${formatBytes(m.evaluatorBytes)}) before the storage`;
 }
 
 /** Throws a KibitzError quoting the estimate when it exceeds `limit` bytes. */

@@ -5,6 +5,7 @@ import {
   TreeEvaluator,
 } from "../cfr/evaluate.ts";
 import { CfrSolver } from "../cfr/solver.ts";
+import { sharedMemoryAvailable } from "../cfr/threads.ts";
 import type { PublicTree } from "../cfr/tree.ts";
 import { KibitzError } from "../errors.ts";
 import { chooseBackend, runGpuSolve, spotSolverOptions } from "./gpu_solve.ts";
@@ -17,7 +18,9 @@ export * from "./spot.ts";
 export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promise<SolveOutcome> {
   const s = spot.config.solver;
   const choice = opts.backend ?? await chooseBackend(spot);
-  const tree = expandSpot(spot);
+  // Built in shared memory where worker threads will view it (no copy left behind).
+  const threaded = choice.backend === "cpu" && s.threads > 1 && sharedMemoryAvailable();
+  const tree = expandSpot(spot, threaded);
   const solver = new CfrSolver(tree, spot.game, {
     ...spotSolverOptions(spot),
     threads: choice.backend === "gpu" ? 1 : s.threads,

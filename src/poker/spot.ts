@@ -6,6 +6,7 @@ import { buildTree, type PublicTree } from "../cfr/tree.ts";
 import type { GpuContext } from "../gpu/device.ts";
 import { type ActionTree, buildActionTree } from "./action_tree.ts";
 import type { SolveConfig } from "./config.ts";
+import { releaseEvalTables, resumeEvalTables } from "./hand_eval.ts";
 import { type PostflopGame, WorkerPostflopGame } from "./game.ts";
 import {
   checkMemoryLimit,
@@ -66,8 +67,14 @@ export function prepareSpot(config: SolveConfig, maxMemory = Infinity): Prepared
 }
 
 /** Expands the public tree (turn and river cards) of a prepared spot. */
-export function expandSpot(spot: PreparedSpot): PublicTree {
-  if (!spot.tree) spot.tree = buildTree(spot.game, 200_000_000);
+export function expandSpot(spot: PreparedSpot, shared = false): PublicTree {
+  if (!spot.tree) {
+    resumeEvalTables(); // the 7-card table again, if a solve before this one released it
+    spot.tree = buildTree(spot.game, 200_000_000, spot.size.publicNodes, shared);
+    // What only the expansion needed: the evaluator's tables, the terminals' growable JS arrays.
+    spot.game.compactTables(shared);
+    releaseEvalTables();
+  }
   return spot.tree;
 }
 

@@ -81,3 +81,17 @@ Deno.test("bad games are rejected with the node named", () => {
   };
   assert.throws(() => buildTree(badIso), /isomorph y needs a permutation of player 0's 2 hands/);
 });
+
+Deno.test("tree columns: any size hint and shared memory give the same tree", () => {
+  const base = buildTree(leducGame());
+  for (const [hint, shared] of [[1, false], [base.size, false], [base.size, true], [7, true]]) {
+    const t = buildTree(leducGame(), 50_000_000, hint as number, shared as boolean);
+    for (const [k, v] of Object.entries(base)) {
+      const w = (t as unknown as Record<string, unknown>)[k];
+      if (ArrayBuffer.isView(v)) {
+        assert.deepEqual(Array.from(w as Uint32Array), Array.from(v as Uint32Array), k);
+        assert.equal((w as Uint32Array).buffer instanceof SharedArrayBuffer, shared, k);
+      } else if (k !== "permutations") assert.deepEqual(w, v, k);
+    }
+  }
+});

@@ -6,6 +6,7 @@ import {
   evaluate7,
   evaluateCards,
   RANK_KEYS,
+  releaseEvalTables,
 } from "../../src/poker/hand_eval.ts";
 
 // Independent five-card evaluator for the oracle: sorts by (count, rank) and names the category.
@@ -134,4 +135,26 @@ Deno.test("hand eval: known hands order correctly", () => {
   assert.equal(s("2c 3d 4h 5s 7c"), 1); // the worst hand
   assert.equal(s("Ac Ad Ah Kc Kd Qs Qh"), s("Ac Ad Ah Kc Kd 2s 3h")); // full house, kickers moot
   assert.equal(categoryOf(s("7c 7d 7h 5c 5d 5s 2h")), 6); // two trips make a full house
+});
+
+Deno.test("hand eval: with the 7-card table released, the slow path gives the same strengths", () => {
+  let seed = 12345;
+  const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const hands: number[][] = [];
+  for (let i = 0; i < 20_000; i++) {
+    const deck = new Set<number>();
+    while (deck.size < 7) deck.add(Math.floor(rnd() * 52));
+    hands.push([...deck]);
+  }
+  evalTables();
+  const fast = hands.map((c) => evaluate7(c[0], c[1], c[2], c[3], c[4], c[5], c[6]));
+  releaseEvalTables();
+  try {
+    const slow = hands.map((c) => evaluate7(c[0], c[1], c[2], c[3], c[4], c[5], c[6]));
+    assert.deepEqual(slow, fast);
+    // Flushes and straight flushes are among the samples (the flush table stays in both paths).
+    assert.ok(fast.some((s) => categoryOf(s) >= 5));
+  } finally {
+    evalTables();
+  }
 });

@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { T1_SPOT } from "../../src/poker/config.ts";
 import type { ProbeResult } from "../../src/poker/rss_probe.ts";
-import { estimateMemory, type GameSize, GPU_PROBE_BYTES } from "../../src/poker/memory.ts";
+import {
+  estimateMemory,
+  type GameSize,
+  GPU_PROBE_BYTES,
+  SOLVE_V8_FLAGS,
+} from "../../src/poker/memory.ts";
 
 // Spots of three sizes, each solved in a process of its own (src/poker/rss_probe.ts), which reads
 // its peak RSS (VmHWM) at the end, after writing result.json and solve.bin. Above the runtime's
@@ -34,7 +39,7 @@ async function probe(config: string, dir: string): Promise<ProbeResult> {
     args: [
       "run",
       "-A",
-      "--v8-flags=--expose-gc", // as `deno task solve` runs (memory.ts collectGarbage)
+      `--v8-flags=${SOLVE_V8_FLAGS}`, // as `deno task solve` runs (memory.ts)
       new URL("../../src/poker/rss_probe.ts", import.meta.url).pathname,
       path,
       `${dir}/out`,
