@@ -785,21 +785,24 @@ export class PostflopGame implements CfrGame<PostflopState> {
     const opp = oppWeights ?? this.initialWeights((1 - player) as 0 | 1);
     const tmp = new Float32Array(H), cmp = new Float32Array(H);
     const reach = new Float32Array(opp.length);
+    const onBoard = new Uint8Array(52); // 1 for the runout's board cards (a lookup per hand card)
     const runout = (board: number[]) => {
       const bi = this.boardOrder(board);
+      for (const c of board) onBoard[c] = 1;
       reach.set(opp);
       const oc = this.cards[1 - player];
       for (let j = 0; j < opp.length; j++) {
-        if (board.includes(oc[2 * j]) || board.includes(oc[2 * j + 1])) reach[j] = 0;
+        if (onBoard[oc[2 * j]] | onBoard[oc[2 * j + 1]]) reach[j] = 0;
       }
       this.showdown(bi, player, reach, tmp, 0, 1, 0, 0.5);
       this.foldLike(player, reach, cmp, 0, 1);
       const pc = this.cards[player];
       for (let h = 0; h < H; h++) {
-        if (board.includes(pc[2 * h]) || board.includes(pc[2 * h + 1])) continue;
+        if (onBoard[pc[2 * h]] | onBoard[pc[2 * h + 1]]) continue;
         num[h] += tmp[h];
         den[h] += cmp[h];
       }
+      for (const c of board) onBoard[c] = 0;
     };
     // Every runout once, as an unordered set of the missing board cards.
     if (start.length === 5) runout([...start]);

@@ -24,6 +24,8 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
   const solver = new CfrSolver(tree, spot.game, {
     ...spotSolverOptions(spot),
     threads: choice.backend === "gpu" ? 1 : s.threads,
+    // The GPU solve trains on the device: the Wasm walk's memory (tree, stores) would go unused.
+    ...(choice.backend === "gpu" ? { wasmWalk: false } : {}),
   });
   opts.beforeSolve?.(solver);
   collectGarbage(); // before the storage pages become resident (memory.ts)
@@ -33,7 +35,9 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
   const start = performance.now();
   const reached: Record<string, number> = {};
   const milestones = [...(opts.milestones ?? []), s.targetExploitabilityPct];
-  let ex = solver.exploitability();
+  // Measured after each chunk; before the first only when no iteration runs (a check costs about
+  // an iteration's time, and its value would be overwritten unread).
+  let ex: CfrExploitability | null = null;
   let stoppedBy: SolveOutcome["stoppedBy"] = "max_iterations";
   try {
     while (solver.iteration < s.maxIterations) {
@@ -73,7 +77,7 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
   return {
     solver,
     iterations: solver.iteration,
-    exploitability: ex,
+    exploitability: ex ?? solver.exploitability(),
     seconds: (performance.now() - start) / 1000,
     stoppedBy,
     reached,

@@ -13,6 +13,22 @@
  * for the callers' layout).
  */
 export function regretMatch(reg: usize, sig: usize, A: i32, H: i32, sum: usize, den: usize): void {
+  match(reg, sig, A, H, 0, false);
+}
+
+/**
+ * regretMatch fused with the opponent's reach step (the walk's actionReach for every action):
+ * writes opp[h] * sigma[a * H + h] (f32 products of the same f32 probabilities, so bit-identical
+ * to regretMatch then actionReach) into `out` (A x H), for a walk node whose acting player is not
+ * the traverser: sigma itself is not kept, and the probabilities are multiplied while in registers
+ * instead of stored and read back once per action. `opp` is read up to 3 elements past H.
+ */
+export function regretMatchReach(reg: usize, out: usize, A: i32, H: i32, opp: usize): void {
+  match(reg, out, A, H, opp, true);
+}
+
+// One body for both: `reach` is a per-call flag (a well-predicted branch per chunk and action).
+function match(reg: usize, sig: usize, A: i32, H: i32, opp: usize, reach: bool): void {
   const zero4 = f32x4.splat(0);
   const zero2 = f64x2.splat(0);
   const uniform = f64x2.splat(1 / <f64> A), inf = f64x2.splat(Infinity);
@@ -41,7 +57,8 @@ export function regretMatch(reg: usize, sig: usize, A: i32, H: i32, sum: usize, 
           uh,
         ),
       );
-      const v = v128.shuffle<u32>(x, y, 0, 1, 4, 5);
+      let v = v128.shuffle<u32>(x, y, 0, 1, 4, 5);
+      if (reach) v = f32x4.mul(v128.load(opp + col), v);
       if (rest >= 4) v128.store(q, v);
       else {
         store<f32>(q, f32x4.extract_lane(v, 0));

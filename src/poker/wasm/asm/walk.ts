@@ -7,7 +7,7 @@
 // this module's memory, laid out by ../walk.ts; nothing is copied per node.
 
 import { fold, showdown } from "./terminal";
-import { regretMatch, traverserDcfr } from "../../../cfr/wasm/asm/regret";
+import { regretMatch, regretMatchReach, traverserDcfr } from "../../../cfr/wasm/asm/regret";
 
 const K_TERMINAL: u32 = 2;
 const K_CHANCE: u32 = 1;
@@ -134,16 +134,17 @@ function visit(n: u32, d: u32, p: i32, opp: usize, act: usize, nAct: i32, out: u
   }
   const q = <i32> (info >> 24), Hq = q ? H1 : H0;
   const blk = <usize> load<u32>(offsets + (<usize> load<i32>(rec, 8) << 2)) << 2;
-  regretMatch(regrets + blk, sig, A, Hq, sum, den);
   if (q != p) {
+    // The opponent's reach through every action at once (row a of sig: opp * sigma_a).
+    regretMatchReach(regrets + blk, sig, A, Hq, opp);
     memory.fill(out, 0, <usize> H << 2);
     for (let a: u32 = 0; a < A; a++) {
-      actionReach(opp, sig + (<usize> (a * Hq) << 2), Hq, r);
-      visit(first + a, d + 1, p, r, act, nAct, vals);
+      visit(first + a, d + 1, p, sig + (<usize> (a * Hq) << 2), act, nAct, vals);
       addValues(vals, H, out);
     }
     return;
   }
+  regretMatch(regrets + blk, sig, A, Hq, sum, den);
   for (let a: u32 = 0; a < A; a++) {
     const row = vals + (<usize> (a * H) << 2);
     if (nAct == 0) memory.fill(row, 0, <usize> H << 2);
@@ -257,20 +258,6 @@ function addChance(ch: usize, p: i32, vals: usize, out: usize): void {
   }
 }
 
-/** walk.ts actionReach: r[i] = opp[i] * sig[i] (f32), i < n. */
-function actionReach(opp: usize, sig: usize, n: i32, r: usize): void {
-  const n4 = n & ~3;
-  let i = 0;
-  for (; i < n4; i += 4) {
-    const o = <usize> i << 2;
-    v128.store(r + o, f32x4.mul(v128.load(opp + o), v128.load(sig + o)));
-  }
-  for (; i < n; i++) {
-    const o = <usize> i << 2;
-    store<f32>(r + o, load<f32>(opp + o) * load<f32>(sig + o));
-  }
-}
-
 /** walk.ts addValues: out[h] += vals[h] (f32), h < n. */
 function addValues(vals: usize, n: i32, out: usize): void {
   const n4 = n & ~3;
@@ -326,25 +313,27 @@ function evalVisit(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE: usize)
   }
   const q = <i32> (info >> 24), Hq = q ? H1 : H0;
   const blk = <usize> load<u32>(offsets + (<usize> load<i32>(rec, 8) << 2)) << 2;
-  regretMatch(strat + blk, sig, A, Hq, sum, den);
-  if (q == p) {
+  if (q != p) {
+    // As in visit: row a of sig holds the opponent's reach through action a.
+    regretMatchReach(strat + blk, sig, A, Hq, opp);
+    memory.fill(outB, 0, <usize> H << 2);
+    memory.fill(outE, 0, <usize> H << 2);
     for (let a: u32 = 0; a < A; a++) {
-      const row = <usize> (a * H) << 2;
-      evalVisit(first + a, d + 1, p, opp, vals + row, valsE + row);
+      const ra = sig + (<usize> (a * Hq) << 2);
+      if (!anyPositive(ra, Hq)) continue;
+      evalVisit(first + a, d + 1, p, ra, vals, valsE);
+      addValues(vals, H, outB);
+      addValues(valsE, H, outE);
     }
-    maxValues(vals, A, H, outB);
-    mixValues(sig, valsE, A, H, outE);
     return;
   }
-  memory.fill(outB, 0, <usize> H << 2);
-  memory.fill(outE, 0, <usize> H << 2);
+  regretMatch(strat + blk, sig, A, Hq, sum, den);
   for (let a: u32 = 0; a < A; a++) {
-    actionReach(opp, sig + (<usize> (a * Hq) << 2), Hq, r);
-    if (!anyPositive(r, Hq)) continue;
-    evalVisit(first + a, d + 1, p, r, vals, valsE);
-    addValues(vals, H, outB);
-    addValues(valsE, H, outE);
+    const row = <usize> (a * H) << 2;
+    evalVisit(first + a, d + 1, p, opp, vals + row, valsE + row);
   }
+  maxValues(vals, A, H, outB);
+  mixValues(sig, valsE, A, H, outE);
 }
 
 /** walk.ts anyPositive: whether some x[i] > 0, i < n. */
@@ -353,9 +342,21 @@ function anyPositive(x: usize, n: i32): bool {
   return false;
 }
 
-/** walk.ts maxValues: out[h] = max over actions in order of vals[a * H + h] (from -Infinity). */
+/**
+ * walk.ts maxValues: out[h] = max over actions in order of vals[a * H + h] (from -Infinity), four
+ * hands at a time: f32x4.pmax(m, x) is x > m ? x : m lane by lane, the scalar step exactly.
+ */
 function maxValues(vals: usize, A: u32, H: i32, out: usize): void {
-  for (let h = 0; h < H; h++) {
+  const H4 = H & ~3, stride = <usize> H << 2;
+  let h = 0;
+  for (; h < H4; h += 4) {
+    const col = <usize> h << 2;
+    let m = f32x4.splat(-Infinity);
+    let v = vals + col;
+    for (let a: u32 = 0; a < A; a++, v += stride) m = f32x4.pmax(m, v128.load(v));
+    v128.store(out + col, m);
+  }
+  for (; h < H; h++) {
     let m: f32 = -Infinity;
     for (let a: u32 = 0; a < A; a++) {
       const x = load<f32>(vals + (<usize> (<i32> a * H + h) << 2));
@@ -365,9 +366,34 @@ function maxValues(vals: usize, A: u32, H: i32, out: usize): void {
   }
 }
 
-/** walk.ts mixValues: out[h] = f32(sum over actions in order of f64 sig * vals). */
+/**
+ * walk.ts mixValues: out[h] = f32(sum over actions in order of f64 sig * vals), four hands at a
+ * time (two f64x2 sums, each hand's actions in order, as the scalar loop).
+ */
 function mixValues(sig: usize, vals: usize, A: u32, H: i32, out: usize): void {
-  for (let h = 0; h < H; h++) {
+  const H4 = H & ~3, stride = <usize> H << 2;
+  let h = 0;
+  for (; h < H4; h += 4) {
+    const col = <usize> h << 2;
+    let lo = f64x2.splat(0), hi = f64x2.splat(0);
+    let s0 = sig + col, v0 = vals + col;
+    for (let a: u32 = 0; a < A; a++, s0 += stride, v0 += stride) {
+      const s = v128.load(s0), v = v128.load(v0);
+      lo = f64x2.add(lo, f64x2.mul(f64x2.promote_low_f32x4(s), f64x2.promote_low_f32x4(v)));
+      hi = f64x2.add(
+        hi,
+        f64x2.mul(
+          f64x2.promote_low_f32x4(v128.shuffle<u32>(s, s, 2, 3, 0, 1)),
+          f64x2.promote_low_f32x4(v128.shuffle<u32>(v, v, 2, 3, 0, 1)),
+        ),
+      );
+    }
+    v128.store(
+      out + col,
+      v128.shuffle<u32>(f32x4.demote_f64x2_zero(lo), f32x4.demote_f64x2_zero(hi), 0, 1, 4, 5),
+    );
+  }
+  for (; h < H; h++) {
     let s: f64 = 0;
     for (let a: u32 = 0; a < A; a++) {
       const o = <usize> (<i32> a * H + h) << 2;
