@@ -1,0 +1,157 @@
+// The fused Winograd kernels (M kept in the workgroup; V built in the tile load or read from the
+// input transform) at test sizes against the CPU twin (winogradConv2d, f64) and the direct
+// convolution with the fused epilogue, F(4x4) and F(2x2); the hardware tilings' generation; the
+// autotuner timing a fused candidate beside the built-in GEMM; the static traffic model.
+import assert from "node:assert/strict";
+import { getGpu } from "../../src/gpu/device.ts";
+import { conv2d } from "../../src/nn/cpu/conv.ts";
+import { convFused } from "../../src/nn/cpu/fused.ts";
+import { GpuRecorder, winoShapeKey } from "../../src/nn/gpu/backend.ts";
+import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
+import { readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
+import {
+  checkWinoFused,
+  fusedThreads,
+  fusedWorkgroupBytes,
+  winogradFusedSource,
+  winogradTraffic,
+} from "../../src/nn/gpu/winograd_fused.ts";
+import {
+  type FusedCandidate,
+  fusedCandidates,
+  fusedTestCandidates,
+  loadWinoKernels,
+} from "../../src/nn/gpu/winograd_gemm.ts";
+import { LEGACY, tuneWinograd } from "../../src/nn/gpu/winograd_tune.ts";
+import type { CpuTensor } from "../../src/nn/tensor.ts";
+import { winogradConv2d, type WinogradTile } from "../../src/nn/winograd.ts";
+import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
+
+const ctx = await getGpu();
+const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
+
+function relErr(got: Float32Array, want: Float32Array): number {
+  return maxDiff(got, want) / Math.max(1, maxAbs(want));
+}
+
+Deno.test("fused Winograd tilings: hardware ones fit 256 threads and generate for F(4x4), F(2x2)", () => {
+  for (const c of [...fusedCandidates(), ...fusedTestCandidates()]) {
+    for (const m of [4, 2] as const) {
+      checkWinoFused(c.fused, m);
+      assert.ok(fusedThreads(c.fused, m) <= 256, c.name);
+      const src = winogradFusedSource(c.fused, m);
+      assert.ok(src.includes("fn fused("), c.name);
+      assert.equal(src.includes("var<storage, read> x:"), c.fused.input, c.name);
+      assert.ok(
+        src.startsWith("enable f16;") === false &&
+          winogradFusedSource(c.fused, m, "f16").startsWith("enable f16;"),
+      );
+    }
+  }
+  const names = fusedCandidates().map((c) => c.name);
+  assert.equal(new Set(names).size, names.length, "unique names");
+  // 16 x 16 blocks, 2-deep slices: 36 x 2 x 32 floats of slices (9 KiB) within the 16 KiB default.
+  assert.equal(fusedWorkgroupBytes(fusedCandidates()[0].fused, 4), 36 * 2 * 32 * 4);
+  assert.throws(
+    () => checkWinoFused({ rx: 4, ry: 2, gm: 1, gn: 1, bk: 2, input: true }, 4),
+    /does not fit/,
+  );
+});
+
+/** One fused candidate's conv relu(conv + bias + res) at F(m x m) on the GPU. */
+async function runFused(
+  c: FusedCandidate,
+  m: WinogradTile,
+  x: CpuTensor,
+  w: CpuTensor,
+  bias: CpuTensor,
+  res: CpuTensor | null,
+): Promise<Float32Array> {
+  const pool = new TensorPool(ctx!);
+  const rec = new GpuRecorder(ctx!, await loadKernels(ctx!, TEST_TILES, "tiled"), pool, true);
+  const [gx, gw, gb] = [x, w, bias].map((t) => uploadTensor(ctx!, t.shape, t.data));
+  const gr = res ? uploadTensor(ctx!, res.shape, res.data) : null;
+  const [n, ci, h, wd] = x.shape, co = w.shape[0];
+  const u = pool.acquire([(m + 2) * (m + 2), co, ci]);
+  rec.winogradFilter(gw, u, m);
+  rec.winoChoice.set(winoShapeKey(m, n, ci, co, h, wd), await loadWinoKernels(ctx!, m, "f32", c));
+  const y = rec.convWinogradFused(gx, u, m, gb, gr, res !== null);
+  const labels = rec.ops.map((o) => o.label);
+  assert.ok(labels.includes(`wino.${c.name}.gemm`), "fused path taken");
+  assert.equal(labels.includes(`wino.${c.name}.input`), !c.fused.input, "input transform kernel");
+  assert.ok(!labels.some((l) => l.endsWith(".output")), "no output-transform dispatch");
+  rec.submit();
+  const [got] = await readTensors(ctx!, [y]);
+  rec.destroy();
+  pool.destroy();
+  for (const t of [gx, gw, gb, gr]) t?.buffer.destroy();
+  return got;
+}
+
+// Odd channel counts (slices that do not divide them), Co past one block, boards whose tiles leave
+// partial blocks (7 x 5, 9 x 11), several images.
+const CASES = [[2, 6, 11, 6, 6], [1, 5, 3, 7, 5], [2, 9, 10, 9, 11]];
+for (const c of fusedTestCandidates()) {
+  Deno.test(
+    `fused Winograd ${c.name} (F(4x4), F(2x2), epilogue) matches the CPU twin`,
+    opts,
+    async () => {
+      for (const [n, ci, co, h, w] of CASES) {
+        const x = randTensor([n, ci, h, w], 1), wt = randTensor([co, ci, 3, 3], 2);
+        const bias = randTensor([co], 3), res = randTensor([n, co, h, w], 4);
+        const want = convFused(x, wt, bias, res, true).data;
+        for (const m of [4, 2] as const) {
+          const e = relErr(await runFused(c, m, x, wt, bias, res), want);
+          assert.ok(e < 1e-4, `${c.name} F(${m}x${m}) ${[n, ci, co, h, w]}: relative error ${e}`);
+        }
+      }
+      // No epilogue: the bare conv against the f64 twin.
+      const x = randTensor([1, 7, 6, 6], 5), wt = randTensor([5, 7, 3, 3], 6);
+      const zero = randTensor([5], 0, 0, 0);
+      const got = await runFused(c, 4, x, wt, zero, null);
+      assert.ok(relErr(got, winogradConv2d(x, wt, 4).data) < 1e-5, `${c.name} vs twin`);
+    },
+  );
+}
+
+Deno.test(
+  "fused Winograd error against the direct convolution at 64 channels (stated)",
+  opts,
+  async () => {
+    // Inputs in [-1, 1], weights in [-0.1, 0.1] (a folded conv's scale), 64 -> 16 channels, 14 x 14.
+    const x = randTensor([1, 64, 14, 14], 11), wt = randTensor([16, 64, 3, 3], 12, -0.1, 0.1);
+    const zero = randTensor([16], 0, 0, 0);
+    const want = conv2d(x, wt).data;
+    const c = fusedTestCandidates()[0];
+    for (const [m, tol] of [[4, 1e-5], [2, 1e-5]] as const) {
+      const e = relErr(await runFused(c, m, x, wt, zero, null), want);
+      const twin = relErr(winogradConv2d(x, wt, m).data, want);
+      console.log(
+        `fused F(${m}x${m}) f32: relative error vs direct ${e.toExponential(2)} (f64 twin ${
+          twin.toExponential(2)
+        })`,
+      );
+      assert.ok(e < tol, `F(${m}x${m}): ${e}`);
+    }
+  },
+);
+
+Deno.test("the autotuner times a fused candidate beside the built-in GEMM", opts, async () => {
+  const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+  const cands = fusedTestCandidates().slice(0, 2);
+  const r = await tuneWinograd(ctx!, kernels, null, 4, { n: 1, ci: 8, co: 8, h: 7, w: 7 }, cands);
+  assert.deepEqual(r.timings.map((t) => t.name), [LEGACY, ...cands.map((c) => c.name)]);
+  for (const t of r.timings) {
+    assert.ok(t.ms !== null && t.ms > 0 && t.gemmMs! > 0, `${t.name}: ${t.error}`);
+  }
+});
+
+Deno.test("traffic model: fusion removes exactly the V and M round trips", () => {
+  const s = { n: 2, ci: 8, co: 16, h: 8, w: 8 };
+  const [, unf, fo, fio] = winogradTraffic(4, s);
+  // F(4x4) on 8 x 8: 4 tiles an image, P = 8, ppad = 128; alpha = 36.
+  const vb = 36 * 8 * 128 * 4, mb = 36 * 16 * 128 * 4;
+  assert.equal(unf.dramBytes - fo.dramBytes, 2 * mb);
+  assert.equal(fo.dramBytes - fio.dramBytes, 2 * vb);
+  assert.deepEqual([unf, fo, fio].map((t) => t.dispatches), [3, 2, 1]);
+});
