@@ -7,8 +7,9 @@ import { getGpu } from "../../src/gpu/device.ts";
 import { conv2d } from "../../src/nn/cpu/conv.ts";
 import { convFused } from "../../src/nn/cpu/fused.ts";
 import { GpuRecorder, winoShapeKey } from "../../src/nn/gpu/backend.ts";
+import { loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
-import { readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
+import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import {
   checkWinoFused,
   fusedThreads,
@@ -66,15 +67,23 @@ async function runFused(
   w: CpuTensor,
   bias: CpuTensor,
   res: CpuTensor | null,
+  halfAct = false,
 ): Promise<Float32Array> {
   const pool = new TensorPool(ctx!);
   const rec = new GpuRecorder(ctx!, await loadKernels(ctx!, TEST_TILES, "tiled"), pool, true);
-  const [gx, gw, gb] = [x, w, bias].map((t) => uploadTensor(ctx!, t.shape, t.data));
-  const gr = res ? uploadTensor(ctx!, res.shape, res.data) : null;
+  // The f16 plan's path with emulated storage (s16 = f32): the same code as shader-f16's.
+  if (halfAct) rec.half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
+  const up = (t: CpuTensor, half: boolean): GpuTensor => {
+    const g = uploadTensor(ctx!, t.shape, t.data);
+    return half ? { ...g, half: true } : g;
+  };
+  const [gx, gw, gb] = [up(x, halfAct), up(w, false), up(bias, false)];
+  const gr = res ? up(res, halfAct) : null;
   const [n, ci, h, wd] = x.shape, co = w.shape[0];
   const u = pool.acquire([(m + 2) * (m + 2), co, ci]);
   rec.winogradFilter(gw, u, m);
-  rec.winoChoice.set(winoShapeKey(m, n, ci, co, h, wd), await loadWinoKernels(ctx!, m, "f32", c));
+  const act = halfAct ? "f16-emulated" : "f32";
+  rec.winoChoice.set(winoShapeKey(m, n, ci, co, h, wd), await loadWinoKernels(ctx!, m, act, c));
   const y = rec.convWinogradFused(gx, u, m, gb, gr, res !== null);
   const labels = rec.ops.map((o) => o.label);
   assert.ok(labels.includes(`wino.${c.name}.gemm`), "fused path taken");
@@ -104,6 +113,15 @@ for (const c of fusedTestCandidates()) {
           const e = relErr(await runFused(c, m, x, wt, bias, res), want);
           assert.ok(e < 1e-4, `${c.name} F(${m}x${m}) ${[n, ci, co, h, w]}: relative error ${e}`);
         }
+      }
+      // The f16 plan's activations (emulated: f32 storage through the s16 code path).
+      {
+        const [n, ci, co, h, w] = CASES[2];
+        const x = randTensor([n, ci, h, w], 7), wt = randTensor([co, ci, 3, 3], 8);
+        const bias = randTensor([co], 9), res = randTensor([n, co, h, w], 10);
+        const want = convFused(x, wt, bias, res, true).data;
+        const e = relErr(await runFused(c, 4, x, wt, bias, res, true), want);
+        assert.ok(e < 1e-4, `${c.name} f16-emulated activations: relative error ${e}`);
       }
       // No epilogue: the bare conv against the f64 twin.
       const x = randTensor([1, 7, 6, 6], 5), wt = randTensor([5, 7, 3, 3], 6);
