@@ -356,7 +356,8 @@ export const suite: BenchSuite = {
         await flush();
       }
     };
-    if (want("conv")) {
+    // The static traffic model, beside the GPU rows it explains (CPU runs leave it out).
+    if (ctx && want("conv")) {
       for (const [act, bytes] of [["f32", 4], ["f16", 2]] as const) {
         for (const n of [1, 8, 64, 256]) {
           for (const t of winogradTraffic(4, { n, ci: 256, co: 256, h, w }, bytes)) {

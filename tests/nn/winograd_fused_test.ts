@@ -100,7 +100,10 @@ async function runFused(
 // Odd channel counts (slices that do not divide them), Co past one block, boards whose tiles leave
 // partial blocks (7 x 5, 9 x 11), several images.
 const CASES = [[2, 6, 11, 6, 6], [1, 5, 3, 7, 5], [2, 9, 10, 9, 11]];
-for (const c of fusedTestCandidates()) {
+// Hardware adapters (or KIBITZ_TILED_TESTS=1 on a software one: minutes) check the hardware
+// tilings too.
+const hardware = ctx !== null && (!ctx.report.isFallback || !!Deno.env.get("KIBITZ_TILED_TESTS"));
+for (const c of [...fusedTestCandidates(), ...(hardware ? fusedCandidates() : [])]) {
   Deno.test(
     `fused Winograd ${c.name} (F(4x4), F(2x2), epilogue) matches the CPU twin`,
     opts,
