@@ -28,6 +28,12 @@ export interface WinoFused {
   bk: number;
   /** The input transform inside the tile load (true) or V read from the input-transform kernel. */
   input: boolean;
+  /**
+   * The in-load transform in two balanced stages through workgroup memory (B^T d by columns, then
+   * by rows: BK BN (m + 2) jobs each) instead of one whole 6 x 6 patch per thread (BK BN jobs for
+   * alpha BK BN / ... threads: most of them idle while a few transform).
+   */
+  split?: boolean;
 }
 
 /** Output channels (bm) and tiles (bn) of one workgroup. */
@@ -43,13 +49,16 @@ export function fusedThreads(f: WinoFused, m: WinogradTile): number {
 /** Workgroup memory (bytes) of a fused kernel: the K slices, or one alpha row of M if larger. */
 export function fusedWorkgroupBytes(f: WinoFused, m: WinogradTile): number {
   const { bm, bn } = fusedBlock(f), a = m + 2;
-  return 4 * Math.max(a * a * f.bk * (bm + bn), a * bm * bn);
+  const split = f.split ? a * a * f.bk * bn : 0;
+  return 4 * (Math.max(a * a * f.bk * (bm + bn), a * bm * bn) + split);
 }
 
 /** Throws unless the tiling fits WebGPU's 256 threads (and 128 columns for V-buffer reads). */
 export function checkWinoFused(f: WinoFused, m: WinogradTile): void {
   const { bn } = fusedBlock(f);
-  if (fusedThreads(f, m) > 256 || (!f.input && 128 % bn !== 0) || f.bk < 1) {
+  if (
+    fusedThreads(f, m) > 256 || (!f.input && 128 % bn !== 0) || f.bk < 1 || (f.split && !f.input)
+  ) {
     throw new Error(`fused Winograd tiling ${JSON.stringify(f)} does not fit F(${m}x${m})`);
   }
 }
@@ -57,7 +66,7 @@ export function checkWinoFused(f: WinoFused, m: WinogradTile): void {
 /** A short name: f (input fused) or o (output only), BM x BN, slice depth, threads (F(4x4)). */
 export function winoFusedName(f: WinoFused): string {
   const { bm, bn } = fusedBlock(f);
-  return `fused-${f.input ? "io" : "o"}${bm}x${bn}k${f.bk}g${f.rx}x${f.ry}`;
+  return `fused-${f.input ? "io" : "o"}${bm}x${bn}k${f.bk}g${f.rx}x${f.ry}${f.split ? "s" : ""}`;
 }
 
 function range(n: number): number[] {
@@ -119,7 +128,53 @@ export function winogradFusedSource(
     return out;
   };
   const ind = (ls: string[], pad: string) => ls.map((l) => pad + l).join("\n");
-  const vLoad = f.input
+  const patch = `      let c = k0 + kn / BN;
+      let nl = kn % BN;
+      let q = n0 + nl;
+      var xb = 0u;
+      var ok = c < p.ci && q < p.p;
+      var y0 = 0i;
+      var x0 = 0i;
+      if (ok) {
+        let img = q / p.tiles;
+        let tt = q % p.tiles;
+        let tyy = tt / p.tw;
+        y0 = i32(tyy * ${m}u) - 1;
+        x0 = i32((tt - tyy * p.tw) * ${m}u) - 1;
+        xb = (img * p.ci + c) * p.h * p.w;
+      }`;
+  // Stage 1: column s of a patch, T[kn][i][s] = (B^T d)[i][s]; stage 2: row i, V[i][j] from T.
+  const splitLoad = `    for (var e = t; e < BK * BN * ${a}u; e += NT) {
+      let s = e % ${a}u;
+      let kn = e / ${a}u;
+${patch}
+${ind(range(a).map((r) => `let d_${r} = ldx(ok, xb, y0 + ${r}, x0 + i32(s));`), "      ")}
+${
+    ind(
+      range(a).map((i) =>
+        `T[(kn * ${a}u + ${i}u) * ${a}u + s] = ${combo(bt[i], (r) => `d_${r}`)};`
+      ),
+      "      ",
+    )
+  }
+    }
+    workgroupBarrier();
+    for (var e = t; e < BK * BN * ${a}u; e += NT) {
+      let i = e % ${a}u;
+      let kn = e / ${a}u;
+      let nl = kn % BN;
+${ind(range(a).map((s) => `let r_${s} = T[(kn * ${a}u + i) * ${a}u + ${s}u];`), "      ")}
+      let sv = SB0 + (i * ${a}u * BK + kn / BN) * BN4 + nl / 4u;
+${
+    ind(
+      range(a).map((j) =>
+        `S[sv + ${j * f.bk}u * BN4][nl % 4u] = ${combo(bt[j], (s) => `r_${s}`)};`
+      ),
+      "      ",
+    )
+  }
+    }`;
+  const vLoad = f.split ? splitLoad : f.input
     ? `    for (var e = t; e < BK * BN; e += NT) {
       let c = k0 + e / BN;
       let nl = e % BN;
@@ -259,7 +314,12 @@ const BN4 = ${bn4}u;
 const SB0 = ${sb0}u;
 const GS = ${gsz}u;
 const NT = ${threads}u;
-var<workgroup> S: array<vec4<f32>, ${sSize}>;
+var<workgroup> S: array<vec4<f32>, ${sSize}>;${
+    f.split
+      ? `
+var<workgroup> T: array<f32, ${alpha * f.bk * bn}>;`
+      : ""
+  }
 ${ldx}
 fn st(yb: u32, oy: u32, ox: u32, v: f32, bv: f32) {
   if (oy >= p.h || ox >= p.w) { return; }

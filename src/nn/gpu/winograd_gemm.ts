@@ -320,16 +320,18 @@ function fcand(
   gn: number,
   bk: number,
   input: boolean,
+  split = false,
 ): FusedCandidate {
-  const fused = { rx, ry, gm, gn, bk, input };
+  const fused = { rx, ry, gm, gn, bk, input, ...(split ? { split } : {}) };
   return { name: winoFusedName(fused), fused, half: false };
 }
 
 /**
- * The fused hardware candidates (F(4x4): 36 groups of 4 or 2 threads, 8 x 8 per thread):
- * 16 x 16 and 8 x 16 blocks, slices of 2 or 4 channels (the 4-deep 16 x 16 ones need 18 KiB of
- * workgroup memory: past WebGPU's 16 KiB default, recorded as a failure where it is over), with
- * the input transform in the tile load or read from the V buffer.
+ * The fused hardware candidates (F(4x4): 36 groups of 4 or 2 threads, 8 x 8 or 4 x 8 per
+ * thread): 16 x 16 and 8 x 16 blocks, slices of 2 or 4 channels (the 4-deep 16 x 16 ones need 18
+ * KiB of workgroup memory or more: past WebGPU's 16 KiB default, recorded as a failure where it is
+ * over), with the input transform in the tile load (whole patches per thread, or split in two
+ * balanced stages: `s`) or read from the V buffer.
  */
 export function fusedCandidates(): FusedCandidate[] {
   return [
@@ -337,6 +339,9 @@ export function fusedCandidates(): FusedCandidate[] {
     fcand(2, 2, 2, 2, 4, true),
     fcand(2, 1, 2, 2, 4, true),
     fcand(2, 2, 1, 2, 4, true),
+    fcand(2, 2, 2, 2, 2, true, true),
+    fcand(2, 2, 2, 2, 4, true, true),
+    fcand(2, 1, 2, 2, 4, true, true),
     fcand(2, 2, 2, 2, 2, false),
     fcand(2, 2, 2, 2, 4, false),
   ];
@@ -352,6 +357,7 @@ export function fusedTestCandidates(): FusedCandidate[] {
     fcand(1, 1, 1, 1, 4, false),
     fcand(2, 1, 1, 1, 3, true),
     fcand(1, 1, 1, 2, 2, true),
+    fcand(2, 1, 1, 1, 3, true, true),
   ];
 }
 
