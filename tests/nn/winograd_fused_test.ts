@@ -25,6 +25,10 @@ import {
 } from "../../src/nn/gpu/winograd_gemm.ts";
 import { LEGACY, tuneWinograd } from "../../src/nn/gpu/winograd_tune.ts";
 import type { CpuTensor } from "../../src/nn/tensor.ts";
+import type { NetConfig } from "../../src/nn/config.ts";
+import { CpuNet, GpuNet } from "../../src/nn/net.ts";
+import { initWeights } from "../../src/nn/params.ts";
+import { syntheticBatch } from "../../src/nn/train.ts";
 import { winogradConv2d, type WinogradTile } from "../../src/nn/winograd.ts";
 import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
 
@@ -177,3 +181,37 @@ Deno.test("traffic model: fusion removes exactly the V and M round trips", () =>
   assert.equal(fo.dramBytes - fio.dramBytes, 2 * vb);
   assert.deepEqual([unf, fo, fio].map((t) => t.dispatches), [3, 2, 1]);
 });
+
+Deno.test(
+  "the fused GPU network with a forced fused Winograd kernel matches the CPU reference",
+  opts,
+  async () => {
+    const cfg: NetConfig = {
+      blocks: 2,
+      filters: 8,
+      planes: 4,
+      height: 7,
+      width: 7,
+      moves: 12,
+      valueHidden: 16,
+    };
+    const w = initWeights(cfg, 9);
+    const name = fusedTestCandidates()[0].name;
+    const net = await GpuNet.create(ctx!, w, {
+      tiled: true,
+      tiles: TEST_TILES,
+      fused: true,
+      winograd: 4,
+      winogradGemm: name,
+    });
+    const batch = syntheticBatch(cfg, 3, 6);
+    const want = await new CpuNet(w).infer(batch);
+    const got = await net.infer(batch);
+    assert.ok(maxDiff(got.probs, want.probs) < 1e-5, "probs");
+    assert.ok(maxDiff(got.value, want.value) < 1e-5, "value");
+    const labels = (await net.planFor(3, false)).ops.map((o) => o.label);
+    assert.ok(labels.includes(`wino.${name}.gemm`), labels.join(" "));
+    assert.ok(!labels.some((l) => l.startsWith("winogradOutput")), "no output transforms");
+    net.dispose();
+  },
+);
