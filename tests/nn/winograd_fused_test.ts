@@ -7,6 +7,7 @@ import { getGpu } from "../../src/gpu/device.ts";
 import { conv2d } from "../../src/nn/cpu/conv.ts";
 import { convFused } from "../../src/nn/cpu/fused.ts";
 import { GpuRecorder, winoShapeKey } from "../../src/nn/gpu/backend.ts";
+import { f16Prelude } from "../../src/nn/gpu/conv_gemm.ts";
 import { loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
@@ -213,5 +214,25 @@ Deno.test(
     assert.ok(labels.includes(`wino.${name}.gemm`), labels.join(" "));
     assert.ok(!labels.some((l) => l.startsWith("winogradOutput")), "no output transforms");
     net.dispose();
+  },
+);
+
+Deno.test(
+  "fused Winograd f16 WGSL type-checks with s16 bound to i32: every activation load and store converts",
+  opts,
+  async () => {
+    // Shader-module validation only (no pipeline build), so the hardware tilings are cheap here.
+    for (const c of [...fusedCandidates(), ...fusedTestCandidates()]) {
+      for (const m of [4, 2] as const) {
+        const src = winogradFusedSource(c.fused, m, "f16-emulated");
+        const text = "alias s16 = i32;\n\n" + src.slice(f16Prelude("f16-emulated").length);
+        ctx!.device.pushErrorScope("validation");
+        const module = ctx!.device.createShaderModule({ code: text, label: c.name });
+        const info = await module.getCompilationInfo();
+        const err = await ctx!.device.popErrorScope();
+        const msgs = info.messages.filter((x) => x.type === "error").map((x) => x.message);
+        assert.ok(!err && msgs.length === 0, `${c.name}: ${err?.message ?? msgs.join("; ")}`);
+      }
+    }
   },
 );
