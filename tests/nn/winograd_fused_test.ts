@@ -154,9 +154,9 @@ Deno.test(
       const e = relErr(await runFused(c, m, x, wt, zero, null), want);
       const twin = relErr(winogradConv2d(x, wt, m).data, want);
       console.log(
-        `fused F(${m}x${m}) f32: relative error vs direct ${e.toExponential(2)} (f64 twin ${
-          twin.toExponential(2)
-        })`,
+        `fused F(${m}x${m}) f32: relative error vs direct ${
+          e.toExponential(2)
+        } (the f64 twin vs direct: ${twin.toExponential(2)})`,
       );
       assert.ok(e < tol, `F(${m}x${m}): ${e}`);
     }

@@ -371,9 +371,11 @@ export interface WinoKernels {
   act: TransformedStorage;
   /** Storage of V and M in these kernels. */
   transformed: TransformedStorage;
-  input: GPUComputePipeline;
+  /** Absent where a fused kernel builds V itself. */
+  input?: GPUComputePipeline;
   gemm: GPUComputePipeline;
-  output: GPUComputePipeline;
+  /** Absent for fused kernels (the output transform is their epilogue). */
+  output?: GPUComputePipeline;
 }
 
 const compiled = new WeakMap<GpuContext, Map<string, Promise<WinoKernels>>>();
@@ -401,7 +403,9 @@ export function loadWinoKernels(
         candidate: c,
         act,
         transformed,
-        input: await computePipeline(ctx, tsrc, "wino_input", {}, `${label}.input`),
+        input: c.fused?.input
+          ? undefined
+          : await computePipeline(ctx, tsrc, "wino_input", {}, `${label}.input`),
         gemm: c.fused
           ? await computePipeline(
             ctx,
@@ -417,7 +421,9 @@ export function loadWinoKernels(
             {},
             `${label}.gemm`,
           ),
-        output: await computePipeline(ctx, tsrc, "wino_output", {}, `${label}.output`),
+        output: c.fused
+          ? undefined
+          : await computePipeline(ctx, tsrc, "wino_output", {}, `${label}.output`),
       };
     })();
     hit.catch(() => perDevice!.delete(key));
