@@ -15,7 +15,7 @@ import { HARDWARE_TILES, loadKernels, TEST_TILES } from "./gpu/kernels.ts";
 import { deviceHasF16, type HalfStorage, loadHalfKernels } from "./gpu/f16.ts";
 import { TensorPool, uploadTensor } from "./gpu/tensor.ts";
 import { winoShapeKey } from "./gpu/backend.ts";
-import { hardwareCandidates, testCandidates } from "./gpu/winograd_gemm.ts";
+import { fusedTestCandidates, hardwareCandidates, testCandidates } from "./gpu/winograd_gemm.ts";
 import {
   pickWinoKernels,
   tuneWinograd,
@@ -453,7 +453,10 @@ export const suite: BenchSuite = {
         if (ctx.report.isFallback) {
           // The tuner's code path at test size (software adapters do not tune their plans).
           const kernels = await loadKernels(ctx, TEST_TILES, "tiled");
-          const cands = testCandidates().filter((x) => !x.half).slice(0, 2);
+          const cands = [
+            ...testCandidates().filter((x) => !x.half).slice(0, 2),
+            ...fusedTestCandidates().slice(0, 2),
+          ];
           const s = { n: 1, ci: 8, co: 8, h: 7, w: 7 };
           await show(await tuneWinograd(ctx, kernels, null, 4, s, cands));
         } else if (big) {
