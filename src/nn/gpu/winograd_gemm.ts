@@ -328,7 +328,7 @@ function fcand(
 
 /**
  * The fused hardware candidates (F(4x4): 36 groups of 4 or 2 threads, 8 x 8 or 4 x 8 per
- * thread): 16 x 16 and 8 x 16 blocks, slices of 2 or 4 channels (the 4-deep 16 x 16 ones need 18
+ * thread): 16 x 16, 8 x 16 and 32 x 8 blocks, slices of 2 or 4 channels (the 4-deep 16 x 16 ones need 18
  * KiB of workgroup memory or more: past WebGPU's 16 KiB default, recorded as a failure where it is
  * over), with the input transform in the tile load (whole patches per thread, or split in two
  * balanced stages: `s`) or read from the V buffer.
@@ -342,8 +342,11 @@ export function fusedCandidates(): FusedCandidate[] {
     fcand(2, 2, 2, 2, 2, true, true),
     fcand(2, 2, 2, 2, 4, true, true),
     fcand(2, 1, 2, 2, 4, true, true),
+    // 32 x 8 blocks: half the in-load transforms per output channel, twice the U re-reads.
+    fcand(1, 4, 2, 2, 2, true, true),
     fcand(2, 2, 2, 2, 2, false),
     fcand(2, 2, 2, 2, 4, false),
+    fcand(1, 4, 2, 2, 2, false),
   ];
 }
 
