@@ -26,7 +26,6 @@ import { CpuNet, GpuNet, type PolicyValueNet } from "./net.ts";
 import { initWeights } from "./params.ts";
 import { cpuTensor, rng } from "./tensor.ts";
 import { syntheticBatch } from "./train.ts";
-import { browserLatencyRows } from "./bench_browser.ts";
 import { winogradTraffic } from "./gpu/winograd_fused.ts";
 import {
   benchBatch,
@@ -533,9 +532,18 @@ export const suite: BenchSuite = {
       if (want("latency") && browser) {
         await attempt(
           "latency in Chromium",
+          // Imported here: the bundler (npm esbuild) loads only for browser=1, so GPU machines
+          // without the npm cache still run the rest of the bench.
           () =>
-            browserLatencyRows(preset(big ? "default" : "tiny"), big, opts.log, latRows, summary)
-              .then(flush),
+            import("./bench_browser.ts").then((m) =>
+              m.browserLatencyRows(
+                preset(big ? "default" : "tiny"),
+                big,
+                opts.log,
+                latRows,
+                summary,
+              )
+            ).then(flush),
         );
       }
     } else if (cpuRows && want("infer")) {
