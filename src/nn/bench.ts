@@ -297,7 +297,7 @@ export const suite: BenchSuite = {
       },
       {
         title:
-          "Autotuner: every Winograd F(4x4,3x3) GEMM variant on the layer shape (input transform + GEMM + output transform), and the split-K factors of the direct convs of small batches (GFLOP/s by the direct count)",
+          "Autotuner: every Winograd F(4x4,3x3) GEMM variant on the layer shape (input transform + GEMM + output transform) and every fused kernel (fused-io: one dispatch; fused-o: input transform + fused GEMM and output transform; their GEMM column is the fused kernel), and the split-K factors of the direct convs of small batches (GFLOP/s by the direct count; DRAM GB/s = the traffic model's bytes for the path / ms)",
         columns: [
           "storage",
           "shape",
@@ -305,6 +305,7 @@ export const suite: BenchSuite = {
           "ms",
           "GEMM alone ms",
           "GFLOP/s",
+          "DRAM GB/s (traffic model)",
           "picked",
           "timer",
         ],
@@ -427,6 +428,7 @@ export const suite: BenchSuite = {
         if (!winners.has(`${r.storage}:${d.n}`)) winners.set(`${r.storage}:${d.n}`, r.winner);
         for (const t of r.timings) {
           const gf = t.ms ? flops / (t.ms * 1e6) : null;
+          const bytes = modelBytes(r, t.name);
           tuneRows.push([
             r.storage,
             r.shape,
@@ -434,6 +436,7 @@ export const suite: BenchSuite = {
             t.ms,
             t.gemmMs,
             gf,
+            t.ms && bytes !== null ? bytes / (t.ms * 1e6) : null,
             t.name === r.winner ? "yes" : t.error ? `failed: ${t.error.slice(0, 80)}` : "",
             r.timer,
           ]);
@@ -634,6 +637,17 @@ export const suite: BenchSuite = {
     return report;
   },
 };
+
+/**
+ * The DRAM bytes the static traffic model gives a tuner candidate's path (unfused, fused output,
+ * fused input + output; f32 V and M), or null for the direct convs' split-K rows.
+ */
+function modelBytes(r: WinoTuneResult, name: string): number | null {
+  if (!r.shape.startsWith("F")) return null;
+  const m = r.shape.startsWith("F2") ? 2 : 4;
+  const t = winogradTraffic(m, r.dims, r.storage === "f32" ? 4 : 2);
+  return (name.startsWith("fused-io") ? t[3] : name.startsWith("fused-o") ? t[2] : t[1]).dramBytes;
+}
 
 type InferMode =
   | "cpu"
