@@ -236,3 +236,47 @@ Deno.test(
     }
   },
 );
+
+Deno.test(
+  "training with a forced fused Winograd kernel (forward and input gradient): weights after two steps match the CPU",
+  opts,
+  async () => {
+    const cfg: NetConfig = {
+      blocks: 2,
+      filters: 8,
+      planes: 4,
+      height: 7,
+      width: 7,
+      moves: 12,
+      valueHidden: 16,
+    };
+    const w = initWeights(cfg, 21);
+    const h = { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 };
+    const cpu = new CpuNet(w);
+    const name = fusedTestCandidates()[0].name;
+    const net = await GpuNet.create(ctx!, w, {
+      tiled: true,
+      tiles: TEST_TILES,
+      fused: true,
+      winograd: 4,
+      winogradGemm: name,
+    });
+    for (let step = 0; step < 2; step++) {
+      const b = syntheticBatch(cfg, 3, 40 + step);
+      const want = await cpu.trainStep(b, h);
+      const got = await net.trainStep(b, h);
+      assert.ok(Math.abs(got.loss - want.loss) < 1e-5, `step ${step} loss`);
+    }
+    const labels = (await net.planFor(3, true)).ops.map((o) => o.label);
+    assert.ok(
+      labels.includes(`wino.${name}.gemm`),
+      `fused kernel in training: ${labels.join(" ")}`,
+    );
+    const ref = await cpu.weights(), got = await net.weights();
+    for (const [k, t] of ref.tensors) {
+      const d = maxDiff(got.tensors.get(k)!.data, t.data);
+      assert.ok(d < 2e-5, `${k}: ${d}`);
+    }
+    net.dispose();
+  },
+);
