@@ -34,6 +34,11 @@ export interface WinoFused {
    * alpha BK BN / ... threads: most of them idle while a few transform).
    */
   split?: boolean;
+  /**
+   * The next K slice's global loads (U, and x or V) issued into registers before this slice's
+   * products, stored to workgroup memory after them (split or V-buffer kernels only).
+   */
+  prefetch?: boolean;
 }
 
 /** Output channels (bm) and tiles (bn) of one workgroup. */
@@ -57,7 +62,8 @@ export function fusedWorkgroupBytes(f: WinoFused, m: WinogradTile): number {
 export function checkWinoFused(f: WinoFused, m: WinogradTile): void {
   const { bn } = fusedBlock(f);
   if (
-    fusedThreads(f, m) > 256 || (!f.input && 128 % bn !== 0) || f.bk < 1 || (f.split && !f.input)
+    fusedThreads(f, m) > 256 || (!f.input && 128 % bn !== 0) || f.bk < 1 ||
+    (f.split && !f.input) || (f.prefetch && f.input && !f.split)
   ) {
     throw new Error(`fused Winograd tiling ${JSON.stringify(f)} does not fit F(${m}x${m})`);
   }
@@ -66,7 +72,9 @@ export function checkWinoFused(f: WinoFused, m: WinogradTile): void {
 /** A short name: f (input fused) or o (output only), BM x BN, slice depth, threads (F(4x4)). */
 export function winoFusedName(f: WinoFused): string {
   const { bm, bn } = fusedBlock(f);
-  return `fused-${f.input ? "io" : "o"}${bm}x${bn}k${f.bk}g${f.rx}x${f.ry}${f.split ? "s" : ""}`;
+  return `fused-${f.input ? "io" : "o"}${bm}x${bn}k${f.bk}g${f.rx}x${f.ry}${f.split ? "s" : ""}${
+    f.prefetch ? "p" : ""
+  }`;
 }
 
 function range(n: number): number[] {
@@ -128,7 +136,8 @@ export function winogradFusedSource(
     return out;
   };
   const ind = (ls: string[], pad: string) => ls.map((l) => pad + l).join("\n");
-  const patch = `      let c = k0 + kn / BN;
+  const patchAt = (k: string) =>
+    `      let c = ${k} + kn / BN;
       let nl = kn % BN;
       let q = n0 + nl;
       var xb = 0u;
@@ -143,7 +152,23 @@ export function winogradFusedSource(
         x0 = i32((tt - tyy * p.tw) * ${m}u) - 1;
         xb = (img * p.ci + c) * p.h * p.w;
       }`;
+  const patch = patchAt("k0");
   // Stage 1: column s of a patch, T[kn][i][s] = (B^T d)[i][s]; stage 2: row i, V[i][j] from T.
+  const stage2 = `    for (var e = t; e < BK * BN * ${a}u; e += NT) {
+      let i = e % ${a}u;
+      let kn = e / ${a}u;
+      let nl = kn % BN;
+${ind(range(a).map((s) => `let r_${s} = T[(kn * ${a}u + i) * ${a}u + ${s}u];`), "      ")}
+      let sv = SB0 + (i * ${a}u * BK + kn / BN) * BN4 + nl / 4u;
+${
+    ind(
+      range(a).map((j) =>
+        `S[sv + ${j * f.bk}u * BN4][nl % 4u] = ${combo(bt[j], (s) => `r_${s}`)};`
+      ),
+      "      ",
+    )
+  }
+    }`;
   const splitLoad = `    for (var e = t; e < BK * BN * ${a}u; e += NT) {
       let s = e % ${a}u;
       let kn = e / ${a}u;
@@ -159,21 +184,74 @@ ${
   }
     }
     workgroupBarrier();
-    for (var e = t; e < BK * BN * ${a}u; e += NT) {
-      let i = e % ${a}u;
-      let kn = e / ${a}u;
-      let nl = kn % BN;
-${ind(range(a).map((s) => `let r_${s} = T[(kn * ${a}u + i) * ${a}u + ${s}u];`), "      ")}
-      let sv = SB0 + (i * ${a}u * BK + kn / BN) * BN4 + nl / 4u;
-${
-    ind(
-      range(a).map((j) =>
-        `S[sv + ${j * f.bk}u * BN4][nl % 4u] = ${combo(bt[j], (s) => `r_${s}`)};`
+${stage2}`;
+  // Prefetch: the next slice's loads in registers (lu U scalars, lj patch columns or lv V vec4s).
+  const lu = Math.ceil((bm * f.bk) / gsz);
+  const lj = Math.ceil((f.bk * bn * a) / threads);
+  const lv = Math.ceil((f.bk * bn4) / gsz);
+  const preRegs = [
+    ...range(lu).map((l) => `  var ru${l} = 0.0;`),
+    ...(f.input
+      ? range(lj).flatMap((j) => range(a).map((r) => `  var rd${j}_${r} = 0.0;`))
+      : range(lv).map((l) => `  var rv${l} = vec4<f32>(0.0);`)),
+  ];
+  const preLoad = (k: string) =>
+    [
+      ...range(lu).map((l) =>
+        `    { let e = tg + ${l * gsz}u; let ml = e / BK; let mr = m0 + ml; let c = ${k} + e % BK;
+      ru${l} = select(0.0, u[ubase + min(mr, p.co - 1u) * p.ci + min(c, p.ci - 1u)], e < BM * BK && mr < p.co && c < p.ci); }`
       ),
-      "      ",
-    )
-  }
-    }`;
+      ...(f.input
+        ? range(lj).map((j) =>
+          `    {
+      let e = t + ${j * threads}u;
+      if (e < BK * BN * ${a}u) {
+      let s = e % ${a}u;
+      let kn = e / ${a}u;
+${patchAt(k)}
+${ind(range(a).map((r) => `rd${j}_${r} = ldx(ok, xb, y0 + ${r}, x0 + i32(s));`), "      ")}
+      }
+    }`
+        )
+        : range(lv).map((l) =>
+          `    { let e = tg + ${l * gsz}u; let c = ${k} + e / BN4;
+      rv${l} = select(vec4<f32>(0.0), vin[xi * p.ci * p.ppad4 + min(c, p.ci - 1u) * p.ppad4 + n0 / 4u + e % BN4], e < BK * BN4 && c < p.ci); }`
+        )),
+    ].join("\n");
+  const preStore = [
+    ...range(lu).map((l) =>
+      `    { let e = tg + ${
+        l * gsz
+      }u; if (e < BM * BK) { let ml = e / BK; S[(xi * BK + e % BK) * BM4 + ml / 4u][ml % 4u] = ru${l}; } }`
+    ),
+    ...(f.input
+      ? [
+        ...range(lj).map((j) =>
+          `    {
+      let e = t + ${j * threads}u;
+      if (e < BK * BN * ${a}u) {
+        let s = e % ${a}u;
+        let kn = e / ${a}u;
+${
+            ind(
+              range(a).map((i) =>
+                `T[(kn * ${a}u + ${i}u) * ${a}u + s] = ${combo(bt[i], (r) => `rd${j}_${r}`)};`
+              ),
+              "        ",
+            )
+          }
+      }
+    }`
+        ),
+        "    workgroupBarrier();",
+        stage2,
+      ]
+      : range(lv).map((l) =>
+        `    { let e = tg + ${
+          l * gsz
+        }u; if (e < BK * BN4) { S[SB0 + (xi * BK + e / BN4) * BN4 + e % BN4] = rv${l}; } }`
+      )),
+  ].join("\n");
   const vLoad = f.split ? splitLoad : f.input
     ? `    for (var e = t; e < BK * BN; e += NT) {
       let c = k0 + e / BN;
@@ -214,6 +292,19 @@ ${
       let c = k0 + e / BN4;
       S[SB0 + (xi * BK + e / BN4) * BN4 + e % BN4] = select(vec4<f32>(0.0), vin[xi * p.ci * p.ppad4 + min(c, p.ci - 1u) * p.ppad4 + n0 / 4u + e % BN4], c < p.ci);
     }`;
+  const prefetchLoop = `${preRegs.join("\n")}
+${preLoad("0u")}
+  for (var k0 = 0u; k0 < p.ci; k0 += BK) {
+${preStore}
+    workgroupBarrier();
+    if (k0 + BK < p.ci) {
+${preLoad("(k0 + BK)")}
+    }
+    for (var kk = 0u; kk < BK; kk++) {
+${ind(step("kk"), "      ")}
+    }
+    workgroupBarrier();
+  }`;
   const acc = range(f.gm).flatMap((g) =>
     range(4).flatMap((i) => range(f.gn).map((h) => `  var acc_${g}_${i}_${h} = vec4<f32>(0.0);`))
   );
@@ -341,7 +432,8 @@ fn fused(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: ve
   let ubase = xi * p.co * p.ci;
 ${acc.join("\n")}
 ${yacc.join("\n")}
-  for (var k0 = 0u; k0 < p.ci; k0 += BK) {
+${
+    f.prefetch ? prefetchLoop : `  for (var k0 = 0u; k0 < p.ci; k0 += BK) {
     for (var e = tg; e < BM * BK; e += GS) {
       let ml = e / BK;
       let mr = m0 + ml;
@@ -354,6 +446,7 @@ ${vLoad}
 ${ind(step("kk"), "      ")}
     }
     workgroupBarrier();
+  }`
   }
 ${rows.join("\n")}
 ${stores.join("\n")}

@@ -321,8 +321,18 @@ function fcand(
   bk: number,
   input: boolean,
   split = false,
+  prefetch = false,
 ): FusedCandidate {
-  const fused = { rx, ry, gm, gn, bk, input, ...(split ? { split } : {}) };
+  const fused = {
+    rx,
+    ry,
+    gm,
+    gn,
+    bk,
+    input,
+    ...(split ? { split } : {}),
+    ...(prefetch ? { prefetch } : {}),
+  };
   return { name: winoFusedName(fused), fused, half: false };
 }
 
@@ -331,7 +341,8 @@ function fcand(
  * thread): 16 x 16, 8 x 16 and 32 x 8 blocks, slices of 2 or 4 channels (the 4-deep 16 x 16 ones need 18
  * KiB of workgroup memory or more: past WebGPU's 16 KiB default, recorded as a failure where it is
  * over), with the input transform in the tile load (whole patches per thread, or split in two
- * balanced stages: `s`) or read from the V buffer.
+ * balanced stages: `s`) or read from the V buffer; `p`: the next slice's loads prefetched into
+ * registers.
  */
 export function fusedCandidates(): FusedCandidate[] {
   return [
@@ -347,20 +358,26 @@ export function fusedCandidates(): FusedCandidate[] {
     fcand(2, 2, 2, 2, 2, false),
     fcand(2, 2, 2, 2, 4, false),
     fcand(1, 4, 2, 2, 2, false),
+    // The next slice's loads in registers during this slice's products (`p`).
+    fcand(2, 2, 2, 2, 2, true, true, true),
+    fcand(1, 4, 2, 2, 2, true, true, true),
+    fcand(2, 2, 2, 2, 2, false, false, true),
   ];
 }
 
 /**
  * Small fused twins (16 or 36 threads for F(2x2) / F(4x4), up to 72) that a software adapter
- * compiles quickly: both input paths, one and (4 x 8 in F(2x2)) two pair slots per thread, partial blocks.
+ * compiles quickly: whole patches in the load, the V buffer, the two-stage load (groups of two
+ * threads, 3-deep slices that do not divide the channels), and both prefetching paths (the last
+ * one with two (channel, tile) pairs per thread in F(2x2)).
  */
 export function fusedTestCandidates(): FusedCandidate[] {
   return [
     fcand(1, 1, 1, 1, 2, true),
     fcand(1, 1, 1, 1, 4, false),
-    fcand(2, 1, 1, 1, 3, true),
-    fcand(1, 1, 1, 2, 2, true),
     fcand(2, 1, 1, 1, 3, true, true),
+    fcand(2, 1, 1, 1, 3, true, true, true),
+    fcand(1, 1, 1, 2, 3, false, false, true),
   ];
 }
 
