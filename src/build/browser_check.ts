@@ -184,9 +184,16 @@ export async function findChromium(): Promise<string | null> {
 
 /**
  * Opens `path` of `dir` (served cross-origin isolated) in headless Chromium and returns the JSON
- * the page posts to /result; /progress posts name the stage a timeout reports.
+ * the page posts to /result; /progress posts name the stage a timeout reports. `extraArgs` are
+ * added to Chromium's flags (e.g. the GPU flags of a hardware run).
  */
-async function runPage(chromium: string, dir: string, path: string, timeoutMs: number) {
+export async function runPage(
+  chromium: string,
+  dir: string,
+  path: string,
+  timeoutMs: number,
+  extraArgs: string[] = [],
+) {
   const profile = await Deno.makeTempDir({ prefix: "kibitz_chromium_" });
   let report: (text: string) => void = () => {};
   let lastStage = "loading the page";
@@ -211,6 +218,7 @@ async function runPage(chromium: string, dir: string, path: string, timeoutMs: n
       "--disable-component-update",
       "--disable-sync",
       `--user-data-dir=${profile}`,
+      ...extraArgs,
       `http://127.0.0.1:${server.addr.port}${path}`,
     ],
     stdout: "null",

@@ -15,7 +15,7 @@ import { HARDWARE_TILES, loadKernels, TEST_TILES } from "./gpu/kernels.ts";
 import { deviceHasF16, type HalfStorage, loadHalfKernels } from "./gpu/f16.ts";
 import { TensorPool, uploadTensor } from "./gpu/tensor.ts";
 import { winoShapeKey } from "./gpu/backend.ts";
-import { hardwareCandidates, testCandidates } from "./gpu/winograd_gemm.ts";
+import { fusedTestCandidates, hardwareCandidates, testCandidates } from "./gpu/winograd_gemm.ts";
 import {
   pickWinoKernels,
   tuneWinograd,
@@ -26,6 +26,7 @@ import { CpuNet, GpuNet, type PolicyValueNet } from "./net.ts";
 import { initWeights } from "./params.ts";
 import { cpuTensor, rng } from "./tensor.ts";
 import { syntheticBatch } from "./train.ts";
+import { winogradTraffic } from "./gpu/winograd_fused.ts";
 import {
   benchBatch,
   callMs,
@@ -242,10 +243,10 @@ export const suite: BenchSuite = {
   async run(opts): Promise<BenchReport> {
     const kv = benchKeyValues("nn", opts.args);
     for (const k of kv.keys()) {
-      if (k !== "peak" && k !== "quick" && k !== "only") {
+      if (!["peak", "quick", "only", "model", "browser"].includes(k)) {
         throw new KibitzError(
           "bad_args",
-          `nn: unknown argument "${k}=": valid are peak=, quick=, only=`,
+          `nn: unknown argument "${k}=": valid are peak=, quick=, only=, model=, browser=`,
         );
       }
     }
@@ -268,13 +269,21 @@ export const suite: BenchSuite = {
     const big = mode !== "smoke";
     const ctx = opts.backend === "cpu" ? null : await getGpu();
     if (opts.backend === "gpu" && !ctx) throw new KibitzError("no_gpu", "no WebGPU adapter found");
+    // `model=` runs the inference, latency and training sections on another preset (quick and full
+    // modes on a software adapter take the tiny one: the 19 x 256 model needs hours there).
+    const modelArg = kv.get("model") ?? null;
+    if (modelArg !== null) netPreset(modelArg);
+    const model = modelArg ?? (ctx?.report.isFallback && big ? "tiny" : null);
+    const preset = (name: string) => model ?? name;
+    // `browser=1`: the latency section also measures the floor and calls in headless Chromium.
+    const browser = ["1", "true", "yes"].includes(kv.get("browser") ?? "");
     const adapter = ctx ? describeAdapter(ctx.report) : null;
     const report = newReport("nn", adapter);
     const peak = peakArg(opts.args);
     // `--backend gpu` and quick=1 leave out the CPU reference rows (minutes each at full sizes).
     const cpuRows = opts.backend !== "gpu" && mode !== "quick";
     const h = 26, w = 26;
-    const convRows: Row[] = [], tuneRows: Row[] = [], inferRows: Row[] = [];
+    const convRows: Row[] = [], tuneRows: Row[] = [], inferRows: Row[] = [], byteRows: Row[] = [];
     const latRows: Row[] = [], trainRows: Row[] = [];
     const summary = new Map<string, number>();
     const winners = new Map<string, string>();
@@ -288,7 +297,7 @@ export const suite: BenchSuite = {
       },
       {
         title:
-          "Autotuner: every Winograd F(4x4,3x3) GEMM variant on the layer shape (input transform + GEMM + output transform), and the split-K factors of the direct convs of small batches (GFLOP/s by the direct count)",
+          "Autotuner: every Winograd F(4x4,3x3) GEMM variant on the layer shape (input transform + GEMM + output transform) and every fused kernel (fused-io: one dispatch; fused-o: input transform + fused GEMM and output transform; their GEMM column is the fused kernel), and the split-K factors of the direct convs of small batches (GFLOP/s by the direct count; DRAM GB/s = the traffic model's bytes for the path / ms)",
         columns: [
           "storage",
           "shape",
@@ -296,10 +305,17 @@ export const suite: BenchSuite = {
           "ms",
           "GEMM alone ms",
           "GFLOP/s",
+          "DRAM GB/s (traffic model)",
           "picked",
           "timer",
         ],
         rows: tuneRows,
+      },
+      {
+        title:
+          "Bytes one 3x3 layer moves by path (static model, 256 -> 256 filters, 26x26): DRAM = each tensor once per kernel that touches it; tile reads = operands re-read per row / column block (L2 traffic). Unfused Winograd GEMM with 128 x 128 blocks, fused kernels with 16 x 16.",
+        columns: ["activations", "batch", "path", "DRAM MB", "tile reads MB", "dispatches"],
+        rows: byteRows,
       },
       {
         title:
@@ -340,6 +356,16 @@ export const suite: BenchSuite = {
         await flush();
       }
     };
+    // The static traffic model, beside the GPU rows it explains (CPU runs leave it out).
+    if (ctx && want("conv")) {
+      for (const [act, bytes] of [["f32", 4], ["f16", 2]] as const) {
+        for (const n of [1, 8, 64, 256]) {
+          for (const t of winogradTraffic(4, { n, ci: 256, co: 256, h, w }, bytes)) {
+            byteRows.push([act, n, t.path, t.dramBytes / 1e6, t.tileBytes / 1e6, t.dispatches]);
+          }
+        }
+      }
+    }
     const convCases = mode === "full"
       ? { gpu: [[256, 1], [256, 64], [256, 256], [32, 256]], cpu: [[256, 1], [32, 16]] }
       : mode === "quick"
@@ -402,6 +428,7 @@ export const suite: BenchSuite = {
         if (!winners.has(`${r.storage}:${d.n}`)) winners.set(`${r.storage}:${d.n}`, r.winner);
         for (const t of r.timings) {
           const gf = t.ms ? flops / (t.ms * 1e6) : null;
+          const bytes = modelBytes(r, t.name);
           tuneRows.push([
             r.storage,
             r.shape,
@@ -409,6 +436,7 @@ export const suite: BenchSuite = {
             t.ms,
             t.gemmMs,
             gf,
+            t.ms && bytes !== null ? bytes / (t.ms * 1e6) : null,
             t.name === r.winner ? "yes" : t.error ? `failed: ${t.error.slice(0, 80)}` : "",
             r.timer,
           ]);
@@ -420,11 +448,17 @@ export const suite: BenchSuite = {
         }
         await flush();
       };
+      // The tuner's own section belongs to the conv and inference runs (`only=latency,train`
+      // leaves it out: a capped device run).
       await attempt("Winograd autotuner", async () => {
+        if (!want("conv") && !want("infer")) return;
         if (ctx.report.isFallback) {
           // The tuner's code path at test size (software adapters do not tune their plans).
           const kernels = await loadKernels(ctx, TEST_TILES, "tiled");
-          const cands = testCandidates().filter((x) => !x.half).slice(0, 2);
+          const cands = [
+            ...testCandidates().filter((x) => !x.half).slice(0, 2),
+            ...fusedTestCandidates().slice(0, 2),
+          ];
           const s = { n: 1, ci: 8, co: 8, h: 7, w: 7 };
           await show(await tuneWinograd(ctx, kernels, null, 4, s, cands));
         } else if (big) {
@@ -470,7 +504,12 @@ export const suite: BenchSuite = {
           ["small", "gpu-unfused", [1, 8]],
           ["small", "gpu-fused-f16", [1, 8]],
         ];
-      for (const one of want("infer") ? inferCases : []) {
+      for (const [name, im, batches] of want("infer") ? inferCases : []) {
+        const one: [string, InferMode, number[]] = [
+          im === "cpu" ? name : preset(name),
+          im,
+          batches,
+        ];
         await attempt(
           `inference ${one[0]} ${one[1]}`,
           () => inferenceRows(ctx, [one], mode, cpuRows, inferRows, summary, opts.log, flush),
@@ -481,7 +520,33 @@ export const suite: BenchSuite = {
       if (want("latency")) {
         await attempt(
           "latency",
-          () => latencyTable(ctx, big ? "default" : "tiny", big, opts.log, latRows, summary, flush),
+          () =>
+            latencyTable(
+              ctx,
+              preset(big ? "default" : "tiny"),
+              big,
+              opts.log,
+              latRows,
+              summary,
+              flush,
+            ),
+        );
+      }
+      if (want("latency") && browser) {
+        await attempt(
+          "latency in Chromium",
+          // Imported here: the bundler (npm esbuild) loads only for browser=1, so GPU machines
+          // without the npm cache still run the rest of the bench.
+          () =>
+            import("./bench_browser.ts").then((m) =>
+              m.browserLatencyRows(
+                preset(big ? "default" : "tiny"),
+                big,
+                opts.log,
+                latRows,
+                summary,
+              )
+            ).then(flush),
         );
       }
     } else if (cpuRows && want("infer")) {
@@ -496,7 +561,8 @@ export const suite: BenchSuite = {
       ? [["default", "gpu", [256]]]
       : [["small", "cpu", [2]], ["small", "gpu", [2]]];
     const hyper = { lr: 0.01, momentum: 0.9, weightDecay: 1e-4 };
-    for (const [preset, backend, batches] of want("train") ? trainCases : []) {
+    for (const [name, backend, batches] of want("train") ? trainCases : []) {
+      const preset = backend === "gpu" ? (model ?? name) : name;
       if ((backend === "gpu" && !ctx) || (backend === "cpu" && !cpuRows)) continue;
       await attempt(`training ${preset} ${backend}`, async () => {
         const cfg = netPreset(preset);
@@ -552,6 +618,13 @@ export const suite: BenchSuite = {
         ? "The adapter is a software rasterizer (llvmpipe): its numbers say nothing about GPU speed, and it runs the direct (untiled) kernels; hardware adapters run the tiled implicit-GEMM kernels."
         : "Pass peak=<GFLOP/s> after the suite name to print the fraction of the GPU's fp32 peak.",
     );
+    if (model !== null && modelArg === null) {
+      report.notes.push(
+        `Software adapter: the inference, latency and training sections ran the ${model} model (model=default forces the 19 x 256 one: hours here); the figures check that the code paths run, not speeds.`,
+      );
+    } else if (modelArg !== null) {
+      report.notes.push(`model=${modelArg}: inference, latency and training ran that preset.`);
+    }
     if (mode === "smoke") {
       report.notes.push(
         "Small sizes; `quick=1` runs the issue's sizes on the GPU only (about 2-3 minutes on an H200); `--full` runs 256 filters at batch 1/64/256, the 19x256 default model and the CPU rows.",
@@ -564,6 +637,17 @@ export const suite: BenchSuite = {
     return report;
   },
 };
+
+/**
+ * The DRAM bytes the static traffic model gives a tuner candidate's path (unfused, fused output,
+ * fused input + output; f32 V and M), or null for the direct convs' split-K rows.
+ */
+function modelBytes(r: WinoTuneResult, name: string): number | null {
+  if (!r.shape.startsWith("F")) return null;
+  const m = r.shape.startsWith("F2") ? 2 : 4;
+  const t = winogradTraffic(m, r.dims, r.storage === "f32" ? 4 : 2);
+  return (name.startsWith("fused-io") ? t[3] : name.startsWith("fused-o") ? t[2] : t[1]).dramBytes;
+}
 
 type InferMode =
   | "cpu"
@@ -656,6 +740,7 @@ async function latencyTable(
     log(`readback floor (4 bytes): ${floor.toFixed(2)} ms`);
     rows.push([
       preset,
+      "deno",
       "floor",
       null,
       floor,
@@ -676,6 +761,7 @@ async function latencyTable(
       const cost = await planCost(ctx, net, size);
       rows.push([
         preset,
+        "deno",
         "one call",
         size,
         ms,
@@ -698,6 +784,7 @@ async function latencyTable(
         const rate = await pipelinedCallsPerS(net, b, depth, budget);
         rows.push([
           preset,
+          "deno",
           `${depth} in flight`,
           size,
           1000 / rate,
@@ -721,9 +808,10 @@ async function latencyTable(
 function latencyTableShape(rows: Row[]) {
   return {
     title:
-      "Latency and pipelining (fused graph): the readback floor, one call at a time, and N calls in flight (InferencePipeline)",
+      "Latency and pipelining (fused graph): the readback floor, one call at a time, and N calls in flight (InferencePipeline); in Deno, and with browser=1 the same code in headless Chromium (the bundle, same machine)",
     columns: [
       "model",
+      "runtime",
       "mode",
       "batch",
       "ms per call (wall)",
@@ -765,7 +853,9 @@ function summaryTable(
       ["inference, batch 64, positions/s", get(`${model}:gpu-fused:64`), "-"],
       ["inference, batch 8, positions/s", get(`${model}:gpu-fused:8`), "-"],
       ["inference, batch 1, ms per call", get("call:1"), "-"],
-      ["readback floor, ms", get("floor"), "-"],
+      ["readback floor, ms (Deno)", get("floor"), "-"],
+      ["readback floor, ms (Chromium, browser=1)", get("browser:floor"), "< 1 (the issue's note)"],
+      ["inference, batch 1, ms per call (Chromium, browser=1)", get("browser:call:1"), "-"],
       [
         "batch 1: GPU + encoding ms per call beyond the floor",
         Number.isNaN(beyond) ? null : beyond,

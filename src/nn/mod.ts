@@ -72,3 +72,5 @@ export {
   winogradTuneLog,
   type WinoTuneResult,
 } from "./gpu/winograd_tune.ts";
+/** The latency measurements of `bench nn` (readback floor, calls, pipelining), for browser pages. */
+export * as nnLatency from "./bench_latency.ts";

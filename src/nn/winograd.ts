@@ -13,7 +13,7 @@ import { type CpuTensor, cpuTensor } from "./tensor.ts";
 /** The output tile size m of F(m x m, 3 x 3). */
 export type WinogradTile = 2 | 4;
 
-interface Matrices {
+export interface Matrices {
   /** B^T: a x a, A^T: m x a, G: a x 3 (a = m + 2). */
   bt: number[][];
   at: number[][];
@@ -46,6 +46,11 @@ const MATRICES: Record<WinogradTile, Matrices> = {
     at: [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]],
   },
 };
+
+/** The transform matrices of F(m x m, 3 x 3): B^T (a x a), A^T (m x a), G (a x 3), a = m + 2. */
+export function winogradMatrices(m: WinogradTile): Readonly<Matrices> {
+  return MATRICES[m];
+}
 
 /** Shape facts of a Winograd conv on an h x w image: tiles per side, per image, and in all. */
 export function winogradGeometry(m: WinogradTile, n: number, h: number, w: number) {
@@ -163,8 +168,14 @@ function applyRows(
   return lines;
 }
 
-/** X = L D R^T as straight-line code over scalars named `${name}_r_c`. */
-function sandwich(l: number[][], r: number[][], src: string, mid: string, dst: string): string[] {
+/** X = L D R^T as straight-line code over scalars named `${name}_r_c` (zero terms dropped). */
+export function sandwich(
+  l: number[][],
+  r: number[][],
+  src: string,
+  mid: string,
+  dst: string,
+): string[] {
   // T = L D: rows of L, columns of D (k x k' where D is k x cols).
   const cols = r[0].length;
   const t = applyRows(l, (kk, j) => `${src}_${kk}_${j}`, cols, (i, j) => `${mid}_${i}_${j}`);

@@ -11,6 +11,7 @@ import { type GpuTensor, type TensorPool, uploadTensor } from "./tensor.ts";
 import { tileSize } from "./conv_gemm.ts";
 import { KibitzError } from "../../errors.ts";
 import { winoGemmGroups, type WinoKernels } from "./winograd_gemm.ts";
+import { fusedGroups, type WinoFused } from "./winograd_fused.ts";
 import {
   chooseWinograd,
   winogradColumns,
@@ -131,6 +132,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    */
   winogradTrain = false;
   private readonly zeroTensors = new Map<number, GpuTensor>();
+  /** The words of each integer params uniform (the fused Winograd kernel copies the flags). */
+  private readonly paramWords = new WeakMap<GPUBuffer, number[]>();
 
   /**
    * `tiled` selects the workgroup-memory kernels (tiled GEMMs, workgroup reductions: the fast path
@@ -151,6 +154,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const data = floats ? new Float32Array(words) : new Uint32Array(words);
     const b = uniformBuffer(this.ctx, data.buffer, "nn.params");
     this.uniforms.push(b);
+    if (!floats) this.paramWords.set(b, words);
     return b;
   }
 
@@ -487,10 +491,13 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     fz: GPUBuffer,
     half: boolean,
     pp: GPUBuffer,
-    g: { alpha: number; tiles: number },
+    g: { alpha: number; tiles: number; tw: number; p: number },
     ppad: number,
   ): GpuTensor {
     const [n, ci, h, wd] = x.shape, co = u.shape[1];
+    if (k.candidate.fused) {
+      return this.convWinogradFusedKernel(k, k.candidate.fused, x, u, bias, res, fz, half, pp, g);
+    }
     const tb = k.transformed === "f32" ? null : k.transformed === "f16" ? 2 : 4;
     const v = this.pool.acquire([g.alpha, ci, 1, ppad], "nn.wino", tb);
     this.recordPipeline(
@@ -518,6 +525,51 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       9: fz,
     }, this.g1(n * co * g.tiles));
     this.release(mm);
+    return y;
+  }
+
+  /**
+   * convWinograd through a fused kernel: M stays in the workgroup; V is built in its tile load
+   * (`f.input`) or by the input-transform kernel first.
+   */
+  private convWinogradFusedKernel(
+    k: WinoKernels,
+    f: WinoFused,
+    x: GpuTensor,
+    u: GpuTensor,
+    bias: GpuTensor,
+    res: GpuTensor,
+    fz: GPUBuffer,
+    half: boolean,
+    pp: GPUBuffer,
+    g: { alpha: number; tiles: number; tw: number; p: number },
+  ): GpuTensor {
+    const [n, ci, h, wd] = x.shape, co = u.shape[1];
+    const m = (Math.sqrt(g.alpha) - 2) as WinogradTile;
+    const ppad = winogradColumns(g.p);
+    let src = x;
+    if (!f.input) {
+      src = this.pool.acquire([g.alpha, ci, 1, ppad], "nn.wino");
+      this.recordPipeline(
+        k.input,
+        `wino.${k.candidate.name}.input`,
+        { 2: x.buffer, 3: src.buffer, 8: pp },
+        this.g1(n * ci * g.tiles),
+      );
+    }
+    const y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
+    // The relu / residual flags of the epilogue uniform, in the fused kernel's own params.
+    const [relu, hasRes] = this.paramWords.get(fz) ?? [0, 0];
+    const fp = this.params([n, ci, co, h, wd, g.tw, g.tiles, g.p, ppad / 4, relu, hasRes, 0]);
+    this.recordPipeline(k.gemm, `wino.${k.candidate.name}.gemm`, {
+      0: u.buffer,
+      1: src.buffer,
+      2: bias.buffer,
+      3: res.buffer,
+      4: y.buffer,
+      5: fp,
+    }, fusedGroups(f, m, n, co, h, wd));
+    if (src !== x) this.release(src);
     return y;
   }
 

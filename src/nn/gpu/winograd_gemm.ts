@@ -13,6 +13,7 @@ import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import { f16Prelude } from "./conv_gemm.ts";
 import { winogradSource, type WinogradTile } from "../winograd.ts";
+import { type WinoFused, winoFusedName, winogradFusedSource } from "./winograd_fused.ts";
 
 /** Tiling of one transformed-domain GEMM kernel. */
 export interface WinoGemm {
@@ -223,11 +224,26 @@ export function winoGemmGroups(
  * One candidate of the autotuner: a GEMM tiling and the storage of V and M (`half`: the f16 plan's
  * storage, f16 or emulated; only in f16 plans).
  */
-export interface WinoCandidate {
+export interface GemmCandidate {
   name: string;
   gemm: WinoGemm;
   half: boolean;
+  fused?: undefined;
 }
+
+/**
+ * A fused candidate: one kernel holding M in the workgroup (and V too when `fused.input`),
+ * src/nn/gpu/winograd_fused.ts; V and M never stored in f16.
+ */
+export interface FusedCandidate {
+  name: string;
+  fused: WinoFused;
+  half: false;
+  gemm?: undefined;
+}
+
+/** Anything the autotuner can pick for a Winograd layer. */
+export type WinoCandidate = GemmCandidate | FusedCandidate;
 
 function cand(
   wx: number,
@@ -239,7 +255,7 @@ function cand(
   unroll: boolean,
   half = false,
   double = false,
-): WinoCandidate {
+): GemmCandidate {
   const gemm = { wx, wy, gm, gn, bk, rowFast, unroll, ...(double ? { double } : {}) };
   return { name: `${winoGemmName(gemm)}${half ? "-h" : ""}`, gemm, half };
 }
@@ -251,7 +267,7 @@ function cand(
  * traffic, f16 plans only). Their error is F(4x4)'s weak point: about 1.1e-2 of the output's
  * scale against 3.3e-4 for f16 storage of the activations alone (tests/nn/winograd_gemm_test.ts).
  */
-export function hardwareCandidates(f16VM: boolean): WinoCandidate[] {
+export function hardwareCandidates(f16VM: boolean): GemmCandidate[] {
   const f32 = [
     cand(16, 16, 2, 2, 8, false, false), // the legacy tiling, with vec4 V loads
     cand(16, 16, 2, 2, 8, true, false),
@@ -285,7 +301,7 @@ export function hardwareCandidates(f16VM: boolean): WinoCandidate[] {
  * seconds: the same generator paths (rolled and unrolled, both block orders, 8x8 / 8x4 / 4x4 per
  * thread, f32 and f16 V/M), for the parity tests.
  */
-export function testCandidates(): WinoCandidate[] {
+export function testCandidates(): GemmCandidate[] {
   return [
     cand(4, 4, 1, 1, 4, false, false),
     cand(4, 4, 2, 2, 4, true, true),
@@ -297,16 +313,89 @@ export function testCandidates(): WinoCandidate[] {
   ];
 }
 
-/** The compiled kernels of one candidate: input transform, GEMM, output transform. */
+function fcand(
+  rx: number,
+  ry: number,
+  gm: number,
+  gn: number,
+  bk: number,
+  input: boolean,
+  split = false,
+  prefetch = false,
+): FusedCandidate {
+  const fused = {
+    rx,
+    ry,
+    gm,
+    gn,
+    bk,
+    input,
+    ...(split ? { split } : {}),
+    ...(prefetch ? { prefetch } : {}),
+  };
+  return { name: winoFusedName(fused), fused, half: false };
+}
+
+/**
+ * The fused hardware candidates (F(4x4): 36 groups of 4 or 2 threads, 8 x 8 or 4 x 8 per
+ * thread): 16 x 16, 8 x 16 and 32 x 8 blocks, slices of 2 or 4 channels (the 4-deep 16 x 16 ones need 18
+ * KiB of workgroup memory or more: past WebGPU's 16 KiB default, recorded as a failure where it is
+ * over), with the input transform in the tile load (whole patches per thread, or split in two
+ * balanced stages: `s`) or read from the V buffer; `p`: the next slice's loads prefetched into
+ * registers.
+ */
+export function fusedCandidates(): FusedCandidate[] {
+  return [
+    fcand(2, 2, 2, 2, 2, true),
+    fcand(2, 2, 2, 2, 4, true),
+    fcand(2, 1, 2, 2, 4, true),
+    fcand(2, 2, 1, 2, 4, true),
+    fcand(2, 2, 2, 2, 2, true, true),
+    fcand(2, 2, 2, 2, 4, true, true),
+    fcand(2, 1, 2, 2, 4, true, true),
+    // 32 x 8 blocks: half the in-load transforms per output channel, twice the U re-reads.
+    fcand(1, 4, 2, 2, 2, true, true),
+    fcand(2, 2, 2, 2, 2, false),
+    fcand(2, 2, 2, 2, 4, false),
+    fcand(1, 4, 2, 2, 2, false),
+    // The next slice's loads in registers during this slice's products (`p`).
+    fcand(2, 2, 2, 2, 2, true, true, true),
+    fcand(1, 4, 2, 2, 2, true, true, true),
+    fcand(2, 2, 2, 2, 2, false, false, true),
+  ];
+}
+
+/**
+ * Small fused twins (16 or 36 threads for F(2x2) / F(4x4), up to 72) that a software adapter
+ * compiles quickly: whole patches in the load, the V buffer, the two-stage load (groups of two
+ * threads, 3-deep slices that do not divide the channels), and both prefetching paths (the last
+ * one with two (channel, tile) pairs per thread in F(2x2)).
+ */
+export function fusedTestCandidates(): FusedCandidate[] {
+  return [
+    fcand(1, 1, 1, 1, 2, true),
+    fcand(1, 1, 1, 1, 4, false),
+    fcand(2, 1, 1, 1, 3, true, true),
+    fcand(2, 1, 1, 1, 3, true, true, true),
+    fcand(1, 1, 1, 2, 3, false, false, true),
+  ];
+}
+
+/**
+ * The compiled kernels of one candidate: input transform, GEMM (the fused kernel for a fused
+ * candidate), output transform.
+ */
 export interface WinoKernels {
   candidate: WinoCandidate;
   /** Storage of the activations (x, res, y) these kernels read and write. */
   act: TransformedStorage;
   /** Storage of V and M in these kernels. */
   transformed: TransformedStorage;
-  input: GPUComputePipeline;
+  /** Absent where a fused kernel builds V itself. */
+  input?: GPUComputePipeline;
   gemm: GPUComputePipeline;
-  output: GPUComputePipeline;
+  /** Absent for fused kernels (the output transform is their epilogue). */
+  output?: GPUComputePipeline;
 }
 
 const compiled = new WeakMap<GpuContext, Map<string, Promise<WinoKernels>>>();
@@ -324,7 +413,7 @@ export function loadWinoKernels(
   const transformed: TransformedStorage = c.half ? (act === "f32" ? "f16" : act) : "f32";
   let perDevice = compiled.get(ctx);
   if (!perDevice) compiled.set(ctx, perDevice = new Map());
-  const key = `${m}:${act}:${transformed}:${JSON.stringify(c.gemm)}`;
+  const key = `${m}:${act}:${transformed}:${JSON.stringify(c.gemm ?? c.fused)}`;
   let hit = perDevice.get(key);
   if (!hit) {
     hit = (async () => {
@@ -334,15 +423,27 @@ export function loadWinoKernels(
         candidate: c,
         act,
         transformed,
-        input: await computePipeline(ctx, tsrc, "wino_input", {}, `${label}.input`),
-        gemm: await computePipeline(
-          ctx,
-          winogradGemmSource(c.gemm, transformed),
-          "gemm",
-          {},
-          `${label}.gemm`,
-        ),
-        output: await computePipeline(ctx, tsrc, "wino_output", {}, `${label}.output`),
+        input: c.fused?.input
+          ? undefined
+          : await computePipeline(ctx, tsrc, "wino_input", {}, `${label}.input`),
+        gemm: c.fused
+          ? await computePipeline(
+            ctx,
+            winogradFusedSource(c.fused, m, act),
+            "fused",
+            {},
+            `${label}.gemm`,
+          )
+          : await computePipeline(
+            ctx,
+            winogradGemmSource(c.gemm, transformed),
+            "gemm",
+            {},
+            `${label}.gemm`,
+          ),
+        output: c.fused
+          ? undefined
+          : await computePipeline(ctx, tsrc, "wino_output", {}, `${label}.output`),
       };
     })();
     hit.catch(() => perDevice!.delete(key));

@@ -11,6 +11,8 @@ import type { HalfKernels } from "./f16.ts";
 import type { NnKernels } from "./kernels.ts";
 import { TensorPool } from "./tensor.ts";
 import {
+  fusedCandidates,
+  fusedTestCandidates,
   hardwareCandidates,
   loadWinoKernels,
   testCandidates,
@@ -87,6 +89,18 @@ export function tuneF16VM(): boolean {
   }
 }
 
+/**
+ * Whether the tuner also times the fused Winograd kernels (default; KIBITZ_NN_WINO_FUSED=0 leaves
+ * them out, e.g. to compare tuning runs with and without them).
+ */
+export function fusedTuning(): boolean {
+  try {
+    return Deno.env.get("KIBITZ_NN_WINO_FUSED") !== "0";
+  } catch {
+    return true;
+  }
+}
+
 /** Whether plans autotune on hardware adapters (KIBITZ_NN_TUNE=0: built-in GEMM, default splits). */
 export function tuningOn(): boolean {
   try {
@@ -106,7 +120,12 @@ export function forcedWinoGemm(): string | undefined {
 }
 
 function findCandidate(name: string, f16Plan: boolean): WinoCandidate {
-  const all = [...hardwareCandidates(true), ...testCandidates()];
+  const all: WinoCandidate[] = [
+    ...hardwareCandidates(true),
+    ...testCandidates(),
+    ...fusedCandidates(),
+    ...fusedTestCandidates(),
+  ];
   const c = all.find((x) => x.name === name);
   if (!c || (c.half && !f16Plan)) {
     const valid = [LEGACY, ...all.filter((x) => f16Plan || !x.half).map((x) => x.name)];
@@ -159,7 +178,10 @@ export function tuneWinograd(
   candidates?: WinoCandidate[],
 ): Promise<WinoTuneResult> {
   const act = half?.storage ?? "f32";
-  const cands = candidates ?? hardwareCandidates(act !== "f32" && tuneF16VM());
+  const cands = candidates ?? [
+    ...hardwareCandidates(act !== "f32" && tuneF16VM()),
+    ...(fusedTuning() ? fusedCandidates() : []),
+  ];
   const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
     winoShapeKey(m, shape.n, shape.ci, shape.co, shape.h, shape.w)
   }|${cands.map((c) => c.name).join(",")}`;
