@@ -58,6 +58,8 @@ export const suite: BenchSuite = {
           return alphaBetaLadderPlayer({ timeMs: ms });
         case "policy":
           return policyLadderPlayer(net);
+        case "policy-win1":
+          return policyLadderPlayer(net, true);
         case "mcts":
           return mctsLadderPlayer(net, { playouts });
         case "mcts-time":

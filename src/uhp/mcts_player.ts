@@ -354,14 +354,22 @@ export function winningMove(g: HiveGame, legal: number[]): number | null {
   return null;
 }
 
-/** The network's most probable legal move, no search (the ladder's policy-only player). */
+/**
+ * The network's most probable legal move, no search (the ladder's policy-only player). With
+ * `winCheck` (a tactical variant, not the pure network) a move that wins at once is played first.
+ */
 export class PolicyPlayer implements UhpPlayer {
-  constructor(readonly net: HiveEvaluator) {}
+  constructor(readonly net: HiveEvaluator, readonly winCheck = false) {}
 
   /** Ignores the limits: one network evaluation. */
   bestMove(game: HiveGame): number {
     const legal = game.validMoves();
     if (legal.length <= 1) return legal[0] ?? PASS;
+    if (this.winCheck) {
+      const g = game.clone();
+      const win = winningMove(g, legal);
+      if (win !== null) return win;
+    }
     const e = this.net.evaluate(game, legal);
     let best = 0;
     for (let i = 1; i < legal.length; i++) if (e.priors[i] > e.priors[best]) best = i;

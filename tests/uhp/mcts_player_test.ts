@@ -272,3 +272,21 @@ Deno.test("proveNode: wins take the shortest way, losses the longest, open child
   equal(d.terminal, 0);
   ok(!proveNode(node([])));
 });
+
+Deno.test("policy player: pure by default; the win-check variant plays a win in one first", () => {
+  const g = position(BEFORE_WIN);
+  const legal = g.validMoves();
+  const win = winningMove(g, legal)!;
+  // The prior favours the first legal move that does not win.
+  const other = legal.find((m) => m !== win)!;
+  const biased = {
+    evaluate: (_g: HiveGame, moves: number[]) => {
+      const priors = new Float32Array(moves.length).fill(0.1 / moves.length);
+      priors[moves.indexOf(other)] = 0.9;
+      return { priors, value: 0 };
+    },
+  };
+  equal(new PolicyPlayer(biased).bestMove(g), other);
+  equal(new PolicyPlayer(biased, true).bestMove(g), win);
+  equal(g.turn, BEFORE_WIN.length, "the position is not modified");
+});
