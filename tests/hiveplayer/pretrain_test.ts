@@ -254,3 +254,20 @@ Deno.test("pretrain: engine values are the squashed alpha-beta scores, mixed int
   const row = (i: number) => b.policy.subarray(i * M, (i + 1) * M).reduce((a, v) => a + v, 0);
   deepEqual([row(0), row(1), row(2)], [1, 0, 1]);
 });
+
+Deno.test("hive-games: --other-random games, the engine against seeded random moves", () => {
+  const o = { ...OPTS, randomPlies: 2, maxPlies: 16, otherRandom: true };
+  const a = playEngineGame(3, o), b = playEngineGame(3, o);
+  deepEqual(a, b);
+  equal(a.white, "kibitz-random", "odd seeds: the other side is White");
+  equal(a.black, "kibitz-alphabeta-d1");
+  equal(playEngineGame(4, o).black, "kibitz-random");
+  // The engine side's moves are its depth-1 choices; the random side's are not searched.
+  const g = new HiveGame(a.gameType);
+  a.moves.forEach((m, ply) => {
+    if (ply >= 2 && g.colorToMove === 1 && !g.isOver()) {
+      equal(g.moveString(searchBestMove(g, { depth: 1 }).move), m, `ply ${ply}`);
+    }
+    g.playString(m);
+  });
+});
