@@ -28,6 +28,10 @@ await runMain(async () => {
         default: String(d.otherDepth),
         help: "depth of the weaker side, colours alternating by seed (0: both equal)",
       },
+      "other-random": {
+        type: "boolean",
+        help: "the weaker side plays uniformly random moves (seeded) instead of searching",
+      },
       "max-plies": { type: "string", default: String(d.maxPlies), help: "ply cap (Unfinished)" },
       "game-type": { type: "string", default: d.gameType, help: "UHP game type" },
       workers: { type: "string", default: "2", help: "worker threads (0: main thread)" },
@@ -46,6 +50,7 @@ await runMain(async () => {
     timeMs: intOption(args.values, "time-ms", 0, 0),
     maxPlies: intOption(args.values, "max-plies", d.maxPlies, 1),
     otherDepth: intOption(args.values, "other-depth", d.otherDepth, 0, 12),
+    otherRandom: args.values["other-random"] === true,
   };
   const dir = out.includes("/") ? out.slice(0, out.lastIndexOf("/")) : "";
   if (dir) await Deno.mkdir(dir, { recursive: true });

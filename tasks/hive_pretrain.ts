@@ -50,6 +50,14 @@ await runMain(async () => {
         type: "boolean",
         help: "policy targets only from the side that won (values from every position)",
       },
+      "engine-values": {
+        type: "string",
+        default: "0",
+        help: "distil the alpha-beta score into the value targets: LAMBDA x tanh(score / " +
+          "--engine-scale) + (1 - LAMBDA) x result for training positions (0: results only)",
+      },
+      "engine-depth": { type: "string", default: "1", help: "alpha-beta depth of those scores" },
+      "engine-scale": { type: "string", default: "200", help: "score scale of the tanh squash" },
       "no-augment": { type: "boolean", help: "train on the boards as played (no symmetries)" },
       backend: {
         type: "string",
@@ -72,6 +80,12 @@ await runMain(async () => {
     throw new KibitzError("bad_args", `--net must be one of ${Object.keys(HIVE_NETS).join(", ")}`);
   }
   const out = String(v.out);
+  const lambda = numberOption(v, "engine-values", 0);
+  if (lambda < 0 || lambda > 1) {
+    throw new KibitzError("bad_args", `--engine-values must be in [0, 1]: got ${lambda}`);
+  }
+  const scale = numberOption(v, "engine-scale", 200);
+  if (!(scale > 0)) throw new KibitzError("bad_args", `--engine-scale must be positive`);
   const progress = new Progress("hive-pretrain");
   const fmt = (x: number) => x.toFixed(3);
   await runPretrain({
@@ -95,6 +109,11 @@ await runMain(async () => {
     maxGames: intOption(v, "max-games", 0, 0),
     finishedOnly: v["finished-only"] === true,
     winnerMovesOnly: v["winner-moves"] === true,
+    engineValues: {
+      lambda,
+      depth: intOption(v, "engine-depth", 1, 1, 4),
+      scale,
+    },
     lrMax: numberOption(v, "lr-max", 0.02),
     lrMin: numberOption(v, "lr-min", 0.0005),
     augment: v["no-augment"] !== true,

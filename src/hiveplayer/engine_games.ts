@@ -25,6 +25,11 @@ export interface EngineGameOptions {
    * Two equal deterministic searches rarely finish a game; a weaker side makes decisive games.
    */
   otherDepth: number;
+  /**
+   * The other player moves uniformly at random instead (seeded by the game): games that show the
+   * engine closing in on a queen that nobody defends, with many short wins (winner-move data).
+   */
+  otherRandom?: boolean;
 }
 
 /** The defaults of `deno task hive-games`. */
@@ -43,6 +48,7 @@ export function engineName(o: EngineGameOptions): string {
 }
 
 function otherName(o: EngineGameOptions): string {
+  if (o.otherRandom) return "kibitz-random";
   return o.otherDepth > 0 ? `kibitz-alphabeta-d${o.otherDepth}` : engineName(o);
 }
 
@@ -66,13 +72,18 @@ export function playEngineGame(seed: number, o: EngineGameOptions): StoredGame {
       const legal = g.validMoves();
       m = legal[Math.floor(next() * legal.length)];
     } else {
-      const other = o.otherDepth > 0 && g.colorToMove === otherColor;
-      const limits = other
-        ? { depth: o.otherDepth }
-        : o.timeMs > 0
-        ? { timeMs: o.timeMs }
-        : { depth: o.depth };
-      m = searchBestMove(g, limits).move;
+      const other = (o.otherDepth > 0 || o.otherRandom === true) && g.colorToMove === otherColor;
+      if (other && o.otherRandom) {
+        const legal = g.validMoves();
+        m = legal[Math.floor(next() * legal.length)];
+      } else {
+        const limits = other
+          ? { depth: o.otherDepth }
+          : o.timeMs > 0
+          ? { timeMs: o.timeMs }
+          : { depth: o.depth };
+        m = searchBestMove(g, limits).move;
+      }
     }
     const s = g.moveString(m);
     moves.push(s);

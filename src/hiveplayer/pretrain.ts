@@ -19,13 +19,17 @@ import {
 } from "../hive/encoding.ts";
 import { HiveGame } from "../hive/game.ts";
 import { HEX_SYMMETRIES, transformMove } from "../hive/symmetry.ts";
+import { searchBestMove } from "../uhp/alphabeta.ts";
 
 /** A stored game replayed to packed moves, with its value target per ply. */
 export interface PretrainGame {
   id: string;
   gameType: string;
   moves: number[];
+  /** The final result from the side to move at each ply (1, 0, -1). */
   values: number[];
+  /** Value targets used instead of `values` in training when set (see mixEngineValues). */
+  targets?: number[];
 }
 
 /** Replays stored games to packed moves; games that do not replay are counted and skipped. */
@@ -48,6 +52,40 @@ export function prepareGames(games: StoredGame[]): { games: PretrainGame[]; skip
     }
   }
   return { games: out, skipped };
+}
+
+/** Alpha-beta scores beyond this are wins or losses found by the search (WIN - plies). */
+const ENGINE_MATE = 999_000;
+
+/**
+ * The alpha-beta player's view of every position of a game: its search score at `depth` from the
+ * side to move, squashed to tanh(score / scale) (a found win or loss is +-1).
+ */
+export function engineValues(game: PretrainGame, depth: number, scale: number): number[] {
+  const g = new HiveGame(game.gameType);
+  return game.moves.map((m) => {
+    const s = searchBestMove(g, { depth }).score;
+    g.play(m);
+    return Math.abs(s) > ENGINE_MATE ? Math.sign(s) : Math.tanh(s / scale);
+  });
+}
+
+/**
+ * Denser value targets (engine-evaluation distillation): each training position's target becomes
+ * lambda x the engine's squashed score + (1 - lambda) x the game's result, so positions of one game
+ * no longer share a single noisy label. `onGame` hears progress (the searches take milliseconds
+ * per position).
+ */
+export function mixEngineValues(
+  games: PretrainGame[],
+  o: { lambda: number; depth: number; scale: number },
+  onGame: (done: number) => void = () => {},
+): void {
+  games.forEach((pg, i) => {
+    const e = engineValues(pg, o.depth, o.scale);
+    pg.targets = pg.values.map((v, k) => o.lambda * e[k] + (1 - o.lambda) * v);
+    onGame(i + 1);
+  });
 }
 
 /**
@@ -106,7 +144,7 @@ export function encodeSamples(
     }
     const t = hiveMoveIndex(g, move);
     if (!winnerMovesOnly || pg.values[s.ply] > 0) policy[i * HIVE_POLICY_SIZE + t] = 1;
-    value[i] = pg.values[s.ply];
+    value[i] = pg.targets?.[s.ply] ?? pg.values[s.ply];
     targets.push(t);
     let distinct = 0;
     for (let k = 0; k < HIVE_POLICY_SIZE; k++) if (mask[i * HIVE_POLICY_SIZE + k] > 0) distinct++;

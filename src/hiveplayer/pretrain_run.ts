@@ -2,14 +2,16 @@
 // log every epoch (JSON lines) and save the checkpoint after each one.
 import { writeFileAtomic } from "../cli/atomic.ts";
 import { KibitzError } from "../errors.ts";
-import { encodeHiveModel } from "../nn/model_file.ts";
-import { loadCheckpoint, saveCheckpoint } from "../nn/checkpoint.ts";
+import { encodeHiveModel, loadHiveModel } from "../nn/model_file.ts";
+import type { NetWeights } from "../nn/params.ts";
+import { saveCheckpoint } from "../nn/checkpoint.ts";
 import type { NetConfig } from "../nn/config.ts";
 import { createNet } from "../nn/create.ts";
 import { countParams, initWeights } from "../nn/params.ts";
 import { readGameStore, type StoredGame } from "../sgf/store.ts";
 import {
   type EpochReport,
+  mixEngineValues,
   prepareGames,
   pretrain,
   type PretrainGame,
@@ -47,6 +49,11 @@ export interface PretrainRun {
   winnerMovesOnly?: boolean;
   /** Stop after this epoch of the `epochs`-long schedule (0: none). */
   stopAfter?: number;
+  /**
+   * Engine-value distillation for the training games (validation keeps the results):
+   * lambda x tanh(alpha-beta score at `depth` / `scale`) + (1 - lambda) x result.
+   */
+  engineValues?: { lambda: number; depth: number; scale: number };
   backend: string;
   seed: number;
   say: (text: string) => void;
@@ -88,11 +95,17 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
     if (val.length === 0) throw new KibitzError("no_data", "no validation games outside training");
   } else ({ train, val } = splitByGame(games, o.valFraction, o.seed));
   const trainPositions = train.reduce((a, g) => a + g.moves.length, 0);
+  if (o.engineValues && o.engineValues.lambda > 0) {
+    const ev = o.engineValues;
+    o.say(
+      `value targets: ${ev.lambda} x tanh(alpha-beta depth ${ev.depth} score / ${ev.scale}) + ` +
+        `${1 - ev.lambda} x result, ${trainPositions} training positions`,
+    );
+    mixEngineValues(train, ev, (k) => o.step(`engine values: ${k}/${train.length} games`));
+  }
   const valBatches = validationBatches(val, o.valPositions, o.batch, o.seed);
   const steps = pretrainSteps(trainPositions, o.epochs, o.batch, o.positionsPerEpoch);
-  const weights = o.init
-    ? (await loadCheckpoint(o.init, o.net)).weights
-    : initWeights(o.net, o.seed);
+  const weights = o.init ? await initFrom(o.init, o.net) : initWeights(o.net, o.seed);
   const net = await createNet(weights, o.backend);
   o.say(
     `${games.length} games (${skipped} skipped): ${train.length} training (${trainPositions} ` +
@@ -147,4 +160,18 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
   } finally {
     net.dispose();
   }
+}
+
+/** Weights to start from: a checkpoint or a compact model file (int8 rows, dequantized). */
+async function initFrom(path: string, net: NetConfig): Promise<NetWeights> {
+  const w = (await loadHiveModel(path)).weights;
+  for (const k of Object.keys(net) as (keyof NetConfig)[]) {
+    if (w.config[k] !== net[k]) {
+      throw new KibitzError(
+        "shape_mismatch",
+        `${path} is a ${w.config.blocks} x ${w.config.filters} network; --net needs ${net.blocks} x ${net.filters}`,
+      );
+    }
+  }
+  return w;
 }

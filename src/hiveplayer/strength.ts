@@ -73,10 +73,13 @@ export function mctsLadderPlayer(
   };
 }
 
-/** The network's top move without search. */
-export function policyLadderPlayer(net: HiveEvaluator): LadderPlayer {
-  const p = new PolicyPlayer(net);
-  return { name: "policy", move: (g) => p.bestMove(g) };
+/**
+ * The network's top move without search; with `winCheck`, the tactical variant "policy+win1" that
+ * plays a win in one first.
+ */
+export function policyLadderPlayer(net: HiveEvaluator, winCheck = false): LadderPlayer {
+  const p = new PolicyPlayer(net, winCheck);
+  return { name: winCheck ? "policy+win1" : "policy", move: (g) => p.bestMove(g) };
 }
 
 /** One pairing's result, from player A's view. */

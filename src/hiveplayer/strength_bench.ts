@@ -1,5 +1,5 @@
-// `deno task bench hive-strength [games=N] [first=K] [budget=S] [model=FILE] [playouts=N] [ms=N]
-// [plies=N] [pairs=a:b,...]`:
+// `deno task bench hive-strength [games=N] [first=K] [budget=S] [model=FILE] [model2=FILE]
+// [playouts=N] [ms=N] [plies=N] [pairs=a:b,...]`:
 // the strength ladder of the Hive players (see strength.ts) with the shipped network by default.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
@@ -48,6 +48,17 @@ export const suite: BenchSuite = {
     const pairs = (kv.get("pairs") ?? DEFAULT_PAIRS.join(",")).split(",");
     const model = await loadHiveModel(modelPath);
     const net = new SyncHiveNet(model.weights);
+    // A second network for head-to-head pairings (players policy2, mcts2, mcts2-time).
+    const model2Path = kv.get("model2");
+    const net2 = model2Path ? new SyncHiveNet((await loadHiveModel(model2Path)).weights) : null;
+    const second = (name: string): SyncHiveNet => {
+      if (!net2) throw new KibitzError("bad_args", `hive-strength: ${name} needs model2=FILE`);
+      return net2;
+    };
+    const named = (p: LadderPlayer, name: string): LadderPlayer => {
+      p.name = name;
+      return p;
+    };
     const make = (name: string, seed: number): LadderPlayer => {
       switch (name) {
         case "random":
@@ -58,10 +69,18 @@ export const suite: BenchSuite = {
           return alphaBetaLadderPlayer({ timeMs: ms });
         case "policy":
           return policyLadderPlayer(net);
+        case "policy-win1":
+          return policyLadderPlayer(net, true);
         case "mcts":
           return mctsLadderPlayer(net, { playouts });
         case "mcts-time":
           return mctsLadderPlayer(net, { timeMs: ms });
+        case "policy2":
+          return named(policyLadderPlayer(second(name)), "policy (model2)");
+        case "mcts2":
+          return named(mctsLadderPlayer(second(name), { playouts }), `mcts-${playouts} (model2)`);
+        case "mcts2-time":
+          return named(mctsLadderPlayer(second(name), { timeMs: ms }), `mcts-${ms}ms (model2)`);
         default:
           throw new KibitzError("bad_args", `hive-strength: unknown player "${name}"`);
       }
@@ -118,6 +137,9 @@ export const suite: BenchSuite = {
       rows,
     });
     const c = model.weights.config;
+    if (model2Path) {
+      report.notes.push(`model2 (players marked "model2"): ${model2Path}.`);
+    }
     report.notes.push(
       `Network: ${modelPath.slice(modelPath.lastIndexOf("/") + 1)} (${c.blocks} x ${c.filters}, ` +
         `${JSON.stringify(model.meta)}), MCTS c_puct 2.5 with the fast one-position CPU ` +

@@ -119,8 +119,47 @@ class Node {
   /** Summed value from the view of the player who moved into this node. */
   w = 0;
   children: Node[] | null = null;
+  /**
+   * Exact result from this node's side to move once proven: a finished game, or (MCTS-Solver) a
+   * node with a winning child, or whose children are all proven.
+   */
   terminal: number | null = null;
+  /** Plies to the end of the game under best play once proven (0 at a finished game). */
+  dist = 0;
   constructor(readonly move: number, readonly prior: number) {}
+}
+
+/**
+ * MCTS-Solver's proof step (Winands, Björnsson and Saito 2008) at one node: proven won when a
+ * child is lost for its side to move, proven when every child is (the best of their results),
+ * else unchanged. A win keeps the shortest distance, a loss or draw the longest. Returns whether
+ * the node is proven now.
+ */
+export function proveNode(node: {
+  terminal: number | null;
+  dist: number;
+  children: { terminal: number | null; dist: number }[] | null;
+}): boolean {
+  const kids = node.children;
+  if (node.terminal !== null) return true;
+  if (!kids || kids.length === 0) return false;
+  let best = -2, bestDist = 0, open = false;
+  for (const k of kids) {
+    if (k.terminal === null) {
+      open = true;
+      continue;
+    }
+    const v = -k.terminal, d = k.dist + 1;
+    const better = v > best ||
+      (v === best && (v > 0 ? d < bestDist : d > bestDist));
+    if (better) (best = v), (bestDist = d);
+  }
+  if (best === 1 || (!open && best > -2)) {
+    node.terminal = best;
+    node.dist = bestDist;
+    return true;
+  }
+  return false;
 }
 
 /** What a search did: the move, playouts, root value and time. */
@@ -129,6 +168,8 @@ export interface MctsResult {
   playouts: number;
   value: number;
   ms: number;
+  /** The root's proven result for the side to move (1, 0, -1) and its distance, when proven. */
+  proven?: { result: number; plies: number };
 }
 
 /** Settings of the UHP MCTS player. */
@@ -145,6 +186,13 @@ export interface MctsPlayerConfig {
    * play/undo per legal move per expansion, a small fraction of a network evaluation.
    */
   winCheck: boolean;
+  /**
+   * MCTS-Solver: proven results (finished games, wins found by the win check) are propagated up
+   * the tree (a node with a won child is won; one whose children are all proven takes the best),
+   * selection never enters a child proven lost for the chooser, and the root plays a proven win
+   * by the shortest way, avoids proven losses, and stops searching once it is proven itself.
+   */
+  solver: boolean;
 }
 
 /** Seed 003's c_puct and src/mcts's first-play urgency. */
@@ -153,6 +201,7 @@ export const MCTS_PLAYER_DEFAULTS: MctsPlayerConfig = {
   fpuReduction: 0.25,
   defaultPlayouts: 200,
   winCheck: true,
+  solver: true,
 };
 
 /** PUCT search with the network: the most visited root move after the playout or time budget. */
@@ -185,10 +234,15 @@ export class MctsPlayer implements UhpPlayer {
       this.last = { move: rootMoves[0] ?? PASS, playouts: 0, value: 0, ms: 0 };
       return this.last;
     }
-    let done = 0, slowest = 0, proven = false;
+    let done = 0, slowest = 0;
+    const solver = this.config.solver;
     const path: Node[] = [];
-    // Stop when the slowest playout so far would no longer fit before the deadline.
-    while (!proven && done < playouts && (done === 0 || performance.now() + slowest < deadline)) {
+    // Stop when the slowest playout so far would no longer fit before the deadline, or (with the
+    // win check or the solver) once the root is proven.
+    while (
+      root.terminal === null && done < playouts &&
+      (done === 0 || performance.now() + slowest < deadline)
+    ) {
       const p0 = performance.now();
       path.length = 0;
       let node = root;
@@ -210,8 +264,9 @@ export class MctsPlayer implements UhpPlayer {
           // Proven: the side to move wins by playing `win`.
           node.children = [new Node(win, 1)];
           node.children[0].terminal = -1;
+          node.terminal = 1;
+          node.dist = 1;
           value = 1;
-          proven = node === root; // nothing left to search
         } else {
           const e = this.net.evaluate(g, legal);
           node.children = legal.map((m, i) => new Node(m, e.priors[i]));
@@ -225,18 +280,18 @@ export class MctsPlayer implements UhpPlayer {
         path[i].w -= value;
         value = -value;
       }
+      // A proof at the leaf may prove its ancestors (the path is the only way to them).
+      if (solver) { for (let i = path.length - 2; i >= 0 && proveNode(path[i]); i--); }
       done++;
       slowest = Math.max(slowest, performance.now() - p0);
     }
-    let best = root.children![0];
-    for (const k of root.children!) {
-      if (k.n > best.n || (k.n === best.n && k.prior > best.prior)) best = k;
-    }
+    const best = solver ? solvedChoice(root) : mostVisited(root.children!);
     this.last = {
       move: best.move,
       playouts: done,
-      value: root.n > 0 ? -root.w / root.n : 0,
+      value: root.terminal ?? (root.n > 0 ? -root.w / root.n : 0),
       ms: performance.now() - t0,
+      ...(root.terminal !== null ? { proven: { result: root.terminal, plies: root.dist } } : {}),
     };
     return this.last;
   }
@@ -247,6 +302,9 @@ export class MctsPlayer implements UhpPlayer {
     const fpu = (node.n > 0 ? -node.w / node.n : 0) - c.fpuReduction;
     let best = kids[0], bestScore = -Infinity;
     for (const k of kids) {
+      // A child won for its side to move is lost for the chooser (solver: never entered while
+      // the node is unproven, and some child is then not proven lost).
+      if (k.terminal === 1 && c.solver) continue;
       const q = k.n > 0 ? k.w / k.n : fpu;
       const score = q + c.cPuct * k.prior * sqrtN / (1 + k.n);
       if (score > bestScore) {
@@ -256,6 +314,33 @@ export class MctsPlayer implements UhpPlayer {
     }
     return best;
   }
+}
+
+/** The most visited child (ties to the higher prior, then the first). */
+function mostVisited(kids: Node[]): Node {
+  let best = kids[0];
+  for (const k of kids) {
+    if (k.n > best.n || (k.n === best.n && k.prior > best.prior)) best = k;
+  }
+  return best;
+}
+
+/**
+ * The root's move under MCTS-Solver: when the root is proven, the child that gives its result at
+ * its distance (the quickest win, the longest defence); else the most visited child that is not
+ * proven lost for the root's side.
+ */
+function solvedChoice(root: Node): Node {
+  const kids = root.children!;
+  if (root.terminal !== null) {
+    for (const k of kids) {
+      if (k.terminal !== null && -k.terminal === root.terminal && k.dist + 1 === root.dist) {
+        return k;
+      }
+    }
+  }
+  const open = kids.filter((k) => k.terminal !== 1);
+  return mostVisited(open.length > 0 ? open : kids);
 }
 
 /** A legal move after which the side that played it has won, or null. */
@@ -269,14 +354,22 @@ export function winningMove(g: HiveGame, legal: number[]): number | null {
   return null;
 }
 
-/** The network's most probable legal move, no search (the ladder's policy-only player). */
+/**
+ * The network's most probable legal move, no search (the ladder's policy-only player). With
+ * `winCheck` (a tactical variant, not the pure network) a move that wins at once is played first.
+ */
 export class PolicyPlayer implements UhpPlayer {
-  constructor(readonly net: HiveEvaluator) {}
+  constructor(readonly net: HiveEvaluator, readonly winCheck = false) {}
 
   /** Ignores the limits: one network evaluation. */
   bestMove(game: HiveGame): number {
     const legal = game.validMoves();
     if (legal.length <= 1) return legal[0] ?? PASS;
+    if (this.winCheck) {
+      const g = game.clone();
+      const win = winningMove(g, legal);
+      if (win !== null) return win;
+    }
     const e = this.net.evaluate(game, legal);
     let best = 0;
     for (let i = 1; i < legal.length; i++) if (e.priors[i] > e.priors[best]) best = i;

@@ -5,6 +5,8 @@ import { HiveGame } from "../../src/hive/game.ts";
 import { decodeHiveModel, encodeHiveModel } from "../../src/nn/model_file.ts";
 import {
   encodeSamples,
+  engineValues,
+  mixEngineValues,
   prepareGames,
   splitByGame,
   uniformMetrics,
@@ -12,6 +14,7 @@ import {
 import { runPretrain } from "../../src/hiveplayer/pretrain_run.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import type { StoredGame } from "../../src/sgf/store.ts";
+import { searchBestMove } from "../../src/uhp/alphabeta.ts";
 
 const OPTS = {
   gameType: "Base+MLP",
@@ -191,4 +194,80 @@ Deno.test("pretrain: winner-moves targets keep only the winner's moves, every va
     equal(winner.value[i], all.value[i]);
   }
   deepEqual(winner.targets, all.targets);
+});
+
+// An engine game (hive-games, seed 1000 batch) that White wins with its 29th ply, `wA2 /bG1`.
+const WON = [
+  "wP",
+  "bL \\wP",
+  "wS1 wP-",
+  "bA1 -bL",
+  "wS2 wS1/",
+  "bS1 \\bA1",
+  "wQ /wP",
+  "bQ /bA1",
+  "wA1 wS1\\",
+  "bB1 bL/",
+  "wA1 -bQ",
+  "bS1 -wA1",
+  "wA2 wS1\\",
+  "bG1 \\bA1",
+  "wA2 wA1\\",
+  "bG2 \\bG1",
+  "wS2 bB1/",
+  "bA2 \\bG2",
+  "wA2 \\bA2",
+  "bS2 \\bS1",
+  "wA3 \\wS2",
+  "bS2 bS1\\",
+  "wA3 wA1\\",
+  "bS2 bQ\\",
+  "wQ bS2\\",
+  "bS1 wA3\\",
+  "wS1 bA1\\",
+  "bS1 wQ-",
+  "wA2 /bG1",
+];
+
+Deno.test("pretrain: engine values are the squashed alpha-beta scores, mixed into the value targets only", () => {
+  const [pg] = prepareGames([{ ...games(1)[0], moves: WON, result: "WhiteWins" }]).games;
+  equal(pg.moves.length, 29);
+  const e = engineValues(pg, 1, 200);
+  equal(e.length, 29);
+  for (const v of e) ok(v >= -1 && v <= 1);
+  equal(e[28], 1, "White to move with a win in one: a found win");
+  // Ply 10 from the search itself (not a found win there).
+  const g = new HiveGame("Base+MLP");
+  for (const m of WON.slice(0, 10)) g.playString(m);
+  const s = searchBestMove(g, { depth: 1 }).score;
+  ok(Math.abs(s) < 1000);
+  equal(e[10], Math.tanh(s / 200));
+  mixEngineValues([pg], { lambda: 0.25, depth: 1, scale: 200 });
+  const samples = [10, 11, 28].map((ply) => ({ game: 0, ply, symmetry: 5 }));
+  const b = encodeSamples([pg], samples, true);
+  [10, 11, 28].forEach((ply, i) => {
+    const want = 0.25 * e[ply] + 0.75 * pg.values[ply];
+    ok(Math.abs(b.value[i] - want) < 1e-6, `ply ${ply}: ${b.value[i]} vs ${want}`);
+  });
+  // Winner-move policy targets still follow the result (White, even plies, won).
+  const M = b.policy.length / 3;
+  const row = (i: number) => b.policy.subarray(i * M, (i + 1) * M).reduce((a, v) => a + v, 0);
+  deepEqual([row(0), row(1), row(2)], [1, 0, 1]);
+});
+
+Deno.test("hive-games: --other-random games, the engine against seeded random moves", () => {
+  const o = { ...OPTS, randomPlies: 2, maxPlies: 16, otherRandom: true };
+  const a = playEngineGame(3, o), b = playEngineGame(3, o);
+  deepEqual(a, b);
+  equal(a.white, "kibitz-random", "odd seeds: the other side is White");
+  equal(a.black, "kibitz-alphabeta-d1");
+  equal(playEngineGame(4, o).black, "kibitz-random");
+  // The engine side's moves are its depth-1 choices; the random side's are not searched.
+  const g = new HiveGame(a.gameType);
+  a.moves.forEach((m, ply) => {
+    if (ply >= 2 && g.colorToMove === 1 && !g.isOver()) {
+      equal(g.moveString(searchBestMove(g, { depth: 1 }).move), m, `ply ${ply}`);
+    }
+    g.playString(m);
+  });
 });

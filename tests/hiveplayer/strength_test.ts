@@ -1,4 +1,5 @@
-import { equal, ok } from "node:assert/strict";
+import { equal, ok, rejects } from "node:assert/strict";
+import { suite } from "../../src/hiveplayer/strength_bench.ts";
 import {
   alphaBetaLadderPlayer,
   effortText,
@@ -8,7 +9,7 @@ import {
   randomPlayer,
   scoreStats,
 } from "../../src/hiveplayer/strength.ts";
-import { uniformHiveEvaluator } from "../../src/uhp/mcts_player.ts";
+import { DEFAULT_HIVE_MODEL, uniformHiveEvaluator } from "../../src/uhp/mcts_player.ts";
 import { HiveGame } from "../../src/hive/game.ts";
 
 Deno.test("strength: score, interval and Elo of known results", () => {
@@ -70,4 +71,21 @@ Deno.test("strength: a match split with `first` adds up to the whole match", () 
   const cut = playMatch(a(), a(), { ...o, games: 4, deadline: performance.now() - 1 });
   equal(cut.games, 1);
   equal(cut.winsA + cut.draws + cut.winsB, 1);
+});
+
+Deno.test("hive-strength: model2 players meet the first network head to head; without model2 an error", async () => {
+  const opts = (pairs: string, extra: string[] = []) => ({
+    full: false,
+    backend: "cpu",
+    args: ["games=2", "plies=12", `pairs=${pairs}`, ...extra],
+    log: () => {},
+  });
+  const r = await suite.run(opts("policy:policy2", [`model2=${DEFAULT_HIVE_MODEL}`]));
+  const row = r.tables[0].rows[0];
+  equal(row[0], "policy");
+  equal(row[1], "policy (model2)");
+  equal(row[2], 2);
+  // The same network on both sides of a shared opening, colours swapped: equal scores.
+  equal(row[4], 0.5);
+  await rejects(() => suite.run(opts("policy:policy2")), /needs model2=FILE/);
 });

@@ -6,9 +6,11 @@ import { searchBestMove } from "../../src/uhp/alphabeta.ts";
 import { UhpEngine } from "../../src/uhp/engine.ts";
 import {
   loadUhpModel,
+  MCTS_PLAYER_DEFAULTS,
   MctsPlayer,
   PLAYOUTS_PER_DEPTH,
   PolicyPlayer,
+  proveNode,
   ReferenceHiveNet,
   SyncHiveNet,
   uniformHiveEvaluator,
@@ -155,4 +157,136 @@ Deno.test("mcts player: the win check plays a win in one at once and sees the re
   b.play(rb.move);
   const after = winningMove(b, b.validMoves());
   ok(after === null || rb.value <= -0.99, `Black's ${rb.move} allows a win, value ${rb.value}`);
+});
+
+// Engine game f547cb96f7784203 (hive-default.val-games.jsonl) after 30 plies: White to move has a
+// win in three plies (alpha-beta depth 3 scores it WIN - 3) and no win in one.
+const MATE_IN_2 = [
+  "wA1",
+  "bL wA1\\",
+  "wL -wA1",
+  "bA1 /bL",
+  "wS1 /wL",
+  "bS1 bA1\\",
+  "wQ wA1/",
+  "bQ bL-",
+  "wS1 /bA1",
+  "bS1 -wS1",
+  "wA2 \\wL",
+  "bB1 \\bS1",
+  "wA2 bQ-",
+  "bG1 \\bB1",
+  "wL bL\\",
+  "bG2 /bS1",
+  "wA3 wS1\\",
+  "bA2 bG1/",
+  "wA3 \\bA2",
+  "bS2 -bG1",
+  "wM wA3/",
+  "bS2 -wM",
+  "wM \\wA2",
+  "bB2 bA2\\",
+  "wB1 wA2/",
+  "bB2 -wA1",
+  "wS1 bQ\\",
+  "bA1 \\wM",
+  "wQ \\bA1",
+  "bG3 bS1-",
+];
+
+Deno.test("mcts solver: proves a win in three plies, plays it, and proves the loss on the other side", () => {
+  const g = position(MATE_IN_2);
+  equal(winningMove(g, g.validMoves()), null, "no win in one");
+  const r = new MctsPlayer(uniformHiveEvaluator).search(g, 5000);
+  ok(r.proven, "the root is proven");
+  equal(r.proven!.result, 1);
+  equal(r.proven!.plies, 3);
+  equal(r.value, 1);
+  ok(r.playouts < 5000, `a proven root stops the search (${r.playouts} playouts)`);
+  // Every Black reply leaves White a win in one.
+  g.play(r.move);
+  for (const reply of g.validMoves()) {
+    g.play(reply);
+    ok(winningMove(g, g.validMoves()) !== null, `${g.moveString(reply)} leaves no win in one`);
+    g.undo();
+  }
+  const lost = new MctsPlayer(uniformHiveEvaluator).search(g, 5000);
+  equal(lost.proven?.result, -1);
+  equal(lost.proven?.plies, 2);
+  g.undo();
+  // Without the solver the same budget only estimates the value.
+  const plain = new MctsPlayer(uniformHiveEvaluator, { ...MCTS_PLAYER_DEFAULTS, solver: false });
+  const rp = plain.search(g, r.playouts);
+  equal(rp.proven, undefined);
+  ok(rp.value < 1);
+});
+
+Deno.test("mcts solver: a strong prior on a move that loses at once does not get it played", () => {
+  const b = position(BEFORE_WIN.slice(0, -1));
+  const legal = b.validMoves();
+  const losing = legal.filter((m) => {
+    b.play(m);
+    const w = winningMove(b, b.validMoves());
+    b.undo();
+    return w !== null;
+  });
+  ok(losing.length > 0 && losing.length < legal.length);
+  const bad = losing[0];
+  // Nearly all the prior on `bad` at the root, uniform below; value 0 everywhere.
+  const biased = {
+    evaluate: (g: HiveGame, moves: number[]) => {
+      const priors = new Float32Array(moves.length).fill(0.01 / moves.length);
+      const i = g.turn === b.turn ? moves.indexOf(bad) : -1;
+      if (i >= 0) priors[i] = 0.99;
+      else priors.fill(1 / moves.length);
+      return { priors, value: 0 };
+    },
+  };
+  const r = new MctsPlayer(biased).search(b, 200);
+  ok(!losing.includes(r.move), `played ${b.moveString(r.move)}, which loses in two`);
+  // The plain search (no solver) plays it with this budget: the test measures the solver.
+  const plain = new MctsPlayer(biased, { ...MCTS_PLAYER_DEFAULTS, solver: false }).search(b, 200);
+  ok(losing.includes(plain.move));
+});
+
+Deno.test("proveNode: wins take the shortest way, losses the longest, open children block a loss", () => {
+  const kid = (terminal: number | null, dist = 0) => ({ terminal, dist, children: null });
+  const node = (children: ReturnType<typeof kid>[]) => ({
+    terminal: null as number | null,
+    dist: 0,
+    children,
+  });
+  const a = node([kid(null), kid(-1, 4), kid(-1, 2), kid(1, 1)]);
+  ok(proveNode(a));
+  equal(a.terminal, 1);
+  equal(a.dist, 3);
+  const b = node([kid(1, 1), kid(null)]);
+  ok(!proveNode(b));
+  equal(b.terminal, null);
+  const c = node([kid(1, 1), kid(1, 5), kid(1, 3)]);
+  ok(proveNode(c));
+  equal(c.terminal, -1);
+  equal(c.dist, 6);
+  const d = node([kid(1, 1), kid(0, 0)]);
+  ok(proveNode(d));
+  equal(d.terminal, 0);
+  ok(!proveNode(node([])));
+});
+
+Deno.test("policy player: pure by default; the win-check variant plays a win in one first", () => {
+  const g = position(BEFORE_WIN);
+  const legal = g.validMoves();
+  const win = winningMove(g, legal)!;
+  // The prior favours the first legal move that does not win.
+  const other = legal.find((m) => m !== win)!;
+  const biased = {
+    evaluate: (_g: HiveGame, moves: number[]) => {
+      const priors = new Float32Array(moves.length).fill(0.1 / moves.length);
+      priors[moves.indexOf(other)] = 0.9;
+      return { priors, value: 0 };
+    },
+  };
+  equal(new PolicyPlayer(biased).bestMove(g), other);
+  equal(new PolicyPlayer(biased, true).bestMove(g), win);
+  equal(g.turn, BEFORE_WIN.length, "the position is not modified");
 });
