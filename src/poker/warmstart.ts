@@ -291,10 +291,15 @@ export function warmStartCoverage(
     { tree: lt, actionTree: large.game.tree },
     options,
   );
-  const pair = pairNodes(st, lt, mapper);
-  let paired = 0;
-  for (let b = 0; b < lt.blockNode.length; b++) if (pair[lt.blockNode[b]] >= 0) paired++;
+  const paired = pairedDecisionNodes(lt, pairNodes(st, lt, mapper));
   return lt.blockNode.length > 0 ? paired / lt.blockNode.length : 0;
+}
+
+/** Decision nodes of the large tree that `pair` (pairNodes) gives a small-tree counterpart. */
+export function pairedDecisionNodes(large: PublicTree, pair: ArrayLike<number>): number {
+  let paired = 0;
+  for (let b = 0; b < large.blockNode.length; b++) if (pair[large.blockNode[b]] >= 0) paired++;
+  return paired;
 }
 
 /** The labels of ACT_* kinds, for messages and tables. */

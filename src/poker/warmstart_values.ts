@@ -9,6 +9,7 @@ import {
 import { CFR_PLAYER, type PublicTree } from "../cfr/tree.ts";
 import { ACT_ALLIN, ACT_BET, ACT_FOLD, ACT_RAISE, type ActionTree } from "./action_tree.ts";
 import {
+  pairedDecisionNodes,
   pokerMapper,
   type PokerMapperOptions,
   pokerTreeActions,
@@ -237,8 +238,7 @@ export function warmStartPostflopValues(
     options,
   );
   const pair = pairNodes(st, lt, mapper);
-  let paired = 0;
-  for (let b = 0; b < lt.blockNode.length; b++) if (pair[lt.blockNode[b]] >= 0) paired++;
+  const paired = pairedDecisionNodes(lt, pair);
   const responses = options.responses ?? "copy";
   const S = { tree: st, actionTree: small.game.tree },
     L = { tree: lt, actionTree: large.game.tree };

@@ -1,5 +1,10 @@
 import type { CfrGame } from "../../src/cfr/game.ts";
-import type { PublicTree } from "../../src/cfr/tree.ts";
+import { buildTree, type PublicTree } from "../../src/cfr/tree.ts";
+import { buildActionTree, type TreeConfig } from "../../src/poker/action_tree.ts";
+import { parseBetSizes } from "../../src/poker/bet_size.ts";
+import { parseCards } from "../../src/poker/cards.ts";
+import { PostflopGame } from "../../src/poker/game.ts";
+import { parseRange } from "../../src/poker/range.ts";
 import { parseSolveConfig } from "../../src/poker/config.ts";
 import { expandSpot, prepareSpot } from "../../src/poker/solve.ts";
 
@@ -23,4 +28,34 @@ river = "minimal"
 export function spotTree(text: string): { tree: PublicTree; game: CfrGame } {
   const spot = prepareSpot(parseSolveConfig(text));
   return { tree: expandSpot(spot), game: spot.game };
+}
+
+/**
+ * A turn or river spot with two bet sizes on every street and mixed ranges (rake optional), built
+ * directly from a tree config: the spot the Wasm kernel and walk parity tests compare on.
+ */
+export function wasmParitySpot(
+  board: string,
+  rake: boolean,
+  wasm = true,
+): { game: PostflopGame; tree: PublicTree } {
+  const s = parseBetSizes("50%, 100%", "60%");
+  const cards = parseCards(board);
+  const cfg: TreeConfig = {
+    startingStreet: (cards.length - 3) as 0 | 1 | 2,
+    startingPot: 100,
+    effectiveStack: 150,
+    rakeRate: rake ? 0.05 : 0,
+    rakeCap: rake ? 3 : 0,
+    betSizes: [[s, s], [s, s], [s, s]],
+    donkSizes: [null, null],
+    addAllinThreshold: 0,
+    forceAllinThreshold: 0,
+    mergingThreshold: 0,
+  };
+  const g = new PostflopGame(buildActionTree(cfg), cards, [
+    parseRange("22+,A2s+,K9o+,QTs+,76s,65s"),
+    parseRange("TT-44,AQo+,KTs+,T9s:0.5,98s,AhKh"),
+  ], { wasm });
+  return { game: g, tree: buildTree(g) };
 }

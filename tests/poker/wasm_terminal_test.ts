@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
-import { buildTree, CfrSolver } from "../../src/cfr/mod.ts";
-import { buildActionTree, type TreeConfig } from "../../src/poker/action_tree.ts";
-import { parseBetSizes } from "../../src/poker/bet_size.ts";
-import { parseCards } from "../../src/poker/cards.ts";
-import { PostflopGame } from "../../src/poker/game.ts";
-import { parseRange } from "../../src/poker/range.ts";
+import { CfrSolver } from "../../src/cfr/mod.ts";
+import { wasmParitySpot } from "../helpers/spots.ts";
 import { compileKernel, KERNELS, kernelText, sourceHash } from "../../src/cfr/wasm/build.ts";
 import { decodeBase64 } from "../../src/cfr/wasm/base64.ts";
 import * as regretWasm from "../../src/cfr/wasm/regret_wasm.ts";
@@ -20,25 +16,7 @@ const BUILT: Record<string, { SOURCE_SHA256: string; WASM_BASE64: string }> = {
 };
 
 function game(board: string, wasm: boolean, rake: boolean) {
-  const s = parseBetSizes("50%, 100%", "60%");
-  const cards = parseCards(board);
-  const cfg: TreeConfig = {
-    startingStreet: (cards.length - 3) as 0 | 1 | 2,
-    startingPot: 100,
-    effectiveStack: 150,
-    rakeRate: rake ? 0.05 : 0,
-    rakeCap: rake ? 3 : 0,
-    betSizes: [[s, s], [s, s], [s, s]],
-    donkSizes: [null, null],
-    addAllinThreshold: 0,
-    forceAllinThreshold: 0,
-    mergingThreshold: 0,
-  };
-  const g = new PostflopGame(buildActionTree(cfg), cards, [
-    parseRange("22+,A2s+,K9o+,QTs+,76s,65s"),
-    parseRange("TT-44,AQo+,KTs+,T9s:0.5,98s,AhKh"),
-  ], { wasm });
-  return { game: g, tree: buildTree(g) };
+  return wasmParitySpot(board, rake, wasm);
 }
 
 Deno.test("wasm: the committed kernels were built from the current sources", async () => {
