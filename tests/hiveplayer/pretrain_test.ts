@@ -15,6 +15,7 @@ import { runPretrain } from "../../src/hiveplayer/pretrain_run.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import type { StoredGame } from "../../src/sgf/store.ts";
 import { searchBestMove } from "../../src/uhp/alphabeta.ts";
+import { WON_ENGINE_GAME } from "../helpers/hive_games.ts";
 
 const OPTS = {
   gameType: "Base+MLP",
@@ -196,41 +197,9 @@ Deno.test("pretrain: winner-moves targets keep only the winner's moves, every va
   deepEqual(winner.targets, all.targets);
 });
 
-// An engine game (hive-games, seed 1000 batch) that White wins with its 29th ply, `wA2 /bG1`.
-const WON = [
-  "wP",
-  "bL \\wP",
-  "wS1 wP-",
-  "bA1 -bL",
-  "wS2 wS1/",
-  "bS1 \\bA1",
-  "wQ /wP",
-  "bQ /bA1",
-  "wA1 wS1\\",
-  "bB1 bL/",
-  "wA1 -bQ",
-  "bS1 -wA1",
-  "wA2 wS1\\",
-  "bG1 \\bA1",
-  "wA2 wA1\\",
-  "bG2 \\bG1",
-  "wS2 bB1/",
-  "bA2 \\bG2",
-  "wA2 \\bA2",
-  "bS2 \\bS1",
-  "wA3 \\wS2",
-  "bS2 bS1\\",
-  "wA3 wA1\\",
-  "bS2 bQ\\",
-  "wQ bS2\\",
-  "bS1 wA3\\",
-  "wS1 bA1\\",
-  "bS1 wQ-",
-  "wA2 /bG1",
-];
-
 Deno.test("pretrain: engine values are the squashed alpha-beta scores, mixed into the value targets only", () => {
-  const [pg] = prepareGames([{ ...games(1)[0], moves: WON, result: "WhiteWins" }]).games;
+  const [pg] =
+    prepareGames([{ ...games(1)[0], moves: WON_ENGINE_GAME, result: "WhiteWins" }]).games;
   equal(pg.moves.length, 29);
   const e = engineValues(pg, 1, 200);
   equal(e.length, 29);
@@ -238,7 +207,7 @@ Deno.test("pretrain: engine values are the squashed alpha-beta scores, mixed int
   equal(e[28], 1, "White to move with a win in one: a found win");
   // Ply 10 from the search itself (not a found win there).
   const g = new HiveGame("Base+MLP");
-  for (const m of WON.slice(0, 10)) g.playString(m);
+  for (const m of WON_ENGINE_GAME.slice(0, 10)) g.playString(m);
   const s = searchBestMove(g, { depth: 1 }).score;
   ok(Math.abs(s) < 1000);
   equal(e[10], Math.tanh(s / 200));

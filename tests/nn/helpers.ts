@@ -28,6 +28,11 @@ export function maxAbs(a: Float32Array): number {
   return a.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
 }
 
+/** Largest difference relative to max(1, the reference's largest magnitude). */
+export function relErr(got: Float32Array, want: Float32Array): number {
+  return maxDiff(got, want) / Math.max(1, maxAbs(want));
+}
+
 /**
  * Compares an analytic gradient with central finite differences of `loss` at up to `samples`
  * entries of `x`; returns the worst error relative to max(1, |gradient|).

@@ -31,14 +31,10 @@ import { CpuNet, GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import { winogradConv2d, type WinogradTile } from "../../src/nn/winograd.ts";
-import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
+import { maxDiff, randTensor, relErr } from "./helpers.ts";
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
-
-function relErr(got: Float32Array, want: Float32Array): number {
-  return maxDiff(got, want) / Math.max(1, maxAbs(want));
-}
 
 Deno.test("fused Winograd tilings: hardware ones fit 256 threads and generate for F(4x4), F(2x2)", () => {
   for (const c of [...fusedCandidates(), ...fusedTestCandidates()]) {

@@ -31,14 +31,10 @@ import type { CpuTensor } from "../../src/nn/tensor.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import { winogradConv2d, type WinogradTile } from "../../src/nn/winograd.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
-import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
+import { maxDiff, randTensor, relErr } from "./helpers.ts";
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
-
-function relErr(got: Float32Array, want: Float32Array): number {
-  return maxDiff(got, want) / Math.max(1, maxAbs(want));
-}
 
 Deno.test("every hardware and test variant fits its threads and generates its kernel", () => {
   for (const c of [...hardwareCandidates(true), ...testCandidates()]) {

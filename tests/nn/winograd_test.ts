@@ -20,16 +20,12 @@ import {
   type WinogradTile,
 } from "../../src/nn/winograd.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
-import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
+import { maxDiff, randTensor, relErr } from "./helpers.ts";
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
 const software = ctx?.report.isFallback && !Deno.env.get("KIBITZ_TILED_TESTS");
 const tiles = software ? TEST_TILES : HARDWARE_TILES;
-
-function relErr(got: Float32Array, want: Float32Array): number {
-  return maxDiff(got, want) / Math.max(1, maxAbs(want));
-}
 
 Deno.test("CPU Winograd F(2x2) and F(4x4) equal the direct convolution (odd sizes too)", () => {
   for (const [n, ci, co, h, w] of [[2, 3, 4, 6, 6], [1, 5, 2, 7, 5], [1, 4, 3, 9, 10]]) {

@@ -17,40 +17,9 @@ import {
   winningMove,
 } from "../../src/uhp/mcts_player.ts";
 import { initWeights } from "../../src/nn/params.ts";
+import { WON_ENGINE_GAME } from "../helpers/hive_games.ts";
 
-// An engine game (hive-games, seed 1000 batch) that White wins with its 29th ply, `wA2 /bG1`.
-const WON = [
-  "wP",
-  "bL \\wP",
-  "wS1 wP-",
-  "bA1 -bL",
-  "wS2 wS1/",
-  "bS1 \\bA1",
-  "wQ /wP",
-  "bQ /bA1",
-  "wA1 wS1\\",
-  "bB1 bL/",
-  "wA1 -bQ",
-  "bS1 -wA1",
-  "wA2 wS1\\",
-  "bG1 \\bA1",
-  "wA2 wA1\\",
-  "bG2 \\bG1",
-  "wS2 bB1/",
-  "bA2 \\bG2",
-  "wA2 \\bA2",
-  "bS2 \\bS1",
-  "wA3 \\wS2",
-  "bS2 bS1\\",
-  "wA3 wA1\\",
-  "bS2 bQ\\",
-  "wQ bS2\\",
-  "bS1 wA3\\",
-  "wS1 bA1\\",
-  "bS1 wQ-",
-  "wA2 /bG1",
-];
-const BEFORE_WIN = WON.slice(0, -1);
+const BEFORE_WIN = WON_ENGINE_GAME.slice(0, -1);
 
 function position(moves: string[]): HiveGame {
   const g = new HiveGame("Base+MLP");
@@ -117,7 +86,7 @@ Deno.test("SyncHiveNet (fast path) gives the reference pass's priors and value o
   }
   const fast = new SyncHiveNet(w), ref = new ReferenceHiveNet(w);
   const g = new HiveGame("Base+MLP");
-  for (const m of WON.slice(0, 12)) {
+  for (const m of WON_ENGINE_GAME.slice(0, 12)) {
     const legal = g.validMoves();
     const a = ref.evaluate(g, legal), b = fast.evaluate(g, legal);
     ok(Math.abs(a.value - b.value) < 1e-5, `value ${a.value} vs ${b.value}`);
