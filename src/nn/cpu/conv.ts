@@ -13,7 +13,8 @@ export function convGeometry(w: readonly number[]): { k: number; pad: number } {
   return { k, pad: (k - 1) / 2 };
 }
 
-function checkConv(x: readonly number[], w: readonly number[]): void {
+/** Throws shape_mismatch unless x is [N, Ci, H, W] with the weight's Ci. */
+export function checkConv(x: readonly number[], w: readonly number[]): void {
   if (x.length !== 4 || x[1] !== w[1]) {
     throw new KibitzError(
       "shape_mismatch",

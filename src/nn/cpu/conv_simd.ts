@@ -6,7 +6,7 @@ import { decodeBase64 } from "../../cfr/wasm/base64.ts";
 import { compileModule, wasmAllowed } from "../../cfr/wasm/enabled.ts";
 import { type CpuTensor, cpuTensor } from "../tensor.ts";
 import { KibitzError } from "../../errors.ts";
-import { convGeometry } from "./conv.ts";
+import { checkConv, convGeometry } from "./conv.ts";
 import { conv2dBackwardWeightFast, conv2dFast, flipTranspose } from "./fast.ts";
 import { WASM_BASE64 } from "./conv_wasm.ts";
 
@@ -102,12 +102,7 @@ export function conv2dSimd(
   const K = kernels();
   if (!K) return conv2dFast(x, w, bias, res, relu);
   const [n, ci, h, wd] = x.shape;
-  if (x.shape.length !== 4 || w.shape[1] !== ci) {
-    throw new KibitzError(
-      "shape_mismatch",
-      `conv input ${x.shape} does not match weight ${w.shape}`,
-    );
-  }
+  checkConv(x.shape, w.shape);
   const co = w.shape[0];
   const { k } = convGeometry(w.shape);
   const g = layout(h, wd, k);

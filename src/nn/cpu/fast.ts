@@ -4,7 +4,7 @@
 // 3 x 3 convolution as one contiguous loop per (input, output) channel pair over a zero-padded
 // copy of the input (all 9 taps per iteration, no bounds tests), and write gradients in place.
 import { type CpuTensor, cpuTensor } from "../tensor.ts";
-import { convGeometry } from "./conv.ts";
+import { checkConv, convGeometry } from "./conv.ts";
 import { KibitzError } from "../../errors.ts";
 
 /**
@@ -78,12 +78,7 @@ export function conv2dFast(
   relu = false,
 ): CpuTensor {
   const [n, ci, h, wd] = x.shape;
-  if (x.shape.length !== 4 || w.shape[1] !== ci) {
-    throw new KibitzError(
-      "shape_mismatch",
-      `conv input ${x.shape} does not match weight ${w.shape}`,
-    );
-  }
+  checkConv(x.shape, w.shape);
   const co = w.shape[0];
   const { k, pad } = convGeometry(w.shape);
   const hw = h * wd, kk = k * k;
