@@ -3,8 +3,7 @@ import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts
 import { T1_SPOT } from "./config.ts";
 import { enumerateSevenCardCategories } from "./eval_enum.ts";
 import { CATEGORY_NAMES } from "./hand_eval.ts";
-import type { ProbeResult } from "./rss_probe.ts";
-import { SOLVE_V8_FLAGS } from "./memory.ts";
+import { type ProbeResult, runRssProbe } from "./rss_probe.ts";
 
 // Spots T1 and F1 of ../shared/data/poker/REFERENCE.md and the reference solver's figures there.
 
@@ -83,22 +82,9 @@ async function runOurs(
       `max_iterations = ${maxIt}\ntarget_exploitability_pct = ${target}\nbackend = "cpu"\n`,
   );
   const t0 = performance.now();
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      `--v8-flags=${SOLVE_V8_FLAGS}`, // as `deno task solve` runs (memory.ts)
-      new URL("./rss_probe.ts", import.meta.url).pathname,
-      path,
-      `${dir}/out`,
-    ],
-    stdout: "piped",
-    stderr: "inherit",
-  }).output();
+  const probe = await runRssProbe(path, `${dir}/out`);
   const wallSeconds = (performance.now() - t0) / 1000;
-  if (out.code !== 0) throw new Error(`the solve of ${spot} ${r}/${s} failed`);
-  const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
-  return { spot, formats: `${r}/${s}`, threads, wallSeconds, probe: JSON.parse(lines.at(-1)!) };
+  return { spot, formats: `${r}/${s}`, threads, wallSeconds, probe };
 }
 
 async function runRef(

@@ -4,6 +4,7 @@
 import { parseSolveConfig } from "./config.ts";
 import { eachFirstStreetNode, rootSummary, writeSolveOutputs } from "./results.ts";
 import { prepareSpot, runSolve } from "./solve.ts";
+import { SOLVE_V8_FLAGS } from "./memory.ts";
 
 /** Peak resident set size of this process (VmHWM of /proc/self/status), in bytes; 0 elsewhere. */
 export function peakRss(): number {
@@ -37,6 +38,31 @@ export interface ProbeResult {
   exploitabilityPct: number;
   reached: Record<string, number>;
   secondsTo: Record<string, number>;
+}
+
+/**
+ * Runs this probe on the solve config file `path` in a process of its own, with the V8 flags
+ * `deno task solve` uses, writing the outputs into `outDir`: the RSS test's and the bench's solve.
+ */
+export async function runRssProbe(path: string, outDir: string): Promise<ProbeResult> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      `--v8-flags=${SOLVE_V8_FLAGS}`,
+      new URL(import.meta.url).pathname,
+      path,
+      outDir,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (out.code !== 0) {
+    throw new Error(
+      `the RSS probe of ${path} exited with ${out.code}: ${new TextDecoder().decode(out.stderr)}`,
+    );
+  }
+  return JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!);
 }
 
 if (import.meta.main && Deno.args[0] === "--baseline") {

@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
 import { T1_SPOT } from "../../src/poker/config.ts";
-import type { ProbeResult } from "../../src/poker/rss_probe.ts";
-import {
-  estimateMemory,
-  type GameSize,
-  GPU_PROBE_BYTES,
-  SOLVE_V8_FLAGS,
-} from "../../src/poker/memory.ts";
+import { type ProbeResult, runRssProbe } from "../../src/poker/rss_probe.ts";
+import { estimateMemory, type GameSize, GPU_PROBE_BYTES } from "../../src/poker/memory.ts";
 
 // Spots of three sizes, each solved in a process of its own (src/poker/rss_probe.ts), which reads
 // its peak RSS (VmHWM) at the end, after writing result.json and solve.bin. Above the runtime's
@@ -35,21 +30,7 @@ const SPOTS: [string, string][] = [
 async function probe(config: string, dir: string): Promise<ProbeResult> {
   const path = `${dir}/spot.toml`;
   await Deno.writeTextFile(path, config + "max_iterations = 1\ntarget_exploitability_pct = 0\n");
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      `--v8-flags=${SOLVE_V8_FLAGS}`, // as `deno task solve` runs (memory.ts)
-      new URL("../../src/poker/rss_probe.ts", import.meta.url).pathname,
-      path,
-      `${dir}/out`,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(out.stdout);
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  return JSON.parse(text.trim().split("\n").at(-1)!);
+  return await runRssProbe(path, `${dir}/out`);
 }
 
 Deno.test({
