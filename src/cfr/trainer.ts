@@ -1,5 +1,6 @@
 import type { QuantStore } from "../quant/mod.ts";
 import type { CfrGame } from "./game.ts";
+import type { ChanceTasks, WorkerEntry } from "./tasks.ts";
 import type { PublicTree } from "./tree.ts";
 
 /**
@@ -26,14 +27,42 @@ export interface CfrTrainer {
   rootValues(p: 0 | 1, best: Float32Array, profile: Float32Array): void;
 }
 
+/**
+ * A CfrTrainer whose walk also runs on several threads over one shared memory: the chance-subtree
+ * tasks of the solver's threaded traversal (cfr/tasks.ts), each bit-identical to CfrSolver.runTask.
+ * The solver walks the nodes above the tasks itself, and its worker pool starts `workerEntry`.
+ */
+export interface TaskTrainer extends CfrTrainer {
+  /** The tasks, their rows in the shared memory (null: a one-thread trainer). */
+  readonly tasks: ChanceTasks | null;
+  /** Sets the discounts of the iteration for the tasks that follow, on every thread. */
+  setDiscounts(alphaPos: number, betaNeg: number, gamma: number): void;
+  /** Runs task k for traverser p on the calling (main) thread; returns the node-hand visits. */
+  runTask(k: number, p: 0 | 1): number;
+  /** The worker module and data that run tasks on the other threads. */
+  workerEntry(): WorkerEntry;
+}
+
 /** A game that offers a CfrTrainer for its trees. */
 export interface TrainerGame extends CfrGame {
   /** A trainer of `tree`, or null where it cannot run (no Wasm SIMD, game options). */
   trainer(tree: PublicTree): CfrTrainer | null;
+  /** A trainer of `tree` on `threads` threads (shared memory), or null where it cannot run. */
+  taskTrainer?(tree: PublicTree, threads: number): TaskTrainer | null;
 }
 
 /** The trainer `game` offers for `tree`, or null (a game without one, or it declines). */
 export function gameTrainer(game: CfrGame, tree: PublicTree): CfrTrainer | null {
   const g = game as Partial<TrainerGame>;
   return typeof g.trainer === "function" ? g.trainer.call(game, tree) : null;
+}
+
+/** The threaded trainer `game` offers for `tree` on `threads` threads, or null. */
+export function gameTaskTrainer(
+  game: CfrGame,
+  tree: PublicTree,
+  threads: number,
+): TaskTrainer | null {
+  const g = game as Partial<TrainerGame>;
+  return typeof g.taskTrainer === "function" ? g.taskTrainer.call(game, tree, threads) : null;
 }

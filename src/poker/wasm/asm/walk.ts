@@ -109,6 +109,31 @@ export function traverse(
   return bad ? -1 : visits;
 }
 
+/**
+ * One chance-subtree task of a multi-threaded traversal (../walk.ts, cfr/parallel.ts): the walk
+ * from node n at depth d (an outcome of a first chance node) for player p, with the opponent reach
+ * at `opp`, the active flags at `act` (nAct of them) and the subtree's values to `out`, as
+ * CfrSolver.runTask. Each thread's instance has its own scratch (its own setup block); the tasks'
+ * subtrees own their storage blocks alone. Returns the node-hand visits, or -1 as traverse.
+ */
+export function task(
+  n: u32,
+  d: u32,
+  p: i32,
+  opp: usize,
+  act: usize,
+  nAct: i32,
+  out: usize,
+  a: f32,
+  b: f32,
+  g: f32,
+): f64 {
+  alphaPos = a, betaNeg = b, gamma = g;
+  visits = 0, bad = 0;
+  visit(n, d, p, opp, act, nAct, out);
+  return bad ? -1 : visits;
+}
+
 function visit(n: u32, d: u32, p: i32, opp: usize, act: usize, nAct: i32, out: usize): void {
   visits += <f64> nAct;
   const rec = nodes + (<usize> n << 4);
