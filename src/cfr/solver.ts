@@ -188,6 +188,7 @@ export class CfrSolver {
     let taskTrainer = walkable && threads > 1 ? gameTaskTrainer(game, tree, threads) : null;
     if (taskTrainer && !(taskTrainer.tasks && taskTrainer.tasks.count > 0)) taskTrainer = null;
     this.taskTrainer = taskTrainer;
+    taskTrainer?.setRunner((p, mode) => this.workerPool().runTasks(this.iteration, p, mode));
     const tasks = taskTrainer
       ? taskTrainer.tasks
       : !shared && threads > 1 && game.workerSource
@@ -297,10 +298,11 @@ export class CfrSolver {
   step(): void {
     const t = this.iteration;
     this.beginIteration(t);
-    if (this.trainer) {
+    const tr = this.trainer ?? this.taskTrainer;
+    if (tr) {
       const { alphaPos, betaNeg, gamma } = this.disc;
       for (const p of [0, 1] as const) {
-        this.nodeHandVisits += this.trainer.traverse(p, alphaPos, betaNeg, gamma);
+        this.nodeHandVisits += tr.traverse(p, alphaPos, betaNeg, gamma);
       }
       this.iteration++;
       return;
@@ -313,8 +315,6 @@ export class CfrSolver {
       if (this.threads > 1) {
         // Reach pass down to the chance nodes, subtrees on every thread, then the values pass.
         this.tasks!.cn.fill(-1);
-        const { alphaPos, betaNeg, gamma } = this.disc;
-        this.taskTrainer?.setDiscounts(alphaPos, betaNeg, gamma);
         this.reachPass(0, 0, p, opp, self, act, act.length);
         this.nodeHandVisits += this.workerPool().runTasks(t, p, TASK_TRAIN);
         this.fromTasks = true;
@@ -351,6 +351,7 @@ export class CfrSolver {
 
   /** Engine-internal (worker threads): evaluation task `k` of the average strategy. */
   runEvalTask(k: number, p: 0 | 1, br: boolean): void {
+    if (this.taskTrainer) return this.taskTrainer.runEvalTask(k, p);
     this.evaluator.runTask(k, p, this.avgPolicy, br);
   }
 

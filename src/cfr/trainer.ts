@@ -28,17 +28,20 @@ export interface CfrTrainer {
 }
 
 /**
- * A CfrTrainer whose walk also runs on several threads over one shared memory: the chance-subtree
- * tasks of the solver's threaded traversal (cfr/tasks.ts), each bit-identical to CfrSolver.runTask.
- * The solver walks the nodes above the tasks itself, and its worker pool starts `workerEntry`.
+ * A CfrTrainer whose walks run on several threads over one shared memory: `traverse` and
+ * `rootValues` walk the nodes above the chance-subtree tasks (cfr/tasks.ts) on the calling thread
+ * and hand each round of tasks to `run` (the solver's worker pool, which takes tasks on every
+ * thread through runTask and runEvalTask, and on the other threads through `workerEntry`).
  */
 export interface TaskTrainer extends CfrTrainer {
   /** The tasks, their rows in the shared memory (null: a one-thread trainer). */
   readonly tasks: ChanceTasks | null;
-  /** Sets the discounts of the iteration for the tasks that follow, on every thread. */
-  setDiscounts(alphaPos: number, betaNeg: number, gamma: number): void;
-  /** Runs task k for traverser p on the calling (main) thread; returns the node-hand visits. */
+  /** Sets the runner of a round of tasks (training or evaluation mode) on every thread. */
+  setRunner(run: (p: 0 | 1, mode: number) => number): void;
+  /** Runs training task k for traverser p on the calling thread; returns the node-hand visits. */
   runTask(k: number, p: 0 | 1): number;
+  /** Runs evaluation task k for p (both modes at once) on the calling thread. */
+  runEvalTask(k: number, p: 0 | 1): void;
   /** The worker module and data that run tasks on the other threads. */
   workerEntry(): WorkerEntry;
 }

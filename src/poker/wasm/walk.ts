@@ -2,7 +2,13 @@ import { decodeBase64 } from "../../cfr/wasm/base64.ts";
 import { compileModule, wasmAllowed } from "../../cfr/wasm/enabled.ts";
 import { CFR_CHANCE, type PublicTree } from "../../cfr/tree.ts";
 import type { TaskTrainer } from "../../cfr/trainer.ts";
-import { type ChanceTasks, chanceTasks, type WorkerEntry } from "../../cfr/tasks.ts";
+import {
+  type ChanceTasks,
+  chanceTasks,
+  TASK_PROFILE,
+  TASK_TRAIN,
+  type WorkerEntry,
+} from "../../cfr/tasks.ts";
 import { KibitzError } from "../../errors.ts";
 import { createQuantStore, type QuantStore } from "../../quant/mod.ts";
 import { type WalkTaskExports, type WalkTaskLayout, WalkTaskRunner } from "./walk_tasks.ts";
@@ -26,9 +32,7 @@ import { WASM_BASE64 as WASM_MT_BASE64 } from "./walk_mt_wasm.ts";
  * TypeScript, as in its TypeScript threaded path (the results are bit-identical to it).
  */
 
-interface Exports {
-  setup(cfg: number): void;
-  task: WalkTaskExports["task"];
+interface Exports extends WalkTaskExports {
   traverse(
     p: number,
     opp: number,
@@ -37,9 +41,14 @@ interface Exports {
     alphaPos: number,
     betaNeg: number,
     gamma: number,
+    phase: number,
   ): number;
-  evaluate(p: number, opp: number, outB: number, outE: number): void;
+  evaluate(p: number, opp: number, outB: number, outE: number, phase: number): void;
+  setTasks(opp: number, act: number, out: number, outE: number, cn: number, stride: number): void;
 }
+
+/** asm/walk.ts's phases: the whole walk, or a threaded walk's reach and combine passes. */
+const PHASE_WHOLE = 0, PHASE_REACH = 1, PHASE_COMBINE = 2;
 
 /** One river board's showdown tables, both players (PostflopGame's BoardOrder). */
 export interface WalkBoard {
@@ -132,6 +141,8 @@ export class PostflopWalk implements TaskTrainer {
   private readonly runner: WalkTaskRunner | null = null;
   private readonly entry: WorkerEntry | null = null;
   private readonly discAt: number = 0;
+  /** Runs a round of tasks on every thread (the solver's worker pool; threads > 1). */
+  private run: ((p: 0 | 1, mode: number) => number) | null = null;
 
   /** `threads` > 1: the threaded walk on a shared memory (see the file comment). */
   constructor(tree: PublicTree, g: WalkGame, threads = 1) {
@@ -230,12 +241,14 @@ export class PostflopWalk implements TaskTrainer {
           opp: L.take(4 * rows),
           act: L.take(rows),
           out: L.take(4 * rows),
+          outE: L.take(4 * rows),
           disc: discAt,
         };
         const b = allocate();
         return {
           opp: new Float32Array(b, at.opp, rows),
-          self: new Float32Array(rows),
+          // The traverser's own reach: no task reads it (no reach-weighted average).
+          self: new Float32Array(0),
           act: new Uint8Array(b, at.act, rows),
           cn: new Int32Array(b, at.cn, Math.max(1, count)),
           out: new Float32Array(b, at.out, rows),
@@ -264,6 +277,7 @@ export class PostflopWalk implements TaskTrainer {
         u32[at + 1] = tree.blockedStart[0][c], u32[at + 2] = tree.blockedStart[0][c + 1];
         u32[at + 3] = tree.blockedStart[1][c], u32[at + 4] = tree.blockedStart[1][c + 1];
         u32[at + 5] = tree.isoStart[c], u32[at + 6] = tree.isoStart[c + 1];
+        i32[at + 7] = this.tasks ? this.tasks.index[c] : -1;
       }
     }
     for (const p of [0, 1] as const) u32.set(tree.blockedHands[p], blocked[p] >> 2);
@@ -353,6 +367,7 @@ export class PostflopWalk implements TaskTrainer {
         i32[(t.depth >> 2) + k] = tree.depth[this.tasks!.node[k]];
       }
       this.runner = new WalkTaskRunner(this.x, buf!, t);
+      this.x.setTasks(t.opp, t.act, t.out, t.outE, t.cn, t.stride);
       const data: Omit<WalkWorkerSetup, keyof WorkerTaskSetup> = {
         module: mod,
         memory: this.memory,
@@ -364,14 +379,19 @@ export class PostflopWalk implements TaskTrainer {
     }
   }
 
-  /** Sets the iteration's discounts that every thread's tasks read (threads > 1). */
-  setDiscounts(alphaPos: number, betaNeg: number, gamma: number): void {
-    new Float32Array(this.memory.buffer, this.discAt, 3).set([alphaPos, betaNeg, gamma]);
+  /** Sets the runner of a round of tasks on every thread (threads > 1). */
+  setRunner(run: (p: 0 | 1, mode: number) => number): void {
+    this.run = run;
   }
 
   /** Runs chance task k for p on the main thread's instance (threads > 1); returns the visits. */
   runTask(k: number, p: 0 | 1): number {
     return this.runner!.runTask(k, p);
+  }
+
+  /** Runs evaluation task k for p on the main thread's instance (threads > 1). */
+  runEvalTask(k: number, p: 0 | 1): void {
+    this.runner!.runEvalTask(k, p, false);
   }
 
   /** What the worker pool starts its workers with (threads > 1). */
@@ -381,7 +401,13 @@ export class PostflopWalk implements TaskTrainer {
 
   rootValues(p: 0 | 1, best: Float32Array, profile: Float32Array): void {
     this.setOpp(p);
-    this.x.evaluate(p, this.oppAt, this.outAt, this.outEAt);
+    if (this.run) {
+      // Above the tasks, the tasks on every thread, then above them again with their values.
+      this.tasks!.cn.fill(-1);
+      this.x.evaluate(p, this.oppAt, this.outAt, this.outEAt, PHASE_REACH);
+      this.run(p, TASK_PROFILE);
+      this.x.evaluate(p, this.oppAt, this.outAt, this.outEAt, PHASE_COMBINE);
+    } else this.x.evaluate(p, this.oppAt, this.outAt, this.outEAt, PHASE_WHOLE);
     const buf = this.memory.buffer;
     best.set(new Float32Array(buf, this.outAt, best.length));
     profile.set(new Float32Array(buf, this.outEAt, profile.length));
@@ -394,7 +420,17 @@ export class PostflopWalk implements TaskTrainer {
 
   traverse(p: 0 | 1, alphaPos: number, betaNeg: number, gamma: number): number {
     this.setOpp(p);
-    const v = this.x.traverse(p, this.oppAt, this.actAt, this.outAt, alphaPos, betaNeg, gamma);
+    const x = this.x, opp = this.oppAt, act = this.actAt, out = this.outAt;
+    let v: number;
+    if (this.run) {
+      // Above the tasks, the tasks on every thread, then above them again with their values.
+      this.tasks!.cn.fill(-1);
+      new Float32Array(this.memory.buffer, this.discAt, 3).set([alphaPos, betaNeg, gamma]);
+      x.traverse(p, opp, act, out, alphaPos, betaNeg, gamma, PHASE_REACH);
+      const tasks = this.run(p, TASK_TRAIN);
+      v = x.traverse(p, opp, act, out, alphaPos, betaNeg, gamma, PHASE_COMBINE);
+      if (v >= 0) v += tasks;
+    } else v = x.traverse(p, opp, act, out, alphaPos, betaNeg, gamma, PHASE_WHOLE);
     if (v < 0) {
       throw new KibitzError(
         "non_finite",

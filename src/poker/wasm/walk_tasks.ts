@@ -14,10 +14,14 @@ export interface WalkTaskLayout {
   node: number;
   depth: number;
   cn: number;
-  /** Task rows: opponent reach (f32), active flags (u8), the subtree's values (f32). */
+  /**
+   * Task rows: opponent reach (f32), active flags (u8), the subtree's values (f32; evaluation:
+   * the best response's), the profile's values (f32, evaluation).
+   */
   opp: number;
   act: number;
   out: number;
+  outE: number;
   /** The iteration's discounts: alphaPos, betaNeg, gamma (f32). */
   disc: number;
 }
@@ -37,6 +41,7 @@ export interface WalkTaskExports {
     betaNeg: number,
     gamma: number,
   ): number;
+  evalTask(n: number, d: number, p: number, opp: number, outB: number, outE: number): void;
 }
 
 /** One thread's runner of the walk's tasks (cfr/parallel.ts serveTasks takes tasks with it). */
@@ -85,8 +90,21 @@ export class WalkTaskRunner implements TaskRunner {
     return v;
   }
 
-  /** Evaluations of the threaded walk run whole on the main thread (PostflopWalk.rootValues). */
-  runEvalTask(): void {
-    throw new Error("the threaded Wasm walk runs no evaluation tasks");
+  /**
+   * Runs evaluation task k for p: both modes at once (best response and profile values, see
+   * PostflopWalk.rootValues), whichever `_br` asks for.
+   */
+  runEvalTask(k: number, p: 0 | 1, _br: boolean): void {
+    const at = this.at;
+    if (this.i32[(at.cn >> 2) + k] < 0) return;
+    const row = 4 * k * at.stride;
+    this.x.evalTask(
+      this.i32[(at.node >> 2) + k],
+      this.i32[(at.depth >> 2) + k],
+      p,
+      at.opp + row,
+      at.out + row,
+      at.outE + row,
+    );
   }
 }
