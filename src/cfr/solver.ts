@@ -188,7 +188,13 @@ export class CfrSolver {
     let taskTrainer = walkable && threads > 1 ? gameTaskTrainer(game, tree, threads) : null;
     if (taskTrainer && !(taskTrainer.tasks && taskTrainer.tasks.count > 0)) taskTrainer = null;
     this.taskTrainer = taskTrainer;
-    taskTrainer?.setRunner((p, mode) => this.workerPool().runTasks(this.iteration, p, mode));
+    // Evaluations after close() (reading the results) run their tasks here instead of starting
+    // the workers again.
+    taskTrainer?.setRunner((p, mode) =>
+      mode !== TASK_TRAIN && !this.pool
+        ? this.runTasksHere(p, mode)
+        : this.workerPool().runTasks(this.iteration, p, mode)
+    );
     const tasks = taskTrainer
       ? taskTrainer.tasks
       : !shared && threads > 1 && game.workerSource
@@ -347,6 +353,16 @@ export class CfrSolver {
     const before = this.nodeHandVisits;
     this.visit(c, d, p, r, sr, ca, cn, tk.out, row);
     return this.nodeHandVisits - before;
+  }
+
+  /** Every task of a round on this thread, in order (see runTask); returns the visits. */
+  private runTasksHere(p: 0 | 1, mode: number): number {
+    let v = 0;
+    for (let k = 0; k < this.tasks!.count; k++) {
+      if (mode === TASK_TRAIN) v += this.runTask(k, p);
+      else this.runEvalTask(k, p, mode === TASK_BEST_RESPONSE);
+    }
+    return v;
   }
 
   /** Engine-internal (worker threads): evaluation task `k` of the average strategy. */

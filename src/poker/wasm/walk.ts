@@ -235,6 +235,7 @@ export class PostflopWalk implements TaskTrainer {
         at = {
           count,
           stride,
+          order: L.take(4 * count),
           node: L.take(4 * count),
           depth: L.take(4 * count),
           cn: L.take(4 * Math.max(1, count)),
@@ -361,10 +362,15 @@ export class PostflopWalk implements TaskTrainer {
     });
     this.x.setup(cfg);
     if (at) {
-      const t: WalkTaskLayout = at;
+      const t: WalkTaskLayout = at, tk = this.tasks!;
+      const size = new Float64Array(N).fill(1);
+      for (let c = N - 1; c > 0; c--) size[tree.parent[c]] += size[c];
+      const order = Array.from({ length: t.count }, (_, k) => k);
+      order.sort((a, b) => size[tk.node[b]] - size[tk.node[a]] || a - b);
       for (let k = 0; k < t.count; k++) {
-        i32[(t.node >> 2) + k] = this.tasks!.node[k];
-        i32[(t.depth >> 2) + k] = tree.depth[this.tasks!.node[k]];
+        i32[(t.order >> 2) + k] = order[k];
+        i32[(t.node >> 2) + k] = tk.node[k];
+        i32[(t.depth >> 2) + k] = tree.depth[tk.node[k]];
       }
       this.runner = new WalkTaskRunner(this.x, buf!, t);
       this.x.setTasks(t.opp, t.act, t.out, t.outE, t.cn, t.stride);

@@ -10,7 +10,11 @@ export interface WalkTaskLayout {
   count: number;
   /** Hands per task row. */
   stride: number;
-  /** i32 per task: outcome node, its depth, active-hand count (-1: not reached). */
+  /**
+   * i32 per task: the task the k-th claim runs (the largest subtrees first, so that the last
+   * tasks to finish are small), outcome node, its depth, active-hand count (-1: not reached).
+   */
+  order: number;
   node: number;
   depth: number;
   cn: number;
@@ -63,9 +67,10 @@ export class WalkTaskRunner implements TaskRunner {
   /** The discounts are in the shared memory (PostflopWalk.setDiscounts): nothing to set here. */
   beginIteration(_t: number): void {}
 
-  /** Runs training task k for traverser p on this thread's instance; returns the visits. */
-  runTask(k: number, p: 0 | 1): number {
+  /** Runs the `claim`-th training task for traverser p on this thread's instance; returns the visits. */
+  runTask(claim: number, p: 0 | 1): number {
     const at = this.at, i32 = this.i32, f32 = this.f32;
+    const k = i32[(at.order >> 2) + claim];
     const cn = i32[(at.cn >> 2) + k];
     if (cn < 0) return 0;
     const row = k * at.stride, dk = at.disc >> 2;
@@ -91,11 +96,12 @@ export class WalkTaskRunner implements TaskRunner {
   }
 
   /**
-   * Runs evaluation task k for p: both modes at once (best response and profile values, see
+   * Runs the `claim`-th evaluation task for p: both modes at once (best response and profile values, see
    * PostflopWalk.rootValues), whichever `_br` asks for.
    */
-  runEvalTask(k: number, p: 0 | 1, _br: boolean): void {
+  runEvalTask(claim: number, p: 0 | 1, _br: boolean): void {
     const at = this.at;
+    const k = this.i32[(at.order >> 2) + claim];
     if (this.i32[(at.cn >> 2) + k] < 0) return;
     const row = 4 * k * at.stride;
     this.x.evalTask(
