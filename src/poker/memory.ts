@@ -149,9 +149,10 @@ export const WORKER_THREAD_BYTES = 6 * MB;
  * Each worker thread of the threaded Wasm walk (poker/wasm/walk_worker.ts): an isolate with the
  * task loop's few modules and an instance of the walk module on the memory all threads share,
  * where its scratch lives (threadScratchBytes); no copy of the game, the tree or the tables.
- * Measured by peak RSS on 2 and 3 threads against 1 (VmHWM, T2 and T3 f32; Deno 2.9.6).
+ * Measured as the peak RSS (VmHWM) from 2 to 3 threads less the scratch: 5.2 MB on T2, 6.8 MB on
+ * T3 (the TypeScript path's workers: 12.4 MB on T3 after one iteration, more as they run).
  */
-export const WALK_WORKER_BYTES = 11 * MB;
+export const WALK_WORKER_BYTES = 6 * MB;
 /** Bytes per task and hand of the threaded Wasm walk's task rows (f32 x 3 and a u8). */
 export const WALK_TASK_BYTES_PER_HAND = 13;
 /** A worker's share that grows with the expanded tree (see WORKER_THREAD_BYTES). */
