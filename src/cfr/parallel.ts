@@ -32,6 +32,11 @@ export interface WorkerTaskSetup {
   idleExitMs: number;
 }
 
+/** A worker.ts thread that runs a WorkerEntry: the pool's setup and the entry. */
+export interface WorkerEntrySetup extends WorkerTaskSetup {
+  entry: WorkerEntry;
+}
+
 /** What a worker.ts thread receives once: everything it needs to run tasks on shared storage. */
 export interface WorkerSetup extends WorkerTaskSetup {
   tree: PublicTree;
@@ -78,28 +83,25 @@ export class WorkerPool {
   private readonly ctrl: Int32Array;
   private readonly visits: Float64Array;
   private readonly workers: (Worker | null)[];
-  /** What every worker receives (besides its slot): worker.ts's setup, or the entry's data. */
+  /** What every worker receives (besides its slot): worker.ts's setup, or an entry's. */
   private readonly setup: Record<string, unknown> & { ctrl: Int32Array; visits: Float64Array };
-  private readonly url: string;
   /** Started by start(): workers never idle-exit and are not restarted during a run. */
   private persistent = false;
 
   /**
-   * `entry`: the workers run that module with that data (the threaded Wasm walk's tiny workers)
-   * instead of worker.ts rebuilding the game and a solver.
+   * `entry`: the workers run that export with that data (the threaded Wasm walk's task loop)
+   * instead of rebuilding the game and a solver.
    */
   constructor(private readonly solver: TaskSolver, workers: number, entry?: WorkerEntry) {
     this.ctrl = new Int32Array(new SharedArrayBuffer(4 * (STATE + workers)));
     this.visits = new Float64Array(new SharedArrayBuffer(8 * workers));
     this.workers = new Array(workers).fill(null);
     if (entry) {
-      this.url = entry.url;
-      this.setup = { ...entry.data, ctrl: this.ctrl, visits: this.visits };
+      this.setup = { entry, ctrl: this.ctrl, visits: this.visits };
       return;
     }
     const game = solver.game as CfrGame;
     const src = game.workerSource!();
-    this.url = new URL("./worker.ts", import.meta.url).href;
     this.setup = {
       // Labels are for display only; leaving them out keeps the copy small.
       tree: { ...solver.tree, label: [] },
@@ -175,7 +177,7 @@ export class WorkerPool {
 
   private spawn(w: number, idleExitMs: number): void {
     this.workers[w]?.terminate();
-    const worker = new Worker(this.url, { type: "module" });
+    const worker = new Worker(new URL("./worker.ts", import.meta.url).href, { type: "module" });
     this.workers[w] = worker;
     const setup: WorkerTaskSetup = {
       ...this.setup,

@@ -98,11 +98,14 @@ export interface TaskRunner {
 }
 
 /**
- * A worker thread other than the solver's own (worker.ts): the module that serves tasks and the
- * data it receives (besides the pool's control words), for a game whose walk runs tasks itself.
+ * What a worker thread runs instead of rebuilding a solver (worker.ts), for a game whose walk runs
+ * tasks itself: the export `name` of `module`, called with the pool's setup (parallel.ts
+ * WorkerTaskSetup) and `data`; it serves tasks until told to quit. In a browser bundle `module`
+ * is the bundle, which must then export `name` (as a game class for worker.ts).
  */
 export interface WorkerEntry {
-  url: string;
+  module: string;
+  name: string;
   data: Record<string, unknown>;
 }
 

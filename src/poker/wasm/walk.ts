@@ -12,8 +12,7 @@ import {
 import { KibitzError } from "../../errors.ts";
 import { createQuantStore, type QuantStore } from "../../quant/mod.ts";
 import { type WalkTaskExports, type WalkTaskLayout, WalkTaskRunner } from "./walk_tasks.ts";
-import type { WalkWorkerSetup } from "./walk_worker.ts";
-import type { WorkerTaskSetup } from "../../cfr/parallel.ts";
+import type { WalkWorkerData } from "./walk_worker.ts";
 import { WASM_BASE64 } from "./walk_wasm.ts";
 import { WASM_BASE64 as WASM_MT_BASE64 } from "./walk_mt_wasm.ts";
 
@@ -374,14 +373,19 @@ export class PostflopWalk implements TaskTrainer {
       }
       this.runner = new WalkTaskRunner(this.x, buf!, t);
       this.x.setTasks(t.opp, t.act, t.out, t.outE, t.cn, t.stride);
-      const data: Omit<WalkWorkerSetup, keyof WorkerTaskSetup> = {
+      const data: WalkWorkerData = {
         module: mod,
         memory: this.memory,
         cfgBase: cfg,
         cfgStride: CFG,
         layout: t,
       };
-      this.entry = { url: new URL("./walk_worker.ts", import.meta.url).href, data };
+      // In a browser bundle this module is the bundle, which exports serveWalkTasks (mod.ts).
+      this.entry = {
+        module: new URL("./walk_worker.ts", import.meta.url).href,
+        name: "serveWalkTasks",
+        data: data as unknown as Record<string, unknown>,
+      };
     }
   }
 

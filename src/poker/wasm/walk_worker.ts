@@ -1,12 +1,11 @@
-/// <reference lib="deno.worker" />
-// Entry point of a worker thread of the threaded Wasm walk (started by cfr/parallel.ts WorkerPool
-// with PostflopWalk.workerEntry): an instance of the walk module on the shared memory and the task
-// loop, nothing of the solver, so that an idle worker stays small.
-import type { WorkerTaskSetup } from "../../cfr/parallel.ts";
-import type { WalkTaskExports, WalkTaskLayout } from "./walk_tasks.ts";
+// The worker side of the threaded Wasm walk: cfr/worker.ts calls serveWalkTasks (named by
+// PostflopWalk.workerEntry) with an instance of the walk module to make on the shared memory; it
+// runs the task loop and imports nothing of the solver, so that a worker stays small.
+import { serveTasks, type WorkerEntrySetup } from "../../cfr/parallel.ts";
+import { type WalkTaskExports, type WalkTaskLayout, WalkTaskRunner } from "./walk_tasks.ts";
 
-/** What PostflopWalk.workerEntry sends, with the pool's control words. */
-export interface WalkWorkerSetup extends WorkerTaskSetup {
+/** The data of PostflopWalk.workerEntry. */
+export interface WalkWorkerData {
   module: WebAssembly.Module;
   memory: WebAssembly.Memory;
   /** Setup block of worker slot w: cfgBase + cfgStride * (w + 1) (slot 0 is the main thread's). */
@@ -15,20 +14,17 @@ export interface WalkWorkerSetup extends WorkerTaskSetup {
   layout: WalkTaskLayout;
 }
 
-self.onmessage = async (e: MessageEvent<WalkWorkerSetup>) => {
-  const m = e.data;
-  try {
-    const { serveTasks } = await import("../../cfr/parallel.ts");
-    const { WalkTaskRunner } = await import("./walk_tasks.ts");
-    const inst = new WebAssembly.Instance(m.module, { env: { memory: m.memory } });
-    const x = inst.exports as unknown as WalkTaskExports;
-    x.setup(m.cfgBase + m.cfgStride * (m.slot + 1));
-    const runner = new WalkTaskRunner(x, m.memory.buffer, m.layout);
-    serveTasks(runner, m.slot, m.ctrl, m.visits, m.idleExitMs);
-  } catch (err) {
-    console.error(err);
-    Atomics.store(m.ctrl, m.failFlag, 1);
-    Atomics.notify(m.ctrl, m.failWake);
-  }
-  self.close();
-};
+/** Serves the walk's tasks on this worker thread until the pool closes or it idles out. */
+export function serveWalkTasks(m: WorkerEntrySetup): void {
+  const d = m.entry.data as unknown as WalkWorkerData;
+  const inst = new WebAssembly.Instance(d.module, { env: { memory: d.memory } });
+  const x = inst.exports as unknown as WalkTaskExports;
+  x.setup(d.cfgBase + d.cfgStride * (m.slot + 1));
+  serveTasks(
+    new WalkTaskRunner(x, d.memory.buffer, d.layout),
+    m.slot,
+    m.ctrl,
+    m.visits,
+    m.idleExitMs,
+  );
+}
