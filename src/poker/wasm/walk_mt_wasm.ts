@@ -1,7 +1,7 @@
 // Built by `deno task build-wasm` from asm/walk.ts: do not edit.
 
 /** SHA-256 of asm/walk.ts when this binary was built. */
-export const SOURCE_SHA256 = "3cc0bb1cb5126dffabb6e1d939f80487502ed272325866cb44f2ca514ed7f655";
+export const SOURCE_SHA256 = "da5d9c68ea68944eb391dc26a2ca187224d6ea3788072f38f7638906e086524e";
 
 /** The compiled module, base64. */
 export const WASM_BASE64 =
