@@ -120,7 +120,7 @@ export class WorkerPool {
    */
   runTasks(t: number, p: 0 | 1, mode: number): number {
     const ctrl = this.ctrl, W = this.workers.length;
-    for (let w = 0; w < W; w++) this.claim(w);
+    this.claimAll();
     Atomics.store(ctrl, ITER, t);
     Atomics.store(ctrl, PLAYER, p);
     Atomics.store(ctrl, MODE, mode);
@@ -147,24 +147,32 @@ export class WorkerPool {
     return visits;
   }
 
-  /** Makes worker w claimed for the next traversal, starting it if it is not running. */
-  private claim(w: number): void {
-    const ctrl = this.ctrl;
-    if (Atomics.compareExchange(ctrl, STATE + w, IDLE, CLAIMED) === IDLE) return;
-    if (!canBlock() || this.persistent) {
-      throw new KibitzError(
-        "worker_failed",
-        `CFR worker thread ${w} is not running: on this thread, start the workers with \`await solver.startThreads()\` before running`,
-      );
+  /**
+   * Makes every worker claimed for the next traversal, starting those that are not running (all
+   * of them first, then waiting for each: their start-ups overlap).
+   */
+  private claimAll(): void {
+    const ctrl = this.ctrl, started: number[] = [];
+    for (let w = 0; w < this.workers.length; w++) {
+      if (Atomics.compareExchange(ctrl, STATE + w, IDLE, CLAIMED) === IDLE) continue;
+      if (!canBlock() || this.persistent) {
+        throw new KibitzError(
+          "worker_failed",
+          `CFR worker thread ${w} is not running: on this thread, start the workers with \`await solver.startThreads()\` before running`,
+        );
+      }
+      // Exited while idle (or never started): start a fresh one.
+      this.spawn(w, IDLE_EXIT_MS);
+      started.push(w);
     }
-    // Exited while idle (or never started): start a fresh one and wait until it is ready.
-    this.spawn(w, IDLE_EXIT_MS);
     const start = performance.now();
-    while (Atomics.load(ctrl, STATE + w) !== IDLE) {
-      this.failIfNotStarting(w, start);
-      Atomics.wait(ctrl, STATE + w, DEAD, 100);
+    for (const w of started) {
+      while (Atomics.load(ctrl, STATE + w) !== IDLE) {
+        this.failIfNotStarting(w, start);
+        Atomics.wait(ctrl, STATE + w, DEAD, 100);
+      }
+      Atomics.store(ctrl, STATE + w, CLAIMED);
     }
-    Atomics.store(ctrl, STATE + w, CLAIMED);
   }
 
   /** Closes the pool and throws when worker w reported a failure or has not started in time. */
