@@ -127,6 +127,19 @@ const workerUrlPlugin: esbuild.Plugin = {
       }
       return { contents: rewritten, loader: "ts" };
     });
+    // The threaded Wasm walk's workers import its task loop's module; in the bundle that is the
+    // bundle itself (mod.ts exports serveWalkTasks).
+    b.onLoad({ filter: /[/\\]src[/\\]poker[/\\]wasm[/\\]walk\.ts$/ }, async (args) => {
+      const text = await Deno.readTextFile(args.path);
+      const rewritten = text.replace(
+        'new URL("./walk_worker.ts", import.meta.url).href',
+        () => "import.meta.url",
+      );
+      if (rewritten === text) {
+        throw new KibitzError("bundle_failed", `${args.path} no longer names ./walk_worker.ts`);
+      }
+      return { contents: rewritten, loader: "ts" };
+    });
   },
 };
 

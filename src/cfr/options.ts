@@ -49,8 +49,10 @@ export interface SolverOptions {
   wasm?: boolean;
   /**
    * Run the whole training walk on the game's trainer where it offers one (the postflop game's
-   * Wasm walk, cfr/trainer.ts: dcfr, f32 regrets and strategy, one thread, no pruning, locks or
-   * reach-weighted average; bit-identical to the TypeScript walk). Default true; needs `wasm`.
+   * Wasm walk, cfr/trainer.ts: dcfr, f32 regrets and strategy, no pruning, locks or reach-weighted
+   * average; bit-identical to the TypeScript walk). With threads > 1, its threaded form where the
+   * game offers one (TaskTrainer: one shared Wasm memory, the tasks on small Wasm workers, the
+   * evaluations split the same way; bit-identical too). Default true; needs `wasm`.
    */
   wasmWalk?: boolean;
   /** With pruning, every this many iterations (default 10) one runs unpruned so skipped actions are re-checked. */
@@ -66,8 +68,9 @@ export interface SolverOptions {
    * Threads for training (default 1). Above 1, the subtrees below the first chance nodes (the turn
    * or river cards) are shared out to Web Workers over SharedArrayBuffer storage; each subtree's
    * blocks are written by exactly one thread and the parent sums the outcomes in a fixed order, so
-   * the result is bit-identical whatever the thread count. Needs a game with `workerSource` and a
-   * tree with chance nodes; otherwise the solve runs on one thread. Call `close()` when done.
+   * the result is bit-identical whatever the thread count. Needs a game with `workerSource` (or a
+   * threaded trainer, see `wasmWalk`) and a tree with chance nodes; otherwise the solve runs on
+   * one thread. Call `close()` when done.
    */
   threads?: number;
 }

@@ -6,7 +6,9 @@ import {
   type SharedStores,
   TASK_BEST_RESPONSE,
   TASK_TRAIN,
+  type TaskRunner,
   type TaskSolver,
+  type WorkerEntry,
 } from "./tasks.ts";
 import type { PublicTree } from "./tree.ts";
 
@@ -18,14 +20,9 @@ const DEAD = 0, IDLE = 1, CLAIMED = 2;
 const IDLE_EXIT_MS = 10_000;
 const START_TIMEOUT_MS = 120_000;
 
-/** What a worker thread receives once: everything it needs to run tasks on shared storage. */
-export interface WorkerSetup {
+/** What every worker thread receives from the pool: its slot, control words and how to fail. */
+export interface WorkerTaskSetup {
   slot: number;
-  tree: PublicTree;
-  game: { module: string; name: string; fields: Record<string, unknown> };
-  options: SolverOptions;
-  stores: Omit<SharedStores, "tasks">;
-  tasks: ChanceTasks;
   ctrl: Int32Array;
   visits: Float64Array;
   /** Control word a worker that fails to start sets to 1, and the word to notify. */
@@ -33,6 +30,20 @@ export interface WorkerSetup {
   failWake: number;
   /** Idle time after which the worker exits (Infinity: only on close). */
   idleExitMs: number;
+}
+
+/** A worker.ts thread that runs a WorkerEntry: the pool's setup and the entry. */
+export interface WorkerEntrySetup extends WorkerTaskSetup {
+  entry: WorkerEntry;
+}
+
+/** What a worker.ts thread receives once: everything it needs to run tasks on shared storage. */
+export interface WorkerSetup extends WorkerTaskSetup {
+  tree: PublicTree;
+  game: { module: string; name: string; fields: Record<string, unknown> };
+  options: SolverOptions;
+  stores: Omit<SharedStores, "tasks">;
+  tasks: ChanceTasks;
 }
 
 /** Whether this thread may block in Atomics.wait (a browser page's main thread may not). */
@@ -72,16 +83,25 @@ export class WorkerPool {
   private readonly ctrl: Int32Array;
   private readonly visits: Float64Array;
   private readonly workers: (Worker | null)[];
-  private readonly setup: Omit<WorkerSetup, "slot" | "failFlag" | "failWake" | "idleExitMs">;
+  /** What every worker receives (besides its slot): worker.ts's setup, or an entry's. */
+  private readonly setup: Record<string, unknown> & { ctrl: Int32Array; visits: Float64Array };
   /** Started by start(): workers never idle-exit and are not restarted during a run. */
   private persistent = false;
 
-  constructor(private readonly solver: TaskSolver, workers: number) {
-    const game = solver.game as CfrGame;
-    const src = game.workerSource!();
+  /**
+   * `entry`: the workers run that export with that data (the threaded Wasm walk's task loop)
+   * instead of rebuilding the game and a solver.
+   */
+  constructor(private readonly solver: TaskSolver, workers: number, entry?: WorkerEntry) {
     this.ctrl = new Int32Array(new SharedArrayBuffer(4 * (STATE + workers)));
     this.visits = new Float64Array(new SharedArrayBuffer(8 * workers));
     this.workers = new Array(workers).fill(null);
+    if (entry) {
+      this.setup = { entry, ctrl: this.ctrl, visits: this.visits };
+      return;
+    }
+    const game = solver.game as CfrGame;
+    const src = game.workerSource!();
     this.setup = {
       // Labels are for display only; leaving them out keeps the copy small.
       tree: { ...solver.tree, label: [] },
@@ -91,7 +111,7 @@ export class WorkerPool {
       tasks: solver.tasks!,
       ctrl: this.ctrl,
       visits: this.visits,
-    };
+    } satisfies Omit<WorkerSetup, "slot" | "failFlag" | "failWake" | "idleExitMs">;
   }
 
   /**
@@ -100,7 +120,7 @@ export class WorkerPool {
    */
   runTasks(t: number, p: 0 | 1, mode: number): number {
     const ctrl = this.ctrl, W = this.workers.length;
-    for (let w = 0; w < W; w++) this.claim(w);
+    this.claimAll();
     Atomics.store(ctrl, ITER, t);
     Atomics.store(ctrl, PLAYER, p);
     Atomics.store(ctrl, MODE, mode);
@@ -127,24 +147,32 @@ export class WorkerPool {
     return visits;
   }
 
-  /** Makes worker w claimed for the next traversal, starting it if it is not running. */
-  private claim(w: number): void {
-    const ctrl = this.ctrl;
-    if (Atomics.compareExchange(ctrl, STATE + w, IDLE, CLAIMED) === IDLE) return;
-    if (!canBlock() || this.persistent) {
-      throw new KibitzError(
-        "worker_failed",
-        `CFR worker thread ${w} is not running: on this thread, start the workers with \`await solver.startThreads()\` before running`,
-      );
+  /**
+   * Makes every worker claimed for the next traversal, starting those that are not running (all
+   * of them first, then waiting for each: their start-ups overlap).
+   */
+  private claimAll(): void {
+    const ctrl = this.ctrl, started: number[] = [];
+    for (let w = 0; w < this.workers.length; w++) {
+      if (Atomics.compareExchange(ctrl, STATE + w, IDLE, CLAIMED) === IDLE) continue;
+      if (!canBlock() || this.persistent) {
+        throw new KibitzError(
+          "worker_failed",
+          `CFR worker thread ${w} is not running: on this thread, start the workers with \`await solver.startThreads()\` before running`,
+        );
+      }
+      // Exited while idle (or never started): start a fresh one.
+      this.spawn(w, IDLE_EXIT_MS);
+      started.push(w);
     }
-    // Exited while idle (or never started): start a fresh one and wait until it is ready.
-    this.spawn(w, IDLE_EXIT_MS);
     const start = performance.now();
-    while (Atomics.load(ctrl, STATE + w) !== IDLE) {
-      this.failIfNotStarting(w, start);
-      Atomics.wait(ctrl, STATE + w, DEAD, 100);
+    for (const w of started) {
+      while (Atomics.load(ctrl, STATE + w) !== IDLE) {
+        this.failIfNotStarting(w, start);
+        Atomics.wait(ctrl, STATE + w, DEAD, 100);
+      }
+      Atomics.store(ctrl, STATE + w, CLAIMED);
     }
-    Atomics.store(ctrl, STATE + w, CLAIMED);
   }
 
   /** Closes the pool and throws when worker w reported a failure or has not started in time. */
@@ -159,7 +187,7 @@ export class WorkerPool {
     this.workers[w]?.terminate();
     const worker = new Worker(new URL("./worker.ts", import.meta.url).href, { type: "module" });
     this.workers[w] = worker;
-    const setup: WorkerSetup = {
+    const setup: WorkerTaskSetup = {
       ...this.setup,
       slot: w,
       failFlag: ERROR,
@@ -201,7 +229,7 @@ export class WorkerPool {
 }
 
 /** Takes tasks from the shared counter until none is left; returns node-hand visits (training). */
-function runShare(solver: TaskSolver, ctrl: Int32Array, p: 0 | 1, mode: number, count: number) {
+function runShare(solver: TaskRunner, ctrl: Int32Array, p: 0 | 1, mode: number, count: number) {
   let v = 0;
   for (let k = Atomics.add(ctrl, NEXT, 1); k < count; k = Atomics.add(ctrl, NEXT, 1)) {
     if (mode === TASK_TRAIN) v += solver.runTask(k, p);
@@ -215,7 +243,7 @@ function runShare(solver: TaskSolver, ctrl: Int32Array, p: 0 | 1, mode: number, 
  * time the main thread bumps the generation, until told to quit or idle for `idleExitMs`.
  */
 export function serveTasks(
-  solver: TaskSolver,
+  solver: TaskRunner,
   slot: number,
   ctrl: Int32Array,
   visits: Float64Array,

@@ -49,7 +49,7 @@ import {
 } from "./walk.ts";
 import type { SolverOptions } from "./options.ts";
 import { WorkerPool } from "./parallel.ts";
-import { type CfrTrainer, gameTrainer } from "./trainer.ts";
+import { type CfrTrainer, gameTaskTrainer, gameTrainer, type TaskTrainer } from "./trainer.ts";
 import {
   type ChanceTasks,
   chanceTasks,
@@ -89,6 +89,12 @@ export class CfrSolver {
   private readonly fused: boolean;
   /** The game's trainer running the whole training walk (SolverOptions.wasmWalk), or null. */
   readonly trainer: CfrTrainer | null;
+  /**
+   * On several threads, the game's trainer running the chance tasks (the threaded Wasm walk,
+   * SolverOptions.wasmWalk) on every thread, which then holds the stores; null: the TypeScript
+   * tasks on worker.ts threads.
+   */
+  readonly taskTrainer: TaskTrainer | null;
   /** Iterations done. */
   iteration = 0;
   /** Traverser hands visited at nodes during training (the work pruning saves). */
@@ -174,23 +180,39 @@ export class CfrSolver {
         `threads = ${threads} needs SharedArrayBuffer, which this page does not have: serve it cross-origin isolated (COOP: same-origin, COEP: require-corp) or use threads = 1`,
       );
     }
-    const tasks = !shared && threads > 1 && game.workerSource ? chanceTasks(tree) : null;
+    // The whole walk on the game's trainer, which then holds the stores (in its Wasm memory); on
+    // several threads, the trainer's tasks on a memory every thread shares.
+    const walkable = !shared && (options.wasmWalk ?? true) && this.wasm &&
+      algorithm === "dcfr" && rf === "f32" && sf === "f32" && !this.reachWeighted &&
+      this.pruning === 0 && (options.lockedNodes ?? []).length === 0;
+    let taskTrainer = walkable && threads > 1 ? gameTaskTrainer(game, tree, threads) : null;
+    if (taskTrainer && !(taskTrainer.tasks && taskTrainer.tasks.count > 0)) taskTrainer = null;
+    this.taskTrainer = taskTrainer;
+    // Evaluations after close() (reading the results) run their tasks here instead of starting
+    // the workers again.
+    taskTrainer?.setRunner((p, mode) =>
+      mode !== TASK_TRAIN && !this.pool
+        ? this.runTasksHere(p, mode)
+        : this.workerPool().runTasks(this.iteration, p, mode)
+    );
+    const tasks = taskTrainer
+      ? taskTrainer.tasks
+      : !shared && threads > 1 && game.workerSource
+      ? chanceTasks(tree)
+      : null;
     this.tasks = shared ? shared.tasks : tasks && tasks.count > 0 ? tasks : null;
     this.threads = this.tasks && !shared ? threads : 1;
-    const sab = this.threads > 1;
+    const sab = this.threads > 1 && !taskTrainer;
     if (sab) {
       // The tree and the game's tables once in shared memory, not cloned into every worker.
       shareFields(tree as unknown as Record<string, unknown>);
       game.shareTables?.();
     }
-    // The whole walk on the game's trainer, which then holds the stores (in its Wasm memory).
-    const walkable = !shared && this.threads === 1 && (options.wasmWalk ?? true) && this.wasm &&
-      algorithm === "dcfr" && rf === "f32" && sf === "f32" && !this.reachWeighted &&
-      this.pruning === 0 && (options.lockedNodes ?? []).length === 0;
-    this.trainer = walkable ? gameTrainer(game, tree) : null;
-    this.regrets = this.trainer?.regrets ?? shared?.regrets ??
+    this.trainer = walkable && this.threads === 1 ? gameTrainer(game, tree) : null;
+    const walk = this.trainer ?? taskTrainer;
+    this.regrets = walk?.regrets ?? shared?.regrets ??
       createQuantStore(rf, tree.blockSize, sab);
-    this.strategy = this.trainer?.strategy ?? shared?.strategy ??
+    this.strategy = walk?.strategy ?? shared?.strategy ??
       createQuantStore(sf, tree.blockSize, sab);
     this.predicted = shared
       ? shared.predicted
@@ -233,13 +255,14 @@ export class CfrSolver {
     this.avgDen = new Float64Array(maxH);
     this.evaluator = new TreeEvaluator(tree, game);
     this.avgPolicy = (node, out) => this.average(node, out);
-    const tr = this.trainer;
+    const tr = walk;
     if (tr) {
-      // Evaluations of the average strategy (TreeEvaluator.rootValues) walk on the trainer.
+      // Evaluations of the average strategy (TreeEvaluator.rootValues) walk on the trainer (the
+      // threaded one's on the main thread, on the shared memory).
       const fast: PolicyRootValues = { tree, values: (p, b, e) => tr.rootValues(p, b, e) };
       Object.assign(this.avgPolicy, { rootValues: fast });
     }
-    if (this.tasks) {
+    if (this.tasks && !taskTrainer) {
       // Exploitability and EVs of the average strategy split over the threads like training.
       this.evaluator.parallel = {
         tasks: this.tasks,
@@ -281,10 +304,11 @@ export class CfrSolver {
   step(): void {
     const t = this.iteration;
     this.beginIteration(t);
-    if (this.trainer) {
+    const tr = this.trainer ?? this.taskTrainer;
+    if (tr) {
       const { alphaPos, betaNeg, gamma } = this.disc;
       for (const p of [0, 1] as const) {
-        this.nodeHandVisits += this.trainer.traverse(p, alphaPos, betaNeg, gamma);
+        this.nodeHandVisits += tr.traverse(p, alphaPos, betaNeg, gamma);
       }
       this.iteration++;
       return;
@@ -316,6 +340,7 @@ export class CfrSolver {
    * node-hand visits it made.
    */
   runTask(k: number, p: 0 | 1): number {
+    if (this.taskTrainer) return this.taskTrainer.runTask(k, p);
     const tk = this.tasks!, t = this.tree;
     const cn = tk.cn[k];
     if (cn < 0) return 0;
@@ -330,8 +355,19 @@ export class CfrSolver {
     return this.nodeHandVisits - before;
   }
 
+  /** Every task of a round on this thread, in order (see runTask); returns the visits. */
+  private runTasksHere(p: 0 | 1, mode: number): number {
+    let v = 0;
+    for (let k = 0; k < this.tasks!.count; k++) {
+      if (mode === TASK_TRAIN) v += this.runTask(k, p);
+      else this.runEvalTask(k, p, mode === TASK_BEST_RESPONSE);
+    }
+    return v;
+  }
+
   /** Engine-internal (worker threads): evaluation task `k` of the average strategy. */
   runEvalTask(k: number, p: 0 | 1, br: boolean): void {
+    if (this.taskTrainer) return this.taskTrainer.runEvalTask(k, p);
     this.evaluator.runTask(k, p, this.avgPolicy, br);
   }
 
@@ -345,7 +381,9 @@ export class CfrSolver {
   }
 
   private workerPool(): WorkerPool {
-    if (!this.pool) this.pool = new WorkerPool(this, this.threads - 1);
+    if (!this.pool) {
+      this.pool = new WorkerPool(this, this.threads - 1, this.taskTrainer?.workerEntry());
+    }
     return this.pool;
   }
 
@@ -444,7 +482,7 @@ export class CfrSolver {
 
   /** CfrExploitability of the average strategy, with both best responses and EVs. */
   exploitability(): CfrExploitability {
-    const tr = this.trainer;
+    const tr = this.trainer ?? this.taskTrainer;
     if (tr) {
       // One trainer walk per player gives both modes; valuesExploitability asks for the best
       // responses first, then the profile values.

@@ -36,8 +36,29 @@ export interface ChanceTasks {
   out: Float32Array;
 }
 
-/** Finds the outcome nodes of the first chance nodes and allocates the shared task rows. */
-export function chanceTasks(tree: PublicTree): ChanceTasks {
+/** The rows of a ChanceTasks that threads read and write (see ChanceTasks). */
+export type TaskRows = Pick<ChanceTasks, "opp" | "self" | "act" | "cn" | "out">;
+
+/** Task rows, each in its own SharedArrayBuffer. */
+function sharedRows(count: number, stride: number): TaskRows {
+  const f32 = () => new Float32Array(new SharedArrayBuffer(4 * count * stride));
+  return {
+    opp: f32(),
+    self: f32(),
+    act: new Uint8Array(new SharedArrayBuffer(count * stride)),
+    cn: new Int32Array(new SharedArrayBuffer(4 * Math.max(1, count))),
+    out: f32(),
+  };
+}
+
+/**
+ * Finds the outcome nodes of the first chance nodes and allocates the shared task rows (with
+ * `rows`, where the caller wants them: the threaded Wasm walk lays them out in its memory).
+ */
+export function chanceTasks(
+  tree: PublicTree,
+  rows: (count: number, stride: number) => TaskRows = sharedRows,
+): ChanceTasks {
   const { size, kind, parent } = tree;
   // Nodes at or below a chance node (breadth-first order: parents come first).
   const below = new Uint8Array(size);
@@ -54,18 +75,7 @@ export function chanceTasks(tree: PublicTree): ChanceTasks {
     }
   }
   const count = nodes.length, stride = Math.max(tree.numHands[0], tree.numHands[1]);
-  const f32 = () => new Float32Array(new SharedArrayBuffer(4 * count * stride));
-  return {
-    count,
-    stride,
-    node: Int32Array.from(nodes),
-    index,
-    opp: f32(),
-    self: f32(),
-    act: new Uint8Array(new SharedArrayBuffer(count * stride)),
-    cn: new Int32Array(new SharedArrayBuffer(4 * Math.max(1, count))),
-    out: f32(),
-  };
+  return { count, stride, node: Int32Array.from(nodes), index, ...rows(count, stride) };
 }
 
 /** Engine-internal: the stores a worker thread shares with the main solver. */
@@ -74,6 +84,29 @@ export interface SharedStores {
   strategy: QuantStore;
   predicted: QuantStore | null;
   tasks: ChanceTasks;
+}
+
+/** What a thread needs to take tasks from the shared counter (parallel.ts serveTasks). */
+export interface TaskRunner {
+  readonly tasks: { readonly count: number } | null;
+  /** Sets the discounts and rounding keys of iteration t. */
+  beginIteration(t: number): void;
+  /** Runs training task k for traverser p; returns the node-hand visits. */
+  runTask(k: number, p: 0 | 1): number;
+  /** Runs evaluation task k of the average strategy. */
+  runEvalTask(k: number, p: 0 | 1, br: boolean): void;
+}
+
+/**
+ * What a worker thread runs instead of rebuilding a solver (worker.ts), for a game whose walk runs
+ * tasks itself: the export `name` of `module`, called with the pool's setup (parallel.ts
+ * WorkerTaskSetup) and `data`; it serves tasks until told to quit. In a browser bundle `module`
+ * is the bundle, which must then export `name` (as a game class for worker.ts).
+ */
+export interface WorkerEntry {
+  module: string;
+  name: string;
+  data: Record<string, unknown>;
 }
 
 /** What the worker pool needs of a solver: its stores and tasks, and a way to run one task. */

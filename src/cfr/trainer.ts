@@ -1,5 +1,6 @@
 import type { QuantStore } from "../quant/mod.ts";
 import type { CfrGame } from "./game.ts";
+import type { ChanceTasks, WorkerEntry } from "./tasks.ts";
 import type { PublicTree } from "./tree.ts";
 
 /**
@@ -26,14 +27,45 @@ export interface CfrTrainer {
   rootValues(p: 0 | 1, best: Float32Array, profile: Float32Array): void;
 }
 
+/**
+ * A CfrTrainer whose walks run on several threads over one shared memory: `traverse` and
+ * `rootValues` walk the nodes above the chance-subtree tasks (cfr/tasks.ts) on the calling thread
+ * and hand each round of tasks to `run` (the solver's worker pool, which takes tasks on every
+ * thread through runTask and runEvalTask, and on the other threads through `workerEntry`).
+ */
+export interface TaskTrainer extends CfrTrainer {
+  /** The tasks, their rows in the shared memory (null: a one-thread trainer). */
+  readonly tasks: ChanceTasks | null;
+  /** Sets the runner of a round of tasks (training or evaluation mode) on every thread. */
+  setRunner(run: (p: 0 | 1, mode: number) => number): void;
+  /** Runs training task k for traverser p on the calling thread; returns the node-hand visits. */
+  runTask(k: number, p: 0 | 1): number;
+  /** Runs evaluation task k for p (both modes at once) on the calling thread. */
+  runEvalTask(k: number, p: 0 | 1): void;
+  /** The worker module and data that run tasks on the other threads. */
+  workerEntry(): WorkerEntry;
+}
+
 /** A game that offers a CfrTrainer for its trees. */
 export interface TrainerGame extends CfrGame {
   /** A trainer of `tree`, or null where it cannot run (no Wasm SIMD, game options). */
   trainer(tree: PublicTree): CfrTrainer | null;
+  /** A trainer of `tree` on `threads` threads (shared memory), or null where it cannot run. */
+  taskTrainer?(tree: PublicTree, threads: number): TaskTrainer | null;
 }
 
 /** The trainer `game` offers for `tree`, or null (a game without one, or it declines). */
 export function gameTrainer(game: CfrGame, tree: PublicTree): CfrTrainer | null {
   const g = game as Partial<TrainerGame>;
   return typeof g.trainer === "function" ? g.trainer.call(game, tree) : null;
+}
+
+/** The threaded trainer `game` offers for `tree` on `threads` threads, or null. */
+export function gameTaskTrainer(
+  game: CfrGame,
+  tree: PublicTree,
+  threads: number,
+): TaskTrainer | null {
+  const g = game as Partial<TrainerGame>;
+  return typeof g.taskTrainer === "function" ? g.taskTrainer.call(game, tree, threads) : null;
 }

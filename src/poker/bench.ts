@@ -215,18 +215,23 @@ export const suite: BenchSuite = {
           if (ref) refs.set(run, ref);
         }
       }
-      // F1: all cores; capped at 2 iterations unless --full (the peak RSS is reached anyway).
+      // F1: all cores (f32 on 1 thread too, for the speed-up); capped at 2 iterations unless
+      // --full (the peak RSS is reached anyway), f32 at 10 so that its s/iteration is mostly
+      // steady iterations (one check and the first touch of the storage are in it).
       for (const [r, s] of [[32, 32], [16, 16], [8, 4]]) {
-        const its = opts.full ? 300 : 2, prec = refPrecision(r, s);
-        const ref = refBin && prec ? await runRef(refBin, "F1", prec, cores, its, 0.3) : undefined;
-        const run = await runOurs("F1", F1, r, s, cores, its, 0.3, dir);
-        opts.log(row(run, ref));
-        runs.push(run);
-        if (ref) refs.set(run, ref);
+        const its = opts.full ? 300 : r === 32 ? 10 : 2, prec = refPrecision(r, s);
+        for (const t of r === 32 && cores > 1 ? [1, cores] : [cores]) {
+          const ref = refBin && prec ? await runRef(refBin, "F1", prec, t, its, 0.3) : undefined;
+          const run = await runOurs("F1", F1, r, s, t, its, 0.3, dir);
+          opts.log(row(run, ref));
+          runs.push(run);
+          if (ref) refs.set(run, ref);
+        }
       }
       report.tables.push({
         title: "Kibitz, each solve in its own process (T1 to 0.3 %, 8/4 200 iterations; F1 " +
-          (opts.full ? "to 0.3 %" : "2 iterations, use --full to solve") + `; ${kernels})`,
+          (opts.full ? "to 0.3 %" : "2 iterations (f32: 10), use --full to solve") +
+          `; ${kernels})`,
         columns: [
           "spot",
           "regrets/strategy",
@@ -269,6 +274,8 @@ export const suite: BenchSuite = {
         runs.find((x) => x.spot === spot && x.formats === f && x.threads === t)!;
       const t1 = find("T1", "32/32", 1), t1all = find("T1", "32/32", cores);
       const f16 = find("F1", "16/16", cores), f84 = find("F1", "8/4", cores);
+      const f32 = find("F1", "32/32", cores), f32one = find("F1", "32/32", 1) ?? f32;
+      const perIt = (x: Run) => x.probe.seconds / Math.max(1, x.probe.iterations);
       report.tables.push({
         title:
           "Against the reference's published figures (16-core H200 host; this machine differs)",
@@ -287,6 +294,20 @@ export const suite: BenchSuite = {
             REF.T1.secondsTo03AllThreads,
             t1all.wallSeconds / REF.T1.secondsTo03AllThreads,
             "-",
+          ],
+          [
+            `F1 f32 s/iteration, ${cores} threads`,
+            perIt(f32),
+            REF.F1.secondsPerIteration16,
+            perIt(f32) / REF.F1.secondsPerIteration16,
+            "<= 1.5 (at 16 threads)",
+          ],
+          [
+            `F1 f32 speed-up, 1 to ${cores} threads (s/iteration)`,
+            perIt(f32one) / perIt(f32),
+            null,
+            null,
+            ">= 8 (at 16 threads)",
           ],
           [
             `F1 16/16 s/iteration, ${cores} threads`,

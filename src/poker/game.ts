@@ -1,9 +1,9 @@
 import { packShared, type SharedTyped } from "../cfr/threads.ts";
 import type { CfrChanceOutcome, CfrGame, CfrIsomorph, CfrNode } from "../cfr/game.ts";
 import type { PokerTerminalTables } from "../cfr/gpu/tables.ts";
-import type { CfrTrainer } from "../cfr/trainer.ts";
-import type { PublicTree } from "../cfr/tree.ts";
-import { PostflopWalk, walkAvailable } from "./wasm/walk.ts";
+import type { CfrTrainer, TaskTrainer } from "../cfr/trainer.ts";
+import { CFR_CHANCE, type PublicTree } from "../cfr/tree.ts";
+import { PostflopWalk, threadedWalkAvailable, walkAvailable } from "./wasm/walk.ts";
 import {
   actionLabel,
   type ActionTree,
@@ -254,7 +254,21 @@ export class PostflopGame implements CfrGame<PostflopState> {
     }
   }
 
-  private walk(tree: PublicTree): PostflopWalk {
+  /**
+   * The Wasm walk on `threads` threads over one shared memory (wasm/walk.ts), for the solver's
+   * threaded traversal; null where it cannot run (no shared Wasm memory, no chance node to split at).
+   */
+  taskTrainer(tree: PublicTree, threads: number): TaskTrainer | null {
+    if (!this.wasm || !threadedWalkAvailable() || tree.kind.indexOf(CFR_CHANCE) < 0) return null;
+    try {
+      return this.walk(tree, threads);
+    } catch (e) {
+      if (e instanceof RangeError) return null; // more than a Wasm memory holds (4 GiB)
+      throw e;
+    }
+  }
+
+  private walk(tree: PublicTree, threads = 1): PostflopWalk {
     const t = this.terminalTables(); // per-terminal arrays, copied into the walk's memory
     return new PostflopWalk(tree, {
       numHands: this.numHands,
@@ -266,7 +280,7 @@ export class PostflopGame implements CfrGame<PostflopState> {
       tRake: t.rake,
       tFolder: t.folder,
       initialWeights: [this.weights[0], this.weights[1]],
-    });
+    }, threads);
   }
 
   /** Initial range weight of each hand. */

@@ -27,6 +27,11 @@ export interface GameSize {
    * holding that card (on average 2 x hands / cards left).
    */
   blockedHands?: number;
+  /**
+   * Outcomes of the first chance nodes once expanded: the tasks of a threaded solve (each with a
+   * row of inputs and values per hand in the threaded Wasm walk's memory).
+   */
+  firstDeals?: number;
 }
 
 /**
@@ -43,7 +48,7 @@ export function gameSize(
 ): GameSize {
   const left = 52 - boardCards;
   const m = multipliers ?? [1, left, left * (left - 1)];
-  let decisionNodes = 0, publicNodes = 0, elements = 0, terminals = 0, dealt = 0;
+  let decisionNodes = 0, publicNodes = 0, elements = 0, terminals = 0, dealt = 0, first = 0;
   for (let n = 0; n < tree.size; n++) {
     const mult = m[tree.street[n] - tree.config.startingStreet];
     publicNodes += mult;
@@ -52,10 +57,13 @@ export function gameSize(
       decisionNodes += mult;
       elements += mult * tree.numChildren[n] * numHands[k];
     } else if (k === NODE_FOLD || k === NODE_SHOWDOWN) terminals += mult;
-    if (n > 0 && tree.kind[tree.parent[n]] === NODE_CHANCE) dealt += mult;
+    if (n > 0 && tree.kind[tree.parent[n]] === NODE_CHANCE) {
+      dealt += mult;
+      if (tree.street[tree.parent[n]] === tree.config.startingStreet) first += mult;
+    }
   }
   const blockedHands = Math.round(dealt * 2 * (numHands[0] + numHands[1]) / left);
-  return { decisionNodes, publicNodes, elements, terminals, blockedHands };
+  return { decisionNodes, publicNodes, elements, terminals, blockedHands, firstDeals: first };
 }
 
 /** Storage formats of a run. */
@@ -66,6 +74,8 @@ export interface StorageChoice {
   regretFormat?: QuantFormat | null;
   /** "auto" and "gpu" look for a WebGPU adapter, which loads the graphics driver (GPU_PROBE_BYTES). */
   backend?: "auto" | "cpu" | "gpu";
+  /** Regret-based pruning (solver.enable_pruning): the Wasm walk does not run it. */
+  enablePruning?: boolean;
 }
 
 /** Bytes a solve will need, by part: the peak resident memory of the process that solves it. */
@@ -135,6 +145,16 @@ export const GPU_PROBE_BYTES = 64 * MB;
  * nodes, 689 hands): 6 MB, WORKER_BYTES_PER_NODE and WORKER_BYTES_PER_HAND.
  */
 export const WORKER_THREAD_BYTES = 6 * MB;
+/**
+ * Each worker thread of the threaded Wasm walk (poker/wasm/walk_worker.ts): an isolate with the
+ * task loop's few modules and an instance of the walk module on the memory all threads share,
+ * where its scratch lives (threadScratchBytes); no copy of the game, the tree or the tables.
+ * Measured as the peak RSS (VmHWM) from 2 to 3 threads less the scratch: 5.2 MB on T2, 6.8 MB on
+ * T3 (the TypeScript path's workers: 12.4 MB on T3 after one iteration, more as they run).
+ */
+export const WALK_WORKER_BYTES = 6 * MB;
+/** Bytes per task and hand of the threaded Wasm walk's task rows (f32 x 3 and a u8). */
+export const WALK_TASK_BYTES_PER_HAND = 13;
 /** A worker's share that grows with the expanded tree (see WORKER_THREAD_BYTES). */
 export const WORKER_BYTES_PER_NODE = 14;
 /** A worker's share that grows with the hands of both players (see WORKER_THREAD_BYTES). */
@@ -204,6 +224,11 @@ export interface ThreadShape {
    * copy of the showdown tables and engine); 0 or absent where there are none.
    */
   kernelBytes?: number;
+  /**
+   * Whether the Wasm walk runs here (PostflopGame.taskTrainer): an f32 DCFR solve without pruning
+   * on several threads then runs it on walk workers (WALK_WORKER_BYTES each).
+   */
+  walk?: boolean;
   /** Levels of the public tree (depth + 1). */
   levels: number;
   maxActions: number;
@@ -241,10 +266,15 @@ export function estimateMemory(
   const retainedBytes = size.publicNodes * RETAINED_BYTES_PER_NODE;
   const threads = Math.max(1, shape.threads);
   const kernelBytes = shape.kernelBytes ?? 0;
+  const walk = threads > 1 && (shape.walk ?? false) && choice.algorithm === "dcfr" &&
+    rf === "f32" && sf === "f32" && !choice.enablePruning;
   const threadBytes = threads * threadScratchBytes(shape, numHands) +
-    (threads - 1) *
-      (WORKER_THREAD_BYTES + WORKER_BYTES_PER_NODE * size.publicNodes +
-        WORKER_BYTES_PER_HAND * (numHands[0] + numHands[1]) + kernelBytes);
+    (walk
+      ? (threads - 1) * WALK_WORKER_BYTES +
+        WALK_TASK_BYTES_PER_HAND * (size.firstDeals ?? 0) * Math.max(numHands[0], numHands[1])
+      : (threads - 1) *
+        (WORKER_THREAD_BYTES + WORKER_BYTES_PER_NODE * size.publicNodes +
+          WORKER_BYTES_PER_HAND * (numHands[0] + numHands[1]) + kernelBytes));
   const evaluatorBytes = showdownBytes > 0 ? handEvaluatorBytes() : 0;
   const baselineBytes = RUNTIME_BASELINE_BYTES;
   const gpuProbeBytes = (choice.backend ?? "cpu") === "cpu" ? 0 : GPU_PROBE_BYTES;

@@ -14,6 +14,8 @@ export {
   WorkerPostflopGame,
 } from "./game.ts";
 export * from "./solve.ts";
+// The threaded Wasm walk's worker task loop (in a browser bundle its workers import it from here).
+export { serveWalkTasks } from "./wasm/walk_worker.ts";
 export * from "./results.ts";
 export * from "./isomorphism.ts";
 export * from "./warmstart.ts";

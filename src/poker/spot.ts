@@ -8,6 +8,7 @@ import { type ActionTree, buildActionTree } from "./action_tree.ts";
 import type { SolveConfig } from "./config.ts";
 import { releaseEvalTables, resumeEvalTables } from "./hand_eval.ts";
 import { type PostflopGame, WorkerPostflopGame } from "./game.ts";
+import { threadedWalkAvailable } from "./wasm/walk.ts";
 import {
   checkMemoryLimit,
   estimateMemory,
@@ -60,6 +61,7 @@ export function prepareSpot(config: SolveConfig, maxMemory = Infinity): Prepared
     {
       ...treeShape(actionTree, Math.max(1, config.solver.threads)),
       kernelBytes: game.estimateKernelBytes(),
+      walk: game.wasm && threadedWalkAvailable(),
     },
   );
   checkMemoryLimit(memory, maxMemory);

@@ -11,6 +11,8 @@ import {
   ThreadedPostflopGame,
 } from "../fixtures/cfr/threaded_games.ts";
 import { isKibitzError } from "../../src/errors.ts";
+import { WorkerPool } from "../../src/cfr/parallel.ts";
+import { TASK_TRAIN, type TaskSolver } from "../../src/cfr/tasks.ts";
 import { SMALL_TURN_SPOT } from "../helpers/spots.ts";
 
 const LEDUC = {
@@ -150,6 +152,28 @@ Deno.test({
     assert.throws(() => s.run(1), (e: unknown) => isKibitzError(e, "worker_failed"));
     assert.ok(performance.now() - t0 < 60_000, "reported without waiting for the start timeout");
     s.close();
+  },
+});
+
+Deno.test({
+  name:
+    "threads: a worker entry (a game's own task loop) that its module does not export fails clearly",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn() {
+    // The pool's workers run `name` of `module` (the threaded Wasm walk's serveWalkTasks).
+    const solver = { tasks: { count: 0 } } as unknown as TaskSolver;
+    const module = new URL("../../src/errors.ts", import.meta.url).href;
+    const entry = { module, name: "noSuchExport", data: {} };
+    const pool = new WorkerPool(solver, 2, entry);
+    try {
+      assert.throws(
+        () => pool.runTasks(0, 0, TASK_TRAIN),
+        (e: unknown) => isKibitzError(e, "worker_failed"),
+      );
+    } finally {
+      pool.close();
+    }
   },
 });
 

@@ -3,7 +3,7 @@ import { buildTree, type PublicTree } from "../../src/cfr/tree.ts";
 import { buildActionTree, type TreeConfig } from "../../src/poker/action_tree.ts";
 import { parseBetSizes } from "../../src/poker/bet_size.ts";
 import { parseCards } from "../../src/poker/cards.ts";
-import { PostflopGame } from "../../src/poker/game.ts";
+import { PostflopGame, WorkerPostflopGame } from "../../src/poker/game.ts";
 import { parseRange } from "../../src/poker/range.ts";
 import { parseSolveConfig } from "../../src/poker/config.ts";
 import { expandSpot, prepareSpot } from "../../src/poker/solve.ts";
@@ -38,6 +38,7 @@ export function wasmParitySpot(
   board: string,
   rake: boolean,
   wasm = true,
+  threaded = false,
 ): { game: PostflopGame; tree: PublicTree } {
   const s = parseBetSizes("50%, 100%", "60%");
   const cards = parseCards(board);
@@ -53,7 +54,8 @@ export function wasmParitySpot(
     forceAllinThreshold: 0,
     mergingThreshold: 0,
   };
-  const g = new PostflopGame(buildActionTree(cfg), cards, [
+  // WorkerPostflopGame: the TypeScript threaded path's worker threads can rebuild it.
+  const g = new (threaded ? WorkerPostflopGame : PostflopGame)(buildActionTree(cfg), cards, [
     parseRange("22+,A2s+,K9o+,QTs+,76s,65s"),
     parseRange("TT-44,AQo+,KTs+,T9s:0.5,98s,AhKh"),
   ], { wasm });

@@ -25,6 +25,8 @@ const SPOTS: [string, string][] = [
     `${T3}\n[solver]\nbackend = "cpu"\nthreads = 2\nregret_bits = 16\nstrategy_bits = 16\n`,
   ],
   ["T3 f32, 1 thread", `${T3}\n[solver]\nbackend = "cpu"\nthreads = 1\n`],
+  // The threaded Wasm walk: its workers (WALK_WORKER_BYTES) and task rows.
+  ["T2 f32, 3 threads", `${T2}\n[solver]\nbackend = "cpu"\nthreads = 3\n`],
 ];
 
 async function probe(config: string, dir: string): Promise<ProbeResult> {
@@ -61,7 +63,10 @@ Deno.test({
         // The files were written (the peak includes writing them).
         assert.ok(Deno.statSync(`${dirs[i]}/out/solve.bin`).size > 0);
       });
-      assert.ok(sizes[0] < sizes[1] && sizes[1] < sizes[2], "three sizes, growing");
+      assert.ok(
+        sizes[0] < sizes[1] && sizes[1] < sizes[2],
+        "three sizes, growing (the first three)",
+      );
       assert.ok(sizes[2] > 1.5 * sizes[0], "the largest at least 1.5x the smallest");
     } finally {
       for (const d of dirs) await Deno.remove(d, { recursive: true });

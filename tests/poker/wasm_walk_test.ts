@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { CfrSolver } from "../../src/cfr/mod.ts";
 import { wasmParitySpot } from "../helpers/spots.ts";
-import { walkAvailable } from "../../src/poker/wasm/walk.ts";
+import { threadedWalkAvailable, walkAvailable } from "../../src/poker/wasm/walk.ts";
 
 // The Wasm training walk (src/poker/wasm/walk.ts) against the solver's TypeScript walk.
 
@@ -59,5 +59,46 @@ Deno.test({
     assert.ok(!has({ reachWeightedAverage: true }));
     assert.ok(!has({ wasm: false }));
     assert.ok(!has({ wasmWalk: false }));
+  },
+});
+
+Deno.test({
+  name:
+    "threaded wasm walk: regrets, strategy, visits and exploitability on 2 and 3 threads bit-identical to the TypeScript threaded walk and the 1-thread Wasm walk",
+  ignore: !threadedWalkAvailable(),
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn() {
+    for (const [board, rake] of [["Kh Qd 7c 4s", false], ["Kh Qh 7d 4d", true]] as const) {
+      const { game: g, tree } = wasmParitySpot(board, rake, true, true);
+      const mk = (o: { threads: number; wasmWalk?: boolean }) =>
+        new CfrSolver(tree, g, { regretBits: 32, strategyBits: 32, seed: 3, ...o });
+      const one = mk({ threads: 1 }), ts = mk({ threads: 2, wasmWalk: false });
+      const two = mk({ threads: 2 }), three = mk({ threads: 3 });
+      try {
+        assert.ok(one.trainer && !one.taskTrainer);
+        assert.ok(ts.threads === 2 && !ts.trainer && !ts.taskTrainer, "TypeScript threads");
+        for (const s of [two, three]) {
+          assert.ok(s.taskTrainer && !s.trainer, "the threaded Wasm walk");
+          assert.ok(s.tasks!.count > 1);
+        }
+        assert.equal(three.threads, 3);
+        for (let k = 0; k < 2; k++) {
+          for (const s of [one, ts, two, three]) s.run(3);
+          for (const s of [ts, two, three]) {
+            const what = `${board} ${s.threads} threads${s.taskTrainer ? " (Wasm)" : ""}`;
+            assert.deepEqual(bits(s.regrets.f32!), bits(one.regrets.f32!), `${what}: regrets`);
+            assert.deepEqual(bits(s.strategy.f32!), bits(one.strategy.f32!), `${what}: strategy`);
+            assert.equal(s.nodeHandVisits, one.nodeHandVisits, `${what}: visits`);
+            assert.deepEqual(s.exploitability(), one.exploitability(), `${what}: exploitability`);
+          }
+        }
+        for (const p of [0, 1] as const) {
+          assert.deepEqual(bits(two.handValues(p)), bits(ts.handValues(p)), `${board} values`);
+        }
+      } finally {
+        for (const s of [ts, two, three]) s.close();
+      }
+    }
   },
 });

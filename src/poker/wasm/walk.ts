@@ -1,10 +1,20 @@
 import { decodeBase64 } from "../../cfr/wasm/base64.ts";
 import { compileModule, wasmAllowed } from "../../cfr/wasm/enabled.ts";
 import { CFR_CHANCE, type PublicTree } from "../../cfr/tree.ts";
-import type { CfrTrainer } from "../../cfr/trainer.ts";
+import type { TaskTrainer } from "../../cfr/trainer.ts";
+import {
+  type ChanceTasks,
+  chanceTasks,
+  TASK_PROFILE,
+  TASK_TRAIN,
+  type WorkerEntry,
+} from "../../cfr/tasks.ts";
 import { KibitzError } from "../../errors.ts";
 import { createQuantStore, type QuantStore } from "../../quant/mod.ts";
+import { type WalkTaskExports, type WalkTaskLayout, WalkTaskRunner } from "./walk_tasks.ts";
+import type { WalkWorkerData } from "./walk_worker.ts";
 import { WASM_BASE64 } from "./walk_wasm.ts";
+import { WASM_BASE64 as WASM_MT_BASE64 } from "./walk_mt_wasm.ts";
 
 /*
  * The postflop game's CfrTrainer: CfrSolver's training walk (dcfr, f32 stores) run whole in Wasm
@@ -12,11 +22,16 @@ import { WASM_BASE64 } from "./walk_wasm.ts";
  * the tree as packed node records, the chance outcomes and isomorphs, each terminal's pays, every
  * river board's showdown tables, the per-depth scratch and both stores, laid out once here and
  * grown once, so the stores' views stay valid. A traversal is one call; nothing is copied per node.
+ *
+ * With threads > 1 the same walk runs on several threads: one shared WebAssembly.Memory (the walk
+ * built with an imported shared memory, walk_mt) holds all of the above once, plus the chance
+ * tasks' rows (cfr/tasks.ts) and each thread's own scratch and setup block; every worker
+ * instantiates the compiled module on that memory (walk_worker.ts) and takes tasks from the pool's
+ * counter, while the solver's main thread walks the nodes above the first chance nodes in
+ * TypeScript, as in its TypeScript threaded path (the results are bit-identical to it).
  */
 
-interface Exports {
-  memory: WebAssembly.Memory;
-  setup(cfg: number): void;
+interface Exports extends WalkTaskExports {
   traverse(
     p: number,
     opp: number,
@@ -25,9 +40,14 @@ interface Exports {
     alphaPos: number,
     betaNeg: number,
     gamma: number,
+    phase: number,
   ): number;
-  evaluate(p: number, opp: number, outB: number, outE: number): void;
+  evaluate(p: number, opp: number, outB: number, outE: number, phase: number): void;
+  setTasks(opp: number, act: number, out: number, outE: number, cn: number, stride: number): void;
 }
+
+/** asm/walk.ts's phases: the whole walk, or a threaded walk's reach and combine passes. */
+const PHASE_WHOLE = 0, PHASE_REACH = 1, PHASE_COMBINE = 2;
 
 /** One river board's showdown tables, both players (PostflopGame's BoardOrder). */
 export interface WalkBoard {
@@ -55,6 +75,7 @@ export interface WalkGame {
 }
 
 let compiled: WebAssembly.Module | null | undefined;
+let compiledMt: WebAssembly.Module | null | undefined;
 
 /** The compiled walk module (null where Wasm SIMD is missing or KIBITZ_WASM=0). */
 function walkModule(): WebAssembly.Module | null {
@@ -62,6 +83,24 @@ function walkModule(): WebAssembly.Module | null {
     compiled = wasmAllowed() ? compileModule(decodeBase64(WASM_BASE64)) : null;
   }
   return compiled;
+}
+
+/**
+ * The walk module on an imported shared memory (null where Wasm SIMD or threads are missing,
+ * KIBITZ_WASM=0, or SharedArrayBuffer is not available: a page not cross-origin isolated).
+ */
+function walkModuleShared(): WebAssembly.Module | null {
+  if (compiledMt === undefined) {
+    const isolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated;
+    const shared = typeof SharedArrayBuffer === "function" && isolated !== false;
+    compiledMt = shared && wasmAllowed() ? compileModule(decodeBase64(WASM_MT_BASE64)) : null;
+  }
+  return compiledMt;
+}
+
+/** Whether the Wasm walk can run on several threads here (see walkModuleShared). */
+export function threadedWalkAvailable(): boolean {
+  return walkModuleShared() !== null;
 }
 
 /** Whether the Wasm walk can run here. */
@@ -85,21 +124,29 @@ class Layout {
 }
 
 /** The Wasm training walk of one postflop tree (see the file comment). */
-export class PostflopWalk implements CfrTrainer {
+export class PostflopWalk implements TaskTrainer {
   readonly regrets: QuantStore;
   readonly strategy: QuantStore;
   readonly bytes: number;
-  private readonly x: Exports;
+  /** The chance tasks (threads > 1; rows in the shared memory but `self`, which no task reads). */
+  readonly tasks: ChanceTasks | null = null;
+  private x!: Exports;
+  private readonly memory: WebAssembly.Memory;
   private readonly oppAt: number;
   private readonly actAt: number;
   private readonly outAt: number;
   private readonly outEAt: number;
   private readonly weights: readonly [Float32Array, Float32Array];
+  private readonly runner: WalkTaskRunner | null = null;
+  private readonly entry: WorkerEntry | null = null;
+  private readonly discAt: number = 0;
+  /** Runs a round of tasks on every thread (the solver's worker pool; threads > 1). */
+  private run: ((p: 0 | 1, mode: number) => number) | null = null;
 
-  constructor(tree: PublicTree, g: WalkGame) {
-    const mod = walkModule();
-    if (!mod) throw new Error("WebAssembly SIMD is not available");
-    this.x = new WebAssembly.Instance(mod, {}).exports as unknown as Exports;
+  /** `threads` > 1: the threaded walk on a shared memory (see the file comment). */
+  constructor(tree: PublicTree, g: WalkGame, threads = 1) {
+    const mod = threads > 1 ? walkModuleShared() : walkModule();
+    if (!mod) throw new Error("WebAssembly SIMD (or shared memory) is not available");
     this.weights = g.initialWeights;
     const [H0, H1] = g.numHands, maxH = Math.max(H0, H1);
     const N = tree.size;
@@ -140,7 +187,8 @@ export class PostflopWalk implements CfrTrainer {
     const depthB = 3 * wideB + reachB + actB;
 
     const L = new Layout();
-    const cfg = L.take(128);
+    const CFG = 128;
+    const cfg = L.take(CFG * Math.max(1, threads));
     const nodes = L.take(16 * N), chance = L.take(32 * C);
     const blocked = [
       L.take(4 * tree.blockedHands[0].length),
@@ -149,21 +197,69 @@ export class PostflopWalk implements CfrTrainer {
     const isos = L.take(16 * nIso), permAt = L.take(permBytes);
     const terms = L.take(32 * T), boardAt = L.take(boardBytes);
     const cards = [L.take(2 * H0), L.take(2 * H1)], same = [L.take(4 * H0), L.take(4 * H1)];
-    const cs = L.take(52 * 8), all = L.take(52 * 8), win = L.take(8 * maxH);
-    const crec = L.take(4 * maxH + 32) + 16, cr = L.take(8 * maxH);
-    const sum = L.take(8 * (maxH + 4)), den = L.take(8 * (maxH + 4)), acc = L.take(8 * maxH);
-    const depth0 = L.take(depthB * tree.levels);
+    // One thread's scratch: card sums, showdown buffers, regret-matching sums, per-depth vectors.
+    const scratch = () => {
+      const cs = L.take(52 * 8), all = L.take(52 * 8), win = L.take(8 * maxH);
+      const crec = L.take(4 * maxH + 32) + 16, cr = L.take(8 * maxH);
+      const sum = L.take(8 * (maxH + 4)), den = L.take(8 * (maxH + 4)), acc = L.take(8 * maxH);
+      const depth0 = L.take(depthB * tree.levels);
+      return [cs, all, win, crec, cr, sum, den, acc, depth0];
+    };
+    const slots = [scratch()];
     this.oppAt = L.take(reachB), this.actAt = L.take(actB);
     this.outAt = L.take(reachB), this.outEAt = L.take(reachB);
     const offsetsAt = L.take(4 * (blocks + 1));
     const regAt = L.take(4 * (n + 4)), stratAt = L.take(4 * (n + 4));
-    const mem = this.x.memory;
-    if (L.top > MAX_BYTES) throw new RangeError(`the walk needs ${L.top} bytes of Wasm memory`);
-    if (L.top > mem.buffer.byteLength) mem.grow(Math.ceil((L.top - mem.buffer.byteLength) / PAGE));
-    this.bytes = mem.buffer.byteLength;
-    const buf = mem.buffer, dv = new DataView(buf);
-    const u32 = new Uint32Array(buf), i32 = new Int32Array(buf), f32 = new Float32Array(buf);
-    const f64 = new Float64Array(buf), u8 = new Uint8Array(buf);
+    for (let s = 1; s < threads; s++) slots.push(scratch());
+    let at: WalkTaskLayout | null = null;
+    let buf: ArrayBufferLike | null = null, mem: WebAssembly.Memory | null = null;
+    /** The memory, grown (one thread) or created shared (threads) once the layout is complete. */
+    const allocate = () => {
+      if (L.top > MAX_BYTES) throw new RangeError(`the walk needs ${L.top} bytes of Wasm memory`);
+      const pages = Math.ceil(L.top / PAGE);
+      if (threads > 1) {
+        mem = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+        this.x = new WebAssembly.Instance(mod, { env: { memory: mem } }).exports as never;
+      } else {
+        const x = new WebAssembly.Instance(mod, {}).exports;
+        this.x = x as never, mem = x.memory as WebAssembly.Memory;
+        if (L.top > mem.buffer.byteLength) mem.grow(pages - mem.buffer.byteLength / PAGE);
+      }
+      return buf = mem.buffer;
+    };
+    if (threads > 1) {
+      const discAt = this.discAt = L.take(16);
+      this.tasks = chanceTasks(tree, (count, stride) => {
+        const rows = count * stride;
+        at = {
+          count,
+          stride,
+          order: L.take(4 * count),
+          node: L.take(4 * count),
+          depth: L.take(4 * count),
+          cn: L.take(4 * Math.max(1, count)),
+          opp: L.take(4 * rows),
+          act: L.take(rows),
+          out: L.take(4 * rows),
+          outE: L.take(4 * rows),
+          disc: discAt,
+        };
+        const b = allocate();
+        return {
+          opp: new Float32Array(b, at.opp, rows),
+          // The traverser's own reach: no task reads it (no reach-weighted average).
+          self: new Float32Array(0),
+          act: new Uint8Array(b, at.act, rows),
+          cn: new Int32Array(b, at.cn, Math.max(1, count)),
+          out: new Float32Array(b, at.out, rows),
+        };
+      });
+    } else allocate();
+    this.memory = mem!;
+    this.bytes = buf!.byteLength;
+    const dv = new DataView(buf!);
+    const u32 = new Uint32Array(buf!), i32 = new Int32Array(buf!), f32 = new Float32Array(buf!);
+    const f64 = new Float64Array(buf!), u8 = new Uint8Array(buf!);
 
     for (let i = 0; i < N; i++) {
       const at = (nodes >> 2) + 4 * i;
@@ -181,6 +277,7 @@ export class PostflopWalk implements CfrTrainer {
         u32[at + 1] = tree.blockedStart[0][c], u32[at + 2] = tree.blockedStart[0][c + 1];
         u32[at + 3] = tree.blockedStart[1][c], u32[at + 4] = tree.blockedStart[1][c + 1];
         u32[at + 5] = tree.isoStart[c], u32[at + 6] = tree.isoStart[c + 1];
+        i32[at + 7] = this.tasks ? this.tasks.index[c] : -1;
       }
     }
     for (const p of [0, 1] as const) u32.set(tree.blockedHands[p], blocked[p] >> 2);
@@ -247,66 +344,103 @@ export class PostflopWalk implements CfrTrainer {
       i32.set(g.sameIn[p], same[p] >> 2);
     }
     u8.fill(1, this.actAt, this.actAt + maxH);
-    const offs = new Uint32Array(buf, offsetsAt, blocks + 1);
+    const offs = new Uint32Array(buf!, offsetsAt, blocks + 1);
     for (let b = 0; b < blocks; b++) offs[b + 1] = offs[b] + tree.blockSize[b];
     this.regrets = createQuantStore("f32", tree.blockSize, false, {
-      buffer: buf,
+      buffer: buf!,
       byteOffset: regAt,
     });
     this.strategy = createQuantStore("f32", tree.blockSize, false, {
-      buffer: buf,
+      buffer: buf!,
       byteOffset: stratAt,
     });
-    const fields = [
-      nodes,
-      chance,
-      blocked[0],
-      blocked[1],
-      isos,
-      terms,
-      regAt,
-      stratAt,
-      offsetsAt,
-      H0,
-      H1,
-      cards[0],
-      cards[1],
-      same[0],
-      same[1],
-      cs,
-      all,
-      win,
-      crec,
-      cr,
-      sum,
-      den,
-      acc,
-      depth0,
-      depthB,
-      wideB,
-      reachB,
-      actB,
-    ];
-    i32.set(fields, cfg >> 2);
+    const shared = [nodes, chance, blocked[0], blocked[1], isos, terms, regAt, stratAt, offsetsAt];
+    const hands = [H0, H1, cards[0], cards[1], same[0], same[1]];
+    slots.forEach((sc, s) => {
+      i32.set([...shared, ...hands, ...sc, depthB, wideB, reachB, actB], (cfg + CFG * s) >> 2);
+    });
     this.x.setup(cfg);
+    if (at) {
+      const t: WalkTaskLayout = at, tk = this.tasks!;
+      const size = new Float64Array(N).fill(1);
+      for (let c = N - 1; c > 0; c--) size[tree.parent[c]] += size[c];
+      const order = Array.from({ length: t.count }, (_, k) => k);
+      order.sort((a, b) => size[tk.node[b]] - size[tk.node[a]] || a - b);
+      for (let k = 0; k < t.count; k++) {
+        i32[(t.order >> 2) + k] = order[k];
+        i32[(t.node >> 2) + k] = tk.node[k];
+        i32[(t.depth >> 2) + k] = tree.depth[tk.node[k]];
+      }
+      this.runner = new WalkTaskRunner(this.x, buf!, t);
+      this.x.setTasks(t.opp, t.act, t.out, t.outE, t.cn, t.stride);
+      const data: WalkWorkerData = {
+        module: mod,
+        memory: this.memory,
+        cfgBase: cfg,
+        cfgStride: CFG,
+        layout: t,
+      };
+      // In a browser bundle this module is the bundle, which exports serveWalkTasks (mod.ts).
+      this.entry = {
+        module: new URL("./walk_worker.ts", import.meta.url).href,
+        name: "serveWalkTasks",
+        data: data as unknown as Record<string, unknown>,
+      };
+    }
+  }
+
+  /** Sets the runner of a round of tasks on every thread (threads > 1). */
+  setRunner(run: (p: 0 | 1, mode: number) => number): void {
+    this.run = run;
+  }
+
+  /** Runs chance task k for p on the main thread's instance (threads > 1); returns the visits. */
+  runTask(k: number, p: 0 | 1): number {
+    return this.runner!.runTask(k, p);
+  }
+
+  /** Runs evaluation task k for p on the main thread's instance (threads > 1). */
+  runEvalTask(k: number, p: 0 | 1): void {
+    this.runner!.runEvalTask(k, p, false);
+  }
+
+  /** What the worker pool starts its workers with (threads > 1). */
+  workerEntry(): WorkerEntry {
+    return this.entry!;
   }
 
   rootValues(p: 0 | 1, best: Float32Array, profile: Float32Array): void {
     this.setOpp(p);
-    this.x.evaluate(p, this.oppAt, this.outAt, this.outEAt);
-    const buf = this.x.memory.buffer;
+    if (this.run) {
+      // Above the tasks, the tasks on every thread, then above them again with their values.
+      this.tasks!.cn.fill(-1);
+      this.x.evaluate(p, this.oppAt, this.outAt, this.outEAt, PHASE_REACH);
+      this.run(p, TASK_PROFILE);
+      this.x.evaluate(p, this.oppAt, this.outAt, this.outEAt, PHASE_COMBINE);
+    } else this.x.evaluate(p, this.oppAt, this.outAt, this.outEAt, PHASE_WHOLE);
+    const buf = this.memory.buffer;
     best.set(new Float32Array(buf, this.outAt, best.length));
     profile.set(new Float32Array(buf, this.outEAt, profile.length));
   }
 
   private setOpp(p: 0 | 1): void {
     const w = this.weights[1 - p];
-    new Float32Array(this.x.memory.buffer, this.oppAt, w.length).set(w);
+    new Float32Array(this.memory.buffer, this.oppAt, w.length).set(w);
   }
 
   traverse(p: 0 | 1, alphaPos: number, betaNeg: number, gamma: number): number {
     this.setOpp(p);
-    const v = this.x.traverse(p, this.oppAt, this.actAt, this.outAt, alphaPos, betaNeg, gamma);
+    const x = this.x, opp = this.oppAt, act = this.actAt, out = this.outAt;
+    let v: number;
+    if (this.run) {
+      // Above the tasks, the tasks on every thread, then above them again with their values.
+      this.tasks!.cn.fill(-1);
+      new Float32Array(this.memory.buffer, this.discAt, 3).set([alphaPos, betaNeg, gamma]);
+      x.traverse(p, opp, act, out, alphaPos, betaNeg, gamma, PHASE_REACH);
+      const tasks = this.run(p, TASK_TRAIN);
+      v = x.traverse(p, opp, act, out, alphaPos, betaNeg, gamma, PHASE_COMBINE);
+      if (v >= 0) v += tasks;
+    } else v = x.traverse(p, opp, act, out, alphaPos, betaNeg, gamma, PHASE_WHOLE);
     if (v < 0) {
       throw new KibitzError(
         "non_finite",

@@ -17,7 +17,8 @@ const K_CHANCE: u32 = 1;
 // block (player node) or terminal id (terminal) i32, chance-outcome index u32.
 let nodes: usize = 0;
 // chance: 32 B per chance outcome: weight f32, then u32 blocked start/end of player 0, of player
-// 1 (into the player's blocked list), isomorph start/end (into isos), pad.
+// 1 (into the player's blocked list), isomorph start/end (into isos), task index (i32: the
+// outcome of a first chance node, a task of a threaded walk; -1 otherwise).
 let chance: usize = 0;
 let blocked0: usize = 0;
 let blocked1: usize = 0;
@@ -53,6 +54,49 @@ let actB: usize = 0;
 
 let visits: f64 = 0;
 let bad: i32 = 0;
+
+// A threaded walk's traversal on the main thread runs in two phases around the tasks (the
+// subtrees below the first chance nodes, run by every thread with `task`/`evalTask`): PHASE_REACH
+// walks the nodes above them and writes each task's inputs (opponent reach, active flags, count;
+// for evaluation a count of 1 or -1 for an outcome skipped), nothing else; PHASE_COMBINE walks
+// them again as the whole walk does, taking each task's values from its rows instead of visiting
+// it. The same operations in the same order as the whole walk: the results are bit-identical.
+const PHASE_WHOLE = 0;
+const PHASE_REACH = 1;
+const PHASE_COMBINE = 2;
+let phase: i32 = PHASE_WHOLE;
+// Task rows (set by setTasks): opponent reach, active flags, values, evaluation's profile values,
+// count per task (i32), row length.
+let tOpp: usize = 0;
+let tAct: usize = 0;
+let tOut: usize = 0;
+let tOutE: usize = 0;
+let tCn: usize = 0;
+let tStride: usize = 0;
+
+/** Sets the task rows of a threaded walk (see PHASE_REACH). */
+export function setTasks(
+  opp: usize,
+  act: usize,
+  out: usize,
+  outE: usize,
+  cn: usize,
+  stride: usize,
+): void {
+  tOpp = opp, tAct = act, tOut = out, tOutE = outE, tCn = cn, tStride = stride;
+}
+
+/** The task of chance outcome record ch, or -1 (see `chance`). */
+
+function taskOf(ch: usize): i32 {
+  return load<i32>(ch, 28);
+}
+
+/** The chance outcome record of outcome node c. */
+
+function outcomeRecord(c: u32): usize {
+  return chance + (<usize> load<u32>(nodes + (<usize> c << 4), 12) << 5);
+}
 let alphaPos: f32 = 0;
 let betaNeg: f32 = 0;
 let gamma: f32 = 0;
@@ -91,8 +135,9 @@ export function setup(cfg: usize): void {
 
 /**
  * One traversal for player p from the root: opponent reach at `opp`, active flags at `act` (H_p
- * bytes, all 1), root values to `out`; discounts of the iteration. Returns the node-hand visits,
- * or -1 when an update gave a value that is not finite (the stores are then unusable).
+ * bytes, all 1), root values to `out`; discounts of the iteration; `ph`: the whole walk, or a
+ * phase of a threaded one (see PHASE_REACH). Returns the node-hand visits, or -1 when an update
+ * gave a value that is not finite (the stores are then unusable).
  */
 export function traverse(
   p: i32,
@@ -102,25 +147,63 @@ export function traverse(
   a: f32,
   b: f32,
   g: f32,
+  ph: i32,
 ): f64 {
   alphaPos = a, betaNeg = b, gamma = g;
-  visits = 0, bad = 0;
+  visits = 0, bad = 0, phase = ph;
   visit(0, 0, p, opp, act, p ? H1 : H0, out);
   return bad ? -1 : visits;
 }
 
+/**
+ * One chance-subtree task of a multi-threaded traversal (../walk.ts, cfr/parallel.ts): the walk
+ * from node n at depth d (an outcome of a first chance node) for player p, with the opponent reach
+ * at `opp`, the active flags at `act` (nAct of them) and the subtree's values to `out`, as
+ * CfrSolver.runTask. Each thread's instance has its own scratch (its own setup block); the tasks'
+ * subtrees own their storage blocks alone. Returns the node-hand visits, or -1 as traverse.
+ */
+export function task(
+  n: u32,
+  d: u32,
+  p: i32,
+  opp: usize,
+  act: usize,
+  nAct: i32,
+  out: usize,
+  a: f32,
+  b: f32,
+  g: f32,
+): f64 {
+  alphaPos = a, betaNeg = b, gamma = g;
+  visits = 0, bad = 0, phase = PHASE_WHOLE;
+  visit(n, d, p, opp, act, nAct, out);
+  return bad ? -1 : visits;
+}
+
 function visit(n: u32, d: u32, p: i32, opp: usize, act: usize, nAct: i32, out: usize): void {
-  visits += <f64> nAct;
+  const reach = phase == PHASE_REACH;
+  if (!reach) visits += <f64> nAct;
   const rec = nodes + (<usize> n << 4);
   const first = load<u32>(rec), info = load<u32>(rec, 4);
   const kind = (info >> 16) & 0xff, A = info & 0xffff;
   const H = p ? H1 : H0;
   if (kind == K_TERMINAL) {
-    terminal(load<i32>(rec, 8), p, opp, out);
+    if (!reach) terminal(load<i32>(rec, 8), p, opp, out);
     return;
   }
   const vals = depth0 + <usize> d * depthB, sig = vals + wideB;
   const r = sig + wideB, ca = r + reachB;
+  if (kind == K_CHANCE && phase != PHASE_WHOLE && taskOf(outcomeRecord(first)) >= 0) {
+    if (!reach) memory.fill(out, 0, <usize> H << 2);
+    for (let c = first; c < first + A; c++) {
+      const ch = outcomeRecord(c), k = <usize> taskOf(ch);
+      if (reach) {
+        outcomeReach(ch, 1 - p, opp, tOpp + ((k * tStride) << 2));
+        store<i32>(tCn + (k << 2), outcomeTraverser(ch, p, act, nAct, tAct + k * tStride));
+      } else addChance(ch, p, tOut + ((k * tStride) << 2), out);
+    }
+    return;
+  }
   if (kind == K_CHANCE) {
     memory.fill(out, 0, <usize> H << 2);
     for (let c = first; c < first + A; c++) {
@@ -137,10 +220,17 @@ function visit(n: u32, d: u32, p: i32, opp: usize, act: usize, nAct: i32, out: u
   if (q != p) {
     // The opponent's reach through every action at once (row a of sig: opp * sigma_a).
     regretMatchReach(regrets + blk, sig, A, Hq, opp);
-    memory.fill(out, 0, <usize> H << 2);
+    if (!reach) memory.fill(out, 0, <usize> H << 2);
     for (let a: u32 = 0; a < A; a++) {
       visit(first + a, d + 1, p, sig + (<usize> (a * Hq) << 2), act, nAct, vals);
-      addValues(vals, H, out);
+      if (!reach) addValues(vals, H, out);
+    }
+    return;
+  }
+  if (reach) {
+    // The traverser's own strategy changes no task's inputs (no reach-weighted average).
+    if (nAct != 0) {
+      for (let a: u32 = 0; a < A; a++) visit(first + a, d + 1, p, opp, act, nAct, vals);
     }
     return;
   }
@@ -281,22 +371,52 @@ function addValues(vals: usize, n: i32, out: usize): void {
  * terminals are the same in the two modes; only p's own nodes differ (max or mix of the values).
  * Opponent reach at `opp`.
  */
-export function evaluate(p: i32, opp: usize, outB: usize, outE: usize): void {
+export function evaluate(p: i32, opp: usize, outB: usize, outE: usize, ph: i32): void {
+  phase = ph;
   evalVisit(0, 0, p, opp, outB, outE);
 }
 
+/**
+ * One evaluation task of a threaded walk: `evaluate`'s walk from node n at depth d (an outcome of
+ * a first chance node) with the opponent reach at `opp`, both modes' values to outB and outE.
+ */
+export function evalTask(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE: usize): void {
+  phase = PHASE_WHOLE;
+  evalVisit(n, d, p, opp, outB, outE);
+}
+
 function evalVisit(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE: usize): void {
+  const reach = phase == PHASE_REACH;
   const rec = nodes + (<usize> n << 4);
   const first = load<u32>(rec), info = load<u32>(rec, 4);
   const kind = (info >> 16) & 0xff, A = info & 0xffff;
   const H = p ? H1 : H0;
   if (kind == K_TERMINAL) {
+    if (reach) return;
     terminal(load<i32>(rec, 8), p, opp, outB);
     memory.copy(outE, outB, <usize> H << 2);
     return;
   }
   const vals = depth0 + <usize> d * depthB, sig = vals + wideB;
   const r = sig + wideB, valsE = r + reachB + actB;
+  if (kind == K_CHANCE && phase != PHASE_WHOLE && taskOf(outcomeRecord(first)) >= 0) {
+    const Ho = p ? H0 : H1;
+    if (!reach) {
+      memory.fill(outB, 0, <usize> H << 2);
+      memory.fill(outE, 0, <usize> H << 2);
+    }
+    for (let c = first; c < first + A; c++) {
+      const ch = outcomeRecord(c), k = <usize> taskOf(ch), row = (k * tStride) << 2;
+      if (reach) {
+        outcomeReach(ch, 1 - p, opp, tOpp + row);
+        store<i32>(tCn + (k << 2), anyPositive(tOpp + row, Ho) ? 1 : -1);
+      } else if (load<i32>(tCn + (k << 2)) >= 0) {
+        addChance(ch, p, tOut + row, outB);
+        addChance(ch, p, tOutE + row, outE);
+      }
+    }
+    return;
+  }
   if (kind == K_CHANCE) {
     memory.fill(outB, 0, <usize> H << 2);
     memory.fill(outE, 0, <usize> H << 2);
@@ -316,15 +436,22 @@ function evalVisit(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE: usize)
   if (q != p) {
     // As in visit: row a of sig holds the opponent's reach through action a.
     regretMatchReach(strat + blk, sig, A, Hq, opp);
-    memory.fill(outB, 0, <usize> H << 2);
-    memory.fill(outE, 0, <usize> H << 2);
+    if (!reach) {
+      memory.fill(outB, 0, <usize> H << 2);
+      memory.fill(outE, 0, <usize> H << 2);
+    }
     for (let a: u32 = 0; a < A; a++) {
       const ra = sig + (<usize> (a * Hq) << 2);
       if (!anyPositive(ra, Hq)) continue;
       evalVisit(first + a, d + 1, p, ra, vals, valsE);
+      if (reach) continue;
       addValues(vals, H, outB);
       addValues(valsE, H, outE);
     }
+    return;
+  }
+  if (reach) {
+    for (let a: u32 = 0; a < A; a++) evalVisit(first + a, d + 1, p, opp, vals, valsE);
     return;
   }
   regretMatch(strat + blk, sig, A, Hq, sum, den);
