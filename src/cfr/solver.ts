@@ -237,6 +237,7 @@ export class CfrSolver {
     if (tr) {
       // Evaluations of the average strategy (TreeEvaluator.rootValues) walk on the trainer.
       const fast: PolicyRootValues = { tree, values: (p, b, e) => tr.rootValues(p, b, e) };
+      if (tr.nodeValues) fast.nodeValues = tr.nodeValues.bind(tr);
       Object.assign(this.avgPolicy, { rootValues: fast });
     }
     if (this.tasks) {

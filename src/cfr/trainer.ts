@@ -24,6 +24,19 @@ export interface CfrTrainer {
    * policy, bit-identical.
    */
   rootValues(p: 0 | 1, best: Float32Array, profile: Float32Array): void;
+  /**
+   * rootValues started at node `n` (of depth `d` in the tree) with the opponent's reach `opp`
+   * there: TreeEvaluator's walk from that node in both modes, bit-identical. Optional: without it,
+   * evaluations below the root walk in TypeScript.
+   */
+  nodeValues?(
+    n: number,
+    d: number,
+    p: 0 | 1,
+    opp: Float32Array,
+    best: Float32Array,
+    profile: Float32Array,
+  ): void;
 }
 
 /** A game that offers a CfrTrainer for its trees. */

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { CfrSolver } from "../../src/cfr/mod.ts";
+import { CFR_CHANCE, CFR_PLAYER, CfrSolver } from "../../src/cfr/mod.ts";
+import { firstStreetStats, nodeSummary, rootSummary } from "../../src/poker/results.ts";
 import { wasmParitySpot } from "../helpers/spots.ts";
 import { walkAvailable } from "../../src/poker/wasm/walk.ts";
 
@@ -41,6 +42,44 @@ Deno.test({
         }
       }
       assert.ok(walk.exploitability().percent < 100);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "wasm walk: the results' per-node values (first street, a river node) bit-identical to the TypeScript walk, chance subtrees on the Wasm walk",
+  ignore: !walkAvailable(),
+  fn() {
+    const { game: g, tree } = game("Kh Qh 7d 4d", true);
+    const mk = (o: { wasm?: boolean }) =>
+      new CfrSolver(tree, g, { regretBits: 32, strategyBits: 32, seed: 3, ...o });
+    const ts = mk({ wasm: false }), walk = mk({});
+    let calls = 0;
+    const tr = walk.trainer!, own = tr.nodeValues!.bind(tr);
+    tr.nodeValues = (...a) => (calls++, own(...a));
+    // The solver bound the trainer's method when it was built: count through a policy of our own.
+    const fast = { tree, values: tr.rootValues.bind(tr), nodeValues: tr.nodeValues };
+    const wp = Object.assign((n: number, o: Float32Array) => walk.averagePolicy()(n, o), {
+      rootValues: fast,
+    });
+    // A river node: the first player node below a chance node.
+    let river = -1;
+    for (let n = 0; n < tree.size && river < 0; n++) {
+      if (tree.kind[n] === CFR_PLAYER && tree.kind[tree.parent[n]] === CFR_CHANCE) river = n;
+    }
+    assert.ok(river > 0);
+    for (const s of [ts, walk]) s.run(7);
+    const pt = ts.averagePolicy();
+    assert.deepEqual(firstStreetStats(tree, g, wp), firstStreetStats(tree, g, pt));
+    assert.ok(calls > 0, "the chance subtrees ran on the Wasm walk");
+    assert.deepEqual(
+      firstStreetStats(tree, g, walk.averagePolicy()),
+      firstStreetStats(tree, g, pt),
+    );
+    assert.deepEqual(rootSummary(tree, g, walk.averagePolicy()), rootSummary(tree, g, pt));
+    for (const n of [river, tree.parent[river]]) {
+      assert.deepEqual(nodeSummary(tree, g, wp, n), nodeSummary(tree, g, pt, n), `node ${n}`);
     }
   },
 });

@@ -27,6 +27,7 @@ interface Exports {
     gamma: number,
   ): number;
   evaluate(p: number, opp: number, outB: number, outE: number): void;
+  evaluateAt(n: number, d: number, p: number, opp: number, outB: number, outE: number): void;
 }
 
 /** One river board's showdown tables, both players (PostflopGame's BoardOrder). */
@@ -295,6 +296,21 @@ export class PostflopWalk implements CfrTrainer {
     this.setOpp(p);
     this.x.evaluate(p, this.oppAt, this.outAt, this.outEAt);
     const buf = this.x.memory.buffer;
+    best.set(new Float32Array(buf, this.outAt, best.length));
+    profile.set(new Float32Array(buf, this.outEAt, profile.length));
+  }
+
+  nodeValues(
+    n: number,
+    d: number,
+    p: 0 | 1,
+    opp: Float32Array,
+    best: Float32Array,
+    profile: Float32Array,
+  ): void {
+    const buf = this.x.memory.buffer;
+    new Float32Array(buf, this.oppAt, opp.length).set(opp);
+    this.x.evaluateAt(n, d, p, this.oppAt, this.outAt, this.outEAt);
     best.set(new Float32Array(buf, this.outAt, best.length));
     profile.set(new Float32Array(buf, this.outEAt, profile.length));
   }

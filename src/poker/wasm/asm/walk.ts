@@ -285,6 +285,15 @@ export function evaluate(p: i32, opp: usize, outB: usize, outE: usize): void {
   evalVisit(0, 0, p, opp, outB, outE);
 }
 
+/**
+ * evaluate started at node `n` (any node) of depth `d` with the opponent reach there at `opp`:
+ * TreeEvaluator's walk from that node in both modes (the results' per-node values below the
+ * first street, without a TypeScript walk of the subtree).
+ */
+export function evaluateAt(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE: usize): void {
+  evalVisit(n, d, p, opp, outB, outE);
+}
+
 function evalVisit(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE: usize): void {
   const rec = nodes + (<usize> n << 4);
   const first = load<u32>(rec), info = load<u32>(rec, 4);
