@@ -236,7 +236,7 @@ export class CfrSolver {
     const tr = this.trainer;
     if (tr) {
       // Evaluations of the average strategy (TreeEvaluator.rootValues) walk on the trainer.
-      const fast: PolicyRootValues = { tree, values: (p, b, e) => tr.rootValues(p, b, e) };
+      const fast: PolicyRootValues = { tree, values: (p, b, e) => this.trainerRootValues(p, b, e) };
       if (tr.nodeValues) fast.nodeValues = tr.nodeValues.bind(tr);
       Object.assign(this.avgPolicy, { rootValues: fast });
     }
@@ -443,6 +443,25 @@ export class CfrSolver {
     return this.avgPolicy;
   }
 
+  /**
+   * The trainer's root values of the average strategy (both modes), kept per player for the
+   * iteration they were computed at: the results' root summary after the last check reads them
+   * instead of walking again. The stores change only by iterations (warm starts write them before
+   * the solve's first check), so the iteration identifies them.
+   */
+  private trainerRootValues(p: 0 | 1, best: Float32Array, profile: Float32Array): void {
+    const c = this.rootCache;
+    if (c.iteration !== this.iteration) c.iteration = this.iteration, c.best = [], c.profile = [];
+    if (!c.best[p]) {
+      c.best[p] = new Float32Array(best.length), c.profile[p] = new Float32Array(profile.length);
+      this.trainer!.rootValues(p, c.best[p], c.profile[p]);
+    }
+    best.set(c.best[p]), profile.set(c.profile[p]);
+  }
+
+  private readonly rootCache: { iteration: number; best: Float32Array[]; profile: Float32Array[] } =
+    { iteration: -1, best: [], profile: [] };
+
   /** CfrExploitability of the average strategy, with both best responses and EVs. */
   exploitability(): CfrExploitability {
     const tr = this.trainer;
@@ -453,7 +472,7 @@ export class CfrSolver {
       return valuesExploitability(this.game, (p, mode, out) => {
         if (mode === "profile") return out.set(profile[p]);
         profile[p] = new Float32Array(out.length);
-        tr.rootValues(p, out, profile[p]);
+        this.trainerRootValues(p, out, profile[p]);
       });
     }
     return policyExploitability(this.evaluator, this.averagePolicy());

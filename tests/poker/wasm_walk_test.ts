@@ -85,6 +85,30 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "wasm walk: the root values of the last check serve the hand values at the same iteration, not after the next",
+  ignore: !walkAvailable(),
+  fn() {
+    const { game: g, tree } = game("Kh Qd 7c 4s", false);
+    const s = new CfrSolver(tree, g, { regretBits: 32, strategyBits: 32, seed: 3 });
+    const ts = new CfrSolver(tree, g, { regretBits: 32, strategyBits: 32, seed: 3, wasm: false });
+    const tr = s.trainer!, own = tr.rootValues.bind(tr);
+    let walks = 0;
+    tr.rootValues = (...a) => (walks++, own(...a));
+    for (const k of [4, 1]) {
+      s.run(k), ts.run(k);
+      walks = 0;
+      assert.deepEqual(s.exploitability(), ts.exploitability());
+      assert.equal(walks, 2, "one walk per player");
+      for (const p of [0, 1] as const) {
+        assert.deepEqual(bits(s.handValues(p)), bits(ts.handValues(p)));
+      }
+      assert.equal(walks, 2, "the hand values reuse the check's walks");
+    }
+  },
+});
+
+Deno.test({
   name: "wasm walk: declined where it does not apply (threads, formats, algorithms, options)",
   ignore: !walkAvailable(),
   fn() {
