@@ -502,6 +502,8 @@ export class CfrSolver {
   private average(node: number, out: Float32Array): void {
     const t = this.tree, b = t.block[node];
     const A = t.numChildren[node], H = t.numHands[t.player[node]];
+    // On the trainer's kernel where it has one (a trainer runs without locks).
+    if (this.trainer?.average) return this.trainer.average(b, A, H, out);
     decodeBlock(this.strategy, b, out, 0);
     // Per-hand sums over actions in order (action-major, unit stride), then the same divisions.
     const sum = this.avgSums, den = this.avgDen, uniform = 1 / A;

@@ -42,6 +42,18 @@ Deno.test({
         }
       }
       assert.ok(walk.exploitability().percent < 100);
+      // The average strategy of every node (the saves and results read it) on the walk's kernel.
+      let calls = 0;
+      const tr = walk.trainer!, avg = tr.average!.bind(tr);
+      tr.average = (...a) => (calls++, avg(...a));
+      const pw = walk.averagePolicy(), pt = ts.averagePolicy();
+      const a = new Float32Array(tree.maxActions * Math.max(...tree.numHands));
+      const b = new Float32Array(a.length);
+      for (const n of tree.blockNode) {
+        a.fill(7), b.fill(7), pw(n, a), pt(n, b);
+        assert.deepEqual(bits(a), bits(b), `${board} average of node ${n}`);
+      }
+      assert.equal(calls, tree.blockNode.length);
     }
   },
 });

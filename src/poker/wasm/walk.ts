@@ -28,6 +28,7 @@ interface Exports {
   ): number;
   evaluate(p: number, opp: number, outB: number, outE: number): void;
   evaluateAt(n: number, d: number, p: number, opp: number, outB: number, outE: number): void;
+  average(b: number, A: number, H: number): number;
 }
 
 /** One river board's showdown tables, both players (PostflopGame's BoardOrder). */
@@ -298,6 +299,11 @@ export class PostflopWalk implements CfrTrainer {
     const buf = this.x.memory.buffer;
     best.set(new Float32Array(buf, this.outAt, best.length));
     profile.set(new Float32Array(buf, this.outEAt, profile.length));
+  }
+
+  average(b: number, A: number, H: number, out: Float32Array): void {
+    const at = this.x.average(b, A, H);
+    out.set(new Float32Array(this.x.memory.buffer, at, A * H));
   }
 
   nodeValues(

@@ -286,6 +286,17 @@ export function evaluate(p: i32, opp: usize, outB: usize, outE: usize): void {
 }
 
 /**
+ * CfrSolver.average of block `b` (A x H) of the strategy store, i.e. the normalized cumulative
+ * strategy (regret matching of the nonnegative sums, as evalVisit reads it), written to the depth-0
+ * strategy scratch (unused between walks), whose byte offset it returns.
+ */
+export function average(b: u32, A: i32, H: i32): usize {
+  const out = depth0 + wideB;
+  regretMatch(strat + (<usize> load<u32>(offsets + (<usize> b << 2)) << 2), out, A, H, sum, den);
+  return out;
+}
+
+/**
  * evaluate started at node `n` (any node) of depth `d` with the opponent reach there at `opp`:
  * TreeEvaluator's walk from that node in both modes (the results' per-node values below the
  * first street, without a TypeScript walk of the subtree).
