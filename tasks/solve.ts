@@ -40,7 +40,15 @@ await runMain(async () => {
       load: { type: "string", help: "open a saved solve.bin instead of solving" },
       "max-iterations": { type: "string", help: "override solver.max_iterations" },
       target: { type: "string", help: "override solver.target_exploitability_pct" },
-      every: { type: "string", default: "10", help: "iterations between progress lines" },
+      every: {
+        type: "string",
+        default: "10",
+        help: "grid of exploitability checks (progress lines): every this many iterations",
+      },
+      "check-every": {
+        type: "boolean",
+        help: "check at every grid point (default: skip those where the target is out of reach)",
+      },
       backend: {
         type: "string",
         help:
@@ -154,6 +162,7 @@ await runMain(async () => {
   try {
     outcome = await warmStartRunner(spot, info)({
       every: Math.max(1, Math.floor(num("every") ?? 10)),
+      checkEvery: v["check-every"] === true,
       backend: choice,
       shouldStop: () => stop,
       onProgress: (p) =>

@@ -33,6 +33,19 @@ export type CfrPolicy = (node: number, out: Float32Array) => void;
 export interface PolicyRootValues {
   tree: PublicTree;
   values(p: 0 | 1, best: Float32Array, profile: Float32Array): void;
+  /**
+   * The same walk started at node `n` (depth `d`) with the opponent reach `opp` there, where the
+   * other means offer it: TreeEvaluator then hands it every chance node it reaches (nodeValues'
+   * walks of the results, which report player nodes above the chance nodes only).
+   */
+  nodeValues?(
+    n: number,
+    d: number,
+    p: 0 | 1,
+    opp: Float32Array,
+    best: Float32Array,
+    profile: Float32Array,
+  ): void;
 }
 
 /** Values of one player against a profile: best response or the profile's own strategy. */
@@ -230,9 +243,17 @@ export class TreeEvaluator {
     const first = t.firstChild[n], A = t.numChildren[n];
     const vals = this.vals[d], r = this.reach[d];
     if (kind === CFR_CHANCE) {
+      const tk = this.fromTasks ? this.parallel!.tasks : null;
+      const fast = (policy as { rootValues?: PolicyRootValues }).rootValues;
+      if (fast?.nodeValues && fast.tree === t && !this.equity && !tk) {
+        // The chance node's whole subtree on the other means (no player node is reported there).
+        const best = new Float32Array(H), profile = new Float32Array(H);
+        fast.nodeValues(n, d, p, opp, best, profile);
+        out.set(br ? best : profile, off);
+        return;
+      }
       out.fill(0, off, off + H);
       const o = (1 - p) as 0 | 1, Ho = t.numHands[o];
-      const tk = this.fromTasks ? this.parallel!.tasks : null;
       // Player nodes are reported down to the first chance nodes only.
       const report = this.report;
       this.report = null;

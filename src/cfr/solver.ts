@@ -259,7 +259,8 @@ export class CfrSolver {
     if (tr) {
       // Evaluations of the average strategy (TreeEvaluator.rootValues) walk on the trainer (the
       // threaded one's on the main thread, on the shared memory).
-      const fast: PolicyRootValues = { tree, values: (p, b, e) => tr.rootValues(p, b, e) };
+      const fast: PolicyRootValues = { tree, values: (p, b, e) => this.trainerRootValues(p, b, e) };
+      if (tr.nodeValues) fast.nodeValues = tr.nodeValues.bind(tr);
       Object.assign(this.avgPolicy, { rootValues: fast });
     }
     if (this.tasks && !taskTrainer) {
@@ -480,6 +481,25 @@ export class CfrSolver {
     return this.avgPolicy;
   }
 
+  /**
+   * The trainer's root values of the average strategy (both modes), kept per player for the
+   * iteration they were computed at: the results' root summary after the last check reads them
+   * instead of walking again. The stores change only by iterations (warm starts write them before
+   * the solve's first check), so the iteration identifies them.
+   */
+  private trainerRootValues(p: 0 | 1, best: Float32Array, profile: Float32Array): void {
+    const c = this.rootCache;
+    if (c.iteration !== this.iteration) c.iteration = this.iteration, c.best = [], c.profile = [];
+    if (!c.best[p]) {
+      c.best[p] = new Float32Array(best.length), c.profile[p] = new Float32Array(profile.length);
+      (this.trainer ?? this.taskTrainer)!.rootValues(p, c.best[p], c.profile[p]);
+    }
+    best.set(c.best[p]), profile.set(c.profile[p]);
+  }
+
+  private readonly rootCache: { iteration: number; best: Float32Array[]; profile: Float32Array[] } =
+    { iteration: -1, best: [], profile: [] };
+
   /** CfrExploitability of the average strategy, with both best responses and EVs. */
   exploitability(): CfrExploitability {
     const tr = this.trainer ?? this.taskTrainer;
@@ -490,7 +510,7 @@ export class CfrSolver {
       return valuesExploitability(this.game, (p, mode, out) => {
         if (mode === "profile") return out.set(profile[p]);
         profile[p] = new Float32Array(out.length);
-        tr.rootValues(p, out, profile[p]);
+        this.trainerRootValues(p, out, profile[p]);
       });
     }
     return policyExploitability(this.evaluator, this.averagePolicy());
@@ -520,6 +540,9 @@ export class CfrSolver {
   private average(node: number, out: Float32Array): void {
     const t = this.tree, b = t.block[node];
     const A = t.numChildren[node], H = t.numHands[t.player[node]];
+    // On the trainer's kernel where it has one (a trainer runs without locks).
+    const tr = this.trainer ?? this.taskTrainer;
+    if (tr?.average) return tr.average(b, A, H, out);
     decodeBlock(this.strategy, b, out, 0);
     // Per-hand sums over actions in order (action-major, unit stride), then the same divisions.
     const sum = this.avgSums, den = this.avgDen, uniform = 1 / A;

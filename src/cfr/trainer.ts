@@ -25,6 +25,24 @@ export interface CfrTrainer {
    * policy, bit-identical.
    */
   rootValues(p: 0 | 1, best: Float32Array, profile: Float32Array): void;
+  /**
+   * CfrSolver's average strategy of block `b` (A actions x H hands) into out[0, A * H), bit-identical.
+   * Optional: without it the solver normalizes the strategy store in TypeScript.
+   */
+  average?(b: number, A: number, H: number, out: Float32Array): void;
+  /**
+   * rootValues started at node `n` (of depth `d` in the tree) with the opponent's reach `opp`
+   * there: TreeEvaluator's walk from that node in both modes, bit-identical. Optional: without it,
+   * evaluations below the root walk in TypeScript.
+   */
+  nodeValues?(
+    n: number,
+    d: number,
+    p: 0 | 1,
+    opp: Float32Array,
+    best: Float32Array,
+    profile: Float32Array,
+  ): void;
 }
 
 /**

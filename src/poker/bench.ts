@@ -399,7 +399,7 @@ export const suite: BenchSuite = {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
     report.notes.push(
-      "Each solve runs in a process of its own (src/poker/rss_probe.ts): wall seconds include Deno's start-up, tree expansion, exploitability checks every 10 iterations and writing result.json and solve.bin; 'solve s to 0.3 %' counts from the first iteration (checks included).",
+      "Each solve runs in a process of its own (src/poker/rss_probe.ts): wall seconds include Deno's start-up, tree expansion, exploitability checks (on the grid of every 10 iterations, those where 0.3 % is out of reach skipped: src/cfr/check_schedule.ts) and writing result.json and solve.bin; 'solve s to 0.3 %' counts from the first iteration (checks included).",
       "Peak RSS is the process's VmHWM at the end; the estimate is the solve's own (src/poker/memory.ts), which includes a stated runtime baseline; the last column compares both above that baseline (1.00 = exact).",
       "Wall times on a shared machine vary with its load: compare the interleaved ratios, not absolute times.",
     );

@@ -166,7 +166,8 @@ export class PostflopGame implements CfrGame<PostflopState> {
   private readonly weights: [Float32Array, Float32Array];
   /** Index of the same combo in the other player's list (-1 if absent). */
   private readonly sameIn: [Int32Array, Int32Array];
-  private readonly boards = new Map<string, number>();
+  /** Board order index by the board's card mask (sum of 2^card: exact in a double, 52 bits). */
+  private readonly boards = new Map<number, number>();
   private readonly orders: BoardOrder[] = [];
   // Terminal table: node of the betting tree, board order index (-1 for a fold). Per terminal
   // id; JS arrays while the tree expands, typed arrays once it is (compactTables; in shared
@@ -423,14 +424,15 @@ export class PostflopGame implements CfrGame<PostflopState> {
   }
 
   private estimateTableBytes(): { js: number; wasm: number } {
-    const seen = new Set<string>();
+    const seen = new Set<number>();
     let js = 0, wasm = 0;
     const visit = (board: readonly number[]) => {
       if (board.length < 5) {
         for (const c of this.deal(board).cards) visit([...board, c]);
         return;
       }
-      const key = [...board].sort((a, b) => a - b).join(",");
+      let key = 0;
+      for (let i = 0; i < board.length; i++) key += 2 ** board[i];
       if (seen.has(key)) return;
       seen.add(key);
       for (const p of [0, 1] as const) {
@@ -541,30 +543,35 @@ export class PostflopGame implements CfrGame<PostflopState> {
   }
 
   private boardOrder(board: readonly number[]): number {
-    const key = [...board].sort((a, b) => a - b).join(",");
+    let key = 0;
+    for (let i = 0; i < board.length; i++) key += 2 ** board[i];
     const known = this.boards.get(key);
     if (known !== undefined) return known;
     const [b0, b1, b2, b3, b4] = board;
+    const onBoard = new Uint8Array(52);
+    for (const x of board) onBoard[x] = 1;
     const make = (p: 0 | 1) => {
-      const c = this.cards[p];
-      const list: number[] = [], str: number[] = [], dead: number[] = [];
-      for (let h = 0; h < this.numHands[p]; h++) {
+      const c = this.cards[p], H = this.numHands[p];
+      // Live hands keyed strength * 2^16 + hand, sorted as numbers: ascending strength, ties in
+      // hand order (the stable sort by strength of the hands in order, without a comparator).
+      const keys = new Float64Array(H), dead: number[] = [];
+      let n = 0;
+      for (let h = 0; h < H; h++) {
         const x = c[2 * h], y = c[2 * h + 1];
-        if (board.includes(x) || board.includes(y)) {
+        if (onBoard[x] | onBoard[y]) {
           dead.push(h);
           continue;
         }
-        list.push(h);
-        str[h] = evaluate7(b0, b1, b2, b3, b4, x, y);
+        keys[n++] = evaluate7(b0, b1, b2, b3, b4, x, y) * 65536 + h;
       }
-      list.sort((a, b) => str[a] - str[b]);
-      return {
-        order: Int32Array.from(list),
-        strength: Uint16Array.from(list, (h) => str[h]),
-        dead: Int32Array.from(dead),
-        c1: Uint8Array.from(list, (h) => c[2 * h]),
-        c2: Uint8Array.from(list, (h) => c[2 * h + 1]),
-      };
+      const sorted = keys.subarray(0, n).sort();
+      const order = new Int32Array(n), strength = new Uint16Array(n);
+      const c1 = new Uint8Array(n), c2 = new Uint8Array(n);
+      for (let i = 0; i < n; i++) {
+        const k = sorted[i], h = k % 65536;
+        order[i] = h, strength[i] = (k - h) / 65536, c1[i] = c[2 * h], c2[i] = c[2 * h + 1];
+      }
+      return { order, strength, dead: Int32Array.from(dead), c1, c2 };
     };
     const m0 = make(0), m1 = make(1);
     this.orders.push({

@@ -353,10 +353,20 @@ export function firstStreetStats(
   for (const p of [0, 1] as const) {
     const o = (1 - p) as 0 | 1;
     const H = game.numHands[p];
+    // The opponent's reach changes at its own nodes only: nodes after p's actions share it, and
+    // with it the equity (a walk over every runout), computed once per distinct reach.
+    const seen: { opp: Float32Array; eq: Float32Array }[] = [];
+    const equity = (opp: Float32Array) => {
+      const same = seen.find((x) => x.opp.every((v, i) => Object.is(v, opp[i])));
+      if (same) return same.eq;
+      const eq = game.equity(p, opp);
+      seen.push({ opp: opp.slice(), eq });
+      return eq;
+    };
     subtreeValues(tree, game, policy, 0, p, game.initialWeights(o).slice(), (n, out, opp) => {
       const comp = new Float32Array(H);
       game.compatibleSums(p, opp, comp);
-      const eq = game.equity(p, opp);
+      const eq = equity(opp);
       const s = stats.get(n) ?? { ev: [[], []], equity: [[], []] } as NodeHandStats;
       s.ev[p] = Array.from(out, (x, h) => (comp[h] > 0 ? half + x / comp[h] : 0));
       s.equity[p] = Array.from(eq);

@@ -5,6 +5,7 @@ import {
   TreeEvaluator,
 } from "../cfr/evaluate.ts";
 import { CfrSolver } from "../cfr/solver.ts";
+import { nextCheck } from "../cfr/check_schedule.ts";
 import { sharedMemoryAvailable } from "../cfr/threads.ts";
 import type { PublicTree } from "../cfr/tree.ts";
 import { KibitzError } from "../errors.ts";
@@ -31,37 +32,47 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
   collectGarbage(); // before the storage pages become resident (memory.ts)
   if (choice.backend === "gpu") return runGpuSolve(spot, solver, choice.ctx!, opts);
   const firstIteration = solver.iteration;
-  const every = opts.every ?? 10;
+  const every = Math.max(1, Math.floor(opts.every ?? 10));
   const start = performance.now();
   const reached: Record<string, number> = {};
   const milestones = [...(opts.milestones ?? []), s.targetExploitabilityPct];
-  // Measured after each chunk; before the first only when no iteration runs (a check costs about
-  // an iteration's time, and its value would be overwritten unread).
-  let ex: CfrExploitability | null = null;
+  // Measured at checks only: none before the first chunk (its value would be overwritten unread),
+  // then by the predicted schedule (check_schedule.ts) unless every chunk is to be checked.
+  let ex: CfrExploitability | null = null, exAt = -1;
   let stoppedBy: SolveOutcome["stoppedBy"] = "max_iterations";
+  let check = Math.min(s.maxIterations, firstIteration + every);
   try {
     while (solver.iteration < s.maxIterations) {
-      const n = Math.min(every, s.maxIterations - solver.iteration);
-      solver.run(n);
-      ex = solver.exploitability();
-      const seconds = (performance.now() - start) / 1000;
-      for (const m of milestones) {
-        if (ex.percent <= m && reached[String(m)] === undefined) {
-          reached[String(m)] = solver.iteration;
+      solver.run(Math.min(every, check - solver.iteration));
+      if (solver.iteration >= check) {
+        ex = solver.exploitability(), exAt = solver.iteration;
+        const seconds = (performance.now() - start) / 1000;
+        for (const m of milestones) {
+          if (ex.percent <= m && reached[String(m)] === undefined) {
+            reached[String(m)] = solver.iteration;
+          }
         }
-      }
-      opts.onProgress?.({
-        iteration: solver.iteration,
-        exploitabilityPct: ex.percent,
-        exploitabilityChips: ex.chips,
-        seconds,
-        iterationsPerSecond: (solver.iteration - firstIteration) / seconds,
-        memoryBytes: solver.storageBytes(),
-        rssBytes: Deno.memoryUsage().rss,
-      });
-      if (ex.percent <= s.targetExploitabilityPct) {
-        stoppedBy = "target";
-        break;
+        opts.onProgress?.({
+          iteration: solver.iteration,
+          exploitabilityPct: ex.percent,
+          exploitabilityChips: ex.chips,
+          seconds,
+          iterationsPerSecond: (solver.iteration - firstIteration) / seconds,
+          memoryBytes: solver.storageBytes(),
+          rssBytes: Deno.memoryUsage().rss,
+        });
+        if (ex.percent <= s.targetExploitabilityPct) {
+          stoppedBy = "target";
+          break;
+        }
+        check = opts.checkEvery ? Math.min(s.maxIterations, solver.iteration + every) : nextCheck(
+          solver.iteration,
+          ex.percent,
+          s.targetExploitabilityPct,
+          firstIteration,
+          every,
+          s.maxIterations,
+        );
       }
       // Yield so a Ctrl-C handler can run between chunks.
       await new Promise((r) => setTimeout(r, 0));
@@ -77,7 +88,8 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
   return {
     solver,
     iterations: solver.iteration,
-    exploitability: ex ?? solver.exploitability(),
+    // Measured anew when the solve ended between checks (max_iterations is always a check).
+    exploitability: ex !== null && exAt === solver.iteration ? ex : solver.exploitability(),
     seconds: (performance.now() - start) / 1000,
     stoppedBy,
     reached,

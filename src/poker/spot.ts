@@ -100,14 +100,23 @@ export interface SolveOutcome {
   seconds: number;
   /** Why it stopped: target reached, max iterations, or interrupted. */
   stoppedBy: "target" | "max_iterations" | "interrupted";
-  /** First iteration (checked every `every`) at or below each reported target, in %. */
+  /** First checked iteration at or below each reported target, in %. */
   reached: Record<string, number>;
 }
 
 /** Options of runSolve. */
 export interface RunOptions {
-  /** Exploitability is measured every this many iterations (default 10). */
+  /**
+   * The grid of exploitability checks: every this many iterations (default 10), and the last. The
+   * solve stops at the first check at or below the target.
+   */
   every?: number;
+  /**
+   * Check at every grid point. Otherwise (the default) grid points where the target cannot be
+   * reached yet are skipped, by the decay bound of check_schedule.ts (nextCheck).
+   */
+  checkEvery?: boolean;
+  /** Called after each exploitability check. */
   onProgress?: (p: SolveProgress) => void;
   /** Polled between chunks: return true to stop (Ctrl-C). */
   shouldStop?: () => boolean;

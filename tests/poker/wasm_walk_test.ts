@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { CfrSolver } from "../../src/cfr/mod.ts";
+import { CFR_CHANCE, CFR_PLAYER, CfrSolver } from "../../src/cfr/mod.ts";
+import { firstStreetStats, nodeSummary, rootSummary } from "../../src/poker/results.ts";
 import { wasmParitySpot } from "../helpers/spots.ts";
 import { threadedWalkAvailable, walkAvailable } from "../../src/poker/wasm/walk.ts";
 
@@ -41,6 +42,80 @@ Deno.test({
         }
       }
       assert.ok(walk.exploitability().percent < 100);
+      // The average strategy of every node (the saves and results read it) on the walk's kernel.
+      let calls = 0;
+      const tr = walk.trainer!, avg = tr.average!.bind(tr);
+      tr.average = (...a) => (calls++, avg(...a));
+      const pw = walk.averagePolicy(), pt = ts.averagePolicy();
+      const a = new Float32Array(tree.maxActions * Math.max(...tree.numHands));
+      const b = new Float32Array(a.length);
+      for (const n of tree.blockNode) {
+        a.fill(7), b.fill(7), pw(n, a), pt(n, b);
+        assert.deepEqual(bits(a), bits(b), `${board} average of node ${n}`);
+      }
+      assert.equal(calls, tree.blockNode.length);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "wasm walk: the results' per-node values (first street, a river node) bit-identical to the TypeScript walk, chance subtrees on the Wasm walk",
+  ignore: !walkAvailable(),
+  fn() {
+    const { game: g, tree } = game("Kh Qh 7d 4d", true);
+    const mk = (o: { wasm?: boolean }) =>
+      new CfrSolver(tree, g, { regretBits: 32, strategyBits: 32, seed: 3, ...o });
+    const ts = mk({ wasm: false }), walk = mk({});
+    let calls = 0;
+    const tr = walk.trainer!, own = tr.nodeValues!.bind(tr);
+    tr.nodeValues = (...a) => (calls++, own(...a));
+    // The solver bound the trainer's method when it was built: count through a policy of our own.
+    const fast = { tree, values: tr.rootValues.bind(tr), nodeValues: tr.nodeValues };
+    const wp = Object.assign((n: number, o: Float32Array) => walk.averagePolicy()(n, o), {
+      rootValues: fast,
+    });
+    // A river node: the first player node below a chance node.
+    let river = -1;
+    for (let n = 0; n < tree.size && river < 0; n++) {
+      if (tree.kind[n] === CFR_PLAYER && tree.kind[tree.parent[n]] === CFR_CHANCE) river = n;
+    }
+    assert.ok(river > 0);
+    for (const s of [ts, walk]) s.run(7);
+    const pt = ts.averagePolicy();
+    assert.deepEqual(firstStreetStats(tree, g, wp), firstStreetStats(tree, g, pt));
+    assert.ok(calls > 0, "the chance subtrees ran on the Wasm walk");
+    assert.deepEqual(
+      firstStreetStats(tree, g, walk.averagePolicy()),
+      firstStreetStats(tree, g, pt),
+    );
+    assert.deepEqual(rootSummary(tree, g, walk.averagePolicy()), rootSummary(tree, g, pt));
+    for (const n of [river, tree.parent[river]]) {
+      assert.deepEqual(nodeSummary(tree, g, wp, n), nodeSummary(tree, g, pt, n), `node ${n}`);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "wasm walk: the root values of the last check serve the hand values at the same iteration, not after the next",
+  ignore: !walkAvailable(),
+  fn() {
+    const { game: g, tree } = game("Kh Qd 7c 4s", false);
+    const s = new CfrSolver(tree, g, { regretBits: 32, strategyBits: 32, seed: 3 });
+    const ts = new CfrSolver(tree, g, { regretBits: 32, strategyBits: 32, seed: 3, wasm: false });
+    const tr = s.trainer!, own = tr.rootValues.bind(tr);
+    let walks = 0;
+    tr.rootValues = (...a) => (walks++, own(...a));
+    for (const k of [4, 1]) {
+      s.run(k), ts.run(k);
+      walks = 0;
+      assert.deepEqual(s.exploitability(), ts.exploitability());
+      assert.equal(walks, 2, "one walk per player");
+      for (const p of [0, 1] as const) {
+        assert.deepEqual(bits(s.handValues(p)), bits(ts.handValues(p)));
+      }
+      assert.equal(walks, 2, "the hand values reuse the check's walks");
     }
   },
 });

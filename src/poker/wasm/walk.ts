@@ -44,6 +44,7 @@ interface Exports extends WalkTaskExports {
   ): number;
   evaluate(p: number, opp: number, outB: number, outE: number, phase: number): void;
   setTasks(opp: number, act: number, out: number, outE: number, cn: number, stride: number): void;
+  average(b: number, A: number, H: number): number;
 }
 
 /** asm/walk.ts's phases: the whole walk, or a threaded walk's reach and combine passes. */
@@ -419,6 +420,26 @@ export class PostflopWalk implements TaskTrainer {
       this.x.evaluate(p, this.oppAt, this.outAt, this.outEAt, PHASE_COMBINE);
     } else this.x.evaluate(p, this.oppAt, this.outAt, this.outEAt, PHASE_WHOLE);
     const buf = this.memory.buffer;
+    best.set(new Float32Array(buf, this.outAt, best.length));
+    profile.set(new Float32Array(buf, this.outEAt, profile.length));
+  }
+
+  average(b: number, A: number, H: number, out: Float32Array): void {
+    const at = this.x.average(b, A, H);
+    out.set(new Float32Array(this.memory.buffer, at, A * H));
+  }
+
+  nodeValues(
+    n: number,
+    d: number,
+    p: 0 | 1,
+    opp: Float32Array,
+    best: Float32Array,
+    profile: Float32Array,
+  ): void {
+    const buf = this.memory.buffer;
+    new Float32Array(buf, this.oppAt, opp.length).set(opp);
+    this.x.evaluateAt(n, d, p, this.oppAt, this.outAt, this.outEAt);
     best.set(new Float32Array(buf, this.outAt, best.length));
     profile.set(new Float32Array(buf, this.outEAt, profile.length));
   }

@@ -45,7 +45,7 @@ export interface WalkTaskExports {
     betaNeg: number,
     gamma: number,
   ): number;
-  evalTask(n: number, d: number, p: number, opp: number, outB: number, outE: number): void;
+  evaluateAt(n: number, d: number, p: number, opp: number, outB: number, outE: number): void;
 }
 
 /** One thread's runner of the walk's tasks (cfr/parallel.ts serveTasks takes tasks with it). */
@@ -104,7 +104,7 @@ export class WalkTaskRunner implements TaskRunner {
     const k = this.i32[(at.order >> 2) + claim];
     if (this.i32[(at.cn >> 2) + k] < 0) return;
     const row = 4 * k * at.stride;
-    this.x.evalTask(
+    this.x.evaluateAt(
       this.i32[(at.node >> 2) + k],
       this.i32[(at.depth >> 2) + k],
       p,

@@ -56,6 +56,22 @@ export function showdown(
     n += <usize> (r != 0);
   }
   store<u32>(crec + (n << 2), 0xffff);
+  const dead = <usize> load<i32>(d + D_DEAD), nDead = load<i32>(d + D_NDEAD);
+  if (n == 0) {
+    // No opponent reach: every sum below stays +0 (win, lose, and compat - win - lose, since an
+    // own combo's reach in the opponent's range is then +0 or -0), so every live hand gets the
+    // value of those +0 sums, computed once with the same operations.
+    let v = payWin * 0 + payLose * 0;
+    if (payTie != 0) v += payTie * 0;
+    const z = <f32> v;
+    for (let i: usize = 0; i < nM; i++) {
+      store<f32>(out + (<usize> load<i32>(midx + (i << 2)) << 2), z);
+    }
+    for (let i = 0; i < nDead; i++) {
+      store<f32>(out + (<usize> load<i32>(dead + (<usize> i << 2)) << 2), 0);
+    }
+    return;
+  }
   // Ascending: wins against the opponent hands strictly weaker.
   clear52(cs);
   let sum: f64 = 0;
@@ -112,7 +128,6 @@ export function showdown(
     }
     store<f32>(out + (h << 2), <f32> v);
   }
-  const dead = <usize> load<i32>(d + D_DEAD), nDead = load<i32>(d + D_NDEAD);
   for (let i = 0; i < nDead; i++) {
     store<f32>(out + (<usize> load<i32>(dead + (<usize> i << 2)) << 2), 0);
   }

@@ -56,7 +56,7 @@ let visits: f64 = 0;
 let bad: i32 = 0;
 
 // A threaded walk's traversal on the main thread runs in two phases around the tasks (the
-// subtrees below the first chance nodes, run by every thread with `task`/`evalTask`): PHASE_REACH
+// subtrees below the first chance nodes, run by every thread with `task`/`evaluateAt`): PHASE_REACH
 // walks the nodes above them and writes each task's inputs (opponent reach, active flags, count;
 // for evaluation a count of 1 or -1 for an outcome skipped), nothing else; PHASE_COMBINE walks
 // them again as the whole walk does, taking each task's values from its rows instead of visiting
@@ -377,10 +377,23 @@ export function evaluate(p: i32, opp: usize, outB: usize, outE: usize, ph: i32):
 }
 
 /**
- * One evaluation task of a threaded walk: `evaluate`'s walk from node n at depth d (an outcome of
- * a first chance node) with the opponent reach at `opp`, both modes' values to outB and outE.
+/**
+ * CfrSolver.average of block `b` (A x H) of the strategy store, i.e. the normalized cumulative
+ * strategy (regret matching of the nonnegative sums, as evalVisit reads it), written to the depth-0
+ * strategy scratch (unused between walks), whose byte offset it returns.
  */
-export function evalTask(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE: usize): void {
+export function average(b: u32, A: i32, H: i32): usize {
+  const out = depth0 + wideB;
+  regretMatch(strat + (<usize> load<u32>(offsets + (<usize> b << 2)) << 2), out, A, H, sum, den);
+  return out;
+}
+
+/**
+ * evaluate started at node `n` (any node) of depth `d` with the opponent reach there at `opp`,
+ * both modes' values to outB and outE: a threaded walk's evaluation task (an outcome of a first
+ * chance node), and the results' per-node values below the first street.
+ */
+export function evaluateAt(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE: usize): void {
   phase = PHASE_WHOLE;
   evalVisit(n, d, p, opp, outB, outE);
 }
