@@ -124,10 +124,15 @@ interface BenchArgs {
   csv: string;
   /** Iterations between exploitability checks (default 10; 5 where resolution matters). */
   every: number;
+  /**
+   * Seed source: the one-size tree (default), or the full tree itself ("self": a perfect mapping,
+   * the bound of what any transfer of a T-iteration regret state can give; its seconds mean nothing).
+   */
+  from: "small" | "self";
 }
 
 const USAGE =
-  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 30) small=N (40) max=N (300) every=N (10) methods=cold,regrets,values storage=f32,8 spots=t2,f1 resets=continue|none|keep rresets=keep|continue|none subtrees=nearest|matched threads=N responses=copy|pot-odds|rank epsilon=E offline=F new=value|capped csv=PATH f1";
+  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 30) small=N (40) max=N (300) every=N (10) from=small|self methods=cold,regrets,values storage=f32,8 spots=t2,f1 resets=continue|none|keep rresets=keep|continue|none subtrees=nearest|matched threads=N responses=copy|pot-odds|rank epsilon=E offline=F new=value|capped csv=PATH f1";
 
 function parseArgs(args: string[]): BenchArgs {
   const out: BenchArgs = {
@@ -149,6 +154,7 @@ function parseArgs(args: string[]): BenchArgs {
     newActions: "value",
     csv: "bench-out/warmstart_curves.csv",
     every: 10,
+    from: "small",
   };
   const bad = (why: string): never => {
     throw new KibitzError("bad_args", `warmstart bench: ${why}; use ${USAGE}`);
@@ -172,7 +178,10 @@ function parseArgs(args: string[]): BenchArgs {
     else if (k === "small") out.smallIterations = Math.round(positive());
     else if (k === "max") out.maxIts = Math.round(positive());
     else if (k === "every") out.every = Math.round(positive());
-    else if (k === "epsilon") out.epsilon = n >= 0 && n <= 1 ? n : bad(`epsilon=${v}`);
+    else if (k === "from") {
+      if (v !== "small" && v !== "self") bad(`from=${v}`);
+      out.from = v as BenchArgs["from"];
+    } else if (k === "epsilon") out.epsilon = n >= 0 && n <= 1 ? n : bad(`epsilon=${v}`);
     else if (k === "csv") out.csv = v;
     else if (k === "new") {
       if (v !== "value" && v !== "capped") bad(`new=${v}`);
@@ -368,7 +377,14 @@ export const suite: BenchSuite = {
     const all: RunResult[] = [];
     const rows: (string | number | null)[][] = [];
     for (const [name, build] of spots) {
-      const [small, large] = build();
+      const [built, large] = build();
+      // "self": a second copy of the full tree, so the two solvers share no game or tree object.
+      const small = a.from === "self" ? build()[1] : built;
+      if (a.from === "self") {
+        report.notes.push(
+          `${name}: from=self, the warm runs seed ${name} from ${name} itself solved ${a.smallIterations} iterations (a perfect mapping; their seconds include that solve and compare with nothing).`,
+        );
+      }
       const coverage = warmStartCoverage(small, large);
       opts.log(
         `${name}s: ${small.tree.size} nodes, ${name}: ${large.tree.size} nodes; ${
