@@ -21,7 +21,7 @@ import { type WarmResponses, warmStartPostflopValues } from "./warmstart_values.
 // warm-started from T2s (same spot, sizes "66%, a" / "2.5x") by both methods, for f32 and for 8-bit
 // regrets with an 8-bit strategy; with `f1`, also spot F1 warm-started from F1s, the same spot with
 // one size (52 %) on every street and no raises (117 betting nodes against F1's 501).
-// Exploitability is measured every 10 iterations (its time is not counted). A warm run's iterations
+// Exploitability is measured every 10 iterations (`every=N`; its time is not counted). A warm run's iterations
 // are counted as the seed counts them, W plus the full tree's own; its seconds include the small
 // solve and the seeding.
 
@@ -122,10 +122,17 @@ interface BenchArgs {
   offLine: number;
   newActions: "value" | "capped";
   csv: string;
+  /** Iterations between exploitability checks (default 10; 5 where resolution matters). */
+  every: number;
+  /**
+   * Seed source: the one-size tree (default), or the full tree itself ("self": a perfect mapping,
+   * the bound of what any transfer of a T-iteration regret state can give; its seconds mean nothing).
+   */
+  from: "small" | "self";
 }
 
 const USAGE =
-  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 30) small=N (40) max=N (300) methods=cold,regrets,values storage=f32,8 spots=t2,f1 resets=continue|none|keep rresets=keep|continue|none subtrees=nearest|matched threads=N responses=copy|pot-odds|rank epsilon=E offline=F new=value|capped csv=PATH f1";
+  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 30) small=N (40) max=N (300) every=N (10) from=small|self methods=cold,regrets,values storage=f32,8 spots=t2,f1 resets=continue|none|keep rresets=keep|continue|none subtrees=nearest|matched threads=N responses=copy|pot-odds|rank epsilon=E offline=F new=value|capped csv=PATH f1";
 
 function parseArgs(args: string[]): BenchArgs {
   const out: BenchArgs = {
@@ -146,6 +153,8 @@ function parseArgs(args: string[]): BenchArgs {
     offLine: 1,
     newActions: "value",
     csv: "bench-out/warmstart_curves.csv",
+    every: 10,
+    from: "small",
   };
   const bad = (why: string): never => {
     throw new KibitzError("bad_args", `warmstart bench: ${why}; use ${USAGE}`);
@@ -168,7 +177,11 @@ function parseArgs(args: string[]): BenchArgs {
     else if (k === "rweight") out.regretWeights = v.split(",").map(pos);
     else if (k === "small") out.smallIterations = Math.round(positive());
     else if (k === "max") out.maxIts = Math.round(positive());
-    else if (k === "epsilon") out.epsilon = n >= 0 && n <= 1 ? n : bad(`epsilon=${v}`);
+    else if (k === "every") out.every = Math.round(positive());
+    else if (k === "from") {
+      if (v !== "small" && v !== "self") bad(`from=${v}`);
+      out.from = v as BenchArgs["from"];
+    } else if (k === "epsilon") out.epsilon = n >= 0 && n <= 1 ? n : bad(`epsilon=${v}`);
     else if (k === "csv") out.csv = v;
     else if (k === "new") {
       if (v !== "value" && v !== "capped") bad(`new=${v}`);
@@ -210,12 +223,13 @@ function solveLarge(
   s: CfrSolver,
   r: RunResult,
   maxIts: number,
+  every: number,
   log: (l: string) => void,
 ): void {
   let ms = r.setupSeconds * 1000;
   while (s.iteration < maxIts && r.its.some((x) => x === null)) {
     const t0 = performance.now();
-    s.run(Math.min(10, maxIts - s.iteration));
+    s.run(Math.min(every, maxIts - s.iteration));
     ms += performance.now() - t0;
     const e = s.exploitability();
     r.curve.set(s.iteration, e.percent);
@@ -329,7 +343,7 @@ function runSpot(
     }
     r.startPct = ls.exploitability().percent;
     r.curve.set(ls.iteration, r.startPct);
-    solveLarge(ls, r, a.maxIts, log);
+    solveLarge(ls, r, a.maxIts, a.every, log);
     ls.close();
     results.push(r);
   }
@@ -363,7 +377,14 @@ export const suite: BenchSuite = {
     const all: RunResult[] = [];
     const rows: (string | number | null)[][] = [];
     for (const [name, build] of spots) {
-      const [small, large] = build();
+      const [built, large] = build();
+      // "self": a second copy of the full tree, so the two solvers share no game or tree object.
+      const small = a.from === "self" ? build()[1] : built;
+      if (a.from === "self") {
+        report.notes.push(
+          `${name}: from=self, the warm runs seed ${name} from ${name} itself solved ${a.smallIterations} iterations (a perfect mapping; their seconds include that solve and compare with nothing).`,
+        );
+      }
       const coverage = warmStartCoverage(small, large);
       opts.log(
         `${name}s: ${small.tree.size} nodes, ${name}: ${large.tree.size} nodes; ${
@@ -406,7 +427,7 @@ export const suite: BenchSuite = {
     }
     report.tables.push({
       title:
-        "Iterations (W + full tree's) and seconds (small solve and seeding included) to 0.5 / 0.3 / 0.1 % of the pot, checked every 10",
+        `Iterations (W + full tree's) and seconds (small solve and seeding included) to 0.5 / 0.3 / 0.1 % of the pot, checked every ${a.every}`,
       columns: [
         "spot",
         "storage",
