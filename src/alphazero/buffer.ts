@@ -162,6 +162,8 @@ const NAME = /^chunk-(\d{8})\.kbrb$/;
 export class ReplayBuffer {
   private chunks: Chunk[] = [];
   private nextSeq = 0;
+  /** The last queued change (append or refresh); the next one starts when it settles. */
+  private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
     readonly dir: string,
@@ -194,8 +196,24 @@ export class ReplayBuffer {
     return b;
   }
 
+  /**
+   * Runs `change` after every change queued before it. Overlapping appends (self-play workers
+   * flushing at once) would otherwise let a later chunk land first when an earlier write is slow,
+   * so the positions' order in memory (what training samples) would differ from the order on disk
+   * (what a resumed run samples), and a crash could leave a later chunk without the earlier one.
+   */
+  private serial<T>(change: () => Promise<T>): Promise<T> {
+    const p = this.queue.then(change);
+    this.queue = p.catch(() => {});
+    return p;
+  }
+
   /** Re-reads the folder: loads chunks written since, forgets deleted ones. */
-  async refresh(): Promise<void> {
+  refresh(): Promise<void> {
+    return this.serial(() => this.refreshNow());
+  }
+
+  private async refreshNow(): Promise<void> {
     const seqs: number[] = [];
     for await (const e of Deno.readDir(this.dir)) {
       const m = e.isFile ? NAME.exec(e.name) : null;
@@ -246,8 +264,15 @@ export class ReplayBuffer {
     return this.chunks.reduce((a, c) => a + (c.iteration === iteration ? c.count : 0), 0);
   }
 
-  /** Appends positions of `games` finished games as one atomic chunk, then trims old chunks. */
-  async append(positions: Position[], iteration: number, games: number): Promise<void> {
+  /**
+   * Appends positions of `games` finished games as one atomic chunk, then trims old chunks.
+   * Overlapping calls take effect one at a time, in call order.
+   */
+  append(positions: Position[], iteration: number, games: number): Promise<void> {
+    return this.serial(() => this.appendNow(positions, iteration, games));
+  }
+
+  private async appendNow(positions: Position[], iteration: number, games: number): Promise<void> {
     const seq = this.nextSeq++;
     const bytes = encodeChunk(positions, this.inputSize, this.moves, iteration, games);
     await writeFileAtomic(this.path(seq), bytes);

@@ -140,7 +140,11 @@ export async function selfPlayStage(
   const done = new Map<number, GameRecord>();
   let flushed = first, positions = 0, playouts = 0, finished = 0;
   const flushEvery = Math.max(1, Math.min(preset.selfplay.concurrency, 64));
-  const flush = async (all: boolean) => {
+  // Workers finish games concurrently: flushes run one after another, so chunks and game-log lines
+  // go out in game order however long a write takes.
+  let flushing: Promise<void> = Promise.resolve();
+  const flush = (all: boolean) => flushing = flushing.then(() => flushNow(all));
+  const flushNow = async (all: boolean) => {
     const recs: GameRecord[] = [];
     while (done.has(flushed)) {
       recs.push(done.get(flushed)!);

@@ -106,3 +106,33 @@ Deno.test("buffer: a corrupted chunk is refused by its checksum; leftover temp f
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("buffer: overlapping appends keep call order in memory and on disk when the first write is slow", async () => {
+  // Self-play flushes from concurrent workers: a second chunk could be appended while the first
+  // one's file was still being written. The first rename here waits (up to 300 ms) for a later
+  // chunk's rename to finish first, the timing a loaded machine produced.
+  const dir = await Deno.makeTempDir();
+  const rename = Deno.rename;
+  let later: () => void = () => {};
+  const laterDone = new Promise<void>((r) => later = r);
+  Deno.rename = async (from: string | URL, to: string | URL) => {
+    const first = String(to).endsWith("chunk-00000000.kbrb");
+    if (first) await Promise.race([laterDone, new Promise((r) => setTimeout(r, 300))]);
+    await rename(from, to);
+    if (!first) later();
+  };
+  try {
+    const b = await ReplayBuffer.open(dir, 100, INPUT, MOVES);
+    const first = b.append([0, 1, 2].map(position), 1, 1);
+    const second = b.append([3, 4].map(position), 1, 1);
+    await Promise.all([first, second]);
+    const r = await ReplayBuffer.open(dir, 100, INPUT, MOVES);
+    for (let k = 0; k < 5; k++) {
+      assert.deepEqual([...b.position(k).planes], [...position(k).planes], `position ${k}`);
+      assert.deepEqual([...r.position(k).planes], [...position(k).planes], `reopened ${k}`);
+    }
+  } finally {
+    Deno.rename = rename;
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -41,10 +41,36 @@ async function snapshot(dir: string) {
   return { sp, log, weights };
 }
 
+/**
+ * Runs `f` with chunks 0 and 2 (each iteration's first, as a rule) slow to land: each one's rename
+ * waits until a later chunk's rename is done, or `ms`. A loaded machine once did this to the
+ * uninterrupted run (the second chunk of iteration 2 reached the in-memory buffer first, so its
+ * training sampled other positions than the resumed run's, read from disk in file order).
+ */
+async function withSlowFirstChunks<T>(ms: number, f: () => Promise<T>): Promise<T> {
+  const rename = Deno.rename;
+  let wake = () => {};
+  let later = new Promise<void>((r) => wake = r);
+  Deno.rename = async (from: string | URL, to: string | URL) => {
+    const slow = /chunk-0000000[02]\.kbrb$/.test(String(to));
+    if (slow) await Promise.race([later, new Promise((r) => setTimeout(r, ms))]);
+    await rename(from, to);
+    if (!slow && /chunk-\d+\.kbrb$/.test(String(to))) {
+      wake();
+      later = new Promise<void>((r) => wake = r);
+    }
+  };
+  try {
+    return await f();
+  } finally {
+    Deno.rename = rename;
+  }
+}
+
 Deno.test("loop: a run stopped in self-play and in training resumes to the same result", async () => {
   const a = await Deno.makeTempDir(), b = await Deno.makeTempDir();
   try {
-    const full = await runLoop(a, preset(), "cpu");
+    const full = await withSlowFirstChunks(400, () => runLoop(a, preset(), "cpu"));
     assert.equal(full.length, 2);
     // Stop during iteration 1's self-play, then during its training, then finish.
     let stop = false;
