@@ -38,15 +38,18 @@ export interface PolicyRootValues {
    * other means offer it: TreeEvaluator then hands it every chance node it reaches (nodeValues'
    * walks of the results, which report player nodes above the chance nodes only).
    */
-  nodeValues?(
-    n: number,
-    d: number,
-    p: 0 | 1,
-    opp: Float32Array,
-    best: Float32Array,
-    profile: Float32Array,
-  ): void;
+  nodeValues?: NodeValues;
 }
+
+/** Both modes' values of p's hands from node `n` (depth `d`) with the opponent reach `opp` there. */
+export type NodeValues = (
+  n: number,
+  d: number,
+  p: 0 | 1,
+  opp: Float32Array,
+  best: Float32Array,
+  profile: Float32Array,
+) => void;
 
 /** Values of one player against a profile: best response or the profile's own strategy. */
 export type CfrEvalMode = "best-response" | "profile";

@@ -1,4 +1,5 @@
 import type { QuantStore } from "../quant/mod.ts";
+import type { NodeValues } from "./evaluate.ts";
 import type { CfrGame } from "./game.ts";
 import type { ChanceTasks, WorkerEntry } from "./tasks.ts";
 import type { PublicTree } from "./tree.ts";
@@ -35,14 +36,7 @@ export interface CfrTrainer {
    * there: TreeEvaluator's walk from that node in both modes, bit-identical. Optional: without it,
    * evaluations below the root walk in TypeScript.
    */
-  nodeValues?(
-    n: number,
-    d: number,
-    p: 0 | 1,
-    opp: Float32Array,
-    best: Float32Array,
-    profile: Float32Array,
-  ): void;
+  nodeValues?: NodeValues;
 }
 
 /**
