@@ -35,6 +35,22 @@ function match(reg: usize, sig: usize, A: i32, H: i32, opp: usize, reach: bool):
   const stride = <usize> H << 2;
   for (let h = 0; h < H; h += 4) {
     const col = <usize> h << 2;
+    const rest = H - h;
+    if (reach && !v128.any_true(v128.load(opp + col))) {
+      // No reach for these four hands (+0 bits): opp * sigma is +0 for every action (sigma is
+      // finite and nonnegative while the regrets are finite), so the sums and divisions are
+      // skipped. Deep in the tree most opponent reaches are 0.
+      let q = sig + col;
+      for (let a = 0; a < A; a++, q += stride) {
+        if (rest >= 4) v128.store(q, zero4);
+        else {
+          store<f32>(q, 0);
+          if (rest > 1) store<f32>(q, 0, 4);
+          if (rest > 2) store<f32>(q, 0, 8);
+        }
+      }
+      continue;
+    }
     let lo = zero2, hi = zero2;
     let p = reg + col;
     for (let a = 0; a < A; a++, p += stride) {
@@ -45,7 +61,6 @@ function match(reg: usize, sig: usize, A: i32, H: i32, opp: usize, reach: bool):
     const pl = f64x2.gt(lo, zero2), ph = f64x2.gt(hi, zero2);
     const dl = v128.bitselect(lo, inf, pl), dh = v128.bitselect(hi, inf, ph);
     const ul = v128.bitselect(zero2, uniform, pl), uh = v128.bitselect(zero2, uniform, ph);
-    const rest = H - h;
     p = reg + col;
     let q = sig + col;
     for (let a = 0; a < A; a++, p += stride, q += stride) {

@@ -165,7 +165,17 @@ export function fold(
 ): void {
   clear52(cs);
   let total: f64 = 0;
+  const nO4 = nO & ~3;
   for (let i = 0; i < nO; i++) {
+    // Four hands without reach (+0 or -0 bits) at once: deep in the tree the zero reaches come in
+    // runs (similar hands, the same pure strategy), and skipping them adds nothing, as below.
+    if ((i & 3) == 0 && i < nO4) {
+      const bits = v128.and(v128.load(opp + (<usize> i << 2)), i32x4.splat(0x7fffffff));
+      if (!v128.any_true(bits)) {
+        i += 3;
+        continue;
+      }
+    }
     const r = <f64> load<f32>(opp + (<usize> i << 2));
     if (r == 0) continue;
     total += r;
