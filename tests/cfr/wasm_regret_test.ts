@@ -86,3 +86,49 @@ Deno.test({
     assert.deepEqual([...st.f32!], [1, 1, 1, 1, 1, 1]);
   },
 });
+
+Deno.test({
+  name:
+    "wasm: the fused traverser step refuses a non-finite result (NaN or infinity, in a four-hand chunk or the tail) untouched",
+  ignore: regretKernel() === null,
+  fn() {
+    const k = regretKernel()!;
+    const A = 2, H = 6; // hands 0-3 in a chunk, 4-5 in the scalar tail
+    for (const bad of [NaN, Infinity, -Infinity]) {
+      for (const at of [0, 2, 4, 5, H + 3]) {
+        const sig = new Float32Array(A * H).fill(0.5), vals = new Float32Array(A * H).fill(1);
+        const act = new Uint8Array(H).fill(1), out = new Float32Array(H).fill(7);
+        const reg = new Float32Array(A * H).fill(2), strat = new Float32Array(A * H).fill(3);
+        vals[at] = bad;
+        assert.equal(
+          k.traverserDcfr(sig, vals, act, out, 0, reg, strat, 0, A, H, 0.9, 0.5, 0.8),
+          false,
+          `${bad} at ${at}`,
+        );
+        assert.deepEqual([...reg, ...strat, ...out], [
+          ...new Array(A * H).fill(2),
+          ...new Array(A * H).fill(3),
+          ...new Array(H).fill(7),
+        ]);
+      }
+      const sig = new Float32Array(A * H).fill(0.5), vals = new Float32Array(A * H).fill(1);
+      const reg = new Float32Array(A * H).fill(2), strat = new Float32Array(A * H).fill(3);
+      const ok = k.traverserDcfr(
+        sig,
+        vals,
+        new Uint8Array(H).fill(1),
+        new Float32Array(H),
+        0,
+        reg,
+        strat,
+        0,
+        A,
+        H,
+        0.9,
+        0.5,
+        0.8,
+      );
+      assert.equal(ok, true, "finite values pass");
+    }
+  },
+});

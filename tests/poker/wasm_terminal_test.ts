@@ -57,11 +57,17 @@ Deno.test({
         assert.equal(wa.tree.terminal[n], t);
         for (const p of [0, 1] as const) {
           const o = 1 - p;
-          // Every fourth terminal: no reach at all (+0 and -0), the kernel's shortcut.
-          const none = n % 4 === 0;
+          // Every fourth terminal: no reach at all (+0 and -0), the kernel's shortcut; every other
+          // one: runs of 5 zero reaches (+0 and -0; the fold's four-hand skip, misaligned).
+          const none = n % 4 === 0, runs = n % 2 === 1;
           const opp = Float32Array.from(
             { length: ts.game.numHands[o] },
-            () => none ? (rand() < 0.5 ? -0 : 0) : rand() < 0.2 ? 0 : Math.fround(rand()),
+            (_, i) =>
+              none || (runs && Math.floor(i / 5) % 2 === 0)
+                ? (rand() < 0.5 ? -0 : 0)
+                : rand() < 0.2
+                ? 0
+                : Math.fround(rand()),
           );
           const H = ts.game.numHands[p];
           for (const equity of [false, true]) {

@@ -165,15 +165,38 @@ export function fold(
 ): void {
   clear52(cs);
   let total: f64 = 0;
+  // cur: the card whose sum is held in acc (at first card 0's, +0 like its slot: flushing it
+  // before any addition leaves the slot as it is).
+  let cur: usize = 0, acc: f64 = 0;
+  const nO4 = nO & ~3;
   for (let i = 0; i < nO; i++) {
+    // Four hands without reach (+0 or -0 bits) at once: deep in the tree the zero reaches come in
+    // runs (similar hands, the same pure strategy), and skipping them adds nothing, as below.
+    if ((i & 3) == 0 && i < nO4) {
+      const bits = v128.and(v128.load(opp + (<usize> i << 2)), i32x4.splat(0x7fffffff));
+      if (!v128.any_true(bits)) {
+        i += 3;
+        continue;
+      }
+    }
+    // Within a chunk with reach, every hand is added: a zero (+0 or -0) leaves the sums (all
+    // +0 or above) as they are, and no data-dependent branch is taken per hand.
     const r = <f64> load<f32>(opp + (<usize> i << 2));
-    if (r == 0) continue;
     total += r;
-    const a = cs + (<usize> load<u8>(oc + (<usize> i << 1)) << 3);
+    // The first card's sum stays in a register while consecutive hands share it (hands come
+    // sorted by first card): no store-to-load chain through memory. Every sum still takes its
+    // additions in hand order (no hand of the run holds that card second).
+    const a = <usize> load<u8>(oc + (<usize> i << 1));
+    if (a != cur) {
+      store<f64>(cs + (cur << 3), acc);
+      cur = a;
+      acc = load<f64>(cs + (a << 3));
+    }
+    acc += r;
     const b = cs + (<usize> load<u8>(oc + (<usize> i << 1) + 1) << 3);
-    store<f64>(a, load<f64>(a) + r);
     store<f64>(b, load<f64>(b) + r);
   }
+  store<f64>(cs + (cur << 3), acc);
   if (total == 0) {
     // Nothing reaches (every sum is +0): the values are scale * 0, as the loop below would write.
     const z = <f32> (scale * 0);
