@@ -1,9 +1,14 @@
 // `deno task bench hive-strength [games=N] [first=K] [budget=S] [model=FILE] [model2=FILE]
-// [playouts=N] [ms=N] [plies=N] [pairs=a:b,...]`:
+// [playouts=N] [ms=N] [plies=N] [pairs=a:b,...] [batch=N] [discount=X] [reuse=0|1] [cap-aware=0|1]`:
 // the strength ladder of the Hive players (see strength.ts) with the shipped network by default.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
-import { DEFAULT_HIVE_MODEL, SyncHiveNet } from "../uhp/mcts_player.ts";
+import {
+  DEFAULT_HIVE_MODEL,
+  MCTS_PLAYER_DEFAULTS,
+  type MctsPlayerConfig,
+  SyncHiveNet,
+} from "../uhp/mcts_player.ts";
 import { loadHiveModel } from "../nn/model_file.ts";
 import {
   alphaBetaLadderPlayer,
@@ -59,6 +64,13 @@ export const suite: BenchSuite = {
       p.name = name;
       return p;
     };
+    // MCTS settings: the match's ply cap, and optional overrides (batch, discount, reuse) for
+    // comparisons.
+    const mctsConfig: Partial<MctsPlayerConfig> = { maxPlies };
+    if (kv.has("batch")) mctsConfig.batch = num("batch", 1);
+    if (kv.has("discount")) mctsConfig.discount = num("discount", 0);
+    if (kv.has("reuse")) mctsConfig.reuseTree = num("reuse", 1) > 0;
+    if (kv.has("cap-aware") && num("cap-aware", 1) === 0) mctsConfig.maxPlies = Infinity;
     const make = (name: string, seed: number): LadderPlayer => {
       switch (name) {
         case "random":
@@ -72,15 +84,21 @@ export const suite: BenchSuite = {
         case "policy-win1":
           return policyLadderPlayer(net, true);
         case "mcts":
-          return mctsLadderPlayer(net, { playouts });
+          return mctsLadderPlayer(net, { playouts }, mctsConfig);
         case "mcts-time":
-          return mctsLadderPlayer(net, { timeMs: ms });
+          return mctsLadderPlayer(net, { timeMs: ms }, mctsConfig);
         case "policy2":
           return named(policyLadderPlayer(second(name)), "policy (model2)");
         case "mcts2":
-          return named(mctsLadderPlayer(second(name), { playouts }), `mcts-${playouts} (model2)`);
+          return named(
+            mctsLadderPlayer(second(name), { playouts }, mctsConfig),
+            `mcts-${playouts} (model2)`,
+          );
         case "mcts2-time":
-          return named(mctsLadderPlayer(second(name), { timeMs: ms }), `mcts-${ms}ms (model2)`);
+          return named(
+            mctsLadderPlayer(second(name), { timeMs: ms }, mctsConfig),
+            `mcts-${ms}ms (model2)`,
+          );
         default:
           throw new KibitzError("bad_args", `hive-strength: unknown player "${name}"`);
       }
@@ -143,7 +161,10 @@ export const suite: BenchSuite = {
     report.notes.push(
       `Network: ${modelPath.slice(modelPath.lastIndexOf("/") + 1)} (${c.blocks} x ${c.filters}, ` +
         `${JSON.stringify(model.meta)}), MCTS c_puct 2.5 with the fast one-position CPU ` +
-        `inference (Wasm SIMD convolutions, legal policy logits only), one leaf per evaluation; ` +
+        `inference (sparse stem, Wasm SIMD convolutions, legal policy logits only), MCTS-Solver ` +
+        `with the win check, settings ${
+          JSON.stringify({ ...MCTS_PLAYER_DEFAULTS, ...mctsConfig })
+        }; ` +
         `mcts = ${playouts} playouts per move, time players ${ms} ms per move` +
         (first > 0 ? `; games from index ${first} of each match` : "") +
         (budget > 0 ? `; no game started after ${budget} s` : "") + ".",

@@ -272,7 +272,7 @@ export const MCTS_PLAYER_DEFAULTS: MctsPlayerConfig = {
   defaultPlayouts: 200,
   winCheck: true,
   solver: true,
-  batch: 8,
+  batch: 1,
   reuseTree: true,
   discount: 0.01,
   maxPlies: Infinity,
