@@ -307,6 +307,16 @@ export class MctsPlayer implements UhpPlayer {
     return this.search(game, playouts, limits.timeMs).move;
   }
 
+  /**
+   * Visits of the kept tree's node reached from the last searched root by `moves` (0 when there
+   * is none): what tree reuse would start from after those moves.
+   */
+  keptVisits(moves: number[]): number {
+    let node: Node | null = this.tree?.root ?? null;
+    for (const m of moves) node = node?.children?.find((k) => k.move === m) ?? null;
+    return node?.n ?? 0;
+  }
+
   /** Forgets the kept tree (the next search starts afresh). */
   resetTree(): void {
     this.tree = null;
