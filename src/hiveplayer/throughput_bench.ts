@@ -94,27 +94,47 @@ export const suite: BenchSuite = {
         `${(done[i] / ms[i] / base).toFixed(2)}x`,
       ]),
     });
-    // Tree reuse: MCTS (defaults) against itself for a few moves of each game above.
-    const a = new MctsPlayer(sparse), b = new MctsPlayer(sparse);
-    let moves = 0, reused = 0, searched = 0;
-    for (let game = 0; game < 2; game++) {
-      const g = positions[game * 2].clone();
-      for (let ply = 0; ply < 12 && !g.isOver(); ply++) {
-        const r = (ply % 2 === 0 ? a : b).search(g, playouts);
-        if (ply >= 2) (moves++, reused += r.reused ?? 0, searched += r.playouts);
-        g.play(r.move);
+    // Tree reuse and the evaluation cache: MCTS against itself for a few moves of two games.
+    const rows: (string | number)[][] = [];
+    for (const cacheSize of [0, MCTS_PLAYER_DEFAULTS.cacheSize]) {
+      const net = new SyncHiveNet(weights);
+      const cfg = { ...MCTS_PLAYER_DEFAULTS, cacheSize };
+      const a = new MctsPlayer(net, cfg), b = new MctsPlayer(net, cfg);
+      let moves = 0, reused = 0, searched = 0;
+      const t0 = performance.now();
+      for (let game = 0; game < 2; game++) {
+        const g = positions[game * 2].clone();
+        for (let ply = 0; ply < 12 && !g.isOver(); ply++) {
+          const r = (ply % 2 === 0 ? a : b).search(g, playouts);
+          if (ply >= 2) (moves++, reused += r.reused ?? 0, searched += r.playouts);
+          g.play(r.move);
+        }
+        a.resetTree(), b.resetTree();
       }
-      a.resetTree(), b.resetTree();
-    }
-    report.tables.push({
-      title: `Tree reuse: MCTS (${playouts} playouts) against itself, 2 games x 10 moves`,
-      columns: ["moves", "mean root visits kept", "mean playouts added", "kept / added"],
-      rows: [[
+      const ms = performance.now() - t0;
+      rows.push([
+        cacheSize > 0 ? `on (${cacheSize})` : "off",
         moves,
         Math.round(reused / moves),
         Math.round(searched / moves),
-        (reused / searched).toFixed(2),
-      ]],
+        net.evaluations,
+        a.cacheHits + b.cacheHits,
+        Math.round(ms),
+      ]);
+    }
+    report.tables.push({
+      title: `Tree reuse and evaluation cache: MCTS (${playouts} playouts/move, tree reuse on) ` +
+        "against itself, 2 games x 12 plies",
+      columns: [
+        "cache",
+        "moves counted",
+        "mean root visits kept",
+        "mean playouts added",
+        "network evaluations",
+        "cache hits",
+        "ms",
+      ],
+      rows,
     });
     report.notes.push(
       `Network: ${

@@ -354,3 +354,22 @@ Deno.test("mcts player: values back up discounted per ply; a capped game is a dr
   equal(far.proven?.result, 1, "a win in three plies still fits before the cap");
   equal(far.move, win3);
 });
+
+Deno.test("mcts player: the evaluation cache answers positions seen before, same search", () => {
+  const w = initWeights(HIVE_NETS.tiny, 13);
+  const b = position(BEFORE_WIN.slice(0, 8));
+  const net = new SyncHiveNet(w);
+  const p = new MctsPlayer(net, { ...MCTS_PLAYER_DEFAULTS, reuseTree: false });
+  const first = p.search(b, 120);
+  const evals = net.evaluations, hits = p.cacheHits;
+  ok(evals <= 120 && evals > 50, `${evals} evaluations`);
+  // The same search again without the tree: every position it reaches is cached.
+  const again = p.search(b, 120);
+  equal(net.evaluations, evals);
+  equal(p.cacheHits - hits, evals + hits, "each evaluation and cached answer of the first search");
+  equal(again.move, first.move);
+  equal(again.value, first.value);
+  const off = new MctsPlayer(new SyncHiveNet(w), { ...MCTS_PLAYER_DEFAULTS, cacheSize: 0 });
+  equal(off.search(b, 120).move, first.move);
+  equal(off.cacheHits, 0);
+});
