@@ -103,7 +103,7 @@ export const suite: BenchSuite = {
       let moves = 0, reused = 0, searched = 0;
       const t0 = performance.now();
       for (let game = 0; game < 2; game++) {
-        const g = positions[game * 2].clone();
+        const g = positions[(game * 2) % positions.length].clone();
         for (let ply = 0; ply < 12 && !g.isOver(); ply++) {
           const r = (ply % 2 === 0 ? a : b).search(g, playouts);
           if (ply >= 2) (moves++, reused += r.reused ?? 0, searched += r.playouts);
