@@ -1,8 +1,8 @@
 // `deno task bench hive-mcts [positions=N] [playouts=N] [rounds=N] [model=FILE]`: playouts per
 // second of the UHP MCTS player with the shipped network on a fixed list of positions, for the
 // search settings side by side (sequential with the dense stem as the baseline, the sparse stem,
-// batched leaf evaluation), rounds interleaved so that the load of a shared machine falls on all
-// of them alike; then how many root visits tree reuse carries over between the moves of a game.
+// batched leaf evaluation), interleaved position by position so that the load of a shared
+// machine falls on all of them alike; then how many root visits tree reuse carries over between the moves of a game.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
 import { HiveGame } from "../hive/game.ts";
@@ -62,35 +62,46 @@ export const suite: BenchSuite = {
       { name: "batch 8, sparse stem", net: sparse, batch: 8 },
       { name: "batch 16, sparse stem", net: sparse, batch: 16 },
     ];
-    const ms = settings.map(() => 0), done = settings.map(() => 0);
+    const ms = settings.map(() => 0), done = settings.map(() => 0), evals = settings.map(() => 0);
+    // Each position is searched by every setting in turn (a fresh player each time), so that
+    // the load of a shared machine, which changes by the second, falls on all settings alike.
     for (let r = 0; r < rounds; r++) {
-      for (const [i, s] of settings.entries()) {
-        const p = new MctsPlayer(s.net, {
-          ...MCTS_PLAYER_DEFAULTS,
-          batch: s.batch,
-          reuseTree: false,
-        });
-        const t0 = performance.now();
-        for (const g of positions) done[i] += p.search(g, playouts).playouts;
-        ms[i] += performance.now() - t0;
+      for (const g of positions) {
+        for (const [i, s] of settings.entries()) {
+          const cfg = { ...MCTS_PLAYER_DEFAULTS, batch: s.batch, reuseTree: false };
+          const p = new MctsPlayer(s.net, cfg);
+          const t0 = performance.now(), e0 = s.net.evaluations;
+          done[i] += p.search(g, playouts).playouts;
+          ms[i] += performance.now() - t0;
+          evals[i] += s.net.evaluations - e0;
+        }
       }
       opts.log(
-        `round ${r + 1}/${rounds}: ${
-          settings.map((_, i) => (done[i] / ms[i] * 1000).toFixed(0)).join(", ")
-        } playouts/s`,
+        `round ${r + 1}/${rounds}: ` +
+          `${settings.map((_, i) => (done[i] / ms[i] * 1000).toFixed(0)).join(", ")} playouts/s`,
       );
     }
     const report = newReport("hive-mcts", null);
     const base = done[0] / ms[0];
     report.tables.push({
       title:
-        `Playouts per second, ${positions.length} positions x ${playouts} playouts, ${rounds} interleaved rounds`,
-      columns: ["setting", "playouts", "ms", "playouts/s", "vs before"],
+        `Playouts per second, ${positions.length} positions x ${playouts} playouts, ${rounds} rounds, interleaved by position`,
+      columns: [
+        "setting",
+        "playouts",
+        "network evaluations",
+        "ms",
+        "playouts/s",
+        "evaluations/s",
+        "vs before",
+      ],
       rows: settings.map((s, i) => [
         s.name,
         done[i],
+        evals[i],
         Math.round(ms[i]),
         Math.round(done[i] / ms[i] * 1000),
+        Math.round(evals[i] / ms[i] * 1000),
         `${(done[i] / ms[i] / base).toFixed(2)}x`,
       ]),
     });
