@@ -17,6 +17,7 @@ const SUITES: Record<string, () => Promise<{ suite: BenchSuite }>> = {
   "gpu-solve": () => import("../src/poker/gpu_bench.ts"),
   nn: () => import("../src/nn/bench.ts"),
   "hive-strength": () => import("../src/hiveplayer/strength_bench.ts"),
+  "hive-mcts": () => import("../src/hiveplayer/throughput_bench.ts"),
   "hive-selfplay": () => import("../src/alphazero/hive_bench.ts"),
   mcts: () => import("../src/alphazero/bench.ts"),
 };

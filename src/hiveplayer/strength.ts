@@ -4,7 +4,12 @@
 import { mulberry32 } from "../mcts/random.ts";
 import { searchBestMove } from "../uhp/alphabeta.ts";
 import type { HiveEvaluator } from "../uhp/mcts_player.ts";
-import { MctsPlayer, PolicyPlayer } from "../uhp/mcts_player.ts";
+import {
+  MCTS_PLAYER_DEFAULTS,
+  MctsPlayer,
+  type MctsPlayerConfig,
+  PolicyPlayer,
+} from "../uhp/mcts_player.ts";
 import { HiveGame } from "../hive/game.ts";
 import { BLACK_WINS, WHITE_WINS } from "../hive/state.ts";
 
@@ -52,12 +57,17 @@ export function alphaBetaLadderPlayer(limits: { depth?: number; timeMs?: number 
   };
 }
 
-/** MCTS with the network at fixed playouts or time per move. */
+/**
+ * MCTS with the network at fixed playouts or time per move; `config` overrides the player's
+ * settings (the ladder passes its ply cap as `maxPlies`, so the search scores capped games as
+ * draws).
+ */
 export function mctsLadderPlayer(
   net: HiveEvaluator,
   limits: { playouts?: number; timeMs?: number },
+  config: Partial<MctsPlayerConfig> = {},
 ): LadderPlayer {
-  const p = new MctsPlayer(net);
+  const p = new MctsPlayer(net, { ...MCTS_PLAYER_DEFAULTS, ...config });
   return {
     name: limits.timeMs !== undefined ? `mcts-${limits.timeMs}ms` : `mcts-${limits.playouts}`,
     effort: { unit: "playouts", moves: 0, total: 0 },

@@ -1,10 +1,18 @@
 // `deno task bench hive-strength [games=N] [first=K] [budget=S] [model=FILE] [model2=FILE]
-// [playouts=N] [ms=N] [plies=N] [pairs=a:b,...]`:
+// [playouts=N] [ms=N] [plies=N] [pairs=a:b,...|none] [batch=N] [discount=X] [reuse=0|1]
+// [cap-aware=0|1] [win1-store=FILE]`:
 // the strength ladder of the Hive players (see strength.ts) with the shipped network by default.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
-import { DEFAULT_HIVE_MODEL, SyncHiveNet } from "../uhp/mcts_player.ts";
+import {
+  DEFAULT_HIVE_MODEL,
+  MCTS_PLAYER_DEFAULTS,
+  type MctsPlayerConfig,
+  SyncHiveNet,
+} from "../uhp/mcts_player.ts";
 import { loadHiveModel } from "../nn/model_file.ts";
+import { readGameStore } from "../sgf/store.ts";
+import { winInOneStats } from "./win_in_one.ts";
 import {
   alphaBetaLadderPlayer,
   effortText,
@@ -45,7 +53,8 @@ export const suite: BenchSuite = {
     const budget = num("budget", 0);
     const deadline = budget > 0 ? performance.now() + budget * 1000 : undefined;
     const modelPath = kv.get("model") ?? DEFAULT_HIVE_MODEL;
-    const pairs = (kv.get("pairs") ?? DEFAULT_PAIRS.join(",")).split(",");
+    const pairsArg = kv.get("pairs") ?? DEFAULT_PAIRS.join(",");
+    const pairs = pairsArg === "none" ? [] : pairsArg.split(",");
     const model = await loadHiveModel(modelPath);
     const net = new SyncHiveNet(model.weights);
     // A second network for head-to-head pairings (players policy2, mcts2, mcts2-time).
@@ -59,6 +68,13 @@ export const suite: BenchSuite = {
       p.name = name;
       return p;
     };
+    // MCTS settings: the match's ply cap, and optional overrides (batch, discount, reuse) for
+    // comparisons.
+    const mctsConfig: Partial<MctsPlayerConfig> = { maxPlies };
+    if (kv.has("batch")) mctsConfig.batch = num("batch", 1);
+    if (kv.has("discount")) mctsConfig.discount = num("discount", 0);
+    if (kv.has("reuse")) mctsConfig.reuseTree = num("reuse", 1) > 0;
+    if (kv.has("cap-aware") && num("cap-aware", 1) === 0) mctsConfig.maxPlies = Infinity;
     const make = (name: string, seed: number): LadderPlayer => {
       switch (name) {
         case "random":
@@ -72,15 +88,21 @@ export const suite: BenchSuite = {
         case "policy-win1":
           return policyLadderPlayer(net, true);
         case "mcts":
-          return mctsLadderPlayer(net, { playouts });
+          return mctsLadderPlayer(net, { playouts }, mctsConfig);
         case "mcts-time":
-          return mctsLadderPlayer(net, { timeMs: ms });
+          return mctsLadderPlayer(net, { timeMs: ms }, mctsConfig);
         case "policy2":
           return named(policyLadderPlayer(second(name)), "policy (model2)");
         case "mcts2":
-          return named(mctsLadderPlayer(second(name), { playouts }), `mcts-${playouts} (model2)`);
+          return named(
+            mctsLadderPlayer(second(name), { playouts }, mctsConfig),
+            `mcts-${playouts} (model2)`,
+          );
         case "mcts2-time":
-          return named(mctsLadderPlayer(second(name), { timeMs: ms }), `mcts-${ms}ms (model2)`);
+          return named(
+            mctsLadderPlayer(second(name), { timeMs: ms }, mctsConfig),
+            `mcts-${ms}ms (model2)`,
+          );
         default:
           throw new KibitzError("bad_args", `hive-strength: unknown player "${name}"`);
       }
@@ -136,6 +158,42 @@ export const suite: BenchSuite = {
       ],
       rows,
     });
+    const win1Store = kv.get("win1-store");
+    if (win1Store) {
+      const games = [];
+      for await (const g of readGameStore(win1Store)) games.push(g);
+      const w = winInOneStats(net, games);
+      const sorted = [...w.ranks].sort((x, y) => x - y);
+      const within = (k: number) => w.ranks.filter((r) => r <= k).length;
+      const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / Math.max(1, xs.length);
+      report.tables.push({
+        title: `Policy on the wins in one of ${win1Store.slice(win1Store.lastIndexOf("/") + 1)}`,
+        columns: [
+          "positions",
+          "with a win in one",
+          "win played in the game",
+          "policy top-1",
+          "top-3",
+          "top-5",
+          "median rank",
+          "mean legal moves",
+          "prior on wins",
+          "uniform prior on wins",
+        ],
+        rows: [[
+          w.positions,
+          w.wins,
+          w.played,
+          within(1),
+          within(3),
+          within(5),
+          sorted.length ? sorted[(sorted.length - 1) >> 1] : 0,
+          Math.round(mean(w.legal)),
+          mean(w.mass),
+          mean(w.legal.map((l) => 1 / l)),
+        ]],
+      });
+    }
     const c = model.weights.config;
     if (model2Path) {
       report.notes.push(`model2 (players marked "model2"): ${model2Path}.`);
@@ -143,7 +201,10 @@ export const suite: BenchSuite = {
     report.notes.push(
       `Network: ${modelPath.slice(modelPath.lastIndexOf("/") + 1)} (${c.blocks} x ${c.filters}, ` +
         `${JSON.stringify(model.meta)}), MCTS c_puct 2.5 with the fast one-position CPU ` +
-        `inference (Wasm SIMD convolutions, legal policy logits only), one leaf per evaluation; ` +
+        `inference (sparse stem, Wasm SIMD convolutions, legal policy logits only), MCTS-Solver ` +
+        `with the win check, settings ${
+          JSON.stringify({ ...MCTS_PLAYER_DEFAULTS, ...mctsConfig })
+        }; ` +
         `mcts = ${playouts} playouts per move, time players ${ms} ms per move` +
         (first > 0 ? `; games from index ${first} of each match` : "") +
         (budget > 0 ? `; no game started after ${budget} s` : "") + ".",

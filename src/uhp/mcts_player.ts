@@ -38,6 +38,20 @@ export interface HiveEvaluator {
   evaluate(g: HiveGame, legal: number[]): HiveEvaluation;
 }
 
+/**
+ * An evaluator that also takes positions in batches: `stage` encodes a position (read at once, so
+ * the caller may play on), `flush` evaluates every staged position as one network call, in stage
+ * order, and empties the stage. The search collects several leaves under virtual loss this way.
+ */
+export interface HiveBatchEvaluator extends HiveEvaluator {
+  stage(g: HiveGame, legal: number[]): void;
+  flush(): HiveEvaluation[];
+}
+
+function canBatch(e: HiveEvaluator): e is HiveBatchEvaluator {
+  return typeof (e as Partial<HiveBatchEvaluator>).stage === "function";
+}
+
 /** Equal priors and value 0: search guided only by exact results. */
 export const uniformHiveEvaluator: HiveEvaluator = {
   evaluate: (_g, legal) => ({
@@ -51,27 +65,52 @@ export const uniformHiveEvaluator: HiveEvaluator = {
  * folded, only the legal moves' policy logits computed): milliseconds per evaluation at the
  * shipped size, against hundreds on the reference ops (ReferenceHiveNet, kept as its oracle).
  */
-export class SyncHiveNet implements HiveEvaluator {
+export class SyncHiveNet implements HiveBatchEvaluator {
   private readonly fast: FastInference;
-  private readonly planes = new Float32Array(HIVE_PLANE_SIZE);
-  private indices = new Int32Array(64);
+  private planes = new Float32Array(HIVE_PLANE_SIZE);
+  private staged: Int32Array[] = [];
   /** Positions evaluated so far. */
   evaluations = 0;
+  /** Network calls so far (a batch counts once). */
+  calls = 0;
 
-  constructor(weights: NetWeights) {
-    this.fast = new FastInference(weights);
+  /** `sparseStem`: see FastInference (false only to measure the dense stem). */
+  constructor(weights: NetWeights, sparseStem = true) {
+    this.fast = new FastInference(weights, sparseStem);
   }
 
   /** Evaluates `g` for its legal moves `legal` (priors aligned with `legal`, summing to 1). */
   evaluate(g: HiveGame, legal: number[]): HiveEvaluation {
-    encodeHivePosition(g, this.planes, 0, legal);
-    if (this.indices.length < legal.length) this.indices = new Int32Array(legal.length * 2);
-    const idx = this.indices.subarray(0, legal.length);
+    if (this.staged.length > 0) throw new Error("SyncHiveNet.evaluate: positions are staged");
+    this.stage(g, legal);
+    return this.flush()[0];
+  }
+
+  /** Encodes `g` and its legal moves' policy indices into the next batch slot. */
+  stage(g: HiveGame, legal: number[]): void {
+    const slot = this.staged.length;
+    if (this.planes.length < (slot + 1) * HIVE_PLANE_SIZE) {
+      const grown = new Float32Array(this.planes.length * 2);
+      grown.set(this.planes);
+      this.planes = grown;
+    }
+    encodeHivePosition(g, this.planes, slot * HIVE_PLANE_SIZE, legal);
+    const idx = new Int32Array(legal.length);
     for (let i = 0; i < legal.length; i++) idx[i] = hiveMoveIndex(g, legal[i]);
-    const priors = new Float32Array(legal.length);
-    const value = this.fast.evaluate(this.planes, 0, idx, priors);
-    this.evaluations++;
-    return { priors, value };
+    this.staged.push(idx);
+  }
+
+  /** Evaluates the staged positions in one batch (FastInference.evaluateBatch). */
+  flush(): HiveEvaluation[] {
+    const n = this.staged.length;
+    if (n === 0) return [];
+    const priors = this.staged.map((idx) => new Float32Array(idx.length));
+    const values = new Float32Array(n);
+    this.fast.evaluateBatch(this.planes, 0, n, this.staged, priors, values);
+    this.staged = [];
+    this.evaluations += n;
+    this.calls++;
+    return priors.map((p, i) => ({ priors: p, value: values[i] }));
   }
 }
 
@@ -126,6 +165,10 @@ class Node {
   terminal: number | null = null;
   /** Plies to the end of the game under best play once proven (0 at a finished game). */
   dist = 0;
+  /** Pending visits of leaves collected for the current batch below (or at) this node. */
+  vl = 0;
+  /** Collected for the current batch and not yet evaluated. */
+  pending = false;
   constructor(readonly move: number, readonly prior: number) {}
 }
 
@@ -168,6 +211,8 @@ export interface MctsResult {
   playouts: number;
   value: number;
   ms: number;
+  /** Root visits kept from the previous search (tree reuse), when any. */
+  reused?: number;
   /** The root's proven result for the side to move (1, 0, -1) and its distance, when proven. */
   proven?: { result: number; plies: number };
 }
@@ -193,6 +238,38 @@ export interface MctsPlayerConfig {
    * by the shortest way, avoids proven losses, and stops searching once it is proven itself.
    */
   solver: boolean;
+  /**
+   * Leaves collected per network call: each descent adds a virtual loss along its path (a pending
+   * visit counted as a loss for the chooser) so the next descents spread out, and the batch is
+   * evaluated at once (the batched convolutions cost less per position than one at a time).
+   * 1 = the plain sequential search.
+   */
+  batch: number;
+  /**
+   * Keeps the tree between moves: when the next position is the last searched one plus the
+   * moves played since (our move and the reply), the search starts from that subtree, visits and
+   * proofs included.
+   */
+  reuseTree: boolean;
+  /**
+   * Per-ply discount of backed-up values: a value moves up the path multiplied by (1 - discount)
+   * at each ply, and a proven node counts its distance to the end too, so of two wins the
+   * shorter scores higher (and of two losses the longer): the search finishes won games instead of
+   * wandering while its estimate stays positive.
+   */
+  discount: number;
+  /**
+   * Ply (HiveGame.turn) at which the game is scored a draw (a match's ply cap), so the search sees
+   * that a capped game is worth 0, not its estimate; Infinity when there is no cap (UHP play).
+   */
+  maxPlies: number;
+  /**
+   * Evaluations kept by position (hash, side to move, last piece moved, ply count) for the next
+   * time the search reaches it: transpositions in the tree and positions of the previous moves'
+   * searches outside the kept subtree (about a tenth of the evaluations in play). 0 = none; the
+   * oldest entry goes first.
+   */
+  cacheSize: number;
 }
 
 /** Seed 003's c_puct and src/mcts's first-play urgency. */
@@ -202,11 +279,31 @@ export const MCTS_PLAYER_DEFAULTS: MctsPlayerConfig = {
   defaultPlayouts: 200,
   winCheck: true,
   solver: true,
+  batch: 1,
+  reuseTree: true,
+  discount: 0.01,
+  maxPlies: Infinity,
+  cacheSize: 50_000,
 };
+
+/** One leaf collected for a batch: its path from the root and its legal moves. */
+interface PendingLeaf {
+  path: Node[];
+  legal: number[];
+  /** The evaluation cache's key ("" when the cache is off). */
+  key: string;
+  /** The evaluation when the evaluator cannot batch (taken at once). */
+  eval: HiveEvaluation | null;
+}
 
 /** PUCT search with the network: the most visited root move after the playout or time budget. */
 export class MctsPlayer implements UhpPlayer {
   last: MctsResult | null = null;
+  /** The last search's tree and the move history of its root position (tree reuse). */
+  private tree: { root: Node; history: number[] } | null = null;
+  private readonly cache = new Map<string, HiveEvaluation>();
+  /** Evaluations taken from the cache so far. */
+  cacheHits = 0;
 
   constructor(
     readonly net: HiveEvaluator,
@@ -223,90 +320,186 @@ export class MctsPlayer implements UhpPlayer {
     return this.search(game, playouts, limits.timeMs).move;
   }
 
+  /**
+   * Visits of the kept tree's node reached from the last searched root by `moves` (0 when there
+   * is none): what tree reuse would start from after those moves.
+   */
+  keptVisits(moves: number[]): number {
+    let node: Node | null = this.tree?.root ?? null;
+    for (const m of moves) node = node?.children?.find((k) => k.move === m) ?? null;
+    return node?.n ?? 0;
+  }
+
+  /** Forgets the kept tree (the next search starts afresh). */
+  resetTree(): void {
+    this.tree = null;
+  }
+
+  /**
+   * The kept subtree for `history` (the position about to be searched): the last root followed
+   * down the moves played since, when they are at most two and it is expanded; else null.
+   */
+  private reusedRoot(history: number[]): Node | null {
+    const t = this.tree;
+    if (!this.config.reuseTree || !t) return null;
+    const h0 = t.history;
+    if (history.length < h0.length || history.length - h0.length > 2) return null;
+    for (let i = 0; i < h0.length; i++) if (history[i] !== h0[i]) return null;
+    let node: Node | null = t.root;
+    for (let i = h0.length; i < history.length && node; i++) {
+      node = node.children?.find((k) => k.move === history[i]) ?? null;
+    }
+    return node && node.children ? node : null;
+  }
+
   /** Searches `game` (not modified) for up to `playouts` playouts and `timeMs` milliseconds. */
   search(game: HiveGame, playouts: number, timeMs?: number): MctsResult {
     const t0 = performance.now();
     const deadline = timeMs !== undefined ? t0 + Math.max(1, timeMs - TIME_MARGIN_MS) : Infinity;
     const g = game.clone();
-    const root = new Node(PASS, 1);
     const rootMoves = g.validMoves();
+    const history = g.history();
     if (rootMoves.length <= 1) {
+      this.tree = null;
       this.last = { move: rootMoves[0] ?? PASS, playouts: 0, value: 0, ms: 0 };
       return this.last;
     }
+    const root = this.reusedRoot(history) ?? new Node(PASS, 1);
+    const reused = root.n;
+    this.tree = { root, history };
     let done = 0, slowest = 0;
-    const solver = this.config.solver;
-    const path: Node[] = [];
-    // Stop when the slowest playout so far would no longer fit before the deadline, or (with the
+    const batch = Math.max(1, Math.floor(this.config.batch));
+    // Stop when the slowest round so far would no longer fit before the deadline, or (with the
     // win check or the solver) once the root is proven.
     while (
       root.terminal === null && done < playouts &&
       (done === 0 || performance.now() + slowest < deadline)
     ) {
       const p0 = performance.now();
-      path.length = 0;
+      done += this.round(g, root, rootMoves, Math.min(batch, playouts - done));
+      slowest = Math.max(slowest, performance.now() - p0);
+    }
+    const best = this.config.solver ? solvedChoice(root) : mostVisited(root.children!);
+    this.last = {
+      move: best.move,
+      playouts: done,
+      value: root.terminal ?? (root.n > 0 ? -root.w / root.n : 0),
+      ms: performance.now() - t0,
+      ...(reused > 0 ? { reused } : {}),
+      ...(root.terminal !== null ? { proven: { result: root.terminal, plies: root.dist } } : {}),
+    };
+    return this.last;
+  }
+
+  /**
+   * One round: up to `want` descents; exact leaves (finished games, capped games, wins in one,
+   * proven nodes) are backed up at once, the others collected under virtual loss and evaluated as
+   * one batch, then expanded and backed up. Returns the playouts done.
+   */
+  private round(g: HiveGame, root: Node, rootMoves: number[], want: number): number {
+    const c = this.config, batching = canBatch(this.net);
+    const pending: PendingLeaf[] = [];
+    let done = 0;
+    for (let b = 0; b < want && root.terminal === null; b++) {
+      const path: Node[] = [root];
       let node = root;
-      path.push(node);
-      let plies = 0;
       while (node.children && node.terminal === null) {
         node = this.select(node);
         g.play(node.move);
-        plies++;
         path.push(node);
       }
-      let value: number;
-      if (node.terminal === null && !node.children) node.terminal = hiveOutcome(g);
-      if (node.terminal !== null) value = node.terminal;
+      const plies = path.length - 1;
+      if (node.pending) {
+        // A collision with a leaf of this batch: evaluate what was collected.
+        for (let i = 0; i < plies; i++) g.undo();
+        break;
+      }
+      if (node.terminal === null && !node.children) {
+        node.terminal = g.turn >= c.maxPlies && !g.isOver() ? 0 : hiveOutcome(g);
+      }
+      let exact: number | null = null;
+      if (node.terminal !== null) exact = node.terminal * (1 - c.discount) ** node.dist;
       else {
         const legal = node === root ? rootMoves : g.validMoves();
-        const win = this.config.winCheck ? winningMove(g, legal) : null;
+        const win = c.winCheck ? winningMove(g, legal) : null;
         if (win !== null) {
           // Proven: the side to move wins by playing `win`.
           node.children = [new Node(win, 1)];
           node.children[0].terminal = -1;
           node.terminal = 1;
           node.dist = 1;
-          value = 1;
+          exact = 1 - c.discount;
         } else {
-          const e = this.net.evaluate(g, legal);
-          node.children = legal.map((m, i) => new Node(m, e.priors[i]));
-          value = e.value;
+          const key = c.cacheSize > 0 ? `${g.hashKey()}:${g.turn}` : "";
+          const hit = key ? this.cache.get(key) : undefined;
+          if (hit && hit.priors.length === legal.length) {
+            this.cacheHits++;
+            node.children = legal.map((m, j) => new Node(m, hit.priors[j]));
+            exact = hit.value;
+          } else {
+            let ev: HiveEvaluation | null = null;
+            if (batching) (this.net as HiveBatchEvaluator).stage(g, legal);
+            else ev = this.net.evaluate(g, legal);
+            node.pending = true;
+            for (const p of path) p.vl++;
+            pending.push({ path, legal, key, eval: ev });
+          }
         }
       }
       for (let i = 0; i < plies; i++) g.undo();
-      // `value` is from the leaf's side to move; each node stores its mover's view.
-      for (let i = path.length - 1; i >= 0; i--) {
-        path[i].n++;
-        path[i].w -= value;
-        value = -value;
+      if (exact !== null) {
+        // Finished or proven (exact), or a cached evaluation: backed up at once.
+        this.backup(path, exact);
+        // A proof at the leaf may prove its ancestors (the path is the only way to them).
+        if (c.solver) { for (let i = path.length - 2; i >= 0 && proveNode(path[i]); i--); }
+        done++;
       }
-      // A proof at the leaf may prove its ancestors (the path is the only way to them).
-      if (solver) { for (let i = path.length - 2; i >= 0 && proveNode(path[i]); i--); }
-      done++;
-      slowest = Math.max(slowest, performance.now() - p0);
     }
-    const best = solver ? solvedChoice(root) : mostVisited(root.children!);
-    this.last = {
-      move: best.move,
-      playouts: done,
-      value: root.terminal ?? (root.n > 0 ? -root.w / root.n : 0),
-      ms: performance.now() - t0,
-      ...(root.terminal !== null ? { proven: { result: root.terminal, plies: root.dist } } : {}),
-    };
-    return this.last;
+    if (pending.length > 0) {
+      const evals = batching
+        ? (this.net as HiveBatchEvaluator).flush()
+        : pending.map((l) => l.eval!);
+      for (let i = 0; i < pending.length; i++) {
+        const { path, legal, key } = pending[i], e = evals[i];
+        if (key) {
+          if (this.cache.size >= c.cacheSize) this.cache.delete(this.cache.keys().next().value!);
+          this.cache.set(key, e);
+        }
+        const leaf = path[path.length - 1];
+        leaf.children = legal.map((m, j) => new Node(m, e.priors[j]));
+        leaf.pending = false;
+        for (const p of path) p.vl--;
+        this.backup(path, e.value);
+        done++;
+      }
+    }
+    return done;
+  }
+
+  /** Backs `value` (from the leaf's side to move) up `path`, discounted per ply. */
+  private backup(path: Node[], value: number): void {
+    const keep = 1 - this.config.discount;
+    // Each node stores its mover's view.
+    for (let i = path.length - 1; i >= 0; i--) {
+      path[i].n++;
+      path[i].w -= value;
+      value = -value * keep;
+    }
   }
 
   private select(node: Node): Node {
     const kids = node.children!, c = this.config;
-    const sqrtN = Math.sqrt(Math.max(1, node.n));
+    const sqrtN = Math.sqrt(Math.max(1, node.n + node.vl));
     const fpu = (node.n > 0 ? -node.w / node.n : 0) - c.fpuReduction;
     let best = kids[0], bestScore = -Infinity;
     for (const k of kids) {
       // A child won for its side to move is lost for the chooser (solver: never entered while
       // the node is unproven, and some child is then not proven lost).
       if (k.terminal === 1 && c.solver) continue;
-      const q = k.n > 0 ? k.w / k.n : fpu;
-      const score = q + c.cPuct * k.prior * sqrtN / (1 + k.n);
+      // Virtual loss: each pending visit counts as a loss for the chooser.
+      const visits = k.n + k.vl;
+      const q = visits > 0 ? (k.w - k.vl) / visits : fpu;
+      const score = q + c.cPuct * k.prior * sqrtN / (1 + visits);
       if (score > bestScore) {
         bestScore = score;
         best = k;

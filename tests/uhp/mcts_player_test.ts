@@ -259,3 +259,117 @@ Deno.test("policy player: pure by default; the win-check variant plays a win in 
   equal(new PolicyPlayer(biased, true).bestMove(g), win);
   equal(g.turn, BEFORE_WIN.length, "the position is not modified");
 });
+
+Deno.test("SyncHiveNet: a staged batch gives the one-at-a-time values, sparse stem = dense stem", () => {
+  const w = initWeights(HIVE_NETS.tiny, 11);
+  const net = new SyncHiveNet(w), dense = new SyncHiveNet(w, false);
+  const g = new HiveGame("Base+MLP");
+  const single: { priors: Float32Array; value: number }[] = [];
+  const legals: number[][] = [];
+  for (const m of WON_ENGINE_GAME.slice(0, 10)) {
+    const legal = g.validMoves();
+    legals.push(legal);
+    const a = net.evaluate(g, legal), d = dense.evaluate(g, legal);
+    single.push(a);
+    ok(Math.abs(a.value - d.value) < 1e-5, `sparse ${a.value} vs dense ${d.value}`);
+    for (let i = 0; i < legal.length; i++) ok(Math.abs(a.priors[i] - d.priors[i]) < 1e-5);
+    g.playString(m);
+  }
+  for (let i = 0; i < 10; i++) g.undo();
+  for (const [k, m] of WON_ENGINE_GAME.slice(0, 10).entries()) {
+    net.stage(g, legals[k]);
+    g.playString(m);
+  }
+  const calls = net.calls;
+  const batch = net.flush();
+  equal(net.calls, calls + 1);
+  equal(batch.length, 10);
+  for (let k = 0; k < 10; k++) {
+    ok(Math.abs(batch[k].value - single[k].value) < 1e-5, `value ${k}`);
+    for (let i = 0; i < legals[k].length; i++) {
+      ok(Math.abs(batch[k].priors[i] - single[k].priors[i]) < 1e-5, `prior ${k}/${i}`);
+    }
+  }
+  equal(net.flush().length, 0);
+});
+
+Deno.test("mcts player: batched leaves under virtual loss find the same win; tree reuse keeps the subtree", () => {
+  const w = initWeights(HIVE_NETS.tiny, 12);
+  const g = position(MATE_IN_2);
+  const r = new MctsPlayer(new SyncHiveNet(w), { ...MCTS_PLAYER_DEFAULTS, batch: 8 }).search(
+    g,
+    3000,
+  );
+  equal(r.proven?.result, 1);
+  equal(r.proven?.plies, 3);
+  // Tree reuse: after our move and a reply, the search starts from that grandchild's visits.
+  const b = position(BEFORE_WIN.slice(0, 8));
+  const p = new MctsPlayer(new SyncHiveNet(w));
+  const first = p.search(b, 300);
+  equal(first.reused, undefined);
+  b.play(first.move);
+  const reply = b.validMoves().find((m) => p.keptVisits([first.move, m]) > 1)!;
+  ok(reply !== undefined, "some reply was searched");
+  const kept = p.keptVisits([first.move, reply]);
+  b.play(reply);
+  const second = p.search(b, 50);
+  equal(second.reused, kept);
+  equal(p.keptVisits([]), kept + second.playouts);
+  // Without reuse the tree starts empty.
+  const fresh = new MctsPlayer(new SyncHiveNet(w), { ...MCTS_PLAYER_DEFAULTS, reuseTree: false });
+  fresh.search(b, 50);
+  equal(fresh.keptVisits([]), 50);
+});
+
+Deno.test("mcts player: values back up discounted per ply; a capped game is a draw", () => {
+  // Black to move, lost in two: every Black move leaves White a win in one (proven by the win
+  // check), so after the root's own evaluation (value 0) each playout backs up a win for White
+  // one ply below a proven node: -(1 - d)^2 for Black at the root.
+  const g = position(MATE_IN_2);
+  const win3 = new MctsPlayer(uniformHiveEvaluator).search(g, 5000).move;
+  g.play(win3);
+  for (const d of [0, 0.01, 0.05]) {
+    const p = new MctsPlayer(uniformHiveEvaluator, {
+      ...MCTS_PLAYER_DEFAULTS,
+      solver: false,
+      discount: d,
+    });
+    const n = 100, r = p.search(g, n);
+    const want = -((n - 1) / n) * (1 - d) ** 2;
+    ok(Math.abs(r.value - want) < 1e-9, `discount ${d}: value ${r.value}, want ${want}`);
+  }
+  g.undo();
+  // The same position for White with the ply cap at the next ply: every move that does not win
+  // at once ends the game as a draw, so the solver proves the root by the win check (a win in
+  // three is no longer there).
+  const capped = new MctsPlayer(uniformHiveEvaluator, {
+    ...MCTS_PLAYER_DEFAULTS,
+    maxPlies: g.turn + 1,
+  }).search(g, 5000);
+  equal(capped.proven?.result, 0, "every line is capped: a proven draw");
+  const far = new MctsPlayer(uniformHiveEvaluator, {
+    ...MCTS_PLAYER_DEFAULTS,
+    maxPlies: g.turn + 3,
+  }).search(g, 5000);
+  equal(far.proven?.result, 1, "a win in three plies still fits before the cap");
+  equal(far.move, win3);
+});
+
+Deno.test("mcts player: the evaluation cache answers positions seen before, same search", () => {
+  const w = initWeights(HIVE_NETS.tiny, 13);
+  const b = position(BEFORE_WIN.slice(0, 8));
+  const net = new SyncHiveNet(w);
+  const p = new MctsPlayer(net, { ...MCTS_PLAYER_DEFAULTS, reuseTree: false });
+  const first = p.search(b, 120);
+  const evals = net.evaluations, hits = p.cacheHits;
+  ok(evals <= 120 && evals > 50, `${evals} evaluations`);
+  // The same search again without the tree: every position it reaches is cached.
+  const again = p.search(b, 120);
+  equal(net.evaluations, evals);
+  equal(p.cacheHits - hits, evals + hits, "each evaluation and cached answer of the first search");
+  equal(again.move, first.move);
+  equal(again.value, first.value);
+  const off = new MctsPlayer(new SyncHiveNet(w), { ...MCTS_PLAYER_DEFAULTS, cacheSize: 0 });
+  equal(off.search(b, 120).move, first.move);
+  equal(off.cacheHits, 0);
+});
