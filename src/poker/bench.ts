@@ -1,3 +1,4 @@
+import { KibitzError } from "../errors.ts";
 import { wasmEnabled } from "./wasm/terminal.ts";
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { T1_SPOT } from "./config.ts";
@@ -122,6 +123,43 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
+/** The rows `spots=T1,F1`, `formats=32/32,16/16,8/4` and `threads=1,2,16` keep (all by default). */
+function rowFilter(args: string[]): {
+  spot: (s: string) => boolean;
+  format: (r: number, s: number) => boolean;
+  threads: (t: number) => boolean;
+} {
+  const list = (
+    key: string,
+    valid: (x: string) => boolean,
+    takes: string,
+  ): Set<string> | null => {
+    const a = args.find((x) => x.startsWith(`${key}=`));
+    if (a === undefined) return null;
+    const items = a.slice(key.length + 1).split(",").map((x) => x.trim()).filter((x) => x);
+    const bad = items.find((x) => !valid(x));
+    if (bad !== undefined || items.length === 0) {
+      throw new KibitzError(
+        "bad_args",
+        `solve: ${key}= takes ${takes}, comma-separated; got "${bad ?? ""}" in "${a}"`,
+      );
+    }
+    return new Set(items);
+  };
+  const spots = list("spots", (x) => x === "T1" || x === "F1", "T1, F1");
+  const formats = list(
+    "formats",
+    (x) => ["32/32", "16/16", "8/4"].includes(x),
+    "32/32, 16/16, 8/4",
+  );
+  const threads = list("threads", (x) => /^[1-9][0-9]*$/.test(x), "thread counts");
+  return {
+    spot: (x) => spots === null || spots.has(x),
+    format: (r, s) => formats === null || formats.has(`${r}/${s}`),
+    threads: (t) => threads === null || threads.has(String(t)),
+  };
+}
+
 /** Option `--refsolve PATH` (and `--repeats N`) among the suite's extra arguments. */
 function option(args: string[], name: string): string | null {
   const i = args.indexOf(name);
@@ -129,7 +167,7 @@ function option(args: string[], name: string): string | null {
 }
 
 /**
- * `deno task bench solve [--refsolve PATH] [--repeats N]`: T1 and F1 per storage format and
+ * `deno task bench solve [--refsolve PATH] [--repeats N] [spots=T1,F1] [formats=32/32,16/16,8/4] [threads=1,2,N]`: T1 and F1 per storage format and
  * thread count (1, 2, all cores), each solve in a process of its own: wall seconds (start-up
  * included) and the solver's seconds to 0.3 %, seconds per iteration, the memory estimate and the
  * measured peak RSS, each row logged as it finishes. With --refsolve, the reference solver runs
@@ -144,6 +182,7 @@ export const suite: BenchSuite = {
     const report = newReport("solve", null);
     const refBin = option(opts.args, "--refsolve");
     const repeats = Math.max(1, Number(option(opts.args, "--repeats") ?? 3) | 0);
+    const pick = rowFilter(opts.args);
     // The evaluator over all 133,784,560 seven-card hands, against the published category counts.
     const expected = [
       23294460,
@@ -177,7 +216,9 @@ export const suite: BenchSuite = {
     const kernels = wasmEnabled() ? "Wasm terminals (src/poker/wasm)" : "TypeScript terminals";
     opts.log(`kernel path: ${kernels}`);
     const cores = navigator.hardwareConcurrency || 1;
-    const threadCounts = [...new Set([1, 2, cores])].filter((t) => t <= Math.max(2, cores));
+    const threadCounts = [...new Set([1, 2, cores])].filter((t) =>
+      t <= Math.max(2, cores) && pick.threads(t)
+    );
     const dir = await Deno.makeTempDir({ prefix: "kibitz-bench-solve-" });
     const runs: Run[] = [];
     // The reference beside each row where it has the format (f32 for 32/32, i16 for 16/16), run
@@ -204,6 +245,7 @@ export const suite: BenchSuite = {
     };
     try {
       for (const [r, s] of [[32, 32], [16, 16], [8, 4]]) {
+        if (!pick.spot("T1") || !pick.format(r, s)) continue;
         for (const t of threadCounts) {
           const prec = refPrecision(r, s);
           // 8/4 does not reach 0.3 % on T1 (nor did it on the GPU, README): capped unless --full.
@@ -220,7 +262,8 @@ export const suite: BenchSuite = {
       // steady iterations (one check and the first touch of the storage are in it).
       for (const [r, s] of [[32, 32], [16, 16], [8, 4]]) {
         const its = opts.full ? 300 : r === 32 ? 10 : 2, prec = refPrecision(r, s);
-        for (const t of r === 32 && cores > 1 ? [1, cores] : [cores]) {
+        if (!pick.spot("F1") || !pick.format(r, s)) continue;
+        for (const t of (r === 32 && cores > 1 ? [1, cores] : [cores]).filter(pick.threads)) {
           const ref = refBin && prec ? await runRef(refBin, "F1", prec, t, its, 0.3) : undefined;
           const run = await runOurs("F1", F1, r, s, t, its, 0.3, dir);
           opts.log(row(run, ref));
@@ -271,72 +314,80 @@ export const suite: BenchSuite = {
         }),
       });
       const find = (spot: string, f: string, t: number) =>
-        runs.find((x) => x.spot === spot && x.formats === f && x.threads === t)!;
+        runs.find((x) => x.spot === spot && x.formats === f && x.threads === t);
       const t1 = find("T1", "32/32", 1), t1all = find("T1", "32/32", cores);
       const f16 = find("F1", "16/16", cores), f84 = find("F1", "8/4", cores);
       const f32 = find("F1", "32/32", cores), f32one = find("F1", "32/32", 1) ?? f32;
       const perIt = (x: Run) => x.probe.seconds / Math.max(1, x.probe.iterations);
+      const peakMb = (x: Run) => x.probe.peakRssBytes / MB;
+      // Rows whose runs a spots= / formats= / threads= filter left out are left out too.
+      const summary: (string | number | null)[][] = [];
+      const add = (run: Run | undefined, row: (x: Run) => (string | number | null)[]) => {
+        if (run) summary.push(row(run));
+      };
+      add(t1, (x) => [
+        "T1 f32 wall s to 0.3 %, 1 thread",
+        x.wallSeconds,
+        REF.T1.secondsTo03OneThread,
+        x.wallSeconds / REF.T1.secondsTo03OneThread,
+        "<= 1.5",
+      ]);
+      add(t1all, (x) => [
+        `T1 f32 wall s to 0.3 %, ${cores} threads`,
+        x.wallSeconds,
+        REF.T1.secondsTo03AllThreads,
+        x.wallSeconds / REF.T1.secondsTo03AllThreads,
+        "-",
+      ]);
+      add(f32, (x) => [
+        `F1 f32 s/iteration, ${cores} threads`,
+        perIt(x),
+        REF.F1.secondsPerIteration16,
+        perIt(x) / REF.F1.secondsPerIteration16,
+        "<= 1.5 (at 16 threads)",
+      ]);
+      if (f32 && f32one && f32one !== f32) {
+        summary.push([
+          `F1 f32 speed-up, 1 to ${cores} threads (s/iteration)`,
+          perIt(f32one) / perIt(f32),
+          null,
+          null,
+          ">= 8 (at 16 threads)",
+        ]);
+      }
+      add(f16, (x) => [
+        `F1 16/16 s/iteration, ${cores} threads`,
+        perIt(x),
+        REF.F1.secondsPerIteration16,
+        null,
+        "<= 1.5 (at 16 threads)",
+      ]);
+      add(f16, (x) => [
+        "F1 16/16 peak RSS MB",
+        peakMb(x),
+        REF.F1.peakRssMb[1],
+        peakMb(x) / REF.F1.peakRssMb[1],
+        "<= 1",
+      ]);
+      add(f84, (x) => [
+        "F1 8/4 peak RSS MB",
+        peakMb(x),
+        REF.F1.peakRssMb[1],
+        peakMb(x) / REF.F1.peakRssMb[1],
+        "<= 0.4",
+      ]);
       report.tables.push({
         title:
           "Against the reference's published figures (16-core H200 host; this machine differs)",
         columns: ["measure", "ours", "reference", "ratio", "target"],
-        rows: [
-          [
-            "T1 f32 wall s to 0.3 %, 1 thread",
-            t1.wallSeconds,
-            REF.T1.secondsTo03OneThread,
-            t1.wallSeconds / REF.T1.secondsTo03OneThread,
-            "<= 1.5",
-          ],
-          [
-            `T1 f32 wall s to 0.3 %, ${cores} threads`,
-            t1all.wallSeconds,
-            REF.T1.secondsTo03AllThreads,
-            t1all.wallSeconds / REF.T1.secondsTo03AllThreads,
-            "-",
-          ],
-          [
-            `F1 f32 s/iteration, ${cores} threads`,
-            perIt(f32),
-            REF.F1.secondsPerIteration16,
-            perIt(f32) / REF.F1.secondsPerIteration16,
-            "<= 1.5 (at 16 threads)",
-          ],
-          [
-            `F1 f32 speed-up, 1 to ${cores} threads (s/iteration)`,
-            perIt(f32one) / perIt(f32),
-            null,
-            null,
-            ">= 8 (at 16 threads)",
-          ],
-          [
-            `F1 16/16 s/iteration, ${cores} threads`,
-            f16.probe.seconds / Math.max(1, f16.probe.iterations),
-            REF.F1.secondsPerIteration16,
-            null,
-            "<= 1.5 (at 16 threads)",
-          ],
-          [
-            "F1 16/16 peak RSS MB",
-            f16.probe.peakRssBytes / MB,
-            REF.F1.peakRssMb[1],
-            f16.probe.peakRssBytes / MB / REF.F1.peakRssMb[1],
-            "<= 1",
-          ],
-          [
-            "F1 8/4 peak RSS MB",
-            f84.probe.peakRssBytes / MB,
-            REF.F1.peakRssMb[1],
-            f84.probe.peakRssBytes / MB / REF.F1.peakRssMb[1],
-            "<= 0.4",
-          ],
-        ],
+        rows: summary,
       });
 
-      if (refBin) {
+      if (refBin && pick.spot("T1") && pick.threads(1)) {
         // Interleaved: reference, ours, reference, ours... so the machine's load hits both alike.
         const rows: (string | number | null)[][] = [];
         for (const [prec, r, s] of [["f32", 32, 32], ["i16", 16, 16]] as const) {
+          if (!pick.format(r, s)) continue;
           const ours: number[] = [], ref: number[] = [], ratios: number[] = [];
           const oursRss: number[] = [], refRss: number[] = [];
           for (let k = 0; k < repeats; k++) {
@@ -365,8 +416,9 @@ export const suite: BenchSuite = {
             refRss.length ? median(refRss) / MB : null,
           ]);
         }
-        if (opts.full) {
+        if (opts.full && pick.spot("F1") && pick.threads(cores)) {
           for (const [prec, r, s] of [["f32", 32, 32], ["i16", 16, 16]] as const) {
+            if (!pick.format(r, s)) continue;
             const a = await runRef(refBin, "F1", prec, cores, 300, 0.3);
             const b = await runOurs("F1", F1, r, s, cores, 300, 0.3, dir);
             rows.push([
