@@ -505,6 +505,7 @@ export class GpuNet implements PolicyValueNet {
     if (train) {
       const trainable = this.net.specs.filter((s) => s.trainable);
       l2 = this.pool.acquire([trainable.length], "nn.l2");
+      rec.mark("L2 norm (loss readout)");
       trainable.forEach((s, i) => rec.sumSquares(this.net.params.get(s.name)!, l2!, i));
     }
     const hyper = { lr: 0, momentum: 0.9, weightDecay: 1e-4 };
@@ -536,8 +537,11 @@ export class GpuNet implements PolicyValueNet {
         const key = directShapeKey(size, ci, co, c.height, c.width, k, rec.half !== null);
         if (wm || rec.splitChoice.has(key)) continue;
         const shape = { n: size, ci, co, h: c.height, w: c.width, k };
-        const sp = await pickDirectSplits(this.ctx, this.kernels, rec.half, shape);
-        if (sp !== null) rec.splitChoice.set(key, sp);
+        const pick = await pickDirectSplits(this.ctx, this.kernels, rec.half, shape);
+        if (pick !== null) {
+          rec.splitChoice.set(key, pick.splits);
+          rec.tileChoice.set(key, pick.tile);
+        }
       }
     }
     if (this.winograd === "off" || (train && !rec.winogradTrain)) return;

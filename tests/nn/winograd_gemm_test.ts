@@ -20,6 +20,7 @@ import {
   winogradGemmSource,
 } from "../../src/nn/gpu/winograd_gemm.ts";
 import {
+  directOptions,
   LEGACY,
   pickWinoKernels,
   tuneDirectSplits,
@@ -262,7 +263,7 @@ Deno.test(
 );
 
 Deno.test(
-  "direct fused conv at forced split-K factors (the split tuner's options) matches CPU",
+  "direct fused conv at forced split-K factors and tile families (the split tuner's options) matches CPU",
   opts,
   async () => {
     const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
@@ -273,7 +274,12 @@ Deno.test(
       const bias = randTensor([co], 33), res = randTensor([n, co, h, w], 34);
       const want = convFused(x, wt, bias, res, true).data;
       for (const f16 of [false, true]) {
-        for (const sp of [1, 2, 3, 8]) {
+        for (
+          const [sp, tile] of [[1, "small"], [2, "wide"], [3, "small"], [8, "wide"], [
+            1,
+            "wide",
+          ]] as const
+        ) {
           const pool = new TensorPool(ctx!);
           const rec = new GpuRecorder(ctx!, kernels, pool, true);
           if (f16) rec.half = half;
@@ -283,9 +289,12 @@ Deno.test(
           };
           const [gx, gw, gr, gb] = [up(x, f16), up(wt, f16), up(res, f16), up(bias, false)];
           rec.splitChoice.set(directShapeKey(n, ci, co, h, w, k, f16), sp);
+          rec.tileChoice.set(directShapeKey(n, ci, co, h, w, k, f16), tile);
           const y = rec.convFused(gx, gw, gb, gr, true);
           const sums = rec.ops.filter((o) => o.label.startsWith("sumSplits")).length;
           assert.equal(sums, sp > 1 ? 1 : 0, `k ${k} splits ${sp}: ${rec.ops.map((o) => o.label)}`);
+          const conv = rec.ops.find((o) => o.label.startsWith("convForward"))!;
+          assert.equal(conv.label.includes("Wide"), tile === "wide", conv.label);
           rec.submit();
           const [got] = await readTensors(ctx!, [y]);
           const e = relErr(got, want);
@@ -317,6 +326,54 @@ Deno.test(
     const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
     assert.equal(r.winner, fastest.name);
     assert.equal(await tuneDirectSplits(ctx!, kernels, null, { ...shape, n: 64 }), null);
+  },
+);
+
+Deno.test(
+  "the split-K tuner also times the small tile family where the default is the wide one",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+    // 128 channels, 144 columns: wide by default. TEST_TILES: 16 x 16 tiles, 9 x 8 of them; K =
+    // 288: default min(264 / 72, 288 / 128) = 2 for both families, capped at 288 / 64 = 4.
+    const shape = { n: 1, ci: 32, co: 128, h: 12, w: 12, k: 3 };
+    assert.deepEqual(directOptions(kernels.tiles, shape).map((o) => [o.name, o.tile, o.splits]), [
+      ["splits=1", "wide", 1],
+      ["splits=2", "wide", 2],
+      ["splits=4", "wide", 4],
+      ["16x16 splits=1", "small", 1],
+      ["16x16 splits=2", "small", 2],
+      ["16x16 splits=4", "small", 4],
+    ]);
+    // The hardware tiles at batch 1 and 8 of the 19 x 256 model's tower.
+    const hw = HARDWARE_TILES;
+    const b1 = { n: 1, ci: 256, co: 256, h: 26, w: 26, k: 3 };
+    assert.deepEqual(directOptions(hw, b1).map((o) => o.name), [
+      "splits=1",
+      "splits=9",
+      "splits=18",
+      "splits=36",
+      "64x64 splits=1",
+      "64x64 splits=3",
+      "64x64 splits=6",
+      "64x64 splits=12",
+    ]);
+    assert.deepEqual(directOptions(hw, { ...b1, n: 8 }).map((o) => o.name), [
+      "splits=1",
+      "splits=3",
+      "splits=6",
+      "64x64 splits=1",
+      "64x64 splits=2",
+    ]);
+    assert.deepEqual(directOptions(hw, { ...b1, n: 64 }), []);
+    const r = await tuneDirectSplits(ctx!, kernels, null, shape);
+    assert.ok(r);
+    assert.deepEqual(
+      r.timings.map((t) => t.name),
+      directOptions(kernels.tiles, shape).map((o) => o.name),
+    );
+    const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
+    assert.equal(r.winner, fastest.name);
   },
 );
 

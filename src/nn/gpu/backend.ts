@@ -65,10 +65,19 @@ export function directDefaultSplits(
   h: number,
   w: number,
   k: number,
+  tile: DirectTile = defaultDirectTile(co, n * h * w),
 ): number {
-  const cols = n * h * w, wide = co >= WIDE && cols >= WIDE;
-  const { bm, bn } = tileSize(wide ? tiles.wide : tiles.small);
+  const cols = n * h * w;
+  const { bm, bn } = tileSize(tile === "wide" ? tiles.wide : tiles.small);
   return defaultSplits(Math.ceil(cols / bn), Math.ceil(co / bm), ci * k * k);
+}
+
+/** The tile family of a direct (implicit-GEMM) conv: `small` or `wide` (KernelTiles). */
+export type DirectTile = "small" | "wide";
+
+/** The tile family a direct conv takes by default: wide from 128 output channels and columns up. */
+export function defaultDirectTile(co: number, cols: number): DirectTile {
+  return co >= WIDE && cols >= WIDE ? "wide" : "small";
 }
 
 /** One recorded dispatch. */
@@ -127,6 +136,14 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    */
   readonly splitChoice = new Map<string, number>();
   /**
+   * The tile family of direct convs per layer shape (key directShapeKey): "small" (64 x 64 on
+   * hardware) or "wide" (128 x 128), e.g. the small-batch tuner's pick; shapes without one take
+   * wide tiles from 128 output channels and 128 columns up.
+   */
+  readonly tileChoice = new Map<string, DirectTile>();
+  /** Phase marks: the op index where each named phase of the recorded pass begins. */
+  readonly marks: { phase: string; at: number }[] = [];
+  /**
    * Winograd in conv2d too (the training graph's forward and input gradient), by the same
    * selection table as the fused convs; off by default (GpuNet turns it on for tiled plans).
    */
@@ -156,6 +173,11 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     this.uniforms.push(b);
     if (!floats) this.paramWords.set(b, words);
     return b;
+  }
+
+  /** Marks that the ops recorded from now on belong to `phase` (for per-phase GPU timing). */
+  mark(phase: string): void {
+    this.marks.push({ phase, at: this.ops.length });
   }
 
   /** Records `kernel` with buffers bound at the given binding numbers. */
@@ -369,7 +391,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const y = this.outHalf([n, co, h, wd]);
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
     const resBuf = (res ?? bias).buffer;
-    const cols = n * h * wd, wide = co >= WIDE && cols >= WIDE;
+    const cols = n * h * wd;
+    const wide = (this.tileChoice.get(directShapeKey(n, ci, co, h, wd, k, true)) ??
+      defaultDirectTile(co, cols)) === "wide";
     const tile = wide ? this.kernels.tiles.wide : this.kernels.tiles.small;
     const { bm, bn } = tileSize(tile);
     const gx = Math.ceil(cols / bn), gy = Math.ceil(co / bm), kd = ci * k * k;
@@ -620,7 +644,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       this.record(kernel, bind, this.g1(n * co * h * wd));
       return y;
     }
-    const cols = n * h * wd, wide = co >= WIDE && cols >= WIDE;
+    const cols = n * h * wd;
+    const choice = batched ? undefined : this.tileChoice.get(directShapeKey(n, ci, co, h, wd, k));
+    const wide = (choice ?? defaultDirectTile(co, cols)) === "wide";
     const tile = wide ? this.kernels.tiles.wide : this.kernels.tiles.small;
     const { bm, bn } = tileSize(tile);
     const gx = Math.ceil(cols / bn), gy = Math.ceil(co / bm), kd = ci * k * k;
