@@ -331,13 +331,11 @@ Deno.test(
 
 Deno.test(
   "the split-K tuner also times the small tile family where the default is the wide one",
-  opts,
-  async () => {
-    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+  () => {
     // 128 channels, 144 columns: wide by default. TEST_TILES: 16 x 16 tiles, 9 x 8 of them; K =
     // 288: default min(264 / 72, 288 / 128) = 2 for both families, capped at 288 / 64 = 4.
     const shape = { n: 1, ci: 32, co: 128, h: 12, w: 12, k: 3 };
-    assert.deepEqual(directOptions(kernels.tiles, shape).map((o) => [o.name, o.tile, o.splits]), [
+    assert.deepEqual(directOptions(TEST_TILES, shape).map((o) => [o.name, o.tile, o.splits]), [
       ["splits=1", "wide", 1],
       ["splits=2", "wide", 2],
       ["splits=4", "wide", 4],
@@ -366,14 +364,9 @@ Deno.test(
       "64x64 splits=2",
     ]);
     assert.deepEqual(directOptions(hw, { ...b1, n: 64 }), []);
-    const r = await tuneDirectSplits(ctx!, kernels, null, shape);
-    assert.ok(r);
-    assert.deepEqual(
-      r.timings.map((t) => t.name),
-      directOptions(kernels.tiles, shape).map((o) => o.name),
-    );
-    const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
-    assert.equal(r.winner, fastest.name);
+    // Winner names map back to one option each (pickDirectSplits looks the winner up by name).
+    const names = directOptions(hw, b1).map((o) => o.name);
+    assert.equal(new Set(names).size, names.length);
   },
 );
 
