@@ -85,11 +85,9 @@ export async function profilePlan(
   do {
     await timeComputePass(ctx, (pass) => rec.encode(pass));
   } while (performance.now() < until);
-  let timer = "wall";
   const whole: number[] = [];
   for (let i = 0; i < 3; i++) {
     const t = await timeComputePass(ctx, (pass) => rec.encode(pass));
-    if (t.gpuMs !== null) timer = "gpu timestamps";
     whole.push(t.gpuMs ?? t.wallMs);
   }
   const b2b = await timeComputePass(ctx, (pass) => {

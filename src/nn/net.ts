@@ -8,7 +8,12 @@ import { FastInference } from "./cpu/fast_infer.ts";
 import { l2Penalty } from "./cpu/loss.ts";
 import { type NetTensors, type PassOutputs, runPass } from "./graph.ts";
 import { type FoldedConv, foldedLayers, runFusedInference } from "./graph_fused.ts";
-import { forcedWinoGemm, pickDirectSplits, pickWinoKernels } from "./gpu/winograd_tune.ts";
+import {
+  forcedWinoGemm,
+  pickDirectSplits,
+  pickSmallBatchWinograd,
+  pickWinoKernels,
+} from "./gpu/winograd_tune.ts";
 import {
   chooseWinograd,
   parseWinograd,
@@ -535,8 +540,24 @@ export class GpuNet implements PolicyValueNet {
         const [co, ci, k] = this.net.params.get(conv)!.shape;
         const wm = k === 3 ? chooseWinograd(this.winograd, size, c.height, c.width, ci, co) : 0;
         const key = directShapeKey(size, ci, co, c.height, c.width, k, rec.half !== null);
-        if (wm || rec.splitChoice.has(key)) continue;
+        if (wm || rec.splitChoice.has(key) || rec.winoOverride.has(key)) continue;
         const shape = { n: size, ci, co, h: c.height, w: c.width, k };
+        if (k === 3 && this.winograd === "auto") {
+          // Below the table's threshold F(4x4) may still beat the direct conv (timed: batch 8).
+          const small = await pickSmallBatchWinograd(
+            this.ctx,
+            this.kernels,
+            rec.half,
+            shape,
+            this.winogradGemm,
+          );
+          if (small) {
+            rec.winoOverride.set(key, 4);
+            const wk = winoShapeKey(4, size, ci, co, c.height, c.width);
+            if (small.kernels) rec.winoChoice.set(wk, small.kernels);
+            continue;
+          }
+        }
         const pick = await pickDirectSplits(this.ctx, this.kernels, rec.half, shape);
         if (pick !== null) {
           rec.splitChoice.set(key, pick.splits);

@@ -266,8 +266,9 @@ Deno.test(
   "direct fused conv at forced split-K factors and tile families (the split tuner's options) matches CPU",
   opts,
   async () => {
-    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
-    const half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
+    // The hardware tiles on a hardware adapter (the families the tuner picks there).
+    const kernels = await loadKernels(ctx!, netTiles, "tiled");
+    const half = await loadHalfKernels(ctx!, netTiles, "f16-emulated");
     for (const k of [3, 1]) {
       const [n, ci, co, h, w] = [1, 64, 20, 7, 7];
       const x = randTensor([n, ci, h, w], 31), wt = randTensor([co, ci, k, k], 32);
@@ -303,6 +304,52 @@ Deno.test(
           pool.destroy();
           for (const t of [gx, gw, gr, gb]) t.buffer.destroy();
         }
+      }
+    }
+  },
+);
+
+Deno.test(
+  "fused conv with the small-batch Winograd override (F(4x4) below the table's threshold) matches CPU",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, netTiles, "tiled");
+    const half = await loadHalfKernels(ctx!, netTiles, "f16-emulated");
+    // 16 F(4x4) tiles: the selection table keeps this layer direct.
+    const [n, ci, co, h, w] = [1, 64, 24, 14, 14];
+    const x = randTensor([n, ci, h, w], 41), wt = randTensor([co, ci, 3, 3], 42, -0.1, 0.1);
+    const bias = randTensor([co], 43), res = randTensor([n, co, h, w], 44);
+    const want = convFused(x, wt, bias, res, true).data;
+    for (const f16 of [false, true]) {
+      for (const override of [4, null] as const) {
+        const pool = new TensorPool(ctx!);
+        const rec = new GpuRecorder(ctx!, kernels, pool, true);
+        rec.winograd = "auto";
+        if (f16) rec.half = half;
+        const up = (t: CpuTensor, h16: boolean): GpuTensor => {
+          const g = uploadTensor(ctx!, t.shape, t.data);
+          return h16 ? { ...g, half: true } : g;
+        };
+        const [gx, gw, gr, gb, w32] = [
+          up(x, f16),
+          up(wt, f16),
+          up(res, f16),
+          up(bias, false),
+          up(wt, false),
+        ];
+        const u = uploadTensor(ctx!, [36, co, ci], new Float32Array(36 * co * ci));
+        rec.winogradFilter(w32, u, 4);
+        if (override) rec.winoOverride.set(directShapeKey(n, ci, co, h, w, 3, f16), override);
+        const y = rec.convFused(gx, gw, gb, gr, true, u);
+        const wino = rec.ops.some((o) => o.label.startsWith("winogradInput"));
+        assert.equal(wino, override === 4, `f16 ${f16}: ${rec.ops.map((o) => o.label)}`);
+        rec.submit();
+        const [got] = await readTensors(ctx!, [y]);
+        const e = relErr(got, want);
+        assert.ok(e < 1e-4, `f16 ${f16} override ${override}: ${e}`);
+        rec.destroy();
+        pool.destroy();
+        for (const t of [gx, gw, gr, gb, w32, u]) t.buffer.destroy();
       }
     }
   },

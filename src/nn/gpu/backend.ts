@@ -141,6 +141,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * wide tiles from 128 output channels and 128 columns up.
    */
   readonly tileChoice = new Map<string, DirectTile>();
+  /**
+   * Fused 3x3 convs whose Winograd tile is chosen per layer shape (key directShapeKey, with the
+   * f16 flag of the plan) instead of by the selection table: the small-batch tuner's pick where
+   * F(4x4) timed faster than the tuned direct conv below the table's threshold (0: direct).
+   */
+  readonly winoOverride = new Map<string, 0 | WinogradTile>();
   /** Phase marks: the op index where each named phase of the recorded pass begins. */
   readonly marks: { phase: string; at: number }[] = [];
   /**
@@ -353,7 +359,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     if (this.half) return this.convFusedHalf(x, w, bias, res, fz, u);
     const [n, ci, h, wd] = x.shape, co = w.shape[0];
     const m = w.shape[2] === 3 && u && this.tiled
-      ? chooseWinograd(this.winograd, n, h, wd, ci, co)
+      ? this.winoOverride.get(directShapeKey(n, ci, co, h, wd, 3)) ??
+        chooseWinograd(this.winograd, n, h, wd, ci, co)
       : 0;
     if (m && u && u.shape[0] === (m + 2) * (m + 2)) {
       return this.convWinograd(x, u, m, bias, res ?? bias, fz);
@@ -380,7 +387,10 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     }
     const xh = x.half ? x : this.toHalf(x);
     const [n, ci, h, wd] = xh.shape, co = w.shape[0];
-    const wm = w.shape[2] === 3 && u ? chooseWinograd(this.winograd, n, h, wd, ci, co) : 0;
+    const wm = w.shape[2] === 3 && u
+      ? this.winoOverride.get(directShapeKey(n, ci, co, h, wd, 3, true)) ??
+        chooseWinograd(this.winograd, n, h, wd, ci, co)
+      : 0;
     if (wm && u && u.shape[0] === (wm + 2) * (wm + 2)) {
       const y = this.convWinograd(xh, u, wm, bias, res ?? bias, fz, true);
       if (xh !== x) this.release(xh);

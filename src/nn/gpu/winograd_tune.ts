@@ -5,7 +5,7 @@
 import { KibitzError } from "../../errors.ts";
 import { describeAdapter, type GpuContext } from "../../gpu/device.ts";
 import { timeComputePass } from "../../gpu/timing.ts";
-import type { WinogradTile } from "../winograd.ts";
+import { winogradGeometry, type WinogradTile } from "../winograd.ts";
 import {
   defaultDirectTile,
   directDefaultSplits,
@@ -450,4 +450,86 @@ async function timeSplits(
     timings: recs.map((e) => ({ name: e.sp, ms: best.get(e.sp)!, gemmMs: null })),
     timer: `${timer}, best of 3 passes of 20; default ${d}`,
   };
+}
+
+/**
+ * Fewest F(4x4) tile columns at which the small-batch tuner also times Winograd against the direct
+ * conv (the selection table takes F(4x4) from 1024 up; 26 x 26 boards have 49 tiles an image, so
+ * this is batch 3 and up, batch 8 among the bench's sizes).
+ */
+export const SMALL_WINO_MIN_TILES = 128;
+
+const compared = new Map<string, Promise<WinoTuneResult | null>>();
+
+/**
+ * Whether a fused 3x3 inference conv of `shape`, which the selection table keeps direct, runs
+ * faster as F(4x4): on hardware adapters (unless KIBITZ_NN_TUNE=0, or a Winograd GEMM is forced),
+ * for layers with 64+ channels in and out and at least SMALL_WINO_MIN_TILES tile columns, the
+ * best tuned direct conv (split-K and tile family) is timed against the best tuned Winograd conv
+ * (input transform + GEMM + output transform), once per adapter, storage and bucketed shape.
+ * Returns the Winograd kernels to run (null kernels: the built-in GEMM) when Winograd wins, else
+ * null (stay direct).
+ */
+export async function pickSmallBatchWinograd(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  shape: WinoShape,
+  force = forcedWinoGemm(),
+): Promise<{ kernels: WinoKernels | null } | null> {
+  if (ctx.report.isFallback || !tuningOn() || force !== undefined) return null;
+  const s = { ...bucketed(shape), k: 3 };
+  if (s.ci < 64 || s.co < 64 || winogradGeometry(4, s.n, s.h, s.w).p < SMALL_WINO_MIN_TILES) {
+    return null;
+  }
+  const r = await compareSmallBatch(ctx, kernels, half, s);
+  if (!r || !r.winner.startsWith("F4 ")) return null;
+  const act = half?.storage ?? "f32";
+  const name = r.winner.slice("F4 ".length);
+  return {
+    kernels: name === LEGACY
+      ? null
+      : await loadWinoKernels(ctx, 4, act, findCandidate(name, act !== "f32")),
+  };
+}
+
+/** The direct-against-Winograd comparison of pickSmallBatchWinograd (cached, logged). */
+function compareSmallBatch(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  s: WinoShape,
+): Promise<WinoTuneResult | null> {
+  const act = half?.storage ?? "f32";
+  const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
+    directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3)
+  }|small-wino`;
+  let hit = compared.get(key);
+  if (!hit) {
+    hit = (async () => {
+      const direct = await tuneDirectSplits(ctx, kernels, half, s);
+      if (!direct) return null;
+      const wino = await tuneWinograd(ctx, kernels, half, 4, s);
+      const best = (t: WinoTuneResult) => Math.min(...t.timings.map((x) => x.ms ?? Infinity));
+      const d = best(direct), w = best(wino);
+      const timings: WinoTiming[] = [
+        { name: `direct ${direct.winner}`, ms: d, gemmMs: null },
+        { name: `F4 ${wino.winner}`, ms: Number.isFinite(w) ? w : null, gemmMs: null },
+      ];
+      const r: WinoTuneResult = {
+        adapter: describeAdapter(ctx.report),
+        storage: act,
+        shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, half !== null)} direct or F(4x4)`,
+        dims: s,
+        winner: w < d ? timings[1].name : timings[0].name,
+        timings,
+        timer: "the two tuners' best times",
+      };
+      log.push(r);
+      return r;
+    })();
+    hit.catch(() => compared.delete(key));
+    compared.set(key, hit);
+  }
+  return hit;
 }
