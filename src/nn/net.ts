@@ -21,7 +21,7 @@ import {
   type WinogradSetting,
   winogradSettingTile,
 } from "./winograd.ts";
-import { directShapeKey, GpuRecorder, winoShapeKey } from "./gpu/backend.ts";
+import { directShapeKey, GpuRecorder, SUMSQ_GROUPS, winoShapeKey } from "./gpu/backend.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
 import { deviceHasF16, type HalfKernels, loadHalfKernels } from "./gpu/f16.ts";
@@ -509,7 +509,8 @@ export class GpuNet implements PolicyValueNet {
     let l2: GpuTensor | null = null;
     if (train) {
       const trainable = this.net.specs.filter((s) => s.trainable);
-      l2 = this.pool.acquire([trainable.length], "nn.l2");
+      // Partial sums of squares, SUMSQ_GROUPS a tensor: trainStep adds them all.
+      l2 = this.pool.acquire([trainable.length * SUMSQ_GROUPS], "nn.l2");
       rec.mark("L2 norm (loss readout)");
       trainable.forEach((s, i) => rec.sumSquares(this.net.params.get(s.name)!, l2!, i));
     }

@@ -9,7 +9,7 @@ import { add, relu, reluBackward } from "../../src/nn/cpu/elementwise.ts";
 import { linear, linearBackward } from "../../src/nn/cpu/linear.ts";
 import { policyLoss, valueLoss } from "../../src/nn/cpu/loss.ts";
 import { sgdStep } from "../../src/nn/optimizer.ts";
-import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
+import { GpuRecorder, SUMSQ_GROUPS } from "../../src/nn/gpu/backend.ts";
 import {
   HARDWARE_TILES,
   type KernelTiles,
@@ -225,7 +225,9 @@ for (const mode of MODES) {
 
 Deno.test("GPU SGD step and sum of squares match CPU", opts, async () => {
   const p = randTensor([1000], 20), g = randTensor([1000], 21), v = randTensor([1000], 22);
-  const out = cpuTensor([2]);
+  // Slot 1 of 3: its SUMSQ_GROUPS partials add up to the sum; the other slots stay untouched.
+  const out = cpuTensor([3 * SUMSQ_GROUPS]);
+  out.data.fill(7);
   const got = await onGpu([p, g, v, out], (r, [gp, gg, gv, go]) => {
     r.sumSquares(gp, go, 1);
     writeBuffer(ctx!, r.hyper, new Float32Array([0.05, 0.9, 1e-4, 0]));
@@ -237,5 +239,19 @@ Deno.test("GPU SGD step and sum of squares match CPU", opts, async () => {
   sgdStep(p2, g.data, v2, 0.05, 0.9, 1e-4);
   close("sgd p", got[0], p2);
   close("sgd v", got[1], v2);
-  assert.ok(Math.abs(got[2][1] - sq) < 1e-3 * sq);
+  const part = got[2].slice(SUMSQ_GROUPS, 2 * SUMSQ_GROUPS);
+  const sum = part.reduce((s, x) => s + x, 0);
+  assert.ok(Math.abs(sum - sq) < 1e-4 * sq, `${sum} vs ${sq}`);
+  assert.ok(part.filter((x) => x > 0).length > 1, "several workgroups contribute");
+  for (const i of [0, SUMSQ_GROUPS - 1, 2 * SUMSQ_GROUPS, 3 * SUMSQ_GROUPS - 1]) {
+    assert.equal(got[2][i], 7);
+  }
+  const small = cpuTensor([SUMSQ_GROUPS]);
+  await assert.rejects(
+    onGpu([p, small], (r, [gp, go]) => {
+      r.sumSquares(gp, go, 1);
+      return [go];
+    }),
+    new RegExp(`needs ${2 * SUMSQ_GROUPS} partials`),
+  );
 });

@@ -80,6 +80,12 @@ export function defaultDirectTile(co: number, cols: number): DirectTile {
   return co >= WIDE && cols >= WIDE ? "wide" : "small";
 }
 
+/**
+ * Workgroups of one sumSquares: each writes a partial sum, out[slot * SUMSQ_GROUPS + g], and the
+ * reader adds them (one workgroup per tensor read a 2.4 MB weight through one SM).
+ */
+export const SUMSQ_GROUPS = 32;
+
 /** One recorded dispatch. */
 export interface RecordedOp {
   pipeline: GPUComputePipeline;
@@ -957,10 +963,21 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     );
   }
 
-  /** Records sum(p^2) into out[slot]. */
+  /**
+   * Records sum(p^2) as SUMSQ_GROUPS partials in out[slot * SUMSQ_GROUPS ..] (their sum is the
+   * tensor's; every partial is written, so the reader may add the whole buffer).
+   */
   sumSquares(p: GpuTensor, out: GpuTensor, slot: number): void {
+    if (out.size < (slot + 1) * SUMSQ_GROUPS) {
+      throw new KibitzError(
+        "bad_shape",
+        `sum of squares: slot ${slot} needs ${
+          (slot + 1) * SUMSQ_GROUPS
+        } partials, out has ${out.size}`,
+      );
+    }
     const u = this.params([numel(p.shape), slot, 0, 0]);
-    this.record("sumsq", { 0: p.buffer, 3: u, 5: out.buffer }, [1, 1, 1]);
+    this.record("sumsq", { 0: p.buffer, 3: u, 5: out.buffer }, [SUMSQ_GROUPS, 1, 1]);
   }
 
   /** Returns a dead tensor's buffer to the pool. */
