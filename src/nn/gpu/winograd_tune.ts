@@ -99,7 +99,7 @@ export function tuneF16VM(): boolean {
 
 /**
  * Whether the tuner also times the fused Winograd kernels: opt-in with KIBITZ_NN_WINO_FUSED=1. On
- * the H200 (2026-11-26) every fused kernel lost 4-13x to the best unfused tiling (10-37 ms against
+ * the H200 (2026-11-26) every fused kernel lost 3.6-12.8x to the best unfused tiling (10-37 ms against
  * 2.90 ms at batch 256, 2.7-9.5 ms against 0.76 ms at batch 64), so by default they only cost
  * tuning time; forcing one by name (KIBITZ_NN_WINO_GEMM) still works.
  */
