@@ -255,7 +255,11 @@ async function timeCandidates(
       let r = reps.get(e.name);
       if (r === undefined) {
         const once = await timeComputePass(ctx, (pass) => e.rec.encode(pass));
-        r = Math.max(1, Math.min(20, Math.floor(20 / Math.max(0.05, once.gpuMs ?? once.wallMs))));
+        const ms = once.gpuMs ?? once.wallMs;
+        // Hardware: passes of at least TUNE_PASS_MS of work (the clocks stay up; see timeSplits).
+        r = ctx.report.isFallback
+          ? Math.max(1, Math.min(20, Math.floor(20 / Math.max(0.05, ms))))
+          : Math.max(1, Math.min(400, Math.ceil(TUNE_PASS_MS / Math.max(0.005, ms))));
         reps.set(e.name, r);
       }
       const t = await timeComputePass(ctx, (pass) => {
@@ -297,7 +301,7 @@ async function timeCandidates(
     dims: s,
     winner,
     timings,
-    timer: `${timer}, best of 3 passes`,
+    timer: `${timer}, best of 3 passes${ctx.report.isFallback ? "" : ` of ${TUNE_PASS_MS}+ ms`}`,
   };
 }
 
@@ -325,6 +329,9 @@ export function directOptionName(
   const { bm, bn } = tileSize(o.tile === "wide" ? tiles.wide : tiles.small);
   return `${bm}x${bn} splits=${o.splits}`;
 }
+
+/** Work per timed pass of the direct-conv tuner on hardware adapters, ms (see timeSplits). */
+const TUNE_PASS_MS = 25;
 
 /**
  * The split-K factor and tile family a direct (implicit-GEMM) fused conv of `shape` runs with: on
@@ -423,13 +430,28 @@ async function timeSplits(
   });
   const best = new Map<string, number>();
   let timer = "wall";
-  const warmUntil = performance.now() + warmMs(ctx, 200);
+  // Small convs run for microseconds: between passes (one readback each, 11 ms in Deno) an idle
+  // GPU lowers its clocks. Warm up with every option in each pass, and time passes of at least
+  // TUNE_PASS_MS of work on hardware adapters (20 repetitions at least), so that the options are
+  // compared under load, as pipelined calls run them.
+  const warmUntil = performance.now() + warmMs(ctx, 300);
   do {
-    await timeComputePass(ctx, (pass) => recs[0].rec.encode(pass));
+    await timeComputePass(ctx, (pass) => {
+      for (let i = 0; i < 5; i++) for (const e of recs) e.rec.encode(pass);
+    });
   } while (performance.now() < warmUntil);
+  const repsOf = new Map<string, number>();
+  for (const e of recs) {
+    const once = await timeComputePass(ctx, (pass) => e.rec.encode(pass));
+    const ms = Math.max(0.005, once.gpuMs ?? once.wallMs);
+    repsOf.set(
+      e.sp,
+      ctx.report.isFallback ? 20 : Math.max(20, Math.min(400, Math.ceil(TUNE_PASS_MS / ms))),
+    );
+  }
   for (let round = 0; round < 3; round++) {
     for (const e of recs) {
-      const reps = 20;
+      const reps = repsOf.get(e.sp)!;
       const t = await timeComputePass(ctx, (pass) => {
         for (let i = 0; i < reps; i++) e.rec.encode(pass);
       });
@@ -448,7 +470,9 @@ async function timeSplits(
     dims: { ...s, k },
     winner: win.sp,
     timings: recs.map((e) => ({ name: e.sp, ms: best.get(e.sp)!, gemmMs: null })),
-    timer: `${timer}, best of 3 passes of 20; default ${d}`,
+    timer: `${timer}, best of 3 passes of ${
+      [...new Set(repsOf.values())].sort((a, b) => a - b).join("/")
+    } repetitions; default ${d}`,
   };
 }
 
