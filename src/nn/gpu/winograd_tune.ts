@@ -506,7 +506,8 @@ export async function pickSmallBatchWinograd(
   if (s.ci < 64 || s.co < 64 || winogradGeometry(4, s.n, s.h, s.w).p < SMALL_WINO_MIN_TILES) {
     return null;
   }
-  const r = await compareSmallBatch(ctx, kernels, half, s);
+  // A failed comparison leaves the layer direct (what it ran before this option existed).
+  const r = await compareSmallBatch(ctx, kernels, half, s).catch(() => null);
   if (!r || !r.winner.startsWith("F4 ")) return null;
   const act = half?.storage ?? "f32";
   const name = r.winner.slice("F4 ".length);
