@@ -511,11 +511,12 @@ export async function pickSmallBatchWinograd(
   if (!r || !r.winner.startsWith("F4 ")) return null;
   const act = half?.storage ?? "f32";
   const name = r.winner.slice("F4 ".length);
-  return {
-    kernels: name === LEGACY
-      ? null
-      : await loadWinoKernels(ctx, 4, act, findCandidate(name, act !== "f32")),
-  };
+  if (name === LEGACY) return { kernels: null };
+  try {
+    return { kernels: await loadWinoKernels(ctx, 4, act, findCandidate(name, act !== "f32")) };
+  } catch {
+    return null;
+  }
 }
 
 /** The direct-against-Winograd comparison of pickSmallBatchWinograd (cached, logged). */
