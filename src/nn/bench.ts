@@ -803,7 +803,7 @@ async function latencyTable(
       );
       await flush();
       for (const depth of [4, 16]) {
-        const rate = await pipelinedCallsPerS(net, b, depth, budget);
+        const { rate, hostMs } = await pipelinedCallsPerS(net, b, depth, budget);
         rows.push([
           preset,
           "deno",
@@ -814,9 +814,12 @@ async function latencyTable(
           null,
           null,
           rate * floor / 1000,
-          `${(rate * size).toFixed(0)} positions/s`,
+          `${(rate * size).toFixed(0)} positions/s; host ${
+            hostMs.toFixed(3)
+          } ms per call (upload, encode + submit, readback request)`,
         ]);
         summary.set(`pipe:${size}:${depth}`, rate * floor / 1000);
+        summary.set(`host:${size}:${depth}`, hostMs);
         log(`batch ${size}, ${depth} in flight: ${rate.toFixed(1)} calls/s`);
         await flush();
       }
@@ -948,6 +951,11 @@ function summaryTable(
       [
         "batch 1 / 8: plan GPU ms, warm, back to back",
         pair(get("gpuWarm:1"), get("gpuWarm:8")),
+        "-",
+      ],
+      [
+        "batch 1 / 8: host ms per call, 16 in flight (upload, encode + submit, readback request)",
+        pair(get("host:1:16"), get("host:8:16")),
         "-",
       ],
       ["training step, batch 256, ms", get(`train:${model}:gpu:256`), "<= 300"],

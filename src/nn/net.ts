@@ -316,6 +316,12 @@ function envString(name: string): string | undefined {
 export class GpuNet implements PolicyValueNet {
   readonly backend = "gpu" as const;
   readonly config: NetConfig;
+  /**
+   * Host time of inference calls so far: `ms` summed over `calls` of the synchronous part of each
+   * call (upload, encoding and submit of the plan, the readback's copy and map request), the part
+   * that pipelined calls cannot overlap on the JavaScript thread.
+   */
+  readonly hostTime = { calls: 0, ms: 0 };
   private readonly pool: TensorPool;
   private readonly net: NetTensors<GpuTensor>;
   private readonly plans = new Map<string, Promise<GpuPlan>>();
@@ -613,10 +619,15 @@ export class GpuNet implements PolicyValueNet {
     const c = this.config, chunk = this.maxBatch();
     if (batch.size > chunk) return await this.inferChunked(batch, chunk);
     const plan = await this.plan(batch.size, false);
+    const t0 = performance.now();
     if (this.fused) this.refreshFolds();
     this.upload(plan, batch);
     plan.rec.submit();
-    const [probs, value] = await readTensors(this.ctx, [plan.out.probs, plan.out.value]);
+    // readTensors runs up to its map request before it yields.
+    const pending = readTensors(this.ctx, [plan.out.probs, plan.out.value]);
+    this.hostTime.calls++;
+    this.hostTime.ms += performance.now() - t0;
+    const [probs, value] = await pending;
     return { probs: probs.subarray(0, batch.size * c.moves), value: value.subarray(0, batch.size) };
   }
 
