@@ -37,25 +37,48 @@ fn at(ch: u32, i: u32) -> u32 {
   return (b * p.c + ch) * p.hw + (i - b * p.hw);
 }
 
+// x at the channel's i-th value (0 past m): the reductions keep four independent loads in flight
+// per thread (one workgroup per channel is too few threads to cover DRAM latency with one).
+fn xat(ch: u32, i: u32, m: u32) -> f32 {
+  return select(0.0, x[at(ch, min(i, m - 1u))], i < m);
+}
+
 @compute @workgroup_size(256)
 fn batch_stats(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
   let ch = wid.x;
   let t = lid.x;
   let m = p.n * p.hw;
-  var s = 0.0;
-  for (var i = t; i < m; i += 256u) { s += x[at(ch, i)]; }
-  red[t] = s;
+  var s0 = 0.0;
+  var s1 = 0.0;
+  var s2 = 0.0;
+  var s3 = 0.0;
+  for (var i = t; i < m; i += 1024u) {
+    s0 += xat(ch, i, m);
+    s1 += xat(ch, i + 256u, m);
+    s2 += xat(ch, i + 512u, m);
+    s3 += xat(ch, i + 768u, m);
+  }
+  red[t] = (s0 + s1) + (s2 + s3);
   red2[t] = 0.0;
   workgroupBarrier();
   reduce(t);
   let mean = red[0] / f32(m);
   workgroupBarrier();
-  var v = 0.0;
-  for (var i = t; i < m; i += 256u) {
-    let d = x[at(ch, i)] - mean;
-    v += d * d;
+  var v0 = 0.0;
+  var v1 = 0.0;
+  var v2 = 0.0;
+  var v3 = 0.0;
+  for (var i = t; i < m; i += 1024u) {
+    let d0 = select(0.0, xat(ch, i, m) - mean, i < m);
+    let d1 = select(0.0, xat(ch, i + 256u, m) - mean, i + 256u < m);
+    let d2 = select(0.0, xat(ch, i + 512u, m) - mean, i + 512u < m);
+    let d3 = select(0.0, xat(ch, i + 768u, m) - mean, i + 768u < m);
+    v0 += d0 * d0;
+    v1 += d1 * d1;
+    v2 += d2 * d2;
+    v3 += d3 * d3;
   }
-  red[t] = v;
+  red[t] = (v0 + v1) + (v2 + v3);
   red2[t] = 0.0;
   workgroupBarrier();
   reduce(t);
@@ -93,15 +116,25 @@ fn backward_reduce(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgr
   let m = p.n * p.hw;
   let mean = stats[ch];
   let inv = stats[p.c + ch];
-  var s = 0.0;
-  var sx = 0.0;
-  for (var i = t; i < m; i += 256u) {
-    let j = at(ch, i);
-    s += dy[j];
-    sx += dy[j] * (x[j] - mean) * inv;
+  var s = vec4<f32>(0.0);
+  var sx = vec4<f32>(0.0);
+  for (var i = t; i < m; i += 1024u) {
+    // Four independent (dy, x) pairs in flight per thread; lanes past m contribute 0.
+    let ii = vec4<u32>(i, i + 256u, i + 512u, i + 768u);
+    let ok = ii < vec4<u32>(m);
+    let jj = vec4<u32>(
+      at(ch, min(ii.x, m - 1u)),
+      at(ch, min(ii.y, m - 1u)),
+      at(ch, min(ii.z, m - 1u)),
+      at(ch, min(ii.w, m - 1u)),
+    );
+    let d = select(vec4<f32>(0.0), vec4<f32>(dy[jj.x], dy[jj.y], dy[jj.z], dy[jj.w]), ok);
+    let xv = vec4<f32>(x[jj.x], x[jj.y], x[jj.z], x[jj.w]);
+    s += d;
+    sx += d * (xv - mean) * inv;
   }
-  red[t] = s;
-  red2[t] = sx;
+  red[t] = (s.x + s.y) + (s.z + s.w);
+  red2[t] = (sx.x + sx.y) + (sx.z + sx.w);
   workgroupBarrier();
   reduce(t);
   if (t == 0u) {

@@ -1,5 +1,5 @@
 // SGD with momentum and weight decay (PyTorch form): v = mu v + g + wd p; p -= lr v.
-// sumsq: one workgroup sums p^2 into out[slot] (for the L2 term of the reported loss).
+// sumsq: SUMSQ_GROUPS workgroups sum p^2 into partials out[slot * groups ..] (the reported loss's L2 term).
 struct Params { n: u32, slot: u32, _p0: u32, _p1: u32 }
 struct Hyper { lr: f32, momentum: f32, weight_decay: f32, _p: f32 }
 
@@ -22,15 +22,32 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }
 
 @compute @workgroup_size(256)
-fn sumsq(@builtin(local_invocation_id) lid: vec3<u32>) {
+fn sumsq(
+  @builtin(local_invocation_id) lid: vec3<u32>,
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+) {
+  // Every workgroup sums a strided share (four independent loads in flight per thread) and writes
+  // its partial to out[slot * groups + wid]: the reader adds the partials.
   let t = lid.x;
-  var s = 0.0;
-  for (var i = t; i < p.n; i += 256u) { s += param[i] * param[i]; }
-  red[t] = s;
+  let stride = 256u * nwg.x;
+  let last = max(p.n, 1u) - 1u;
+  var s = vec4<f32>(0.0);
+  for (var i = wid.x * 256u + t; i < p.n; i += 4u * stride) {
+    let ii = vec4<u32>(i, i + stride, i + 2u * stride, i + 3u * stride);
+    let ok = ii < vec4<u32>(p.n);
+    let v = select(
+      vec4<f32>(0.0),
+      vec4<f32>(param[min(ii.x, last)], param[min(ii.y, last)], param[min(ii.z, last)], param[min(ii.w, last)]),
+      ok,
+    );
+    s += v * v;
+  }
+  red[t] = (s.x + s.y) + (s.z + s.w);
   workgroupBarrier();
   for (var k = 128u; k > 0u; k >>= 1u) {
     if (t < k) { red[t] += red[t + k]; }
     workgroupBarrier();
   }
-  if (t == 0u) { out[p.slot] = red[0]; }
+  if (t == 0u) { out[p.slot * nwg.x + wid.x] = red[0]; }
 }

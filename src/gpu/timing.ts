@@ -41,3 +41,69 @@ export async function timeComputePass(
   }
   return { gpuMs, wallMs: performance.now() - t0 };
 }
+
+/** GPU ms of each pass of a sequence run in one submit (null without timestamp queries). */
+export interface GpuPassTimings {
+  passMs: (number | null)[];
+  wallMs: number;
+}
+
+/** Timestamp slots per query set (WebGPU caps a query set at 4096 queries). */
+const QUERY_CHUNK = 4096;
+
+/**
+ * Encodes each of `records` as its own compute pass bracketed by timestamps, all in one command
+ * encoder and one submit, so every pass runs in sequence after the previous one (what a plan
+ * does) and its GPU time is read separately: per-op or per-phase GPU time of a recorded plan.
+ */
+export async function timeComputePasses(
+  ctx: GpuContext,
+  records: ((pass: GPUComputePassEncoder) => void)[],
+): Promise<GpuPassTimings> {
+  const t0 = performance.now();
+  const enc = ctx.device.createCommandEncoder();
+  const sets: { qs: GPUQuerySet; count: number; resolve: GPUBuffer }[] = [];
+  const perSet = QUERY_CHUNK / 2;
+  records.forEach((record, i) => {
+    let ts: GPUComputePassTimestampWrites | undefined;
+    if (ctx.timestamps) {
+      if (i % perSet === 0) {
+        const count = 2 * Math.min(perSet, records.length - i);
+        sets.push({
+          qs: ctx.device.createQuerySet({ type: "timestamp", count }),
+          count,
+          resolve: ctx.device.createBuffer({ size: 8 * count, usage: 0x200 | 0x4 }),
+        });
+      }
+      const slot = 2 * (i % perSet);
+      ts = {
+        querySet: sets[sets.length - 1].qs,
+        beginningOfPassWriteIndex: slot,
+        endOfPassWriteIndex: slot + 1,
+      };
+    }
+    const pass = enc.beginComputePass(ts ? { timestampWrites: ts } : {});
+    record(pass);
+    pass.end();
+  });
+  for (const s of sets) enc.resolveQuerySet(s.qs, 0, s.count, s.resolve, 0);
+  ctx.device.queue.submit([enc.finish()]);
+  const passMs: (number | null)[] = records.map(() => null);
+  if (sets.length) {
+    const data = await Promise.all(sets.map((s) => readBuffer(ctx, s.resolve, 8 * s.count)));
+    data.forEach((buf, k) => {
+      const t = new BigUint64Array(buf);
+      for (let j = 0; 2 * j < t.length; j++) {
+        const ns = Number(t[2 * j + 1] - t[2 * j]);
+        passMs[k * perSet + j] = ns >= 0 ? ns / 1e6 : null;
+      }
+    });
+    for (const s of sets) {
+      s.resolve.destroy();
+      s.qs.destroy();
+    }
+  } else {
+    await ctx.device.queue.onSubmittedWorkDone();
+  }
+  return { passMs, wallMs: performance.now() - t0 };
+}

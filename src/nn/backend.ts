@@ -38,4 +38,6 @@ export interface NnBackend<T extends Shaped> {
   sgd(p: T, g: T, v: T, hyper: SgdHyper): void;
   /** Declares t dead: its storage may be reused by later ops. */
   release(t: T): void;
+  /** Marks where a phase of the pass begins (recorders keep it for per-phase GPU timing). */
+  mark?(phase: string): void;
 }

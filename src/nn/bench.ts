@@ -34,6 +34,7 @@ import {
   planCost,
   readbackFloorMs,
 } from "./bench_latency.ts";
+import { type PlanProfile, profilePlan } from "./bench_profile.ts";
 
 type Dir =
   | "forward"
@@ -284,7 +285,7 @@ export const suite: BenchSuite = {
     const cpuRows = opts.backend !== "gpu" && mode !== "quick";
     const h = 26, w = 26;
     const convRows: Row[] = [], tuneRows: Row[] = [], inferRows: Row[] = [], byteRows: Row[] = [];
-    const latRows: Row[] = [], trainRows: Row[] = [];
+    const latRows: Row[] = [], trainRows: Row[] = [], profRows: Row[] = [];
     const summary = new Map<string, number>();
     const winners = new Map<string, string>();
     const sumTable = { title: "", columns: ["measure", "Kibitz", "target"], rows: [] as Row[] };
@@ -297,7 +298,7 @@ export const suite: BenchSuite = {
       },
       {
         title:
-          "Autotuner: every Winograd F(4x4,3x3) GEMM variant on the layer shape (input transform + GEMM + output transform) and every fused kernel (fused-io: one dispatch; fused-o: input transform + fused GEMM and output transform; their GEMM column is the fused kernel), and the split-K factors of the direct convs of small batches (GFLOP/s by the direct count; DRAM GB/s = the traffic model's bytes for the path / ms)",
+          "Autotuner: every Winograd F(4x4,3x3) GEMM variant on the layer shape (input transform + GEMM + output transform) and the fused kernels where KIBITZ_NN_WINO_FUSED=1 (fused-io: one dispatch; fused-o: input transform + fused GEMM and output transform; their GEMM column is the fused kernel), the split-K factors and tile families of the direct convs of small batches (`splits=N`: the default tile family; `64x64 splits=N`: the other one), and for 3x3 layers below the Winograd table's threshold the best direct conv against the best F(4x4) conv (`direct or F(4x4)` rows) (GFLOP/s by the direct count; DRAM GB/s = the traffic model's bytes for the path / ms)",
         columns: [
           "storage",
           "shape",
@@ -338,6 +339,7 @@ export const suite: BenchSuite = {
         columns: ["model", "tower", "backend", "batch", "ms/step", "positions/s", "timer"],
         rows: trainRows,
       },
+      profileTableShape(profRows),
     );
     if (ctx) report.tables.push(sumTable);
     // Every row is written as soon as it is measured: a run cut by a time cap keeps its figures.
@@ -529,8 +531,11 @@ export const suite: BenchSuite = {
               latRows,
               summary,
               flush,
+              profRows,
             ),
         );
+        // The small-batch plans' tuning (split-K, tile family, direct or F(4x4)) beside them.
+        await attempt("autotuner rows of the latency plans", rest);
       }
       if (want("latency") && browser) {
         await attempt(
@@ -605,6 +610,22 @@ export const suite: BenchSuite = {
             ]);
             opts.log(`train ${preset} ${backend} batch ${batch}: ${ms.toFixed(1)} ms/step`);
             await flush();
+            if (net instanceof GpuNet) {
+              // Where the step's GPU time goes: forward, backward (heads, tower), SGD, by kernel.
+              const prof = await profilePlan(ctx!, await net.planFor(batch, true), {
+                warmMs: 0,
+                reps: 2,
+                samples: 1,
+              });
+              profileRows(profRows, `training step, batch ${batch}`, prof);
+              summary.set(`trainGpu:${preset}:${batch}`, prof.planMs);
+              opts.log(
+                `train batch ${batch} GPU: ${prof.planMs.toFixed(1)} ms; ${
+                  prof.phases.map((p) => `${p.phase} ${p.ms.toFixed(1)}`).join(", ")
+                }`,
+              );
+              await flush();
+            }
           }
         } finally {
           net.dispose();
@@ -732,6 +753,7 @@ async function latencyTable(
   rows: Row[],
   summary: Map<string, number>,
   flush: () => Promise<void>,
+  profRows: Row[],
 ): Promise<void> {
   const cfg = netPreset(preset);
   const net = await GpuNet.create(ctx, initWeights(cfg, 1));
@@ -781,7 +803,7 @@ async function latencyTable(
       );
       await flush();
       for (const depth of [4, 16]) {
-        const rate = await pipelinedCallsPerS(net, b, depth, budget);
+        const { rate, hostMs } = await pipelinedCallsPerS(net, b, depth, budget);
         rows.push([
           preset,
           "deno",
@@ -792,15 +814,77 @@ async function latencyTable(
           null,
           null,
           rate * floor / 1000,
-          `${(rate * size).toFixed(0)} positions/s`,
+          `${(rate * size).toFixed(0)} positions/s; host ${
+            hostMs.toFixed(3)
+          } ms per call (upload, encode + submit, readback request)`,
         ]);
         summary.set(`pipe:${size}:${depth}`, rate * floor / 1000);
+        summary.set(`host:${size}:${depth}`, hostMs);
         log(`batch ${size}, ${depth} in flight: ${rate.toFixed(1)} calls/s`);
         await flush();
       }
+      // The plan's GPU time with warm clocks, back to back (what pipelined calls pay: when it
+      // matches the 16-in-flight ms per call, pipelining is GPU-bound), and by phase and kernel.
+      const prof = await profilePlan(ctx, await net.planFor(size, false), {
+        warmMs: ctx.report.isFallback ? 0 : 300,
+        reps: ctx.report.isFallback ? 1 : 16,
+        samples: ctx.report.isFallback ? 1 : 3,
+      });
+      rows.push([
+        preset,
+        "deno",
+        "GPU only, warm",
+        size,
+        null,
+        prof.backToBackMs,
+        null,
+        cost.dispatches,
+        null,
+        `${prof.reps} replays back to back in one pass, per replay (one replay alone: ${
+          prof.planMs.toFixed(3)
+        } ms); ${prof.timer.split(";")[0]}`,
+      ]);
+      summary.set(`gpuWarm:${size}`, prof.backToBackMs);
+      profileRows(profRows, `inference, batch ${size}`, prof);
+      log(
+        `batch ${size}: GPU warm ${prof.backToBackMs.toFixed(3)} ms per replay back to back, ${
+          prof.planMs.toFixed(3)
+        } alone; ${prof.phases.map((p) => `${p.phase} ${p.ms.toFixed(3)}`).join(", ")}`,
+      );
+      await flush();
     }
   } finally {
     net.dispose();
+  }
+}
+
+/** The per-phase / per-kernel GPU time table's title and columns around its rows. */
+function profileTableShape(rows: Row[]) {
+  return {
+    title:
+      "Where a plan's GPU time goes (warm clocks): every dispatch in its own timestamped pass, in sequence in one submit, summed by phase and kernel (the phase rows are the sums; `whole plan` = the plan as one pass)",
+    columns: ["plan", "phase", "kernel", "dispatches", "GPU ms", "share of the sum", "timer"],
+    rows,
+  };
+}
+
+/** Appends a plan profile's rows: whole plan, per phase, then the kernels of each phase. */
+function profileRows(rows: Row[], plan: string, p: PlanProfile): void {
+  const share = (ms: number) => p.sumMs > 0 ? `${(100 * ms / p.sumMs).toFixed(1)} %` : "-";
+  rows.push([plan, "whole plan (one pass)", "-", null, p.planMs, null, p.timer]);
+  rows.push([plan, "sum of the dispatches", "-", null, p.sumMs, share(p.sumMs), ""]);
+  for (const ph of p.phases) {
+    rows.push([plan, ph.phase, "(all)", ph.dispatches, ph.ms, share(ph.ms), ""]);
+    const ks = p.rows.filter((r) => r.phase === ph.phase);
+    for (const r of ks.slice(0, 10)) {
+      rows.push([plan, ph.phase, r.kernel, r.dispatches, r.ms, share(r.ms), ""]);
+    }
+    if (ks.length > 10) {
+      const rest = ks.slice(10);
+      const ms = rest.reduce((a, r) => a + r.ms, 0);
+      const n = rest.reduce((a, r) => a + r.dispatches, 0);
+      rows.push([plan, ph.phase, `(${rest.length} other kernels)`, n, ms, share(ms), ""]);
+    }
   }
 }
 
@@ -838,6 +922,8 @@ function summaryTable(
       null;
   const get = (k: string) => m.get(k) ?? null;
   const beyond = (get("gpu:1") ?? NaN) + (get("encode:1") ?? NaN);
+  const pair = (a: number | null, b: number | null) =>
+    a === null ? null : `${a.toFixed(3)} / ${b === null ? "-" : b.toFixed(3)}`;
   return {
     title: full
       ? "Issue 15 summary (the 19 x 256 model; fp32 unless the row says f16)"
@@ -862,7 +948,18 @@ function summaryTable(
         "<= 3",
       ],
       ["batch 1: calls per floor interval, 16 in flight", get("pipe:1:16"), ">= 8"],
+      [
+        "batch 1 / 8: plan GPU ms, warm, back to back",
+        pair(get("gpuWarm:1"), get("gpuWarm:8")),
+        "-",
+      ],
+      [
+        "batch 1 / 8: host ms per call, 16 in flight (upload, encode + submit, readback request)",
+        pair(get("host:1:16"), get("host:8:16")),
+        "-",
+      ],
       ["training step, batch 256, ms", get(`train:${model}:gpu:256`), "<= 300"],
+      ["training step, batch 256, GPU ms (one pass)", get(`trainGpu:${model}:256`), "-"],
       ["3x3 conv forward, batch 256, 256 filters, ms (direct GEMM)", conv("forward"), "-"],
       [
         "3x3 conv forward, batch 256, 256 filters, ms (Winograd F(4x4), tuned GEMM)",

@@ -36,7 +36,7 @@ try {
     await net.infer(b);
     const ms = await k.nnLatency.callMs(net, b, ${budgetMs});
     const cost = await k.nnLatency.planCost(ctx, net, size);
-    const rate = await k.nnLatency.pipelinedCallsPerS(net, b, 16, ${budgetMs});
+    const { rate } = await k.nnLatency.pipelinedCallsPerS(net, b, 16, ${budgetMs});
     out.calls.push({ size, ms, gpuMs: cost.gpuMs, encodeMs: cost.encodeMs, rate });
   }
   net.dispose();

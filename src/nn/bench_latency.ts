@@ -77,15 +77,19 @@ export async function planCost(
   };
 }
 
-/** Calls per second with `depth` calls kept in flight by an InferencePipeline for `budgetMs`. */
+/**
+ * Calls per second with `depth` calls kept in flight by an InferencePipeline for `budgetMs`, and
+ * the host ms per call spent in the calls' synchronous part (GpuNet.hostTime).
+ */
 export async function pipelinedCallsPerS(
   net: GpuNet,
   b: NetBatch,
   depth: number,
   budgetMs: number,
-): Promise<number> {
+): Promise<{ rate: number; hostMs: number }> {
   const pipe = new InferencePipeline(net, depth);
   let done = 0;
+  const h0 = { ...net.hostTime };
   const t0 = performance.now();
   const worker = async () => {
     while (performance.now() - t0 < budgetMs) {
@@ -94,7 +98,9 @@ export async function pipelinedCallsPerS(
     }
   };
   await Promise.all(Array.from({ length: depth }, worker));
-  return done / ((performance.now() - t0) / 1000);
+  const rate = done / ((performance.now() - t0) / 1000);
+  const calls = net.hostTime.calls - h0.calls;
+  return { rate, hostMs: calls ? (net.hostTime.ms - h0.ms) / calls : 0 };
 }
 
 /** A synthetic inference batch of `size` positions for `net`. */

@@ -89,6 +89,7 @@ export function runPass<T extends Shaped>(
   };
 
   // Tower.
+  b.mark?.(isTrain ? "forward" : "inference");
   const stem = cbr(inp.x, "stem.conv", "stem.bn");
   let h = stem.y;
   const tape: { x0: T; r1: { c: T; stats: T; y: T }; c2: T; s2: T; out: T }[] = [];
@@ -130,6 +131,7 @@ export function runPass<T extends Shaped>(
   if (!pl.dlogits || !vl.dz) throw new Error("training needs policy and value targets");
 
   // Backward: heads, then the tower in reverse.
+  b.mark?.("backward: heads");
   const dpy = b.linearBackward(
     pol.y,
     P("policy.fc.w"),
@@ -165,6 +167,7 @@ export function runPass<T extends Shaped>(
   free(dvy, val.y);
   let dh = b.add(dhp, dhv);
   free(dhp, dhv);
+  b.mark?.("backward: tower");
   for (let i = net.config.blocks - 1; i >= 0; i--) {
     const t = tape[i];
     const da = b.reluBackward(t.out, dh);
@@ -188,6 +191,7 @@ export function runPass<T extends Shaped>(
   free(dh, stem.y);
 
   // SGD on every trainable tensor.
+  b.mark?.("optimizer (SGD)");
   for (const s of net.specs) {
     if (s.trainable) b.sgd(P(s.name), G(s.name), net.velocity!.get(s.name)!, train);
   }

@@ -11,6 +11,8 @@ export interface FusedBackend<T extends Shaped> {
   policyLoss(logits: T, mask: T, target: T | null): { probs: T };
   valueLoss(z: T, target: T | null): { value: T };
   release(t: T): void;
+  /** Marks where a phase of the pass begins (recorders keep it for per-phase GPU timing). */
+  mark?(phase: string): void;
 }
 
 /**
@@ -60,6 +62,7 @@ export function runFusedInference<T extends Shaped>(
     const f = F(name);
     return b.convFused(x, f.w, f.b, res, true, f.u ?? null);
   };
+  b.mark?.("stem and tower");
   let h = conv(x, "stem.conv", null);
   for (let i = 0; i < cfg.blocks; i++) {
     const r1 = conv(h, `block${i}.conv1`, null);
@@ -68,6 +71,7 @@ export function runFusedInference<T extends Shaped>(
     b.release(h);
     h = out;
   }
+  b.mark?.("heads");
   const pol = conv(h, "policy.conv", null);
   const logits = b.linear(pol, P("policy.fc.w"), P("policy.fc.b"));
   b.release(pol);

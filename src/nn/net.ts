@@ -8,7 +8,12 @@ import { FastInference } from "./cpu/fast_infer.ts";
 import { l2Penalty } from "./cpu/loss.ts";
 import { type NetTensors, type PassOutputs, runPass } from "./graph.ts";
 import { type FoldedConv, foldedLayers, runFusedInference } from "./graph_fused.ts";
-import { forcedWinoGemm, pickDirectSplits, pickWinoKernels } from "./gpu/winograd_tune.ts";
+import {
+  forcedWinoGemm,
+  pickDirectSplits,
+  pickSmallBatchWinograd,
+  pickWinoKernels,
+} from "./gpu/winograd_tune.ts";
 import {
   chooseWinograd,
   parseWinograd,
@@ -16,7 +21,7 @@ import {
   type WinogradSetting,
   winogradSettingTile,
 } from "./winograd.ts";
-import { directShapeKey, GpuRecorder, winoShapeKey } from "./gpu/backend.ts";
+import { directShapeKey, GpuRecorder, SUMSQ_GROUPS, winoShapeKey } from "./gpu/backend.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
 import { deviceHasF16, type HalfKernels, loadHalfKernels } from "./gpu/f16.ts";
@@ -311,6 +316,12 @@ function envString(name: string): string | undefined {
 export class GpuNet implements PolicyValueNet {
   readonly backend = "gpu" as const;
   readonly config: NetConfig;
+  /**
+   * Host time of inference calls so far: `ms` summed over `calls` of the synchronous part of each
+   * call (upload, encoding and submit of the plan, the readback's copy and map request), the part
+   * that pipelined calls cannot overlap on the JavaScript thread.
+   */
+  readonly hostTime = { calls: 0, ms: 0 };
   private readonly pool: TensorPool;
   private readonly net: NetTensors<GpuTensor>;
   private readonly plans = new Map<string, Promise<GpuPlan>>();
@@ -504,7 +515,9 @@ export class GpuNet implements PolicyValueNet {
     let l2: GpuTensor | null = null;
     if (train) {
       const trainable = this.net.specs.filter((s) => s.trainable);
-      l2 = this.pool.acquire([trainable.length], "nn.l2");
+      // Partial sums of squares, SUMSQ_GROUPS a tensor: trainStep adds them all.
+      l2 = this.pool.acquire([trainable.length * SUMSQ_GROUPS], "nn.l2");
+      rec.mark("L2 norm (loss readout)");
       trainable.forEach((s, i) => rec.sumSquares(this.net.params.get(s.name)!, l2!, i));
     }
     const hyper = { lr: 0, momentum: 0.9, weightDecay: 1e-4 };
@@ -534,10 +547,29 @@ export class GpuNet implements PolicyValueNet {
         const [co, ci, k] = this.net.params.get(conv)!.shape;
         const wm = k === 3 ? chooseWinograd(this.winograd, size, c.height, c.width, ci, co) : 0;
         const key = directShapeKey(size, ci, co, c.height, c.width, k, rec.half !== null);
-        if (wm || rec.splitChoice.has(key)) continue;
+        if (wm || rec.splitChoice.has(key) || rec.winoOverride.has(key)) continue;
         const shape = { n: size, ci, co, h: c.height, w: c.width, k };
-        const sp = await pickDirectSplits(this.ctx, this.kernels, rec.half, shape);
-        if (sp !== null) rec.splitChoice.set(key, sp);
+        if (k === 3 && this.winograd === "auto") {
+          // Below the table's threshold F(4x4) may still beat the direct conv (timed: batch 8).
+          const small = await pickSmallBatchWinograd(
+            this.ctx,
+            this.kernels,
+            rec.half,
+            shape,
+            this.winogradGemm,
+          );
+          if (small) {
+            rec.winoOverride.set(key, 4);
+            const wk = winoShapeKey(4, size, ci, co, c.height, c.width);
+            if (small.kernels) rec.winoChoice.set(wk, small.kernels);
+            continue;
+          }
+        }
+        const pick = await pickDirectSplits(this.ctx, this.kernels, rec.half, shape);
+        if (pick !== null) {
+          rec.splitChoice.set(key, pick.splits);
+          rec.tileChoice.set(key, pick.tile);
+        }
       }
     }
     if (this.winograd === "off" || (train && !rec.winogradTrain)) return;
@@ -587,10 +619,15 @@ export class GpuNet implements PolicyValueNet {
     const c = this.config, chunk = this.maxBatch();
     if (batch.size > chunk) return await this.inferChunked(batch, chunk);
     const plan = await this.plan(batch.size, false);
+    const t0 = performance.now();
     if (this.fused) this.refreshFolds();
     this.upload(plan, batch);
     plan.rec.submit();
-    const [probs, value] = await readTensors(this.ctx, [plan.out.probs, plan.out.value]);
+    // readTensors runs up to its map request before it yields.
+    const pending = readTensors(this.ctx, [plan.out.probs, plan.out.value]);
+    this.hostTime.calls++;
+    this.hostTime.ms += performance.now() - t0;
+    const [probs, value] = await pending;
     return { probs: probs.subarray(0, batch.size * c.moves), value: value.subarray(0, batch.size) };
   }
 

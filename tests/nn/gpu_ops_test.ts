@@ -9,7 +9,7 @@ import { add, relu, reluBackward } from "../../src/nn/cpu/elementwise.ts";
 import { linear, linearBackward } from "../../src/nn/cpu/linear.ts";
 import { policyLoss, valueLoss } from "../../src/nn/cpu/loss.ts";
 import { sgdStep } from "../../src/nn/optimizer.ts";
-import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
+import { GpuRecorder, SUMSQ_GROUPS } from "../../src/nn/gpu/backend.ts";
 import {
   HARDWARE_TILES,
   type KernelTiles,
@@ -106,40 +106,46 @@ for (const mode of MODES) {
     `GPU batch norm (train, running averages, inference, backward) matches CPU (${mode.name})`,
     mode.opts,
     async () => {
-      const x = randTensor([2, 3, 4, 5], 4, -2, 3), dy = randTensor([2, 3, 4, 5], 5);
-      const mk = () => ({
-        gamma: randTensor([3], 6, 0.5, 1.5),
-        beta: randTensor([3], 7),
-        runMean: randTensor([3], 8),
-        runVar: randTensor([3], 9, 0.5, 2),
-      });
-      const p = mk(), q = mk();
-      const dg = cpuTensor([3]), db = cpuTensor([3]);
-      const got = await onGpu(
-        [x, dy, q.gamma, q.beta, q.runMean, q.runVar, dg, db],
-        (r, [gx, gdy, gamma, beta, runMean, runVar, gdg, gdb]) => {
-          const bn = { gamma, beta, runMean, runVar };
-          const t = r.batchNorm(gx, bn, true);
-          const dx = r.batchNormBackward(gx, gdy, t.stats, gamma, gdg, gdb);
-          const inf = r.batchNorm(gx, bn, false);
-          return [t.y, t.stats, dx, gdg, gdb, runMean, runVar, inf.y];
-        },
-        mode.tiled,
-        mode.tiles,
-      );
-      const t = batchNorm(x, p, true);
-      const g = batchNormBackward(x, dy, t.stats, p.gamma);
-      const inf = batchNorm(x, p, false);
-      close("bn y", got[0], t.y.data);
-      close("bn stats", got[1], t.stats.data);
-      close("bn dx", got[2], g.dx.data);
-      close("bn dgamma", got[3], g.dgamma.data);
-      close("bn dbeta", got[4], g.dbeta.data);
-      close("bn running mean", got[5], p.runMean.data);
-      close("bn running var", got[6], p.runVar.data);
-      close("bn inference y", got[7], inf.y.data);
+      // The second shape: 1311 values a channel, past the reductions' 1024 per pass, partial tail.
+      for (const shape of [[2, 3, 4, 5], [3, 3, 19, 23]]) await bnCase(shape, mode);
     },
   );
+}
+
+/** One batch-norm parity case (train, running averages, inference, backward) of `shape`. */
+async function bnCase(shape: number[], mode: (typeof MODES)[number]): Promise<void> {
+  const x = randTensor(shape, 4, -2, 3), dy = randTensor(shape, 5);
+  const mk = () => ({
+    gamma: randTensor([3], 6, 0.5, 1.5),
+    beta: randTensor([3], 7),
+    runMean: randTensor([3], 8),
+    runVar: randTensor([3], 9, 0.5, 2),
+  });
+  const p = mk(), q = mk();
+  const dg = cpuTensor([3]), db = cpuTensor([3]);
+  const got = await onGpu(
+    [x, dy, q.gamma, q.beta, q.runMean, q.runVar, dg, db],
+    (r, [gx, gdy, gamma, beta, runMean, runVar, gdg, gdb]) => {
+      const bn = { gamma, beta, runMean, runVar };
+      const t = r.batchNorm(gx, bn, true);
+      const dx = r.batchNormBackward(gx, gdy, t.stats, gamma, gdg, gdb);
+      const inf = r.batchNorm(gx, bn, false);
+      return [t.y, t.stats, dx, gdg, gdb, runMean, runVar, inf.y];
+    },
+    mode.tiled,
+    mode.tiles,
+  );
+  const t = batchNorm(x, p, true);
+  const g = batchNormBackward(x, dy, t.stats, p.gamma);
+  const inf = batchNorm(x, p, false);
+  close("bn y", got[0], t.y.data);
+  close("bn stats", got[1], t.stats.data);
+  close("bn dx", got[2], g.dx.data);
+  close("bn dgamma", got[3], g.dgamma.data);
+  close("bn dbeta", got[4], g.dbeta.data);
+  close("bn running mean", got[5], p.runMean.data);
+  close("bn running var", got[6], p.runVar.data);
+  close("bn inference y", got[7], inf.y.data);
 }
 
 Deno.test("GPU relu, relu backward and add match CPU", opts, async () => {
@@ -219,7 +225,9 @@ for (const mode of MODES) {
 
 Deno.test("GPU SGD step and sum of squares match CPU", opts, async () => {
   const p = randTensor([1000], 20), g = randTensor([1000], 21), v = randTensor([1000], 22);
-  const out = cpuTensor([2]);
+  // Slot 1 of 3: its SUMSQ_GROUPS partials add up to the sum; the other slots stay untouched.
+  const out = cpuTensor([3 * SUMSQ_GROUPS]);
+  out.data.fill(7);
   const got = await onGpu([p, g, v, out], (r, [gp, gg, gv, go]) => {
     r.sumSquares(gp, go, 1);
     writeBuffer(ctx!, r.hyper, new Float32Array([0.05, 0.9, 1e-4, 0]));
@@ -231,5 +239,19 @@ Deno.test("GPU SGD step and sum of squares match CPU", opts, async () => {
   sgdStep(p2, g.data, v2, 0.05, 0.9, 1e-4);
   close("sgd p", got[0], p2);
   close("sgd v", got[1], v2);
-  assert.ok(Math.abs(got[2][1] - sq) < 1e-3 * sq);
+  const part = got[2].slice(SUMSQ_GROUPS, 2 * SUMSQ_GROUPS);
+  const sum = part.reduce((s, x) => s + x, 0);
+  assert.ok(Math.abs(sum - sq) < 1e-4 * sq, `${sum} vs ${sq}`);
+  assert.ok(part.filter((x) => x > 0).length > 1, "several workgroups contribute");
+  for (const i of [0, SUMSQ_GROUPS - 1, 2 * SUMSQ_GROUPS, 3 * SUMSQ_GROUPS - 1]) {
+    assert.equal(got[2][i], 7);
+  }
+  const small = cpuTensor([SUMSQ_GROUPS]);
+  await assert.rejects(
+    onGpu([p, small], (r, [gp, go]) => {
+      r.sumSquares(gp, go, 1);
+      return [go];
+    }),
+    new RegExp(`needs ${2 * SUMSQ_GROUPS} partials`),
+  );
 });

@@ -24,7 +24,7 @@ import {
   fusedTestCandidates,
   loadWinoKernels,
 } from "../../src/nn/gpu/winograd_gemm.ts";
-import { LEGACY, tuneWinograd } from "../../src/nn/gpu/winograd_tune.ts";
+import { fusedTuning, LEGACY, tuneWinograd } from "../../src/nn/gpu/winograd_tune.ts";
 import type { CpuTensor } from "../../src/nn/tensor.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
 import { CpuNet, GpuNet } from "../../src/nn/net.ts";
@@ -35,6 +35,21 @@ import { maxDiff, randTensor, relErr } from "./helpers.ts";
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
+
+Deno.test("fused Winograd kernels are opt-in for the tuner (KIBITZ_NN_WINO_FUSED=1)", () => {
+  const before = Deno.env.get("KIBITZ_NN_WINO_FUSED");
+  try {
+    Deno.env.delete("KIBITZ_NN_WINO_FUSED");
+    assert.equal(fusedTuning(), false);
+    Deno.env.set("KIBITZ_NN_WINO_FUSED", "0");
+    assert.equal(fusedTuning(), false);
+    Deno.env.set("KIBITZ_NN_WINO_FUSED", "1");
+    assert.equal(fusedTuning(), true);
+  } finally {
+    if (before === undefined) Deno.env.delete("KIBITZ_NN_WINO_FUSED");
+    else Deno.env.set("KIBITZ_NN_WINO_FUSED", before);
+  }
+});
 
 Deno.test("fused Winograd tilings: hardware ones fit 256 threads and generate for F(4x4), F(2x2)", () => {
   for (const c of [...fusedCandidates(), ...fusedTestCandidates()]) {

@@ -20,6 +20,7 @@ import {
   winogradGemmSource,
 } from "../../src/nn/gpu/winograd_gemm.ts";
 import {
+  directOptions,
   LEGACY,
   pickWinoKernels,
   tuneDirectSplits,
@@ -262,18 +263,24 @@ Deno.test(
 );
 
 Deno.test(
-  "direct fused conv at forced split-K factors (the split tuner's options) matches CPU",
+  "direct fused conv at forced split-K factors and tile families (the split tuner's options) matches CPU",
   opts,
   async () => {
-    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
-    const half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
+    // The hardware tiles on a hardware adapter (the families the tuner picks there).
+    const kernels = await loadKernels(ctx!, netTiles, "tiled");
+    const half = await loadHalfKernels(ctx!, netTiles, "f16-emulated");
     for (const k of [3, 1]) {
       const [n, ci, co, h, w] = [1, 64, 20, 7, 7];
       const x = randTensor([n, ci, h, w], 31), wt = randTensor([co, ci, k, k], 32);
       const bias = randTensor([co], 33), res = randTensor([n, co, h, w], 34);
       const want = convFused(x, wt, bias, res, true).data;
       for (const f16 of [false, true]) {
-        for (const sp of [1, 2, 3, 8]) {
+        for (
+          const [sp, tile] of [[1, "small"], [2, "wide"], [3, "small"], [8, "wide"], [
+            1,
+            "wide",
+          ]] as const
+        ) {
           const pool = new TensorPool(ctx!);
           const rec = new GpuRecorder(ctx!, kernels, pool, true);
           if (f16) rec.half = half;
@@ -283,9 +290,12 @@ Deno.test(
           };
           const [gx, gw, gr, gb] = [up(x, f16), up(wt, f16), up(res, f16), up(bias, false)];
           rec.splitChoice.set(directShapeKey(n, ci, co, h, w, k, f16), sp);
+          rec.tileChoice.set(directShapeKey(n, ci, co, h, w, k, f16), tile);
           const y = rec.convFused(gx, gw, gb, gr, true);
           const sums = rec.ops.filter((o) => o.label.startsWith("sumSplits")).length;
           assert.equal(sums, sp > 1 ? 1 : 0, `k ${k} splits ${sp}: ${rec.ops.map((o) => o.label)}`);
+          const conv = rec.ops.find((o) => o.label.startsWith("convForward"))!;
+          assert.equal(conv.label.includes("Wide"), tile === "wide", conv.label);
           rec.submit();
           const [got] = await readTensors(ctx!, [y]);
           const e = relErr(got, want);
@@ -294,6 +304,52 @@ Deno.test(
           pool.destroy();
           for (const t of [gx, gw, gr, gb]) t.buffer.destroy();
         }
+      }
+    }
+  },
+);
+
+Deno.test(
+  "fused conv with the small-batch Winograd override (F(4x4) below the table's threshold) matches CPU",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, netTiles, "tiled");
+    const half = await loadHalfKernels(ctx!, netTiles, "f16-emulated");
+    // 16 F(4x4) tiles: the selection table keeps this layer direct.
+    const [n, ci, co, h, w] = [1, 64, 24, 14, 14];
+    const x = randTensor([n, ci, h, w], 41), wt = randTensor([co, ci, 3, 3], 42, -0.1, 0.1);
+    const bias = randTensor([co], 43), res = randTensor([n, co, h, w], 44);
+    const want = convFused(x, wt, bias, res, true).data;
+    for (const f16 of [false, true]) {
+      for (const override of [4, null] as const) {
+        const pool = new TensorPool(ctx!);
+        const rec = new GpuRecorder(ctx!, kernels, pool, true);
+        rec.winograd = "auto";
+        if (f16) rec.half = half;
+        const up = (t: CpuTensor, h16: boolean): GpuTensor => {
+          const g = uploadTensor(ctx!, t.shape, t.data);
+          return h16 ? { ...g, half: true } : g;
+        };
+        const [gx, gw, gr, gb, w32] = [
+          up(x, f16),
+          up(wt, f16),
+          up(res, f16),
+          up(bias, false),
+          up(wt, false),
+        ];
+        const u = uploadTensor(ctx!, [36, co, ci], new Float32Array(36 * co * ci));
+        rec.winogradFilter(w32, u, 4);
+        if (override) rec.winoOverride.set(directShapeKey(n, ci, co, h, w, 3, f16), override);
+        const y = rec.convFused(gx, gw, gb, gr, true, u);
+        const wino = rec.ops.some((o) => o.label.startsWith("winogradInput"));
+        assert.equal(wino, override === 4, `f16 ${f16}: ${rec.ops.map((o) => o.label)}`);
+        rec.submit();
+        const [got] = await readTensors(ctx!, [y]);
+        const e = relErr(got, want);
+        assert.ok(e < 1e-4, `f16 ${f16} override ${override}: ${e}`);
+        rec.destroy();
+        pool.destroy();
+        for (const t of [gx, gw, gr, gb, w32, u]) t.buffer.destroy();
       }
     }
   },
@@ -317,6 +373,47 @@ Deno.test(
     const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
     assert.equal(r.winner, fastest.name);
     assert.equal(await tuneDirectSplits(ctx!, kernels, null, { ...shape, n: 64 }), null);
+  },
+);
+
+Deno.test(
+  "the split-K tuner also times the small tile family where the default is the wide one",
+  () => {
+    // 128 channels, 144 columns: wide by default. TEST_TILES: 16 x 16 tiles, 9 x 8 of them; K =
+    // 288: default min(264 / 72, 288 / 128) = 2 for both families, capped at 288 / 64 = 4.
+    const shape = { n: 1, ci: 32, co: 128, h: 12, w: 12, k: 3 };
+    assert.deepEqual(directOptions(TEST_TILES, shape).map((o) => [o.name, o.tile, o.splits]), [
+      ["splits=1", "wide", 1],
+      ["splits=2", "wide", 2],
+      ["splits=4", "wide", 4],
+      ["16x16 splits=1", "small", 1],
+      ["16x16 splits=2", "small", 2],
+      ["16x16 splits=4", "small", 4],
+    ]);
+    // The hardware tiles at batch 1 and 8 of the 19 x 256 model's tower.
+    const hw = HARDWARE_TILES;
+    const b1 = { n: 1, ci: 256, co: 256, h: 26, w: 26, k: 3 };
+    assert.deepEqual(directOptions(hw, b1).map((o) => o.name), [
+      "splits=1",
+      "splits=9",
+      "splits=18",
+      "splits=36",
+      "64x64 splits=1",
+      "64x64 splits=3",
+      "64x64 splits=6",
+      "64x64 splits=12",
+    ]);
+    assert.deepEqual(directOptions(hw, { ...b1, n: 8 }).map((o) => o.name), [
+      "splits=1",
+      "splits=3",
+      "splits=6",
+      "64x64 splits=1",
+      "64x64 splits=2",
+    ]);
+    assert.deepEqual(directOptions(hw, { ...b1, n: 64 }), []);
+    // Winner names map back to one option each (pickDirectSplits looks the winner up by name).
+    const names = directOptions(hw, b1).map((o) => o.name);
+    assert.equal(new Set(names).size, names.length);
   },
 );
 

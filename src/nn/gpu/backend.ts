@@ -65,11 +65,26 @@ export function directDefaultSplits(
   h: number,
   w: number,
   k: number,
+  tile: DirectTile = defaultDirectTile(co, n * h * w),
 ): number {
-  const cols = n * h * w, wide = co >= WIDE && cols >= WIDE;
-  const { bm, bn } = tileSize(wide ? tiles.wide : tiles.small);
+  const cols = n * h * w;
+  const { bm, bn } = tileSize(tile === "wide" ? tiles.wide : tiles.small);
   return defaultSplits(Math.ceil(cols / bn), Math.ceil(co / bm), ci * k * k);
 }
+
+/** The tile family of a direct (implicit-GEMM) conv: `small` or `wide` (KernelTiles). */
+export type DirectTile = "small" | "wide";
+
+/** The tile family a direct conv takes by default: wide from 128 output channels and columns up. */
+export function defaultDirectTile(co: number, cols: number): DirectTile {
+  return co >= WIDE && cols >= WIDE ? "wide" : "small";
+}
+
+/**
+ * Workgroups of one sumSquares: each writes a partial sum, out[slot * SUMSQ_GROUPS + g], and the
+ * reader adds them (one workgroup per tensor read a 2.4 MB weight through one SM).
+ */
+export const SUMSQ_GROUPS = 32;
 
 /** One recorded dispatch. */
 export interface RecordedOp {
@@ -127,6 +142,20 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    */
   readonly splitChoice = new Map<string, number>();
   /**
+   * The tile family of direct convs per layer shape (key directShapeKey): "small" (64 x 64 on
+   * hardware) or "wide" (128 x 128), e.g. the small-batch tuner's pick; shapes without one take
+   * wide tiles from 128 output channels and 128 columns up.
+   */
+  readonly tileChoice = new Map<string, DirectTile>();
+  /**
+   * Fused 3x3 convs whose Winograd tile is chosen per layer shape (key directShapeKey, with the
+   * f16 flag of the plan) instead of by the selection table: the small-batch tuner's pick where
+   * F(4x4) timed faster than the tuned direct conv below the table's threshold (0: direct).
+   */
+  readonly winoOverride = new Map<string, 0 | WinogradTile>();
+  /** Phase marks: the op index where each named phase of the recorded pass begins. */
+  readonly marks: { phase: string; at: number }[] = [];
+  /**
    * Winograd in conv2d too (the training graph's forward and input gradient), by the same
    * selection table as the fused convs; off by default (GpuNet turns it on for tiled plans).
    */
@@ -156,6 +185,11 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     this.uniforms.push(b);
     if (!floats) this.paramWords.set(b, words);
     return b;
+  }
+
+  /** Marks that the ops recorded from now on belong to `phase` (for per-phase GPU timing). */
+  mark(phase: string): void {
+    this.marks.push({ phase, at: this.ops.length });
   }
 
   /** Records `kernel` with buffers bound at the given binding numbers. */
@@ -331,7 +365,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     if (this.half) return this.convFusedHalf(x, w, bias, res, fz, u);
     const [n, ci, h, wd] = x.shape, co = w.shape[0];
     const m = w.shape[2] === 3 && u && this.tiled
-      ? chooseWinograd(this.winograd, n, h, wd, ci, co)
+      ? this.winoOverride.get(directShapeKey(n, ci, co, h, wd, 3)) ??
+        chooseWinograd(this.winograd, n, h, wd, ci, co)
       : 0;
     if (m && u && u.shape[0] === (m + 2) * (m + 2)) {
       return this.convWinograd(x, u, m, bias, res ?? bias, fz);
@@ -358,7 +393,10 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     }
     const xh = x.half ? x : this.toHalf(x);
     const [n, ci, h, wd] = xh.shape, co = w.shape[0];
-    const wm = w.shape[2] === 3 && u ? chooseWinograd(this.winograd, n, h, wd, ci, co) : 0;
+    const wm = w.shape[2] === 3 && u
+      ? this.winoOverride.get(directShapeKey(n, ci, co, h, wd, 3, true)) ??
+        chooseWinograd(this.winograd, n, h, wd, ci, co)
+      : 0;
     if (wm && u && u.shape[0] === (wm + 2) * (wm + 2)) {
       const y = this.convWinograd(xh, u, wm, bias, res ?? bias, fz, true);
       if (xh !== x) this.release(xh);
@@ -369,7 +407,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const y = this.outHalf([n, co, h, wd]);
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
     const resBuf = (res ?? bias).buffer;
-    const cols = n * h * wd, wide = co >= WIDE && cols >= WIDE;
+    const cols = n * h * wd;
+    const wide = (this.tileChoice.get(directShapeKey(n, ci, co, h, wd, k, true)) ??
+      defaultDirectTile(co, cols)) === "wide";
     const tile = wide ? this.kernels.tiles.wide : this.kernels.tiles.small;
     const { bm, bn } = tileSize(tile);
     const gx = Math.ceil(cols / bn), gy = Math.ceil(co / bm), kd = ci * k * k;
@@ -620,7 +660,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       this.record(kernel, bind, this.g1(n * co * h * wd));
       return y;
     }
-    const cols = n * h * wd, wide = co >= WIDE && cols >= WIDE;
+    const cols = n * h * wd;
+    const choice = batched ? undefined : this.tileChoice.get(directShapeKey(n, ci, co, h, wd, k));
+    const wide = (choice ?? defaultDirectTile(co, cols)) === "wide";
     const tile = wide ? this.kernels.tiles.wide : this.kernels.tiles.small;
     const { bm, bn } = tileSize(tile);
     const gx = Math.ceil(cols / bn), gy = Math.ceil(co / bm), kd = ci * k * k;
@@ -921,10 +963,21 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     );
   }
 
-  /** Records sum(p^2) into out[slot]. */
+  /**
+   * Records sum(p^2) as SUMSQ_GROUPS partials in out[slot * SUMSQ_GROUPS ..] (their sum is the
+   * tensor's; every partial is written, so the reader may add the whole buffer).
+   */
   sumSquares(p: GpuTensor, out: GpuTensor, slot: number): void {
+    if (out.size < (slot + 1) * SUMSQ_GROUPS) {
+      throw new KibitzError(
+        "bad_shape",
+        `sum of squares: slot ${slot} needs ${
+          (slot + 1) * SUMSQ_GROUPS
+        } partials, out has ${out.size}`,
+      );
+    }
     const u = this.params([numel(p.shape), slot, 0, 0]);
-    this.record("sumsq", { 0: p.buffer, 3: u, 5: out.buffer }, [1, 1, 1]);
+    this.record("sumsq", { 0: p.buffer, 3: u, 5: out.buffer }, [SUMSQ_GROUPS, 1, 1]);
   }
 
   /** Returns a dead tensor's buffer to the pool. */

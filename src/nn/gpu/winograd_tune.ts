@@ -5,8 +5,16 @@
 import { KibitzError } from "../../errors.ts";
 import { describeAdapter, type GpuContext } from "../../gpu/device.ts";
 import { timeComputePass } from "../../gpu/timing.ts";
-import type { WinogradTile } from "../winograd.ts";
-import { directDefaultSplits, directShapeKey, GpuRecorder, winoShapeKey } from "./backend.ts";
+import { winogradGeometry, type WinogradTile } from "../winograd.ts";
+import {
+  defaultDirectTile,
+  directDefaultSplits,
+  directShapeKey,
+  type DirectTile,
+  GpuRecorder,
+  winoShapeKey,
+} from "./backend.ts";
+import { tileSize } from "./conv_gemm.ts";
 import type { HalfKernels } from "./f16.ts";
 import type { NnKernels } from "./kernels.ts";
 import { TensorPool } from "./tensor.ts";
@@ -90,14 +98,16 @@ export function tuneF16VM(): boolean {
 }
 
 /**
- * Whether the tuner also times the fused Winograd kernels (default; KIBITZ_NN_WINO_FUSED=0 leaves
- * them out, e.g. to compare tuning runs with and without them).
+ * Whether the tuner also times the fused Winograd kernels: opt-in with KIBITZ_NN_WINO_FUSED=1. On
+ * the H200 (2026-11-26) every fused kernel lost 3.6-12.8x to the best unfused tiling (10-37 ms against
+ * 2.90 ms at batch 256, 2.7-9.5 ms against 0.76 ms at batch 64), so by default they only cost
+ * tuning time; forcing one by name (KIBITZ_NN_WINO_GEMM) still works.
  */
 export function fusedTuning(): boolean {
   try {
-    return Deno.env.get("KIBITZ_NN_WINO_FUSED") !== "0";
+    return Deno.env.get("KIBITZ_NN_WINO_FUSED") === "1";
   } catch {
-    return true;
+    return false;
   }
 }
 
@@ -245,7 +255,11 @@ async function timeCandidates(
       let r = reps.get(e.name);
       if (r === undefined) {
         const once = await timeComputePass(ctx, (pass) => e.rec.encode(pass));
-        r = Math.max(1, Math.min(20, Math.floor(20 / Math.max(0.05, once.gpuMs ?? once.wallMs))));
+        const ms = once.gpuMs ?? once.wallMs;
+        // Hardware: passes of at least TUNE_PASS_MS of work (the clocks stay up; see timeSplits).
+        r = ctx.report.isFallback
+          ? Math.max(1, Math.min(20, Math.floor(20 / Math.max(0.05, ms))))
+          : Math.max(1, Math.min(400, Math.ceil(TUNE_PASS_MS / Math.max(0.005, ms))));
         reps.set(e.name, r);
       }
       const t = await timeComputePass(ctx, (pass) => {
@@ -287,29 +301,83 @@ async function timeCandidates(
     dims: s,
     winner,
     timings,
-    timer: `${timer}, best of 3 passes`,
+    timer: `${timer}, best of 3 passes${ctx.report.isFallback ? "" : ` of ${TUNE_PASS_MS}+ ms`}`,
   };
 }
 
+/** A direct conv's tuned configuration: split-K factor and tile family. */
+export interface DirectPick {
+  splits: number;
+  tile: DirectTile;
+}
+
+/** One option of the direct-conv tuner. */
+interface DirectOption extends DirectPick {
+  name: string;
+}
+
 /**
- * The split-K factor a direct (implicit-GEMM) fused conv of `shape` runs with: on hardware adapters
- * (unless KIBITZ_NN_TUNE=0) the fastest of 1, half, the default and twice the default, timed once
- * per adapter, storage and shape; elsewhere, or where the default is 1, the default (null).
+ * The tuner's name of a direct-conv option: `splits=N` for the default tile family (as before),
+ * `BMxBN splits=N` for the other one.
+ */
+export function directOptionName(
+  tiles: NnKernels["tiles"],
+  o: DirectPick,
+  def: DirectTile,
+): string {
+  if (o.tile === def) return `splits=${o.splits}`;
+  const { bm, bn } = tileSize(o.tile === "wide" ? tiles.wide : tiles.small);
+  return `${bm}x${bn} splits=${o.splits}`;
+}
+
+/** Work per timed pass of the direct-conv tuner on hardware adapters, ms (see timeSplits). */
+const TUNE_PASS_MS = 25;
+
+/**
+ * The split-K factor and tile family a direct (implicit-GEMM) fused conv of `shape` runs with: on
+ * hardware adapters (unless KIBITZ_NN_TUNE=0) the fastest option of tuneDirectSplits, timed once
+ * per adapter, storage and shape; elsewhere, or where there is nothing to choose, null (defaults).
  */
 export async function pickDirectSplits(
   ctx: GpuContext,
   kernels: NnKernels,
   half: HalfKernels | null,
   shape: WinoShape,
-): Promise<number | null> {
+): Promise<DirectPick | null> {
   if (ctx.report.isFallback || !tuningOn()) return null;
-  const r = await tuneDirectSplits(ctx, kernels, half, bucketed(shape));
-  return r && Number(r.winner.slice("splits=".length));
+  const s = bucketed(shape);
+  const r = await tuneDirectSplits(ctx, kernels, half, s);
+  if (!r) return null;
+  const o = directOptions(kernels.tiles, s).find((x) => x.name === r.winner);
+  return o ? { splits: o.splits, tile: o.tile } : null;
 }
 
 /**
- * Times the direct fused conv of `shape` at split-K factors 1, half, the default and twice the
- * default (once per adapter, storage and shape); null where the default is 1.
+ * The options of the direct-conv tuner for `shape`: with the default tile family, split-K factors
+ * 1, half, the default and twice the default; where the default family is the wide one (128 x 128
+ * on hardware: 12 workgroups for 256 channels at batch 1), also the small family (64 x 64: 44) at
+ * 1, half, its default and twice its default. Empty where the default split is 1 and the family
+ * has no alternative (large batches).
+ */
+export function directOptions(tiles: NnKernels["tiles"], shape: WinoShape): DirectOption[] {
+  const k = shape.k ?? 3;
+  const def = defaultDirectTile(shape.co, shape.n * shape.h * shape.w);
+  const cap = Math.max(1, Math.floor((shape.ci * k * k) / 64));
+  const out: DirectOption[] = [];
+  const families: DirectTile[] = def === "wide" ? ["wide", "small"] : ["small"];
+  for (const tile of families) {
+    const d = directDefaultSplits(tiles, shape.n, shape.ci, shape.co, shape.h, shape.w, k, tile);
+    if (tile === def && d <= 1) return [];
+    for (const splits of new Set([1, Math.max(1, d >> 1), d, Math.min(2 * d, cap)])) {
+      out.push({ splits, tile, name: directOptionName(tiles, { splits, tile }, def) });
+    }
+  }
+  return out;
+}
+
+/**
+ * Times the direct fused conv of `shape` at every option of directOptions (once per adapter,
+ * storage and shape); null where there is nothing to choose.
  */
 export async function tuneDirectSplits(
   ctx: GpuContext,
@@ -319,9 +387,8 @@ export async function tuneDirectSplits(
 ): Promise<WinoTuneResult | null> {
   const k = shape.k ?? 3;
   const d = directDefaultSplits(kernels.tiles, shape.n, shape.ci, shape.co, shape.h, shape.w, k);
-  if (d <= 1) return null;
-  const cap = Math.max(1, Math.floor((shape.ci * k * k) / 64));
-  const options = [...new Set([1, Math.max(1, d >> 1), d, Math.min(2 * d, cap)])];
+  const options = directOptions(kernels.tiles, shape);
+  if (!options.length) return null;
   const act = half?.storage ?? "f32";
   const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
     directShapeKey(shape.n, shape.ci, shape.co, shape.h, shape.w, k)
@@ -344,7 +411,7 @@ async function timeSplits(
   half: HalfKernels | null,
   s: WinoShape,
   k: number,
-  options: number[],
+  options: DirectOption[],
   d: number,
 ): Promise<WinoTuneResult> {
   const pool = new TensorPool(ctx);
@@ -353,22 +420,38 @@ async function timeSplits(
   const w = pool.acquire([s.co, s.ci, k, k], "tune.w", hb);
   const bias = pool.acquire([s.co], "tune.bias");
   const key = directShapeKey(s.n, s.ci, s.co, s.h, s.w, k, half !== null);
-  const recs = options.map((sp) => {
+  const recs = options.map((o) => {
     const rec = new GpuRecorder(ctx, kernels, pool, true);
     rec.half = half;
-    rec.splitChoice.set(key, sp);
+    rec.splitChoice.set(key, o.splits);
+    rec.tileChoice.set(key, o.tile);
     pool.release(rec.convFused(x, w, bias, null, true));
-    return { sp, rec };
+    return { sp: o.name, rec };
   });
-  const best = new Map<number, number>();
+  const best = new Map<string, number>();
   let timer = "wall";
-  const warmUntil = performance.now() + warmMs(ctx, 200);
+  // Small convs run for microseconds: between passes (one readback each, 11 ms in Deno) an idle
+  // GPU lowers its clocks. Warm up with every option in each pass, and time passes of at least
+  // TUNE_PASS_MS of work on hardware adapters (20 repetitions at least), so that the options are
+  // compared under load, as pipelined calls run them.
+  const warmUntil = performance.now() + warmMs(ctx, 300);
   do {
-    await timeComputePass(ctx, (pass) => recs[0].rec.encode(pass));
+    await timeComputePass(ctx, (pass) => {
+      for (let i = 0; i < 5; i++) for (const e of recs) e.rec.encode(pass);
+    });
   } while (performance.now() < warmUntil);
+  const repsOf = new Map<string, number>();
+  for (const e of recs) {
+    const once = await timeComputePass(ctx, (pass) => e.rec.encode(pass));
+    const ms = Math.max(0.005, once.gpuMs ?? once.wallMs);
+    repsOf.set(
+      e.sp,
+      ctx.report.isFallback ? 20 : Math.max(20, Math.min(400, Math.ceil(TUNE_PASS_MS / ms))),
+    );
+  }
   for (let round = 0; round < 3; round++) {
     for (const e of recs) {
-      const reps = 20;
+      const reps = repsOf.get(e.sp)!;
       const t = await timeComputePass(ctx, (pass) => {
         for (let i = 0; i < reps; i++) e.rec.encode(pass);
       });
@@ -385,8 +468,94 @@ async function timeSplits(
     storage: half?.storage ?? "f32",
     shape: `${key} direct, split-K`,
     dims: { ...s, k },
-    winner: `splits=${win.sp}`,
-    timings: recs.map((e) => ({ name: `splits=${e.sp}`, ms: best.get(e.sp)!, gemmMs: null })),
-    timer: `${timer}, best of 3 passes of 20; default ${d}`,
+    winner: win.sp,
+    timings: recs.map((e) => ({ name: e.sp, ms: best.get(e.sp)!, gemmMs: null })),
+    timer: `${timer}, best of 3 passes of ${
+      [...new Set(repsOf.values())].sort((a, b) => a - b).join("/")
+    } repetitions; default ${d}`,
   };
+}
+
+/**
+ * Fewest F(4x4) tile columns at which the small-batch tuner also times Winograd against the direct
+ * conv (the selection table takes F(4x4) from 1024 up; 26 x 26 boards have 49 tiles an image, so
+ * this is batch 3 and up, batch 8 among the bench's sizes).
+ */
+export const SMALL_WINO_MIN_TILES = 128;
+
+const compared = new Map<string, Promise<WinoTuneResult | null>>();
+
+/**
+ * Whether a fused 3x3 inference conv of `shape`, which the selection table keeps direct, runs
+ * faster as F(4x4): on hardware adapters (unless KIBITZ_NN_TUNE=0, or a Winograd GEMM is forced),
+ * for layers with 64+ channels in and out and at least SMALL_WINO_MIN_TILES tile columns, the
+ * best tuned direct conv (split-K and tile family) is timed against the best tuned Winograd conv
+ * (input transform + GEMM + output transform), once per adapter, storage and bucketed shape.
+ * Returns the Winograd kernels to run (null kernels: the built-in GEMM) when Winograd wins, else
+ * null (stay direct).
+ */
+export async function pickSmallBatchWinograd(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  shape: WinoShape,
+  force = forcedWinoGemm(),
+): Promise<{ kernels: WinoKernels | null } | null> {
+  if (ctx.report.isFallback || !tuningOn() || force !== undefined) return null;
+  const s = { ...bucketed(shape), k: 3 };
+  if (s.ci < 64 || s.co < 64 || winogradGeometry(4, s.n, s.h, s.w).p < SMALL_WINO_MIN_TILES) {
+    return null;
+  }
+  // A failed comparison leaves the layer direct (what it ran before this option existed).
+  const r = await compareSmallBatch(ctx, kernels, half, s).catch(() => null);
+  if (!r || !r.winner.startsWith("F4 ")) return null;
+  const act = half?.storage ?? "f32";
+  const name = r.winner.slice("F4 ".length);
+  if (name === LEGACY) return { kernels: null };
+  try {
+    return { kernels: await loadWinoKernels(ctx, 4, act, findCandidate(name, act !== "f32")) };
+  } catch {
+    return null;
+  }
+}
+
+/** The direct-against-Winograd comparison of pickSmallBatchWinograd (cached, logged). */
+function compareSmallBatch(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  s: WinoShape,
+): Promise<WinoTuneResult | null> {
+  const act = half?.storage ?? "f32";
+  const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
+    directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3)
+  }|small-wino`;
+  let hit = compared.get(key);
+  if (!hit) {
+    hit = (async () => {
+      const direct = await tuneDirectSplits(ctx, kernels, half, s);
+      if (!direct) return null;
+      const wino = await tuneWinograd(ctx, kernels, half, 4, s);
+      const best = (t: WinoTuneResult) => Math.min(...t.timings.map((x) => x.ms ?? Infinity));
+      const d = best(direct), w = best(wino);
+      const timings: WinoTiming[] = [
+        { name: `direct ${direct.winner}`, ms: d, gemmMs: null },
+        { name: `F4 ${wino.winner}`, ms: Number.isFinite(w) ? w : null, gemmMs: null },
+      ];
+      const r: WinoTuneResult = {
+        adapter: describeAdapter(ctx.report),
+        storage: act,
+        shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, half !== null)} direct or F(4x4)`,
+        dims: s,
+        winner: w < d ? timings[1].name : timings[0].name,
+        timings,
+        timer: "the two tuners' best times",
+      };
+      log.push(r);
+      return r;
+    })();
+    hit.catch(() => compared.delete(key));
+    compared.set(key, hit);
+  }
+  return hit;
 }
