@@ -35,6 +35,8 @@ export interface ProbeResult {
   rssFileBytes: number;
   iterations: number;
   seconds: number;
+  /** Of `seconds`, those of the exploitability checks (SolveOutcome.checkSeconds). */
+  checkSeconds: number;
   exploitabilityPct: number;
   reached: Record<string, number>;
   secondsTo: Record<string, number>;
@@ -101,6 +103,7 @@ if (import.meta.main && Deno.args[0] === "--baseline") {
     rssFileBytes: procStatus("RssFile"),
     iterations: outcome.iterations,
     seconds: outcome.seconds,
+    checkSeconds: outcome.checkSeconds ?? 0,
     exploitabilityPct: outcome.exploitability.percent,
     reached: outcome.reached,
     secondsTo: seconds,

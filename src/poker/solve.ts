@@ -41,11 +41,14 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
   let ex: CfrExploitability | null = null, exAt = -1;
   let stoppedBy: SolveOutcome["stoppedBy"] = "max_iterations";
   let check = Math.min(s.maxIterations, firstIteration + every);
+  let checkMs = 0;
   try {
     while (solver.iteration < s.maxIterations) {
       solver.run(Math.min(every, check - solver.iteration));
       if (solver.iteration >= check) {
+        const c0 = performance.now();
         ex = solver.exploitability(), exAt = solver.iteration;
+        checkMs += performance.now() - c0;
         const seconds = (performance.now() - start) / 1000;
         for (const m of milestones) {
           if (ex.percent <= m && reached[String(m)] === undefined) {
@@ -91,6 +94,7 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
     // Measured anew when the solve ended between checks (max_iterations is always a check).
     exploitability: ex !== null && exAt === solver.iteration ? ex : solver.exploitability(),
     seconds: (performance.now() - start) / 1000,
+    checkSeconds: checkMs / 1000,
     stoppedBy,
     reached,
   };

@@ -98,6 +98,12 @@ export interface SolveOutcome {
   iterations: number;
   exploitability: CfrExploitability;
   seconds: number;
+  /**
+   * Seconds of the exploitability checks made inside `seconds` (the iterations alone took the
+   * rest, as the reference solver's `solve_s` counts them); 0 for a GPU solve, which does not
+   * report it.
+   */
+  checkSeconds?: number;
   /** Why it stopped: target reached, max iterations, or interrupted. */
   stoppedBy: "target" | "max_iterations" | "interrupted";
   /** First checked iteration at or below each reported target, in %. */
