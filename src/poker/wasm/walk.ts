@@ -158,8 +158,9 @@ export class PostflopWalk implements TaskTrainer {
     const rf = storage.regretFormat, sf = storage.strategyFormat;
     const ri = formatInfo(rf), si = formatInfo(sf);
     if ((ri.levels > 0 && !ri.signed) || si.signed && si.levels > 0) {
-      throw new Error(
-        `the Wasm walk keeps signed regrets and unsigned strategies, not ${rf}/${sf}`,
+      // A RangeError: PostflopGame.trainer declines (the TypeScript walk runs) instead of failing.
+      throw new RangeError(
+        `the Wasm walk keeps signed regrets, unsigned strategies: not ${rf}/${sf}`,
       );
     }
     this.weights = g.initialWeights;

@@ -1,7 +1,7 @@
 // Built by `deno task build-wasm` from asm/walk.ts: do not edit.
 
 /** SHA-256 of asm/walk.ts when this binary was built. */
-export const SOURCE_SHA256 = "1e31b4eb0997729357ef6ce7def72b94177f031904f45e236884e8f3e4a09e9a";
+export const SOURCE_SHA256 = "ffaf46e13e698208b5cfde6958214e0e5df1d86503034c41819816d3602037a6";
 
 /** The compiled module, base64. */
 export const WASM_BASE64 =

@@ -1,10 +1,12 @@
-// AssemblyScript source of the whole training walk of a postflop DCFR solve on f32 storage (built
+// AssemblyScript source of the whole training walk of a postflop DCFR solve (built
 // by `deno task build-wasm` into ../walk_wasm.ts, with the terminal and regret kernels it imports).
-// Twin of CfrSolver.visit (src/cfr/solver.ts) in the case it fuses (dcfr, f32 regrets and
-// strategy, one thread, no pruning, locks or reach-weighted average) with PostflopGame's terminals:
-// the same operations in the same order with the same roundings, so the stores come out
-// bit-identical. The tree, the stores, the showdown tables and the per-depth scratch all live in
-// this module's memory, laid out by ../walk.ts; nothing is copied per node.
+// Twin of CfrSolver.visit (src/cfr/solver.ts) in the case it fuses (dcfr, no pruning, locks or
+// reach-weighted average) with PostflopGame's terminals: the same operations in the same order
+// with the same roundings, so the stores come out bit-identical. f32 stores are updated in place;
+// quantized ones (any signed regret and unsigned strategy format) are decoded per block, updated
+// by the same fused step, and encoded back with the solver's rounding keys (cfr/wasm/asm/quant.ts,
+// twin of src/quant/store.ts). The tree, the stores, the showdown tables and the per-depth scratch
+// all live in this module's memory, laid out by ../walk.ts; nothing is copied per node.
 
 import { fold, showdown } from "./terminal";
 import { regretMatch, regretMatchReach, traverserDcfr } from "../../../cfr/wasm/asm/regret";
