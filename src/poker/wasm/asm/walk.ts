@@ -271,8 +271,11 @@ function visit(n: u32, d: u32, p: i32, opp: usize, act: usize, nAct: i32, out: u
   // Quantized regrets decode into the depth's evaluation slot (unused by training).
   const dec = ca + actB;
   if (q != p) {
-    // The opponent's reach through every action at once (row a of sig: opp * sigma_a).
-    regretMatchReach(regretAt(bi, blk, len, dec), sig, A, Hq, opp);
+    // The opponent's reach through every action at once (row a of sig: opp * sigma_a). Where
+    // no four-hand chunk of the reach has a bit set, regretMatchReach reads no regret: a
+    // quantized block is not decoded then.
+    const reg = rFmt != 0 && !anyBits(opp, Hq) ? dec : regretAt(bi, blk, len, dec);
+    regretMatchReach(reg, sig, A, Hq, opp);
     if (!reach) memory.fill(out, 0, <usize> H << 2);
     for (let a: u32 = 0; a < A; a++) {
       visit(first + a, d + 1, p, sig + (<usize> (a * Hq) << 2), act, nAct, vals);
@@ -534,6 +537,12 @@ function evalVisit(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE: usize)
   }
   maxValues(vals, A, H, outB);
   mixValues(sig, valsE, A, H, outE);
+}
+
+/** Whether a four-element chunk of x[0, n) (rounded up to 4) has a bit set (see regretMatchReach). */
+function anyBits(x: usize, n: i32): bool {
+  for (let i = 0; i < n; i += 4) if (v128.any_true(v128.load(x + (<usize> i << 2)))) return true;
+  return false;
 }
 
 /** walk.ts anyPositive: whether some x[i] > 0, i < n. */
