@@ -6,12 +6,18 @@
 #
 #   tasks/t1_race.sh REFSOLVE [ROUNDS=5] [BASE_DIR]
 #   e.g. tasks/t1_race.sh ../shared/tools/refsolver/refsolve 8 /tmp/main-checkout
+# Environment: T1_BITS=R/S (storage bits, default 32/32; the reference runs i16 unless 32/32),
+# T1_THREADS (default 1, both solvers), T1_ITERATIONS (cap, default 1000).
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 REF=$(realpath "$1")
+BITS=${T1_BITS:-32/32}
+THREADS=${T1_THREADS:-1}
+ITS=${T1_ITERATIONS:-1000}
+PREC=$([[ "$BITS" == "32/32" ]] && echo f32 || echo i16)
 ROUNDS=${2:-5}
 BASE=${3:-}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +30,7 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
 FLAGS=$(cd "$HERE" && deno eval 'import { SOLVE_V8_FLAGS } from "./src/poker/memory.ts"; console.log(SOLVE_V8_FLAGS)')
-(cd "$HERE" && deno eval "import { T1_SPOT } from './src/poker/config.ts'; Deno.writeTextFileSync('$DIR/t1.toml', T1_SPOT + '\n[solver]\nthreads = 1\nmax_iterations = 1000\ntarget_exploitability_pct = 0.3\nbackend = \"cpu\"\n')")
+(cd "$HERE" && deno eval "import { T1_SPOT } from './src/poker/config.ts'; Deno.writeTextFileSync('$DIR/t1.toml', T1_SPOT + '\n[solver]\nthreads = $THREADS\nregret_bits = ${BITS%/*}\nstrategy_bits = ${BITS#*/}\nmax_iterations = $ITS\ntarget_exploitability_pct = 0.3\nbackend = \"cpu\"\n')")
 
 # Runs a command, prints "wall cpu" in seconds.
 timed() {
@@ -39,7 +45,7 @@ ours() { (cd "$1" && timed deno run -A "--v8-flags=$FLAGS" tasks/solve.ts "$DIR/
 : >"$DIR/rows"
 for r in $(seq 1 "$ROUNDS"); do
   load=$(cut -d' ' -f1 /proc/loadavg)
-  ref=$(RAYON_NUM_THREADS=1 timed "$REF" T1 f32 1000 0.3 10)
+  ref=$(RAYON_NUM_THREADS=$THREADS timed "$REF" T1 "$PREC" "$ITS" 0.3 10)
   base=$([[ -n "$BASE" ]] && ours "$BASE" || echo "- -")
   mine=$(ours "$HERE")
   echo "round $r load $load reference $ref base $base this $mine" | tee -a "$DIR/rows"

@@ -49,8 +49,8 @@ export interface SolverOptions {
   wasm?: boolean;
   /**
    * Run the whole training walk on the game's trainer where it offers one (the postflop game's
-   * Wasm walk, cfr/trainer.ts: dcfr, f32 regrets and strategy, no pruning, locks or reach-weighted
-   * average; bit-identical to the TypeScript walk). With threads > 1, its threaded form where the
+   * Wasm walk, cfr/trainer.ts: dcfr in any storage format, f32 or quantized with the same
+   * rounding, no pruning, locks or reach-weighted average; bit-identical to the TypeScript walk). With threads > 1, its threaded form where the
    * game offers one (TaskTrainer: one shared Wasm memory, the tasks on small Wasm workers, the
    * evaluations split the same way; bit-identical too). Default true; needs `wasm`.
    */

@@ -5,6 +5,7 @@ import {
   createQuantStore,
   decodeBlock,
   decodeBlockPositiveSums,
+  defaultRounding,
   encodeBlock,
   type QuantStore,
   regretFormat,
@@ -49,7 +50,13 @@ import {
 } from "./walk.ts";
 import type { SolverOptions } from "./options.ts";
 import { WorkerPool } from "./parallel.ts";
-import { type CfrTrainer, gameTaskTrainer, gameTrainer, type TaskTrainer } from "./trainer.ts";
+import {
+  type CfrTrainer,
+  gameTaskTrainer,
+  gameTrainer,
+  type TaskTrainer,
+  type TrainerStorage,
+} from "./trainer.ts";
 import {
   type ChanceTasks,
   chanceTasks,
@@ -180,12 +187,23 @@ export class CfrSolver {
         `threads = ${threads} needs SharedArrayBuffer, which this page does not have: serve it cross-origin isolated (COOP: same-origin, COEP: require-corp) or use threads = 1`,
       );
     }
-    // The whole walk on the game's trainer, which then holds the stores (in its Wasm memory); on
-    // several threads, the trainer's tasks on a memory every thread shares.
+    // The whole walk on the game's trainer, which then holds the stores (in its Wasm memory, f32
+    // or quantized, rounded with the keys of beginIteration); on several threads, the trainer's
+    // tasks on a memory every thread shares.
     const walkable = !shared && (options.wasmWalk ?? true) && this.wasm &&
-      algorithm === "dcfr" && rf === "f32" && sf === "f32" && !this.reachWeighted &&
+      algorithm === "dcfr" && !this.reachWeighted &&
       this.pruning === 0 && (options.lockedNodes ?? []).length === 0;
-    let taskTrainer = walkable && threads > 1 ? gameTaskTrainer(game, tree, threads) : null;
+    const storage: TrainerStorage = {
+      regretFormat: rf,
+      strategyFormat: sf,
+      regretSeed: this.seed >>> 0,
+      strategySeed: (this.seed ^ STRATEGY_SALT) >>> 0,
+      regretStochastic: (this.rounding ?? defaultRounding(rf)) === "stochastic",
+      strategyStochastic: this.strategyRounding === "stochastic",
+    };
+    let taskTrainer = walkable && threads > 1
+      ? gameTaskTrainer(game, tree, threads, storage)
+      : null;
     if (taskTrainer && !(taskTrainer.tasks && taskTrainer.tasks.count > 0)) taskTrainer = null;
     this.taskTrainer = taskTrainer;
     // Evaluations after close() (reading the results) run their tasks here instead of starting
@@ -208,7 +226,7 @@ export class CfrSolver {
       shareFields(tree as unknown as Record<string, unknown>);
       game.shareTables?.();
     }
-    this.trainer = walkable && this.threads === 1 ? gameTrainer(game, tree) : null;
+    this.trainer = walkable && this.threads === 1 ? gameTrainer(game, tree, storage) : null;
     const walk = this.trainer ?? taskTrainer;
     this.regrets = walk?.regrets ?? shared?.regrets ??
       createQuantStore(rf, tree.blockSize, sab);
@@ -308,6 +326,7 @@ export class CfrSolver {
     const tr = this.trainer ?? this.taskTrainer;
     if (tr) {
       const { alphaPos, betaNeg, gamma } = this.disc;
+      tr.setIteration?.(t);
       for (const p of [0, 1] as const) {
         this.nodeHandVisits += tr.traverse(p, alphaPos, betaNeg, gamma);
       }

@@ -1,4 +1,4 @@
-import type { QuantStore } from "../quant/mod.ts";
+import type { QuantFormat, QuantStore } from "../quant/mod.ts";
 import type { NodeValues } from "./evaluate.ts";
 import type { CfrGame } from "./game.ts";
 import type { ChanceTasks, WorkerEntry } from "./tasks.ts";
@@ -6,11 +6,12 @@ import type { PublicTree } from "./tree.ts";
 
 /**
  * A game's own runner of CfrSolver's whole training walk (the Wasm walk of the postflop game):
- * DCFR on f32 regrets and strategy, one thread, no pruning, locks or reach-weighted average, with
- * results bit-identical to the solver's TypeScript walk. It owns the stores it updates.
+ * DCFR on f32 or quantized regrets and strategy (TrainerStorage), one thread, no pruning, locks or
+ * reach-weighted average, with results bit-identical to the solver's TypeScript walk. It owns the
+ * stores it updates.
  */
 export interface CfrTrainer {
-  /** The f32 regret and cumulative-strategy stores (views of the trainer's memory). */
+  /** The regret and cumulative-strategy stores (views of the trainer's memory). */
   readonly regrets: QuantStore;
   readonly strategy: QuantStore;
   /** Bytes of memory the trainer holds, its stores included. */
@@ -20,6 +21,11 @@ export interface CfrTrainer {
    * discounts: regrets and strategy of p's nodes updated. Returns the node-hand visits.
    */
   traverse(p: 0 | 1, alphaPos: number, betaNeg: number, gamma: number): number;
+  /**
+   * Sets the iteration the next traversals key their stochastic rounding with (CfrSolver's
+   * rounding keys); optional: a trainer of f32 stores does not round.
+   */
+  setIteration?(t: number): void;
   /**
    * Root values of p's hands for p's best response to the average strategy (`best`) and under the
    * average strategy (`profile`): TreeEvaluator.rootValues in both modes with CfrSolver's average
@@ -58,18 +64,45 @@ export interface TaskTrainer extends CfrTrainer {
   workerEntry(): WorkerEntry;
 }
 
+/**
+ * The stores a trainer keeps, as CfrSolver keys them: formats, and for quantized ones the
+ * stochastic-rounding seeds (the solver's rounding keys) and whether each rounds stochastically.
+ */
+export interface TrainerStorage {
+  regretFormat: QuantFormat;
+  strategyFormat: QuantFormat;
+  regretSeed: number;
+  strategySeed: number;
+  regretStochastic: boolean;
+  strategyStochastic: boolean;
+}
+
+/** f32 regrets and strategy: what a trainer keeps when not told otherwise. */
+export const F32_STORAGE: TrainerStorage = {
+  regretFormat: "f32",
+  strategyFormat: "f32",
+  regretSeed: 0,
+  strategySeed: 0,
+  regretStochastic: false,
+  strategyStochastic: false,
+};
+
 /** A game that offers a CfrTrainer for its trees. */
 export interface TrainerGame extends CfrGame {
-  /** A trainer of `tree`, or null where it cannot run (no Wasm SIMD, game options). */
-  trainer(tree: PublicTree): CfrTrainer | null;
+  /** A trainer of `tree`, or null where it cannot run (no Wasm SIMD, game options, formats). */
+  trainer(tree: PublicTree, storage?: TrainerStorage): CfrTrainer | null;
   /** A trainer of `tree` on `threads` threads (shared memory), or null where it cannot run. */
-  taskTrainer?(tree: PublicTree, threads: number): TaskTrainer | null;
+  taskTrainer?(tree: PublicTree, threads: number, storage?: TrainerStorage): TaskTrainer | null;
 }
 
 /** The trainer `game` offers for `tree`, or null (a game without one, or it declines). */
-export function gameTrainer(game: CfrGame, tree: PublicTree): CfrTrainer | null {
+export function gameTrainer(
+  game: CfrGame,
+  tree: PublicTree,
+  storage: TrainerStorage = F32_STORAGE,
+): CfrTrainer | null {
   const g = game as Partial<TrainerGame>;
-  return typeof g.trainer === "function" ? g.trainer.call(game, tree) : null;
+  return typeof g.trainer === "function" ? g.trainer.call(game, tree, storage) : null;
 }
 
 /** The threaded trainer `game` offers for `tree` on `threads` threads, or null. */
@@ -77,7 +110,10 @@ export function gameTaskTrainer(
   game: CfrGame,
   tree: PublicTree,
   threads: number,
+  storage: TrainerStorage = F32_STORAGE,
 ): TaskTrainer | null {
   const g = game as Partial<TrainerGame>;
-  return typeof g.taskTrainer === "function" ? g.taskTrainer.call(game, tree, threads) : null;
+  return typeof g.taskTrainer === "function"
+    ? g.taskTrainer.call(game, tree, threads, storage)
+    : null;
 }

@@ -1,7 +1,7 @@
 import { packShared, type SharedTyped } from "../cfr/threads.ts";
 import type { CfrChanceOutcome, CfrGame, CfrIsomorph, CfrNode } from "../cfr/game.ts";
 import type { PokerTerminalTables } from "../cfr/gpu/tables.ts";
-import type { CfrTrainer, TaskTrainer } from "../cfr/trainer.ts";
+import type { CfrTrainer, TaskTrainer, TrainerStorage } from "../cfr/trainer.ts";
 import { CFR_CHANCE, type PublicTree } from "../cfr/tree.ts";
 import { PostflopWalk, threadedWalkAvailable, walkAvailable } from "./wasm/walk.ts";
 import {
@@ -245,10 +245,10 @@ export class PostflopGame implements CfrGame<PostflopState> {
    * CfrSolver's whole training walk on Wasm (wasm/walk.ts, bit-identical to the solver's walk) for
    * a tree of this game, where the terminals run on Wasm; null otherwise.
    */
-  trainer(tree: PublicTree): CfrTrainer | null {
+  trainer(tree: PublicTree, storage?: TrainerStorage): CfrTrainer | null {
     if (!this.wasm || !walkAvailable()) return null;
     try {
-      return this.walk(tree);
+      return this.walk(tree, 1, storage);
     } catch (e) {
       if (e instanceof RangeError) return null; // more than a Wasm memory holds (4 GiB)
       throw e;
@@ -259,29 +259,34 @@ export class PostflopGame implements CfrGame<PostflopState> {
    * The Wasm walk on `threads` threads over one shared memory (wasm/walk.ts), for the solver's
    * threaded traversal; null where it cannot run (no shared Wasm memory, no chance node to split at).
    */
-  taskTrainer(tree: PublicTree, threads: number): TaskTrainer | null {
+  taskTrainer(tree: PublicTree, threads: number, storage?: TrainerStorage): TaskTrainer | null {
     if (!this.wasm || !threadedWalkAvailable() || tree.kind.indexOf(CFR_CHANCE) < 0) return null;
     try {
-      return this.walk(tree, threads);
+      return this.walk(tree, threads, storage);
     } catch (e) {
       if (e instanceof RangeError) return null; // more than a Wasm memory holds (4 GiB)
       throw e;
     }
   }
 
-  private walk(tree: PublicTree, threads = 1): PostflopWalk {
+  private walk(tree: PublicTree, threads = 1, storage?: TrainerStorage): PostflopWalk {
     const t = this.terminalTables(); // per-terminal arrays, copied into the walk's memory
-    return new PostflopWalk(tree, {
-      numHands: this.numHands,
-      cards: this.cards,
-      sameIn: this.sameIn,
-      boards: this.orders,
-      tBoard: t.board,
-      tHalfPot: t.halfPot,
-      tRake: t.rake,
-      tFolder: t.folder,
-      initialWeights: [this.weights[0], this.weights[1]],
-    }, threads);
+    return new PostflopWalk(
+      tree,
+      {
+        numHands: this.numHands,
+        cards: this.cards,
+        sameIn: this.sameIn,
+        boards: this.orders,
+        tBoard: t.board,
+        tHalfPot: t.halfPot,
+        tRake: t.rake,
+        tFolder: t.folder,
+        initialWeights: [this.weights[0], this.weights[1]],
+      },
+      threads,
+      storage,
+    );
   }
 
   /** Initial range weight of each hand. */

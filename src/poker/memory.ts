@@ -148,11 +148,14 @@ export const WORKER_THREAD_BYTES = 6 * MB;
 /**
  * Each worker thread of the threaded Wasm walk (poker/wasm/walk_worker.ts): an isolate with the
  * task loop's few modules and an instance of the walk module on the memory all threads share,
- * where its scratch lives (threadScratchBytes); no copy of the game, the tree or the tables.
- * Measured as the peak RSS (VmHWM) from 2 to 3 threads less the scratch: 5.2 MB on T2, 6.8 MB on
- * T3 (the TypeScript path's workers: 12.4 MB on T3 after one iteration, more as they run).
+ * where its scratch lives (threadScratchBytes); no copy of the game, the tree or the tables, and
+ * quantized stores live there once too. Measured as the peak RSS (VmHWM) added per thread: 5.2 MB
+ * on T2, 6.8 MB on T3 from 2 to 3 threads; on T1 (16/16 and f32, 2 iterations) 8.4 MB from 1 to 2
+ * threads, 8.3 from 2 to 4, 8.1 from 4 to 8 and 7.8 from 8 to 16 (6 MB left F1 at 16 threads 5 to
+ * 10 % and T1 14 to 19 % above the estimate). The TypeScript path's workers: 12.4 MB on T3 after
+ * one iteration, more as they run.
  */
-export const WALK_WORKER_BYTES = 6 * MB;
+export const WALK_WORKER_BYTES = 8 * MB;
 /** Bytes per task and hand of the threaded Wasm walk's task rows (f32 x 3 and a u8). */
 export const WALK_TASK_BYTES_PER_HAND = 13;
 /** A worker's share that grows with the expanded tree (see WORKER_THREAD_BYTES). */
@@ -225,8 +228,8 @@ export interface ThreadShape {
    */
   kernelBytes?: number;
   /**
-   * Whether the Wasm walk runs here (PostflopGame.taskTrainer): an f32 DCFR solve without pruning
-   * on several threads then runs it on walk workers (WALK_WORKER_BYTES each).
+   * Whether the Wasm walk runs here (PostflopGame.taskTrainer): a DCFR solve without pruning (any
+   * storage format) on several threads then runs it on walk workers (WALK_WORKER_BYTES each).
    */
   walk?: boolean;
   /** Levels of the public tree (depth + 1). */
@@ -266,8 +269,10 @@ export function estimateMemory(
   const retainedBytes = size.publicNodes * RETAINED_BYTES_PER_NODE;
   const threads = Math.max(1, shape.threads);
   const kernelBytes = shape.kernelBytes ?? 0;
+  // The threaded Wasm walk runs DCFR without pruning in every storage format (its stores, f32
+  // or quantized, once in the memory its threads share).
   const walk = threads > 1 && (shape.walk ?? false) && choice.algorithm === "dcfr" &&
-    rf === "f32" && sf === "f32" && !choice.enablePruning;
+    !choice.enablePruning;
   const threadBytes = threads * threadScratchBytes(shape, numHands) +
     (walk
       ? (threads - 1) * WALK_WORKER_BYTES +

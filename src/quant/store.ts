@@ -57,13 +57,15 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /**
  * Allocates a zeroed store with one block per entry of `blockSizes`; with `shared`, payload and
- * scales live in SharedArrayBuffers so worker threads can update disjoint blocks in place.
+ * scales live in SharedArrayBuffers so worker threads can update disjoint blocks in place. With
+ * `at`, payload and scales are views of that (zeroed) memory instead, e.g. a Wasm walk's: the
+ * payload at byteOffset, the scales (quantized formats) at scalesOffset.
  */
 export function createQuantStore(
   format: QuantFormat,
   blockSizes: ArrayLike<number>,
   shared = false,
-  at?: { buffer: ArrayBufferLike; byteOffset: number },
+  at?: { buffer: ArrayBufferLike; byteOffset: number; scalesOffset?: number },
 ): QuantStore {
   const info = formatInfo(format);
   const blocks = blockSizes.length;
@@ -78,8 +80,11 @@ export function createQuantStore(
   const n = offsets[blocks];
   if (n > 0x7fffffff) throw new KibitzError("too_large", `store of ${n} elements exceeds 2^31`);
   const Buf = shared ? SharedArrayBuffer : ArrayBuffer;
-  if (at && info.levels !== 0) {
-    throw new KibitzError("bad_format", `only f32 stores live in a given buffer, not ${format}`);
+  if (at && info.levels !== 0 && at.scalesOffset === undefined) {
+    throw new KibitzError(
+      "bad_format",
+      `a ${format} store in a given buffer needs its scales' offset`,
+    );
   }
   // `at`: the payload is a view of that (zeroed) memory, e.g. a Wasm memory's (cfr/trainer.ts).
   const words = at
@@ -90,15 +95,26 @@ export function createQuantStore(
     n,
     blocks,
     offsets,
-    scales: new Float32Array(new Buf(info.levels === 0 ? 0 : blocks * 4)),
+    scales: at && info.levels !== 0
+      ? new Float32Array(at.buffer, at.scalesOffset, blocks)
+      : new Float32Array(new Buf(info.levels === 0 ? 0 : blocks * 4)),
     words,
     f32: format === "f32" ? new Float32Array(words.buffer, words.byteOffset, words.length) : null,
     ints: new Int32Array(words.buffer, words.byteOffset, words.length),
-    i16: LITTLE_ENDIAN && format === "i16" ? new Int16Array(words.buffer) : null,
-    u16: LITTLE_ENDIAN && format === "u16" ? new Uint16Array(words.buffer) : null,
-    i8: LITTLE_ENDIAN && format === "i8" ? new Int8Array(words.buffer) : null,
-    u8: LITTLE_ENDIAN && format === "u8" ? new Uint8Array(words.buffer) : null,
+    i16: LITTLE_ENDIAN && format === "i16" ? lanes(Int16Array, words, 2) : null,
+    u16: LITTLE_ENDIAN && format === "u16" ? lanes(Uint16Array, words, 2) : null,
+    i8: LITTLE_ENDIAN && format === "i8" ? lanes(Int8Array, words, 4) : null,
+    u8: LITTLE_ENDIAN && format === "u8" ? lanes(Uint8Array, words, 4) : null,
   };
+}
+
+/** An element view of `words` (its own offset and length: element e is view[e]). */
+function lanes<T>(
+  View: new (b: ArrayBufferLike, offset: number, length: number) => T,
+  words: Uint32Array,
+  perWord: number,
+): T {
+  return new View(words.buffer, words.byteOffset, words.length * perWord);
 }
 
 /** Reads the integer level of element `e` (signed formats sign-extended). */

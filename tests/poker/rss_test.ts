@@ -27,6 +27,11 @@ const SPOTS: [string, string][] = [
   ["T3 f32, 1 thread", `${T3}\n[solver]\nbackend = "cpu"\nthreads = 1\n`],
   // The threaded Wasm walk: its workers (WALK_WORKER_BYTES) and task rows.
   ["T2 f32, 3 threads", `${T2}\n[solver]\nbackend = "cpu"\nthreads = 3\n`],
+  // Quantized stores on the threaded Wasm walk, 15 walk workers (memory does not need the cores).
+  [
+    "T2 16/16, 16 threads",
+    `${T2}\n[solver]\nbackend = "cpu"\nthreads = 16\nregret_bits = 16\nstrategy_bits = 16\n`,
+  ],
 ];
 
 async function probe(config: string, dir: string): Promise<ProbeResult> {

@@ -127,8 +127,8 @@ Deno.test({
     const { game: g, tree } = game("Kh Qd 7c 4s", false);
     const has = (o: Record<string, unknown>) => new CfrSolver(tree, g, o).trainer !== null;
     assert.ok(has({}));
-    assert.ok(!has({ regretBits: 16 }));
-    assert.ok(!has({ strategyBits: 8 }));
+    assert.ok(has({ regretBits: 16 }), "quantized stores run on the walk");
+    assert.ok(has({ strategyBits: 8 }));
     assert.ok(!has({ algorithm: "cfr+" }));
     assert.ok(!has({ pruning: 2 }));
     assert.ok(!has({ reachWeightedAverage: true }));
@@ -170,6 +170,102 @@ Deno.test({
         }
         for (const p of [0, 1] as const) {
           assert.deepEqual(bits(two.handValues(p)), bits(ts.handValues(p)), `${board} values`);
+        }
+      } finally {
+        for (const s of [ts, two, three]) s.close();
+      }
+    }
+  },
+});
+
+/** The first index where two arrays differ (-1: equal): a cheap failure on large stores. */
+function firstDiff(x: Uint32Array, y: Uint32Array): number {
+  if (x.length !== y.length) return Math.min(x.length, y.length);
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return i;
+  return -1;
+}
+
+/** The stores of two solvers bit for bit: payload words and block scales of both. */
+function sameStores(a: CfrSolver, b: CfrSolver, what: string) {
+  for (const k of ["regrets", "strategy"] as const) {
+    assert.equal(a[k].format, b[k].format, `${what}: ${k} format`);
+    assert.equal(firstDiff(a[k].words, b[k].words), -1, `${what}: ${k} payload`);
+    assert.equal(firstDiff(bits(a[k].scales), bits(b[k].scales)), -1, `${what}: ${k} scales`);
+  }
+}
+
+Deno.test({
+  name:
+    "wasm walk: quantized stores (16/16, 8/4, 4/8, mixed with f32, both roundings) bit-identical to the TypeScript walk: payload, scales, visits, exploitability, values, averages",
+  ignore: !walkAvailable(),
+  fn() {
+    const { game: g, tree } = game("Kh Qh 7d 4d", true);
+    assert.ok(tree.numHands.some((h) => h % 8 !== 0), "4-bit blocks that share words");
+    const cases: Record<string, unknown>[] = [
+      { regretBits: 16, strategyBits: 16 },
+      { regretBits: 8, strategyBits: 4 },
+      { regretBits: 4, strategyBits: 8 },
+      { regretBits: 32, strategyBits: 16 },
+      { regretBits: 16, strategyBits: 32 },
+      // Stochastic 16-bit regrets, nearest 4-bit strategy (the defaults are the other way).
+      { regretBits: 16, strategyBits: 4, rounding: "stochastic", strategyRounding: "nearest" },
+    ];
+    for (const o of cases) {
+      const what = JSON.stringify(o);
+      const mk = (x: Record<string, unknown>) => new CfrSolver(tree, g, { seed: 5, ...o, ...x });
+      const ts = mk({ wasmWalk: false }), walk = mk({});
+      assert.equal(ts.trainer, null);
+      assert.ok(walk.trainer, `${what}: the walk runs`);
+      for (let k = 0; k < 2; k++) {
+        for (const s of [ts, walk]) s.run(3);
+        sameStores(walk, ts, what);
+        assert.equal(walk.nodeHandVisits, ts.nodeHandVisits);
+        assert.deepEqual(walk.exploitability(), ts.exploitability(), `${what}: exploitability`);
+      }
+      for (const p of [0, 1] as const) {
+        assert.deepEqual(bits(walk.handValues(p)), bits(ts.handValues(p)), `${what}: values`);
+      }
+      const pw = walk.averagePolicy(), pt = ts.averagePolicy();
+      const a = new Float32Array(tree.maxActions * Math.max(...tree.numHands));
+      const b = new Float32Array(a.length);
+      for (const n of tree.blockNode) {
+        a.fill(7), b.fill(7), pw(n, a), pt(n, b);
+        assert.deepEqual(bits(a), bits(b), `${what}: average of node ${n}`);
+      }
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "threaded wasm walk: quantized stores (16/16, 8/4) on 2 and 3 threads bit-identical to the TypeScript threaded and 1-thread walks, stores in the shared memory",
+  ignore: !threadedWalkAvailable(),
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn() {
+    const { game: g, tree } = wasmParitySpot("Kh Qd 7c 4s", false, true, true);
+    for (const [rb, sb] of [[16, 16], [8, 4]]) {
+      const mk = (o: { threads: number; wasmWalk?: boolean }) =>
+        new CfrSolver(tree, g, { regretBits: rb, strategyBits: sb, seed: 3, ...o });
+      const one = mk({ threads: 1, wasmWalk: false }), ts = mk({ threads: 2, wasmWalk: false });
+      const two = mk({ threads: 2 }), three = mk({ threads: 3 });
+      try {
+        assert.ok(ts.threads === 2 && !ts.taskTrainer, "TypeScript threads");
+        for (const s of [two, three]) {
+          assert.ok(s.taskTrainer && !s.trainer, "the threaded Wasm walk");
+          for (const k of ["regrets", "strategy"] as const) {
+            assert.ok(s[k].words.buffer instanceof SharedArrayBuffer, "payload in shared memory");
+            assert.equal(s[k].scales.buffer, s[k].words.buffer, "scales beside it");
+          }
+        }
+        for (let k = 0; k < 2; k++) {
+          for (const s of [one, ts, two, three]) s.run(2);
+          for (const s of [ts, two, three]) {
+            const what = `${rb}/${sb} ${s.threads} threads${s.taskTrainer ? " (Wasm)" : ""}`;
+            sameStores(s, one, what);
+            assert.equal(s.nodeHandVisits, one.nodeHandVisits, `${what}: visits`);
+            assert.deepEqual(s.exploitability(), one.exploitability(), `${what}: exploitability`);
+          }
         }
       } finally {
         for (const s of [ts, two, three]) s.close();

@@ -38,7 +38,7 @@ export const KERNELS: Kernel[] = [
   {
     dir: "poker/wasm",
     name: "walk",
-    deps: ["poker/wasm/asm/terminal.ts", "cfr/wasm/asm/regret.ts"],
+    deps: ["poker/wasm/asm/terminal.ts", "cfr/wasm/asm/regret.ts", "cfr/wasm/asm/quant.ts"],
   },
   {
     // The same walk on a memory it imports, shared between threads (each thread's instance keeps
@@ -46,7 +46,7 @@ export const KERNELS: Kernel[] = [
     dir: "poker/wasm",
     name: "walk",
     out: "walk_mt",
-    deps: ["poker/wasm/asm/terminal.ts", "cfr/wasm/asm/regret.ts"],
+    deps: ["poker/wasm/asm/terminal.ts", "cfr/wasm/asm/regret.ts", "cfr/wasm/asm/quant.ts"],
     flags: SHARED_MEMORY_FLAGS,
   },
 ];

@@ -1,7 +1,7 @@
 import { decodeBase64 } from "../../cfr/wasm/base64.ts";
 import { compileModule, wasmAllowed } from "../../cfr/wasm/enabled.ts";
 import { CFR_CHANCE, type PublicTree } from "../../cfr/tree.ts";
-import type { TaskTrainer } from "../../cfr/trainer.ts";
+import { F32_STORAGE, type TaskTrainer, type TrainerStorage } from "../../cfr/trainer.ts";
 import {
   type ChanceTasks,
   chanceTasks,
@@ -10,7 +10,7 @@ import {
   type WorkerEntry,
 } from "../../cfr/tasks.ts";
 import { KibitzError } from "../../errors.ts";
-import { createQuantStore, type QuantStore } from "../../quant/mod.ts";
+import { createQuantStore, formatInfo, payloadWords, type QuantStore } from "../../quant/mod.ts";
 import { type WalkTaskExports, type WalkTaskLayout, WalkTaskRunner } from "./walk_tasks.ts";
 import type { WalkWorkerData } from "./walk_worker.ts";
 import { WASM_BASE64 } from "./walk_wasm.ts";
@@ -18,7 +18,9 @@ import { WASM_BASE64 as WASM_MT_BASE64 } from "./walk_mt_wasm.ts";
 
 /*
  * The postflop game's CfrTrainer: CfrSolver's training walk (dcfr, f32 stores) run whole in Wasm
- * (asm/walk.ts, with the terminal and regret kernels). One instance and one memory per solver:
+ * (asm/walk.ts, with the terminal and regret kernels), on f32 or quantized stores (the quantized
+ * ones decoded per block and encoded back after the update by asm's quant codec, with the
+ * solver's stochastic rounding, so bit-identical too). One instance and one memory per solver:
  * the tree as packed node records, the chance outcomes and isomorphs, each terminal's pays, every
  * river board's showdown tables, the per-depth scratch and both stores, laid out once here and
  * grown once, so the stores' views stay valid. A traversal is one call; nothing is copied per node.
@@ -141,13 +143,26 @@ export class PostflopWalk implements TaskTrainer {
   private readonly runner: WalkTaskRunner | null = null;
   private readonly entry: WorkerEntry | null = null;
   private readonly discAt: number = 0;
+  /** The quant block (asm/walk.ts `quant`; 0: f32 stores): formats, seeds, iteration, scales. */
+  private readonly quantAt: number = 0;
   /** Runs a round of tasks on every thread (the solver's worker pool; threads > 1). */
   private run: ((p: 0 | 1, mode: number) => number) | null = null;
 
-  /** `threads` > 1: the threaded walk on a shared memory (see the file comment). */
-  constructor(tree: PublicTree, g: WalkGame, threads = 1) {
+  /**
+   * `threads` > 1: the threaded walk on a shared memory (see the file comment); `storage`: the
+   * stores' formats (regrets f32 or signed, strategy f32 or unsigned) and rounding keys.
+   */
+  constructor(tree: PublicTree, g: WalkGame, threads = 1, storage: TrainerStorage = F32_STORAGE) {
     const mod = threads > 1 ? walkModuleShared() : walkModule();
     if (!mod) throw new Error("WebAssembly SIMD (or shared memory) is not available");
+    const rf = storage.regretFormat, sf = storage.strategyFormat;
+    const ri = formatInfo(rf), si = formatInfo(sf);
+    if ((ri.levels > 0 && !ri.signed) || si.signed && si.levels > 0) {
+      // A RangeError: PostflopGame.trainer declines (the TypeScript walk runs) instead of failing.
+      throw new RangeError(
+        `the Wasm walk keeps signed regrets, unsigned strategies: not ${rf}/${sf}`,
+      );
+    }
     this.weights = g.initialWeights;
     const [H0, H1] = g.numHands, maxH = Math.max(H0, H1);
     const N = tree.size;
@@ -210,7 +225,13 @@ export class PostflopWalk implements TaskTrainer {
     this.oppAt = L.take(reachB), this.actAt = L.take(actB);
     this.outAt = L.take(reachB), this.outEAt = L.take(reachB);
     const offsetsAt = L.take(4 * (blocks + 1));
-    const regAt = L.take(4 * (n + 4)), stratAt = L.take(4 * (n + 4));
+    // The payloads with 4 spare words (regret matching reads up to 3 f32 past a block), then
+    // each quantized store's scales and the quant block.
+    const regAt = L.take(4 * payloadWords(rf, n) + 16);
+    const stratAt = L.take(4 * payloadWords(sf, n) + 16);
+    const rScalesAt = ri.levels > 0 ? L.take(4 * blocks) : 0;
+    const sScalesAt = si.levels > 0 ? L.take(4 * blocks) : 0;
+    const quantAt = this.quantAt = rScalesAt || sScalesAt ? L.take(40) : 0;
     for (let s = 1; s < threads; s++) slots.push(scratch());
     let at: WalkTaskLayout | null = null;
     let buf: ArrayBufferLike | null = null, mem: WebAssembly.Memory | null = null;
@@ -347,18 +368,37 @@ export class PostflopWalk implements TaskTrainer {
     u8.fill(1, this.actAt, this.actAt + maxH);
     const offs = new Uint32Array(buf!, offsetsAt, blocks + 1);
     for (let b = 0; b < blocks; b++) offs[b + 1] = offs[b] + tree.blockSize[b];
-    this.regrets = createQuantStore("f32", tree.blockSize, false, {
+    this.regrets = createQuantStore(rf, tree.blockSize, false, {
       buffer: buf!,
       byteOffset: regAt,
+      scalesOffset: rScalesAt,
     });
-    this.strategy = createQuantStore("f32", tree.blockSize, false, {
+    this.strategy = createQuantStore(sf, tree.blockSize, false, {
       buffer: buf!,
       byteOffset: stratAt,
+      scalesOffset: sScalesAt,
     });
+    if (quantAt) {
+      u32.set([
+        ri.code,
+        si.code,
+        storage.regretSeed >>> 0,
+        storage.strategySeed >>> 0,
+        +storage.regretStochastic,
+        +storage.strategyStochastic,
+        0,
+        0,
+        rScalesAt,
+        sScalesAt,
+      ], quantAt >> 2);
+    }
     const shared = [nodes, chance, blocked[0], blocked[1], isos, terms, regAt, stratAt, offsetsAt];
     const hands = [H0, H1, cards[0], cards[1], same[0], same[1]];
     slots.forEach((sc, s) => {
-      i32.set([...shared, ...hands, ...sc, depthB, wideB, reachB, actB], (cfg + CFG * s) >> 2);
+      i32.set(
+        [...shared, ...hands, ...sc, depthB, wideB, reachB, actB, quantAt],
+        (cfg + CFG * s) >> 2,
+      );
     });
     this.x.setup(cfg);
     if (at) {
@@ -388,6 +428,11 @@ export class PostflopWalk implements TaskTrainer {
         data: data as unknown as Record<string, unknown>,
       };
     }
+  }
+
+  /** Sets the iteration whose rounding keys the next traversals' encodes use (quantized stores). */
+  setIteration(t: number): void {
+    if (this.quantAt) new Uint32Array(this.memory.buffer, this.quantAt + 24, 1)[0] = t >>> 0;
   }
 
   /** Sets the runner of a round of tasks on every thread (threads > 1). */

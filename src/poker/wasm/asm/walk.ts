@@ -1,13 +1,16 @@
-// AssemblyScript source of the whole training walk of a postflop DCFR solve on f32 storage (built
+// AssemblyScript source of the whole training walk of a postflop DCFR solve (built
 // by `deno task build-wasm` into ../walk_wasm.ts, with the terminal and regret kernels it imports).
-// Twin of CfrSolver.visit (src/cfr/solver.ts) in the case it fuses (dcfr, f32 regrets and
-// strategy, one thread, no pruning, locks or reach-weighted average) with PostflopGame's terminals:
-// the same operations in the same order with the same roundings, so the stores come out
-// bit-identical. The tree, the stores, the showdown tables and the per-depth scratch all live in
-// this module's memory, laid out by ../walk.ts; nothing is copied per node.
+// Twin of CfrSolver.visit (src/cfr/solver.ts) in the case it fuses (dcfr, no pruning, locks or
+// reach-weighted average) with PostflopGame's terminals: the same operations in the same order
+// with the same roundings, so the stores come out bit-identical. f32 stores are updated in place;
+// quantized ones (any signed regret and unsigned strategy format) are decoded per block, updated
+// by the same fused step, and encoded back with the solver's rounding keys (cfr/wasm/asm/quant.ts,
+// twin of src/quant/store.ts). The tree, the stores, the showdown tables and the per-depth scratch
+// all live in this module's memory, laid out by ../walk.ts; nothing is copied per node.
 
 import { fold, showdown } from "./terminal";
 import { regretMatch, regretMatchReach, traverserDcfr } from "../../../cfr/wasm/asm/regret";
+import { decodeBlock, encodeBlock } from "../../../cfr/wasm/asm/quant";
 
 const K_TERMINAL: u32 = 2;
 const K_CHANCE: u32 = 1;
@@ -51,6 +54,19 @@ let depthB: usize = 0;
 let wideB: usize = 0;
 let reachB: usize = 0;
 let actB: usize = 0;
+
+// Quantized storage (set by setup from the quant block, config field 112; 0: both stores f32):
+// format codes (quant/format.ts; 0 f32), the stores' scales, the rounding keys' seeds and modes.
+// The block also holds the iteration (i32 at 24), which ../walk.ts writes before each one.
+let quant: usize = 0;
+let rFmt: i32 = 0;
+let sFmt: i32 = 0;
+let rScales: usize = 0;
+let sScales: usize = 0;
+let rSeed: u32 = 0;
+let sSeed: u32 = 0;
+let rStoch: bool = false;
+let sStoch: bool = false;
 
 let visits: f64 = 0;
 let bad: i32 = 0;
@@ -131,6 +147,40 @@ export function setup(cfg: usize): void {
   wideB = load<u32>(cfg, 100);
   reachB = load<u32>(cfg, 104);
   actB = load<u32>(cfg, 108);
+  quant = load<u32>(cfg, 112);
+  if (quant != 0) {
+    rFmt = load<i32>(quant), sFmt = load<i32>(quant, 4);
+    rSeed = load<u32>(quant, 8), sSeed = load<u32>(quant, 12);
+    rStoch = load<i32>(quant, 16) != 0, sStoch = load<i32>(quant, 20) != 0;
+    rScales = load<u32>(quant, 32), sScales = load<u32>(quant, 36);
+  }
+}
+
+/**
+ * The regret block at byte offset `blk` (block b, len elements) for regret matching: in place
+ * when f32, else decoded to `dec` (CfrSolver.current's decodeBlockPositiveSums values).
+ */
+function regretAt(b: i32, blk: usize, len: i32, dec: usize): usize {
+  if (rFmt == 0) return regrets + blk;
+  decodeBlock(rFmt, regrets, rScales, b, <u32> (blk >> 2), len, dec);
+  return dec;
+}
+
+/** regretAt for the strategy store. */
+function strategyAt(b: i32, blk: usize, len: i32, dec: usize): usize {
+  if (sFmt == 0) return strat + blk;
+  decodeBlock(sFmt, strat, sScales, b, <u32> (blk >> 2), len, dec);
+  return dec;
+}
+
+/**
+ * After the fused update of block b on decoded copies (`reg`, `st`), encodes them into the
+ * quantized stores (updateBlock's encodeBlockWithMax, the iteration's rounding keys).
+ */
+function storeBack(b: i32, blk: usize, len: i32, reg: usize, st: usize): void {
+  const it = load<u32>(quant, 24), start = <u32> (blk >> 2);
+  if (rFmt != 0) encodeBlock(rFmt, regrets, rScales, b, start, len, reg, rSeed, it, rStoch);
+  if (sFmt != 0) encodeBlock(sFmt, strat, sScales, b, start, len, st, sSeed, it, sStoch);
 }
 
 /**
@@ -216,10 +266,16 @@ function visit(n: u32, d: u32, p: i32, opp: usize, act: usize, nAct: i32, out: u
     return;
   }
   const q = <i32> (info >> 24), Hq = q ? H1 : H0;
-  const blk = <usize> load<u32>(offsets + (<usize> load<i32>(rec, 8) << 2)) << 2;
+  const bi = load<i32>(rec, 8), len = <i32> A * Hq;
+  const blk = <usize> load<u32>(offsets + (<usize> bi << 2)) << 2;
+  // Quantized regrets decode into the depth's evaluation slot (unused by training).
+  const dec = ca + actB;
   if (q != p) {
-    // The opponent's reach through every action at once (row a of sig: opp * sigma_a).
-    regretMatchReach(regrets + blk, sig, A, Hq, opp);
+    // The opponent's reach through every action at once (row a of sig: opp * sigma_a). Where
+    // no four-hand chunk of the reach has a bit set, regretMatchReach reads no regret: a
+    // quantized block is not decoded then.
+    const reg = rFmt != 0 && !anyBits(opp, Hq) ? dec : regretAt(bi, blk, len, dec);
+    regretMatchReach(reg, sig, A, Hq, opp);
     if (!reach) memory.fill(out, 0, <usize> H << 2);
     for (let a: u32 = 0; a < A; a++) {
       visit(first + a, d + 1, p, sig + (<usize> (a * Hq) << 2), act, nAct, vals);
@@ -234,19 +290,22 @@ function visit(n: u32, d: u32, p: i32, opp: usize, act: usize, nAct: i32, out: u
     }
     return;
   }
-  regretMatch(regrets + blk, sig, A, Hq, sum, den);
+  const reg = regretAt(bi, blk, len, dec);
+  regretMatch(reg, sig, A, Hq, sum, den);
   for (let a: u32 = 0; a < A; a++) {
     const row = vals + (<usize> (a * H) << 2);
     if (nAct == 0) memory.fill(row, 0, <usize> H << 2);
     else visit(first + a, d + 1, p, opp, act, nAct, row);
   }
+  // A quantized strategy decodes into the next depth's values (free once the children ran).
+  const st = strategyAt(bi, blk, len, vals + depthB);
   const mx = traverserDcfr(
     sig,
     vals,
     act,
     out,
-    regrets + blk,
-    strat + blk,
+    reg,
+    st,
     A,
     H,
     alphaPos,
@@ -255,6 +314,7 @@ function visit(n: u32, d: u32, p: i32, opp: usize, act: usize, nAct: i32, out: u
     acc,
   );
   if (!(mx < Infinity)) bad = 1;
+  else if (quant != 0) storeBack(bi, blk, len, reg, st);
 }
 
 /** PostflopGame.terminalValues on the Wasm kernels (fold formula or showdown). */
@@ -383,8 +443,9 @@ export function evaluate(p: i32, opp: usize, outB: usize, outE: usize, ph: i32):
  * strategy scratch (unused between walks), whose byte offset it returns.
  */
 export function average(b: u32, A: i32, H: i32): usize {
-  const out = depth0 + wideB;
-  regretMatch(strat + (<usize> load<u32>(offsets + (<usize> b << 2)) << 2), out, A, H, sum, den);
+  const out = depth0 + wideB, blk = <usize> load<u32>(offsets + (<usize> b << 2)) << 2;
+  const dec = out + wideB + reachB + actB;
+  regretMatch(strategyAt(<i32> b, blk, A * H, dec), out, A, H, sum, den);
   return out;
 }
 
@@ -445,10 +506,12 @@ function evalVisit(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE: usize)
     return;
   }
   const q = <i32> (info >> 24), Hq = q ? H1 : H0;
-  const blk = <usize> load<u32>(offsets + (<usize> load<i32>(rec, 8) << 2)) << 2;
+  const bi = load<i32>(rec, 8), len = <i32> A * Hq;
+  const blk = <usize> load<u32>(offsets + (<usize> bi << 2)) << 2;
+  // A quantized strategy decodes into valsE, read before the children write their values there.
   if (q != p) {
     // As in visit: row a of sig holds the opponent's reach through action a.
-    regretMatchReach(strat + blk, sig, A, Hq, opp);
+    regretMatchReach(strategyAt(bi, blk, len, valsE), sig, A, Hq, opp);
     if (!reach) {
       memory.fill(outB, 0, <usize> H << 2);
       memory.fill(outE, 0, <usize> H << 2);
@@ -467,13 +530,19 @@ function evalVisit(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE: usize)
     for (let a: u32 = 0; a < A; a++) evalVisit(first + a, d + 1, p, opp, vals, valsE);
     return;
   }
-  regretMatch(strat + blk, sig, A, Hq, sum, den);
+  regretMatch(strategyAt(bi, blk, len, valsE), sig, A, Hq, sum, den);
   for (let a: u32 = 0; a < A; a++) {
     const row = <usize> (a * H) << 2;
     evalVisit(first + a, d + 1, p, opp, vals + row, valsE + row);
   }
   maxValues(vals, A, H, outB);
   mixValues(sig, valsE, A, H, outE);
+}
+
+/** Whether a four-element chunk of x[0, n) (rounded up to 4) has a bit set (see regretMatchReach). */
+function anyBits(x: usize, n: i32): bool {
+  for (let i = 0; i < n; i += 4) if (v128.any_true(v128.load(x + (<usize> i << 2)))) return true;
+  return false;
 }
 
 /** walk.ts anyPositive: whether some x[i] > 0, i < n. */
