@@ -2,7 +2,7 @@ import { equal, ok } from "node:assert/strict";
 import { HIVE_NETS } from "../../src/alphazero/hive.ts";
 import { HiveGame } from "../../src/hive/game.ts";
 import { encodeHiveModel } from "../../src/nn/model_file.ts";
-import { searchBestMove } from "../../src/uhp/alphabeta.ts";
+import { evaluate as staticScore, searchBestMove } from "../../src/uhp/alphabeta.ts";
 import { UhpEngine } from "../../src/uhp/engine.ts";
 import {
   loadUhpModel,
@@ -372,4 +372,49 @@ Deno.test("mcts player: the evaluation cache answers positions seen before, same
   const off = new MctsPlayer(new SyncHiveNet(w), { ...MCTS_PLAYER_DEFAULTS, cacheSize: 0 });
   equal(off.search(b, 120).move, first.move);
   equal(off.cacheHits, 0);
+});
+
+Deno.test("mcts player: hybrid values blend the network's value with tanh(static score / scale)", () => {
+  const stub = {
+    evaluate: (_g: HiveGame, legal: number[]) => ({
+      priors: new Float32Array(legal.length).fill(1 / legal.length),
+      value: 0.3,
+    }),
+  };
+  const g = position(BEFORE_WIN.slice(0, 8));
+  const score = staticScore(g, new Int32Array(2048), 0);
+  ok(score !== 0, "a position the static score does not call level");
+  for (const [mix, scale] of [[0, 200], [0.25, 200], [1, 50]]) {
+    const p = new MctsPlayer(stub, { ...MCTS_PLAYER_DEFAULTS, valueMix: mix, valueScale: scale });
+    // One playout: the root's own evaluation is its value.
+    const r = p.search(g, 1);
+    const want = (1 - mix) * 0.3 + mix * Math.tanh(score / scale);
+    ok(Math.abs(r.value - want) < 1e-6, `mix ${mix}: ${r.value}, want ${want}`);
+  }
+  equal(g.turn, 8);
+});
+
+Deno.test("mcts player: lazy network calls score new leaves statically and call it at visited nodes", () => {
+  let calls = 0;
+  const counting = {
+    evaluate: (g: HiveGame, legal: number[]) => {
+      calls++;
+      return uniformHiveEvaluator.evaluate(g, legal);
+    },
+  };
+  const g = position(BEFORE_WIN.slice(0, 8));
+  const lazy = (netVisits: number) =>
+    new MctsPlayer(counting, { ...MCTS_PLAYER_DEFAULTS, netVisits, cacheSize: 0 });
+  // Never visited enough: the root's evaluation is the only network call.
+  calls = 0;
+  equal(lazy(1e9).search(g, 300).playouts, 300);
+  equal(calls, 1);
+  // At one visit, each node the search passes through again gets the network once.
+  calls = 0;
+  lazy(1).search(g, 300);
+  ok(calls > 1 && calls < 300, `${calls} network calls for 300 playouts`);
+  // The solver still proves the win in three.
+  const r = lazy(4).search(position(MATE_IN_2), 5000);
+  equal(r.proven?.result, 1);
+  equal(r.proven?.plies, 3);
 });
