@@ -1,6 +1,6 @@
 // `deno task bench hive-strength [games=N] [first=K] [budget=S] [model=FILE] [model2=FILE]
 // [playouts=N] [ms=N] [plies=N] [pairs=a:b,...|none] [batch=N] [discount=X] [reuse=0|1]
-// [cap-aware=0|1] [win1-store=FILE] [mix=X] [mix-scale=S] [net-visits=N]`:
+// [cap-aware=0|1] [win1-store=FILE] [mix=X] [mix-scale=S] [net-visits=N] [surround=K]`:
 // the strength ladder of the Hive players (see strength.ts) with the shipped network by default.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
@@ -83,7 +83,9 @@ export const suite: BenchSuite = {
       ...mctsConfig,
       valueMix: mix,
       valueScale: num("mix-scale", MCTS_PLAYER_DEFAULTS.valueScale),
+      surroundPrior: num("surround", 0),
     };
+    const sp = hybridConfig.surroundPrior ? `s${hybridConfig.surroundPrior}` : "";
     // The lazy hybrids (lazy, lazy-time): static values at new leaves, the network's priors once a
     // node has `net-visits` visits (MctsPlayerConfig.netVisits).
     const netVisits = Math.max(1, Math.floor(num("net-visits", 8)));
@@ -107,22 +109,22 @@ export const suite: BenchSuite = {
         case "hybrid":
           return named(
             mctsLadderPlayer(net, { playouts }, hybridConfig),
-            `hybrid${mix}-${playouts}`,
+            `hybrid${mix}${sp}-${playouts}`,
           );
         case "hybrid-time":
           return named(
             mctsLadderPlayer(net, { timeMs: ms }, hybridConfig),
-            `hybrid${mix}-${ms}ms`,
+            `hybrid${mix}${sp}-${ms}ms`,
           );
         case "lazy":
           return named(
             mctsLadderPlayer(net, { playouts }, lazyConfig),
-            `lazy${netVisits}-${playouts}`,
+            `lazy${netVisits}${sp}-${playouts}`,
           );
         case "lazy-time":
           return named(
             mctsLadderPlayer(net, { timeMs: ms }, lazyConfig),
-            `lazy${netVisits}-${ms}ms`,
+            `lazy${netVisits}${sp}-${ms}ms`,
           );
         case "policy2":
           return named(policyLadderPlayer(second(name)), "policy (model2)");
@@ -242,7 +244,8 @@ export const suite: BenchSuite = {
         `; hybrid players: valueMix ${hybridConfig.valueMix}, valueScale ${hybridConfig.valueScale} ` +
         `(leaf value = (1 - mix) x network + mix x tanh(alpha-beta static score / scale)); lazy ` +
         `players: new leaves get equal priors and the static value, the network's priors once a ` +
-        `node has ${netVisits} visits` +
+        `node has ${netVisits} visits; surround priors x exp(${hybridConfig.surroundPrior} x gain) ` +
+        `for hybrid and lazy players` +
         (first > 0 ? `; games from index ${first} of each match` : "") +
         (budget > 0 ? `; no game started after ${budget} s` : "") + ".",
       "Targets (issue 17): MCTS at 1 s/move >= 99 % vs random and >= 75 % vs alpha-beta at 1 s " +

@@ -12,6 +12,7 @@ import {
   PolicyPlayer,
   proveNode,
   ReferenceHiveNet,
+  surroundGains,
   SyncHiveNet,
   uniformHiveEvaluator,
   winningMove,
@@ -417,4 +418,41 @@ Deno.test("mcts player: lazy network calls score new leaves statically and call 
   const r = lazy(4).search(position(MATE_IN_2), 5000);
   equal(r.proven?.result, 1);
   equal(r.proven?.plies, 3);
+});
+
+Deno.test("surroundGains: the change of (enemy - own queen neighbours) each move makes, by replay", () => {
+  const g = position(BEFORE_WIN);
+  const moves = g.validMoves();
+  const gains = surroundGains(g, moves);
+  const me = g.turn & 1;
+  const win = winningMove(g, moves)!;
+  ok(gains[moves.indexOf(win)] >= 1, "the winning move closes in on the enemy queen");
+  let closing = 0;
+  for (let i = 0; i < moves.length; i++) {
+    const before = g.queenNeighbors(1 - me) - g.queenNeighbors(me);
+    g.play(moves[i]);
+    equal(
+      gains[i],
+      g.queenNeighbors(1 - me) - g.queenNeighbors(me) - before,
+      g.moveString(moves[i]),
+    );
+    g.undo();
+    if (gains[i] > 0) closing++;
+  }
+  ok(closing > 0 && closing < moves.length, `${closing} of ${moves.length} moves close in`);
+  // Tilted priors: with equal network priors each root move gets exp(k x gain) (a position one ply
+  // earlier, with no win in one, so the root keeps every move).
+  g.undo();
+  const moves2 = g.validMoves(), gains2 = surroundGains(g, moves2);
+  equal(winningMove(g, moves2), null);
+  ok(new Set(gains2).size > 1, "moves of different gains");
+  const p = new MctsPlayer(uniformHiveEvaluator, { ...MCTS_PLAYER_DEFAULTS, surroundPrior: 1 });
+  p.search(g, 1);
+  const st = p.rootPriors();
+  const z = gains2.reduce((a, x) => a + Math.exp(x), 0);
+  for (let i = 0; i < moves2.length; i++) {
+    equal(st.moves[i], moves2[i]);
+    const want = Math.exp(gains2[i]) / z;
+    ok(Math.abs(st.priors[i] - want) < 1e-6, `prior of ${g.moveString(moves2[i])}`);
+  }
 });
