@@ -6,6 +6,7 @@ import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "..
 import { KibitzError } from "../errors.ts";
 import {
   DEFAULT_HIVE_MODEL,
+  HYBRID_SEARCH,
   MCTS_PLAYER_DEFAULTS,
   type MctsPlayerConfig,
   SyncHiveNet,
@@ -76,14 +77,15 @@ export const suite: BenchSuite = {
     if (kv.has("reuse")) mctsConfig.reuseTree = num("reuse", 1) > 0;
     if (kv.has("cap-aware") && num("cap-aware", 1) === 0) mctsConfig.maxPlies = Infinity;
     // The hybrid players (hybrid, hybrid-time): MCTS whose leaf values blend the network's with the
-    // alpha-beta player's static score (MctsPlayerConfig.valueMix), labelled apart from "mcts".
-    const mix = num("mix", 0.5);
+    // alpha-beta player's static score (MctsPlayerConfig.valueMix) and whose priors lean towards
+    // queen-surround gains (surroundPrior), labelled apart from "mcts"; HYBRID_SEARCH by default.
+    const mix = num("mix", HYBRID_SEARCH.valueMix!);
     if (mix > 1) throw new KibitzError("bad_args", "mix must be in [0, 1]");
     const hybridConfig: Partial<MctsPlayerConfig> = {
       ...mctsConfig,
       valueMix: mix,
       valueScale: num("mix-scale", MCTS_PLAYER_DEFAULTS.valueScale),
-      surroundPrior: num("surround", 0),
+      surroundPrior: num("surround", HYBRID_SEARCH.surroundPrior!),
     };
     const sp = hybridConfig.surroundPrior ? `s${hybridConfig.surroundPrior}` : "";
     // The lazy hybrids (lazy, lazy-time): static values at new leaves, the network's priors once a

@@ -319,6 +319,17 @@ export const MCTS_PLAYER_DEFAULTS: MctsPlayerConfig = {
   surroundPrior: 0,
 };
 
+/**
+ * The hybrid search's settings (UHP option Hybrid 1, ladder players hybrid-time with mix=0.5
+ * surround=2): leaf values half network, half tanh(static score / 200), and priors tilted by
+ * exp(2 x surround gain).
+ */
+export const HYBRID_SEARCH: Partial<MctsPlayerConfig> = {
+  valueMix: 0.5,
+  valueScale: 200,
+  surroundPrior: 2,
+};
+
 /** One leaf collected for a batch: its path from the root and its legal moves. */
 interface PendingLeaf {
   path: Node[];
@@ -343,8 +354,15 @@ export class MctsPlayer implements UhpPlayer {
 
   constructor(
     readonly net: HiveEvaluator,
-    readonly config: MctsPlayerConfig = MCTS_PLAYER_DEFAULTS,
+    public config: MctsPlayerConfig = MCTS_PLAYER_DEFAULTS,
   ) {}
+
+  /** Changes settings between searches; the tree and the evaluation cache start afresh. */
+  configure(over: Partial<MctsPlayerConfig>): void {
+    this.config = { ...this.config, ...over };
+    this.tree = null;
+    this.cache.clear();
+  }
 
   /** UhpPlayer: depth N means N x PLAYOUTS_PER_DEPTH playouts; timeMs bounds the wall time. */
   bestMove(game: HiveGame, limits: { depth?: number; timeMs?: number }): number {
@@ -684,11 +702,22 @@ export const DEFAULT_HIVE_MODEL: string = new URL(
 ).pathname;
 
 /** Loads a model file (or checkpoint) as the engine's MCTS player, named by its metadata. */
-export async function loadUhpModel(path: string): Promise<UhpModel & { mcts: MctsPlayer }> {
+export async function loadUhpModel(
+  path: string,
+): Promise<UhpModel & { mcts: MctsPlayer; setHybrid(on: boolean): void }> {
   const m = await loadHiveModel(path);
   const base = path.slice(path.lastIndexOf("/") + 1);
   const name = typeof m.meta.name === "string" ? m.meta.name : base;
   const c = m.weights.config;
   const mcts = new MctsPlayer(new SyncHiveNet(m.weights));
-  return { name: `${name} ${c.blocks}x${c.filters}`, player: mcts, mcts };
+  let hybrid = false;
+  const setHybrid = (on: boolean) => {
+    if (on === hybrid) return;
+    hybrid = on;
+    const d = MCTS_PLAYER_DEFAULTS;
+    mcts.configure(
+      on ? HYBRID_SEARCH : { valueMix: d.valueMix, valueScale: d.valueScale, surroundPrior: 0 },
+    );
+  };
+  return { name: `${name} ${c.blocks}x${c.filters}`, player: mcts, mcts, setHybrid };
 }

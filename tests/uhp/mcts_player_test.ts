@@ -5,6 +5,7 @@ import { encodeHiveModel } from "../../src/nn/model_file.ts";
 import { evaluate as staticScore, searchBestMove } from "../../src/uhp/alphabeta.ts";
 import { UhpEngine } from "../../src/uhp/engine.ts";
 import {
+  HYBRID_SEARCH,
   loadUhpModel,
   MCTS_PLAYER_DEFAULTS,
   MctsPlayer,
@@ -70,6 +71,16 @@ Deno.test("uhp: a loaded model answers bestmove with MCTS, info names it, UseMod
     // Policy-only play picks one legal move from one evaluation.
     const pol = new PolicyPlayer(model.mcts.net);
     ok(e.game!.isValid(pol.bestMove(e.game!)));
+    // Hybrid 1 switches the search's settings to HYBRID_SEARCH, 0 back to the defaults.
+    equal(e.handle("options get Hybrid"), "Hybrid;int;0;0;0;1\nok");
+    e.handle("options set Hybrid 1");
+    ok(e.game!.isValid(e.game!.parseMove(e.handle("bestmove depth 1").split("\n")[0])));
+    equal(model.mcts.config.surroundPrior, HYBRID_SEARCH.surroundPrior);
+    equal(model.mcts.config.valueMix, HYBRID_SEARCH.valueMix);
+    e.handle("options set Hybrid 0");
+    e.handle("bestmove depth 1");
+    equal(model.mcts.config.surroundPrior, 0);
+    equal(model.mcts.config.valueMix, 0);
     e.handle("options set UseModel 0");
     const ab = e.handle("bestmove depth 1").split("\n")[0];
     equal(ab, e.game!.moveString(searchBestMove(e.game!, { depth: 1 }).move));
