@@ -61,7 +61,8 @@ await runMain(async () => {
       oversample: {
         type: "string",
         default: "1",
-        help: "positions whose move wins at once or leaves the enemy queen 5 neighbours appear " +
+        help:
+          "positions whose move wins at once or brings the enemy queen to 5 neighbours appear " +
           "K times per epoch",
       },
       "no-augment": { type: "boolean", help: "train on the boards as played (no symmetries)" },

@@ -35,8 +35,8 @@ export interface PretrainGame {
 }
 
 /**
- * Marks the plies whose move wins at once or leaves the enemy queen with five neighbours (a win
- * threat) for the mover: the positions a policy trained on whole games sees too rarely (wins in one
+ * Marks the plies whose move wins at once or brings the enemy queen from fewer than five neighbours
+ * to five (a new win threat) for the mover: the positions a policy trained on whole games sees too rarely (wins in one
  * are 0.65 % of the shipped network's training positions). Returns how many were marked.
  */
 export function markTactical(games: PretrainGame[]): number {
@@ -45,10 +45,10 @@ export function markTactical(games: PretrainGame[]): number {
     const g = new HiveGame(pg.gameType);
     pg.tactical = new Uint8Array(pg.moves.length);
     pg.moves.forEach((m, ply) => {
-      const me = g.turn & 1;
+      const me = g.turn & 1, before = g.queenNeighbors(1 - me);
       g.play(m);
       const won = g.outcomeForSideToMove() === -1;
-      if (won || (!g.isOver() && g.queenNeighbors(1 - me) === 5)) {
+      if (won || (!g.isOver() && before < 5 && g.queenNeighbors(1 - me) === 5)) {
         pg.tactical![ply] = 1;
         marked++;
       }

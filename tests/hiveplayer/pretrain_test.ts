@@ -243,19 +243,21 @@ Deno.test("hive-games: --other-random games, the engine against seeded random mo
   });
 });
 
-Deno.test("pretrain: markTactical marks the winning move and five-neighbour threats; oversampling copies them", () => {
+Deno.test("pretrain: markTactical marks the winning move and new five-neighbour threats; oversampling copies them", () => {
   const [pg] =
     prepareGames([{ ...games(1)[0], moves: WON_ENGINE_GAME, result: "WhiteWins" }]).games;
   const n = markTactical([pg]);
   equal(pg.tactical![28], 1, "the last move wins");
-  // Oracle by replay: a ply is marked iff its move ends the game for the mover or leaves the
-  // enemy queen with exactly five neighbours.
+  // Oracle by replay: a ply is marked iff its move ends the game for the mover or brings the
+  // enemy queen from fewer than five neighbours to five.
   const g = new HiveGame("Base+MLP");
   let want = 0;
   for (let ply = 0; ply < pg.moves.length; ply++) {
-    const me = g.turn & 1;
+    const me = g.turn & 1, before = g.queenNeighbors(1 - me);
     g.play(pg.moves[ply]);
-    const hit = g.isOver() ? g.outcomeForSideToMove() === -1 : g.queenNeighbors(1 - me) === 5;
+    const hit = g.isOver()
+      ? g.outcomeForSideToMove() === -1
+      : before < 5 && g.queenNeighbors(1 - me) === 5;
     equal(pg.tactical![ply], hit ? 1 : 0, `ply ${ply}`);
     if (hit) want++;
   }
