@@ -466,4 +466,22 @@ Deno.test("surroundGains: the change of (enemy - own queen neighbours) each move
     const want = Math.exp(gains2[i]) / z;
     ok(Math.abs(st.priors[i] - want) < 1e-6, `prior of ${g.moveString(moves2[i])}`);
   }
+  // The batched path (leaves replayed after the batch) tilts the same way as one at a time.
+  const w = initWeights(HIVE_NETS.tiny, 5);
+  const tilted = (batch: number) => {
+    const q = new MctsPlayer(new SyncHiveNet(w), {
+      ...MCTS_PLAYER_DEFAULTS,
+      surroundPrior: 1.5,
+      batch,
+    });
+    q.search(g, 40);
+    return q.rootPriors().priors;
+  };
+  const one = tilted(1), eight = tilted(8);
+  const raw = new SyncHiveNet(w).evaluate(g, moves2).priors;
+  const z2 = raw.reduce((a, x, i) => a + x * Math.exp(1.5 * gains2[i]), 0);
+  for (let i = 0; i < moves2.length; i++) {
+    const want = raw[i] * Math.exp(1.5 * gains2[i]) / z2;
+    ok(Math.abs(one[i] - want) < 1e-6 && Math.abs(eight[i] - want) < 1e-6, `prior ${i}`);
+  }
 });
