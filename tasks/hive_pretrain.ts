@@ -58,6 +58,13 @@ await runMain(async () => {
       },
       "engine-depth": { type: "string", default: "1", help: "alpha-beta depth of those scores" },
       "engine-scale": { type: "string", default: "200", help: "score scale of the tanh squash" },
+      oversample: {
+        type: "string",
+        default: "1",
+        help:
+          "positions whose move wins at once or brings the enemy queen to 5 neighbours appear " +
+          "K times per epoch",
+      },
       "no-augment": { type: "boolean", help: "train on the boards as played (no symmetries)" },
       backend: {
         type: "string",
@@ -114,6 +121,7 @@ await runMain(async () => {
       depth: intOption(v, "engine-depth", 1, 1, 4),
       scale,
     },
+    oversample: intOption(v, "oversample", 1, 1, 100),
     lrMax: numberOption(v, "lr-max", 0.02),
     lrMin: numberOption(v, "lr-min", 0.0005),
     augment: v["no-augment"] !== true,

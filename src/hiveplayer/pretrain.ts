@@ -30,6 +30,45 @@ export interface PretrainGame {
   values: number[];
   /** Value targets used instead of `values` in training when set (see mixEngineValues). */
   targets?: number[];
+  /** Plies whose move is oversampled in training (see markTactical), when marked. */
+  tactical?: Uint8Array;
+}
+
+/**
+ * Marks the plies whose move wins at once or brings the enemy queen from fewer than five neighbours
+ * to five (a new win threat) for the mover: the positions a policy trained on whole games sees too rarely (wins in one
+ * are 0.65 % of the shipped network's training positions). Returns how many were marked.
+ */
+export function markTactical(games: PretrainGame[]): number {
+  let marked = 0;
+  for (const pg of games) {
+    const g = new HiveGame(pg.gameType);
+    pg.tactical = new Uint8Array(pg.moves.length);
+    pg.moves.forEach((m, ply) => {
+      const me = g.turn & 1, before = g.queenNeighbors(1 - me);
+      g.play(m);
+      const won = g.outcomeForSideToMove() === -1;
+      if (won || (!g.isOver() && before < 5 && g.queenNeighbors(1 - me) === 5)) {
+        pg.tactical![ply] = 1;
+        marked++;
+      }
+    });
+  }
+  return marked;
+}
+
+/** The samples plus `k - 1` more copies of each one on a marked (tactical) ply. */
+export function oversampleTactical(
+  games: PretrainGame[],
+  samples: PretrainSample[],
+  k: number,
+): PretrainSample[] {
+  if (k <= 1) return samples;
+  const out = [...samples];
+  for (const s of samples) {
+    if (games[s.game].tactical?.[s.ply]) { for (let c = 1; c < k; c++) out.push({ ...s }); }
+  }
+  return out;
 }
 
 /** Replays stored games to packed moves; games that do not replay are counted and skipped. */
@@ -279,6 +318,8 @@ export interface PretrainOptions {
   winnerMovesOnly?: boolean;
   /** Stop after this epoch (the schedule still spans `epochs`); 0 or absent: run them all. */
   stopAfter?: number;
+  /** Each marked (markTactical) position appears this many times per epoch (1 or absent: once). */
+  oversample?: number;
 }
 
 /** One epoch's report. */
@@ -325,7 +366,11 @@ export async function pretrain(
   const reports: EpochReport[] = [];
   for (let epoch = 1; epoch <= o.epochs; epoch++) {
     const t0 = performance.now();
-    const s = samplesOf(train, o.augment ? "random" : 0, rand);
+    const s = oversampleTactical(
+      train,
+      samplesOf(train, o.augment ? "random" : 0, rand),
+      o.oversample ?? 1,
+    );
     for (let i = s.length - 1; i > 0; i--) {
       const j = Math.floor(rand() * (i + 1));
       [s[i], s[j]] = [s[j], s[i]];

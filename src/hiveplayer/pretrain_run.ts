@@ -11,6 +11,7 @@ import { countParams, initWeights } from "../nn/params.ts";
 import { readGameStore, type StoredGame } from "../sgf/store.ts";
 import {
   type EpochReport,
+  markTactical,
   mixEngineValues,
   prepareGames,
   pretrain,
@@ -54,6 +55,8 @@ export interface PretrainRun {
    * lambda x tanh(alpha-beta score at `depth` / `scale`) + (1 - lambda) x result.
    */
   engineValues?: { lambda: number; depth: number; scale: number };
+  /** Training positions whose move wins or threatens to (markTactical) appear this many times. */
+  oversample?: number;
   backend: string;
   seed: number;
   say: (text: string) => void;
@@ -103,6 +106,10 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
     );
     mixEngineValues(train, ev, (k) => o.step(`engine values: ${k}/${train.length} games`));
   }
+  if ((o.oversample ?? 1) > 1) {
+    const marked = markTactical(train);
+    o.say(`oversampling ${marked} tactical positions (wins in one, threats) x ${o.oversample}`);
+  }
   const valBatches = validationBatches(val, o.valPositions, o.batch, o.seed);
   const steps = pretrainSteps(trainPositions, o.epochs, o.batch, o.positionsPerEpoch);
   const weights = o.init ? await initFrom(o.init, o.net) : initWeights(o.net, o.seed);
@@ -136,6 +143,7 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
         augment: o.augment,
         winnerMovesOnly: o.winnerMovesOnly ?? false,
         stopAfter: o.stopAfter ?? 0,
+        oversample: o.oversample ?? 1,
         seed: o.seed,
         sgd,
         positionsPerEpoch: o.positionsPerEpoch,

@@ -1,11 +1,12 @@
 // `deno task bench hive-strength [games=N] [first=K] [budget=S] [model=FILE] [model2=FILE]
 // [playouts=N] [ms=N] [plies=N] [pairs=a:b,...|none] [batch=N] [discount=X] [reuse=0|1]
-// [cap-aware=0|1] [win1-store=FILE]`:
+// [cap-aware=0|1] [win1-store=FILE] [mix=X] [mix-scale=S] [net-visits=N] [surround=K]`:
 // the strength ladder of the Hive players (see strength.ts) with the shipped network by default.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
 import {
   DEFAULT_HIVE_MODEL,
+  HYBRID_SEARCH,
   MCTS_PLAYER_DEFAULTS,
   type MctsPlayerConfig,
   SyncHiveNet,
@@ -75,6 +76,22 @@ export const suite: BenchSuite = {
     if (kv.has("discount")) mctsConfig.discount = num("discount", 0);
     if (kv.has("reuse")) mctsConfig.reuseTree = num("reuse", 1) > 0;
     if (kv.has("cap-aware") && num("cap-aware", 1) === 0) mctsConfig.maxPlies = Infinity;
+    // The hybrid players (hybrid, hybrid-time): MCTS whose leaf values blend the network's with the
+    // alpha-beta player's static score (MctsPlayerConfig.valueMix) and whose priors lean towards
+    // queen-surround gains (surroundPrior), labelled apart from "mcts"; HYBRID_SEARCH by default.
+    const mix = num("mix", HYBRID_SEARCH.valueMix!);
+    if (mix > 1) throw new KibitzError("bad_args", "mix must be in [0, 1]");
+    const hybridConfig: Partial<MctsPlayerConfig> = {
+      ...mctsConfig,
+      valueMix: mix,
+      valueScale: num("mix-scale", MCTS_PLAYER_DEFAULTS.valueScale),
+      surroundPrior: num("surround", HYBRID_SEARCH.surroundPrior!),
+    };
+    const sp = hybridConfig.surroundPrior ? `s${hybridConfig.surroundPrior}` : "";
+    // The lazy hybrids (lazy, lazy-time): static values at new leaves, the network's priors once a
+    // node has `net-visits` visits (MctsPlayerConfig.netVisits).
+    const netVisits = Math.max(1, Math.floor(num("net-visits", 8)));
+    const lazyConfig: Partial<MctsPlayerConfig> = { ...hybridConfig, netVisits };
     const make = (name: string, seed: number): LadderPlayer => {
       switch (name) {
         case "random":
@@ -91,6 +108,26 @@ export const suite: BenchSuite = {
           return mctsLadderPlayer(net, { playouts }, mctsConfig);
         case "mcts-time":
           return mctsLadderPlayer(net, { timeMs: ms }, mctsConfig);
+        case "hybrid":
+          return named(
+            mctsLadderPlayer(net, { playouts }, hybridConfig),
+            `hybrid${mix}${sp}-${playouts}`,
+          );
+        case "hybrid-time":
+          return named(
+            mctsLadderPlayer(net, { timeMs: ms }, hybridConfig),
+            `hybrid${mix}${sp}-${ms}ms`,
+          );
+        case "lazy":
+          return named(
+            mctsLadderPlayer(net, { playouts }, lazyConfig),
+            `lazy${netVisits}${sp}-${playouts}`,
+          );
+        case "lazy-time":
+          return named(
+            mctsLadderPlayer(net, { timeMs: ms }, lazyConfig),
+            `lazy${netVisits}${sp}-${ms}ms`,
+          );
         case "policy2":
           return named(policyLadderPlayer(second(name)), "policy (model2)");
         case "mcts2":
@@ -206,6 +243,11 @@ export const suite: BenchSuite = {
           JSON.stringify({ ...MCTS_PLAYER_DEFAULTS, ...mctsConfig })
         }; ` +
         `mcts = ${playouts} playouts per move, time players ${ms} ms per move` +
+        `; hybrid players: valueMix ${hybridConfig.valueMix}, valueScale ${hybridConfig.valueScale} ` +
+        `(leaf value = (1 - mix) x network + mix x tanh(alpha-beta static score / scale)); lazy ` +
+        `players: new leaves get equal priors and the static value, the network's priors once a ` +
+        `node has ${netVisits} visits; surround priors x exp(${hybridConfig.surroundPrior} x gain) ` +
+        `for hybrid and lazy players` +
         (first > 0 ? `; games from index ${first} of each match` : "") +
         (budget > 0 ? `; no game started after ${budget} s` : "") + ".",
       "Targets (issue 17): MCTS at 1 s/move >= 99 % vs random and >= 75 % vs alpha-beta at 1 s " +

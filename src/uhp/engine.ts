@@ -22,6 +22,8 @@ export const alphaBetaPlayer: UhpPlayer = {
 export interface UhpModel {
   name: string;
   player: UhpPlayer;
+  /** Switches the player's hybrid search on or off (the Hybrid option), when it has one. */
+  setHybrid?(on: boolean): void;
 }
 
 interface IntOption {
@@ -103,6 +105,15 @@ export class UhpEngine {
         max: 1,
         help: "1: bestmove uses MCTS with the loaded network; 0: alpha-beta",
       };
+      if (model.setHybrid) {
+        this.options.Hybrid = {
+          value: 0,
+          def: 0,
+          min: 0,
+          max: 1,
+          help: "1: MCTS blends the alpha-beta static score into values and priors (HYBRID_SEARCH)",
+        };
+      }
     }
   }
 
@@ -217,6 +228,7 @@ export class UhpEngine {
     if (this.model && this.options.UseModel?.value === 1) {
       // The network player stops at the time given and never after BestMoveMaxTime.
       const cap = this.options.BestMoveMaxTime.value * 1000;
+      this.model.setHybrid?.(this.options.Hybrid?.value === 1);
       move = this.model.player.bestMove(g, {
         ...limits,
         timeMs: Math.min(limits.timeMs ?? cap, cap),

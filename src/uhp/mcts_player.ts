@@ -21,6 +21,7 @@ import { type CpuTensor, cpuTensor } from "../nn/tensor.ts";
 import { loadHiveModel } from "../nn/model_file.ts";
 import { FastInference } from "../nn/cpu/fast_infer.ts";
 import type { UhpModel, UhpPlayer } from "./engine.ts";
+import { evaluate as staticScore } from "./alphabeta.ts";
 
 /** Playouts per unit of `bestmove depth N` (depth N = N x this many playouts). */
 export const PLAYOUTS_PER_DEPTH = 100;
@@ -169,7 +170,9 @@ class Node {
   vl = 0;
   /** Collected for the current batch and not yet evaluated. */
   pending = false;
-  constructor(readonly move: number, readonly prior: number) {}
+  /** Expanded with equal priors and a static value; the network has not seen it yet (netVisits). */
+  lazy = false;
+  constructor(readonly move: number, public prior: number) {}
 }
 
 /**
@@ -270,6 +273,32 @@ export interface MctsPlayerConfig {
    * oldest entry goes first.
    */
   cacheSize: number;
+  /**
+   * Hybrid leaf values: a leaf's value is (1 - valueMix) x the network's value + valueMix x
+   * tanh(s / valueScale), where s is the alpha-beta player's static score (queen surround x 100 +
+   * mobility, side to move's view). 0 = the network alone (the learned player); above 0 the player
+   * is a hybrid with a hand-written evaluation inside, and is labelled so in the ladder.
+   */
+  valueMix: number;
+  /** Score scale of the hybrid value's tanh (200: one queen neighbour = tanh(0.5)). */
+  valueScale: number;
+  /**
+   * Lazy network calls (0 = off: every new leaf is evaluated by the network). Above 0 a new leaf
+   * below the root is expanded with equal priors and the static value tanh(score / valueScale)
+   * alone, and the network is called for a node's priors only once the search has visited it
+   * this many times: the expensive evaluation goes to the nodes the search keeps coming back to,
+   * and the rest of the tree costs a static score each (tens of times cheaper). A hybrid player;
+   * leaves are then taken one at a time (batch 1).
+   */
+  netVisits: number;
+  /**
+   * Surround priors (0 = off): each expanded node's priors are multiplied by
+   * exp(surroundPrior x gain) and renormalized, where gain is how much the move changes (enemy
+   * queen's neighbours - own queen's neighbours) for the mover. The search then looks first at
+   * the moves that close in on a queen or free one, which a weak policy ranks low. Hand-written
+   * knowledge: a hybrid player.
+   */
+  surroundPrior: number;
 }
 
 /** Seed 003's c_puct and src/mcts's first-play urgency. */
@@ -284,6 +313,21 @@ export const MCTS_PLAYER_DEFAULTS: MctsPlayerConfig = {
   discount: 0.01,
   maxPlies: Infinity,
   cacheSize: 50_000,
+  valueMix: 0,
+  valueScale: 200,
+  netVisits: 0,
+  surroundPrior: 0,
+};
+
+/**
+ * The hybrid search's settings (UHP option Hybrid 1, ladder players hybrid-time with mix=0.5
+ * surround=2): leaf values half network, half tanh(static score / 200), and priors tilted by
+ * exp(2 x surround gain).
+ */
+export const HYBRID_SEARCH: Partial<MctsPlayerConfig> = {
+  valueMix: 0.5,
+  valueScale: 200,
+  surroundPrior: 2,
 };
 
 /** One leaf collected for a batch: its path from the root and its legal moves. */
@@ -294,6 +338,8 @@ interface PendingLeaf {
   key: string;
   /** The evaluation when the evaluator cannot batch (taken at once). */
   eval: HiveEvaluation | null;
+  /** The hybrid value's static part, tanh(score / valueScale) (0 when valueMix is 0). */
+  stat: number;
 }
 
 /** PUCT search with the network: the most visited root move after the playout or time budget. */
@@ -302,13 +348,21 @@ export class MctsPlayer implements UhpPlayer {
   /** The last search's tree and the move history of its root position (tree reuse). */
   private tree: { root: Node; history: number[] } | null = null;
   private readonly cache = new Map<string, HiveEvaluation>();
+  private readonly scoreBuf = new Int32Array(2048);
   /** Evaluations taken from the cache so far. */
   cacheHits = 0;
 
   constructor(
     readonly net: HiveEvaluator,
-    readonly config: MctsPlayerConfig = MCTS_PLAYER_DEFAULTS,
+    public config: MctsPlayerConfig = MCTS_PLAYER_DEFAULTS,
   ) {}
+
+  /** Changes settings between searches; the tree and the evaluation cache start afresh. */
+  configure(over: Partial<MctsPlayerConfig>): void {
+    this.config = { ...this.config, ...over };
+    this.tree = null;
+    this.cache.clear();
+  }
 
   /** UhpPlayer: depth N means N x PLAYOUTS_PER_DEPTH playouts; timeMs bounds the wall time. */
   bestMove(game: HiveGame, limits: { depth?: number; timeMs?: number }): number {
@@ -328,6 +382,12 @@ export class MctsPlayer implements UhpPlayer {
     let node: Node | null = this.tree?.root ?? null;
     for (const m of moves) node = node?.children?.find((k) => k.move === m) ?? null;
     return node?.n ?? 0;
+  }
+
+  /** The last search's root moves and their priors (as the search used them). */
+  rootPriors(): { moves: number[]; priors: number[] } {
+    const kids = this.tree?.root.children ?? [];
+    return { moves: kids.map((k) => k.move), priors: kids.map((k) => k.prior) };
   }
 
   /** Forgets the kept tree (the next search starts afresh). */
@@ -368,7 +428,7 @@ export class MctsPlayer implements UhpPlayer {
     const reused = root.n;
     this.tree = { root, history };
     let done = 0, slowest = 0;
-    const batch = Math.max(1, Math.floor(this.config.batch));
+    const batch = this.config.netVisits > 0 ? 1 : Math.max(1, Math.floor(this.config.batch));
     // Stop when the slowest round so far would no longer fit before the deadline, or (with the
     // win check or the solver) once the root is proven.
     while (
@@ -404,6 +464,7 @@ export class MctsPlayer implements UhpPlayer {
       const path: Node[] = [root];
       let node = root;
       while (node.children && node.terminal === null) {
+        if (node.lazy && node.n >= c.netVisits) this.netPriors(g, node);
         node = this.select(node);
         g.play(node.move);
         path.push(node);
@@ -429,20 +490,30 @@ export class MctsPlayer implements UhpPlayer {
           node.terminal = 1;
           node.dist = 1;
           exact = 1 - c.discount;
+        } else if (c.netVisits > 0 && node !== root) {
+          // Lazy: equal priors and the static value now, the network once visited enough.
+          node.children = legal.map((m) => new Node(m, 1 / legal.length));
+          if (c.surroundPrior > 0) tiltPriors(g, node.children, c.surroundPrior);
+          node.lazy = true;
+          exact = Math.tanh(staticScore(g, this.scoreBuf, 0) / c.valueScale);
         } else {
           const key = c.cacheSize > 0 ? `${g.hashKey()}:${g.turn}` : "";
           const hit = key ? this.cache.get(key) : undefined;
           if (hit && hit.priors.length === legal.length) {
             this.cacheHits++;
             node.children = legal.map((m, j) => new Node(m, hit.priors[j]));
+            if (c.surroundPrior > 0) tiltPriors(g, node.children, c.surroundPrior);
             exact = hit.value;
           } else {
             let ev: HiveEvaluation | null = null;
             if (batching) (this.net as HiveBatchEvaluator).stage(g, legal);
             else ev = this.net.evaluate(g, legal);
+            const stat = c.valueMix > 0
+              ? Math.tanh(staticScore(g, this.scoreBuf, 0) / c.valueScale)
+              : 0;
             node.pending = true;
             for (const p of path) p.vl++;
-            pending.push({ path, legal, key, eval: ev });
+            pending.push({ path, legal, key, eval: ev, stat });
           }
         }
       }
@@ -460,13 +531,23 @@ export class MctsPlayer implements UhpPlayer {
         ? (this.net as HiveBatchEvaluator).flush()
         : pending.map((l) => l.eval!);
       for (let i = 0; i < pending.length; i++) {
-        const { path, legal, key } = pending[i], e = evals[i];
+        const { path, legal, key, stat } = pending[i];
+        const mix = c.valueMix;
+        const e = mix > 0
+          ? { priors: evals[i].priors, value: (1 - mix) * evals[i].value + mix * stat }
+          : evals[i];
         if (key) {
           if (this.cache.size >= c.cacheSize) this.cache.delete(this.cache.keys().next().value!);
           this.cache.set(key, e);
         }
         const leaf = path[path.length - 1];
         leaf.children = legal.map((m, j) => new Node(m, e.priors[j]));
+        if (c.surroundPrior > 0) {
+          // The leaf's position again (the batch was collected with the game undone).
+          for (let j = 1; j < path.length; j++) g.play(path[j].move);
+          tiltPriors(g, leaf.children, c.surroundPrior);
+          for (let j = 1; j < path.length; j++) g.undo();
+        }
         leaf.pending = false;
         for (const p of path) p.vl--;
         this.backup(path, e.value);
@@ -474,6 +555,26 @@ export class MctsPlayer implements UhpPlayer {
       }
     }
     return done;
+  }
+
+  /** Lazy mode: the network's priors for an expanded node (cached like leaf evaluations). */
+  private netPriors(g: HiveGame, node: Node): void {
+    const kids = node.children!, legal = kids.map((k) => k.move);
+    // Its own keys: these entries hold the network's raw value, leaf entries the blended one.
+    const key = this.config.cacheSize > 0 ? `${g.hashKey()}:${g.turn}:p` : "";
+    let e = key ? this.cache.get(key) : undefined;
+    if (!e || e.priors.length !== legal.length) {
+      e = this.net.evaluate(g, legal);
+      if (key) {
+        if (this.cache.size >= this.config.cacheSize) {
+          this.cache.delete(this.cache.keys().next().value!);
+        }
+        this.cache.set(key, e);
+      }
+    } else this.cacheHits++;
+    for (let j = 0; j < kids.length; j++) kids[j].prior = e.priors[j];
+    if (this.config.surroundPrior > 0) tiltPriors(g, kids, this.config.surroundPrior);
+    node.lazy = false;
   }
 
   /** Backs `value` (from the leaf's side to move) up `path`, discounted per ply. */
@@ -536,6 +637,30 @@ function solvedChoice(root: Node): Node {
   return mostVisited(open.length > 0 ? open : kids);
 }
 
+/**
+ * For each move of the side to move: the change it makes to (enemy queen's neighbours - own
+ * queen's neighbours), the mover's view (a queen not yet placed counts 0 neighbours).
+ */
+export function surroundGains(g: HiveGame, moves: number[]): Int8Array {
+  const me = g.turn & 1;
+  const before = g.queenNeighbors(1 - me) - g.queenNeighbors(me);
+  const out = new Int8Array(moves.length);
+  for (let i = 0; i < moves.length; i++) {
+    g.play(moves[i]);
+    out[i] = g.queenNeighbors(1 - me) - g.queenNeighbors(me) - before;
+    g.undo();
+  }
+  return out;
+}
+
+/** Multiplies the children's priors by exp(k x surround gain) and renormalizes them. */
+function tiltPriors(g: HiveGame, kids: Node[], k: number): void {
+  const gains = surroundGains(g, kids.map((c) => c.move));
+  let sum = 0;
+  for (let i = 0; i < kids.length; i++) sum += kids[i].prior *= Math.exp(k * gains[i]);
+  if (sum > 0) { for (const c of kids) c.prior /= sum; }
+}
+
 /** A legal move after which the side that played it has won, or null. */
 export function winningMove(g: HiveGame, legal: number[]): number | null {
   for (const m of legal) {
@@ -577,11 +702,22 @@ export const DEFAULT_HIVE_MODEL: string = new URL(
 ).pathname;
 
 /** Loads a model file (or checkpoint) as the engine's MCTS player, named by its metadata. */
-export async function loadUhpModel(path: string): Promise<UhpModel & { mcts: MctsPlayer }> {
+export async function loadUhpModel(
+  path: string,
+): Promise<UhpModel & { mcts: MctsPlayer; setHybrid(on: boolean): void }> {
   const m = await loadHiveModel(path);
   const base = path.slice(path.lastIndexOf("/") + 1);
   const name = typeof m.meta.name === "string" ? m.meta.name : base;
   const c = m.weights.config;
   const mcts = new MctsPlayer(new SyncHiveNet(m.weights));
-  return { name: `${name} ${c.blocks}x${c.filters}`, player: mcts, mcts };
+  let hybrid = false;
+  const setHybrid = (on: boolean) => {
+    if (on === hybrid) return;
+    hybrid = on;
+    const d = MCTS_PLAYER_DEFAULTS;
+    mcts.configure(
+      on ? HYBRID_SEARCH : { valueMix: d.valueMix, valueScale: d.valueScale, surroundPrior: 0 },
+    );
+  };
+  return { name: `${name} ${c.blocks}x${c.filters}`, player: mcts, mcts, setHybrid };
 }

@@ -6,7 +6,9 @@ import { decodeHiveModel, encodeHiveModel } from "../../src/nn/model_file.ts";
 import {
   encodeSamples,
   engineValues,
+  markTactical,
   mixEngineValues,
+  oversampleTactical,
   prepareGames,
   splitByGame,
   uniformMetrics,
@@ -239,4 +241,32 @@ Deno.test("hive-games: --other-random games, the engine against seeded random mo
     }
     g.playString(m);
   });
+});
+
+Deno.test("pretrain: markTactical marks the winning move and new five-neighbour threats; oversampling copies them", () => {
+  const [pg] =
+    prepareGames([{ ...games(1)[0], moves: WON_ENGINE_GAME, result: "WhiteWins" }]).games;
+  const n = markTactical([pg]);
+  equal(pg.tactical![28], 1, "the last move wins");
+  // Oracle by replay: a ply is marked iff its move ends the game for the mover or brings the
+  // enemy queen from fewer than five neighbours to five.
+  const g = new HiveGame("Base+MLP");
+  let want = 0;
+  for (let ply = 0; ply < pg.moves.length; ply++) {
+    const me = g.turn & 1, before = g.queenNeighbors(1 - me);
+    g.play(pg.moves[ply]);
+    const hit = g.isOver()
+      ? g.outcomeForSideToMove() === -1
+      : before < 5 && g.queenNeighbors(1 - me) === 5;
+    equal(pg.tactical![ply], hit ? 1 : 0, `ply ${ply}`);
+    if (hit) want++;
+  }
+  equal(n, want);
+  ok(n >= 1 && n < pg.moves.length);
+  const samples = pg.moves.map((_, ply) => ({ game: 0, ply, symmetry: 0 }));
+  const over = oversampleTactical([pg], samples, 4);
+  equal(over.length, samples.length + 3 * n);
+  equal(over.filter((s) => s.ply === 28).length, 4);
+  equal(over.filter((s) => s.ply === 0).length, pg.tactical![0] ? 4 : 1);
+  equal(oversampleTactical([pg], samples, 1), samples);
 });

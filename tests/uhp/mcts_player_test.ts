@@ -2,9 +2,10 @@ import { equal, ok } from "node:assert/strict";
 import { HIVE_NETS } from "../../src/alphazero/hive.ts";
 import { HiveGame } from "../../src/hive/game.ts";
 import { encodeHiveModel } from "../../src/nn/model_file.ts";
-import { searchBestMove } from "../../src/uhp/alphabeta.ts";
+import { evaluate as staticScore, searchBestMove } from "../../src/uhp/alphabeta.ts";
 import { UhpEngine } from "../../src/uhp/engine.ts";
 import {
+  HYBRID_SEARCH,
   loadUhpModel,
   MCTS_PLAYER_DEFAULTS,
   MctsPlayer,
@@ -12,6 +13,7 @@ import {
   PolicyPlayer,
   proveNode,
   ReferenceHiveNet,
+  surroundGains,
   SyncHiveNet,
   uniformHiveEvaluator,
   winningMove,
@@ -69,6 +71,16 @@ Deno.test("uhp: a loaded model answers bestmove with MCTS, info names it, UseMod
     // Policy-only play picks one legal move from one evaluation.
     const pol = new PolicyPlayer(model.mcts.net);
     ok(e.game!.isValid(pol.bestMove(e.game!)));
+    // Hybrid 1 switches the search's settings to HYBRID_SEARCH, 0 back to the defaults.
+    equal(e.handle("options get Hybrid"), "Hybrid;int;0;0;0;1\nok");
+    e.handle("options set Hybrid 1");
+    ok(e.game!.isValid(e.game!.parseMove(e.handle("bestmove depth 1").split("\n")[0])));
+    equal(model.mcts.config.surroundPrior, HYBRID_SEARCH.surroundPrior);
+    equal(model.mcts.config.valueMix, HYBRID_SEARCH.valueMix);
+    e.handle("options set Hybrid 0");
+    e.handle("bestmove depth 1");
+    equal(model.mcts.config.surroundPrior, 0);
+    equal(model.mcts.config.valueMix, 0);
     e.handle("options set UseModel 0");
     const ab = e.handle("bestmove depth 1").split("\n")[0];
     equal(ab, e.game!.moveString(searchBestMove(e.game!, { depth: 1 }).move));
@@ -372,4 +384,104 @@ Deno.test("mcts player: the evaluation cache answers positions seen before, same
   const off = new MctsPlayer(new SyncHiveNet(w), { ...MCTS_PLAYER_DEFAULTS, cacheSize: 0 });
   equal(off.search(b, 120).move, first.move);
   equal(off.cacheHits, 0);
+});
+
+Deno.test("mcts player: hybrid values blend the network's value with tanh(static score / scale)", () => {
+  const stub = {
+    evaluate: (_g: HiveGame, legal: number[]) => ({
+      priors: new Float32Array(legal.length).fill(1 / legal.length),
+      value: 0.3,
+    }),
+  };
+  const g = position(BEFORE_WIN.slice(0, 8));
+  const score = staticScore(g, new Int32Array(2048), 0);
+  ok(score !== 0, "a position the static score does not call level");
+  for (const [mix, scale] of [[0, 200], [0.25, 200], [1, 50]]) {
+    const p = new MctsPlayer(stub, { ...MCTS_PLAYER_DEFAULTS, valueMix: mix, valueScale: scale });
+    // One playout: the root's own evaluation is its value.
+    const r = p.search(g, 1);
+    const want = (1 - mix) * 0.3 + mix * Math.tanh(score / scale);
+    ok(Math.abs(r.value - want) < 1e-6, `mix ${mix}: ${r.value}, want ${want}`);
+  }
+  equal(g.turn, 8);
+});
+
+Deno.test("mcts player: lazy network calls score new leaves statically and call it at visited nodes", () => {
+  let calls = 0;
+  const counting = {
+    evaluate: (g: HiveGame, legal: number[]) => {
+      calls++;
+      return uniformHiveEvaluator.evaluate(g, legal);
+    },
+  };
+  const g = position(BEFORE_WIN.slice(0, 8));
+  const lazy = (netVisits: number) =>
+    new MctsPlayer(counting, { ...MCTS_PLAYER_DEFAULTS, netVisits, cacheSize: 0 });
+  // Never visited enough: the root's evaluation is the only network call.
+  calls = 0;
+  equal(lazy(1e9).search(g, 300).playouts, 300);
+  equal(calls, 1);
+  // At one visit, each node the search passes through again gets the network once.
+  calls = 0;
+  lazy(1).search(g, 300);
+  ok(calls > 1 && calls < 300, `${calls} network calls for 300 playouts`);
+  // The solver still proves the win in three.
+  const r = lazy(4).search(position(MATE_IN_2), 5000);
+  equal(r.proven?.result, 1);
+  equal(r.proven?.plies, 3);
+});
+
+Deno.test("surroundGains: the change of (enemy - own queen neighbours) each move makes, by replay", () => {
+  const g = position(BEFORE_WIN);
+  const moves = g.validMoves();
+  const gains = surroundGains(g, moves);
+  const me = g.turn & 1;
+  const win = winningMove(g, moves)!;
+  ok(gains[moves.indexOf(win)] >= 1, "the winning move closes in on the enemy queen");
+  let closing = 0;
+  for (let i = 0; i < moves.length; i++) {
+    const before = g.queenNeighbors(1 - me) - g.queenNeighbors(me);
+    g.play(moves[i]);
+    equal(
+      gains[i],
+      g.queenNeighbors(1 - me) - g.queenNeighbors(me) - before,
+      g.moveString(moves[i]),
+    );
+    g.undo();
+    if (gains[i] > 0) closing++;
+  }
+  ok(closing > 0 && closing < moves.length, `${closing} of ${moves.length} moves close in`);
+  // Tilted priors: with equal network priors each root move gets exp(k x gain) (a position one ply
+  // earlier, with no win in one, so the root keeps every move).
+  g.undo();
+  const moves2 = g.validMoves(), gains2 = surroundGains(g, moves2);
+  equal(winningMove(g, moves2), null);
+  ok(new Set(gains2).size > 1, "moves of different gains");
+  const p = new MctsPlayer(uniformHiveEvaluator, { ...MCTS_PLAYER_DEFAULTS, surroundPrior: 1 });
+  p.search(g, 1);
+  const st = p.rootPriors();
+  const z = gains2.reduce((a, x) => a + Math.exp(x), 0);
+  for (let i = 0; i < moves2.length; i++) {
+    equal(st.moves[i], moves2[i]);
+    const want = Math.exp(gains2[i]) / z;
+    ok(Math.abs(st.priors[i] - want) < 1e-6, `prior of ${g.moveString(moves2[i])}`);
+  }
+  // The batched path (leaves replayed after the batch) tilts the same way as one at a time.
+  const w = initWeights(HIVE_NETS.tiny, 5);
+  const tilted = (batch: number) => {
+    const q = new MctsPlayer(new SyncHiveNet(w), {
+      ...MCTS_PLAYER_DEFAULTS,
+      surroundPrior: 1.5,
+      batch,
+    });
+    q.search(g, 40);
+    return q.rootPriors().priors;
+  };
+  const one = tilted(1), eight = tilted(8);
+  const raw = new SyncHiveNet(w).evaluate(g, moves2).priors;
+  const z2 = raw.reduce((a, x, i) => a + x * Math.exp(1.5 * gains2[i]), 0);
+  for (let i = 0; i < moves2.length; i++) {
+    const want = raw[i] * Math.exp(1.5 * gains2[i]) / z2;
+    ok(Math.abs(one[i] - want) < 1e-6 && Math.abs(eight[i] - want) < 1e-6, `prior ${i}`);
+  }
 });
