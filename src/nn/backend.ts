@@ -22,6 +22,27 @@ export interface NnBackend<T extends Shaped> {
   batchNorm(x: T, p: BnParams<T>, train: boolean): { y: T; stats: T };
   /** Writes dgamma and dbeta and returns dx. */
   batchNormBackward(x: T, dy: T, stats: T, gamma: T, dgamma: T, dbeta: T): T;
+  /**
+   * Batch norm, the residual add (res, optional) and ReLU fused: y = max(bn(x) + res, 0), with
+   * batchNorm's stats. The training graph keeps x, stats and y for the backward.
+   */
+  batchNormRelu(x: T, p: BnParams<T>, train: boolean, res: T | null): { y: T; stats: T };
+  /**
+   * Backward of batchNormRelu: dz = (dy + dy2) where y > 0 (dy2 optional: a second gradient
+   * flowing into y), then the batch-norm backward of dz; writes dgamma and dbeta and returns dx,
+   * and dz when keepDz (the gradient a residual connection passes on), else null.
+   */
+  batchNormReluBackward(
+    x: T,
+    y: T,
+    dy: T,
+    dy2: T | null,
+    stats: T,
+    gamma: T,
+    dgamma: T,
+    dbeta: T,
+    keepDz: boolean,
+  ): { dx: T; dz: T | null };
   relu(x: T): T;
   /** dx = dy where the ReLU output y > 0. */
   reluBackward(y: T, dy: T): T;

@@ -1,5 +1,11 @@
 import type { NnBackend, SgdHyper } from "./backend.ts";
-import { batchNorm, batchNormBackward, type BnParams } from "./cpu/batchnorm.ts";
+import {
+  batchNorm,
+  batchNormBackward,
+  batchNormRelu,
+  batchNormReluBackward,
+  type BnParams,
+} from "./cpu/batchnorm.ts";
 import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "./cpu/conv.ts";
 import { add, relu, reluBackward } from "./cpu/elementwise.ts";
 import { convFused } from "./cpu/fused.ts";
@@ -42,6 +48,27 @@ export class CpuBackend implements NnBackend<CpuTensor> {
     dgamma.data.set(r.dgamma.data);
     dbeta.data.set(r.dbeta.data);
     return r.dx;
+  }
+  /** Reference batch norm + residual add + ReLU. */
+  batchNormRelu(x: CpuTensor, p: BnParams<CpuTensor>, train: boolean, res: CpuTensor | null) {
+    return batchNormRelu(x, p, train, res);
+  }
+  /** Reference backward of batch norm + residual add + ReLU. */
+  batchNormReluBackward(
+    x: CpuTensor,
+    y: CpuTensor,
+    dy: CpuTensor,
+    dy2: CpuTensor | null,
+    stats: CpuTensor,
+    gamma: CpuTensor,
+    dgamma: CpuTensor,
+    dbeta: CpuTensor,
+    keepDz: boolean,
+  ): { dx: CpuTensor; dz: CpuTensor | null } {
+    const r = batchNormReluBackward(x, y, dy, dy2, stats, gamma);
+    dgamma.data.set(r.dgamma.data);
+    dbeta.data.set(r.dbeta.data);
+    return { dx: r.dx, dz: keepDz ? r.dz : null };
   }
   /** Reference ReLU. */
   relu(x: CpuTensor): CpuTensor {

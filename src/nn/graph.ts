@@ -57,34 +57,36 @@ export function runPass<T extends Shaped>(
     for (const t of ts) if (t) b.release(t);
   };
 
-  // conv -> BN -> ReLU; saves (c, stats) on the tape in training.
+  // conv -> BN -> ReLU (one fused op after the conv); saves (c, stats, y) on the tape in training.
   const cbr = (x: T, conv: string, bn: string) => {
     const c = b.conv2d(x, P(conv));
-    const { y: z, stats } = b.batchNorm(c, bnp(bn), isTrain);
-    const y = b.relu(z);
-    free(z);
+    const { y, stats } = b.batchNormRelu(c, bnp(bn), isTrain, null);
     if (!isTrain) free(c, stats);
     return { c, stats, y };
   };
+  // Backward of cbr from dy (+ dy2, a second gradient into y, added inside the fused op).
   const cbrBack = (
     x: T,
     s: { c: T; stats: T; y: T },
     dy: T,
+    dy2: T | null,
     conv: string,
     bn: string,
     needDx: boolean,
   ): T | null => {
-    const dz = b.reluBackward(s.y, dy);
-    const dc = b.batchNormBackward(
+    const { dx: dc } = b.batchNormReluBackward(
       s.c,
-      dz,
+      s.y,
+      dy,
+      dy2,
       s.stats,
       P(`${bn}.gamma`),
       G(`${bn}.gamma`),
       G(`${bn}.beta`),
+      false,
     );
     const dx = b.conv2dBackward(x, P(conv), dc, G(conv), needDx);
-    free(dz, dc, s.c, s.stats);
+    free(dc, s.c, s.stats);
     return dx;
   };
 
@@ -97,10 +99,8 @@ export function runPass<T extends Shaped>(
     const x0 = h;
     const r1 = cbr(x0, `block${i}.conv1`, `block${i}.bn1`);
     const c2 = b.conv2d(r1.y, P(`block${i}.conv2`));
-    const { y: z2, stats: s2 } = b.batchNorm(c2, bnp(`block${i}.bn2`), isTrain);
-    const a = b.add(z2, x0);
-    const out = b.relu(a);
-    free(z2, a);
+    // BN, the residual add and ReLU in one pass over c2 (out also gives ReLU's backward mask).
+    const { y: out, stats: s2 } = b.batchNormRelu(c2, bnp(`block${i}.bn2`), isTrain, x0);
     if (isTrain) tape.push({ x0, r1, c2, s2, out });
     else free(r1.y, c2, s2, x0);
     h = out;
@@ -141,7 +141,7 @@ export function runPass<T extends Shaped>(
     true,
   )!;
   free(pl.dlogits);
-  const dhp = cbrBack(h, pol, dpy, "policy.conv", "policy.bn", true)!;
+  const dhp = cbrBack(h, pol, dpy, null, "policy.conv", "policy.bn", true)!;
   free(dpy, pol.y);
   const df1r = b.linearBackward(
     f1r,
@@ -163,32 +163,35 @@ export function runPass<T extends Shaped>(
     true,
   )!;
   free(df1);
-  const dhv = cbrBack(h, val, dvy, "value.conv", "value.bn", true)!;
+  const dhv = cbrBack(h, val, dvy, null, "value.conv", "value.bn", true)!;
   free(dvy, val.y);
-  let dh = b.add(dhp, dhv);
-  free(dhp, dhv);
+  // The gradient into h (and into each block's input) stays a pair of tensors: the ops that read
+  // it (batchNormReluBackward) add the two, so no separate add pass runs.
+  let dh = dhp, dh2 = dhv;
   b.mark?.("backward: tower");
   for (let i = net.config.blocks - 1; i >= 0; i--) {
     const t = tape[i];
-    const da = b.reluBackward(t.out, dh);
-    free(dh, t.out);
-    const dc2 = b.batchNormBackward(
+    const { dx: dc2, dz: da } = b.batchNormReluBackward(
       t.c2,
-      da,
+      t.out,
+      dh,
+      dh2,
       t.s2,
       P(`block${i}.bn2.gamma`),
       G(`block${i}.bn2.gamma`),
       G(`block${i}.bn2.beta`),
+      true,
     );
+    free(dh, dh2, t.out);
     const dr1 = b.conv2dBackward(t.r1.y, P(`block${i}.conv2`), dc2, G(`block${i}.conv2`), true)!;
     free(dc2, t.c2, t.s2);
-    const dx0 = cbrBack(t.x0, t.r1, dr1, `block${i}.conv1`, `block${i}.bn1`, true)!;
+    const dx0 = cbrBack(t.x0, t.r1, dr1, null, `block${i}.conv1`, `block${i}.bn1`, true)!;
     free(dr1, t.r1.y);
-    dh = b.add(dx0, da);
-    free(dx0, da);
+    dh = dx0;
+    dh2 = da!;
   }
-  cbrBack(inp.x, stem, dh, "stem.conv", "stem.bn", false);
-  free(dh, stem.y);
+  cbrBack(inp.x, stem, dh, dh2, "stem.conv", "stem.bn", false);
+  free(dh, dh2, stem.y);
 
   // SGD on every trainable tensor.
   b.mark?.("optimizer (SGD)");

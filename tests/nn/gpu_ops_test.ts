@@ -3,7 +3,12 @@
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
 import { writeBuffer } from "../../src/gpu/buffers.ts";
-import { batchNorm, batchNormBackward } from "../../src/nn/cpu/batchnorm.ts";
+import {
+  batchNorm,
+  batchNormBackward,
+  batchNormRelu,
+  batchNormReluBackward,
+} from "../../src/nn/cpu/batchnorm.ts";
 import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "../../src/nn/cpu/conv.ts";
 import { add, relu, reluBackward } from "../../src/nn/cpu/elementwise.ts";
 import { linear, linearBackward } from "../../src/nn/cpu/linear.ts";
@@ -146,6 +151,84 @@ async function bnCase(shape: number[], mode: (typeof MODES)[number]): Promise<vo
   close("bn running mean", got[5], p.runMean.data);
   close("bn running var", got[6], p.runVar.data);
   close("bn inference y", got[7], inf.y.data);
+}
+
+for (const mode of MODES) {
+  Deno.test(
+    `GPU fused batch norm + residual + ReLU and its backward match CPU and the unfused GPU ops (${mode.name})`,
+    mode.opts,
+    async () => {
+      for (const shape of [[2, 3, 4, 5], [3, 3, 19, 23]]) {
+        for (const residual of [true, false]) await bnReluCase(shape, residual, mode);
+      }
+    },
+  );
+}
+
+/**
+ * One parity case of the training graph's fused ops (bnApplyRelu, bnReluBackwardReduce/Apply):
+ * against the CPU twin (batchNormRelu, batchNormReluBackward; gpu_ops tolerance) and against the
+ * unfused GPU ops (batchNorm, add, relu, reluBackward, batchNormBackward) on the same adapter.
+ */
+async function bnReluCase(
+  shape: number[],
+  residual: boolean,
+  mode: (typeof MODES)[number],
+): Promise<void> {
+  const x = randTensor(shape, 20, -2, 3), res = randTensor(shape, 21);
+  const dy = randTensor(shape, 22), dy2 = randTensor(shape, 23);
+  const c = shape[1];
+  const mk = () => ({
+    gamma: randTensor([c], 24, 0.5, 1.5),
+    beta: randTensor([c], 25),
+    runMean: randTensor([c], 26),
+    runVar: randTensor([c], 27, 0.5, 2),
+  });
+  const p = mk(), q = mk();
+  const z = () => cpuTensor([c]);
+  const got = await onGpu(
+    [x, res, dy, dy2, q.gamma, q.beta, q.runMean, q.runVar, z(), z(), z(), z()],
+    (r, [gx, gres, gdy, gdy2, gamma, beta, runMean, runVar, dg, db, dgU, dbU]) => {
+      const bn = { gamma, beta, runMean, runVar };
+      const rs = residual ? gres : null, d2 = residual ? gdy2 : null;
+      // Fused (train: runs the batch statistics and running averages once) ...
+      const f = r.batchNormRelu(gx, bn, true, rs);
+      const b = r.batchNormReluBackward(gx, f.y, gdy, d2, f.stats, gamma, dg, db, residual);
+      const inf = r.batchNormRelu(gx, bn, false, rs);
+      // ... and unfused from the same stats.
+      const u = r.batchNorm(gx, bn, false);
+      const ua = rs ? r.add(u.y, rs) : u.y;
+      const uy = r.relu(ua);
+      const ud = r.reluBackward(f.y, d2 ? r.add(gdy, d2) : gdy);
+      const udx = r.batchNormBackward(gx, ud, f.stats, gamma, dgU, dbU);
+      const outs = [f.y, f.stats, b.dx, dg, db, runMean, runVar, inf.y, uy, ud, udx, dgU, dbU];
+      return b.dz ? [...outs, b.dz] : outs;
+    },
+    mode.tiled,
+    mode.tiles,
+  );
+  const [fy, fstats, fdx, fdg, fdb, rm, rv, finf, uy, ud, udx, udg, udb, fdz] = got;
+  const t = batchNormRelu(x, p, true, residual ? res : null);
+  const g = batchNormReluBackward(x, t.y, dy, residual ? dy2 : null, t.stats, p.gamma);
+  const inf = batchNormRelu(x, p, false, residual ? res : null);
+  const what = `${shape.join("x")}${residual ? " residual" : ""}`;
+  close(`${what} fused y`, fy, t.y.data);
+  close(`${what} fused stats`, fstats, t.stats.data);
+  close(`${what} fused dx`, fdx, g.dx.data);
+  close(`${what} fused dgamma`, fdg, g.dgamma.data);
+  close(`${what} fused dbeta`, fdb, g.dbeta.data);
+  close(`${what} running mean`, rm, p.runMean.data);
+  close(`${what} running var`, rv, p.runVar.data);
+  close(`${what} fused inference y`, finf, inf.y.data);
+  assert.equal(fdz !== undefined, residual, "dz is returned exactly when asked for");
+  if (fdz) close(`${what} fused dz`, fdz, g.dz.data);
+  // The unfused GPU path (inference y from the updated running averages; backward from the
+  // same stats): the same arithmetic, so the same values up to the kernels' summation order.
+  close(`${what} fused vs unfused inference y`, finf, uy);
+  close(`${what} fused vs unfused dx`, fdx, udx);
+  close(`${what} fused vs unfused dgamma`, fdg, udg);
+  close(`${what} fused vs unfused dbeta`, fdb, udb);
+  if (fdz) assert.deepEqual(fdz, ud, "dz equals the unfused add + reluBackward exactly");
 }
 
 Deno.test("GPU relu, relu backward and add match CPU", opts, async () => {

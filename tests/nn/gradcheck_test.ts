@@ -1,6 +1,11 @@
 // Every op's backward pass on the TypeScript reference against central finite differences.
 import assert from "node:assert/strict";
-import { batchNorm, batchNormBackward } from "../../src/nn/cpu/batchnorm.ts";
+import {
+  batchNorm,
+  batchNormBackward,
+  batchNormRelu,
+  batchNormReluBackward,
+} from "../../src/nn/cpu/batchnorm.ts";
 import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "../../src/nn/cpu/conv.ts";
 import { add, relu, reluBackward } from "../../src/nn/cpu/elementwise.ts";
 import { linear, linearBackward } from "../../src/nn/cpu/linear.ts";
@@ -116,4 +121,39 @@ Deno.test("tanh value loss gradient matches finite differences", () => {
   const mean = () => valueLoss(z, t).loss.data.reduce((a, v) => a + v, 0) / 4;
   assert.ok(gradError(z, valueLoss(z, t).dz.data, mean) < TOL);
   assert.ok(Math.abs(valueLoss(z, t).value.data[0] - Math.tanh(z.data[0])) < 1e-7);
+});
+
+Deno.test("fused batch norm + residual add + ReLU equals the three ops, forward and backward, bit for bit", () => {
+  const shape = [3, 2, 3, 3];
+  const x = randTensor(shape, 11, -2, 2), res = randTensor(shape, 12);
+  const dy = randTensor(shape, 13), dy2 = randTensor(shape, 14);
+  const mk = () => ({
+    gamma: randTensor([2], 15, 0.5, 1.5),
+    beta: randTensor([2], 16),
+    runMean: randTensor([2], 17),
+    runVar: randTensor([2], 18, 0.5, 2),
+  });
+  for (const train of [true, false]) {
+    for (const r of [res, null]) {
+      const p = mk(), q = mk();
+      const f = batchNormRelu(x, p, train, r);
+      const u = batchNorm(x, q, train);
+      const y = relu(r ? add(u.y, r) : u.y);
+      assert.deepEqual(f.y.data, y.data);
+      assert.deepEqual(f.stats.data, u.stats.data);
+      assert.deepEqual(p.runMean.data, q.runMean.data);
+      assert.deepEqual(p.runVar.data, q.runVar.data);
+      if (!train) continue;
+      assert.ok(f.y.data.some((v) => v === 0) && f.y.data.some((v) => v > 0), "ReLU cuts some");
+      for (const d2 of [dy2, null]) {
+        const g = batchNormReluBackward(x, f.y, dy, d2, f.stats, p.gamma);
+        const dz = reluBackward(y, d2 ? add(dy, d2) : dy);
+        const want = batchNormBackward(x, dz, u.stats, q.gamma);
+        assert.deepEqual(g.dz.data, dz.data);
+        assert.deepEqual(g.dx.data, want.dx.data);
+        assert.deepEqual(g.dgamma.data, want.dgamma.data);
+        assert.deepEqual(g.dbeta.data, want.dbeta.data);
+      }
+    }
+  }
 });

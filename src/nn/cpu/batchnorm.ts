@@ -1,4 +1,4 @@
-import { type CpuTensor, cpuTensor } from "../tensor.ts";
+import { type CpuTensor, cpuTensor, expectShape } from "../tensor.ts";
 
 /** Batch-norm epsilon (PyTorch's default; the WGSL kernels use the same constant). */
 export const BN_EPS = 1e-5;
@@ -95,4 +95,50 @@ export function batchNormBackward(
     }
   }
   return { dx, dgamma, dbeta };
+}
+
+/**
+ * Batch norm, the residual add (when `res` is given) and ReLU as one op: y = max(bn(x) + res, 0),
+ * rounded to f32 at the same points as batchNorm, add and relu one after the other (the same
+ * values bit for bit); the CPU twin of the fused apply kernel the training graph runs.
+ */
+export function batchNormRelu(
+  x: CpuTensor,
+  p: BnParams<CpuTensor>,
+  train: boolean,
+  res: CpuTensor | null,
+): { y: CpuTensor; stats: CpuTensor } {
+  if (res) expectShape("batch norm residual", res.shape, x.shape);
+  const { y, stats } = batchNorm(x, p, train);
+  const d = y.data;
+  for (let i = 0; i < d.length; i++) {
+    const a = res ? Math.fround(d[i] + res.data[i]) : d[i];
+    d[i] = a > 0 ? a : 0;
+  }
+  return { y, stats };
+}
+
+/**
+ * Backward of batchNormRelu: dz = (dy + dy2) where the op's output y > 0 (dy2, the residual
+ * branch's gradient, optional), then the batch-norm backward of dz. Returns dx, dgamma, dbeta and
+ * dz (the gradient the residual connection passes on). Same values as add, reluBackward and
+ * batchNormBackward one after the other.
+ */
+export function batchNormReluBackward(
+  x: CpuTensor,
+  y: CpuTensor,
+  dy: CpuTensor,
+  dy2: CpuTensor | null,
+  stats: CpuTensor,
+  gamma: CpuTensor,
+): { dx: CpuTensor; dgamma: CpuTensor; dbeta: CpuTensor; dz: CpuTensor } {
+  expectShape("batch norm relu output", y.shape, x.shape);
+  expectShape("batch norm relu dy", dy.shape, x.shape);
+  if (dy2) expectShape("batch norm relu dy2", dy2.shape, x.shape);
+  const dz = cpuTensor(x.shape);
+  for (let i = 0; i < dz.data.length; i++) {
+    const d = dy2 ? Math.fround(dy.data[i] + dy2.data[i]) : dy.data[i];
+    dz.data[i] = y.data[i] > 0 ? d : 0;
+  }
+  return { ...batchNormBackward(x, dz, stats, gamma), dz };
 }

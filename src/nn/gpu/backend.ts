@@ -161,6 +161,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    */
   winogradTrain = false;
   private readonly zeroTensors = new Map<number, GpuTensor>();
+  private scratchTensor: GpuTensor | null = null;
   /** The words of each integer params uniform (the fused Winograd kernel copies the flags). */
   private readonly paramWords = new WeakMap<GPUBuffer, number[]>();
 
@@ -761,6 +762,20 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   batchNorm(x: GpuTensor, bn: BnParams<GpuTensor>, train: boolean) {
     const [n, c, h, wd] = x.shape;
     const p = this.params([n, c, h * wd, 0]);
+    const stats = this.bnStats(x, bn, train);
+    const y = this.out(x.shape);
+    this.record(
+      "bnApply",
+      { 0: x.buffer, 2: bn.gamma.buffer, 3: bn.beta.buffer, 4: stats.buffer, 7: y.buffer, 10: p },
+      this.g1(numel(x.shape)),
+    );
+    return { y, stats };
+  }
+
+  /** Records batch norm's per-channel [mean, invStd] (batch statistics or running averages). */
+  private bnStats(x: GpuTensor, bn: BnParams<GpuTensor>, train: boolean): GpuTensor {
+    const [n, c, h, wd] = x.shape;
+    const p = this.params([n, c, h * wd, 0]);
     const stats = this.out([2, c]);
     if (train) {
       this.record(
@@ -775,13 +790,95 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
         [Math.ceil(c / 64), 1, 1],
       );
     }
+    return stats;
+  }
+
+  /**
+   * Batch norm, residual add and ReLU: the stats kernel as batchNorm's, then one elementwise pass
+   * y = max(bn(x) + res, 0) (bnApplyRelu, labelled bnApplyAddRelu with a residual) where the
+   * unfused graph ran bnApply, add and relu (three reads and writes of the activation).
+   */
+  batchNormRelu(x: GpuTensor, bn: BnParams<GpuTensor>, train: boolean, res: GpuTensor | null) {
+    const [n, c, h, wd] = x.shape;
+    if (res) expectShape("batch norm residual", res.shape, x.shape);
+    const stats = this.bnStats(x, bn, train);
+    const p = this.params([n, c, h * wd, res ? 1 : 0]);
     const y = this.out(x.shape);
+    this.recordPipeline(this.kernels.bnApplyRelu, res ? "bnApplyAddRelu" : "bnApplyRelu", {
+      0: x.buffer,
+      2: bn.gamma.buffer,
+      3: bn.beta.buffer,
+      4: stats.buffer,
+      7: y.buffer,
+      10: p,
+      11: (res ?? x).buffer,
+    }, this.g1(numel(x.shape)));
+    return { y, stats };
+  }
+
+  /**
+   * Backward of batchNormRelu in two dispatches: per-channel sums of dz = (dy + dy2) where y > 0
+   * (formed on the fly, never stored), then dx (and dz when keepDz) in one elementwise pass, where
+   * the unfused graph ran add, reluBackward, bnBackwardReduce and bnBackwardApply.
+   */
+  batchNormReluBackward(
+    x: GpuTensor,
+    y: GpuTensor,
+    dy: GpuTensor,
+    dy2: GpuTensor | null,
+    stats: GpuTensor,
+    gamma: GpuTensor,
+    dgamma: GpuTensor,
+    dbeta: GpuTensor,
+    keepDz: boolean,
+  ): { dx: GpuTensor; dz: GpuTensor | null } {
+    const [n, c, h, wd] = x.shape;
+    expectShape("batch norm relu output", y.shape, x.shape);
+    expectShape("batch norm relu dy", dy.shape, x.shape);
+    if (dy2) expectShape("batch norm relu dy2", dy2.shape, x.shape);
+    const p = this.params([n, c, h * wd, (dy2 ? 1 : 0) | (keepDz ? 2 : 0)]);
+    const coef = this.out([4, c]);
+    const two = (dy2 ?? dy).buffer;
     this.record(
-      "bnApply",
-      { 0: x.buffer, 2: bn.gamma.buffer, 3: bn.beta.buffer, 4: stats.buffer, 7: y.buffer, 10: p },
+      this.tiled ? "bnReluBackwardReduce" : "bnReluBackwardReduceDirect",
+      {
+        0: x.buffer,
+        1: dy.buffer,
+        4: stats.buffer,
+        8: dgamma.buffer,
+        9: dbeta.buffer,
+        10: p,
+        11: y.buffer,
+        12: two,
+        13: coef.buffer,
+      },
+      this.tiled ? [c, 1, 1] : [Math.ceil(c / 64), 1, 1],
+    );
+    const dx = this.out(x.shape);
+    const dz = keepDz ? this.out(x.shape) : null;
+    this.recordPipeline(
+      this.kernels.bnReluBackwardApply,
+      dy2 ? "bnAddReluBackwardApply" : "bnReluBackwardApply",
+      {
+        0: x.buffer,
+        1: dy.buffer,
+        2: gamma.buffer,
+        7: dx.buffer,
+        10: p,
+        11: y.buffer,
+        12: two,
+        13: coef.buffer,
+        14: (dz ?? this.scratch()).buffer,
+      },
       this.g1(numel(x.shape)),
     );
-    return { y, stats };
+    this.release(coef);
+    return { dx, dz };
+  }
+
+  /** A recorder-owned 1-value tensor bound where a kernel's optional output is switched off. */
+  private scratch(): GpuTensor {
+    return this.scratchTensor ??= uploadTensor(this.ctx, [1], new Float32Array(1), "nn.scratch");
   }
 
   /** Batch-norm backward: per-channel sums, then the elementwise dx. */
@@ -1009,5 +1106,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     this.uniforms.length = 0;
     for (const t of this.zeroTensors.values()) t.buffer.destroy();
     this.zeroTensors.clear();
+    this.scratchTensor?.buffer.destroy();
+    this.scratchTensor = null;
   }
 }

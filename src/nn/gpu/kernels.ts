@@ -128,8 +128,12 @@ const ENTRIES = {
   bnApply: [batchnormSrc, "apply"],
   bnBackwardReduce: [batchnormSrc, "backward_reduce"],
   bnBackwardApply: [batchnormSrc, "backward_apply"],
+  bnApplyRelu: [batchnormSrc, "apply_relu"],
+  bnReluBackwardReduce: [batchnormSrc, "relu_backward_reduce"],
+  bnReluBackwardApply: [batchnormSrc, "relu_backward_apply"],
   bnBatchStatsDirect: [batchnormDirectSrc, "batch_stats"],
   bnBackwardReduceDirect: [batchnormDirectSrc, "backward_reduce"],
+  bnReluBackwardReduceDirect: [batchnormDirectSrc, "relu_backward_reduce"],
   softmax: [lossSrc, "softmax"],
   policyLoss: [lossSrc, "policy"],
   softmaxDirect: [lossDirectSrc, "softmax"],
@@ -158,6 +162,7 @@ const DIRECT_ONLY = new Set<string>([
   "convForwardFusedDirect",
   "bnBatchStatsDirect",
   "bnBackwardReduceDirect",
+  "bnReluBackwardReduceDirect",
   "softmaxDirect",
   "policyLossDirect",
 ]);
@@ -165,6 +170,7 @@ const TILED_ONLY = new Set<string>([
   ...Object.keys(tiledEntries(HARDWARE_TILES)),
   "bnBatchStats",
   "bnBackwardReduce",
+  "bnReluBackwardReduce",
   "softmax",
   "policyLoss",
 ]);
