@@ -85,3 +85,34 @@ Deno.test(
     }
   },
 );
+
+Deno.test(
+  "training plan runs the fused batch-norm kernels: no separate bnApply, add or tower ReLU passes",
+  opts,
+  async () => {
+    const cfg = { ...NET_PRESETS.tiny, blocks: 2 };
+    const net = await GpuNet.create(ctx!, initWeights(cfg, 3));
+    try {
+      const rec = await net.planFor(2, true);
+      const count = new Map<string, number>();
+      for (const o of rec.ops) count.set(o.label, (count.get(o.label) ?? 0) + 1);
+      const n = (k: string) => count.get(k) ?? 0;
+      const bns = 2 * cfg.blocks + 3; // stem, two a block, the policy and value heads
+      // Forward: one apply per batch norm, the residual ones with the add inside.
+      assert.equal(n("bnApplyAddRelu"), cfg.blocks);
+      assert.equal(n("bnApplyRelu"), bns - cfg.blocks);
+      // Backward: the tower's gradient pairs (and the heads' pair into h) are added in the apply.
+      assert.equal(n("bnAddReluBackwardApply"), cfg.blocks + 1);
+      assert.equal(n("bnReluBackwardApply"), bns - cfg.blocks - 1);
+      assert.equal(n("bnReluBackwardReduce") + n("bnReluBackwardReduceDirect"), bns);
+      // Left unfused: only the value head's fully connected ReLU (forward and backward).
+      assert.equal(n("relu"), 1);
+      assert.equal(n("reluBackward"), 1);
+      for (const k of ["add", "bnApply", "bnBackwardApply", "bnBackwardReduce"]) {
+        assert.equal(n(k) + n(`${k}Direct`), 0, k);
+      }
+    } finally {
+      net.dispose();
+    }
+  },
+);
