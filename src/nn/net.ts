@@ -622,9 +622,9 @@ export class GpuNet implements PolicyValueNet {
     const t0 = performance.now();
     if (this.fused) this.refreshFolds();
     this.upload(plan, batch);
-    plan.rec.submit();
-    // readTensors runs up to its map request before it yields.
-    const pending = readTensors(this.ctx, [plan.out.probs, plan.out.value]);
+    // The plan and its readback copies in one submit; readTensors runs up to its map request
+    // before it yields.
+    const pending = readTensors(this.ctx, [plan.out.probs, plan.out.value], plan.rec.encoded());
     this.hostTime.calls++;
     this.hostTime.ms += performance.now() - t0;
     const [probs, value] = await pending;

@@ -1093,11 +1093,16 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
 
   /** Encodes and submits the plan. */
   submit(): void {
+    this.ctx.device.queue.submit([this.encoded().finish()]);
+  }
+
+  /** A command encoder holding the plan's pass, for a caller to append copies before submitting. */
+  encoded(): GPUCommandEncoder {
     const enc = this.ctx.device.createCommandEncoder();
     const pass = enc.beginComputePass();
     this.encode(pass);
     pass.end();
-    this.ctx.device.queue.submit([enc.finish()]);
+    return enc;
   }
 
   /** Frees the plan's uniform buffers (pooled tensors belong to the pool). */

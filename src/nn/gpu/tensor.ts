@@ -76,11 +76,13 @@ export function uploadTensor(
 
 /**
  * Copies several tensors back in one submit and one map (readbacks cost a round trip each, so
- * they are batched).
+ * they are batched). With `enc`, the copies go after the work already encoded there and the whole
+ * is one submit: a call's plan and its readback then cost the host one submission, not two.
  */
 export async function readTensors(
   ctx: GpuContext,
   ts: readonly GpuTensor[],
+  enc: GPUCommandEncoder = ctx.device.createCommandEncoder(),
 ): Promise<Float32Array[]> {
   const offsets: number[] = [];
   let total = 0;
@@ -89,7 +91,6 @@ export async function readTensors(
     total += Math.ceil(t.size * 4 / 256) * 256;
   }
   const staging = ctx.device.createBuffer({ size: Math.max(4, total), usage: 0x1 | 0x8 });
-  const enc = ctx.device.createCommandEncoder();
   ts.forEach((t, i) => {
     if (t.size > 0) enc.copyBufferToBuffer(t.buffer, 0, staging, offsets[i], t.size * 4);
   });
