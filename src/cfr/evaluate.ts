@@ -281,7 +281,7 @@ export class TreeEvaluator {
     if (q === p) {
       if (!br || this.report) policy(n, sig);
       for (let a = 0; a < A; a++) this.visit(first + a, d + 1, p, opp, policy, br, vals, a * H);
-      // Per hand over actions in order (action-major): the best value, or the policy's mix in f64.
+      // Per hand over actions in order (action-major): the best value, or the policy's mix in f32.
       if (br) maxValues(vals, A, H, this.acc, out, off);
       else mixValues(sig, vals, A, H, this.acc, out, off);
     } else {

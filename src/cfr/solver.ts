@@ -563,12 +563,12 @@ export class CfrSolver {
     const tr = this.trainer ?? this.taskTrainer;
     if (tr?.average) return tr.average(b, A, H, out);
     decodeBlock(this.strategy, b, out, 0);
-    // Per-hand sums over actions in order (action-major, unit stride), then the same divisions.
+    // Per-hand f32 sums over actions in order (action-major, unit stride), then the same divisions.
     const sum = this.avgSums, den = this.avgDen, uniform = 1 / A;
     for (let h = 0; h < H; h++) sum[h] = 0;
     for (let a = 0; a < A; a++) {
       const row = a * H;
-      for (let h = 0; h < H; h++) sum[h] += out[row + h];
+      for (let h = 0; h < H; h++) sum[h] = Math.fround(sum[h] + out[row + h]);
     }
     for (let h = 0; h < H; h++) {
       const s = sum[h];
@@ -601,7 +601,8 @@ export class CfrSolver {
       return this.applyLock(b, A, H, sig);
     }
     let src = reg, off = 0;
-    // Positive-regret sums per hand, accumulated over actions in order (action-major, unit stride).
+    // Positive-regret sums per hand, accumulated over actions in order (action-major, unit stride)
+    // in f32; the divisions below in f64 then rounded equal f32 divisions (correctly rounded).
     const sum = this.sums;
     for (let h = 0; h < H; h++) sum[h] = 0;
     if (st.f32 && !needReg) {
@@ -610,7 +611,8 @@ export class CfrSolver {
         const row = off + a * H;
         for (let h = 0; h < H; h++) {
           const r = src[row + h];
-          sum[h] += (r + Math.abs(r)) * 0.5; // max(r, 0) exactly, without a branch
+          // max(r, 0) exactly, without a branch; the sum rounded to f32 (as the Wasm f32x4 lanes)
+          sum[h] = Math.fround(sum[h] + (r + Math.abs(r)) * 0.5);
         }
       }
     } else decodeBlockPositiveSums(st, b, reg, H, sum);
@@ -740,7 +742,8 @@ export class CfrSolver {
         )
       ) return;
     }
-    // Node value per hand: sum over actions in order, in f64 (as one running sum per hand).
+    // Node value per hand: sum over actions in order, in f32 (one running sum per hand, rounded at
+    // each step as the Wasm kernels' f32x4 lanes).
     mixValues(sig, vals, A, H, this.sums, out, off);
     // Instant regrets in place. Without pruning, hands not traversed (blocked) get 0. With pruning,
     // skipped entries get the instant regret that leaves their regret unchanged (as if not visited).

@@ -1,6 +1,8 @@
 import type { CfrGame } from "./game.ts";
 import type { PublicTree } from "./tree.ts";
 
+const fround = Math.fround;
+
 export { addChanceChildValues } from "./tree.ts";
 
 /*
@@ -116,7 +118,8 @@ export function anyPositive(x: Float32Array, n: number, off = 0): boolean {
 
 /**
  * Value of the acting player's node: out[off + h] = sum over actions in order of
- * sig[a * H + h] * vals[a * H + h], accumulated in f64 (`acc`, length >= H).
+ * sig[a * H + h] * vals[a * H + h], in f32 arithmetic (each product and each partial sum rounded to
+ * f32, as the Wasm kernels' f32x4 lanes; `acc`, length >= H, holds the running sums).
  */
 export function mixValues(
   sig: Float32Array,
@@ -130,7 +133,7 @@ export function mixValues(
   for (let h = 0; h < H; h++) acc[h] = 0;
   for (let a = 0; a < A; a++) {
     const row = a * H;
-    for (let h = 0; h < H; h++) acc[h] += sig[row + h] * vals[row + h];
+    for (let h = 0; h < H; h++) acc[h] = fround(acc[h] + fround(sig[row + h] * vals[row + h]));
   }
   for (let h = 0; h < H; h++) out[off + h] = acc[h];
 }

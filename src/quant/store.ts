@@ -183,7 +183,7 @@ export function decodeBlock(s: QuantStore, b: number, out: Float32Array, outOffs
 
 /**
  * decodeBlock into `out[0 ...]` that also adds max(x, 0) of each decoded element x to
- * `sums[e % width]` (the block read as rows of `width`, rows in order): one pass where the
+ * `sums[e % width]` in f32 (the block read as rows of `width`, rows in order): one pass where the
  * format has element lanes, for callers that need both the values and per-column positive sums.
  */
 export function decodeBlockPositiveSums(
@@ -201,7 +201,7 @@ export function decodeBlockPositiveSums(
       for (let h = 0; h < width; h++, o++) {
         const x = fround(v[row + h] * d);
         out[o] = x;
-        sums[h] += (x + Math.abs(x)) * 0.5; // max(x, 0) exactly, without a branch
+        sums[h] = fround(sums[h] + (x + Math.abs(x)) * 0.5); // f32 sum of max(x, 0), branch-free
       }
     }
     return;
@@ -210,7 +210,7 @@ export function decodeBlockPositiveSums(
   for (let row = 0; row < end - start; row += width) {
     for (let h = 0; h < width; h++) {
       const x = out[row + h];
-      sums[h] += (x + Math.abs(x)) * 0.5;
+      sums[h] = fround(sums[h] + (x + Math.abs(x)) * 0.5);
     }
   }
 }

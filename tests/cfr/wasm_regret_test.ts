@@ -14,7 +14,7 @@ function twin(src: Float32Array, off: number, A: number, H: number, sig: Float32
   for (let a = 0; a < A; a++) {
     for (let h = 0; h < H; h++) {
       const r = src[off + a * H + h];
-      sum[h] += (r + Math.abs(r)) * 0.5;
+      sum[h] = Math.fround(sum[h] + (r + Math.abs(r)) * 0.5); // f32 sums, as CfrSolver.current
     }
   }
   for (let h = 0; h < H; h++) {

@@ -246,7 +246,9 @@ Deno.test("quant: decodeBlockPositiveSums gives decodeBlock's values and per-col
       decodeBlock(s, b, want);
       const sums = new Float64Array(width).fill(0.25),
         expected = new Float64Array(width).fill(0.25);
-      for (let e = 0; e < len; e++) expected[e % width] += Math.max(want[e], 0);
+      for (let e = 0; e < len; e++) {
+        expected[e % width] = Math.fround(expected[e % width] + Math.max(want[e], 0)); // f32 sums
+      }
       decodeBlockPositiveSums(s, b, got, width, sums);
       assert.deepEqual([...got], [...want], `${format} block ${b}`);
       assert.deepEqual([...sums], [...expected], `${format} block ${b} sums`);

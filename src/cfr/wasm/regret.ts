@@ -4,7 +4,7 @@ import { WASM_BASE64 } from "./regret_wasm.ts";
 
 /*
  * The Wasm twin of CfrSolver.current's regret matching on f32 storage (bit-identical: the same
- * f64 sums in the same order, see asm/regret.ts). One instance per thread; a block is copied in
+ * f32 sums in the same order, see asm/regret.ts). One instance per thread; a block is copied in
  * row by row at a stride padded to 4 hands and sigma copied back.
  */
 

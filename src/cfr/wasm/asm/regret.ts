@@ -1,12 +1,11 @@
 // AssemblyScript source of the CFR engine's regret matching (built by `deno task build-wasm` into
 // ../regret_wasm.ts). Twin of CfrSolver.current's f32-storage path: max(r, 0) summed per hand over
-// the actions in order in f64, then sigma = max(r, 0) / sum (or 1 / A where no regret is positive)
-// in f64 and rounded to f32, so the results are bit-identical. Two hands per f64x2 lane pair, four
-// per f32x4 load. Arguments are byte offsets into this module's memory (../regret.ts lays it out).
+// the actions in order in f32, then sigma = max(r, 0) / sum (or f32(1 / A) where no regret is
+// positive) in f32, so the results are bit-identical. Four hands per f32x4. Arguments are byte offsets into this module's memory (../regret.ts lays it out).
 
 /**
  * Regret matching of an A x H block (action-major f32 at `reg`, row stride H) into `sig` (same
- * layout). Four hands at a time, the actions of each in order: their f64 sums stay in registers,
+ * layout). Four hands at a time, the actions of each in order: their f32 sums stay in registers,
  * then the same four hands' probabilities are written. The last chunk of a row whose length is
  * not a multiple of 4 reads up to 3 elements past it (the next row's, or past the block's end: the
  * caller leaves 3 spare elements) and writes only its own lanes. `sum` and `den` are unused (kept
@@ -34,8 +33,7 @@ export function regretMatchReach(reg: usize, out: usize, A: i32, H: i32, opp: us
 // update path refuses a non-finite result (`non_finite`) and the solve stops there.
 function match(reg: usize, sig: usize, A: i32, H: i32, opp: usize, reach: bool): void {
   const zero4 = f32x4.splat(0);
-  const zero2 = f64x2.splat(0);
-  const uniform = f64x2.splat(1 / <f64> A), inf = f64x2.splat(Infinity);
+  const uniform = f32x4.splat(<f32> (1 / <f64> A)), inf = f32x4.splat(Infinity);
   const stride = <usize> H << 2;
   for (let h = 0; h < H; h += 4) {
     const col = <usize> h << 2;
@@ -55,28 +53,16 @@ function match(reg: usize, sig: usize, A: i32, H: i32, opp: usize, reach: bool):
       }
       continue;
     }
-    let lo = zero2, hi = zero2;
+    let sum = zero4;
     let p = reg + col;
-    for (let a = 0; a < A; a++, p += stride) {
-      const m = f32x4.pmax(zero4, v128.load(p));
-      lo = f64x2.add(lo, f64x2.promote_low_f32x4(m));
-      hi = f64x2.add(hi, f64x2.promote_low_f32x4(v128.shuffle<u32>(m, m, 2, 3, 0, 1)));
-    }
-    const pl = f64x2.gt(lo, zero2), ph = f64x2.gt(hi, zero2);
-    const dl = v128.bitselect(lo, inf, pl), dh = v128.bitselect(hi, inf, ph);
-    const ul = v128.bitselect(zero2, uniform, pl), uh = v128.bitselect(zero2, uniform, ph);
+    for (let a = 0; a < A; a++, p += stride) sum = f32x4.add(sum, f32x4.pmax(zero4, v128.load(p)));
+    // f32 division is correctly rounded: it equals the twin's f64 division rounded to f32.
+    const pos = f32x4.gt(sum, zero4);
+    const d = v128.bitselect(sum, inf, pos), u = v128.bitselect(zero4, uniform, pos);
     p = reg + col;
     let q = sig + col;
     for (let a = 0; a < A; a++, p += stride, q += stride) {
-      const m = f32x4.pmax(zero4, v128.load(p));
-      const x = f32x4.demote_f64x2_zero(f64x2.add(f64x2.div(f64x2.promote_low_f32x4(m), dl), ul));
-      const y = f32x4.demote_f64x2_zero(
-        f64x2.add(
-          f64x2.div(f64x2.promote_low_f32x4(v128.shuffle<u32>(m, m, 2, 3, 0, 1)), dh),
-          uh,
-        ),
-      );
-      let v = v128.shuffle<u32>(x, y, 0, 1, 4, 5);
+      let v = f32x4.add(f32x4.div(f32x4.pmax(zero4, v128.load(p)), d), u);
       if (reach) v = f32x4.mul(v128.load(opp + col), v);
       if (rest >= 4) v128.store(q, v);
       else {
@@ -141,7 +127,7 @@ function nanMaxF(x: f32, y: f32): f32 {
  * mixValues, the instant regrets, the dcfr regret update and the strategy update, in that order
  * and with the same roundings, so bit-identical): `sig` and `vals` are A x H blocks (row stride
  * H), `act` H bytes (1: hand active), `reg` and `strat` the node's storage blocks (same layout),
- * `out` H f32. out[h] = f32(sum over a in order of f64 sig * vals); inst = act ? vals - out : 0
+ * `out` H f32. out[h] = sum over a in order of sig * vals in f32; inst = act ? vals - out : 0
  * (f32); reg = reg * (reg > 0 ? alphaPos : betaNeg) + inst; strat = strat * gamma + sig (each
  * product and sum rounded to f32). Four hands at a time through all the actions, the sums in
  * registers; `vals` is read only, `acc` unused. Returns a finite value (0 or a
@@ -163,7 +149,7 @@ export function traverserDcfr(
   acc: usize,
 ): f32 {
   const H4 = H & ~3, stride = <usize> H << 2;
-  const zero = f32x4.splat(0), zero2 = f64x2.splat(0);
+  const zero = f32x4.splat(0);
   const va = f32x4.splat(alphaPos), vb = f32x4.splat(betaNeg), vg = f32x4.splat(gamma);
   // Lanes all ones while every result is finite (|x| <= the largest f32 is false for NaN and
   // infinity): cheaper than a NaN-propagating f32x4.max over |x|.
@@ -172,27 +158,11 @@ export function traverserDcfr(
   let h = 0;
   for (; h < H4; h += 4) {
     const col = <usize> h << 2;
-    let lo = zero2, hi = zero2;
+    let o = zero;
     let s0 = sig + col, v0 = vals + col;
     for (let a = 0; a < A; a++, s0 += stride, v0 += stride) {
-      const s = v128.load(s0), v = v128.load(v0);
-      lo = f64x2.add(lo, f64x2.mul(f64x2.promote_low_f32x4(s), f64x2.promote_low_f32x4(v)));
-      hi = f64x2.add(
-        hi,
-        f64x2.mul(
-          f64x2.promote_low_f32x4(v128.shuffle<u32>(s, s, 2, 3, 0, 1)),
-          f64x2.promote_low_f32x4(v128.shuffle<u32>(v, v, 2, 3, 0, 1)),
-        ),
-      );
+      o = f32x4.add(o, f32x4.mul(v128.load(s0), v128.load(v0)));
     }
-    const o = v128.shuffle<u32>(
-      f32x4.demote_f64x2_zero(lo),
-      f32x4.demote_f64x2_zero(hi),
-      0,
-      1,
-      4,
-      5,
-    );
     v128.store(out + col, o);
     const on = i32x4.ne(
       i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(v128.load32_zero(act + <usize> h))),
@@ -214,12 +184,11 @@ export function traverserDcfr(
   let ms: f32 = 0;
   for (; h < H; h++) {
     const col = <usize> h << 2;
-    let sum: f64 = 0;
+    let ov: f32 = 0;
     for (let a = 0; a < A; a++) {
       const e = col + <usize> a * stride;
-      sum += <f64> load<f32>(sig + e) * <f64> load<f32>(vals + e);
+      ov += load<f32>(sig + e) * load<f32>(vals + e);
     }
-    const ov = <f32> sum;
     store<f32>(out + col, ov);
     const on = load<u8>(act + <usize> h) != 0;
     for (let a = 0; a < A; a++) {

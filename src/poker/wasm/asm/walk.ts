@@ -576,38 +576,28 @@ function maxValues(vals: usize, A: u32, H: i32, out: usize): void {
 }
 
 /**
- * walk.ts mixValues: out[h] = f32(sum over actions in order of f64 sig * vals), four hands at a
- * time (two f64x2 sums, each hand's actions in order, as the scalar loop).
+ * walk.ts mixValues: out[h] = sum over actions in order of sig * vals in f32 (each product and
+ * partial sum rounded, as the scalar twin's frounds), four hands per f32x4, each hand's actions in
+ * order.
  */
 function mixValues(sig: usize, vals: usize, A: u32, H: i32, out: usize): void {
   const H4 = H & ~3, stride = <usize> H << 2;
   let h = 0;
   for (; h < H4; h += 4) {
     const col = <usize> h << 2;
-    let lo = f64x2.splat(0), hi = f64x2.splat(0);
+    let m = f32x4.splat(0);
     let s0 = sig + col, v0 = vals + col;
     for (let a: u32 = 0; a < A; a++, s0 += stride, v0 += stride) {
-      const s = v128.load(s0), v = v128.load(v0);
-      lo = f64x2.add(lo, f64x2.mul(f64x2.promote_low_f32x4(s), f64x2.promote_low_f32x4(v)));
-      hi = f64x2.add(
-        hi,
-        f64x2.mul(
-          f64x2.promote_low_f32x4(v128.shuffle<u32>(s, s, 2, 3, 0, 1)),
-          f64x2.promote_low_f32x4(v128.shuffle<u32>(v, v, 2, 3, 0, 1)),
-        ),
-      );
+      m = f32x4.add(m, f32x4.mul(v128.load(s0), v128.load(v0)));
     }
-    v128.store(
-      out + col,
-      v128.shuffle<u32>(f32x4.demote_f64x2_zero(lo), f32x4.demote_f64x2_zero(hi), 0, 1, 4, 5),
-    );
+    v128.store(out + col, m);
   }
   for (; h < H; h++) {
-    let s: f64 = 0;
+    let s: f32 = 0;
     for (let a: u32 = 0; a < A; a++) {
       const o = <usize> (<i32> a * H + h) << 2;
-      s += <f64> load<f32>(sig + o) * <f64> load<f32>(vals + o);
+      s += load<f32>(sig + o) * load<f32>(vals + o);
     }
-    store<f32>(out + (<usize> h << 2), <f32> s);
+    store<f32>(out + (<usize> h << 2), s);
   }
 }
