@@ -136,6 +136,84 @@ export function winogradConv2d(
   return y;
 }
 
+/**
+ * CPU twin of the f16-product GEMM variants (`f16k`, src/nn/gpu/winograd_gemm.ts): U and V rounded
+ * to f16 (the kernels' f16 workgroup tiles), the products summed in f16 over chunks of `chunk`
+ * consecutive input channels (one rounding per fused multiply-add, `round16`: f16round), each
+ * chunk's sum added in f32; M rounded by `roundM` (f16round for f16 V/M storage); transforms in
+ * f64. y [N, Co, H, W] from x [N, Ci, H, W] and w [Co, Ci, 3, 3].
+ */
+export function winogradConv2dF16Products(
+  x: CpuTensor,
+  w: CpuTensor,
+  m: WinogradTile,
+  chunk: number,
+  round16: (v: number) => number,
+  roundM: (v: number) => number = (v) => v,
+): CpuTensor {
+  const [n, ci, h, wd] = x.shape, co = w.shape[0];
+  if (w.shape[2] !== 3 || w.shape[3] !== 3 || w.shape[1] !== ci) {
+    throw new KibitzError("shape_mismatch", "Winograd convolution needs a [Co, Ci, 3, 3] weight");
+  }
+  const { bt, g, at } = MATRICES[m], { a, th, tw } = winogradGeometry(m, n, h, wd);
+  const alpha = a * a;
+  // U[o][xi][c] and V[xi][c] in f16, flat.
+  const u = new Float64Array(co * alpha * ci);
+  for (let o = 0; o < co; o++) {
+    for (let c = 0; c < ci; c++) {
+      const k = [0, 1, 2].map((r) => [0, 1, 2].map((s) => w.data[((o * ci + c) * 3 + r) * 3 + s]));
+      const uu = mul(mul(g, k), tr(g));
+      for (let xi = 0; xi < alpha; xi++) {
+        u[(o * alpha + xi) * ci + c] = round16(Math.fround(uu[Math.floor(xi / a)][xi % a]));
+      }
+    }
+  }
+  const y = cpuTensor([n, co, h, wd]);
+  const v = new Float64Array(alpha * ci);
+  for (let b = 0; b < n; b++) {
+    for (let ty = 0; ty < th; ty++) {
+      for (let tx = 0; tx < tw; tx++) {
+        for (let c = 0; c < ci; c++) {
+          const d = Array.from({ length: a }, (_, r) =>
+            Array.from({ length: a }, (_, s) => {
+              const iy = ty * m + r - 1, ix = tx * m + s - 1;
+              return iy < 0 || ix < 0 || iy >= h || ix >= wd
+                ? 0
+                : x.data[((b * ci + c) * h + iy) * wd + ix];
+            }));
+          const vv = mul(mul(bt, d), tr(bt));
+          for (let xi = 0; xi < alpha; xi++) {
+            v[xi * ci + c] = round16(Math.fround(vv[Math.floor(xi / a)][xi % a]));
+          }
+        }
+        for (let o = 0; o < co; o++) {
+          const mm = Array.from({ length: a }, () => new Array(a).fill(0));
+          for (let xi = 0; xi < alpha; xi++) {
+            const ub = (o * alpha + xi) * ci, vb = xi * ci;
+            let acc = 0;
+            for (let c0 = 0; c0 < ci; c0 += chunk) {
+              let hacc = 0;
+              for (let c = c0; c < Math.min(ci, c0 + chunk); c++) {
+                hacc = round16(u[ub + c] * v[vb + c] + hacc);
+              }
+              acc = Math.fround(acc + hacc);
+            }
+            mm[Math.floor(xi / a)][xi % a] = roundM(acc);
+          }
+          const out = mul(mul(at, mm), tr(at));
+          for (let r = 0; r < m; r++) {
+            for (let s = 0; s < m; s++) {
+              const oy = ty * m + r, ox = tx * m + s;
+              if (oy < h && ox < wd) y.data[((b * co + o) * h + oy) * wd + ox] = out[r][s];
+            }
+          }
+        }
+      }
+    }
+  }
+  return y;
+}
+
 /** The direct reference, for comparisons. */
 export { conv2d as directConv2d };
 

@@ -15,6 +15,7 @@ import {
   checkWinoGemm,
   hardwareCandidates,
   loadWinoKernels,
+  needsF16Plan,
   testCandidates,
   type WinoCandidate,
   winogradGemmSource,
@@ -42,8 +43,25 @@ Deno.test("every hardware and test variant fits its threads and generates its ke
     checkWinoGemm(c.gemm);
     const src = winogradGemmSource(c.gemm, c.half ? "f16" : "f32");
     assert.ok(src.includes("fn gemm("), c.name);
-    assert.equal(src.startsWith("enable f16;"), c.half, c.name);
+    assert.equal(src.startsWith("enable f16;"), needsF16Plan(c), c.name);
+    assert.equal(src.split("enable f16;").length, needsF16Plan(c) ? 2 : 1, `${c.name}: one enable`);
   }
+  // The f16-product variants' emulated text (software adapters) has no f16 at all.
+  for (const c of testCandidates().filter((c) => c.gemm.f16k && !c.half)) {
+    const src = winogradGemmSource(c.gemm, "f32", "f16-emulated");
+    assert.ok(src.startsWith("alias h16 = f32;") && !src.includes("enable f16"), c.name);
+  }
+  // Names say what is new: vec4 U loads (v), padded A rows (p), f16 products in chunks (fN).
+  const hw = hardwareCandidates(true).map((c) => c.name);
+  for (const n of ["128x128k8t256rudvp", "256x128k8t256rudvp", "128x128k8t256rudvpf4"]) {
+    assert.ok(hw.includes(n), n);
+  }
+  assert.ok(hardwareCandidates(false).every((c) => !needsF16Plan(c)), "f32 plans: f32 only");
+  assert.throws(() => checkWinoGemm({ ...testCandidates()[0].gemm, f16k: 3 }), /does not fit/);
+  assert.throws(
+    () => checkWinoGemm({ ...testCandidates()[0].gemm, bk: 6, wx: 2, wy: 2, vecA: true }),
+    /does not fit/,
+  );
   const names = hardwareCandidates(true).map((c) => c.name);
   assert.equal(new Set(names).size, names.length, "unique names");
   assert.throws(() => checkWinoGemm({ ...testCandidates()[0].gemm, bk: 3 }), /does not fit/);
@@ -60,13 +78,14 @@ async function runVariant(
 ): Promise<Float32Array> {
   const pool = new TensorPool(ctx!);
   const rec = new GpuRecorder(ctx!, await loadKernels(ctx!, TEST_TILES, "tiled"), pool, true);
-  if (c.half) rec.half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
-  const act = c.half ? "f16-emulated" : "f32";
+  const f16 = needsF16Plan(c);
+  if (f16) rec.half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
+  const act = f16 ? "f16-emulated" : "f32";
   const up = (t: CpuTensor, half: boolean): GpuTensor => {
     const g = uploadTensor(ctx!, t.shape, t.data);
     return half ? { ...g, half: true } : g;
   };
-  const gx = up(x, c.half), gr = up(res, c.half), gw = up(w, false), gb = up(bias, false);
+  const gx = up(x, f16), gr = up(res, f16), gw = up(w, false), gb = up(bias, false);
   const [n, ci, h, wd] = x.shape, co = w.shape[0];
   const u = pool.acquire([(m + 2) * (m + 2), co, ci]);
   rec.winogradFilter(gw, u, m);
@@ -83,7 +102,8 @@ async function runVariant(
 
 // Odd channel counts (not multiples of 4 or of the slice), Co past one row block, boards whose
 // tiles leave partial column blocks.
-const CASES = [[2, 6, 70, 6, 6], [1, 5, 3, 7, 5], [2, 19, 20, 9, 11]];
+// Ci = 12 takes the vec4 path of the `v` variants' U loads, the others their scalar path.
+const CASES = [[2, 6, 70, 6, 6], [1, 5, 3, 7, 5], [2, 19, 20, 9, 11], [1, 12, 37, 6, 7]];
 // Hardware adapters (or KIBITZ_TILED_TESTS=1 on a software one: minutes) check the hardware-size
 // variants too; their f16 V/M ones run emulated here, so they match f32 as closely.
 const hardware = ctx !== null && (!ctx.report.isFallback || !!Deno.env.get("KIBITZ_TILED_TESTS"));

@@ -37,6 +37,22 @@ export interface WinoGemm {
    * barrier per slice instead of two (twice the workgroup memory).
    */
   double?: boolean;
+  /**
+   * U read from global memory as vec4s along K (one 16-byte load per 4 weights instead of four
+   * scalar loads; rows whose Ci is not a multiple of 4 take a scalar path, chosen per dispatch).
+   */
+  vecA?: boolean;
+  /**
+   * A's workgroup rows padded by one vec4 (stride BM + 4 floats): the transposed stores of A
+   * (column k of the slice into row k of As) hit 32 different banks instead of 2 to 8 ways on one.
+   */
+  padA?: boolean;
+  /**
+   * f16 arithmetic (the f16 plans, `shader-f16`): workgroup tiles in f16, vec4<f16> FMAs
+   * accumulated in f16 over `f16k` consecutive K steps (a divisor of bk), then added into the f32
+   * accumulators ("f32 accumulation across chunks").
+   */
+  f16k?: number;
 }
 
 /** Storage of V and M: f32, f16 (`shader-f16`), or the f16 text bound to f32 (tests). */
@@ -50,17 +66,22 @@ export function gemmBlock(v: WinoGemm): { bm: number; bn: number } {
 /** Throws unless the variant's slices divide evenly into its threads and its columns into 128. */
 export function checkWinoGemm(v: WinoGemm): void {
   const threads = v.wx * v.wy, { bm, bn } = gemmBlock(v);
-  const ok = (bm * v.bk) % threads === 0 && ((v.bk * bn) / 4) % threads === 0 &&
-    128 % bn === 0 && threads <= 256;
+  const ok = (v.vecA ? v.bk % 4 === 0 : (bm * v.bk) % threads === 0) &&
+    ((v.bk * bn) / 4) % threads === 0 && 128 % bn === 0 && threads <= 256 &&
+    (v.f16k === undefined || (v.f16k > 0 && v.bk % v.f16k === 0));
   if (!ok) throw new Error(`Winograd GEMM variant ${JSON.stringify(v)} does not fit its threads`);
 }
 
-/** A short name: rows x columns, slice depth, r (row blocks first), u (unrolled). */
+/**
+ * A short name: rows x columns, slice depth, threads, then r (row blocks first), u (unrolled),
+ * d (double-buffered slices), v (vec4 loads of U), p (padded A rows), fN (f16 products in chunks
+ * of N K steps).
+ */
 export function winoGemmName(v: WinoGemm): string {
   const { bm, bn } = gemmBlock(v);
   return `${bm}x${bn}k${v.bk}t${v.wx * v.wy}${v.rowFast ? "r" : ""}${v.unroll ? "u" : ""}${
     v.double ? "d" : ""
-  }`;
+  }${v.vecA ? "v" : ""}${v.padA ? "p" : ""}${v.f16k ? `f${v.f16k}` : ""}`;
 }
 
 function range(n: number): number[] {
@@ -68,22 +89,53 @@ function range(n: number): number[] {
 }
 
 /**
- * WGSL of the batched GEMM `gemm`: binding 0 U [alpha, Co, Ci] f32, 1 V [alpha, Ci, ppad] and
- * 2 M [alpha, Co, ppad] (vec4s of f32 or s16), 3 Params { ci, co, ppad4 }. Dispatch
- * (row blocks, column blocks, alpha) when rowFast, else (column blocks, row blocks, alpha).
+ * WGSL of the batched GEMM `gemm`: binding 0 U [alpha, Co, Ci] f32 (vec4s with `vecA`), 1 V
+ * [alpha, Ci, ppad] and 2 M [alpha, Co, ppad] (vec4s of f32 or s16), 3 Params { ci, co, ppad4 }.
+ * Dispatch (row blocks, column blocks, alpha) when rowFast, else (column blocks, row blocks,
+ * alpha). `arith`: the f16 type of an `f16k` variant's products (f16, or f32 under the f16 text
+ * in tests).
  */
-export function winogradGemmSource(v: WinoGemm, transformed: TransformedStorage = "f32"): string {
+export function winogradGemmSource(
+  v: WinoGemm,
+  transformed: TransformedStorage = "f32",
+  arith: "f16" | "f16-emulated" = "f16",
+): string {
   checkWinoGemm(v);
   const { bm, bn } = gemmBlock(v);
   const threads = v.wx * v.wy;
-  const la = (bm * v.bk) / threads, lb = (v.bk * bn) / 4 / threads;
   const half = transformed !== "f32";
   const vt = half ? "s16" : "f32";
+  const hk = v.f16k ?? 0;
+  if (hk && half && (arith === "f16") !== (transformed === "f16")) {
+    throw new Error(`Winograd GEMM: f16 products (${arith}) with V/M ${transformed}`);
+  }
+  // Type of the workgroup tiles and of the chunk accumulators.
+  const tt = hk ? "h16" : "f32";
+  const cvt = (e: string) => (hk ? `h16(${e})` : e);
+  // A loads: scalars (la per thread), or vec4s along K (la4 per thread; guarded where the slice's
+  // vec4 count does not divide into the threads).
+  const ta4 = (bm * v.bk) / 4;
+  const la = v.vecA ? Math.ceil(ta4 / threads) : (bm * v.bk) / threads;
+  const guardA = v.vecA && ta4 % threads !== 0;
+  const lb = (v.bk * bn) / 4 / threads;
+  const aLoad = (r: number) =>
+    v.vecA
+      ? `    { let e = t + ${r * threads}u;${guardA ? ` if (e < ${ta4}u) {` : ""}
+      let m = m0 + e / BK4; let k = k0 + 4u * (e % BK4); let ok = m < p.co && k < p.ci;
+      let row = ubase + min(m, p.co - 1u) * p.ci;
+      if (aligned) {
+        ra${r} = select(vec4<f32>(0.0), u[(row + min(k, p.ci - 4u)) / 4u], ok);
+      } else {
+        ra${r} = vec4<f32>(${
+        range(4).map((j) =>
+          `select(0.0, ua(row + min(k + ${j}u, p.ci - 1u)), m < p.co && k + ${j}u < p.ci)`
+        ).join(", ")
+      });
+      }${guardA ? " }" : ""} }`
+      : `    { let e = t + ${r * threads}u; let m = m0 + e / BK; let k = k0 + e % BK;
+      ra${r} = select(0.0, u[ubase + min(m, p.co - 1u) * p.ci + min(k, p.ci - 1u)], m < p.co && k < p.ci); }`;
   const loads = [
-    ...range(la).map((r) =>
-      `    { let e = t + ${r * threads}u; let m = m0 + e / BK; let k = k0 + e % BK;
-      ra${r} = select(0.0, u[ubase + min(m, p.co - 1u) * p.ci + min(k, p.ci - 1u)], m < p.co && k < p.ci); }`
-    ),
+    ...range(la).map(aLoad),
     ...range(lb).map((r) =>
       `    { let e = t + ${r * threads}u; let k = k0 + e / BN4;
       rb${r} = select(vec4<f32>(0.0), vec4<f32>(vin[vbase + min(k, p.ci - 1u) * p.ppad4 + c04 + e % BN4]), k < p.ci); }`
@@ -92,20 +144,34 @@ export function winogradGemmSource(v: WinoGemm, transformed: TransformedStorage 
   // Double buffering: slice buffer `buf` (0 or 1) starts SA / SB vec4s into As / Bs.
   const offA = (buf: string) => (v.double ? `${buf} * SA + ` : "");
   const offB = (buf: string) => (v.double ? `${buf} * SB + ` : "");
+  const aStore = (buf: string, r: number) =>
+    v.vecA
+      ? `    { let e = t + ${r * threads}u;${
+        guardA ? ` if (e < ${ta4}u) {` : ""
+      } let ml = e / BK4; let kq = 4u * (e % BK4);
+${
+        range(4).map((j) =>
+          `      As[${offA(buf)}(kq + ${j}u) * AS4 + ml / 4u][ml % 4u] = ${cvt(`ra${r}[${j}]`)};`
+        ).join("\n")
+      }${guardA ? " }" : ""} }`
+      : `    { let e = t + ${r * threads}u; let ml = e / BK; As[${
+        offA(buf)
+      }(e % BK) * AS4 + ml / 4u][ml % 4u] = ${cvt(`ra${r}`)}; }`;
   const storesTo = (buf: string) =>
     [
-      ...range(la).map((r) =>
-        `    { let e = t + ${r * threads}u; let ml = e / BK; As[${
-          offA(buf)
-        }(e % BK) * BM4 + ml / 4u][ml % 4u] = ra${r}; }`
+      ...range(la).map((r) => aStore(buf, r)),
+      ...range(lb).map((r) =>
+        `    { let e = t + ${r * threads}u; Bs[${offB(buf)}e] = ${
+          hk ? `vec4<h16>(rb${r})` : `rb${r}`
+        }; }`
       ),
-      ...range(lb).map((r) => `    { let e = t + ${r * threads}u; Bs[${offB(buf)}e] = rb${r}; }`),
     ].join("\n");
   const stores = storesTo("cur");
+  const accName = (g: number, i: number, h: number) => `${hk ? "hacc" : "acc"}_${g}_${i}_${h}`;
   const step = (kk: string) => {
     const out: string[] = [];
     for (const g of range(v.gm)) {
-      out.push(`let a${g} = As[${offA("cur")}${kk} * BM4 + ${g * v.wy}u + lid.y];`);
+      out.push(`let a${g} = As[${offA("cur")}${kk} * AS4 + ${g * v.wy}u + lid.y];`);
     }
     for (const h of range(v.gn)) {
       out.push(`let b${h} = Bs[${offB("cur")}${kk} * BN4 + ${h * v.wx}u + lid.x];`);
@@ -113,15 +179,33 @@ export function winogradGemmSource(v: WinoGemm, transformed: TransformedStorage 
     for (const g of range(v.gm)) {
       for (const i of range(4)) {
         for (const h of range(v.gn)) {
-          out.push(`acc_${g}_${i}_${h} = fma(vec4<f32>(a${g}[${i}]), b${h}, acc_${g}_${i}_${h});`);
+          const a = accName(g, i, h);
+          out.push(`${a} = fma(vec4<${tt}>(a${g}[${i}]), b${h}, ${a});`);
         }
       }
     }
     return out;
   };
+  // f16 products: the chunk's f16 sums go into the f32 accumulators.
+  const flush = range(v.gm).flatMap((g) =>
+    range(4).flatMap((i) =>
+      range(v.gn).map((h) =>
+        `acc_${g}_${i}_${h} += vec4<f32>(hacc_${g}_${i}_${h}); hacc_${g}_${i}_${h} = vec4<h16>(0.0);`
+      )
+    )
+  );
   const ind = (ls: string[], pad: string) => ls.map((l) => pad + l).join("\n");
   const body = v.unroll
-    ? range(v.bk).map((kk) => `    {\n${ind(step(`${kk}u`), "      ")}\n    }`).join("\n")
+    ? range(v.bk).map((kk) =>
+      `    {\n${ind(step(`${kk}u`), "      ")}\n    }${
+        hk && (kk + 1) % hk === 0 ? `\n${ind(flush, "    ")}` : ""
+      }`
+    ).join("\n")
+    : hk
+    ? `    for (var kc = 0u; kc < BK; kc += ${hk}u) {
+      for (var kk = kc; kk < kc + ${hk}u; kk++) {\n${ind(step("kk"), "        ")}\n      }
+${ind(flush, "      ")}
+    }`
     : `    for (var kk = 0u; kk < BK; kk++) {\n${ind(step("kk"), "      ")}\n    }`;
   const loopSingle = `  for (; k0 < p.ci;) {
 ${stores}
@@ -148,10 +232,15 @@ ${storesTo("(1u - cur)")}
     cur = 1u - cur;
   }`;
   const acc = range(v.gm).flatMap((g) =>
-    range(4).flatMap((i) => range(v.gn).map((h) => `  var acc_${g}_${i}_${h} = vec4<f32>(0.0);`))
+    range(4).flatMap((i) =>
+      range(v.gn).flatMap((h) => [
+        `  var acc_${g}_${i}_${h} = vec4<f32>(0.0);`,
+        ...(hk ? [`  var hacc_${g}_${i}_${h} = vec4<h16>(0.0);`] : []),
+      ])
+    )
   );
   const regs = [
-    ...range(la).map((r) => `  var ra${r} = 0.0;`),
+    ...range(la).map((r) => `  var ra${r} = ${v.vecA ? "vec4<f32>(0.0)" : "0.0"};`),
     ...range(lb).map((r) => `  var rb${r} = vec4<f32>(0.0);`),
   ];
   const epilogue = range(v.gm).flatMap((g) =>
@@ -170,23 +259,41 @@ ${
   }`
     )
   );
-  return `${half ? f16Prelude(transformed) : ""}// Generated by src/nn/gpu/winograd_gemm.ts: ${
+  const as4 = bm / 4 + (v.padA ? 1 : 0);
+  // `enable f16;` comes first, once: from the V/M prelude where V and M are f16.
+  const prelude = (half ? f16Prelude(transformed) : "") +
+    (hk
+      ? arith === "f16"
+        ? `${transformed === "f16" ? "" : "enable f16;\n"}alias h16 = f16;\n\n`
+        : "alias h16 = f32;\n\n"
+      : "");
+  const uDecl = v.vecA
+    ? `@group(0) @binding(0) var<storage, read> u: array<vec4<f32>>;
+
+fn ua(i: u32) -> f32 {
+  return u[i / 4u][i % 4u];
+}
+`
+    : `@group(0) @binding(0) var<storage, read> u: array<f32>;`;
+  return `${prelude}// Generated by src/nn/gpu/winograd_gemm.ts: ${
     winoGemmName(v)
-  }, V/M ${transformed}.
+  }, V/M ${transformed}${hk ? `, f16 products (${arith}) in chunks of ${hk}` : ""}.
 struct Params { ci: u32, co: u32, ppad4: u32, _a: u32 }
 
-@group(0) @binding(0) var<storage, read> u: array<f32>;
+${uDecl}
 @group(0) @binding(1) var<storage, read> vin: array<vec4<${vt}>>;
 @group(0) @binding(2) var<storage, read_write> mo: array<vec4<${vt}>>;
 @group(0) @binding(3) var<uniform> p: Params;
 
 const BK = ${v.bk}u;
+const BK4 = ${v.bk / 4 >= 1 ? v.bk / 4 : 1}u;
 const BM4 = ${bm / 4}u;
+const AS4 = ${as4}u;
 const BN4 = ${bn / 4}u;
-const SA = ${(v.bk * bm) / 4}u;
+const SA = ${v.bk * as4}u;
 const SB = ${(v.bk * bn) / 4}u;
-var<workgroup> As: array<vec4<f32>, ${((v.double ? 2 : 1) * v.bk * bm) / 4}>;
-var<workgroup> Bs: array<vec4<f32>, ${((v.double ? 2 : 1) * v.bk * bn) / 4}>;
+var<workgroup> As: array<vec4<${tt}>, ${(v.double ? 2 : 1) * v.bk * as4}>;
+var<workgroup> Bs: array<vec4<${tt}>, ${((v.double ? 2 : 1) * v.bk * bn) / 4}>;
 
 @compute @workgroup_size(${v.wx}, ${v.wy})
 fn gemm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -197,7 +304,7 @@ fn gemm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
   let ubase = xi * p.co * p.ci;
   let vbase = xi * p.ci * p.ppad4;
   let mbase = xi * p.co * p.ppad4;
-${acc.join("\n")}
+${v.vecA ? "  let aligned = p.ci % 4u == 0u;\n" : ""}${acc.join("\n")}
 ${regs.join("\n")}
   var k0 = 0u;
   var cur = 0u;
@@ -255,9 +362,56 @@ function cand(
   unroll: boolean,
   half = false,
   double = false,
+  extra: Pick<WinoGemm, "vecA" | "padA" | "f16k"> = {},
 ): GemmCandidate {
-  const gemm = { wx, wy, gm, gn, bk, rowFast, unroll, ...(double ? { double } : {}) };
+  const gemm = { wx, wy, gm, gn, bk, rowFast, unroll, ...(double ? { double } : {}), ...extra };
   return { name: `${winoGemmName(gemm)}${half ? "-h" : ""}`, gemm, half };
+}
+
+/** Whether a candidate runs only in f16 plans: f16 V/M storage, or f16 products. */
+export function needsF16Plan(c: WinoCandidate): boolean {
+  return c.half || !!c.gemm?.f16k;
+}
+
+const VP = { vecA: true, padA: true } as const;
+
+/**
+ * The session-16 f32 tilings: vec4 loads of U (`v`), conflict-free transposed A stores into
+ * padded workgroup rows (`p`), with double-buffered slices; 8 x 8 outputs per thread (128 x 128
+ * from 256 threads), 4 x 8 (64 x 128, the shape of the H200's best so far), 8 x 4, and the larger
+ * register blocks: 16 x 8 outputs per thread (256 x 128 from 256 threads: a 256-filter layer's
+ * whole Co in one workgroup, so each V column block is read once; and 128 x 128 from 128 threads).
+ */
+export function blockedCandidates(): GemmCandidate[] {
+  return [
+    cand(16, 16, 2, 2, 8, true, true, false, true, VP),
+    cand(16, 16, 2, 2, 16, true, true, false, true, VP),
+    cand(16, 16, 2, 2, 8, true, true, false, false, VP),
+    cand(16, 16, 1, 2, 8, true, true, false, false, VP),
+    cand(16, 16, 1, 2, 8, true, true, false, true, VP),
+    cand(16, 16, 2, 1, 16, true, true, false, true, VP),
+    cand(16, 16, 4, 2, 8, true, true, false, true, VP),
+    cand(16, 16, 4, 2, 8, true, false, false, true, VP),
+    cand(16, 8, 4, 2, 8, true, true, false, true, VP),
+  ];
+}
+
+/**
+ * f16 products (f16 plans on `shader-f16` adapters): the blocked tilings with f16 workgroup tiles
+ * and vec4<f16> FMAs summed in f16 over chunks of 4 or 8 K steps, then in f32; V and M f32
+ * (`f16VM`: also f16 V/M, `-h`). Their F(4x4) error is the f16 V/M variants' (see
+ * tests/nn/winograd_gemm_test.ts): opt-in with them (KIBITZ_NN_WINO_F16VM=1).
+ */
+export function f16ProductCandidates(f16VM: boolean): GemmCandidate[] {
+  const c = (wy: number, gm: number, gn: number, bk: number, f16k: number, half: boolean) =>
+    cand(16, wy, gm, gn, bk, true, true, half, true, { ...VP, f16k });
+  return [
+    c(16, 2, 2, 8, 4, false),
+    c(16, 2, 2, 16, 8, false),
+    c(16, 1, 2, 8, 4, false),
+    c(16, 4, 2, 8, 4, false),
+    ...(f16VM ? [c(16, 2, 2, 16, 8, true), c(16, 1, 2, 8, 4, true)] : []),
+  ];
 }
 
 /**
@@ -285,6 +439,7 @@ export function hardwareCandidates(f16VM: boolean): GemmCandidate[] {
     cand(16, 16, 2, 2, 8, true, true, false, true),
     cand(16, 16, 2, 2, 16, true, true, false, true),
     cand(16, 16, 2, 1, 16, true, true, false, true),
+    ...blockedCandidates(),
   ];
   if (!f16VM) return f32;
   return [
@@ -293,6 +448,7 @@ export function hardwareCandidates(f16VM: boolean): GemmCandidate[] {
     cand(16, 16, 2, 2, 16, true, true, true),
     cand(16, 16, 2, 1, 16, true, true, true),
     cand(16, 16, 1, 1, 16, true, true, true),
+    ...f16ProductCandidates(true),
   ];
 }
 
@@ -310,6 +466,18 @@ export function testCandidates(): GemmCandidate[] {
     cand(4, 4, 2, 2, 4, true, true, true),
     cand(4, 4, 2, 2, 4, true, true, false, true),
     cand(4, 4, 1, 1, 4, false, false, false, true),
+    // vec4 U loads with padded A rows: double-buffered and not, 2 vec4s a thread and 1, 16 x 8
+    // outputs a thread (unpadded), and a guarded partial load (8 x 32 blocks: 8 vec4s of a slice
+    // for 16 threads, as 64 x 128 blocks from 256 threads have 128).
+    cand(4, 4, 2, 2, 8, true, false, false, true, VP),
+    cand(4, 4, 2, 2, 4, false, false, false, false, VP),
+    cand(4, 4, 1, 2, 4, true, true, false, true, VP),
+    cand(4, 4, 4, 2, 4, true, false, false, true, { vecA: true }),
+    cand(8, 2, 1, 1, 4, true, true, false, true, VP),
+    // f16 products (emulated on software adapters: the same text with h16 = f32).
+    cand(4, 4, 2, 2, 4, true, true, false, true, { ...VP, f16k: 2 }),
+    cand(4, 4, 1, 2, 4, true, false, false, false, { ...VP, f16k: 2 }),
+    cand(4, 4, 2, 2, 4, true, true, true, true, { ...VP, f16k: 4 }),
   ];
 }
 
@@ -402,7 +570,8 @@ const compiled = new WeakMap<GpuContext, Map<string, Promise<WinoKernels>>>();
 
 /**
  * Compiles (once per device) the kernels of candidate `c` for F(m x m) with activations stored as
- * `act` (f32, or the f16 plan's storage; a `half` candidate stores V and M the same way).
+ * `act` (f32, or the f16 plan's storage; a `half` candidate stores V and M the same way; an
+ * `f16k` candidate multiplies in f16, emulated by f32 in f16-emulated plans).
  */
 export function loadWinoKernels(
   ctx: GpuContext,
@@ -411,6 +580,8 @@ export function loadWinoKernels(
   c: WinoCandidate,
 ): Promise<WinoKernels> {
   const transformed: TransformedStorage = c.half ? (act === "f32" ? "f16" : act) : "f32";
+  // f16 products: real f16 unless the plan emulates f16 (software adapters' tests).
+  const arith = act === "f16-emulated" ? "f16-emulated" : "f16";
   let perDevice = compiled.get(ctx);
   if (!perDevice) compiled.set(ctx, perDevice = new Map());
   const key = `${m}:${act}:${transformed}:${JSON.stringify(c.gemm ?? c.fused)}`;
@@ -436,7 +607,7 @@ export function loadWinoKernels(
           )
           : await computePipeline(
             ctx,
-            winogradGemmSource(c.gemm, transformed),
+            winogradGemmSource(c.gemm, transformed, arith),
             "gemm",
             {},
             `${label}.gemm`,

@@ -23,6 +23,7 @@ import {
   fusedTestCandidates,
   hardwareCandidates,
   loadWinoKernels,
+  needsF16Plan,
   testCandidates,
   type WinoCandidate,
   type WinoKernels,
@@ -137,12 +138,12 @@ function findCandidate(name: string, f16Plan: boolean): WinoCandidate {
     ...fusedTestCandidates(),
   ];
   const c = all.find((x) => x.name === name);
-  if (!c || (c.half && !f16Plan)) {
-    const valid = [LEGACY, ...all.filter((x) => f16Plan || !x.half).map((x) => x.name)];
+  if (!c || (needsF16Plan(c) && !f16Plan)) {
+    const valid = [LEGACY, ...all.filter((x) => f16Plan || !needsF16Plan(x)).map((x) => x.name)];
     throw new KibitzError(
       "bad_args",
       `Winograd GEMM variant "${name}" is not one of ${valid.join(", ")}${
-        c ? " (f16 V/M variants need an f16 plan)" : ""
+        c ? " (f16 V/M and f16-product variants need an f16 plan)" : ""
       }`,
     );
   }
