@@ -244,13 +244,24 @@ export const suite: BenchSuite = {
   async run(opts): Promise<BenchReport> {
     const kv = benchKeyValues("nn", opts.args);
     for (const k of kv.keys()) {
-      if (!["peak", "quick", "only", "model", "browser"].includes(k)) {
+      if (!["peak", "quick", "only", "model", "browser", "tune", "gemm"].includes(k)) {
         throw new KibitzError(
           "bad_args",
-          `nn: unknown argument "${k}=": valid are peak=, quick=, only=, model=, browser=`,
+          `nn: unknown argument "${k}=": valid are peak=, quick=, only=, model=, browser=, tune=, gemm=`,
         );
       }
     }
+    // `tune=64,256`: the batches the autotuner section tunes the 256 -> 256 layer at (hardware,
+    // quick and full runs; default 256). `gemm=NAME,...`: training rows with those Winograd GEMMs
+    // forced, beside the tuned one (an A/B of the step with the earlier best).
+    const tuneBatches = (kv.get("tune") ?? "256").split(",").filter((x) => x).map((x) => {
+      const b = Number(x);
+      if (!Number.isInteger(b) || b < 1) {
+        throw new KibitzError("bad_args", `nn: tune= takes batch sizes like 64,256, got "${x}"`);
+      }
+      return b;
+    });
+    const forcedGemms = (kv.get("gemm") ?? "").split(",").filter((x) => x);
     // `only=latency,train` runs some sections (conv, infer, latency, train): a capped device run.
     const only = kv.get("only")?.split(",").filter((x) => x) ?? null;
     for (const x of only ?? []) {
@@ -285,7 +296,7 @@ export const suite: BenchSuite = {
     const cpuRows = opts.backend !== "gpu" && mode !== "quick";
     const h = 26, w = 26;
     const convRows: Row[] = [], tuneRows: Row[] = [], inferRows: Row[] = [], byteRows: Row[] = [];
-    const latRows: Row[] = [], trainRows: Row[] = [], profRows: Row[] = [];
+    const latRows: Row[] = [], trainRows: Row[] = [], profRows: Row[] = [], newRows: Row[] = [];
     const summary = new Map<string, number>();
     const winners = new Map<string, string>();
     const sumTable = { title: "", columns: ["measure", "Kibitz", "target"], rows: [] as Row[] };
@@ -311,6 +322,22 @@ export const suite: BenchSuite = {
           "timer",
         ],
         rows: tuneRows,
+      },
+      {
+        title:
+          "Session-16 GEMM candidates (vec4 U loads, padded A rows, 16 x 8 per thread; f16 products `fN` in f16 plans) against the best earlier candidate on each tuned shape (ms: input transform + GEMM + output transform; ratio < 1: a new one is faster)",
+        columns: [
+          "storage",
+          "shape",
+          "best earlier",
+          "ms",
+          "GEMM ms",
+          "best new",
+          "ms",
+          "GEMM ms",
+          "new / earlier",
+        ],
+        rows: newRows,
       },
       {
         title:
@@ -448,6 +475,15 @@ export const suite: BenchSuite = {
             } ms)${t.name === r.winner ? "  <- picked" : ""}`,
           );
         }
+        const cmp = newAgainstEarlier(r);
+        if (cmp) {
+          newRows.push([r.storage, r.shape, ...cmp]);
+          opts.log(
+            `new vs earlier ${r.storage} ${r.shape}: ${cmp[3]} ${fmtMs(cmp[4])} ms against ${
+              cmp[0]
+            } ${fmtMs(cmp[1])} ms (${fmtMs(cmp[6])}x)`,
+          );
+        }
         await flush();
       };
       // The tuner's own section belongs to the conv and inference runs (`only=latency,train`
@@ -459,18 +495,22 @@ export const suite: BenchSuite = {
           const kernels = await loadKernels(ctx, TEST_TILES, "tiled");
           const cands = [
             ...testCandidates().filter((x) => !x.half).slice(0, 2),
+            ...testCandidates().filter((x) => x.gemm.vecA && !x.gemm.f16k).slice(0, 1),
             ...fusedTestCandidates().slice(0, 2),
           ];
           const s = { n: 1, ci: 8, co: 8, h: 7, w: 7 };
           await show(await tuneWinograd(ctx, kernels, null, 4, s, cands));
         } else if (big) {
           const kernels = await loadKernels(ctx, HARDWARE_TILES, "tiled");
-          const s = { n: 256, ci: 256, co: 256, h, w };
-          await show(await tuneWinograd(ctx, kernels, null, 4, s));
-          if (benchHalf(ctx) === "f16") {
-            // f16 storage, the f16 V/M variants included (opt-in for plans: their error).
-            const half = await loadHalfKernels(ctx, HARDWARE_TILES, "f16");
-            await show(await tuneWinograd(ctx, kernels, half, 4, s, hardwareCandidates(true)));
+          for (const n of tuneBatches) {
+            const s = { n, ci: 256, co: 256, h, w };
+            await show(await tuneWinograd(ctx, kernels, null, 4, s));
+            if (benchHalf(ctx) === "f16") {
+              // f16 storage, the f16 V/M and f16-product variants included (opt-in for plans:
+              // their F(4x4) error).
+              const half = await loadHalfKernels(ctx, HARDWARE_TILES, "f16");
+              await show(await tuneWinograd(ctx, kernels, half, 4, s, hardwareCandidates(true)));
+            }
           }
         }
       });
@@ -589,16 +629,20 @@ export const suite: BenchSuite = {
               continue;
             }
             const b = syntheticBatch(cfg, batch, 3);
-            await net.trainStep(b, hyper);
-            if (backend === "gpu") await warmUp(ctx!, () => net.trainStep(b, hyper));
-            let n = 0;
-            const t0 = performance.now();
-            do {
+            const steps = async (net: PolicyValueNet) => {
               await net.trainStep(b, hyper);
-              n++;
-            } while (performance.now() - t0 < (big ? 2000 : 1000));
-            const ms = (performance.now() - t0) / n;
+              if (backend === "gpu") await warmUp(ctx!, () => net.trainStep(b, hyper));
+              let n = 0;
+              const t0 = performance.now();
+              do {
+                await net.trainStep(b, hyper);
+                n++;
+              } while (performance.now() - t0 < (big ? 2000 : 1000));
+              return { ms: (performance.now() - t0) / n, n };
+            };
+            const { ms, n } = await steps(net);
             summary.set(`train:${preset}:${backend}:${batch}`, ms);
+            const gemms = net instanceof GpuNet ? await planGemms(net, batch) : "";
             trainRows.push([
               preset,
               `${cfg.blocks}x${cfg.filters}`,
@@ -606,10 +650,42 @@ export const suite: BenchSuite = {
               batch,
               ms,
               batch * 1000 / ms,
-              `wall, mean of ${n}`,
+              `wall, mean of ${n}${gemms ? `; Winograd GEMM ${gemms}` : ""}`,
             ]);
-            opts.log(`train ${preset} ${backend} batch ${batch}: ${ms.toFixed(1)} ms/step`);
+            opts.log(
+              `train ${preset} ${backend} batch ${batch}: ${ms.toFixed(1)} ms/step${
+                gemms ? ` (Winograd GEMM ${gemms})` : ""
+              }`,
+            );
             await flush();
+            // `gemm=`: the same step with each named Winograd GEMM forced (A/B in one run).
+            for (const name of backend === "gpu" ? forcedGemms : []) {
+              await attempt(`training ${preset} batch ${batch} with GEMM ${name}`, async () => {
+                const forced = await GpuNet.create(ctx!, initWeights(cfg, 1), {
+                  winogradGemm: name,
+                });
+                try {
+                  const f = await steps(forced);
+                  trainRows.push([
+                    preset,
+                    `${cfg.blocks}x${cfg.filters}`,
+                    backend,
+                    batch,
+                    f.ms,
+                    batch * 1000 / f.ms,
+                    `wall, mean of ${f.n}; Winograd GEMM forced: ${name}`,
+                  ]);
+                  opts.log(
+                    `train ${preset} ${backend} batch ${batch}, GEMM forced ${name}: ${
+                      f.ms.toFixed(1)
+                    } ms/step (tuned: ${ms.toFixed(1)})`,
+                  );
+                  await flush();
+                } finally {
+                  forced.dispose();
+                }
+              });
+            }
             if (net instanceof GpuNet) {
               // Where the step's GPU time goes: forward, backward (heads, tower), SGD, by kernel.
               const prof = await profilePlan(ctx!, await net.planFor(batch, true), {
@@ -658,6 +734,43 @@ export const suite: BenchSuite = {
     return report;
   },
 };
+
+/** The Winograd GEMM variants a net's batch-`batch` training plan runs ("legacy": built-in). */
+async function planGemms(net: GpuNet, batch: number): Promise<string> {
+  const plan = await net.planFor(batch, true);
+  const names = [...plan.winoChoice.values()].map((k) => k.candidate.name);
+  const wino = plan.ops.some((o) => o.label.startsWith("winograd") || o.label.startsWith("wino."));
+  return names.length ? [...new Set(names)].join(", ") : wino ? "legacy" : "";
+}
+
+/**
+ * The session-16 GEMM candidates' names (the bench's new-against-earlier table): vec4 U loads,
+ * padded A rows or f16 products, at hardware and test sizes.
+ */
+const NEW_GEMMS = new Set(
+  [...hardwareCandidates(true), ...testCandidates()]
+    .filter((c) => c.gemm.vecA || c.gemm.padA || c.gemm.f16k)
+    .map((c) => c.name),
+);
+
+function fmtMs(v: string | number | null): string {
+  return typeof v === "number" ? v.toFixed(3) : "-";
+}
+
+/**
+ * For a Winograd tuning result, the best earlier candidate (the built-in GEMM and fused kernels
+ * included) and the best session-16 one: [name, ms, GEMM ms, name, ms, GEMM ms, new / earlier];
+ * null for other results or where a side has no timing.
+ */
+function newAgainstEarlier(r: WinoTuneResult): Row | null {
+  if (!r.shape.startsWith("F")) return null;
+  const ok = r.timings.filter((t) => t.ms !== null);
+  const best = (xs: typeof ok) => xs.length ? xs.reduce((a, b) => (b.ms! < a.ms! ? b : a)) : null;
+  const old = best(ok.filter((t) => !NEW_GEMMS.has(t.name)));
+  const neu = best(ok.filter((t) => NEW_GEMMS.has(t.name)));
+  if (!old || !neu) return null;
+  return [old.name, old.ms, old.gemmMs, neu.name, neu.ms, neu.gemmMs, neu.ms! / old.ms!];
+}
 
 /**
  * The DRAM bytes the static traffic model gives a tuner candidate's path (unfused, fused output,
