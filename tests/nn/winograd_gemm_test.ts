@@ -31,7 +31,11 @@ import { CpuNet, GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import type { CpuTensor } from "../../src/nn/tensor.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
-import { winogradConv2d, type WinogradTile } from "../../src/nn/winograd.ts";
+import {
+  winogradConv2d,
+  winogradConv2dF16Products,
+  type WinogradTile,
+} from "../../src/nn/winograd.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
 import { maxDiff, randTensor, relErr } from "./helpers.ts";
 
@@ -142,6 +146,42 @@ Deno.test("f16 storage of V and M: the CPU twin's error against the direct conv 
   }
 });
 
+Deno.test("f16 products (fN variants): the CPU twin's error against the direct conv, by chunk", () => {
+  // The f16-product twin without any rounding is the Winograd conv itself.
+  const xs = randTensor([1, 6, 7, 6], 13), ws = randTensor([5, 6, 3, 3], 14);
+  const none = (v: number) => v;
+  for (const m of [4, 2] as const) {
+    const e = relErr(
+      winogradConv2dF16Products(xs, ws, m, 4, none).data,
+      winogradConv2d(xs, ws, m).data,
+    );
+    assert.ok(e < 1e-6, `F(${m}) twin without rounding: ${e}`);
+  }
+  // 64 channels, 14 x 14, inputs in [-1, 1], weights in [-0.1, 0.1] (as the f16 V/M test). F(4x4):
+  // 1.09e-2 with f16 sums of one product (the f16 rounding of U and V alone: the transforms'
+  // coefficients up to 8 amplify it), 1.25e-2 in chunks of 4, 1.50e-2 of 8, 2.06e-2 of 16, 4.1e-2
+  // summing all 64 in f16; F(2x2): 7.4e-4 to 1.4e-3. f16 storage of x and w in the direct conv:
+  // 3.3e-4. So no chunk keeps F(4x4) within the f16 mode's tolerance (one f16 step, 2^-10, per
+  // conv): the fN variants are opt-in with the f16 V/M ones (2e-2), chunks of 4 and 8 only.
+  const x = randTensor([1, 64, 14, 14], 11), wt = randTensor([64, 64, 3, 3], 12, -0.1, 0.1);
+  const want = conv2d(x, wt).data;
+  const err = (m: WinogradTile, chunk: number) =>
+    relErr(winogradConv2dF16Products(x, wt, m, chunk, f16round).data, want);
+  const e4 = [1, 4, 8, 16].map((c) => err(4, c));
+  console.log(
+    `F(4x4) f16 products, chunks 1/4/8/16: ${e4.map((e) => e.toExponential(2)).join(" / ")}`,
+  );
+  assert.ok(e4[1] < 2e-2 && e4[2] < 2e-2, `chunks 4 and 8 within the f16 V/M tolerance: ${e4}`);
+  assert.ok(e4[0] > 5e-3 && e4[3] > e4[1], `the U/V rounding dominates, long chunks add: ${e4}`);
+  const e2 = err(2, 4);
+  console.log(`F(2x2) f16 products, chunks of 4: ${e2.toExponential(2)}`);
+  assert.ok(e2 < 2e-3, `F(2x2): ${e2}`);
+  // Every hardware fN variant's chunk is one of those checked.
+  for (const c of hardwareCandidates(true).filter((c) => c.gemm.f16k)) {
+    assert.ok([4, 8].includes(c.gemm.f16k!), c.name);
+  }
+});
+
 Deno.test(
   "Winograd variants with f16 V/M on shader-f16 hardware: within the f16 tolerance of the direct conv",
   { ...opts, ignore: !ctx || !ctx.device.features.has("shader-f16") },
@@ -149,7 +189,7 @@ Deno.test(
     const x = randTensor([1, 64, 14, 14], 11), wt = randTensor([64, 64, 3, 3], 12, -0.1, 0.1);
     const zero = randTensor([64], 0, 0, 0), res = randTensor([1, 64, 14, 14], 0, 0, 0);
     const want = conv2d(x, wt).data;
-    for (const c of hardwareCandidates(true).filter((c) => c.half)) {
+    for (const c of hardwareCandidates(true).filter(needsF16Plan)) {
       const pool = new TensorPool(ctx!);
       const rec = new GpuRecorder(ctx!, await loadKernels(ctx!, undefined, "tiled"), pool, true);
       const u = pool.acquire([36, 64, 64]);
@@ -165,6 +205,20 @@ Deno.test(
       const e = relErr(got, want);
       console.log(`${c.name}: relative error against the direct conv ${e.toExponential(2)}`);
       assert.ok(e < 2e-2, `${c.name}: ${e}`);
+      if (c.gemm.f16k) {
+        // Against its CPU twin (same f16 roundings and chunks; the GPU's transforms run in f32).
+        const twin = winogradConv2dF16Products(
+          x,
+          wt,
+          4,
+          c.gemm.f16k,
+          f16round,
+          c.half ? f16round : (v) => v,
+        );
+        const et = relErr(got, twin.data);
+        console.log(`${c.name}: against its f16-product twin ${et.toExponential(2)}`);
+        assert.ok(et < 5e-3, `${c.name} against its twin: ${et}`);
+      }
       rec.destroy();
       pool.destroy();
     }
