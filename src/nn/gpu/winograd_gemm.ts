@@ -43,8 +43,9 @@ export interface WinoGemm {
    */
   vecA?: boolean;
   /**
-   * A's workgroup rows padded by one vec4 (stride BM + 4 floats): the transposed stores of A
-   * (column k of the slice into row k of As) hit 32 different banks instead of 2 to 8 ways on one.
+   * A's workgroup rows padded by one vec4 (stride BM + 4 floats): with `vecA`, a warp's
+   * transposed stores of A (column k of the slice into row k of As) hit 32 banks (2-way with
+   * 16-deep slices) instead of 4 banks 8 ways each (unpadded rows of one k share a bank).
    */
   padA?: boolean;
   /**
