@@ -206,7 +206,8 @@ Deno.test(
       console.log(`${c.name}: relative error against the direct conv ${e.toExponential(2)}`);
       assert.ok(e < 2e-2, `${c.name}: ${e}`);
       if (c.gemm.f16k) {
-        // Against its CPU twin (same f16 roundings and chunks; the GPU's transforms run in f32).
+        // Against its CPU twin (same f16 roundings and chunks; the GPU's transforms run in f32):
+        // 8e-3 is below what the U/V rounding alone costs (1.1e-2), so f32 products would fail.
         const twin = winogradConv2dF16Products(
           x,
           wt,
@@ -217,7 +218,7 @@ Deno.test(
         );
         const et = relErr(got, twin.data);
         console.log(`${c.name}: against its f16-product twin ${et.toExponential(2)}`);
-        assert.ok(et < 5e-3, `${c.name} against its twin: ${et}`);
+        assert.ok(et < 8e-3, `${c.name} against its twin: ${et}`);
       }
       rec.destroy();
       pool.destroy();
