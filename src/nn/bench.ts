@@ -15,9 +15,15 @@ import { HARDWARE_TILES, loadKernels, TEST_TILES } from "./gpu/kernels.ts";
 import { deviceHasF16, type HalfStorage, loadHalfKernels } from "./gpu/f16.ts";
 import { TensorPool, uploadTensor } from "./gpu/tensor.ts";
 import { winoShapeKey } from "./gpu/backend.ts";
-import { fusedTestCandidates, hardwareCandidates, testCandidates } from "./gpu/winograd_gemm.ts";
+import {
+  fusedTestCandidates,
+  hardwareCandidates,
+  testCandidates,
+  WGRAD_VP,
+} from "./gpu/winograd_gemm.ts";
 import {
   pickWinoKernels,
+  tuneWgrad,
   tuneWinograd,
   winogradTuneLog,
   type WinoTuneResult,
@@ -500,11 +506,14 @@ export const suite: BenchSuite = {
           ];
           const s = { n: 1, ci: 8, co: 8, h: 7, w: 7 };
           await show(await tuneWinograd(ctx, kernels, null, 4, s, cands));
+          await show(await tuneWgrad(ctx, kernels, 4, s));
         } else if (big) {
           const kernels = await loadKernels(ctx, HARDWARE_TILES, "tiled");
           for (const n of tuneBatches) {
             const s = { n, ci: 256, co: 256, h, w };
             await show(await tuneWinograd(ctx, kernels, null, 4, s));
+            // Training's weight-gradient GEMM: built-in against `vp`.
+            await show(await tuneWgrad(ctx, kernels, 4, s));
             if (benchHalf(ctx) === "f16") {
               // f16 storage, the f16 V/M and f16-product variants included (opt-in for plans:
               // their F(4x4) error).
@@ -661,8 +670,10 @@ export const suite: BenchSuite = {
             // `gemm=`: the same step with each named Winograd GEMM forced (A/B in one run).
             for (const name of backend === "gpu" ? forcedGemms : []) {
               await attempt(`training ${preset} batch ${batch} with GEMM ${name}`, async () => {
+                // The earlier build's step: the named forward GEMM, the built-in weight gradient.
                 const forced = await GpuNet.create(ctx!, initWeights(cfg, 1), {
                   winogradGemm: name,
+                  wgradGemm: "legacy",
                 });
                 try {
                   const f = await steps(forced);
@@ -673,7 +684,10 @@ export const suite: BenchSuite = {
                     batch,
                     f.ms,
                     batch * 1000 / f.ms,
-                    `wall, mean of ${f.n}; Winograd GEMM forced: ${name}`,
+                    `wall, mean of ${f.n}; Winograd GEMM forced: ${name}; ${await planGemms(
+                      forced,
+                      batch,
+                    )}`,
                   ]);
                   opts.log(
                     `train ${preset} ${backend} batch ${batch}, GEMM forced ${name}: ${
@@ -735,23 +749,32 @@ export const suite: BenchSuite = {
   },
 };
 
-/** The Winograd GEMM variants a net's batch-`batch` training plan runs ("legacy": built-in). */
+/**
+ * The Winograd GEMM variants a net's batch-`batch` training plan runs ("legacy": built-in), and
+ * its weight-gradient GEMM ("wgrad legacy" or "wgrad vp"); empty without Winograd.
+ */
 async function planGemms(net: GpuNet, batch: number): Promise<string> {
   const plan = await net.planFor(batch, true);
   const names = [...plan.winoChoice.values()].map((k) => k.candidate.name);
-  const wino = plan.ops.some((o) => o.label.startsWith("winograd") || o.label.startsWith("wino."));
-  return names.length ? [...new Set(names)].join(", ") : wino ? "legacy" : "";
+  const labels = plan.ops.map((o) => o.label);
+  if (!labels.some((l) => l.startsWith("winograd") || l.startsWith("wino."))) return "";
+  const wgrad = labels.filter((l) => l.startsWith("winogradWgradGemm"));
+  const vp = wgrad.filter((l) => l.endsWith("VP")).length;
+  return `${names.length ? [...new Set(names)].join(", ") : "legacy"}${
+    wgrad.length ? `; wgrad ${vp === wgrad.length ? "vp" : vp ? "mixed" : "legacy"}` : ""
+  }`;
 }
 
 /**
  * The session-16 GEMM candidates' names (the bench's new-against-earlier table): vec4 U loads,
  * padded A rows or f16 products, at hardware and test sizes.
  */
-const NEW_GEMMS = new Set(
-  [...hardwareCandidates(true), ...testCandidates()]
+const NEW_GEMMS = new Set([
+  ...[...hardwareCandidates(true), ...testCandidates()]
     .filter((c) => c.gemm.vecA || c.gemm.padA || c.gemm.f16k)
     .map((c) => c.name),
-);
+  WGRAD_VP,
+]);
 
 function fmtMs(v: string | number | null): string {
   return typeof v === "number" ? v.toFixed(3) : "-";
@@ -763,7 +786,7 @@ function fmtMs(v: string | number | null): string {
  * null for other results or where a side has no timing.
  */
 function newAgainstEarlier(r: WinoTuneResult): Row | null {
-  if (!r.shape.startsWith("F")) return null;
+  if (!r.shape.startsWith("F") && !r.shape.startsWith("wgrad ")) return null;
   const ok = r.timings.filter((t) => t.ms !== null);
   const best = (xs: typeof ok) => xs.length ? xs.reduce((a, b) => (b.ms! < a.ms! ? b : a)) : null;
   const old = best(ok.filter((t) => !NEW_GEMMS.has(t.name)));

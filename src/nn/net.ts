@@ -9,9 +9,11 @@ import { l2Penalty } from "./cpu/loss.ts";
 import { type NetTensors, type PassOutputs, runPass } from "./graph.ts";
 import { type FoldedConv, foldedLayers, runFusedInference } from "./graph_fused.ts";
 import {
+  forcedWgrad,
   forcedWinoGemm,
   pickDirectSplits,
   pickSmallBatchWinograd,
+  pickWgradKernel,
   pickWinoKernels,
 } from "./gpu/winograd_tune.ts";
 import {
@@ -348,6 +350,8 @@ export class GpuNet implements PolicyValueNet {
     private readonly half: HalfKernels | null = null,
     /** A forced Winograd GEMM variant (see pickWinoKernels); undefined: tuned on hardware. */
     readonly winogradGemm: string | undefined = undefined,
+    /** A forced weight-gradient GEMM ("vp" or "legacy"; see pickWgradKernel); undefined: tuned. */
+    readonly wgradGemm: string | undefined = undefined,
   ) {
     this.config = { ...weights.config };
     this.pool = new TensorPool(ctx);
@@ -380,7 +384,8 @@ export class GpuNet implements PolicyValueNet {
    * `precision` the inference storage (see resolvePrecision),
    * `f16Emulate` (tests) the f16 code path with f32 storage, and `winogradGemm` a forced Winograd
    * GEMM variant ("legacy" or a candidate name; default KIBITZ_NN_WINO_GEMM, else autotuned on
-   * hardware adapters and the built-in GEMM on software ones).
+   * hardware adapters and the built-in GEMM on software ones), `wgradGemm` training's Winograd
+   * weight-gradient GEMM ("legacy" or "vp"; default KIBITZ_NN_WGRAD, else tuned the same way).
    */
   static async create(
     ctx: GpuContext,
@@ -394,6 +399,7 @@ export class GpuNet implements PolicyValueNet {
       precision?: NetPrecision;
       f16Emulate?: boolean;
       winogradGemm?: string;
+      wgradGemm?: string;
     } = {},
   ): Promise<GpuNet> {
     const tiled = opts.tiled ?? !ctx.report.isFallback;
@@ -415,6 +421,7 @@ export class GpuNet implements PolicyValueNet {
       winograd,
       half,
       opts.winogradGemm ?? forcedWinoGemm(),
+      opts.wgradGemm ?? forcedWgrad(),
     );
   }
 
@@ -592,6 +599,17 @@ export class GpuNet implements PolicyValueNet {
         this.winogradGemm,
       );
       if (pick) rec.winoChoice.set(key, pick);
+    }
+    if (!train || !rec.winogradTrain) return;
+    // The weight gradients of the 3x3 layers (x [size, ci], dW [co, ci]): the tuned GEMM.
+    for (const [conv] of foldedLayers(c)) {
+      const [co, ci, k] = this.net.params.get(conv)!.shape;
+      const m = k === 3 ? chooseWinograd(this.winograd, size, c.height, c.width, ci, co) : 0;
+      const key = winoShapeKey(m || 4, size, ci, co, c.height, c.width);
+      if (!m || rec.wgradChoice.has(key)) continue;
+      const shape = { n: size, ci, co, h: c.height, w: c.width };
+      const pick = await pickWgradKernel(this.ctx, this.kernels, m, shape, this.wgradGemm);
+      if (pick) rec.wgradChoice.set(key, pick);
     }
   }
 

@@ -4,16 +4,22 @@
 // fused network with a forced variant against the CPU reference.
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
-import { conv2d } from "../../src/nn/cpu/conv.ts";
+import { conv2d, conv2dBackwardWeight } from "../../src/nn/cpu/conv.ts";
 import { convFused } from "../../src/nn/cpu/fused.ts";
 import { f16round } from "../../src/nn/f16.ts";
-import { directShapeKey, GpuRecorder, winoShapeKey } from "../../src/nn/gpu/backend.ts";
+import {
+  directShapeKey,
+  GpuRecorder,
+  wgradTileOf,
+  winoShapeKey,
+} from "../../src/nn/gpu/backend.ts";
 import { loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { HARDWARE_TILES, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import {
   checkWinoGemm,
   hardwareCandidates,
+  loadWgradVP,
   loadWinoKernels,
   needsF16Plan,
   testCandidates,
@@ -23,8 +29,10 @@ import {
 import {
   directOptions,
   LEGACY,
+  pickWgradKernel,
   pickWinoKernels,
   tuneDirectSplits,
+  tuneWgrad,
   tuneWinograd,
 } from "../../src/nn/gpu/winograd_tune.ts";
 import { CpuNet, GpuNet } from "../../src/nn/net.ts";
@@ -514,6 +522,90 @@ Deno.test(
     const train = [...(await net.planFor(2, true)).winoChoice.values()];
     assert.ok(infer.length > 0 && infer.every((k) => k.act === "f16-emulated"), "inference: f16");
     assert.ok(train.length > 0 && train.every((k) => k.act === "f32"), "training: f32");
+    net.dispose();
+  },
+);
+
+Deno.test(
+  "the vp weight-gradient GEMM (vec4 loads along the tiles, padded rows) matches the CPU, as the built-in one",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, netTiles, "tiled");
+    // Odd channels; F(2x2) with 2,883 tile columns (two split-K chunks, the last ending off a
+    // multiple of 4) and F(4x4) with 6; Ci, Co past 128 take the wide tile where those are bigger.
+    const cases = [[3, 5, 7, 61, 61, 2], [1, 5, 7, 9, 5, 4], [1, 130, 129, 5, 6, 4]] as const;
+    for (const [n, ci, co, h, w, m] of cases) {
+      const x = randTensor([n, ci, h, w], 51), dy = randTensor([n, co, h, w], 52);
+      const want = conv2dBackwardWeight(x, dy, 3).data;
+      for (const vp of [false, true]) {
+        const pool = new TensorPool(ctx!);
+        const rec = new GpuRecorder(ctx!, kernels, pool, true);
+        rec.winogradTrain = true;
+        rec.winograd = m;
+        const tile = wgradTileOf(kernels.tiles, co, ci);
+        if (vp) {
+          rec.wgradChoice.set(winoShapeKey(m, n, ci, co, h, w), await loadWgradVP(ctx!, tile));
+        }
+        const [gx, gdy] = [x, dy].map((t) => uploadTensor(ctx!, t.shape, t.data));
+        const gw = uploadTensor(ctx!, [co, ci, 3, 3], new Float32Array(co * ci * 9));
+        const dw = pool.acquire([co, ci, 3, 3]);
+        rec.conv2dBackward(gx, gw, gdy, dw, false);
+        const labels = rec.ops.map((o) => o.label);
+        assert.equal(labels.some((l) => l.endsWith("VP")), vp, labels.join(" "));
+        rec.submit();
+        const [got] = await readTensors(ctx!, [dw]);
+        const e = relErr(got, want);
+        assert.ok(e < 1e-4, `${[n, ci, co, h, w]} F(${m}) vp ${vp}: ${e}`);
+        rec.destroy();
+        pool.destroy();
+        for (const t of [gx, gdy, gw]) t.buffer.destroy();
+      }
+    }
+  },
+);
+
+Deno.test(
+  "the weight-gradient tuner times the built-in and vp GEMMs; forced names; training with vp matches the CPU",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+    const shape = { n: 1, ci: 8, co: 12, h: 7, w: 7 };
+    const r = await tuneWgrad(ctx!, kernels, 4, shape);
+    assert.deepEqual(r.timings.map((t) => t.name), [LEGACY, "vp"]);
+    for (const t of r.timings) assert.ok(t.ms! > 0 && t.gemmMs! > 0, t.name);
+    assert.equal(r.winner, r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a)).name);
+    assert.equal(await tuneWgrad(ctx!, kernels, 4, shape), r, "cached");
+    assert.equal(await pickWgradKernel(ctx!, kernels, 4, shape, LEGACY), null);
+    assert.ok(await pickWgradKernel(ctx!, kernels, 4, shape, "vp"));
+    await assert.rejects(() => pickWgradKernel(ctx!, kernels, 4, shape, "nope"), /not one of/);
+    // Software adapters do not tune: the built-in GEMM unless forced.
+    if (ctx!.report.isFallback) {
+      assert.equal(await pickWgradKernel(ctx!, kernels, 4, shape, undefined), null);
+    }
+    // Two training steps with the vp weight gradient forced: weights as the CPU's.
+    const w = initWeights(cfg, 23);
+    const h = { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 };
+    const cpu = new CpuNet(w);
+    const net = await GpuNet.create(ctx!, w, {
+      tiled: true,
+      tiles: TEST_TILES,
+      fused: true,
+      winograd: 4,
+      wgradGemm: "vp",
+    });
+    for (let step = 0; step < 2; step++) {
+      const b = syntheticBatch(cfg, 3, 60 + step);
+      const want = await cpu.trainStep(b, h);
+      const got = await net.trainStep(b, h);
+      assert.ok(Math.abs(got.loss - want.loss) < 1e-5, `step ${step} loss`);
+    }
+    const labels = (await net.planFor(3, true)).ops.map((o) => o.label);
+    assert.ok(labels.includes("winogradWgradGemmVP"), labels.join(" "));
+    const ref = await cpu.weights(), got = await net.weights();
+    for (const [name, t] of ref.tensors) {
+      const d = maxDiff(got.tensors.get(name)!.data, t.data);
+      assert.ok(d < 2e-5, `${name}: ${d}`);
+    }
     net.dispose();
   },
 );

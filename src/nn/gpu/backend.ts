@@ -8,7 +8,7 @@ import { expectShape, numel } from "../tensor.ts";
 import type { KernelName, KernelTiles, NnKernels } from "./kernels.ts";
 import type { HalfKernelName, HalfKernels } from "./f16.ts";
 import { type GpuTensor, type TensorPool, uploadTensor } from "./tensor.ts";
-import { tileSize } from "./conv_gemm.ts";
+import { type ConvTile, tileSize } from "./conv_gemm.ts";
 import { KibitzError } from "../../errors.ts";
 import { winoGemmGroups, type WinoKernels } from "./winograd_gemm.ts";
 import { fusedGroups, type WinoFused } from "./winograd_fused.ts";
@@ -105,6 +105,11 @@ function kernelSize(k: number): 1 | 3 {
 
 /** Convolutions with at least this many output channels and columns use the 128 x 128 tiles. */
 const WIDE = 128;
+
+/** The tile training's Winograd weight-gradient GEMM of a (Co, Ci) layer runs (wide from 128). */
+export function wgradTileOf(tiles: KernelTiles, co: number, ci: number): ConvTile {
+  return co >= WIDE && ci >= WIDE ? tiles.wide : tiles.small;
+}
 /** Weight gradients aim for this many workgroups, splitting K in chunks of at least SPLIT_MIN. */
 const SPLIT_TARGET = 264;
 const SPLIT_MIN = 1024;
@@ -136,6 +141,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * autotuner's pick; shapes without one run the built-in batched GEMM (winogradGemm*).
    */
   readonly winoChoice = new Map<string, WinoKernels>();
+  /**
+   * Training's Winograd weight-gradient GEMM per layer shape (key winoShapeKey of x and dW): the
+   * `vp` kernel (loadWgradVP, compiled for the tile family that shape uses), e.g. the tuner's pick;
+   * shapes without one run the built-in winogradWgradGemm*.
+   */
+  readonly wgradChoice = new Map<string, GPUComputePipeline>();
   /**
    * The split-K factor of direct (implicit-GEMM) convs per layer shape (key directShapeKey), e.g.
    * the autotuner's pick; shapes without one take defaultSplits.
@@ -308,7 +319,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       this.g1(n * co * g.tiles),
     );
     const wide = co >= WIDE && ci >= WIDE;
-    const tile = wide ? this.kernels.tiles.wide : this.kernels.tiles.small;
+    const tile = wgradTileOf(this.kernels.tiles, co, ci);
     const { bm, bn } = tileSize(tile);
     const gx = Math.ceil(co / bm), gy = Math.ceil(ci / bn);
     // Split the tile columns so that the GEMMs fill the GPU (chunks of at least SPLIT_MIN).
@@ -320,11 +331,11 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     splits = Math.ceil(g.p / kchunk);
     const part = this.out([splits, g.alpha, co, ci]);
     const pg = this.params([co, ci, ppad, kchunk, g.p, g.alpha, 0, 0]);
-    this.record(
-      wide ? "winogradWgradGemmWide" : "winogradWgradGemm",
-      { 0: dm.buffer, 1: v.buffer, 2: part.buffer, 3: pg },
-      [gx, gy, splits * g.alpha],
-    );
+    const kernel = wide ? "winogradWgradGemmWide" : "winogradWgradGemm";
+    const bind = { 0: dm.buffer, 1: v.buffer, 2: part.buffer, 3: pg };
+    const vp = this.wgradChoice.get(winoShapeKey(m, n, ci, co, h, wd));
+    if (vp) this.recordPipeline(vp, `${kernel}VP`, bind, [gx, gy, splits * g.alpha]);
+    else this.record(kernel, bind, [gx, gy, splits * g.alpha]);
     this.release(v);
     this.release(dm);
     const pf = this.params([splits, ci, co, 0, 0, 0, 0, 0]);

@@ -624,27 +624,69 @@ export function loadWinoKernels(
   return hit;
 }
 
+const wgradCompiled = new WeakMap<GpuContext, Map<string, Promise<GPUComputePipeline>>>();
+
+/** Compiles (once per device and tile) the `vp` weight-gradient GEMM of winogradWgradSource. */
+export function loadWgradVP(ctx: GpuContext, tile: WgradTile): Promise<GPUComputePipeline> {
+  let perDevice = wgradCompiled.get(ctx);
+  if (!perDevice) wgradCompiled.set(ctx, perDevice = new Map());
+  const t = { wx: tile.wx, wy: tile.wy, gm: tile.gm, gn: tile.gn, bk: tile.bk };
+  const key = JSON.stringify(t);
+  let hit = perDevice.get(key);
+  if (!hit) {
+    hit = computePipeline(ctx, winogradWgradSource(t, true), "wgrad", {}, "nn.wgrad.vp");
+    hit.catch(() => perDevice!.delete(key));
+    perDevice.set(key, hit);
+  }
+  return hit;
+}
+
 /** The tiling fields of a weight-gradient GEMM (a ConvTile has them too). */
 export type WgradTile = Pick<WinoGemm, "wx" | "wy" | "gm" | "gn" | "bk">;
+
+/** The name of the `vp` weight-gradient GEMM (vec4 loads along K, padded rows) in labels. */
+export const WGRAD_VP = "vp";
 
 /**
  * WGSL of training's transformed-domain weight-gradient GEMM `wgrad` ("NT": both operands run
  * along K): dU[xi] (Co x Ci) = dM[xi] (Co x P) V[xi]^T (P x Ci), K = the P real tile columns split
  * into chunks of p.kchunk along workgroup z = split alpha + xi. Binding 0 dM [alpha, Co, ppad],
- * 1 V [alpha, Ci, ppad], 2 partials [splits, alpha, Co, Ci], 3 Params.
+ * 1 V [alpha, Ci, ppad], 2 partials [splits, alpha, Co, Ci], 3 Params. `vp` (session 16): both
+ * operands read as vec4s along K (ppad is a multiple of 128, so rows are vec4-aligned; the chunks
+ * start at multiples of the slice depth, a multiple of 4) and stored transposed into workgroup
+ * rows padded by one vec4 (bank-conflict-free stores, as the forward GEMM's `v` `p` variants).
  */
-export function winogradWgradSource(t: WgradTile): string {
+export function winogradWgradSource(t: WgradTile, vp = false): string {
   const v: WinoGemm = { ...t, rowFast: true, unroll: false };
   const { bm, bn } = gemmBlock(v);
   const threads = v.wx * v.wy;
-  if ((bm * v.bk) % threads || (bn * v.bk) % threads) {
+  if ((bm * v.bk) % threads || (bn * v.bk) % threads || (vp && v.bk % 4)) {
     throw new Error(`Winograd wgrad tile ${JSON.stringify(t)} does not fit its threads`);
   }
   const la = (bm * v.bk) / threads, lb = (bn * v.bk) / threads;
+  // vp: vec4 loads (a guard where a slice's vec4s do not divide into the threads).
+  const la4 = Math.ceil((bm * v.bk) / 4 / threads), lb4 = Math.ceil((bn * v.bk) / 4 / threads);
+  const guard = (rows: number) => ((rows * v.bk) / 4) % threads !== 0;
   const load = (src: string, base: string, row0: string, rows: string, reg: string, n: number) =>
     range(n).map((r) =>
       `    { let e = t + ${r * threads}u; let m = ${row0} + e / BK; let k = k0 + e % BK;
       ${reg}${r} = select(0.0, ${src}[${base} + min(m, ${rows} - 1u) * p.ppad + min(k, p.kp - 1u)], m < ${rows} && k < kend); }`
+    );
+  const load4 = (
+    src: string,
+    base: string,
+    row0: string,
+    rows: string,
+    reg: string,
+    n: number,
+    total: number,
+  ) =>
+    range(n).map((r) =>
+      `    { let e = t + ${r * threads}u;${guard(total) ? ` if (e < ${(total * v.bk) / 4}u) {` : ""}
+      let m = ${row0} + e / BK4; let k = k0 + 4u * (e % BK4); let mk = m < ${rows};
+      ${reg}${r} = select(vec4<f32>(0.0), ${src}[(${base} + min(m, ${rows} - 1u) * p.ppad + min(k, p.ppad - 4u)) / 4u], vec4<bool>(mk && k < kend, mk && k + 1u < kend, mk && k + 2u < kend, mk && k + 3u < kend));${
+        guard(total) ? " }" : ""
+      } }`
     );
   const store = (arr: string, w4: string, reg: string, n: number) =>
     range(n).map((r) =>
@@ -652,9 +694,21 @@ export function winogradWgradSource(t: WgradTile): string {
         r * threads
       }u; let ml = e / BK; ${arr}[(e % BK) * ${w4} + ml / 4u][ml % 4u] = ${reg}${r}; }`
     );
+  const store4 = (arr: string, w4: string, reg: string, n: number, total: number) =>
+    range(n).map((r) =>
+      `    { let e = t + ${r * threads}u;${
+        guard(total) ? ` if (e < ${(total * v.bk) / 4}u) {` : ""
+      } let ml = e / BK4; let kq = 4u * (e % BK4);
+${
+        range(4).map((j) =>
+          `      ${arr}[(kq + ${j}u) * ${w4} + ml / 4u][ml % 4u] = ${reg}${r}[${j}];`
+        )
+          .join("\n")
+      }${guard(total) ? " }" : ""} }`
+    );
   const step: string[] = [];
-  for (const g of range(v.gm)) step.push(`let a${g} = As[kk * BM4 + ${g * v.wy}u + lid.y];`);
-  for (const h of range(v.gn)) step.push(`let b${h} = Bs[kk * BN4 + ${h * v.wx}u + lid.x];`);
+  for (const g of range(v.gm)) step.push(`let a${g} = As[kk * AS4 + ${g * v.wy}u + lid.y];`);
+  for (const h of range(v.gn)) step.push(`let b${h} = Bs[kk * BS4 + ${h * v.wx}u + lid.x];`);
   for (const g of range(v.gm)) {
     for (const i of range(4)) {
       for (const h of range(v.gn)) {
@@ -665,15 +719,30 @@ export function winogradWgradSource(t: WgradTile): string {
   const acc = range(v.gm).flatMap((g) =>
     range(4).flatMap((i) => range(v.gn).map((h) => `  var acc_${g}_${i}_${h} = vec4<f32>(0.0);`))
   );
-  const regs = [
-    ...range(la).map((r) => `  var ra${r} = 0.0;`),
-    ...range(lb).map((r) => `  var rb${r} = 0.0;`),
-  ];
-  const loads = [
-    ...load("dm", "abase", "m0", "p.co", "ra", la),
-    ...load("vin", "bbase", "n0", "p.ci", "rb", lb),
-  ].join("\n");
-  const stores = [...store("As", "BM4", "ra", la), ...store("Bs", "BN4", "rb", lb)].join("\n");
+  const regs = vp
+    ? [
+      ...range(la4).map((r) => `  var ra${r} = vec4<f32>(0.0);`),
+      ...range(lb4).map((r) => `  var rb${r} = vec4<f32>(0.0);`),
+    ]
+    : [
+      ...range(la).map((r) => `  var ra${r} = 0.0;`),
+      ...range(lb).map((r) => `  var rb${r} = 0.0;`),
+    ];
+  const loads = (vp
+    ? [
+      ...load4("dm", "abase", "m0", "p.co", "ra", la4, bm),
+      ...load4("vin", "bbase", "n0", "p.ci", "rb", lb4, bn),
+    ]
+    : [
+      ...load("dm", "abase", "m0", "p.co", "ra", la),
+      ...load("vin", "bbase", "n0", "p.ci", "rb", lb),
+    ]).join("\n");
+  const stores =
+    (vp
+      ? [...store4("As", "AS4", "ra", la4, bm), ...store4("Bs", "BS4", "rb", lb4, bn)]
+      : [...store("As", "AS4", "ra", la), ...store("Bs", "BS4", "rb", lb)]).join("\n");
+  const as4 = bm / 4 + (vp ? 1 : 0), bs4 = bn / 4 + (vp ? 1 : 0);
+  const elem = vp ? "vec4<f32>" : "f32";
   const epilogue = range(v.gm).flatMap((g) =>
     range(4).map((i) =>
       `  {
@@ -692,19 +761,22 @@ ${
   }`
     )
   );
-  return `// Generated by src/nn/gpu/winograd_gemm.ts: Winograd weight-gradient GEMM ${bm}x${bn}k${v.bk}.
+  return `// Generated by src/nn/gpu/winograd_gemm.ts: Winograd weight-gradient GEMM ${bm}x${bn}k${v.bk}${
+    vp ? ` ${WGRAD_VP}` : ""
+  }.
 struct Params { co: u32, ci: u32, ppad: u32, kchunk: u32, kp: u32, alpha: u32, _a: u32, _b: u32 }
 
-@group(0) @binding(0) var<storage, read> dm: array<f32>;
-@group(0) @binding(1) var<storage, read> vin: array<f32>;
+@group(0) @binding(0) var<storage, read> dm: array<${elem}>;
+@group(0) @binding(1) var<storage, read> vin: array<${elem}>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
 
 const BK = ${v.bk}u;
-const BM4 = ${bm / 4}u;
-const BN4 = ${bn / 4}u;
-var<workgroup> As: array<vec4<f32>, ${(v.bk * bm) / 4}>;
-var<workgroup> Bs: array<vec4<f32>, ${(v.bk * bn) / 4}>;
+const BK4 = ${Math.max(1, v.bk / 4)}u;
+const AS4 = ${as4}u;
+const BS4 = ${bs4}u;
+var<workgroup> As: array<vec4<f32>, ${v.bk * as4}>;
+var<workgroup> Bs: array<vec4<f32>, ${v.bk * bs4}>;
 
 @compute @workgroup_size(${v.wx}, ${v.wy})
 fn wgrad(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {

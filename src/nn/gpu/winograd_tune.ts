@@ -12,6 +12,7 @@ import {
   directShapeKey,
   type DirectTile,
   GpuRecorder,
+  wgradTileOf,
   winoShapeKey,
 } from "./backend.ts";
 import { tileSize } from "./conv_gemm.ts";
@@ -22,9 +23,11 @@ import {
   fusedCandidates,
   fusedTestCandidates,
   hardwareCandidates,
+  loadWgradVP,
   loadWinoKernels,
   needsF16Plan,
   testCandidates,
+  WGRAD_VP,
   type WinoCandidate,
   type WinoKernels,
 } from "./winograd_gemm.ts";
@@ -559,4 +562,146 @@ function compareSmallBatch(
     compared.set(key, hit);
   }
   return hit;
+}
+
+/** The weight-gradient GEMM forced by KIBITZ_NN_WGRAD (`vp` or `legacy`), if any. */
+export function forcedWgrad(): string | undefined {
+  try {
+    return Deno.env.get("KIBITZ_NN_WGRAD") || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The weight-gradient GEMM training's Winograd layer of `shape` (x [n, ci, h, w], dW [co, ci])
+ * runs: the `vp` kernel (src/nn/gpu/winograd_gemm.ts, winogradWgradSource) or null for the
+ * built-in one. Forced by `force` (else KIBITZ_NN_WGRAD: `vp` or `legacy`); otherwise on hardware
+ * adapters (unless KIBITZ_NN_TUNE=0) the faster of the two on the bucketed shape, timed once per
+ * adapter and shape; software adapters run the built-in one.
+ */
+export async function pickWgradKernel(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  m: WinogradTile,
+  shape: WinoShape,
+  force = forcedWgrad(),
+): Promise<GPUComputePipeline | null> {
+  const tile = wgradTileOf(kernels.tiles, shape.co, shape.ci);
+  if (force !== undefined) {
+    if (force === LEGACY) return null;
+    if (force !== WGRAD_VP) {
+      throw new KibitzError(
+        "bad_args",
+        `weight-gradient GEMM "${force}" is not one of ${LEGACY}, ${WGRAD_VP}`,
+      );
+    }
+    return await loadWgradVP(ctx, tile);
+  }
+  if (ctx.report.isFallback || !tuningOn()) return null;
+  const r = await tuneWgrad(ctx, kernels, m, bucketed(shape));
+  return r.winner === WGRAD_VP ? await loadWgradVP(ctx, tile) : null;
+}
+
+/**
+ * Times training's Winograd weight gradient (input transform, dM transform, GEMM, filter
+ * gradient) with the built-in GEMM and with the `vp` one on `shape`, once per adapter and shape.
+ */
+export function tuneWgrad(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  m: WinogradTile,
+  shape: WinoShape,
+): Promise<WinoTuneResult> {
+  const key = `${describeAdapter(ctx.report)}|${JSON.stringify(kernels.tiles)}|${
+    winoShapeKey(m, shape.n, shape.ci, shape.co, shape.h, shape.w)
+  }|wgrad`;
+  let hit = tuned.get(key);
+  if (!hit) {
+    hit = timeWgrad(ctx, kernels, m, shape).then((r) => {
+      log.push(r);
+      return r;
+    });
+    hit.catch(() => tuned.delete(key));
+    tuned.set(key, hit);
+  }
+  return hit;
+}
+
+async function timeWgrad(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  m: WinogradTile,
+  s: WinoShape,
+): Promise<WinoTuneResult> {
+  const pool = new TensorPool(ctx);
+  const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x");
+  const dy = pool.acquire([s.n, s.co, s.h, s.w], "tune.dy");
+  const w = pool.acquire([s.co, s.ci, 3, 3], "tune.w");
+  const dw = pool.acquire([s.co, s.ci, 3, 3], "tune.dw");
+  const key = winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w);
+  const vp = await loadWgradVP(ctx, wgradTileOf(kernels.tiles, s.co, s.ci));
+  const runs = [LEGACY, WGRAD_VP].map((name) => {
+    const rec = new GpuRecorder(ctx, kernels, pool, true);
+    rec.winogradTrain = true;
+    rec.winograd = m;
+    if (name === WGRAD_VP) rec.wgradChoice.set(key, vp);
+    rec.conv2dBackward(x, w, dy, dw, false);
+    return { name, rec, gemm: rec.ops.filter((o) => o.label.startsWith("winogradWgradGemm")) };
+  });
+  const best = new Map<string, number>(), bestGemm = new Map<string, number>();
+  let timer = "wall";
+  const warmUntil = performance.now() + warmMs(ctx, 400);
+  do {
+    await timeComputePass(ctx, (pass) => runs[0].rec.encode(pass));
+  } while (performance.now() < warmUntil);
+  const reps = new Map<string, number>();
+  for (let round = 0; round < 3; round++) {
+    for (const e of runs) {
+      let r = reps.get(e.name);
+      if (r === undefined) {
+        const once = await timeComputePass(ctx, (pass) => e.rec.encode(pass));
+        const ms = once.gpuMs ?? once.wallMs;
+        r = ctx.report.isFallback
+          ? 1
+          : Math.max(1, Math.min(400, Math.ceil(TUNE_PASS_MS / Math.max(0.005, ms))));
+        reps.set(e.name, r);
+      }
+      const t = await timeComputePass(ctx, (pass) => {
+        for (let i = 0; i < r!; i++) e.rec.encode(pass);
+      });
+      if (t.gpuMs !== null) timer = "gpu timestamps";
+      best.set(e.name, Math.min(best.get(e.name) ?? Infinity, (t.gpuMs ?? t.wallMs) / r));
+      const tg = await timeComputePass(ctx, (pass) => {
+        for (let i = 0; i < r!; i++) {
+          for (const op of e.gemm) {
+            pass.setPipeline(op.pipeline);
+            pass.setBindGroup(0, op.bindGroup);
+            pass.dispatchWorkgroups(...op.groups);
+          }
+        }
+      });
+      bestGemm.set(
+        e.name,
+        Math.min(bestGemm.get(e.name) ?? Infinity, (tg.gpuMs ?? tg.wallMs) / r),
+      );
+    }
+  }
+  lastTimed = performance.now();
+  for (const e of runs) e.rec.destroy();
+  pool.destroy();
+  const winner = best.get(WGRAD_VP)! < best.get(LEGACY)! ? WGRAD_VP : LEGACY;
+  return {
+    adapter: describeAdapter(ctx.report),
+    storage: "f32",
+    shape: `wgrad ${key}`,
+    dims: s,
+    winner,
+    timings: runs.map((e) => ({
+      name: e.name,
+      ms: best.get(e.name)!,
+      gemmMs: bestGemm.get(e.name)!,
+    })),
+    timer: `${timer}, best of 3 passes${ctx.report.isFallback ? "" : ` of ${TUNE_PASS_MS}+ ms`}`,
+  };
 }
