@@ -74,6 +74,17 @@ export function checkWinoGemm(v: WinoGemm): void {
 }
 
 /**
+ * Workgroup memory of a variant's kernel, bytes (A rows padded with `padA`, two slices with
+ * `double`, f16 tiles with `f16k`): over the device's maxComputeWorkgroupStorageSize it does not
+ * compile (the tuner records a failure).
+ */
+export function winoGemmWorkgroupBytes(v: WinoGemm): number {
+  const { bm, bn } = gemmBlock(v);
+  const vec4s = (v.double ? 2 : 1) * v.bk * (bm / 4 + (v.padA ? 1 : 0) + bn / 4);
+  return vec4s * (v.f16k ? 8 : 16);
+}
+
+/**
  * A short name: rows x columns, slice depth, threads, then r (row blocks first), u (unrolled),
  * d (double-buffered slices), v (vec4 loads of U), p (padded A rows), fN (f16 products in chunks
  * of N K steps).
