@@ -460,7 +460,8 @@ export const suite: BenchSuite = {
       const show = async (r: WinoTuneResult) => {
         shown.add(r);
         const d = r.dims, flops = 2 * d.n * d.h * d.w * d.ci * d.co * (d.k ?? 3) ** 2;
-        if (!winners.has(`${r.storage}:${d.n}`)) winners.set(`${r.storage}:${d.n}`, r.winner);
+        const wk = `${r.storage}:${d.n}`;
+        if (!winners.has(wk) && !r.shape.startsWith("wgrad ")) winners.set(wk, r.winner);
         for (const t of r.timings) {
           const gf = t.ms ? flops / (t.ms * 1e6) : null;
           const bytes = modelBytes(r, t.name);
