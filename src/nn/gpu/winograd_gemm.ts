@@ -8,7 +8,8 @@
 // g 4WY + 4ty + i, columns h 4WX + 4tx + j) as named vec4 accumulators; K slices of BK rows are
 // staged in workgroup memory (A as [k][m] vec4s, B as [k][n] vec4s) while the next slice's global
 // loads wait in registers. Variants differ in tile shape, slice depth, the order in which
-// workgroups walk the row and column blocks, and whether the slice loop is written out.
+// workgroups walk the row and column blocks, whether the slice loop is written out, one or two
+// slice buffers, scalar or vec4 loads of U, padded A rows, and f32 or f16 products.
 import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import { f16Prelude } from "./conv_gemm.ts";
