@@ -76,13 +76,13 @@ export function checkWinoGemm(v: WinoGemm): void {
 
 /**
  * Workgroup memory of a variant's kernel, bytes (A rows padded with `padA`, two slices with
- * `double`, f16 tiles with `f16k`): over the device's maxComputeWorkgroupStorageSize it does not
- * compile (the tuner records a failure).
+ * `double`, f16 tiles with `f16k` unless `emulated`: f32 under the f16 text): over the device's
+ * maxComputeWorkgroupStorageSize it does not compile (the tuner records a failure).
  */
-export function winoGemmWorkgroupBytes(v: WinoGemm): number {
+export function winoGemmWorkgroupBytes(v: WinoGemm, emulated = false): number {
   const { bm, bn } = gemmBlock(v);
   const vec4s = (v.double ? 2 : 1) * v.bk * (bm / 4 + (v.padA ? 1 : 0) + bn / 4);
-  return vec4s * (v.f16k ? 8 : 16);
+  return vec4s * (v.f16k && !emulated ? 8 : 16);
 }
 
 /**
