@@ -25,6 +25,8 @@ export interface WorkerTaskSetup {
   slot: number;
   ctrl: Int32Array;
   visits: Float64Array;
+  /** Per slot: when the worker's share of the last round began and ended (wallClock ms). */
+  stamps: Float64Array;
   /** Control word a worker that fails to start sets to 1, and the word to notify. */
   failFlag: number;
   failWake: number;
@@ -44,6 +46,29 @@ export interface WorkerSetup extends WorkerTaskSetup {
   options: SolverOptions;
   stores: Omit<SharedStores, "tasks">;
   tasks: ChanceTasks;
+}
+
+/** Milliseconds on a clock every thread shares (performance.now() counts from each thread's start). */
+export function wallClock(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/**
+ * Where a pool's thread time went, summed over the rounds since stats were turned on
+ * (WorkerPool.stats): the threads' time running tasks, waking up after the round began, and idle
+ * at its end waiting for the last thread (all threads, the main one included).
+ */
+export interface PoolStats {
+  threads: number;
+  rounds: number;
+  /** Wall ms of the rounds (from the wake-up call to the last thread done). */
+  wallMs: number;
+  /** Summed over the threads: ms running their share of tasks, ms from the round's start to their first claim, ms from their last task to the round's end. */
+  busyMs: number;
+  wakeMs: number;
+  tailMs: number;
+  /** The largest wake-up of one worker in one round (ms). */
+  maxWakeMs: number;
 }
 
 /** Whether this thread may block in Atomics.wait (a browser page's main thread may not). */
@@ -82,9 +107,16 @@ function blockingWait(a: Int32Array, index: number, value: number, timeoutMs = I
 export class WorkerPool {
   private readonly ctrl: Int32Array;
   private readonly visits: Float64Array;
+  private readonly stamps: Float64Array;
+  /** Where the threads' time goes, round by round (null: not measured; see PoolStats). */
+  stats: PoolStats | null = null;
   private readonly workers: (Worker | null)[];
   /** What every worker receives (besides its slot): worker.ts's setup, or an entry's. */
-  private readonly setup: Record<string, unknown> & { ctrl: Int32Array; visits: Float64Array };
+  private readonly setup: Record<string, unknown> & {
+    ctrl: Int32Array;
+    visits: Float64Array;
+    stamps: Float64Array;
+  };
   /** Started by start(): workers never idle-exit and are not restarted during a run. */
   private persistent = false;
 
@@ -95,9 +127,10 @@ export class WorkerPool {
   constructor(private readonly solver: TaskSolver, workers: number, entry?: WorkerEntry) {
     this.ctrl = new Int32Array(new SharedArrayBuffer(4 * (STATE + workers)));
     this.visits = new Float64Array(new SharedArrayBuffer(8 * workers));
+    this.stamps = new Float64Array(new SharedArrayBuffer(16 * workers));
     this.workers = new Array(workers).fill(null);
     if (entry) {
-      this.setup = { entry, ctrl: this.ctrl, visits: this.visits };
+      this.setup = { entry, ctrl: this.ctrl, visits: this.visits, stamps: this.stamps };
       return;
     }
     const game = solver.game as CfrGame;
@@ -111,6 +144,7 @@ export class WorkerPool {
       tasks: solver.tasks!,
       ctrl: this.ctrl,
       visits: this.visits,
+      stamps: this.stamps,
     } satisfies Omit<WorkerSetup, "slot" | "failFlag" | "failWake" | "idleExitMs">;
   }
 
@@ -126,18 +160,21 @@ export class WorkerPool {
     Atomics.store(ctrl, MODE, mode);
     Atomics.store(ctrl, NEXT, 0);
     Atomics.store(ctrl, DONE, 0);
+    const begin = this.stats ? wallClock() : 0;
     Atomics.add(ctrl, GEN, 1);
     Atomics.notify(ctrl, GEN);
     const count = this.solver.tasks!.count;
-    let visits = 0, failure: unknown = null;
+    let visits = 0, failure: unknown = null, mine = 0;
     try {
       visits = runShare(this.solver, ctrl, p, mode, count);
+      if (this.stats) mine = wallClock();
     } catch (e) {
       failure = e;
     }
     for (let d = Atomics.load(ctrl, DONE); d < W; d = Atomics.load(ctrl, DONE)) {
       blockingWait(ctrl, DONE, d);
     }
+    if (this.stats && !failure) this.addStats(begin, mine, wallClock());
     if (failure) throw failure;
     if (Atomics.load(ctrl, ERROR) !== 0) {
       this.close();
@@ -145,6 +182,31 @@ export class WorkerPool {
     }
     for (let w = 0; w < W; w++) visits += this.visits[w];
     return visits;
+  }
+
+  /** Adds a round that began at `begin`, whose main-thread share ended at `mine`, to the stats. */
+  private addStats(begin: number, mine: number, end: number): void {
+    const s = this.stats!, st = this.stamps;
+    s.rounds++, s.wallMs += end - begin;
+    s.busyMs += mine - begin, s.tailMs += end - mine;
+    for (let w = 0; w < this.workers.length; w++) {
+      const a = st[2 * w], b = st[2 * w + 1];
+      s.wakeMs += a - begin, s.busyMs += b - a, s.tailMs += end - b;
+      s.maxWakeMs = Math.max(s.maxWakeMs, a - begin);
+    }
+  }
+
+  /** Starts measuring where the threads' time goes (see PoolStats), from zero. */
+  measure(): PoolStats {
+    return this.stats = {
+      threads: this.workers.length + 1,
+      rounds: 0,
+      wallMs: 0,
+      busyMs: 0,
+      wakeMs: 0,
+      tailMs: 0,
+      maxWakeMs: 0,
+    };
   }
 
   /**
@@ -248,6 +310,7 @@ export function serveTasks(
   ctrl: Int32Array,
   visits: Float64Array,
   idleExitMs = IDLE_EXIT_MS,
+  stamps?: Float64Array,
 ): void {
   let seen = Atomics.load(ctrl, GEN);
   Atomics.store(ctrl, STATE + slot, IDLE);
@@ -265,6 +328,7 @@ export function serveTasks(
     if (Atomics.load(ctrl, STATE + slot) !== CLAIMED) continue;
     const p = Atomics.load(ctrl, PLAYER) as 0 | 1, mode = Atomics.load(ctrl, MODE);
     let v = 0;
+    const t0 = stamps ? wallClock() : 0;
     try {
       solver.beginIteration(Atomics.load(ctrl, ITER));
       v = runShare(solver, ctrl, p, mode, solver.tasks!.count);
@@ -273,6 +337,7 @@ export function serveTasks(
       Atomics.store(ctrl, ERROR, 1);
     }
     visits[slot] = v;
+    if (stamps) stamps[2 * slot] = t0, stamps[2 * slot + 1] = wallClock();
     Atomics.store(ctrl, STATE + slot, IDLE);
     Atomics.add(ctrl, DONE, 1);
     Atomics.notify(ctrl, DONE);

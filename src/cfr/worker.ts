@@ -27,7 +27,7 @@ self.onmessage = async (e: MessageEvent<WorkerSetup | WorkerEntrySetup>) => {
       const shell = Reflect.construct(Object, [], Game) as CfrGame;
       const game = Object.assign(shell, m.game.fields);
       const solver = new CfrSolver(m.tree, game, m.options, { ...m.stores, tasks: m.tasks });
-      serveTasks(solver, m.slot, m.ctrl, m.visits, m.idleExitMs);
+      serveTasks(solver, m.slot, m.ctrl, m.visits, m.idleExitMs, m.stamps);
     }
   } catch (err) {
     console.error(err);

@@ -30,15 +30,16 @@ export interface WalkProfile {
 }
 
 /**
- * Runs `iterations` training iterations of `solver` (a threaded Wasm walk: threads > 1) with every
- * task on the calling thread, timing the last one's phases and tasks; with `check`, then one
- * exploitability check too. No worker starts; the stores end as the threaded solve leaves them.
+ * Runs `warmup` training iterations of `solver` (a threaded Wasm walk: threads > 1), then `repeat`
+ * more, with every task on the calling thread, timing the phases and tasks of those `repeat`; with
+ * `check`, then one exploitability check too. No worker starts.
  */
 export function profileWalk(
   solver: CfrSolver,
-  iterations: number,
+  warmup: number,
+  repeat: number,
   check: boolean,
-): { train: WalkProfile; check: WalkProfile | null } {
+): { train: WalkProfile[]; check: WalkProfile | null } {
   const walk = solver.taskTrainer as TaskTrainer | null;
   if (!walk || !walk.tasks) {
     throw new KibitzError("bad_option", "the profile needs the threaded Wasm walk (threads > 1)");
@@ -78,18 +79,41 @@ export function profileWalk(
   };
   wrap("traverse", "train");
   wrap("rootValues", "eval");
-  let t0 = 0;
-  for (let i = 0; i < iterations; i++) {
+  solver.run(warmup);
+  // A check as warm-up too (its walk's first call compiles it); the profiled one is after more
+  // iterations (the solver keeps the values of an iteration's check).
+  if (check) solver.exploitability();
+  const train: WalkProfile[] = [];
+  for (let i = 0; i < repeat; i++) {
     rounds = [];
-    t0 = performance.now();
+    const t0 = performance.now();
     solver.run(1);
+    train.push({ rounds, wallMs: performance.now() - t0 });
   }
-  const train: WalkProfile = { rounds, wallMs: performance.now() - t0 };
   if (!check) return { train, check: null };
   rounds = [];
-  t0 = performance.now();
+  const t0 = performance.now();
   solver.exploitability();
   return { train, check: { rounds, wallMs: performance.now() - t0 } };
+}
+
+/** Per round and task, the median over `profiles` (runs of the same rounds): less noise. */
+export function medianProfile(profiles: readonly WalkProfile[]): WalkProfile {
+  const med = (x: number[]) => {
+    const s = [...x].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  const first = profiles[0];
+  return {
+    wallMs: med(profiles.map((p) => p.wallMs)),
+    rounds: first.rounds.map((r, i) => ({
+      kind: r.kind,
+      p: r.p,
+      reachMs: med(profiles.map((p) => p.rounds[i].reachMs)),
+      combineMs: med(profiles.map((p) => p.rounds[i].combineMs)),
+      taskMs: r.taskMs.map((_, k) => med(profiles.map((p) => p.rounds[i].taskMs[k]))),
+    })),
+  };
 }
 
 /**
