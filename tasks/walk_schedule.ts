@@ -92,7 +92,7 @@ await runMain(() => {
     tasks: solver.taskTrainer!.tasks!.count,
     train: show("iteration (model)", train),
   };
-  if (prof.check) out.check = show("exploitability check (model)", prof.check);
+  if (prof.check) out.check = show("exploitability check (model)", medianProfile(prof.check));
   const sum = (x: number[]) => x.reduce((a, b) => a + b, 0);
   const taskMs = sum(train.rounds.map((r) => sum(r.taskMs)));
   const oneMs = taskMs + sum(train.rounds.map((r) => r.reachMs + r.combineMs));

@@ -32,14 +32,14 @@ export interface WalkProfile {
 /**
  * Runs `warmup` training iterations of `solver` (a threaded Wasm walk: threads > 1), then `repeat`
  * more, with every task on the calling thread, timing the phases and tasks of those `repeat`; with
- * `check`, then one exploitability check too. No worker starts.
+ * `check`, an exploitability check after each of them too, timed alike. No worker starts.
  */
 export function profileWalk(
   solver: CfrSolver,
   warmup: number,
   repeat: number,
   check: boolean,
-): { train: WalkProfile[]; check: WalkProfile | null } {
+): { train: WalkProfile[]; check: WalkProfile[] | null } {
   const walk = solver.taskTrainer as TaskTrainer | null;
   if (!walk || !walk.tasks) {
     throw new KibitzError("bad_option", "the profile needs the threaded Wasm walk (threads > 1)");
@@ -83,18 +83,19 @@ export function profileWalk(
   // A check as warm-up too (its walk's first call compiles it); the profiled one is after more
   // iterations (the solver keeps the values of an iteration's check).
   if (check) solver.exploitability();
-  const train: WalkProfile[] = [];
+  const train: WalkProfile[] = [], checks: WalkProfile[] = [];
   for (let i = 0; i < repeat; i++) {
     rounds = [];
-    const t0 = performance.now();
+    let t0 = performance.now();
     solver.run(1);
     train.push({ rounds, wallMs: performance.now() - t0 });
+    if (!check) continue;
+    rounds = [];
+    t0 = performance.now();
+    solver.exploitability();
+    checks.push({ rounds, wallMs: performance.now() - t0 });
   }
-  if (!check) return { train, check: null };
-  rounds = [];
-  const t0 = performance.now();
-  solver.exploitability();
-  return { train, check: { rounds, wallMs: performance.now() - t0 } };
+  return { train, check: check ? checks : null };
 }
 
 /** Per round and task, the median over `profiles` (runs of the same rounds): less noise. */
