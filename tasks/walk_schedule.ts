@@ -4,12 +4,15 @@
 // 1, 2, 4, 8, 16 threads (Amdahl and load balance only). With --measure T[,T...], the real pool on
 // T threads too: ms per iteration against the prediction, and where the threads' time went
 // (running tasks, waking up, idle at a round's end; the tasks' time against the one-thread
-// profile: what running side by side costs each task). Not a deno.json task:
+// profile: what running side by side costs each task), once per --spin value (microseconds an idle
+// thread polls before it sleeps; default the pool's). Not a deno.json task:
 //   deno run -A --v8-flags=--no-liftoff tasks/walk_schedule.ts [F1|T1] [--formats 32/32]
-//     [--warmup 2] [--repeat 3] [--threads 1,2,4,8,16] [--measure 16] [--iterations 5] [--json FILE]
+//     [--warmup 2] [--repeat 3] [--threads 1,2,4,8,16] [--measure 16] [--spin 0,1000]
+//     [--iterations 5] [--json FILE]
 import { runMain } from "../src/cli/main.ts";
 import { KibitzError } from "../src/errors.ts";
 import { CfrSolver } from "../src/cfr/solver.ts";
+import { setThreadSpin } from "../src/cfr/parallel.ts";
 import { parseSolveConfig, T1_SPOT } from "../src/poker/config.ts";
 import { expandSpot, prepareSpot } from "../src/poker/spot.ts";
 import { spotSolverOptions } from "../src/poker/gpu_solve.ts";
@@ -24,7 +27,7 @@ import {
 
 const USAGE = "usage: deno run -A --v8-flags=--no-liftoff tasks/walk_schedule.ts [F1|T1] " +
   "[--formats 32/32] [--warmup 2] [--repeat 3] [--threads 1,2,4,8,16] [--measure T,...] " +
-  "[--iterations 5] [--json FILE]";
+  "[--spin US,...] [--iterations 5] [--json FILE]";
 
 await runMain(() => {
   const args = [...Deno.args];
@@ -47,6 +50,7 @@ await runMain(() => {
   const [warmup] = ints("--warmup", "2", 0), [repeat] = ints("--repeat", "3", 1);
   const [iterations] = ints("--iterations", "5", 1);
   const threads = ints("--threads", "1,2,4,8,16", 1), measure = ints("--measure", "", 2);
+  const spins = ints("--spin", "", 0);
   const name = args[0] ?? "F1";
   if (name !== "T1" && name !== "F1") {
     throw new KibitzError("bad_args", `the spot must be T1 or F1, got ${name}`);
@@ -97,7 +101,10 @@ await runMain(() => {
   const taskMs = sum(train.rounds.map((r) => sum(r.taskMs)));
   const oneMs = taskMs + sum(train.rounds.map((r) => r.reachMs + r.combineMs));
   const measured = [];
-  for (const t of measure) {
+  for (
+    const [t, spin] of measure.flatMap((t) => (spins.length ? spins : [-1]).map((u) => [t, u]))
+  ) {
+    if (spin >= 0) setThreadSpin(spin);
     const s = solverOn(t);
     s.run(warmup); // the workers start in the first iteration
     const stats = s.measureThreads()!, times: number[] = [];
@@ -112,6 +119,7 @@ await runMain(() => {
     const per = (x: number) => x / iterations;
     const row = {
       threads: t,
+      spinUs: spin,
       msPerIteration: ms,
       predictedMs: bound.totalMs,
       speedup: oneMs / ms,
@@ -125,7 +133,9 @@ await runMain(() => {
     };
     measured.push(row);
     console.log(
-      `measured on ${t} threads: ${ms.toFixed(1)} ms/iteration (median of ${iterations}; model ${
+      `measured on ${t} threads${spin >= 0 ? ` (spin ${spin} us)` : ""}: ${
+        ms.toFixed(1)
+      } ms/iteration (median of ${iterations}; model ${
         bound.totalMs.toFixed(1)
       }), speed-up over the one-thread profile ${row.speedup.toFixed(2)} (model ${
         bound.speedup.toFixed(2)

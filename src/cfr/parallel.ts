@@ -13,12 +13,61 @@ import {
 import type { PublicTree } from "./tree.ts";
 
 // Control words (Int32Array over a SharedArrayBuffer).
-const GEN = 0, ITER = 1, PLAYER = 2, NEXT = 3, DONE = 4, QUIT = 5, ERROR = 6, MODE = 7, STATE = 8;
+const GEN = 0, ITER = 1, PLAYER = 2, NEXT = 3, DONE = 4, QUIT = 5, ERROR = 6, MODE = 7, SPIN = 8;
+const STATE = 9;
 // Worker states: exited (or not started), idle and alive, claimed for the next traversal.
 const DEAD = 0, IDLE = 1, CLAIMED = 2;
 /** A worker idle this long exits, so a process that never calls close() still ends. */
 const IDLE_EXIT_MS = 10_000;
 const START_TIMEOUT_MS = 120_000;
+/**
+ * How long (microseconds) an idle thread polls for the next round before it sleeps in
+ * Atomics.wait, where every thread has a core: the next round mostly starts within the main
+ * thread's serial phases (a fraction of a millisecond), and waking a sleeping thread takes tens of
+ * microseconds, which short rounds (turn spots at 16 threads: about a millisecond) feel.
+ */
+let spinUs = 1000;
+
+/** Engine-internal (A/B runs): sets the polling time of the pools created from now on (0: none). */
+export function setThreadSpin(us: number): void {
+  spinUs = Math.max(0, us);
+}
+
+/** Worker threads started ahead by prestartWorkers, for the next pool to take. */
+const spare: Worker[] = [];
+
+function newWorker(): Worker {
+  return new Worker(new URL("./worker.ts", import.meta.url).href, { type: "module" });
+}
+
+/**
+ * Starts `n` worker threads now, each loading `module` (a pool entry's module; none: the
+ * TypeScript task loop's), for the next pools to take instead of starting their own: their
+ * start-up (an isolate and its modules each) overlaps with what the caller does meanwhile (the
+ * tree's expansion, the solver's layout). Those no pool takes end with releaseSpareWorkers
+ * (WorkerPool.close calls it).
+ */
+export function prestartWorkers(n: number, module?: string): void {
+  while (spare.length < n) {
+    const w = newWorker();
+    w.postMessage({ preload: module ?? null });
+    spare.push(w);
+  }
+}
+
+/** Ends the workers prestartWorkers started that no pool took. */
+export function releaseSpareWorkers(): void {
+  for (const w of spare.splice(0)) w.terminate();
+}
+
+/** Polls `a[index]` while it holds `value`, for at most `us` microseconds. */
+function spinWhile(a: Int32Array, index: number, value: number, us: number): void {
+  if (us <= 0) return;
+  const end = performance.now() + us / 1000;
+  for (let i = 0; Atomics.load(a, index) === value; i++) {
+    if ((i & 63) === 0 && performance.now() > end) return;
+  }
+}
 
 /** What every worker thread receives from the pool: its slot, control words and how to fail. */
 export interface WorkerTaskSetup {
@@ -126,6 +175,9 @@ export class WorkerPool {
    */
   constructor(private readonly solver: TaskSolver, workers: number, entry?: WorkerEntry) {
     this.ctrl = new Int32Array(new SharedArrayBuffer(4 * (STATE + workers)));
+    // No polling where the threads outnumber the cores: a polling thread would take one's turn.
+    const cores = navigator.hardwareConcurrency || 1;
+    this.ctrl[SPIN] = workers + 1 <= cores ? spinUs : 0;
     this.visits = new Float64Array(new SharedArrayBuffer(8 * workers));
     this.stamps = new Float64Array(new SharedArrayBuffer(16 * workers));
     this.workers = new Array(workers).fill(null);
@@ -172,7 +224,8 @@ export class WorkerPool {
       failure = e;
     }
     for (let d = Atomics.load(ctrl, DONE); d < W; d = Atomics.load(ctrl, DONE)) {
-      blockingWait(ctrl, DONE, d);
+      spinWhile(ctrl, DONE, d, ctrl[SPIN]);
+      if (Atomics.load(ctrl, DONE) === d) blockingWait(ctrl, DONE, d);
     }
     if (this.stats && !failure) this.addStats(begin, mine, wallClock());
     if (failure) throw failure;
@@ -247,7 +300,7 @@ export class WorkerPool {
 
   private spawn(w: number, idleExitMs: number): void {
     this.workers[w]?.terminate();
-    const worker = new Worker(new URL("./worker.ts", import.meta.url).href, { type: "module" });
+    const worker = spare.pop() ?? newWorker();
     this.workers[w] = worker;
     const setup: WorkerTaskSetup = {
       ...this.setup,
@@ -276,8 +329,9 @@ export class WorkerPool {
     }
   }
 
-  /** Asks the workers to exit and terminates them. */
+  /** Asks the workers to exit and terminates them (and any spare ones: prestartWorkers). */
   close(): void {
+    releaseSpareWorkers();
     this.persistent = false;
     Atomics.store(this.ctrl, QUIT, 1);
     Atomics.add(this.ctrl, GEN, 1);
@@ -315,7 +369,9 @@ export function serveTasks(
   let seen = Atomics.load(ctrl, GEN);
   Atomics.store(ctrl, STATE + slot, IDLE);
   Atomics.notify(ctrl, STATE + slot);
+  const spin = Atomics.load(ctrl, SPIN);
   for (;;) {
+    spinWhile(ctrl, GEN, seen, spin);
     Atomics.wait(ctrl, GEN, seen, idleExitMs);
     if (Atomics.load(ctrl, QUIT) !== 0) return;
     const gen = Atomics.load(ctrl, GEN);

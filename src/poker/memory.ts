@@ -300,8 +300,10 @@ export function estimateMemory(
     expansionBytes,
     retainedBytes,
     total: gpuProbeBytes + treeBytes + Math.max(
-      // The expansion, before the solve: the showdown tables without their Wasm copy.
-      RUNTIME_EXPANDING_BYTES + evaluatorBytes + showdownBytes - kernelBytes + expansionBytes,
+      // The expansion, before the solve: the showdown tables without their Wasm copy, and the
+      // worker threads, which start meanwhile (runSolve: prestartWorkers).
+      RUNTIME_EXPANDING_BYTES + evaluatorBytes + showdownBytes - kernelBytes + expansionBytes +
+        (threads - 1) * WALK_WORKER_BYTES,
       baselineBytes + showdownBytes + storage + threadBytes + retainedBytes,
     ),
   };

@@ -79,6 +79,9 @@ export interface WalkGame {
   initialWeights: readonly [Float32Array, Float32Array];
 }
 
+/** The module a worker thread of the threaded walk loads (its task loop: walk_worker.ts). */
+export const WALK_WORKER_MODULE = new URL("./walk_worker.ts", import.meta.url).href;
+
 let compiled: WebAssembly.Module | null | undefined;
 let compiledMt: WebAssembly.Module | null | undefined;
 
@@ -466,7 +469,7 @@ export class PostflopWalk implements TaskTrainer {
       };
       // In a browser bundle this module is the bundle, which exports serveWalkTasks (mod.ts).
       this.entry = {
-        module: new URL("./walk_worker.ts", import.meta.url).href,
+        module: WALK_WORKER_MODULE,
         name: "serveWalkTasks",
         data: data as unknown as Record<string, unknown>,
       };
