@@ -5,7 +5,7 @@
 // T threads too: ms per iteration against the prediction, and where the threads' time went
 // (running tasks, waking up, idle at a round's end; the tasks' time against the one-thread
 // profile: what running side by side costs each task), once per --spin value (microseconds an idle
-// thread polls before it sleeps; default the pool's). Not a deno.json task:
+// thread polls before it sleeps; default KIBITZ_SPIN_US, else 0). Not a deno.json task:
 //   deno run -A --v8-flags=--no-liftoff tasks/walk_schedule.ts [F1|T1] [--formats 32/32]
 //     [--warmup 2] [--repeat 3] [--threads 1,2,4,8,16] [--measure 16] [--spin 0,1000]
 //     [--iterations 5] [--json FILE]
