@@ -49,7 +49,7 @@ import {
   terminalStep,
 } from "./walk.ts";
 import type { SolverOptions } from "./options.ts";
-import { WorkerPool } from "./parallel.ts";
+import { type PoolStats, WorkerPool } from "./parallel.ts";
 import {
   type CfrTrainer,
   gameTaskTrainer,
@@ -389,6 +389,14 @@ export class CfrSolver {
   runEvalTask(k: number, p: 0 | 1, br: boolean): void {
     if (this.taskTrainer) return this.taskTrainer.runEvalTask(k, p);
     this.evaluator.runTask(k, p, this.avgPolicy, br);
+  }
+
+  /**
+   * Engine-internal (tasks/walk_schedule.ts): measures from now where the worker threads' time
+   * goes, round by round (parallel.ts PoolStats, updated in place); null on one thread.
+   */
+  measureThreads(): PoolStats | null {
+    return this.threads > 1 ? this.workerPool().measure() : null;
   }
 
   /**

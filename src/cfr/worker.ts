@@ -4,8 +4,16 @@
 import type { WorkerEntrySetup, WorkerSetup } from "./parallel.ts";
 import type { CfrGame } from "./game.ts";
 
-self.onmessage = async (e: MessageEvent<WorkerSetup | WorkerEntrySetup>) => {
+self.onmessage = async (e: MessageEvent<WorkerSetup | WorkerEntrySetup | { preload: string }>) => {
   const m = e.data;
+  if ("preload" in m) {
+    // Started ahead (parallel.ts prestartWorkers): load the modules now, the setup comes later
+    // (a failure shows then, where it is reported).
+    try {
+      await (m.preload ? import(m.preload) : import("./solver.ts"));
+    } catch { /* reported when the setup imports it */ }
+    return;
+  }
   try {
     if ("entry" in m) {
       // A game's own task loop (the threaded Wasm walk): only its modules load here.
@@ -27,7 +35,7 @@ self.onmessage = async (e: MessageEvent<WorkerSetup | WorkerEntrySetup>) => {
       const shell = Reflect.construct(Object, [], Game) as CfrGame;
       const game = Object.assign(shell, m.game.fields);
       const solver = new CfrSolver(m.tree, game, m.options, { ...m.stores, tasks: m.tasks });
-      serveTasks(solver, m.slot, m.ctrl, m.visits, m.idleExitMs);
+      serveTasks(solver, m.slot, m.ctrl, m.visits, m.idleExitMs, m.stamps);
     }
   } catch (err) {
     console.error(err);

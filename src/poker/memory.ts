@@ -156,8 +156,12 @@ export const WORKER_THREAD_BYTES = 6 * MB;
  * one iteration, more as they run.
  */
 export const WALK_WORKER_BYTES = 8 * MB;
-/** Bytes per task and hand of the threaded Wasm walk's task rows (f32 x 3 and a u8). */
-export const WALK_TASK_BYTES_PER_HAND = 13;
+/**
+ * Bytes per task and hand of the threaded Wasm walk's task rows (values of both evaluation modes,
+ * f32 x 2) with a share of its first chance node's rows (f32 x 3 and a u8 per chance node, whose
+ * outcomes number 36 to 48 after isomorphism: under a byte per task).
+ */
+export const WALK_TASK_BYTES_PER_HAND = 9;
 /** A worker's share that grows with the expanded tree (see WORKER_THREAD_BYTES). */
 export const WORKER_BYTES_PER_NODE = 14;
 /** A worker's share that grows with the hands of both players (see WORKER_THREAD_BYTES). */
@@ -296,8 +300,10 @@ export function estimateMemory(
     expansionBytes,
     retainedBytes,
     total: gpuProbeBytes + treeBytes + Math.max(
-      // The expansion, before the solve: the showdown tables without their Wasm copy.
-      RUNTIME_EXPANDING_BYTES + evaluatorBytes + showdownBytes - kernelBytes + expansionBytes,
+      // The expansion, before the solve: the showdown tables without their Wasm copy, and the
+      // worker threads, which start meanwhile (runSolve: prestartWorkers).
+      RUNTIME_EXPANDING_BYTES + evaluatorBytes + showdownBytes - kernelBytes + expansionBytes +
+        (threads - 1) * WALK_WORKER_BYTES,
       baselineBytes + showdownBytes + storage + threadBytes + retainedBytes,
     ),
   };

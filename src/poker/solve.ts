@@ -7,6 +7,8 @@ import {
 import { CfrSolver } from "../cfr/solver.ts";
 import { nextCheck } from "../cfr/check_schedule.ts";
 import { sharedMemoryAvailable } from "../cfr/threads.ts";
+import { prestartWorkers, releaseSpareWorkers } from "../cfr/parallel.ts";
+import { WALK_WORKER_MODULE } from "./wasm/walk.ts";
 import type { PublicTree } from "../cfr/tree.ts";
 import { KibitzError } from "../errors.ts";
 import { chooseBackend, runGpuSolve, spotSolverOptions } from "./gpu_solve.ts";
@@ -21,13 +23,21 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
   const choice = opts.backend ?? await chooseBackend(spot);
   // Built in shared memory where worker threads will view it (no copy left behind).
   const threaded = choice.backend === "cpu" && s.threads > 1 && sharedMemoryAvailable();
-  const tree = expandSpot(spot, threaded);
-  const solver = new CfrSolver(tree, spot.game, {
-    ...spotSolverOptions(spot),
-    threads: choice.backend === "gpu" ? 1 : s.threads,
-    // The GPU solve trains on the device: the Wasm walk's memory (tree, stores) would go unused.
-    ...(choice.backend === "gpu" ? { wasmWalk: false } : {}),
-  });
+  // The worker threads start while the tree expands and the solver lays out its memory.
+  if (threaded) prestartWorkers(s.threads - 1, WALK_WORKER_MODULE);
+  let solver: CfrSolver;
+  try {
+    const tree = expandSpot(spot, threaded);
+    solver = new CfrSolver(tree, spot.game, {
+      ...spotSolverOptions(spot),
+      threads: choice.backend === "gpu" ? 1 : s.threads,
+      // The GPU solve trains on the device: the Wasm walk's memory (tree, stores) would go unused.
+      ...(choice.backend === "gpu" ? { wasmWalk: false } : {}),
+    });
+  } catch (e) {
+    releaseSpareWorkers();
+    throw e;
+  }
   opts.beforeSolve?.(solver);
   collectGarbage(); // before the storage pages become resident (memory.ts)
   if (choice.backend === "gpu") return runGpuSolve(spot, solver, choice.ctx!, opts);
@@ -85,8 +95,10 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
       }
     }
   } finally {
-    // Stop the worker threads; later reads of the strategy run on this thread.
+    // Stop the worker threads (and any started ahead that no pool took); later reads of the
+    // strategy run on this thread.
     solver.close();
+    releaseSpareWorkers();
   }
   return {
     solver,

@@ -29,8 +29,11 @@ import { WASM_BASE64 as WASM_MT_BASE64 } from "./walk_mt_wasm.ts";
  * built with an imported shared memory, walk_mt) holds all of the above once, plus the chance
  * tasks' rows (cfr/tasks.ts) and each thread's own scratch and setup block; every worker
  * instantiates the compiled module on that memory (walk_worker.ts) and takes tasks from the pool's
- * counter, while the solver's main thread walks the nodes above the first chance nodes in
- * TypeScript, as in its TypeScript threaded path (the results are bit-identical to it).
+ * counter, while the solver's main thread walks the nodes above the first chance nodes (the
+ * walk's reach and combine phases, asm/walk.ts PHASE_REACH). A task takes its outcome's inputs
+ * from its first chance node's row, and the thread that finishes a chance node's last outcome
+ * adds the outcomes' values up in order, so that little is left to the main thread between
+ * rounds (the results are bit-identical to the one-thread walk and the TypeScript threaded path).
  */
 
 interface Exports extends WalkTaskExports {
@@ -45,7 +48,6 @@ interface Exports extends WalkTaskExports {
     phase: number,
   ): number;
   evaluate(p: number, opp: number, outB: number, outE: number, phase: number): void;
-  setTasks(opp: number, act: number, out: number, outE: number, cn: number, stride: number): void;
   average(b: number, A: number, H: number): number;
 }
 
@@ -76,6 +78,9 @@ export interface WalkGame {
   tFolder: ArrayLike<number>;
   initialWeights: readonly [Float32Array, Float32Array];
 }
+
+/** The module a worker thread of the threaded walk loads (its task loop: walk_worker.ts). */
+export const WALK_WORKER_MODULE = new URL("./walk_worker.ts", import.meta.url).href;
 
 let compiled: WebAssembly.Module | null | undefined;
 let compiledMt: WebAssembly.Module | null | undefined;
@@ -131,8 +136,13 @@ export class PostflopWalk implements TaskTrainer {
   readonly regrets: QuantStore;
   readonly strategy: QuantStore;
   readonly bytes: number;
-  /** The chance tasks (threads > 1; rows in the shared memory but `self`, which no task reads). */
+  /**
+   * The chance tasks (threads > 1; `cn` and `out` in the shared memory; the inputs are their first
+   * chance node's, in the layout's `j` rows: `opp`, `act` and `self` are empty).
+   */
   readonly tasks: ChanceTasks | null = null;
+  /** Per first chance node: its active count, -1 until the reach phase reaches it (threads > 1). */
+  private readonly chanceCn: Int32Array | null = null;
   private x!: Exports;
   private readonly memory: WebAssembly.Memory;
   private readonly oppAt: number;
@@ -249,10 +259,22 @@ export class PostflopWalk implements TaskTrainer {
       }
       return buf = mem.buffer;
     };
+    const parents: number[] = [], parentOf = new Map<number, number>();
     if (threads > 1) {
       const discAt = this.discAt = L.take(16);
+      const block = L.take(48);
+      // The first chance nodes (the tasks' parents: chanceTasks' outcomes), in order.
+      const below = new Uint8Array(N);
+      for (let n = 1; n < N; n++) {
+        const par = tree.parent[n];
+        if (below[par]) below[n] = 1;
+        else if (tree.kind[par] === CFR_CHANCE) {
+          below[n] = 1;
+          if (!parentOf.has(par)) parentOf.set(par, parents.length), parents.push(par);
+        }
+      }
       this.tasks = chanceTasks(tree, (count, stride) => {
-        const rows = count * stride;
+        const rows = count * stride, J = parents.length;
         at = {
           count,
           stride,
@@ -260,22 +282,31 @@ export class PostflopWalk implements TaskTrainer {
           node: L.take(4 * count),
           depth: L.take(4 * count),
           cn: L.take(4 * Math.max(1, count)),
-          opp: L.take(4 * rows),
-          act: L.take(rows),
+          par: L.take(4 * count),
           out: L.take(4 * rows),
           outE: L.take(4 * rows),
+          chances: J,
+          jNode: L.take(4 * J),
+          jCn: L.take(4 * J),
+          jLeft: L.take(4 * J),
+          jOpp: L.take(4 * J * stride),
+          jAct: L.take(J * stride),
+          jOut: L.take(4 * J * stride),
+          jOutE: L.take(4 * J * stride),
           disc: discAt,
+          block,
         };
         const b = allocate();
         return {
-          opp: new Float32Array(b, at.opp, rows),
-          // The traverser's own reach: no task reads it (no reach-weighted average).
+          // The inputs are the first chance nodes' (no task reads the own reach).
+          opp: new Float32Array(0),
           self: new Float32Array(0),
-          act: new Uint8Array(b, at.act, rows),
+          act: new Uint8Array(0),
           cn: new Int32Array(b, at.cn, Math.max(1, count)),
           out: new Float32Array(b, at.out, rows),
         };
       });
+      this.chanceCn = new Int32Array(buf!, at!.jCn, parents.length);
     } else allocate();
     this.memory = mem!;
     this.bytes = buf!.byteLength;
@@ -411,9 +442,24 @@ export class PostflopWalk implements TaskTrainer {
         i32[(t.order >> 2) + k] = order[k];
         i32[(t.node >> 2) + k] = tk.node[k];
         i32[(t.depth >> 2) + k] = tree.depth[tk.node[k]];
+        i32[(t.par >> 2) + k] = parentOf.get(tree.parent[tk.node[k]])!;
       }
+      i32.set(parents, t.jNode >> 2);
+      i32.set([
+        t.out,
+        t.outE,
+        t.cn,
+        t.par,
+        t.jNode,
+        t.jOpp,
+        t.jAct,
+        t.jCn,
+        t.jLeft,
+        t.jOut,
+        t.jOutE,
+        t.stride,
+      ], t.block >> 2);
       this.runner = new WalkTaskRunner(this.x, buf!, t);
-      this.x.setTasks(t.opp, t.act, t.out, t.outE, t.cn, t.stride);
       const data: WalkWorkerData = {
         module: mod,
         memory: this.memory,
@@ -423,7 +469,7 @@ export class PostflopWalk implements TaskTrainer {
       };
       // In a browser bundle this module is the bundle, which exports serveWalkTasks (mod.ts).
       this.entry = {
-        module: new URL("./walk_worker.ts", import.meta.url).href,
+        module: WALK_WORKER_MODULE,
         name: "serveWalkTasks",
         data: data as unknown as Record<string, unknown>,
       };
@@ -459,7 +505,7 @@ export class PostflopWalk implements TaskTrainer {
     this.setOpp(p);
     if (this.run) {
       // Above the tasks, the tasks on every thread, then above them again with their values.
-      this.tasks!.cn.fill(-1);
+      this.chanceCn!.fill(-1);
       this.x.evaluate(p, this.oppAt, this.outAt, this.outEAt, PHASE_REACH);
       this.run(p, TASK_PROFILE);
       this.x.evaluate(p, this.oppAt, this.outAt, this.outEAt, PHASE_COMBINE);
@@ -500,7 +546,7 @@ export class PostflopWalk implements TaskTrainer {
     let v: number;
     if (this.run) {
       // Above the tasks, the tasks on every thread, then above them again with their values.
-      this.tasks!.cn.fill(-1);
+      this.chanceCn!.fill(-1);
       new Float32Array(this.memory.buffer, this.discAt, 3).set([alphaPos, betaNeg, gamma]);
       x.traverse(p, opp, act, out, alphaPos, betaNeg, gamma, PHASE_REACH);
       const tasks = this.run(p, TASK_TRAIN);

@@ -12,39 +12,42 @@ export interface WalkTaskLayout {
   stride: number;
   /**
    * i32 per task: the task the k-th claim runs (the largest subtrees first, so that the last
-   * tasks to finish are small), outcome node, its depth, active-hand count (-1: not reached).
+   * tasks to finish are small), outcome node, its depth, evaluation's 1 or -1 (visited or
+   * skipped), its first chance node's index.
    */
   order: number;
   node: number;
   depth: number;
   cn: number;
-  /**
-   * Task rows: opponent reach (f32), active flags (u8), the subtree's values (f32; evaluation:
-   * the best response's), the profile's values (f32, evaluation).
-   */
-  opp: number;
-  act: number;
+  par: number;
+  /** Task rows: the subtree's values (f32; evaluation: the best response's), the profile's (f32). */
   out: number;
   outE: number;
+  /** First chance nodes (the tasks' parents; asm/walk.ts tOut). */
+  chances: number;
+  /**
+   * i32 per first chance node: its node, active count (-1: not reached), outcomes left; rows:
+   * opponent reach (f32), active flags (u8), values (f32), evaluation's profile values (f32).
+   */
+  jNode: number;
+  jCn: number;
+  jLeft: number;
+  jOpp: number;
+  jAct: number;
+  jOut: number;
+  jOutE: number;
   /** The iteration's discounts: alphaPos, betaNeg, gamma (f32). */
   disc: number;
+  /** The block of row offsets asm/walk.ts setTasks reads. */
+  block: number;
 }
 
 /** The walk module's task export (asm/walk.ts `task`). */
 export interface WalkTaskExports {
   setup(cfg: number): void;
-  task(
-    n: number,
-    d: number,
-    p: number,
-    opp: number,
-    act: number,
-    nAct: number,
-    out: number,
-    alphaPos: number,
-    betaNeg: number,
-    gamma: number,
-  ): number;
+  setTasks(at: number): void;
+  task(n: number, d: number, p: number, alphaPos: number, betaNeg: number, gamma: number): number;
+  evalTask(n: number, d: number, p: number): void;
   evaluateAt(n: number, d: number, p: number, opp: number, outB: number, outE: number): void;
 }
 
@@ -62,26 +65,23 @@ export class WalkTaskRunner implements TaskRunner {
     this.tasks = { count: at.count };
     this.i32 = new Int32Array(buffer);
     this.f32 = new Float32Array(buffer);
+    x.setTasks(at.block);
   }
 
   /** The discounts are in the shared memory (PostflopWalk.setDiscounts): nothing to set here. */
   beginIteration(_t: number): void {}
 
-  /** Runs the `claim`-th training task for traverser p on this thread's instance; returns the visits. */
+  /**
+   * Runs the `claim`-th training task for traverser p on this thread's instance (nothing where
+   * its chance node was not reached); returns the visits.
+   */
   runTask(claim: number, p: 0 | 1): number {
     const at = this.at, i32 = this.i32, f32 = this.f32;
-    const k = i32[(at.order >> 2) + claim];
-    const cn = i32[(at.cn >> 2) + k];
-    if (cn < 0) return 0;
-    const row = k * at.stride, dk = at.disc >> 2;
+    const k = i32[(at.order >> 2) + claim], dk = at.disc >> 2;
     const v = this.x.task(
       i32[(at.node >> 2) + k],
       i32[(at.depth >> 2) + k],
       p,
-      at.opp + 4 * row,
-      at.act + row,
-      cn,
-      at.out + 4 * row,
       f32[dk],
       f32[dk + 1],
       f32[dk + 2],
@@ -100,17 +100,7 @@ export class WalkTaskRunner implements TaskRunner {
    * PostflopWalk.rootValues), whichever `_br` asks for.
    */
   runEvalTask(claim: number, p: 0 | 1, _br: boolean): void {
-    const at = this.at;
-    const k = this.i32[(at.order >> 2) + claim];
-    if (this.i32[(at.cn >> 2) + k] < 0) return;
-    const row = 4 * k * at.stride;
-    this.x.evaluateAt(
-      this.i32[(at.node >> 2) + k],
-      this.i32[(at.depth >> 2) + k],
-      p,
-      at.opp + row,
-      at.out + row,
-      at.outE + row,
-    );
+    const at = this.at, k = this.i32[(at.order >> 2) + claim];
+    this.x.evalTask(this.i32[(at.node >> 2) + k], this.i32[(at.depth >> 2) + k], p);
   }
 }

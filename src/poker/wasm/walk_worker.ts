@@ -26,5 +26,6 @@ export function serveWalkTasks(m: WorkerEntrySetup): void {
     m.ctrl,
     m.visits,
     m.idleExitMs,
+    m.stamps,
   );
 }

@@ -72,34 +72,89 @@ let visits: f64 = 0;
 let bad: i32 = 0;
 
 // A threaded walk's traversal on the main thread runs in two phases around the tasks (the
-// subtrees below the first chance nodes, run by every thread with `task`/`evaluateAt`): PHASE_REACH
-// walks the nodes above them and writes each task's inputs (opponent reach, active flags, count;
-// for evaluation a count of 1 or -1 for an outcome skipped), nothing else; PHASE_COMBINE walks
-// them again as the whole walk does, taking each task's values from its rows instead of visiting
-// it. The same operations in the same order as the whole walk: the results are bit-identical.
+// outcomes of the first chance nodes, run by every thread with `task`/`evalTask`): PHASE_REACH
+// walks the nodes above them and writes each first chance node's inputs (opponent reach, active
+// flags and count, -1 where not reached) and the count of its outcomes left to run, nothing else.
+// Each task takes its outcome's reach from its chance node's inputs, visits the outcome's subtree
+// into its own row, and the task that finishes a chance node's last outcome adds the outcome rows
+// up in order into the chance node's values (addChance, as the whole walk); PHASE_COMBINE walks
+// the nodes above again as the whole walk does, taking each first chance node's values from its
+// row. The same operations in the same order as the whole walk: the results are bit-identical.
 const PHASE_WHOLE = 0;
 const PHASE_REACH = 1;
 const PHASE_COMBINE = 2;
 let phase: i32 = PHASE_WHOLE;
-// Task rows (set by setTasks): opponent reach, active flags, values, evaluation's profile values,
-// count per task (i32), row length.
-let tOpp: usize = 0;
-let tAct: usize = 0;
+// Task rows (set by setTasks; rows of tStride hands): per task, its values, evaluation's profile
+// values, 1 or -1 (evaluation: visited or skipped) and its first chance node's index; per first
+// chance node, its node, opponent reach and active flags there, active count (-1: not reached;
+// evaluation: 1), outcomes left to run (atomic) and its values (evaluation: both modes').
 let tOut: usize = 0;
 let tOutE: usize = 0;
 let tCn: usize = 0;
+let tPar: usize = 0;
+let jNode: usize = 0;
+let jOpp: usize = 0;
+let jAct: usize = 0;
+let jCn: usize = 0;
+let jLeft: usize = 0;
+let jOut: usize = 0;
+let jOutE: usize = 0;
 let tStride: usize = 0;
 
-/** Sets the task rows of a threaded walk (see PHASE_REACH). */
-export function setTasks(
-  opp: usize,
-  act: usize,
-  out: usize,
-  outE: usize,
-  cn: usize,
-  stride: usize,
-): void {
-  tOpp = opp, tAct = act, tOut = out, tOutE = outE, tCn = cn, tStride = stride;
+/** Sets the task rows of a threaded walk from the i32 fields at `at` (see tOut; ../walk.ts). */
+export function setTasks(at: usize): void {
+  tOut = load<u32>(at), tOutE = load<u32>(at, 4), tCn = load<u32>(at, 8);
+  tPar = load<u32>(at, 12), jNode = load<u32>(at, 16), jOpp = load<u32>(at, 20);
+  jAct = load<u32>(at, 24), jCn = load<u32>(at, 28), jLeft = load<u32>(at, 32);
+  jOut = load<u32>(at, 36), jOutE = load<u32>(at, 40), tStride = load<u32>(at, 44);
+}
+
+/** The first chance node index of chance outcome record ch (a task's). */
+function parentOf(ch: usize): usize {
+  return <usize> load<i32>(tPar + (<usize> taskOf(ch) << 2));
+}
+
+/**
+ * At a first chance node j in PHASE_REACH: stores its inputs (the active flags unless act is 0:
+ * evaluation) and its outcomes' count.
+ */
+function chanceInputs(j: usize, p: i32, opp: usize, act: usize, nAct: i32, A: i32): void {
+  memory.copy(jOpp + ((j * tStride) << 2), opp, <usize> (p ? H0 : H1) << 2);
+  if (act != 0) memory.copy(jAct + j * tStride, act, <usize> (p ? H1 : H0));
+  store<i32>(jCn + (j << 2), nAct);
+  if (ASC_FEATURE_THREADS) atomic.store<i32>(jLeft + (j << 2), A);
+  else store<i32>(jLeft + (j << 2), A);
+}
+
+/**
+ * After task ch's outcome ran: counts it done, and when it was its chance node j's last, adds the
+ * outcome rows up in order into j's values (addChance, as the whole walk; evaluation: both modes',
+ * skipping the outcomes skipped). The count is atomic: the rows other threads wrote are visible.
+ */
+function outcomeDone(j: usize, p: i32, evaluation: bool): void {
+  const left = jLeft + (j << 2);
+  let last: bool;
+  if (ASC_FEATURE_THREADS) last = atomic.sub<i32>(left, 1) == 1;
+  else {
+    store<i32>(left, load<i32>(left) - 1);
+    last = load<i32>(left) == 0;
+  }
+  if (!last) return;
+  const rec = nodes + (<usize> load<u32>(jNode + (j << 2)) << 4);
+  const first = load<u32>(rec), A = load<u32>(rec, 4) & 0xffff;
+  const H = <usize> (p ? H1 : H0), out = jOut + ((j * tStride) << 2);
+  const outE = jOutE + ((j * tStride) << 2);
+  memory.fill(out, 0, H << 2);
+  if (evaluation) memory.fill(outE, 0, H << 2);
+  for (let c = first; c < first + A; c++) {
+    const ch = outcomeRecord(c), k = <usize> taskOf(ch), row = (k * tStride) << 2;
+    if (!evaluation) {
+      addChance(ch, p, tOut + row, out);
+    } else if (load<i32>(tCn + (k << 2)) >= 0) {
+      addChance(ch, p, tOut + row, out);
+      addChance(ch, p, tOutE + row, outE);
+    }
+  }
 }
 
 /** The task of chance outcome record ch, or -1 (see `chance`). */
@@ -207,26 +262,22 @@ export function traverse(
 
 /**
  * One chance-subtree task of a multi-threaded traversal (../walk.ts, cfr/parallel.ts): the walk
- * from node n at depth d (an outcome of a first chance node) for player p, with the opponent reach
- * at `opp`, the active flags at `act` (nAct of them) and the subtree's values to `out`, as
- * CfrSolver.runTask. Each thread's instance has its own scratch (its own setup block); the tasks'
- * subtrees own their storage blocks alone. Returns the node-hand visits, or -1 as traverse.
+ * from node n at depth d (an outcome of a first chance node) for player p, its reach taken from
+ * its chance node's inputs as the whole walk does (in the scratch of the chance node's depth),
+ * its values to its task row, then outcomeDone. Nothing when the chance node was not reached.
+ * Each thread's instance has its own scratch (its own setup block); the tasks' subtrees own their
+ * storage blocks alone. Returns the node-hand visits, or -1 as traverse.
  */
-export function task(
-  n: u32,
-  d: u32,
-  p: i32,
-  opp: usize,
-  act: usize,
-  nAct: i32,
-  out: usize,
-  a: f32,
-  b: f32,
-  g: f32,
-): f64 {
+export function task(n: u32, d: u32, p: i32, a: f32, b: f32, g: f32): f64 {
+  const ch = outcomeRecord(n), j = parentOf(ch), nAct = load<i32>(jCn + (j << 2));
+  if (nAct < 0) return 0;
   alphaPos = a, betaNeg = b, gamma = g;
   visits = 0, bad = 0, phase = PHASE_WHOLE;
-  visit(n, d, p, opp, act, nAct, out);
+  const r = depth0 + <usize> (d - 1) * depthB + 2 * wideB, ca = r + reachB;
+  outcomeReach(ch, 1 - p, jOpp + ((j * tStride) << 2), r);
+  const cn = outcomeTraverser(ch, p, jAct + j * tStride, nAct, ca);
+  visit(n, d, p, r, ca, cn, tOut + ((<usize> taskOf(ch) * tStride) << 2));
+  outcomeDone(j, p, false);
   return bad ? -1 : visits;
 }
 
@@ -244,14 +295,9 @@ function visit(n: u32, d: u32, p: i32, opp: usize, act: usize, nAct: i32, out: u
   const vals = depth0 + <usize> d * depthB, sig = vals + wideB;
   const r = sig + wideB, ca = r + reachB;
   if (kind == K_CHANCE && phase != PHASE_WHOLE && taskOf(outcomeRecord(first)) >= 0) {
-    if (!reach) memory.fill(out, 0, <usize> H << 2);
-    for (let c = first; c < first + A; c++) {
-      const ch = outcomeRecord(c), k = <usize> taskOf(ch);
-      if (reach) {
-        outcomeReach(ch, 1 - p, opp, tOpp + ((k * tStride) << 2));
-        store<i32>(tCn + (k << 2), outcomeTraverser(ch, p, act, nAct, tAct + k * tStride));
-      } else addChance(ch, p, tOut + ((k * tStride) << 2), out);
-    }
+    const j = parentOf(outcomeRecord(first));
+    if (reach) chanceInputs(j, p, opp, act, nAct, <i32> A);
+    else memory.copy(out, jOut + ((j * tStride) << 2), <usize> H << 2);
     return;
   }
   if (kind == K_CHANCE) {
@@ -459,6 +505,23 @@ export function evaluateAt(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE
   evalVisit(n, d, p, opp, outB, outE);
 }
 
+/**
+ * A threaded walk's evaluation task (see `task`): outcome n at depth d for p, its opponent reach
+ * from its chance node's (skipped, its row marked -1, where no hand of it is left), both modes'
+ * values to its task rows, then outcomeDone.
+ */
+export function evalTask(n: u32, d: u32, p: i32): void {
+  const ch = outcomeRecord(n), j = parentOf(ch), k = <usize> taskOf(ch);
+  if (load<i32>(jCn + (j << 2)) < 0) return;
+  phase = PHASE_WHOLE;
+  const vals = depth0 + <usize> (d - 1) * depthB, r = vals + 2 * wideB, row = (k * tStride) << 2;
+  outcomeReach(ch, 1 - p, jOpp + ((j * tStride) << 2), r);
+  const seen = anyPositive(r, p ? H0 : H1);
+  store<i32>(tCn + (k << 2), seen ? 1 : -1);
+  if (seen) evalVisit(n, d, p, r, tOut + row, tOutE + row);
+  outcomeDone(j, p, true);
+}
+
 function evalVisit(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE: usize): void {
   const reach = phase == PHASE_REACH;
   const rec = nodes + (<usize> n << 4);
@@ -474,20 +537,11 @@ function evalVisit(n: u32, d: u32, p: i32, opp: usize, outB: usize, outE: usize)
   const vals = depth0 + <usize> d * depthB, sig = vals + wideB;
   const r = sig + wideB, valsE = r + reachB + actB;
   if (kind == K_CHANCE && phase != PHASE_WHOLE && taskOf(outcomeRecord(first)) >= 0) {
-    const Ho = p ? H0 : H1;
-    if (!reach) {
-      memory.fill(outB, 0, <usize> H << 2);
-      memory.fill(outE, 0, <usize> H << 2);
-    }
-    for (let c = first; c < first + A; c++) {
-      const ch = outcomeRecord(c), k = <usize> taskOf(ch), row = (k * tStride) << 2;
-      if (reach) {
-        outcomeReach(ch, 1 - p, opp, tOpp + row);
-        store<i32>(tCn + (k << 2), anyPositive(tOpp + row, Ho) ? 1 : -1);
-      } else if (load<i32>(tCn + (k << 2)) >= 0) {
-        addChance(ch, p, tOut + row, outB);
-        addChance(ch, p, tOutE + row, outE);
-      }
+    const j = parentOf(outcomeRecord(first)), row = (j * tStride) << 2;
+    if (reach) chanceInputs(j, p, opp, 0, 1, <i32> A);
+    else {
+      memory.copy(outB, jOut + row, <usize> H << 2);
+      memory.copy(outE, jOutE + row, <usize> H << 2);
     }
     return;
   }
