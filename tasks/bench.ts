@@ -39,7 +39,13 @@ await runMain(async () => {
       repeats: { type: "string", help: "solve: repeats of the interleaved runs (default 3)" },
     },
   );
-  if (!args) return;
+  if (!args) {
+    // `deno task bench SUITE --help`: that suite's own arguments as well.
+    const named = Deno.args.find((a) => Object.hasOwn(SUITES, a));
+    const { suite } = named ? await SUITES[named]() : { suite: null };
+    if (suite?.usage) console.log(`\n${named}: ${suite.description}\narguments:\n${suite.usage}`);
+    return;
+  }
   const [name, ...rest] = args.positionals;
   if (!name) throw new KibitzError("bad_args", `SUITE: missing; give one of ${names}`);
   const load = SUITES[name];

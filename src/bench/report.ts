@@ -34,6 +34,8 @@ export interface BenchOptions {
 /** A benchmark suite module: `deno task bench NAME` imports it and calls `run`. */
 export interface BenchSuite {
   description: string;
+  /** The suite's own arguments, one per line (`deno task bench SUITE --help` prints them). */
+  usage?: string;
   run(opts: BenchOptions): Promise<BenchReport>;
 }
 

@@ -107,9 +107,10 @@ export async function chooseBackend(spot: PreparedSpot): Promise<BackendChoice> 
 }
 
 /**
- * Runs a solve on the GPU: `solver` (the CPU engine over the same tree, f32 stores, already warm
- * started when asked) seeds the device stores and receives the result once at the end, so every
- * result path (result.json, solve.bin, --node, grids) reads the same data as after a CPU solve.
+ * Runs a solve on the GPU: `solver` (the CPU engine over the same tree and storage formats, already
+ * warm started when asked) seeds the device stores and its iteration counter (a warm start continues
+ * at t = W) and receives the result once at the end, so every result path (result.json, solve.bin,
+ * --node, grids) reads the same data as after a CPU solve.
  */
 export async function runGpuSolve(
   spot: PreparedSpot,
@@ -118,10 +119,10 @@ export async function runGpuSolve(
   opts: RunOptions,
 ): Promise<SolveOutcome> {
   const s = spot.config.solver;
-  // The CPU solver's discount: a warm start may have set where the schedule's resets begin.
+  // The CPU solver's discount as it stands: a warm start may have set where the resets begin.
   const gpu = await GpuCfrSolver.create(ctx, solver.tree, spot.game, {
     ...spotSolverOptions(spot),
-    discount: solver.options.discount,
+    discount: { ...solver.discount },
   }, spotGpuOptions(spot));
   try {
     await gpu.copyFrom(solver);
@@ -168,6 +169,7 @@ export async function runGpuSolve(
     await gpu.copyTo(solver);
     return {
       solver,
+      backend: "gpu",
       iterations: gpu.iteration,
       exploitability: ex as CfrExploitability,
       seconds: (performance.now() - start) / 1000,

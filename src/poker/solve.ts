@@ -102,6 +102,7 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
   }
   return {
     solver,
+    backend: "cpu",
     iterations: solver.iteration,
     // Measured anew when the solve ended between checks (max_iterations is always a check).
     exploitability: ex !== null && exAt === solver.iteration ? ex : solver.exploitability(),

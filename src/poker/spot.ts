@@ -95,6 +95,8 @@ export interface SolveProgress {
 /** The outcome of a solve. */
 export interface SolveOutcome {
   solver: CfrSolver;
+  /** Where the iterations ran (a GPU solve's stores are copied back into `solver` at the end). */
+  backend: "cpu" | "gpu";
   iterations: number;
   exploitability: CfrExploitability;
   seconds: number;

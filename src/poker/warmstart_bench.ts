@@ -1,9 +1,12 @@
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
+import type { CfrExploitability } from "../cfr/evaluate.ts";
+import { GpuCfrSolver } from "../cfr/gpu/solver.ts";
 import { CfrSolver, type SolverOptions } from "../cfr/solver.ts";
 import { buildTree, type PublicTree } from "../cfr/tree.ts";
 import { type WarmResets, warmSchedule } from "../cfr/warmstart_values.ts";
 import { writeFileAtomic } from "../cli/atomic.ts";
 import { KibitzError } from "../errors.ts";
+import { describeAdapter, getGpu, type GpuContext } from "../gpu/device.ts";
 import { buildActionTree } from "./action_tree.ts";
 import { parseSolveConfig } from "./config.ts";
 import { PostflopGame } from "./game.ts";
@@ -23,7 +26,8 @@ import { type WarmResponses, warmStartPostflopValues } from "./warmstart_values.
 // one size (52 %) on every street and no raises (117 betting nodes against F1's 501).
 // Exploitability is measured every 10 iterations (`every=N`; its time is not counted). A warm run's iterations
 // are counted as the seed counts them, W plus the full tree's own; its seconds include the small
-// solve and the seeding.
+// solve and the seeding. With `--backend gpu` the small and the full solves run on the GPU and the
+// seeding on the CPU between them, as `deno task solve --backend gpu` does.
 
 const BASIC_OOP = "66+,A8s+,A5s-A4s,AJo+,K9s+,KQo,QTs+,JTs,96s+,85s+,75s+,65s,54s";
 const BASIC_IP = "QQ-22,AQs-A2s,ATo+,K5s+,KJo+,Q8s+,J8s+,T7s+,96s+,86s+,75s+,64s+,53s+";
@@ -131,10 +135,33 @@ interface BenchArgs {
   from: "small" | "self";
 }
 
-const USAGE =
-  "weight=auto|W[,...] (values) rweight=W[,...] (regrets, 30) small=N (40) max=N (300) every=N (10) from=small|self methods=cold,regrets,values storage=f32,8 spots=t2,f1 resets=continue|none|keep rresets=keep|continue|none subtrees=nearest|matched threads=N responses=copy|pot-odds|rank epsilon=E offline=F new=value|capped csv=PATH f1";
+/** The suite's key=value arguments, one per line: `deno task bench warmstart --help` prints them. */
+export const WARMSTART_USAGE =
+  `spots=t2,f1        spots to run (default t2): T2 from T2s, F1 from F1s; a bare "f1" adds F1 to T2
+methods=cold,regrets,values  runs per spot and storage (default all three)
+storage=f32,8      f32 stores and/or 8-bit regrets with an 8-bit strategy (default both)
+max=N              counted iterations (W + the full tree's) at most (default 300)
+every=N            iterations between exploitability checks, not timed (default 10)
+small=N            iterations of the small tree's solve (default 40)
+threads=N          solver threads of every CPU run (default 1)
+rweight=W[,W...]   regrets method: W, one run each (default 30, its "auto")
+weight=auto|W[,...]  values method: W, one run each (default auto: from the mapped strategy's exploitability)
+resets=continue|none|keep   values method: average resets from 4 W (continue, default), none, or the reference's
+rresets=keep|continue|none  regrets method: the reference's resets (keep, default), from 4 W, or none
+subtrees=nearest|matched    regrets method: new sizes' subtrees from the nearest size (default) or cold
+responses=copy|pot-odds|rank  values method: responses to a new size (default copy)
+epsilon=E          values method: floor of the mapped strategy's probabilities, 0..1 (default 0)
+offline=F          values method: weight of nodes off the small tree's lines, 0..1 (default 1)
+new=value|capped   values method: new actions' regrets from their values (default) or capped at 0
+from=small|self    seed source: the one-size tree (default) or the full tree itself (a perfect mapping)
+csv=PATH           the curves as CSV (default bench-out/warmstart_curves.csv)
+--backend gpu      the small and full solves on the GPU, the seeding on the CPU (auto, cpu: the CPU)
+Writes <out>/warmstart.md and .json: counted iterations, x against cold and seconds (small solve and
+seeding included) to 0.5 / 0.3 / 0.1 %, which method warmstart_method = "auto" picks per spot, and
+root EVs against cold.`;
 
-function parseArgs(args: string[]): BenchArgs {
+/** Reads the suite's key=value arguments; a bad one is an error naming it and the valid values. */
+export function parseWarmstartArgs(args: string[]): BenchArgs {
   const out: BenchArgs = {
     weights: ["auto"],
     regretWeights: [REGRETS_AUTO_WEIGHT],
@@ -157,20 +184,31 @@ function parseArgs(args: string[]): BenchArgs {
     from: "small",
   };
   const bad = (why: string): never => {
-    throw new KibitzError("bad_args", `warmstart bench: ${why}; use ${USAGE}`);
+    throw new KibitzError(
+      "bad_args",
+      `warmstart bench: ${why} (deno task bench warmstart --help lists the arguments)`,
+    );
   };
+  const oneOf = (k: string, v: string, valid: readonly string[]): string =>
+    valid.includes(v) ? v : bad(`${k}=${v}: unknown value "${v}"; valid: ${valid.join(", ")}`);
+  const listOf = (k: string, v: string, valid: readonly string[]): string[] =>
+    v.split(",").map((x) =>
+      valid.includes(x) ? x : bad(`${k}=${v}: unknown value "${x}"; valid: ${valid.join(", ")}`)
+    );
   for (const a of args) {
     if (a === "f1") {
       out.f1 = true;
       continue;
     }
     const m = /^([a-z]+)=(.+)$/.exec(a);
-    if (!m) bad(`unknown argument "${a}"`);
+    if (!m) bad(`unknown argument "${a}": arguments are key=value, or f1`);
     const [, k, v] = m!;
     const n = Number(v);
     const pos = (x: string) => {
       const y = Number(x);
-      return y > 0 && Number.isFinite(y) ? y : bad(`${k} must be positive, got ${x}`);
+      return y > 0 && Number.isFinite(y)
+        ? y
+        : bad(`${k}=${v}: must be a positive number, got "${x}"`);
     };
     const positive = () => pos(v);
     if (k === "weight") out.weights = v.split(",").map((x) => (x === "auto" ? "auto" : pos(x)));
@@ -178,44 +216,55 @@ function parseArgs(args: string[]): BenchArgs {
     else if (k === "small") out.smallIterations = Math.round(positive());
     else if (k === "max") out.maxIts = Math.round(positive());
     else if (k === "every") out.every = Math.round(positive());
-    else if (k === "from") {
-      if (v !== "small" && v !== "self") bad(`from=${v}`);
-      out.from = v as BenchArgs["from"];
-    } else if (k === "epsilon") out.epsilon = n >= 0 && n <= 1 ? n : bad(`epsilon=${v}`);
-    else if (k === "csv") out.csv = v;
-    else if (k === "new") {
-      if (v !== "value" && v !== "capped") bad(`new=${v}`);
-      out.newActions = v as "value" | "capped";
-    } else if (k === "offline") out.offLine = n >= 0 && n <= 1 ? n : bad(`offline=${v}`);
-    else if (k === "spots") {
-      const ss = v.split(",");
-      for (const x of ss) if (x !== "t2" && x !== "f1") bad(`spot ${x}`);
+    else if (k === "from") out.from = oneOf(k, v, ["small", "self"]) as BenchArgs["from"];
+    else if (k === "epsilon") {
+      out.epsilon = n >= 0 && n <= 1 ? n : bad(`epsilon=${v}: must be in 0..1`);
+    } else if (k === "csv") out.csv = v;
+    else if (k === "new") out.newActions = oneOf(k, v, ["value", "capped"]) as "value" | "capped";
+    else if (k === "offline") {
+      out.offLine = n >= 0 && n <= 1 ? n : bad(`offline=${v}: must be in 0..1`);
+    } else if (k === "spots") {
+      const ss = listOf(k, v, ["t2", "f1"]);
       out.t2 = ss.includes("t2");
       out.f1 = ss.includes("f1");
     } else if (k === "resets") {
-      if (v !== "continue" && v !== "none" && v !== "keep") bad(`resets=${v}`);
-      out.resets = v as WarmResets;
+      out.resets = oneOf(k, v, ["continue", "none", "keep"]) as WarmResets;
     } else if (k === "threads") out.threads = Math.round(positive());
     else if (k === "subtrees") {
-      if (v !== "nearest" && v !== "matched") bad(`subtrees=${v}`);
-      out.subtrees = v as WarmStartSubtrees;
+      out.subtrees = oneOf(k, v, ["nearest", "matched"]) as WarmStartSubtrees;
     } else if (k === "rresets") {
-      if (v !== "continue" && v !== "none" && v !== "keep") bad(`rresets=${v}`);
-      out.regretResets = v as WarmResets;
+      out.regretResets = oneOf(k, v, ["keep", "continue", "none"]) as WarmResets;
     } else if (k === "responses") {
-      if (v !== "pot-odds" && v !== "copy" && v !== "rank") bad(`responses=${v}`);
-      out.responses = v as WarmResponses;
+      out.responses = oneOf(k, v, ["copy", "pot-odds", "rank"]) as WarmResponses;
     } else if (k === "methods") {
-      const ms = v.split(",");
-      for (const x of ms) if (x !== "cold" && x !== "regrets" && x !== "values") bad(`method ${x}`);
-      out.methods = ms as BenchArgs["methods"];
-    } else if (k === "storage") {
-      const ss = v.split(",");
-      for (const x of ss) if (x !== "f32" && x !== "8") bad(`storage ${x}`);
-      out.storages = ss;
-    } else bad(`unknown argument "${a}"`);
+      out.methods = listOf(k, v, ["cold", "regrets", "values"]) as BenchArgs["methods"];
+    } else if (k === "storage") out.storages = listOf(k, v, ["f32", "8"]);
+    else bad(`unknown argument "${k}"`);
   }
   return out;
+}
+
+/** One exploitability check of a run: records the curve point, the targets reached and logs. */
+function record(
+  r: RunResult,
+  it: number,
+  e: CfrExploitability,
+  ms: number,
+  log: (l: string) => void,
+) {
+  r.curve.set(it, e.percent);
+  TARGETS.forEach((t, i) => {
+    if (r.its[i] === null && e.percent <= t) {
+      r.its[i] = it;
+      r.seconds[i] = ms / 1000;
+      r.evAt[i] = [e.ev[0], e.ev[1]];
+    }
+  });
+  log(
+    `${r.label}: ${it} its ${e.percent.toFixed(3)}% ${(ms / 1000).toFixed(1)} s, root EVs ${
+      e.ev[0].toFixed(3)
+    } / ${e.ev[1].toFixed(3)}`,
+  );
 }
 
 /** Runs the full tree from where it stands to the last target or `maxIts` counted iterations. */
@@ -231,20 +280,57 @@ function solveLarge(
     const t0 = performance.now();
     s.run(Math.min(every, maxIts - s.iteration));
     ms += performance.now() - t0;
-    const e = s.exploitability();
-    r.curve.set(s.iteration, e.percent);
-    TARGETS.forEach((t, i) => {
-      if (r.its[i] === null && e.percent <= t) {
-        r.its[i] = s.iteration;
-        r.seconds[i] = ms / 1000;
-        r.evAt[i] = [e.ev[0], e.ev[1]];
-      }
-    });
-    log(
-      `${r.label}: ${s.iteration} its ${e.percent.toFixed(3)}% ${
-        (ms / 1000).toFixed(1)
-      } s, root EVs ${e.ev[0].toFixed(3)} / ${e.ev[1].toFixed(3)}`,
-    );
+    record(r, s.iteration, s.exploitability(), ms, log);
+  }
+}
+
+/**
+ * The same on the GPU: the device stores start from `s` (seeded or cold) and its iteration t = W,
+ * with its discount as the seeding left it (runGpuSolve's path); iterations are timed to the end of
+ * their GPU work, checks are not. The solver's upload (`setupMs`) counts with the run.
+ */
+async function solveLargeGpu(
+  ctx: GpuContext,
+  s: CfrSolver,
+  so: SolverOptions,
+  r: RunResult,
+  maxIts: number,
+  every: number,
+  log: (l: string) => void,
+): Promise<void> {
+  const g = await GpuCfrSolver.create(ctx, s.tree, s.game, { ...so, discount: { ...s.discount } });
+  try {
+    const t0 = performance.now();
+    await g.copyFrom(s);
+    await ctx.device.queue.onSubmittedWorkDone();
+    let ms = r.setupSeconds * 1000 + performance.now() - t0;
+    while (g.iteration < maxIts && r.its.some((x) => x === null)) {
+      const t1 = performance.now();
+      g.run(Math.min(every, maxIts - g.iteration));
+      await ctx.device.queue.onSubmittedWorkDone();
+      ms += performance.now() - t1;
+      record(r, g.iteration, await g.exploitability(), ms, log);
+    }
+  } finally {
+    g.destroy();
+  }
+}
+
+/** The small tree's solve of `iterations` on the GPU, its stores read back into `ss`. */
+async function solveSmallGpu(
+  ctx: GpuContext,
+  ss: CfrSolver,
+  so: SolverOptions,
+  iterations: number,
+): Promise<number> {
+  const g = await GpuCfrSolver.create(ctx, ss.tree, ss.game, so);
+  try {
+    const t0 = performance.now(); // the build above is not timed, as no solver's construction is
+    g.run(iterations);
+    await g.copyTo(ss);
+    return performance.now() - t0;
+  } finally {
+    g.destroy();
   }
 }
 
@@ -265,8 +351,8 @@ function ratio(a: number | null, b: number | null): number | null {
   return a !== null && b !== null && b > 0 ? a / b : null;
 }
 
-/** Cold and warm runs of one spot and storage. */
-function runSpot(
+/** Cold and warm runs of one spot and storage (on the GPU when `ctx` is given). */
+async function runSpot(
   name: string,
   small: Spot,
   large: Spot,
@@ -274,7 +360,8 @@ function runSpot(
   so: SolverOptions,
   a: BenchArgs,
   log: (l: string) => void,
-): RunResult[] {
+  ctx: GpuContext | null,
+): Promise<RunResult[]> {
   const results: RunResult[] = [];
   const fresh = (label: string, method: RunResult["method"]): RunResult => ({
     label: `${name} ${storage} ${label}`,
@@ -293,15 +380,21 @@ function runSpot(
     else if (m === "regrets") { for (const w of a.regretWeights) variants.push([m, w]); }
     else for (const w of a.weights) variants.push([m, w]);
   }
+  // A GPU run's CPU solvers hold the stores between the phases; the Wasm walk would go unused.
+  const cpuSo: SolverOptions = ctx ? { ...so, threads: 1, wasmWalk: false } : so;
   for (const [method, w] of variants) {
-    const ls = new CfrSolver(large.tree, large.game, { ...so });
+    const ls = new CfrSolver(large.tree, large.game, { ...cpuSo });
     let r: RunResult;
     if (method === "cold") r = fresh("cold", "cold");
     else {
-      const t0 = performance.now();
-      const ss = new CfrSolver(small.tree, small.game, { ...so });
-      ss.run(a.smallIterations);
-      const t1 = performance.now();
+      const ss = new CfrSolver(small.tree, small.game, { ...cpuSo });
+      let smallMs: number;
+      if (ctx) smallMs = await solveSmallGpu(ctx, ss, so, a.smallIterations);
+      else {
+        const t0 = performance.now();
+        ss.run(a.smallIterations);
+        smallMs = performance.now() - t0;
+      }
       const smallPct = ss.exploitability().percent; // not timed, as the checks of the runs
       const t2 = performance.now();
       const sides = [{ solver: ss, game: small.game }, { solver: ls, game: large.game }] as const;
@@ -330,7 +423,7 @@ function runSpot(
         const from = warmSchedule(ls, weight, a.regretResets);
         what = `regrets W=${weight}${a.regretResets === "keep" ? "" : ` resets from ${from}`}`;
       }
-      const setup = (t1 - t0 + performance.now() - t2) / 1000;
+      const setup = (smallMs + performance.now() - t2) / 1000;
       ss.close();
       r = fresh(what, method);
       r.weight = weight;
@@ -343,20 +436,51 @@ function runSpot(
     }
     r.startPct = ls.exploitability().percent;
     r.curve.set(ls.iteration, r.startPct);
-    solveLarge(ls, r, a.maxIts, a.every, log);
+    if (ctx) await solveLargeGpu(ctx, ls, so, r, a.maxIts, a.every, log);
+    else solveLarge(ls, r, a.maxIts, a.every, log);
     ls.close();
     results.push(r);
   }
   return results;
 }
 
+/** The bench's backend: a GPU context for `--backend gpu` (an error without an adapter), else null. */
+async function warmstartBackend(backend: string): Promise<GpuContext | null> {
+  if (backend === "auto" || backend === "cpu") return null;
+  if (backend !== "gpu") {
+    throw new KibitzError(
+      "bad_args",
+      `warmstart bench: --backend ${backend}: unknown backend; valid: auto, cpu, gpu`,
+    );
+  }
+  const ctx = await getGpu();
+  if (!ctx) {
+    throw new KibitzError(
+      "no_gpu",
+      "warmstart bench: --backend gpu: no WebGPU adapter found; use --backend cpu",
+    );
+  }
+  return ctx;
+}
+
 /** `deno task bench warmstart`: T2 (and F1) cold vs warm-started by both methods, f32 and 8/8-bit. */
 export const suite: BenchSuite = {
   description:
-    "warm start: spot T2 cold vs warm-started from T2s by regret transfer and by strategy values (f32 and 8/8-bit)",
+    "warm start: spot T2 (and F1) cold vs warm-started from a one-size tree by regret transfer and by strategy values (f32 and 8/8-bit)",
+  usage: WARMSTART_USAGE,
   async run(opts): Promise<BenchReport> {
-    const report = newReport("warmstart", null);
-    const a = parseArgs(opts.args);
+    const a = parseWarmstartArgs(opts.args);
+    const ctx = await warmstartBackend(opts.backend);
+    const report = newReport("warmstart", ctx ? describeAdapter(ctx.report) : null);
+    report.notes.push(
+      ctx
+        ? `Backend: GPU (${
+          describeAdapter(ctx.report)
+        }): the small and the full solves on the device, the seeding and the exploitability of the seeded strategy on the CPU; iterations timed to the end of their GPU work.`
+        : `Backend: CPU, ${a.threads} thread${
+          a.threads > 1 ? "s" : ""
+        } (\`--backend gpu\` runs the solves on the GPU).`,
+    );
     const spots: [string, () => [Spot, Spot]][] = [];
     if (a.t2) {
       spots.push([
@@ -400,17 +524,18 @@ export const suite: BenchSuite = {
           autoWarmStartMethod(coverage)
         }".`,
       );
+      const pick = autoWarmStartMethod(coverage);
       for (const st of a.storages) {
         const label = st === "f32" ? "f32" : "8/8-bit";
         const so = { ...storages[st], threads: a.threads };
-        const runs = runSpot(name, small, large, label, so, a, opts.log);
+        const runs = await runSpot(name, small, large, label, so, a, opts.log, ctx);
         all.push(...runs);
         const cold = runs.find((r) => r.method === "cold") ?? null;
         for (const r of runs) {
           rows.push([
             name,
             label,
-            r.method,
+            r.method === pick ? `${r.method} (auto's pick)` : r.method,
             r.weight,
             r.setupSeconds,
             r.startPct,
@@ -462,7 +587,7 @@ export const suite: BenchSuite = {
       }, resets ${a.resets}, responses ${a.responses}); "regrets" transfers the small tree's regrets scaled to W = ${
         a.regretWeights.join(", ")
       }.`,
-      "x its / x s: cold divided by this run (above 1: faster than cold). Iterations are deterministic (seed 0); seconds move with the load of other processes.",
+      `x its / x s: cold divided by this run (above 1: faster than cold). Iterations are deterministic (seed 0); seconds move with the load of other processes. "(auto's pick)": the method warmstart_method = "auto" (the default) uses on that spot.`,
       `Iterations capped at ${a.maxIts}: '-' means the target was not reached.`,
     );
     return report;

@@ -164,7 +164,7 @@ export function warmStartRunner(
         info(
           `phase 1 done: ${small.iterations} iterations, exploitability ${
             small.exploitability.percent.toFixed(3)
-          }% of the pot, ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+          }% of the pot, ${((performance.now() - t0) / 1000).toFixed(1)} s on the ${small.backend}`,
         );
         for (const w of t.warnings) info(`warning: ${w}`);
         if (t.auto) {

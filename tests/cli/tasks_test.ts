@@ -87,6 +87,17 @@ Deno.test("task bench quant: writes its JSON and Markdown report", async () => {
   }
 });
 
+Deno.test("task bench warmstart --help lists the suite's own arguments; a bad one is named", async () => {
+  const help = await runTask("tasks/bench.ts", ["warmstart", "--help"]);
+  assert.equal(help.code, 0, help.err);
+  assert.match(help.out, /^usage: deno task bench/m);
+  assert.match(help.out, /^spots=t2,f1 /m);
+  assert.match(help.out, /^--backend gpu /m);
+  const bad = await runTask("tasks/bench.ts", ["warmstart", "methods=cold,hot"]);
+  assert.notEqual(bad.code, 0);
+  assert.match(bad.err, /^error: warmstart bench: methods=cold,hot: unknown value "hot"/m);
+});
+
 Deno.test("task bench nn: CPU reference rows only with --backend cpu; peak= checked", async () => {
   const dir = await Deno.makeTempDir();
   try {
