@@ -129,10 +129,11 @@ function nanMaxF(x: f32, y: f32): f32 {
  * H), `act` H bytes (1: hand active), `reg` and `strat` the node's storage blocks (same layout),
  * `out` H f32. out[h] = sum over a in order of sig * vals in f32; inst = act ? vals - out : 0
  * (f32); reg = reg * (reg > 0 ? alphaPos : betaNeg) + inst; strat = strat * gamma + sig (each
- * product and sum rounded to f32). Four hands at a time through all the actions, the sums in
- * registers; `vals` is read only, `acc` unused. Returns a finite value (0 or a
- * max |x|) when every updated regret and strategy value is finite, Infinity or NaN otherwise (the
- * callers only test `< Infinity`).
+ * product and sum rounded to f32). The values four hands at a time through all the actions (the
+ * sums in registers), then the updates row by row; `vals` is read only, `acc` scratch (4 * H
+ * bytes rounded up to 16: each hand's active mask). Returns a finite value (0 or a max |x|) when
+ * every updated regret and strategy value is finite, Infinity or NaN otherwise (the callers only
+ * test `< Infinity`).
  */
 export function traverserDcfr(
   sig: usize,
@@ -155,6 +156,8 @@ export function traverserDcfr(
   // infinity): cheaper than a NaN-propagating f32x4.max over |x|.
   const big = f32x4.splat(F32.MAX_VALUE);
   let fin = i32x4.splat(-1);
+  // First the node's values, four hands at a time through the actions (the sums in registers),
+  // and each chunk's active mask into `acc` (i32 per hand).
   let h = 0;
   for (; h < H4; h += 4) {
     const col = <usize> h << 2;
@@ -164,20 +167,32 @@ export function traverserDcfr(
       o = f32x4.add(o, f32x4.mul(v128.load(s0), v128.load(v0)));
     }
     v128.store(out + col, o);
-    const on = i32x4.ne(
-      i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(v128.load32_zero(act + <usize> h))),
-      i32x4.splat(0),
+    v128.store(
+      acc + col,
+      i32x4.ne(
+        i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(v128.load32_zero(act + <usize> h))),
+        i32x4.splat(0),
+      ),
     );
-    s0 = sig + col, v0 = vals + col;
-    let r0 = reg + col, t0 = strat + col;
-    for (let a = 0; a < A; a++, s0 += stride, v0 += stride, r0 += stride, t0 += stride) {
-      const inst = v128.and(f32x4.sub(v128.load(v0), o), on);
-      const old = v128.load(r0);
+  }
+  // Then both updates row by row: the block's regrets and strategy (rows are consecutive) stream
+  // through memory in address order, two long sequential streams instead of 2A short ones that
+  // the hardware prefetchers pick up late. Each element takes the same operations as before.
+  const rowEnd = <usize> H4 << 2;
+  for (let a = 0; a < A; a++) {
+    const ro = <usize> a * stride;
+    const s0 = sig + ro, v0 = vals + ro, r0 = reg + ro, t0 = strat + ro;
+    for (let col: usize = 0; col < rowEnd; col += 16) {
+      const inst = v128.and(
+        f32x4.sub(v128.load(v0 + col), v128.load(out + col)),
+        v128.load(acc + col),
+      );
+      const old = v128.load(r0 + col);
       const f = v128.bitselect(va, vb, f32x4.gt(old, zero));
       const r = f32x4.add(f32x4.mul(old, f), inst);
-      v128.store(r0, r);
-      const st = f32x4.add(f32x4.mul(v128.load(t0), vg), v128.load(s0));
-      v128.store(t0, st);
+      v128.store(r0 + col, r);
+      const st = f32x4.add(f32x4.mul(v128.load(t0 + col), vg), v128.load(s0 + col));
+      v128.store(t0 + col, st);
       fin = v128.and(fin, v128.and(f32x4.le(f32x4.abs(r), big), f32x4.le(f32x4.abs(st), big)));
     }
   }
