@@ -241,13 +241,22 @@ export function traverserDcfr(
   let fin = i32x4.splat(-1);
   // First the node's values, four hands at a time through the actions (the sums in registers),
   // and each chunk's active mask into `acc` (i32 per hand).
+  // Two or three actions (most nodes) without the loop over them.
+  const few = A == 2 || A == 3, s2 = stride << 1;
   let h = 0;
   for (; h < H4; h += 4) {
     const col = <usize> h << 2;
     let o = zero;
-    let s0 = sig + col, v0 = vals + col;
-    for (let a = 0; a < A; a++, s0 += stride, v0 += stride) {
+    if (few) {
+      const s0 = sig + col, v0 = vals + col;
       o = f32x4.add(o, f32x4.mul(v128.load(s0), v128.load(v0)));
+      o = f32x4.add(o, f32x4.mul(v128.load(s0 + stride), v128.load(v0 + stride)));
+      if (A == 3) o = f32x4.add(o, f32x4.mul(v128.load(s0 + s2), v128.load(v0 + s2)));
+    } else {
+      let s0 = sig + col, v0 = vals + col;
+      for (let a = 0; a < A; a++, s0 += stride, v0 += stride) {
+        o = f32x4.add(o, f32x4.mul(v128.load(s0), v128.load(v0)));
+      }
     }
     v128.store(out + col, o);
     v128.store(
