@@ -84,10 +84,11 @@ export function showdown(
   clear52(cs);
   let sum: f64 = 0;
   let k: usize = 0;
+  // t: the next opponent record, held across own hands (read again only when k moves).
+  let t = load<u32>(crec);
   for (let i: usize = 0; i < nM; i++) {
     const m = load<u32>(mrec + (i << 2));
     const s = m & 0xffff;
-    let t = load<u32>(crec + (k << 2));
     while ((t & 0xffff) < s) {
       const r = load<f64>(cr + (k << 3));
       sum += r;
@@ -113,10 +114,10 @@ export function showdown(
   clear52(cs);
   sum = 0;
   let j: isize = <isize> n - 1;
+  t = load<u32>(crec + (<usize> j << 2));
   for (let i: isize = <isize> nM - 1; i >= 0; i--) {
     const m = load<u32>(mrec + (<usize> i << 2));
     const s = m & 0xffff;
-    let t = load<u32>(crec + (<usize> j << 2));
     while ((t & 0xffff) > s) {
       const r = load<f64>(cr + (<usize> j << 3));
       sum += r;
