@@ -37,7 +37,12 @@ Deno.test({
     const k = regretKernel()!;
     let seed = 5;
     const rand = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32;
-    for (const [A, H] of [[1, 1], [2, 3], [3, 4], [5, 7], [4, 1001], [7, 64], [2, 1326]]) {
+    for (
+      const [A, H] of [[1, 1], [2, 3], [3, 4], [5, 7], [4, 1001], [7, 64], [2, 1326], [3, 10], [
+        3,
+        251,
+      ]]
+    ) {
       const off = 3;
       const src = new Float32Array(off + A * H);
       for (let i = off; i < src.length; i++) {

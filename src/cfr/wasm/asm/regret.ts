@@ -32,6 +32,14 @@ export function regretMatchReach(reg: usize, out: usize, A: i32, H: i32, opp: us
 // twin's (r + |r|) * 0.5 for every r but NaN (+0 instead of NaN), which no solve reads: every
 // update path refuses a non-finite result (`non_finite`) and the solve stops there.
 function match(reg: usize, sig: usize, A: i32, H: i32, opp: usize, reach: bool): void {
+  if (A == 2) {
+    match2(reg, sig, H, opp, reach);
+    return;
+  }
+  if (A == 3) {
+    match3(reg, sig, H, opp, reach);
+    return;
+  }
   const zero4 = f32x4.splat(0);
   const uniform = f32x4.splat(<f32> (1 / <f64> A)), inf = f32x4.splat(Infinity);
   const stride = <usize> H << 2;
@@ -71,6 +79,81 @@ function match(reg: usize, sig: usize, A: i32, H: i32, opp: usize, reach: bool):
         if (rest > 2) store<f32>(q, f32x4.extract_lane(v, 2), 8);
       }
     }
+  }
+}
+
+// match for two and three actions (most of a postflop tree's nodes), straight-line: each chunk's
+// regrets are loaded once and kept in registers for the sums and the probabilities (the generic
+// loop reads them twice), with no loop over the actions. The same operations in the same order.
+
+function match2(reg: usize, sig: usize, H: i32, opp: usize, reach: bool): void {
+  const zero4 = f32x4.splat(0);
+  const uniform = f32x4.splat(<f32> 0.5), inf = f32x4.splat(Infinity);
+  const s1 = <usize> H << 2;
+  for (let h = 0; h < H; h += 4) {
+    const col = <usize> h << 2;
+    const rest = H - h;
+    let o = zero4;
+    if (reach) {
+      o = v128.load(opp + col);
+      if (!v128.any_true(o)) {
+        store4(sig + col, zero4, rest);
+        store4(sig + col + s1, zero4, rest);
+        continue;
+      }
+    }
+    const p0 = f32x4.pmax(zero4, v128.load(reg + col));
+    const p1 = f32x4.pmax(zero4, v128.load(reg + col + s1));
+    const sum = f32x4.add(f32x4.add(zero4, p0), p1);
+    const pos = f32x4.gt(sum, zero4);
+    const d = v128.bitselect(sum, inf, pos), u = v128.bitselect(zero4, uniform, pos);
+    let v0 = f32x4.add(f32x4.div(p0, d), u), v1 = f32x4.add(f32x4.div(p1, d), u);
+    if (reach) v0 = f32x4.mul(o, v0), v1 = f32x4.mul(o, v1);
+    store4(sig + col, v0, rest);
+    store4(sig + col + s1, v1, rest);
+  }
+}
+
+function match3(reg: usize, sig: usize, H: i32, opp: usize, reach: bool): void {
+  const zero4 = f32x4.splat(0);
+  const uniform = f32x4.splat(<f32> (1 / <f64> 3)), inf = f32x4.splat(Infinity);
+  const s1 = <usize> H << 2, s2 = s1 << 1;
+  for (let h = 0; h < H; h += 4) {
+    const col = <usize> h << 2;
+    const rest = H - h;
+    let o = zero4;
+    if (reach) {
+      o = v128.load(opp + col);
+      if (!v128.any_true(o)) {
+        store4(sig + col, zero4, rest);
+        store4(sig + col + s1, zero4, rest);
+        store4(sig + col + s2, zero4, rest);
+        continue;
+      }
+    }
+    const p0 = f32x4.pmax(zero4, v128.load(reg + col));
+    const p1 = f32x4.pmax(zero4, v128.load(reg + col + s1));
+    const p2 = f32x4.pmax(zero4, v128.load(reg + col + s2));
+    const sum = f32x4.add(f32x4.add(f32x4.add(zero4, p0), p1), p2);
+    const pos = f32x4.gt(sum, zero4);
+    const d = v128.bitselect(sum, inf, pos), u = v128.bitselect(zero4, uniform, pos);
+    let v0 = f32x4.add(f32x4.div(p0, d), u), v1 = f32x4.add(f32x4.div(p1, d), u);
+    let v2 = f32x4.add(f32x4.div(p2, d), u);
+    if (reach) v0 = f32x4.mul(o, v0), v1 = f32x4.mul(o, v1), v2 = f32x4.mul(o, v2);
+    store4(sig + col, v0, rest);
+    store4(sig + col + s1, v1, rest);
+    store4(sig + col + s2, v2, rest);
+  }
+}
+
+/** Stores the first min(rest, 4) lanes of v at q (all four with one v128 store when rest >= 4). */
+// @ts-ignore: decorator
+function store4(q: usize, v: v128, rest: i32): void {
+  if (rest >= 4) v128.store(q, v);
+  else {
+    store<f32>(q, f32x4.extract_lane(v, 0));
+    if (rest > 1) store<f32>(q, f32x4.extract_lane(v, 1), 4);
+    if (rest > 2) store<f32>(q, f32x4.extract_lane(v, 2), 8);
   }
 }
 
@@ -129,10 +212,11 @@ function nanMaxF(x: f32, y: f32): f32 {
  * H), `act` H bytes (1: hand active), `reg` and `strat` the node's storage blocks (same layout),
  * `out` H f32. out[h] = sum over a in order of sig * vals in f32; inst = act ? vals - out : 0
  * (f32); reg = reg * (reg > 0 ? alphaPos : betaNeg) + inst; strat = strat * gamma + sig (each
- * product and sum rounded to f32). Four hands at a time through all the actions, the sums in
- * registers; `vals` is read only, `acc` unused. Returns a finite value (0 or a
- * max |x|) when every updated regret and strategy value is finite, Infinity or NaN otherwise (the
- * callers only test `< Infinity`).
+ * product and sum rounded to f32). The values four hands at a time through all the actions (the
+ * sums in registers), then the updates row by row; `vals` is read only, `acc` scratch (4 * H
+ * bytes rounded up to 16: each hand's active mask). Returns a finite value (0 or a max |x|) when
+ * every updated regret and strategy value is finite, Infinity or NaN otherwise (the callers only
+ * test `< Infinity`).
  */
 export function traverserDcfr(
   sig: usize,
@@ -155,29 +239,52 @@ export function traverserDcfr(
   // infinity): cheaper than a NaN-propagating f32x4.max over |x|.
   const big = f32x4.splat(F32.MAX_VALUE);
   let fin = i32x4.splat(-1);
+  // First the node's values, four hands at a time through the actions (the sums in registers),
+  // and each chunk's active mask into `acc` (i32 per hand).
+  // Two or three actions (most nodes) without the loop over them.
+  const few = A == 2 || A == 3, s2 = stride << 1;
   let h = 0;
   for (; h < H4; h += 4) {
     const col = <usize> h << 2;
     let o = zero;
-    let s0 = sig + col, v0 = vals + col;
-    for (let a = 0; a < A; a++, s0 += stride, v0 += stride) {
+    if (few) {
+      const s0 = sig + col, v0 = vals + col;
       o = f32x4.add(o, f32x4.mul(v128.load(s0), v128.load(v0)));
+      o = f32x4.add(o, f32x4.mul(v128.load(s0 + stride), v128.load(v0 + stride)));
+      if (A == 3) o = f32x4.add(o, f32x4.mul(v128.load(s0 + s2), v128.load(v0 + s2)));
+    } else {
+      let s0 = sig + col, v0 = vals + col;
+      for (let a = 0; a < A; a++, s0 += stride, v0 += stride) {
+        o = f32x4.add(o, f32x4.mul(v128.load(s0), v128.load(v0)));
+      }
     }
     v128.store(out + col, o);
-    const on = i32x4.ne(
-      i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(v128.load32_zero(act + <usize> h))),
-      i32x4.splat(0),
+    v128.store(
+      acc + col,
+      i32x4.ne(
+        i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(v128.load32_zero(act + <usize> h))),
+        i32x4.splat(0),
+      ),
     );
-    s0 = sig + col, v0 = vals + col;
-    let r0 = reg + col, t0 = strat + col;
-    for (let a = 0; a < A; a++, s0 += stride, v0 += stride, r0 += stride, t0 += stride) {
-      const inst = v128.and(f32x4.sub(v128.load(v0), o), on);
-      const old = v128.load(r0);
+  }
+  // Then both updates row by row: the block's regrets and strategy (rows are consecutive) stream
+  // through memory in address order, two long sequential streams instead of 2A short ones that
+  // the hardware prefetchers pick up late. Each element takes the same operations as before.
+  const rowEnd = <usize> H4 << 2;
+  for (let a = 0; a < A; a++) {
+    const ro = <usize> a * stride;
+    const s0 = sig + ro, v0 = vals + ro, r0 = reg + ro, t0 = strat + ro;
+    for (let col: usize = 0; col < rowEnd; col += 16) {
+      const inst = v128.and(
+        f32x4.sub(v128.load(v0 + col), v128.load(out + col)),
+        v128.load(acc + col),
+      );
+      const old = v128.load(r0 + col);
       const f = v128.bitselect(va, vb, f32x4.gt(old, zero));
       const r = f32x4.add(f32x4.mul(old, f), inst);
-      v128.store(r0, r);
-      const st = f32x4.add(f32x4.mul(v128.load(t0), vg), v128.load(s0));
-      v128.store(t0, st);
+      v128.store(r0 + col, r);
+      const st = f32x4.add(f32x4.mul(v128.load(t0 + col), vg), v128.load(s0 + col));
+      v128.store(t0 + col, st);
       fin = v128.and(fin, v128.and(f32x4.le(f32x4.abs(r), big), f32x4.le(f32x4.abs(st), big)));
     }
   }

@@ -46,14 +46,22 @@ export function showdown(
   const nM = <usize> load<i32>(d + D_NM), nT = <usize> load<i32>(d + D_NT);
   const mrec = <usize> load<i32>(d + D_MREC), midx = <usize> load<i32>(d + D_MIDX);
   const trec = <usize> load<i32>(d + D_TREC), tidx = <usize> load<i32>(d + D_TIDX);
-  // Compaction: every record is written, the count moves on only for nonzero reach.
+  // Compaction: every record is written, the count moves on only for nonzero reach. The runs of
+  // zero reach at both ends are found first by reads alone (deep in the tree the reaches come in
+  // runs, and often no opponent hand has reach at all) and left out; they add nothing.
   store<u32>(crec - 4, 0);
   let n: usize = 0;
-  for (let k: usize = 0; k < nT; k++) {
-    const r = load<f32>(opp + (<usize> load<i32>(tidx + (k << 2)) << 2));
-    store<u32>(crec + (n << 2), load<u32>(trec + (k << 2)));
-    store<f64>(cr + (n << 3), <f64> r);
-    n += <usize> (r != 0);
+  let k0: usize = 0;
+  while (k0 < nT && load<f32>(opp + (<usize> load<i32>(tidx + (k0 << 2)) << 2)) == 0) k0++;
+  if (k0 < nT) {
+    let k1 = nT; // the record after the last nonzero one (k0 is nonzero: the scan stops there)
+    while (load<f32>(opp + (<usize> load<i32>(tidx + ((k1 - 1) << 2)) << 2)) == 0) k1--;
+    for (let k = k0; k < k1; k++) {
+      const r = load<f32>(opp + (<usize> load<i32>(tidx + (k << 2)) << 2));
+      store<u32>(crec + (n << 2), load<u32>(trec + (k << 2)));
+      store<f64>(cr + (n << 3), <f64> r);
+      n += <usize> (r != 0);
+    }
   }
   store<u32>(crec + (n << 2), 0xffff);
   const dead = <usize> load<i32>(d + D_DEAD), nDead = load<i32>(d + D_NDEAD);
@@ -76,10 +84,11 @@ export function showdown(
   clear52(cs);
   let sum: f64 = 0;
   let k: usize = 0;
+  // t: the next opponent record, held across own hands (read again only when k moves).
+  let t = load<u32>(crec);
   for (let i: usize = 0; i < nM; i++) {
     const m = load<u32>(mrec + (i << 2));
     const s = m & 0xffff;
-    let t = load<u32>(crec + (k << 2));
     while ((t & 0xffff) < s) {
       const r = load<f64>(cr + (k << 3));
       sum += r;
@@ -105,10 +114,10 @@ export function showdown(
   clear52(cs);
   sum = 0;
   let j: isize = <isize> n - 1;
+  t = load<u32>(crec + (<usize> j << 2));
   for (let i: isize = <isize> nM - 1; i >= 0; i--) {
     const m = load<u32>(mrec + (<usize> i << 2));
     const s = m & 0xffff;
-    let t = load<u32>(crec + (<usize> j << 2));
     while ((t & 0xffff) > s) {
       const r = load<f64>(cr + (<usize> j << 3));
       sum += r;
