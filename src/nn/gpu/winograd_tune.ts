@@ -84,6 +84,20 @@ export function bucketed(shape: WinoShape): WinoShape {
 }
 const log: WinoTuneResult[] = [];
 
+/** The tuning under `key`, run once per process: later calls share it; a failed one is retried. */
+function memoTuned(key: string, run: () => Promise<WinoTuneResult>): Promise<WinoTuneResult> {
+  let hit = tuned.get(key);
+  if (!hit) {
+    hit = run().then((r) => {
+      log.push(r);
+      return r;
+    });
+    hit.catch(() => tuned.delete(key));
+    tuned.set(key, hit);
+  }
+  return hit;
+}
+
 /** Every tuning result of this process so far, in the order they finished (for the bench). */
 export function winogradTuneLog(): readonly WinoTuneResult[] {
   return log;
@@ -199,16 +213,7 @@ export function tuneWinograd(
   const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
     winoShapeKey(m, shape.n, shape.ci, shape.co, shape.h, shape.w)
   }|${cands.map((c) => c.name).join(",")}`;
-  let hit = tuned.get(key);
-  if (!hit) {
-    hit = timeCandidates(ctx, kernels, half, m, shape, cands).then((r) => {
-      log.push(r);
-      return r;
-    });
-    hit.catch(() => tuned.delete(key));
-    tuned.set(key, hit);
-  }
-  return hit;
+  return memoTuned(key, () => timeCandidates(ctx, kernels, half, m, shape, cands));
 }
 
 async function timeCandidates(
@@ -397,16 +402,7 @@ export async function tuneDirectSplits(
   const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
     directShapeKey(shape.n, shape.ci, shape.co, shape.h, shape.w, k)
   }|splits`;
-  let hit = tuned.get(key);
-  if (!hit) {
-    hit = timeSplits(ctx, kernels, half, shape, k, options, d).then((r) => {
-      log.push(r);
-      return r;
-    });
-    hit.catch(() => tuned.delete(key));
-    tuned.set(key, hit);
-  }
-  return await hit;
+  return await memoTuned(key, () => timeSplits(ctx, kernels, half, shape, k, options, d));
 }
 
 async function timeSplits(
@@ -616,16 +612,7 @@ export function tuneWgrad(
   const key = `${describeAdapter(ctx.report)}|${JSON.stringify(kernels.tiles)}|${
     winoShapeKey(m, shape.n, shape.ci, shape.co, shape.h, shape.w)
   }|wgrad`;
-  let hit = tuned.get(key);
-  if (!hit) {
-    hit = timeWgrad(ctx, kernels, m, shape).then((r) => {
-      log.push(r);
-      return r;
-    });
-    hit.catch(() => tuned.delete(key));
-    tuned.set(key, hit);
-  }
-  return hit;
+  return memoTuned(key, () => timeWgrad(ctx, kernels, m, shape));
 }
 
 async function timeWgrad(
