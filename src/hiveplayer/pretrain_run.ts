@@ -99,7 +99,11 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
     val = val.filter((g) => !ids.has(g.id));
     if (val.length === 0) throw new KibitzError("no_data", "no validation games outside training");
   } else ({ train, val } = splitByGame(games, o.valFraction, o.seed));
-  const trainPositions = train.reduce((a, g) => a + g.moves.length, 0);
+  // Positions with a training sample (a labelled game's unlabelled plies have none).
+  const trainPositions = train.reduce(
+    (a, g) => a + (g.labels ? g.labels.filter((l) => l >= 0).length : g.moves.length),
+    0,
+  );
   if (o.engineValues && o.engineValues.lambda > 0) {
     const ev = o.engineValues;
     o.say(
