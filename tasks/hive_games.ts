@@ -1,17 +1,26 @@
-import { intOption, parseTaskArgs } from "../src/cli/args.ts";
+import { intOption, numberOption, parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
 import { ENGINE_GAME_DEFAULTS, engineName } from "../src/hiveplayer/engine_games.ts";
 import { playEngineGames } from "../src/hiveplayer/engine_games_pool.ts";
+import { DAGGER_DEFAULTS, type LabelledGame, labellerName } from "../src/hiveplayer/dagger.ts";
+import { playDaggerGames } from "../src/hiveplayer/dagger_pool.ts";
+import type { StoredGame } from "../src/sgf/store.ts";
 
 await runMain(async () => {
-  const d = ENGINE_GAME_DEFAULTS;
+  const d = ENGINE_GAME_DEFAULTS, dd = DAGGER_DEFAULTS;
   const args = parseTaskArgs(
     Deno.args,
-    "deno task hive-games --out FILE [--games N] [--depth D | --time-ms T] [--workers W]",
+    "deno task hive-games --out FILE [--games N] [--depth D | --time-ms T] [--workers W]\n" +
+      "       deno task hive-games --dagger MODEL --out FILE [--games N] [--label-depth D] [--vs-random P]",
     "Plays games between two copies of the project's alpha-beta player (a few seeded random opening\n" +
       "plies, then search) and appends them to a game store (JSON lines, the format of\n" +
-      "`deno task ingest`), labelled as engine games, as warm-start data for hive-pretrain.",
+      "`deno task ingest`), labelled as engine games, as warm-start data for hive-pretrain.\n" +
+      "With --dagger MODEL (imitation on the learner's own positions, DAgger): MODEL's policy plays\n" +
+      "(its top move, or a sample, or with probability --beta the expert's move) against uniformly\n" +
+      "random moves or itself, and every distinct position where it moves is labelled with the\n" +
+      "alpha-beta player's move (policy target) and its score squashed by tanh(score / --scale)\n" +
+      "(value target), stored as extra fields `labels`/`labelValues` (source `dagger:...`).",
     {
       out: { type: "string", help: "game store to append to (JSON lines)" },
       games: { type: "string", default: "20", help: "games to play" },
@@ -20,8 +29,8 @@ await runMain(async () => {
       "time-ms": { type: "string", default: "0", help: "ms per move instead of a fixed depth" },
       "random-plies": {
         type: "string",
-        default: String(d.randomPlies),
-        help: "uniformly random plies that open each game",
+        help: `uniformly random plies that open each game (default ${d.randomPlies}; ` +
+          `--dagger: ${dd.randomPlies})`,
       },
       "other-depth": {
         type: "string",
@@ -35,51 +44,112 @@ await runMain(async () => {
       "max-plies": { type: "string", default: String(d.maxPlies), help: "ply cap (Unfinished)" },
       "game-type": { type: "string", default: d.gameType, help: "UHP game type" },
       workers: { type: "string", default: "2", help: "worker threads (0: main thread)" },
+      dagger: { type: "string", help: "learner network (.kbhz or .kbnn): labelled games" },
+      "label-depth": {
+        type: "string",
+        default: String(dd.labelDepth),
+        help: "--dagger: alpha-beta depth of the labels",
+      },
+      scale: {
+        type: "string",
+        default: String(dd.scale),
+        help: "--dagger: value label = tanh(alpha-beta score / scale), a found win or loss +-1",
+      },
+      "vs-random": {
+        type: "string",
+        default: String(dd.vsRandom),
+        help: "--dagger: share of games against uniformly random moves (the rest: self-play)",
+      },
+      beta: {
+        type: "string",
+        default: String(dd.beta),
+        help: "--dagger: probability of playing the expert's move instead of the learner's",
+      },
+      greedy: {
+        type: "string",
+        default: String(dd.greedy),
+        help: "--dagger: probability that the learner plays its top move (else it samples)",
+      },
+      temperature: {
+        type: "string",
+        default: String(dd.temperature),
+        help: "--dagger: softmax temperature of sampled learner moves",
+      },
     },
   );
   if (!args) return;
-  if (args.values.out === undefined) {
+  const v = args.values;
+  if (v.out === undefined) {
     throw new KibitzError("bad_args", "--out: a game store file is required");
   }
-  const out = String(args.values.out);
-  const games = intOption(args.values, "games", 20, 1);
-  const options = {
-    gameType: String(args.values["game-type"]),
-    randomPlies: intOption(args.values, "random-plies", d.randomPlies, 0, 200),
-    depth: intOption(args.values, "depth", d.depth, 1, 12),
-    timeMs: intOption(args.values, "time-ms", 0, 0),
-    maxPlies: intOption(args.values, "max-plies", d.maxPlies, 1),
-    otherDepth: intOption(args.values, "other-depth", d.otherDepth, 0, 12),
-    otherRandom: args.values["other-random"] === true,
+  const out = String(v.out);
+  const games = intOption(v, "games", 20, 1);
+  const dagger = v.dagger === undefined ? null : String(v.dagger);
+  const share = (name: string, fallback: number) => {
+    const x = numberOption(v, name, fallback);
+    if (x < 0 || x > 1) throw new KibitzError("bad_args", `--${name} must be in [0, 1]: got ${x}`);
+    return x;
   };
+  const options = {
+    gameType: String(v["game-type"]),
+    randomPlies: intOption(v, "random-plies", dagger ? dd.randomPlies : d.randomPlies, 0, 200),
+    depth: intOption(v, "depth", d.depth, 1, 12),
+    timeMs: intOption(v, "time-ms", 0, 0),
+    maxPlies: intOption(v, "max-plies", d.maxPlies, 1),
+    otherDepth: intOption(v, "other-depth", d.otherDepth, 0, 12),
+    otherRandom: v["other-random"] === true,
+  };
+  const daggerOptions = {
+    gameType: options.gameType,
+    labelDepth: intOption(v, "label-depth", dd.labelDepth, 1, 8),
+    scale: numberOption(v, "scale", dd.scale),
+    randomPlies: options.randomPlies,
+    maxPlies: options.maxPlies,
+    vsRandom: share("vs-random", dd.vsRandom),
+    beta: share("beta", dd.beta),
+    greedy: share("greedy", dd.greedy),
+    temperature: numberOption(v, "temperature", dd.temperature),
+  };
+  if (!(daggerOptions.scale > 0)) throw new KibitzError("bad_args", "--scale must be positive");
+  if (dagger) {
+    try {
+      await Deno.stat(dagger);
+    } catch {
+      throw new KibitzError("not_found", `--dagger ${dagger}: no such model file`);
+    }
+  }
   const dir = out.includes("/") ? out.slice(0, out.lastIndexOf("/")) : "";
   if (dir) await Deno.mkdir(dir, { recursive: true });
   const file = await Deno.open(out, { append: true, create: true });
   const enc = new TextEncoder();
   const tally: Record<string, number> = {};
-  let done = 0, plies = 0;
+  let done = 0, plies = 0, labelled = 0;
   const t0 = performance.now();
-  try {
-    await playEngineGames(
-      games,
-      intOption(args.values, "seed", 1, 0),
-      intOption(args.values, "workers", 2, 0, 64),
-      options,
-      async (g) => {
-        await file.write(enc.encode(JSON.stringify(g) + "\n"));
-        tally[g.result] = (tally[g.result] ?? 0) + 1;
-        done++;
-        plies += g.moves.length;
-        console.error(`game ${done}/${games}: ${g.result} in ${g.moves.length} plies`);
-      },
+  const onGame = async (g: StoredGame) => {
+    await file.write(enc.encode(JSON.stringify(g) + "\n"));
+    tally[g.result] = (tally[g.result] ?? 0) + 1;
+    done++;
+    plies += g.moves.length;
+    const l = dagger ? (g as LabelledGame).labels.filter((x) => x !== null).length : 0;
+    labelled += l;
+    console.error(
+      `game ${done}/${games}: ${g.result} in ${g.moves.length} plies` +
+        (dagger ? `, ${l} labelled` : ""),
     );
+  };
+  const workers = intOption(v, "workers", 2, 0, 64);
+  const seed = intOption(v, "seed", 1, 0);
+  try {
+    if (dagger) await playDaggerGames(games, seed, workers, dagger, daggerOptions, onGame);
+    else await playEngineGames(games, seed, workers, options, onGame);
   } finally {
     file.close();
   }
   const s = (performance.now() - t0) / 1000;
-  console.log(
-    `${done} ${engineName(options)} games (${plies} positions) appended to ${out} in ${
-      s.toFixed(1)
-    } s: ${JSON.stringify(tally)}`,
-  );
+  const what = dagger
+    ? `labelled games (${plies} plies, ${labelled} positions labelled by ${
+      labellerName(daggerOptions)
+    })`
+    : `${engineName(options)} games (${plies} positions)`;
+  console.log(`${done} ${what} appended to ${out} in ${s.toFixed(1)} s: ${JSON.stringify(tally)}`);
 });

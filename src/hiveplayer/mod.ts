@@ -15,6 +15,14 @@ export {
 } from "./engine_games.ts";
 export { playEngineGames as playHiveEngineGames } from "./engine_games_pool.ts";
 export {
+  DAGGER_DEFAULTS as HIVE_DAGGER_DEFAULTS,
+  type DaggerOptions as HiveDaggerOptions,
+  isLabelled as isLabelledHiveGame,
+  type LabelledGame as LabelledHiveGame,
+  playDaggerGame as playHiveDaggerGame,
+} from "./dagger.ts";
+export { playDaggerGames as playHiveDaggerGames } from "./dagger_pool.ts";
+export {
   encodeSamples as encodeHiveSamples,
   type EpochReport as HivePretrainEpoch,
   type PolicyMetrics as HivePolicyMetrics,

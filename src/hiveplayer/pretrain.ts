@@ -20,6 +20,7 @@ import {
 import { HiveGame } from "../hive/game.ts";
 import { HEX_SYMMETRIES, transformMove } from "../hive/symmetry.ts";
 import { searchBestMove } from "../uhp/alphabeta.ts";
+import { isLabelled, squashScore } from "./dagger.ts";
 
 /** A stored game replayed to packed moves, with its value target per ply. */
 export interface PretrainGame {
@@ -32,6 +33,11 @@ export interface PretrainGame {
   targets?: number[];
   /** Plies whose move is oversampled in training (see markTactical), when marked. */
   tactical?: Uint8Array;
+  /**
+   * Labelled games (see LabelledGame): the expert's move per ply (-1: not labelled, no sample), the
+   * policy target instead of the move played; `targets` then holds the expert's values.
+   */
+  labels?: Int32Array;
 }
 
 /**
@@ -44,6 +50,7 @@ export function markTactical(games: PretrainGame[]): number {
   for (const pg of games) {
     const g = new HiveGame(pg.gameType);
     pg.tactical = new Uint8Array(pg.moves.length);
+    if (pg.labels) continue; // the labels are the targets there, not the moves played
     pg.moves.forEach((m, ply) => {
       const me = g.turn & 1, before = g.queenNeighbors(1 - me);
       g.play(m);
@@ -71,20 +78,42 @@ export function oversampleTactical(
   return out;
 }
 
-/** Replays stored games to packed moves; games that do not replay are counted and skipped. */
+/**
+ * Replays stored games to packed moves; games that do not replay (a move or label that is not
+ * legal, labels not aligned with the moves) are counted and skipped. A labelled game's expert
+ * moves become its policy targets and its expert values its value targets.
+ */
 export function prepareGames(games: StoredGame[]): { games: PretrainGame[]; skipped: number } {
   const out: PretrainGame[] = [];
   let skipped = 0;
   for (const g of games) {
     try {
       const moves: number[] = [];
-      for (const p of gamePositions(g)) moves.push(p.moveCode);
+      const labelled = isLabelled(g);
+      if (
+        labelled && (g.labels.length !== g.moves.length || g.labelValues.length !== g.moves.length)
+      ) {
+        throw new Error("labels not aligned with moves");
+      }
+      const labels = labelled ? new Int32Array(g.moves.length).fill(-1) : undefined;
+      const targets: number[] = [];
+      for (const p of gamePositions(g)) {
+        moves.push(p.moveCode);
+        if (!labelled) continue;
+        const l = g.labels[p.ply], v = g.labelValues[p.ply];
+        targets.push(typeof v === "number" && Number.isFinite(v) ? v : 0);
+        if (l === null) continue;
+        const code = p.game.parseMove(l);
+        if (!p.game.isValid(code) || typeof v !== "number") throw new Error("bad label");
+        labels![p.ply] = code;
+      }
       if (moves.length === 0) continue;
       out.push({
         id: g.id,
         gameType: g.gameType,
         moves,
         values: moves.map((_, ply) => valueForPly(g.result, ply)),
+        ...(labelled ? { labels, targets } : {}),
       });
     } catch {
       skipped++;
@@ -92,9 +121,6 @@ export function prepareGames(games: StoredGame[]): { games: PretrainGame[]; skip
   }
   return { games: out, skipped };
 }
-
-/** Alpha-beta scores beyond this are wins or losses found by the search (WIN - plies). */
-const ENGINE_MATE = 999_000;
 
 /**
  * The alpha-beta player's view of every position of a game: its search score at `depth` from the
@@ -105,7 +131,7 @@ export function engineValues(game: PretrainGame, depth: number, scale: number): 
   return game.moves.map((m) => {
     const s = searchBestMove(g, { depth }).score;
     g.play(m);
-    return Math.abs(s) > ENGINE_MATE ? Math.sign(s) : Math.tanh(s / scale);
+    return squashScore(s, scale);
   });
 }
 
@@ -121,6 +147,7 @@ export function mixEngineValues(
   onGame: (done: number) => void = () => {},
 ): void {
   games.forEach((pg, i) => {
+    if (pg.labels) return onGame(i + 1); // already the expert's values
     const e = engineValues(pg, o.depth, o.scale);
     pg.targets = pg.values.map((v, k) => o.lambda * e[k] + (1 - o.lambda) * v);
     onGame(i + 1);
@@ -177,12 +204,14 @@ export function encodeSamples(
     const legal = g.validMoves();
     encodeHivePosition(g, planes, i * HIVE_PLANE_SIZE, legal);
     hiveLegalMask(g, mask, i * HIVE_POLICY_SIZE, legal);
-    const move = transformMove(pg.moves[s.ply], s.symmetry);
+    const label = pg.labels ? pg.labels[s.ply] : pg.moves[s.ply];
+    const move = label < 0 ? -1 : transformMove(label, s.symmetry);
     if (!legal.includes(move)) {
-      throw new KibitzError("bad_store", `game ${pg.id} ply ${s.ply + 1}: move is not legal`);
+      throw new KibitzError("bad_store", `game ${pg.id} ply ${s.ply + 1}: target is not legal`);
     }
     const t = hiveMoveIndex(g, move);
-    if (!winnerMovesOnly || pg.values[s.ply] > 0) policy[i * HIVE_POLICY_SIZE + t] = 1;
+    // A labelled position's target is the expert's move whoever won the game.
+    if (pg.labels || !winnerMovesOnly || pg.values[s.ply] > 0) policy[i * HIVE_POLICY_SIZE + t] = 1;
     value[i] = pg.targets?.[s.ply] ?? pg.values[s.ply];
     targets.push(t);
     let distinct = 0;
@@ -192,7 +221,10 @@ export function encodeSamples(
   return { size: n, planes, mask, policy, value, legalCounts, targets };
 }
 
-/** Every position of `games` as samples under symmetry `symmetry` (or a random one per game). */
+/**
+ * Every position of `games` as samples under symmetry `symmetry` (or a random one per game); in
+ * labelled games only the labelled positions.
+ */
 export function samplesOf(
   games: PretrainGame[],
   symmetry: number | "random",
@@ -201,7 +233,9 @@ export function samplesOf(
   const out: PretrainSample[] = [];
   games.forEach((g, i) => {
     const s = symmetry === "random" ? Math.floor(rand() * HEX_SYMMETRIES) : symmetry;
-    for (let ply = 0; ply < g.moves.length; ply++) out.push({ game: i, ply, symmetry: s });
+    for (let ply = 0; ply < g.moves.length; ply++) {
+      if (!g.labels || g.labels[ply] >= 0) out.push({ game: i, ply, symmetry: s });
+    }
   });
   return out;
 }

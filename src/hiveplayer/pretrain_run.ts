@@ -9,6 +9,7 @@ import type { NetConfig } from "../nn/config.ts";
 import { createNet } from "../nn/create.ts";
 import { countParams, initWeights } from "../nn/params.ts";
 import { readGameStore, type StoredGame } from "../sgf/store.ts";
+import { isLabelled } from "./dagger.ts";
 import {
   type EpochReport,
   markTactical,
@@ -72,7 +73,8 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
       try {
         for await (const g of readGameStore(path)) {
           if (o.maxGames > 0 && stored.length >= o.maxGames) break;
-          if (o.finishedOnly && g.result === "Unfinished") continue;
+          // Labelled games keep their positions: their targets do not depend on the result.
+          if (o.finishedOnly && g.result === "Unfinished" && !isLabelled(g)) continue;
           stored.push(g);
         }
       } catch (e) {
@@ -97,7 +99,11 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
     val = val.filter((g) => !ids.has(g.id));
     if (val.length === 0) throw new KibitzError("no_data", "no validation games outside training");
   } else ({ train, val } = splitByGame(games, o.valFraction, o.seed));
-  const trainPositions = train.reduce((a, g) => a + g.moves.length, 0);
+  // Positions with a training sample (a labelled game's unlabelled plies have none).
+  const trainPositions = train.reduce(
+    (a, g) => a + (g.labels ? g.labels.filter((l) => l >= 0).length : g.moves.length),
+    0,
+  );
   if (o.engineValues && o.engineValues.lambda > 0) {
     const ev = o.engineValues;
     o.say(

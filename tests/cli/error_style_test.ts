@@ -125,6 +125,12 @@ Deno.test("tasks: unwritable outputs, missing inputs and bad arguments give one 
       { task: "uhp", args: ["--model", `${missing}.kbhz`], status: [2], names: `${missing}.kbhz` },
       { task: "hive-games", args: ["--games", "1"], status: [2], names: "--out" },
       {
+        task: "hive-games",
+        args: ["--dagger", `${missing}.kbhz`, "--out", `${dir}/d.jsonl`],
+        status: [2],
+        names: `${missing}.kbhz`,
+      },
+      {
         task: "hive-pretrain",
         args: ["--store", `${missing}.jsonl`, "--out", `${dir}/w.kbnn`],
         status: [2],
