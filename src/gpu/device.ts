@@ -1,4 +1,5 @@
 import { KibitzError } from "../errors.ts";
+import { envValue } from "../env.ts";
 
 /** What we know about the adapter we got, for reports and benchmarks. */
 export interface AdapterReport {
@@ -52,11 +53,7 @@ function isSoftware(info: GPUAdapterInfo): boolean {
  * machine without a WebGPU adapter (tests and tasks check the CPU-only path this way).
  */
 export function gpuDisabledByEnv(): boolean {
-  try {
-    return typeof Deno !== "undefined" && Deno.env.get("KIBITZ_NO_GPU") === "1";
-  } catch {
-    return false; // no permission to read the environment: nothing was asked for
-  }
+  return envValue("KIBITZ_NO_GPU") === "1"; // unreadable: nothing was asked for
 }
 
 async function acquire(): Promise<GpuContext | null> {

@@ -1,13 +1,11 @@
+import { envValue } from "../../env.ts";
+
 /**
  * Whether the Wasm kernels may run: KIBITZ_WASM is not "0" (which forces the TypeScript twins)
  * and this runtime compiles `bytes` (WebAssembly with 128-bit SIMD).
  */
 export function wasmAllowed(): boolean {
-  try {
-    return Deno.env.get("KIBITZ_WASM") !== "0";
-  } catch {
-    return true; // no env permission: the default
-  }
+  return envValue("KIBITZ_WASM") !== "0"; // unreadable: the default
 }
 
 /** Compiles a kernel module, or null where this runtime lacks WebAssembly SIMD. */

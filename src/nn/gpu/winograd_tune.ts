@@ -31,6 +31,7 @@ import {
   type WinoCandidate,
   type WinoKernels,
 } from "./winograd_gemm.ts";
+import { envValue } from "../../env.ts";
 
 /** The name of the built-in batched GEMM (convForwardSource, batched) among the candidates. */
 export const LEGACY = "legacy";
@@ -108,11 +109,7 @@ export function winogradTuneLog(): readonly WinoTuneResult[] {
  * transformed domain's traffic dominates, but with F(4x4)'s f16 error (see hardwareCandidates).
  */
 export function tuneF16VM(): boolean {
-  try {
-    return Deno.env.get("KIBITZ_NN_WINO_F16VM") === "1";
-  } catch {
-    return false;
-  }
+  return envValue("KIBITZ_NN_WINO_F16VM") === "1";
 }
 
 /**
@@ -122,29 +119,17 @@ export function tuneF16VM(): boolean {
  * tuning time; forcing one by name (KIBITZ_NN_WINO_GEMM) still works.
  */
 export function fusedTuning(): boolean {
-  try {
-    return Deno.env.get("KIBITZ_NN_WINO_FUSED") === "1";
-  } catch {
-    return false;
-  }
+  return envValue("KIBITZ_NN_WINO_FUSED") === "1";
 }
 
 /** Whether plans autotune on hardware adapters (KIBITZ_NN_TUNE=0: built-in GEMM, default splits). */
 export function tuningOn(): boolean {
-  try {
-    return Deno.env.get("KIBITZ_NN_TUNE") !== "0";
-  } catch {
-    return true;
-  }
+  return envValue("KIBITZ_NN_TUNE") !== "0";
 }
 
 /** The variant forced by KIBITZ_NN_WINO_GEMM, if any. */
 export function forcedWinoGemm(): string | undefined {
-  try {
-    return Deno.env.get("KIBITZ_NN_WINO_GEMM") || undefined;
-  } catch {
-    return undefined;
-  }
+  return envValue("KIBITZ_NN_WINO_GEMM") || undefined;
 }
 
 function findCandidate(name: string, f16Plan: boolean): WinoCandidate {
@@ -562,11 +547,7 @@ function compareSmallBatch(
 
 /** The weight-gradient GEMM forced by KIBITZ_NN_WGRAD (`vp` or `legacy`), if any. */
 export function forcedWgrad(): string | undefined {
-  try {
-    return Deno.env.get("KIBITZ_NN_WGRAD") || undefined;
-  } catch {
-    return undefined;
-  }
+  return envValue("KIBITZ_NN_WGRAD") || undefined;
 }
 
 /**
