@@ -6,11 +6,11 @@
 // written in the game-store format (JSON lines) with the labels as extra fields, so the
 // pretraining reads them beside engine and human games.
 import { mulberry32 } from "../mcts/random.ts";
-import { gameId, type StoredGame } from "../sgf/store.ts";
+import type { StoredGame } from "../sgf/store.ts";
 import { searchBestMove } from "../uhp/alphabeta.ts";
 import type { HiveEvaluator } from "../uhp/mcts_player.ts";
 import { HiveGame } from "../hive/game.ts";
-import { outcomeOf } from "./engine_games.ts";
+import { playedGame } from "./engine_games.ts";
 
 /** A stored game whose positions carry the expert's move and value (labelled game). */
 export interface LabelledGame extends StoredGame {
@@ -150,25 +150,20 @@ export function playDaggerGame(
     values.push(value);
     g.play(m, s);
   }
-  const result = outcomeOf(g);
   const labeller = labellerName(o);
   const learner = `kibitz-policy-${netName}`;
-  const gameName = `dagger-${netName}-${labeller}-seed${seed}`;
   return {
-    id: gameId(gameName, o.gameType, moves),
-    source: `dagger:${netName}+${labeller}`,
-    index: seed,
-    gameName,
-    gameType: o.gameType,
-    variant: "dagger",
-    white: vsRandom && learnerColor !== 0 ? "kibitz-random" : learner,
-    black: vsRandom && learnerColor !== 1 ? "kibitz-random" : learner,
-    date: "",
-    dateRaw: "",
-    result,
-    termination: result === "Unfinished" ? "none" : "position",
-    resultText: result === "Unfinished" ? `stopped at ply ${o.maxPlies}` : result,
-    moves,
+    ...playedGame(g, {
+      gameName: `dagger-${netName}-${labeller}-seed${seed}`,
+      source: `dagger:${netName}+${labeller}`,
+      index: seed,
+      gameType: o.gameType,
+      variant: "dagger",
+      white: vsRandom && learnerColor !== 0 ? "kibitz-random" : learner,
+      black: vsRandom && learnerColor !== 1 ? "kibitz-random" : learner,
+      moves,
+      maxPlies: o.maxPlies,
+    }),
     labeller,
     labels,
     labelValues: values,

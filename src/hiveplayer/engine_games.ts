@@ -60,6 +60,41 @@ export function outcomeOf(g: HiveGame): GameOutcome {
   return "Unfinished";
 }
 
+/** Who played a game generated here, and how it is labelled in the store. */
+export interface PlayedGameInfo {
+  gameName: string;
+  source: string;
+  index: number;
+  gameType: string;
+  variant: string;
+  white: string;
+  black: string;
+  moves: string[];
+  /** The ply cap that stopped an unfinished game. */
+  maxPlies: number;
+}
+
+/** A game generated here (engine or DAgger games) as a stored game, its result read from `g`. */
+export function playedGame(g: HiveGame, p: PlayedGameInfo): StoredGame {
+  const result = outcomeOf(g);
+  return {
+    id: gameId(p.gameName, p.gameType, p.moves),
+    source: p.source,
+    index: p.index,
+    gameName: p.gameName,
+    gameType: p.gameType,
+    variant: p.variant,
+    white: p.white,
+    black: p.black,
+    date: "",
+    dateRaw: "",
+    result,
+    termination: result === "Unfinished" ? "none" : "position",
+    resultText: result === "Unfinished" ? `stopped at ply ${p.maxPlies}` : result,
+    moves: p.moves,
+  };
+}
+
 /** Plays one seeded engine game and returns it as a stored game labelled as an engine game. */
 export function playEngineGame(seed: number, o: EngineGameOptions): StoredGame {
   const next = rng(seed * 2654435761 + 17);
@@ -89,23 +124,16 @@ export function playEngineGame(seed: number, o: EngineGameOptions): StoredGame {
     moves.push(s);
     g.play(m, s);
   }
-  const result = outcomeOf(g);
   const name = engineName(o);
-  const gameName = `${name}-seed${seed}`;
-  return {
-    id: gameId(gameName, o.gameType, moves),
+  return playedGame(g, {
+    gameName: `${name}-seed${seed}`,
     source: `engine:${name}`,
     index: seed,
-    gameName,
     gameType: o.gameType,
     variant: "engine",
     white: otherColor === 0 ? otherName(o) : name,
     black: otherColor === 1 ? otherName(o) : name,
-    date: "",
-    dateRaw: "",
-    result,
-    termination: result === "Unfinished" ? "none" : "position",
-    resultText: result === "Unfinished" ? `stopped at ply ${o.maxPlies}` : result,
     moves,
-  };
+    maxPlies: o.maxPlies,
+  });
 }
