@@ -5,7 +5,7 @@
 // coordinates before encoding.
 import { KibitzError } from "../errors.ts";
 import { mulberry32 } from "../mcts/random.ts";
-import type { NetBatch, PolicyValueNet } from "../nn/net.ts";
+import type { PolicyValueNet, TrainBatch } from "../nn/net.ts";
 import { Trainer } from "../nn/train.ts";
 import type { SgdConfig } from "../nn/optimizer.ts";
 import { gamePositions, valueForPly } from "../sgf/positions.ts";
@@ -190,7 +190,7 @@ export function encodeSamples(
   games: PretrainGame[],
   samples: PretrainSample[],
   winnerMovesOnly = false,
-): Required<NetBatch> & { legalCounts: number[]; targets: number[] } {
+): TrainBatch & { legalCounts: number[]; targets: number[] } {
   const n = samples.length;
   const planes = new Float32Array(n * HIVE_PLANE_SIZE);
   const mask = new Float32Array(n * HIVE_POLICY_SIZE);
