@@ -800,7 +800,9 @@ export class GpuNet implements PolicyValueNet {
     const t = batch.moveCells!, w = batch.moveCellsWidth!, cap = plan.cellWidth;
     if (w === cap) return t;
     const out = new Float32Array(batch.size * cap * 4).fill(-1);
-    for (let r = 0; r < batch.size; r++) out.set(t.subarray(r * w * 4, (r + 1) * w * 4), r * cap * 4);
+    for (let r = 0; r < batch.size; r++) {
+      out.set(t.subarray(r * w * 4, (r + 1) * w * 4), r * cap * 4);
+    }
     return out;
   }
 

@@ -1,12 +1,20 @@
-// The cells policy head on WebGPU (llvmpipe in CI): cellLogits and cellLogitsBackward against a
-// plain TypeScript loop of the spec, on random tables with padding rows and -1 terms, in both
-// kernel families; buffers reused from the pool hold garbage first, so the zero-fills are tested.
+// The cells policy head on WebGPU (llvmpipe in CI): cellLogits and cellLogitsBackward against
+// the CPU twin and a plain TypeScript loop of the spec, on random tables with padding rows and -1
+// terms, in both kernel families (buffers reused from the pool hold garbage first, so the
+// zero-fills are tested); then a tiny cells net on GpuNet against CpuNet: inference (fused,
+// unfused, f16-emulated, chunked), move tables whose width changes between calls, training steps.
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
 import { writeBuffer } from "../../src/gpu/buffers.ts";
+import { NET_PRESETS, type NetConfig } from "../../src/nn/config.ts";
+import { cellLogits, cellLogitsBackward } from "../../src/nn/cpu/cell_logits.ts";
+import { cpuFusedInfer } from "../../src/nn/f16.ts";
 import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
-import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
+import { type KernelTiles, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
+import { CpuNet, GpuNet, type NetBatch } from "../../src/nn/net.ts";
+import { initWeights } from "../../src/nn/params.ts";
+import { syntheticBatch } from "../../src/nn/train.ts";
 import { type CpuTensor, cpuTensor, rng } from "../../src/nn/tensor.ts";
 import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
 
@@ -135,9 +143,136 @@ for (const tiled of [false, true]) {
         close("logits", got.logits, want.logits);
         close("dq", got.dq, want.dq);
         close("dbias", got.dbias, want.dbias);
+        // The CPU twin agrees too.
+        const dbias = cpuTensor(bias.shape);
+        close("twin logits", got.logits, cellLogits(q, table, bias, moves).data);
+        close("twin dq", got.dq, cellLogitsBackward(q, table, dlogits, dbias).data);
+        close("twin dbias", got.dbias, dbias.data);
         // The padded position's logits and planes' gradient are all zero.
         assert.ok(got.logits.subarray(moves, 2 * moves).every((v) => v === 0));
       }
     },
   );
 }
+
+/** The tiny preset with a cells head of 4 hidden channels, 3 score planes and 5 biases. */
+const CELLS_CFG: NetConfig = { ...NET_PRESETS.tiny, cells: { hidden: 4, planes: 3, biases: 5 } };
+
+/**
+ * A synthetic batch with a move table of `width` entries a position: one per legal move in a
+ * shuffled order with random cells (some -1), the rest padding rows.
+ */
+function cellsBatch(cfg: NetConfig, size: number, width: number, seed: number): NetBatch {
+  const b = syntheticBatch(cfg, size, seed), next = rng(seed + 100);
+  const per = cfg.cells!.planes * cfg.height * cfg.width,
+    pick = (n: number) => Math.floor(next() * n);
+  const t = new Float32Array(size * width * 4).fill(-1);
+  for (let r = 0; r < size; r++) {
+    const rows = [...Array(width).keys()];
+    for (let i = rows.length - 1; i > 0; i--) {
+      const j = pick(i + 1);
+      [rows[i], rows[j]] = [rows[j], rows[i]];
+    }
+    let k = 0;
+    for (let m = 0; m < cfg.moves; m++) {
+      if (!(b.mask![r * cfg.moves + m] > 0)) continue;
+      const e = (r * width + rows[k++]) * 4;
+      t[e] = m;
+      t[e + 1] = next() < 0.1 ? -1 : pick(per);
+      t[e + 2] = next() < 0.4 ? -1 : pick(per);
+      t[e + 3] = next() < 0.1 ? -1 : pick(cfg.cells!.biases);
+    }
+  }
+  return { ...b, moveCells: t, moveCellsWidth: width };
+}
+
+function near(name: string, got: Float32Array, want: Float32Array, tol: number): void {
+  assert.equal(got.length, want.length, `${name}: length`);
+  const d = maxDiff(got, want);
+  assert.ok(d < tol, `${name} differs by ${d}`);
+}
+
+// Both kernel families: the adapter's default (direct on a software adapter) and the tiled one
+// (at test tile sizes on a software adapter), as tests/nn/model_test.ts runs them.
+const FAMILIES: { name: string; opts: { tiled?: boolean; tiles?: KernelTiles } }[] = [
+  { name: "default kernels", opts: {} },
+  { name: "tiled kernels", opts: { tiled: true, tiles: TEST_TILES } },
+];
+for (const family of FAMILIES) {
+  Deno.test(
+    `GPU cells net matches CpuNet: inference at changing table widths, 3 training steps (${family.name})`,
+    opts,
+    async () => {
+      const w = initWeights(CELLS_CFG, 7);
+      const cpu = new CpuNet(w);
+      const fused = await GpuNet.create(ctx!, w, family.opts);
+      const plain = await GpuNet.create(ctx!, w, { ...family.opts, fused: false });
+      // Widths 14, 20 (the plan grows from 16 to 32 entries) and 13 (padded to 32).
+      for (const [size, width, seed] of [[4, 14, 3], [3, 20, 4], [4, 13, 5]]) {
+        const batch = cellsBatch(CELLS_CFG, size, width, seed);
+        const a = await cpu.infer(batch);
+        for (const [name, net] of [["fused", fused], ["unfused", plain]] as const) {
+          const g = await net.infer(batch);
+          near(`${name} width ${width} probs`, g.probs, a.probs, 1e-5);
+          near(`${name} width ${width} value`, g.value, a.value, 1e-5);
+        }
+      }
+      const h = { lr: 0.02, momentum: 0.9, weightDecay: 1e-4 };
+      for (let s = 0; s < 3; s++) {
+        const b = cellsBatch(CELLS_CFG, 4, 12 + 3 * s, 10 + s);
+        const ta = await cpu.trainStep(b, h), tg = await fused.trainStep(b, h);
+        assert.ok(Math.abs(ta.loss - tg.loss) < 1e-4 * Math.max(1, ta.loss), `step ${s} loss`);
+        assert.ok(Math.abs(ta.l2 - tg.l2) < 1e-6, `step ${s} l2`);
+      }
+      const wa = await cpu.weights(), wg = await fused.weights();
+      for (const s of wa.specs) {
+        near(s.name, wg.tensors.get(s.name)!.data, wa.tensors.get(s.name)!.data, 1e-4);
+      }
+      // The trained policy.cells.b moved: the bias gradient reached it.
+      assert.ok(maxAbs(wg.tensors.get("policy.cells.b")!.data) > 0);
+      // Inference after training uses the new weights (folds refreshed).
+      const after = cellsBatch(CELLS_CFG, 2, 12, 20);
+      near(
+        "post-training probs",
+        (await fused.infer(after)).probs,
+        (await cpu.infer(after)).probs,
+        1e-5,
+      );
+      fused.dispose();
+      plain.dispose();
+    },
+  );
+}
+
+Deno.test(
+  "GPU cells net: chunked inference slices the table; f16-emulated plan matches the CPU fused graph",
+  opts,
+  async () => {
+    const w = initWeights(CELLS_CFG, 9);
+    const whole = await GpuNet.create(ctx!, w),
+      split = await GpuNet.create(ctx!, w, { maxBatch: 2 });
+    const batch = cellsBatch(CELLS_CFG, 5, 15, 6);
+    const a = await whole.infer(batch), b = await split.infer(batch);
+    near("chunked probs", b.probs, a.probs, 1e-6);
+    near("chunked value", b.value, a.value, 1e-6);
+    whole.dispose();
+    split.dispose();
+    const f16 = await GpuNet.create(ctx!, w, {
+      tiled: true,
+      tiles: TEST_TILES,
+      fused: true,
+      f16Emulate: true,
+    });
+    const want = cpuFusedInfer(w, batch, false), got = await f16.infer(batch);
+    near("f16-emulated probs", got.probs, want.probs, 1e-5);
+    near("f16-emulated value", got.value, want.value, 1e-5);
+    f16.dispose();
+  },
+);
+
+Deno.test("GPU cells net rejects a batch without its move table", opts, async () => {
+  const net = await GpuNet.create(ctx!, initWeights(CELLS_CFG, 3));
+  const b = syntheticBatch(CELLS_CFG, 2, 1);
+  await assert.rejects(net.infer(b), /move table/);
+  net.dispose();
+});
