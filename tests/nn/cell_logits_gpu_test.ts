@@ -12,7 +12,8 @@ import { cpuFusedInfer } from "../../src/nn/f16.ts";
 import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
 import { type KernelTiles, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
-import { CpuNet, GpuNet, type NetBatch } from "../../src/nn/net.ts";
+import { CpuNet, GpuNet } from "../../src/nn/net.ts";
+import { syntheticCellsBatch } from "../../src/nn/cells_batch.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import { type CpuTensor, cpuTensor, rng } from "../../src/nn/tensor.ts";
@@ -158,34 +159,6 @@ for (const tiled of [false, true]) {
 /** The tiny preset with a cells head of 4 hidden channels, 3 score planes and 5 biases. */
 const CELLS_CFG: NetConfig = { ...NET_PRESETS.tiny, cells: { hidden: 4, planes: 3, biases: 5 } };
 
-/**
- * A synthetic batch with a move table of `width` entries a position: one per legal move in a
- * shuffled order with random cells (some -1), the rest padding rows.
- */
-function cellsBatch(cfg: NetConfig, size: number, width: number, seed: number): NetBatch {
-  const b = syntheticBatch(cfg, size, seed), next = rng(seed + 100);
-  const per = cfg.cells!.planes * cfg.height * cfg.width,
-    pick = (n: number) => Math.floor(next() * n);
-  const t = new Float32Array(size * width * 4).fill(-1);
-  for (let r = 0; r < size; r++) {
-    const rows = [...Array(width).keys()];
-    for (let i = rows.length - 1; i > 0; i--) {
-      const j = pick(i + 1);
-      [rows[i], rows[j]] = [rows[j], rows[i]];
-    }
-    let k = 0;
-    for (let m = 0; m < cfg.moves; m++) {
-      if (!(b.mask![r * cfg.moves + m] > 0)) continue;
-      const e = (r * width + rows[k++]) * 4;
-      t[e] = m;
-      t[e + 1] = next() < 0.1 ? -1 : pick(per);
-      t[e + 2] = next() < 0.4 ? -1 : pick(per);
-      t[e + 3] = next() < 0.1 ? -1 : pick(cfg.cells!.biases);
-    }
-  }
-  return { ...b, moveCells: t, moveCellsWidth: width };
-}
-
 function near(name: string, got: Float32Array, want: Float32Array, tol: number): void {
   assert.equal(got.length, want.length, `${name}: length`);
   const d = maxDiff(got, want);
@@ -209,7 +182,7 @@ for (const family of FAMILIES) {
       const plain = await GpuNet.create(ctx!, w, { ...family.opts, fused: false });
       // Widths 14, 20 (the plan grows from 16 to 32 entries) and 13 (padded to 32).
       for (const [size, width, seed] of [[4, 14, 3], [3, 20, 4], [4, 13, 5]]) {
-        const batch = cellsBatch(CELLS_CFG, size, width, seed);
+        const batch = syntheticCellsBatch(CELLS_CFG, size, width, seed);
         const a = await cpu.infer(batch);
         for (const [name, net] of [["fused", fused], ["unfused", plain]] as const) {
           const g = await net.infer(batch);
@@ -219,7 +192,7 @@ for (const family of FAMILIES) {
       }
       const h = { lr: 0.02, momentum: 0.9, weightDecay: 1e-4 };
       for (let s = 0; s < 3; s++) {
-        const b = cellsBatch(CELLS_CFG, 4, 12 + 3 * s, 10 + s);
+        const b = syntheticCellsBatch(CELLS_CFG, 4, 12 + 3 * s, 10 + s);
         const ta = await cpu.trainStep(b, h), tg = await fused.trainStep(b, h);
         assert.ok(Math.abs(ta.loss - tg.loss) < 1e-4 * Math.max(1, ta.loss), `step ${s} loss`);
         assert.ok(Math.abs(ta.l2 - tg.l2) < 1e-6, `step ${s} l2`);
@@ -231,7 +204,7 @@ for (const family of FAMILIES) {
       // The trained policy.cells.b moved: the bias gradient reached it.
       assert.ok(maxAbs(wg.tensors.get("policy.cells.b")!.data) > 0);
       // Inference after training uses the new weights (folds refreshed).
-      const after = cellsBatch(CELLS_CFG, 2, 12, 20);
+      const after = syntheticCellsBatch(CELLS_CFG, 2, 12, 20);
       near(
         "post-training probs",
         (await fused.infer(after)).probs,
@@ -251,7 +224,7 @@ Deno.test(
     const w = initWeights(CELLS_CFG, 9);
     const whole = await GpuNet.create(ctx!, w),
       split = await GpuNet.create(ctx!, w, { maxBatch: 2 });
-    const batch = cellsBatch(CELLS_CFG, 5, 15, 6);
+    const batch = syntheticCellsBatch(CELLS_CFG, 5, 15, 6);
     const a = await whole.infer(batch), b = await split.infer(batch);
     near("chunked probs", b.probs, a.probs, 1e-6);
     near("chunked value", b.value, a.value, 1e-6);
