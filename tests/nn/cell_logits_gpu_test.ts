@@ -249,3 +249,30 @@ Deno.test("GPU cells net rejects a batch without its move table", opts, async ()
   await assert.rejects(net.infer(b), /move table/);
   net.dispose();
 });
+
+Deno.test(
+  "bench nn-cells: one row per (batch, head), the policy heads' parameter counts",
+  opts,
+  async () => {
+    const { suite } = await import("../../src/nn/cells_bench.ts");
+    const r = await suite.run({
+      full: false,
+      backend: "auto",
+      args: ["model=tiny", "batch=2", "width=16"],
+      log: () => {},
+    });
+    const rows = r.tables[0].rows;
+    assert.deepEqual(rows.map((x) => [x[0], x[1]]), [["fc", 2], ["cells", 2]]);
+    // tiny: FC head 2 x 8 conv + 4 x 2 BN values + 12 x 72 + 12; cells head 16 x 8 + 4 x 16 + 16 x 16 + 17.
+    assert.deepEqual(rows.map((x) => x[7]), [16 + 8 + 864 + 12, 128 + 64 + 256 + 17]);
+    for (const x of rows) {
+      for (const v of x.slice(2, 6)) assert.ok(typeof v === "number" && v > 0, String(x));
+    }
+    assert.equal(rows[0][6], null);
+    assert.ok(typeof rows[1][6] === "number" && rows[1][6] > 0);
+    await assert.rejects(
+      suite.run({ full: false, backend: "auto", args: ["size=3"], log: () => {} }),
+      /unknown argument "size="/,
+    );
+  },
+);
