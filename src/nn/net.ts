@@ -26,6 +26,7 @@ import {
 import { directShapeKey, GpuRecorder, SUMSQ_GROUPS, winoShapeKey } from "./gpu/backend.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
+import { type HostPhases, type MapMode, mapModeFromEnv, ReadbackQueue } from "./gpu/readback.ts";
 import { deviceHasF16, type HalfKernels, loadHalfKernels } from "./gpu/f16.ts";
 import { storageBuffer } from "../gpu/buffers.ts";
 import type { NetWeights } from "./params.ts";
@@ -241,6 +242,8 @@ interface GpuPlan {
   valueTarget: GpuTensor | null;
   out: PassOutputs<GpuTensor>;
   l2: GpuTensor | null;
+  /** The mask buffer holds all ones (the last call had no mask): a call without one skips it. */
+  maskOnes: boolean;
 }
 
 /** Storage precision of GPU inference: f32, f16 storage with f32 accumulation, or auto. */
@@ -324,6 +327,8 @@ export class GpuNet implements PolicyValueNet {
    * that pipelined calls cannot overlap on the JavaScript thread.
    */
   readonly hostTime = { calls: 0, ms: 0 };
+  /** Persistent staging buffers and the map requests of inference calls (see ReadbackQueue). */
+  private readonly readback: ReadbackQueue;
   private readonly pool: TensorPool;
   private readonly net: NetTensors<GpuTensor>;
   private readonly plans = new Map<string, Promise<GpuPlan>>();
@@ -352,8 +357,10 @@ export class GpuNet implements PolicyValueNet {
     readonly winogradGemm: string | undefined = undefined,
     /** A forced weight-gradient GEMM ("vp" or "legacy"; see pickWgradKernel); undefined: tuned. */
     readonly wgradGemm: string | undefined = undefined,
+    mapMode: MapMode = mapModeFromEnv(),
   ) {
     this.config = { ...weights.config };
+    this.readback = new ReadbackQueue(ctx, mapMode);
     this.pool = new TensorPool(ctx);
     const params = new Map<string, GpuTensor>();
     const grads = new Map<string, GpuTensor>();
@@ -400,6 +407,7 @@ export class GpuNet implements PolicyValueNet {
       f16Emulate?: boolean;
       winogradGemm?: string;
       wgradGemm?: string;
+      mapMode?: MapMode;
     } = {},
   ): Promise<GpuNet> {
     const tiled = opts.tiled ?? !ctx.report.isFallback;
@@ -422,7 +430,27 @@ export class GpuNet implements PolicyValueNet {
       half,
       opts.winogradGemm ?? forcedWinoGemm(),
       opts.wgradGemm ?? forcedWgrad(),
+      opts.mapMode,
     );
+  }
+
+  /** When inference calls request their readback maps (see ReadbackQueue; KIBITZ_NN_MAP). */
+  get mapMode(): MapMode {
+    return this.readback.mode;
+  }
+
+  /** Switches the map mode (the bench's A/B); calls already submitted are requested first. */
+  setMapMode(mode: MapMode): void {
+    this.readback.requestPending();
+    this.readback.mode = mode;
+  }
+
+  /**
+   * Times the host phases of inference calls into `p` (summed; see HostPhases) until set to null:
+   * the bench's host-side profile. Off by default (it costs a few timer reads a call).
+   */
+  profileHost(p: HostPhases | null): void {
+    this.readback.profile = p;
   }
 
   /** The inference storage: f32, f16, or the f16 path emulated with f32 storage. */
@@ -536,7 +564,7 @@ export class GpuNet implements PolicyValueNet {
     if (err) {
       throw new KibitzError("shader_error", `recording the ${key} plan failed: ${err.message}`);
     }
-    const plan = { rec, x, mask, policyTarget, valueTarget, out, l2 };
+    const plan = { rec, x, mask, policyTarget, valueTarget, out, l2, maskOnes: false };
     this.live.push(plan);
     return plan;
   }
@@ -615,14 +643,17 @@ export class GpuNet implements PolicyValueNet {
 
   private upload(plan: GpuPlan, batch: NetBatch): void {
     writeBuffer(this.ctx, plan.x.buffer, batch.planes);
+    // The plan's input buffers are its own (never released to the pool): a mask of all ones
+    // written by an earlier call is still there.
     let mask = batch.mask;
-    if (!mask) {
+    if (!mask && !plan.maskOnes) {
       mask = this.ones.get(batch.size);
       if (!mask) {
         this.ones.set(batch.size, mask = new Float32Array(batch.size * this.config.moves).fill(1));
       }
     }
-    writeBuffer(this.ctx, plan.mask.buffer, mask);
+    if (mask) writeBuffer(this.ctx, plan.mask.buffer, mask);
+    plan.maskOnes = !batch.mask;
     if (plan.policyTarget && batch.policy) {
       writeBuffer(this.ctx, plan.policyTarget.buffer, batch.policy);
     }
@@ -640,9 +671,12 @@ export class GpuNet implements PolicyValueNet {
     const t0 = performance.now();
     if (this.fused) this.refreshFolds();
     this.upload(plan, batch);
-    // The plan and its readback copies in one submit; readTensors runs up to its map request
-    // before it yields.
-    const pending = readTensors(this.ctx, [plan.out.probs, plan.out.value], plan.rec.encoded());
+    const prof = this.readback.profile;
+    const t1 = prof ? performance.now() : 0;
+    if (prof) prof.upload += t1 - t0;
+    // The plan and its readback copies in one submit, all before the first yield (see the class
+    // comment); the map request is deferred (see ReadbackQueue).
+    const pending = this.readback.submit(plan.rec.encoded(), [plan.out.probs, plan.out.value], t1);
     this.hostTime.calls++;
     this.hostTime.ms += performance.now() - t0;
     const [probs, value] = await pending;
@@ -721,6 +755,7 @@ export class GpuNet implements PolicyValueNet {
 
   /** Frees every buffer of the network and its plans. */
   dispose(): void {
+    this.readback.destroy();
     for (const p of this.live) p.rec.destroy();
     this.live.length = 0;
     this.plans.clear();
