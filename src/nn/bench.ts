@@ -959,7 +959,7 @@ async function latencyTable(
           rate * floor / 1000,
           `${(rate * size).toFixed(0)} positions/s; host ${
             hostMs.toFixed(3)
-          } ms per call (upload, encode + submit, readback request)`,
+          } ms per call (upload, encode, submit, map requests; see the host-side table)`,
         ]);
         summary.set(`pipe:${size}:${depth}`, rate * floor / 1000);
         summary.set(`host:${size}:${depth}`, hostMs);
@@ -1111,7 +1111,7 @@ function summaryTable(
         "-",
       ],
       [
-        "batch 1 / 8: host ms per call, 16 in flight (upload, encode + submit, readback request)",
+        "batch 1 / 8: host ms per call, 16 in flight (upload, encode, submit, map requests)",
         pair(get("host:1:16"), get("host:8:16")),
         "-",
       ],
