@@ -323,7 +323,8 @@ export class GpuNet implements PolicyValueNet {
   readonly config: NetConfig;
   /**
    * Host time of inference calls so far: `ms` summed over `calls` of the synchronous part of each
-   * call (upload, encoding and submit of the plan, the readback's copy and map request), the part
+   * call (upload, encoding and submit of the plan and its readback copy, and the map requests made
+   * then: in Deno each waits for the GPU to finish what was submitted; see ReadbackQueue), the part
    * that pipelined calls cannot overlap on the JavaScript thread.
    */
   readonly hostTime = { calls: 0, ms: 0 };

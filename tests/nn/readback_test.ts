@@ -2,7 +2,7 @@
 // the bytes readTensors gives, staging buffers are reused, the all-ones mask upload is skipped only
 // while it is still in the buffer, and the WebGPU API counter counts and restores.
 import assert from "node:assert/strict";
-import { getGpu } from "../../src/gpu/device.ts";
+import { getGpu, type GpuContext } from "../../src/gpu/device.ts";
 import { storageBuffer } from "../../src/gpu/buffers.ts";
 import { countGpuCalls } from "../../src/gpu/api_count.ts";
 import { NET_PRESETS } from "../../src/nn/config.ts";
@@ -111,4 +111,49 @@ Deno.test("countGpuCalls counts WebGPU method calls and restores the methods", o
   ctx!.device.queue.writeBuffer(buf, 0, new Float32Array([4]));
   assert.equal(counts.get("GPUQueue.writeBuffer"), 2, "stopped: no more counting");
   buf.destroy();
+});
+
+/** A stand-in device that logs encoder finishes, submits and map requests in order. */
+function loggingContext(log: string[]): GpuContext {
+  const device = {
+    createBuffer: (d: { size: number }) => ({
+      size: d.size,
+      mapAsync: () => {
+        log.push("map");
+        return Promise.resolve();
+      },
+      getMappedRange: () => new ArrayBuffer(d.size),
+      unmap() {},
+      destroy() {},
+    }),
+    createCommandEncoder: () => ({
+      copyBufferToBuffer() {},
+      finish: () => (log.push("finish"), {}),
+    }),
+    queue: { submit: () => log.push("submit") },
+  };
+  return { device } as unknown as GpuContext;
+}
+
+Deno.test("ReadbackQueue: deferred requests a call's map after the next call is encoded", async () => {
+  const t = { shape: [2], size: 2, buffer: {} } as unknown as GpuTensor;
+  for (const mode of ["eager", "deferred"] as const) {
+    const log: string[] = [];
+    const ctx = loggingContext(log);
+    const q = new ReadbackQueue(ctx, mode);
+    const p1 = q.submit(ctx.device.createCommandEncoder(), [t]);
+    const p2 = q.submit(ctx.device.createCommandEncoder(), [t]);
+    await Promise.all([p1, p2]); // the second call's map: by the timer in deferred mode
+    assert.deepEqual(
+      log,
+      mode === "eager"
+        ? ["finish", "submit", "map", "finish", "submit", "map"]
+        // The first map waits (in Deno) for the first call only, and the second call was encoded
+        // meanwhile; the second map is requested by the timer.
+        : ["finish", "submit", "finish", "map", "submit", "map"],
+      mode,
+    );
+    assert.equal(q.buffers, 2);
+    q.destroy();
+  }
 });

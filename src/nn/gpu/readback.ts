@@ -170,7 +170,7 @@ export class ReadbackQueue {
       const t = performance.now();
       this.requestPending();
       if (this.profile) this.profile.request += performance.now() - t;
-    }, Math.round(this.gpuEstimateMs));
+    }, Math.floor(this.gpuEstimateMs)); // early rather than late: a short wait costs no latency
   }
 
   /** Destroys the staging buffers; calls still pending are rejected. */
