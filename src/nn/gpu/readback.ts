@@ -62,8 +62,6 @@ export class ReadbackQueue {
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** Estimated GPU ms of a call from its submit (learned from the waits of map requests). */
   gpuEstimateMs = 0;
-  /** Whether a mapped range stays readable after unmap (null: not seen yet); see submit. */
-  private rangeSurvives: boolean | null = null;
   /** Host phases of the calls while set (GpuNet.hostProfile); null: not timed. */
   profile: HostPhases | null = null;
 
@@ -131,20 +129,11 @@ export class ReadbackQueue {
     if (prof) prof.calls++;
     return mapped.then(() => {
       const r0 = this.profile ? performance.now() : 0;
-      let range: ArrayBuffer | null = null;
       try {
-        range = staging.getMappedRange(0, total);
-        const r = range;
-        return ts.map((t, i) =>
-          this.rangeSurvives
-            ? new Float32Array(r, offsets[i], t.size)
-            : new Float32Array(r.slice(offsets[i], offsets[i] + t.size * 4))
-        );
+        const range = staging.getMappedRange(0, total);
+        return ts.map((t, i) => new Float32Array(range.slice(offsets[i], offsets[i] + t.size * 4)));
       } finally {
         staging.unmap();
-        // Deno hands out a read map as a copy that unmap leaves attached (browsers detach it):
-        // seen once, later calls keep views of it instead of copying it again.
-        if (this.rangeSurvives === null && range) this.rangeSurvives = range.byteLength === total;
         this.give(staging);
         if (this.profile) this.profile.readout += performance.now() - r0;
       }
