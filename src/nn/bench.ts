@@ -966,7 +966,9 @@ async function latencyTable(
         log(`batch ${size}, ${depth} in flight: ${rate.toFixed(1)} calls/s`);
         await flush();
       }
-      // The host side of 16 calls in flight, eager against deferred map requests (session 17).
+      // The host side of calls in flight, eager against deferred map requests (session 17); at
+      // batch 1 also one call at a time (the deferred request must not add latency).
+      if (size === 1) await hostProfileRows(net, b, 1, budget, floor, preset, hostRows);
       const perFloor = await hostProfileRows(net, b, 16, budget, floor, preset, hostRows);
       summary.set(`pipeEager:${size}:16`, perFloor.get("eager") ?? NaN);
       log(

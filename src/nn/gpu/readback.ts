@@ -6,10 +6,11 @@
 // call blocks the JavaScript thread until every submitted command buffer has finished, and the
 // promise comes 10 ms later whatever the work (the "readback floor"). A call that requests its map
 // right after its submit therefore waits for its own GPU work before the next call can even be
-// encoded, so calls in flight serialize as encode + GPU + encode + GPU... ("deferred" mode instead
-// requests a call's map only when the next call is ready to submit (its inputs uploaded and its
-// plan encoded while the GPU runs the previous one) or, when no call comes, after about the GPU
-// time the previous calls took: the wait then finds the GPU done or nearly so.
+// encoded, so calls in flight serialize as encode + GPU + encode + GPU... The "deferred" mode
+// instead requests a call's map only when the next call is ready to submit (its inputs uploaded
+// and its plan encoded while the GPU ran this one) or, when no call comes, after about the GPU time
+// calls take: the wait then finds the GPU done or nearly so. A call made while no other is in
+// flight requests its map at once (nothing to overlap; a timer would only add latency).
 import { KibitzError } from "../../errors.ts";
 import { envValue } from "../../env.ts";
 import type { GpuContext } from "../../gpu/device.ts";
@@ -50,6 +51,11 @@ interface Pending {
 const MAP_READ = 0x1, COPY_DST = 0x8;
 /** Longest the deferred timer waits for a call's GPU work before requesting its map. */
 const MAX_WAIT_MS = 30;
+/**
+ * A map request that took longer than this waited for the GPU (one on an idle queue costs about
+ * 0.06 ms on llvmpipe); shorter ones found the work done, so they say nothing of its length.
+ */
+const BLOCKED_MS = 0.25;
 
 /**
  * Readbacks of inference calls: each call's outputs are copied (in its own command buffer) into a
@@ -60,6 +66,8 @@ export class ReadbackQueue {
   private readonly all: GPUBuffer[] = [];
   private readonly unrequested: Pending[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** Calls submitted whose values have not come back yet. */
+  private outstanding = 0;
   /** Estimated GPU ms of a call from its submit (learned from the waits of map requests). */
   gpuEstimateMs = 0;
   /** Host phases of the calls while set (GpuNet.hostProfile); null: not timed. */
@@ -120,14 +128,18 @@ export class ReadbackQueue {
     const mapped = new Promise<void>((resolve, reject) => {
       this.unrequested.push({ buffer: staging, submittedAt, resolve, reject });
     });
-    if (this.mode === "eager") {
+    // A call alone (no other in flight) has no next call to overlap: it requests its map now, as
+    // the eager mode does, rather than after a timer (about 1-2 ms late in Deno).
+    if (this.mode === "eager" || this.outstanding === 0) {
       this.requestPending();
       if (prof) prof.request += performance.now() - submittedAt;
     } else {
       this.schedule();
     }
+    this.outstanding++;
     if (prof) prof.calls++;
     return mapped.then(() => {
+      this.outstanding--;
       const r0 = this.profile ? performance.now() : 0;
       try {
         const range = staging.getMappedRange(0, total);
@@ -138,6 +150,7 @@ export class ReadbackQueue {
         if (this.profile) this.profile.readout += performance.now() - r0;
       }
     }, (e) => {
+      this.outstanding--;
       this.give(staging);
       throw e;
     });
@@ -154,7 +167,7 @@ export class ReadbackQueue {
     // The first request waited for every call submitted so far: learn their GPU time from it.
     const waited = performance.now() - t;
     const last = list[list.length - 1].submittedAt;
-    if (waited > 0.05) {
+    if (waited > BLOCKED_MS) {
       this.gpuEstimateMs = 0.7 * this.gpuEstimateMs + 0.3 * (t + waited - last);
     } else {
       this.gpuEstimateMs *= 0.95; // done before asked: probe earlier next time
