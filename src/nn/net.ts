@@ -26,7 +26,7 @@ import {
 import { directShapeKey, GpuRecorder, SUMSQ_GROUPS, winoShapeKey } from "./gpu/backend.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
-import { type HostPhases, type MapMode, mapModeFromEnv, ReadbackQueue } from "./gpu/readback.ts";
+import { defaultMapMode, type HostPhases, type MapMode, ReadbackQueue } from "./gpu/readback.ts";
 import { deviceHasF16, type HalfKernels, loadHalfKernels } from "./gpu/f16.ts";
 import { storageBuffer } from "../gpu/buffers.ts";
 import type { NetWeights } from "./params.ts";
@@ -358,7 +358,7 @@ export class GpuNet implements PolicyValueNet {
     readonly winogradGemm: string | undefined = undefined,
     /** A forced weight-gradient GEMM ("vp" or "legacy"; see pickWgradKernel); undefined: tuned. */
     readonly wgradGemm: string | undefined = undefined,
-    mapMode: MapMode = mapModeFromEnv(),
+    mapMode: MapMode = defaultMapMode(ctx),
   ) {
     this.config = { ...weights.config };
     this.readback = new ReadbackQueue(ctx, mapMode);
@@ -393,7 +393,8 @@ export class GpuNet implements PolicyValueNet {
    * `f16Emulate` (tests) the f16 code path with f32 storage, and `winogradGemm` a forced Winograd
    * GEMM variant ("legacy" or a candidate name; default KIBITZ_NN_WINO_GEMM, else autotuned on
    * hardware adapters and the built-in GEMM on software ones), `wgradGemm` training's Winograd
-   * weight-gradient GEMM ("legacy" or "vp"; default KIBITZ_NN_WGRAD, else tuned the same way).
+   * weight-gradient GEMM ("legacy" or "vp"; default KIBITZ_NN_WGRAD, else tuned the same way),
+   * `mapMode` when inference calls request their readback maps (see defaultMapMode).
    */
   static async create(
     ctx: GpuContext,
