@@ -677,7 +677,7 @@ export class GpuNet implements PolicyValueNet {
     const t1 = prof ? performance.now() : 0;
     if (prof) prof.upload += t1 - t0;
     // The plan and its readback copies in one submit, all before the first yield (see the class
-    // comment); the map request is deferred (see ReadbackQueue).
+    // comment); when its map is requested: see ReadbackQueue.
     const pending = this.readback.submit(plan.rec.encoded(), [plan.out.probs, plan.out.value], t1);
     this.hostTime.calls++;
     this.hostTime.ms += performance.now() - t0;

@@ -70,7 +70,7 @@ export class ReadbackQueue {
   private outstanding = 0;
   /** Estimated GPU ms of a call from its submit (learned from the waits of map requests). */
   gpuEstimateMs = 0;
-  /** Host phases of the calls while set (GpuNet.hostProfile); null: not timed. */
+  /** Host phases of the calls while set (GpuNet.profileHost); null: not timed. */
   profile: HostPhases | null = null;
 
   constructor(readonly ctx: GpuContext, public mode: MapMode = "deferred") {}
