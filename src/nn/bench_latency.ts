@@ -117,7 +117,7 @@ export type HostRow = (string | number | null)[];
 export function hostProfileTable(rows: HostRow[]) {
   return {
     title:
-      "Host side of pipelined inference calls (GpuNet, N in flight), per call: map requests eager (each call maps right after its submit, as before session 17) or deferred (a call's map is requested when the next call is encoded, or after about the GPU time). Host ms by phase are the JavaScript thread's time inside the calls; `drain` and `request` are map requests, which in Deno 2.9 wait for the GPU to finish every submitted call (a blocking device poll), so on hardware they hold GPU time, not host work. WebGPU API calls counted in a separate run.",
+      "Host side of pipelined inference calls (GpuNet, N in flight), per call: map requests eager (each call maps right after its submit, as before session 17) or deferred (a call's map is requested when the next call is encoded, or by a timer after about the GPU time; a call alone in flight maps at once in both; deferred is the default on hardware adapters). Host ms by phase are the JavaScript thread's time inside the calls; `drain` and `request` are map requests, which in Deno 2.9 wait for the GPU to finish every submitted call (a blocking device poll), so on hardware they hold GPU time, not host work. WebGPU API calls counted in a separate run.",
     columns: [
       "model",
       "batch",
@@ -132,6 +132,7 @@ export function hostProfileTable(rows: HostRow[]) {
       "submit",
       "request",
       "readout",
+      "maps requested by the next call / by the timer",
       "API calls",
       "API calls by method",
     ],
@@ -194,6 +195,7 @@ export async function hostProfileRows(
         p.submit / n,
         p.request / n,
         p.readout / n,
+        mode === "deferred" ? `${p.byNext} / ${p.byTimer}` : "-",
         total / calls,
         byMethod,
       ]);

@@ -34,11 +34,24 @@ export interface HostPhases {
   request: number;
   /** After the map: getMappedRange copies and unmap. */
   readout: number;
+  /** Deferred mode: maps requested by the next call's submit, and by the timer. */
+  byNext: number;
+  byTimer: number;
 }
 
 /** An all-zero phase record. */
 export function hostPhases(): HostPhases {
-  return { calls: 0, upload: 0, encode: 0, drain: 0, submit: 0, request: 0, readout: 0 };
+  return {
+    calls: 0,
+    upload: 0,
+    encode: 0,
+    drain: 0,
+    submit: 0,
+    request: 0,
+    readout: 0,
+    byNext: 0,
+    byTimer: 0,
+  };
 }
 
 interface Pending {
@@ -119,6 +132,7 @@ export class ReadbackQueue {
     let t = prof ? performance.now() : 0;
     if (prof) prof.encode += t - t0;
     if (this.mode === "deferred") {
+      if (prof) prof.byNext += this.unrequested.length;
       this.requestPending();
       if (prof) prof.drain += -t + (t = performance.now());
     }
@@ -181,6 +195,7 @@ export class ReadbackQueue {
     this.timer = setTimeout(() => {
       this.timer = null;
       const t = performance.now();
+      if (this.profile) this.profile.byTimer += this.unrequested.length;
       this.requestPending();
       if (this.profile) this.profile.request += performance.now() - t;
     }, Math.floor(this.gpuEstimateMs)); // early rather than late: a short wait costs no latency
