@@ -4,3 +4,4 @@ export * from "./buffers.ts";
 export * from "./dispatch.ts";
 export * from "./timing.ts";
 export * from "./selftest.ts";
+export * from "./api_count.ts";

@@ -36,6 +36,8 @@ import { winogradTraffic } from "./gpu/winograd_fused.ts";
 import {
   benchBatch,
   callMs,
+  hostProfileRows,
+  hostProfileTable,
   pipelinedCallsPerS,
   planCost,
   readbackFloorMs,
@@ -303,6 +305,7 @@ export const suite: BenchSuite = {
     const h = 26, w = 26;
     const convRows: Row[] = [], tuneRows: Row[] = [], inferRows: Row[] = [], byteRows: Row[] = [];
     const latRows: Row[] = [], trainRows: Row[] = [], profRows: Row[] = [], newRows: Row[] = [];
+    const hostRows: Row[] = [];
     const summary = new Map<string, number>();
     const winners = new Map<string, string>();
     const sumTable = { title: "", columns: ["measure", "Kibitz", "target"], rows: [] as Row[] };
@@ -366,6 +369,7 @@ export const suite: BenchSuite = {
         rows: inferRows,
       },
       latencyTableShape(latRows),
+      hostProfileTable(hostRows),
       {
         title:
           "Training step (forward, backward, SGD update; one submit and one loss readback on the GPU)",
@@ -582,6 +586,7 @@ export const suite: BenchSuite = {
               summary,
               flush,
               profRows,
+              hostRows,
             ),
         );
         // The small-batch plans' tuning (split-K, tile family, direct or F(4x4)) beside them.
@@ -891,6 +896,7 @@ async function latencyTable(
   summary: Map<string, number>,
   flush: () => Promise<void>,
   profRows: Row[],
+  hostRows: Row[],
 ): Promise<void> {
   const cfg = netPreset(preset);
   const net = await GpuNet.create(ctx, initWeights(cfg, 1));
@@ -953,13 +959,24 @@ async function latencyTable(
           rate * floor / 1000,
           `${(rate * size).toFixed(0)} positions/s; host ${
             hostMs.toFixed(3)
-          } ms per call (upload, encode + submit, readback request)`,
+          } ms per call (upload, encode, submit, map requests; see the host-side table)`,
         ]);
         summary.set(`pipe:${size}:${depth}`, rate * floor / 1000);
         summary.set(`host:${size}:${depth}`, hostMs);
         log(`batch ${size}, ${depth} in flight: ${rate.toFixed(1)} calls/s`);
         await flush();
       }
+      // The host side of calls in flight, eager against deferred map requests (session 17); at
+      // batch 1 also one call at a time (the deferred request must not add latency).
+      if (size === 1) await hostProfileRows(net, b, 1, budget, floor, preset, hostRows);
+      const perFloor = await hostProfileRows(net, b, 16, budget, floor, preset, hostRows);
+      summary.set(`pipeEager:${size}:16`, perFloor.get("eager") ?? NaN);
+      log(
+        `batch ${size}, 16 in flight: ${
+          [...perFloor].map(([m, v]) => `${m} ${v.toFixed(2)}`).join(", ")
+        } calls per floor interval`,
+      );
+      await flush();
       // The plan's GPU time with warm clocks, back to back (what pipelined calls pay: when it
       // matches the 16-in-flight ms per call, pipelining is GPU-bound), and by phase and kernel.
       const prof = await profilePlan(ctx, await net.planFor(size, false), {
@@ -1086,12 +1103,17 @@ function summaryTable(
       ],
       ["batch 1: calls per floor interval, 16 in flight", get("pipe:1:16"), ">= 8"],
       [
+        "batch 1: calls per floor interval, 16 in flight, eager map requests (before session 17)",
+        get("pipeEager:1:16"),
+        "-",
+      ],
+      [
         "batch 1 / 8: plan GPU ms, warm, back to back",
         pair(get("gpuWarm:1"), get("gpuWarm:8")),
         "-",
       ],
       [
-        "batch 1 / 8: host ms per call, 16 in flight (upload, encode + submit, readback request)",
+        "batch 1 / 8: host ms per call, 16 in flight (upload, encode, submit, map requests)",
         pair(get("host:1:16"), get("host:8:16")),
         "-",
       ],

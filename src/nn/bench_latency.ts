@@ -5,6 +5,8 @@ import type { GpuContext } from "../gpu/device.ts";
 import { storageBuffer } from "../gpu/buffers.ts";
 import { timeComputePass } from "../gpu/timing.ts";
 import type { GpuNet, NetBatch } from "./net.ts";
+import { countGpuCalls } from "../gpu/api_count.ts";
+import { hostPhases, type MapMode } from "./gpu/readback.ts";
 import { InferencePipeline } from "./pipeline.ts";
 import { readTensors } from "./gpu/tensor.ts";
 import { syntheticBatch } from "./train.ts";
@@ -106,4 +108,100 @@ export async function pipelinedCallsPerS(
 /** A synthetic inference batch of `size` positions for `net`. */
 export function benchBatch(net: GpuNet, size: number): NetBatch {
   return syntheticBatch(net.config, size, 5);
+}
+
+/** One row of the host-side profile table (see hostProfileTable). */
+export type HostRow = (string | number | null)[];
+
+/** The host-side profile table's title and columns around its rows. */
+export function hostProfileTable(rows: HostRow[]) {
+  return {
+    title:
+      "Host side of pipelined inference calls (GpuNet, N in flight), per call: map requests eager (each call maps right after its submit, as before session 17) or deferred (a call's map is requested when the next call is encoded, or by a timer after about the GPU time; a call alone in flight maps at once in both; deferred is the default on hardware adapters). Host ms by phase are the JavaScript thread's time inside the calls; `drain` and `request` are map requests, which in Deno 2.9 wait for the GPU to finish every submitted call (a blocking device poll), so on hardware they hold GPU time, not host work. WebGPU API calls counted in a separate run.",
+    columns: [
+      "model",
+      "batch",
+      "in flight",
+      "map requests",
+      "ms per call (wall)",
+      "calls per floor interval",
+      "host ms, sync part",
+      "upload",
+      "encode",
+      "drain",
+      "submit",
+      "request",
+      "readout",
+      "maps requested by the next call / by the timer",
+      "API calls",
+      "API calls by method",
+    ],
+    rows,
+  };
+}
+
+/**
+ * The host-side profile of `depth` pipelined calls of batch `b` for each map mode: ms per call,
+ * host ms by phase (GpuNet.profileHost) over `budgetMs`, and WebGPU API calls per call counted
+ * over a shorter run. Leaves the net in its own map mode.
+ */
+export async function hostProfileRows(
+  net: GpuNet,
+  b: NetBatch,
+  depth: number,
+  budgetMs: number,
+  floorMs: number,
+  model: string,
+  rows: HostRow[],
+): Promise<Map<MapMode, number>> {
+  const own = net.mapMode;
+  const perFloor = new Map<MapMode, number>();
+  try {
+    for (const mode of ["eager", "deferred"] as const) {
+      net.setMapMode(mode);
+      const c0 = net.hostTime.calls;
+      const counter = countGpuCalls();
+      let counts: Map<string, number>;
+      try {
+        await pipelinedCallsPerS(net, b, depth, Math.min(budgetMs, 200));
+      } finally {
+        counts = counter.stop();
+      }
+      const calls = Math.max(1, net.hostTime.calls - c0);
+      const p = hostPhases();
+      net.profileHost(p);
+      let run: { rate: number; hostMs: number };
+      try {
+        run = await pipelinedCallsPerS(net, b, depth, budgetMs);
+      } finally {
+        net.profileHost(null);
+      }
+      const n = Math.max(1, p.calls);
+      const total = [...counts.values()].reduce((a, v) => a + v, 0);
+      const byMethod = [...counts].sort((x, y) => y[1] - x[1])
+        .map(([k, v]) => `${k.replace(/^GPU/, "")} ${(v / calls).toFixed(1)}`).join(", ");
+      perFloor.set(mode, run.rate * floorMs / 1000);
+      rows.push([
+        model,
+        b.size,
+        depth,
+        mode,
+        1000 / run.rate,
+        run.rate * floorMs / 1000,
+        run.hostMs,
+        p.upload / n,
+        p.encode / n,
+        p.drain / n,
+        p.submit / n,
+        p.request / n,
+        p.readout / n,
+        mode === "deferred" ? `${p.byNext} / ${p.byTimer}` : "-",
+        total / calls,
+        byMethod,
+      ]);
+    }
+  } finally {
+    net.setMapMode(own);
+  }
+  return perFloor;
 }

@@ -25,6 +25,13 @@ export {
   TEST_TILES as NN_TEST_TILES,
 } from "./gpu/kernels.ts";
 export { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
+export {
+  defaultMapMode as defaultNnMapMode,
+  type HostPhases as NnHostPhases,
+  hostPhases as nnHostPhases,
+  type MapMode as NnMapMode,
+  ReadbackQueue as NnReadbackQueue,
+} from "./gpu/readback.ts";
 export { type NetTensors, type PassInputs, runPass } from "./graph.ts";
 export {
   CpuNet,

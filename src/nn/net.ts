@@ -26,6 +26,7 @@ import {
 import { directShapeKey, GpuRecorder, SUMSQ_GROUPS, winoShapeKey } from "./gpu/backend.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
+import { defaultMapMode, type HostPhases, type MapMode, ReadbackQueue } from "./gpu/readback.ts";
 import { deviceHasF16, type HalfKernels, loadHalfKernels } from "./gpu/f16.ts";
 import { storageBuffer } from "../gpu/buffers.ts";
 import type { NetWeights } from "./params.ts";
@@ -347,6 +348,8 @@ interface GpuPlan {
   valueTarget: GpuTensor | null;
   out: PassOutputs<GpuTensor>;
   l2: GpuTensor | null;
+  /** The mask buffer holds all ones (the last call had no mask): a call without one skips it. */
+  maskOnes: boolean;
 }
 
 /** Storage precision of GPU inference: f32, f16 storage with f32 accumulation, or auto. */
@@ -426,10 +429,13 @@ export class GpuNet implements PolicyValueNet {
   readonly config: NetConfig;
   /**
    * Host time of inference calls so far: `ms` summed over `calls` of the synchronous part of each
-   * call (upload, encoding and submit of the plan, the readback's copy and map request), the part
+   * call (upload, encoding and submit of the plan and its readback copy, and the map requests made
+   * then: in Deno each waits for the GPU to finish what was submitted; see ReadbackQueue), the part
    * that pipelined calls cannot overlap on the JavaScript thread.
    */
   readonly hostTime = { calls: 0, ms: 0 };
+  /** Persistent staging buffers and the map requests of inference calls (see ReadbackQueue). */
+  private readonly readback: ReadbackQueue;
   private readonly pool: TensorPool;
   private readonly net: NetTensors<GpuTensor>;
   private readonly plans = new Map<string, Promise<GpuPlan>>();
@@ -458,8 +464,10 @@ export class GpuNet implements PolicyValueNet {
     readonly winogradGemm: string | undefined = undefined,
     /** A forced weight-gradient GEMM ("vp" or "legacy"; see pickWgradKernel); undefined: tuned. */
     readonly wgradGemm: string | undefined = undefined,
+    mapMode: MapMode = defaultMapMode(ctx),
   ) {
     this.config = { ...weights.config };
+    this.readback = new ReadbackQueue(ctx, mapMode);
     this.pool = new TensorPool(ctx);
     const params = new Map<string, GpuTensor>();
     const grads = new Map<string, GpuTensor>();
@@ -491,7 +499,8 @@ export class GpuNet implements PolicyValueNet {
    * `f16Emulate` (tests) the f16 code path with f32 storage, and `winogradGemm` a forced Winograd
    * GEMM variant ("legacy" or a candidate name; default KIBITZ_NN_WINO_GEMM, else autotuned on
    * hardware adapters and the built-in GEMM on software ones), `wgradGemm` training's Winograd
-   * weight-gradient GEMM ("legacy" or "vp"; default KIBITZ_NN_WGRAD, else tuned the same way).
+   * weight-gradient GEMM ("legacy" or "vp"; default KIBITZ_NN_WGRAD, else tuned the same way),
+   * `mapMode` when inference calls request their readback maps (see defaultMapMode).
    */
   static async create(
     ctx: GpuContext,
@@ -506,6 +515,7 @@ export class GpuNet implements PolicyValueNet {
       f16Emulate?: boolean;
       winogradGemm?: string;
       wgradGemm?: string;
+      mapMode?: MapMode;
     } = {},
   ): Promise<GpuNet> {
     const tiled = opts.tiled ?? !ctx.report.isFallback;
@@ -528,7 +538,27 @@ export class GpuNet implements PolicyValueNet {
       half,
       opts.winogradGemm ?? forcedWinoGemm(),
       opts.wgradGemm ?? forcedWgrad(),
+      opts.mapMode,
     );
+  }
+
+  /** When inference calls request their readback maps (see ReadbackQueue; KIBITZ_NN_MAP). */
+  get mapMode(): MapMode {
+    return this.readback.mode;
+  }
+
+  /** Switches the map mode (the bench's A/B); calls already submitted are requested first. */
+  setMapMode(mode: MapMode): void {
+    this.readback.requestPending();
+    this.readback.mode = mode;
+  }
+
+  /**
+   * Times the host phases of inference calls into `p` (summed; see HostPhases) until set to null:
+   * the bench's host-side profile. Off by default (it costs a few timer reads a call).
+   */
+  profileHost(p: HostPhases | null): void {
+    this.readback.profile = p;
   }
 
   /** The inference storage: f32, f16, or the f16 path emulated with f32 storage. */
@@ -700,7 +730,18 @@ export class GpuNet implements PolicyValueNet {
     if (err) {
       throw new KibitzError("shader_error", `recording the ${key} plan failed: ${err.message}`);
     }
-    const plan = { rec, x, mask, moveCells, cellWidth, policyTarget, valueTarget, out, l2 };
+    const plan = {
+      rec,
+      x,
+      mask,
+      moveCells,
+      cellWidth,
+      policyTarget,
+      valueTarget,
+      out,
+      l2,
+      maskOnes: false,
+    };
     this.live.push(plan);
     return plan;
   }
@@ -779,14 +820,17 @@ export class GpuNet implements PolicyValueNet {
 
   private upload(plan: GpuPlan, batch: NetBatch): void {
     writeBuffer(this.ctx, plan.x.buffer, batch.planes);
+    // The plan's input buffers are its own (never released to the pool): a mask of all ones
+    // written by an earlier call is still there.
     let mask = batch.mask;
-    if (!mask) {
+    if (!mask && !plan.maskOnes) {
       mask = this.ones.get(batch.size);
       if (!mask) {
         this.ones.set(batch.size, mask = new Float32Array(batch.size * this.config.moves).fill(1));
       }
     }
-    writeBuffer(this.ctx, plan.mask.buffer, mask);
+    if (mask) writeBuffer(this.ctx, plan.mask.buffer, mask);
+    plan.maskOnes = !batch.mask;
     if (plan.moveCells) writeBuffer(this.ctx, plan.moveCells.buffer, this.paddedCells(plan, batch));
     if (plan.policyTarget && batch.policy) {
       writeBuffer(this.ctx, plan.policyTarget.buffer, batch.policy);
@@ -817,9 +861,12 @@ export class GpuNet implements PolicyValueNet {
     const t0 = performance.now();
     if (this.fused) this.refreshFolds();
     this.upload(plan, batch);
-    // The plan and its readback copies in one submit; readTensors runs up to its map request
-    // before it yields.
-    const pending = readTensors(this.ctx, [plan.out.probs, plan.out.value], plan.rec.encoded());
+    const prof = this.readback.profile;
+    const t1 = prof ? performance.now() : 0;
+    if (prof) prof.upload += t1 - t0;
+    // The plan and its readback copies in one submit, all before the first yield (see the class
+    // comment); when its map is requested: see ReadbackQueue.
+    const pending = this.readback.submit(plan.rec.encoded(), [plan.out.probs, plan.out.value], t1);
     this.hostTime.calls++;
     this.hostTime.ms += performance.now() - t0;
     const [probs, value] = await pending;
@@ -902,6 +949,7 @@ export class GpuNet implements PolicyValueNet {
 
   /** Frees every buffer of the network and its plans. */
   dispose(): void {
+    this.readback.destroy();
     for (const p of this.live) p.rec.destroy();
     this.live.length = 0;
     this.plans.clear();

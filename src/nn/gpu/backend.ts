@@ -1153,11 +1153,19 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     this.pool.release(t);
   }
 
-  /** Encodes every recorded op into one compute pass. */
+  /**
+   * Encodes every recorded op into one compute pass, skipping the pipeline and bind group calls
+   * that would set what is already set (each API call costs the host a crossing into the runtime).
+   */
   encode(pass: GPUComputePassEncoder): void {
+    let pipeline: GPUComputePipeline | null = null;
+    let group: GPUBindGroup | null = null;
     for (const op of this.ops) {
-      pass.setPipeline(op.pipeline);
-      pass.setBindGroup(0, op.bindGroup);
+      if (op.pipeline !== pipeline) {
+        pass.setPipeline(pipeline = op.pipeline);
+        group = null; // a bind group is made for its pipeline's own ("auto") layout
+      }
+      if (op.bindGroup !== group) pass.setBindGroup(0, group = op.bindGroup);
       pass.dispatchWorkgroups(op.groups[0], op.groups[1], op.groups[2]);
     }
   }

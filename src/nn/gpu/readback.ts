@@ -1,0 +1,226 @@
+// The readback of pipelined inference calls: persistent staging buffers (no buffer created or
+// destroyed per call) and map requests that do not stall the JavaScript thread on the GPU.
+//
+// Deno 2.9's GPUBuffer.mapAsync polls the device with a *wait* (wgpu's
+// `PollType::wait_indefinitely`) as soon as it is called, then sleeps 10 ms before it resolves: the
+// call blocks the JavaScript thread until every submitted command buffer has finished, and the
+// promise comes 10 ms later whatever the work (the "readback floor"). A call that requests its map
+// right after its submit therefore waits for its own GPU work before the next call can even be
+// encoded, so calls in flight serialize as encode + GPU + encode + GPU... The "deferred" mode
+// instead requests a call's map only when the next call is ready to submit (its inputs uploaded
+// and its plan encoded while the GPU ran this one) or, when no call comes, after about the GPU time
+// calls take: the wait then finds the GPU done or nearly so. A call made while no other is in
+// flight requests its map at once (nothing to overlap; a timer would only add latency).
+import { KibitzError } from "../../errors.ts";
+import { envValue } from "../../env.ts";
+import type { GpuContext } from "../../gpu/device.ts";
+import type { GpuTensor } from "./tensor.ts";
+
+/** When a call requests its map: right after its submit, or deferred (see the module comment). */
+export type MapMode = "eager" | "deferred";
+
+/** Host ms of inference calls by phase, summed over `calls` (the bench's host-side profile). */
+export interface HostPhases {
+  calls: number;
+  /** Writing the inputs (queue.writeBuffer). */
+  upload: number;
+  /** The command encoder, the plan's pass, the readback copies and finish. */
+  encode: number;
+  /** Deferred mode: the map requests of earlier calls made before this submit (a GPU wait). */
+  drain: number;
+  /** queue.submit. */
+  submit: number;
+  /** Eager mode: this call's map request (a GPU wait); deferred: the timer's requests. */
+  request: number;
+  /** After the map: getMappedRange copies and unmap. */
+  readout: number;
+  /** Deferred mode: maps requested by the next call's submit, and by the timer. */
+  byNext: number;
+  byTimer: number;
+}
+
+/** An all-zero phase record. */
+export function hostPhases(): HostPhases {
+  return {
+    calls: 0,
+    upload: 0,
+    encode: 0,
+    drain: 0,
+    submit: 0,
+    request: 0,
+    readout: 0,
+    byNext: 0,
+    byTimer: 0,
+  };
+}
+
+interface Pending {
+  buffer: GPUBuffer;
+  submittedAt: number;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+const MAP_READ = 0x1, COPY_DST = 0x8;
+/** Longest the deferred timer waits for a call's GPU work before requesting its map. */
+const MAX_WAIT_MS = 30;
+/**
+ * A map request that took longer than this waited for the GPU (one on an idle queue costs about
+ * 0.06 ms on llvmpipe); shorter ones found the work done, so they say nothing of its length.
+ */
+const BLOCKED_MS = 0.25;
+
+/**
+ * Readbacks of inference calls: each call's outputs are copied (in its own command buffer) into a
+ * pooled staging buffer and mapped once. Results come back in full, bit for bit as readTensors'.
+ */
+export class ReadbackQueue {
+  private readonly free = new Map<number, GPUBuffer[]>();
+  private readonly all: GPUBuffer[] = [];
+  private readonly unrequested: Pending[] = [];
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** Calls submitted whose values have not come back yet. */
+  private outstanding = 0;
+  /** Estimated GPU ms of a call from its submit (learned from the waits of map requests). */
+  gpuEstimateMs = 0;
+  /** Host phases of the calls while set (GpuNet.profileHost); null: not timed. */
+  profile: HostPhases | null = null;
+
+  constructor(readonly ctx: GpuContext, public mode: MapMode = "deferred") {}
+
+  /** Staging buffers held (free and in use). */
+  get buffers(): number {
+    return this.all.length;
+  }
+
+  private take(bytes: number): GPUBuffer {
+    const b = this.free.get(bytes)?.pop();
+    if (b) return b;
+    const created = this.ctx.device.createBuffer({
+      size: bytes,
+      usage: MAP_READ | COPY_DST,
+      label: "nn.readback",
+    });
+    this.all.push(created);
+    return created;
+  }
+
+  private give(b: GPUBuffer): void {
+    let list = this.free.get(b.size);
+    if (!list) this.free.set(b.size, list = []);
+    list.push(b);
+  }
+
+  /**
+   * Appends copies of `ts` into one staging buffer to `enc`, submits it (first requesting the maps
+   * of earlier deferred calls) and resolves with the tensors' values. `t0`: when the caller's
+   * encoding began (for the profile's encode phase).
+   */
+  submit(enc: GPUCommandEncoder, ts: readonly GpuTensor[], t0 = 0): Promise<Float32Array[]> {
+    const offsets: number[] = [];
+    let total = 0;
+    for (const t of ts) {
+      offsets.push(total);
+      total += Math.ceil(t.size * 4 / 256) * 256;
+    }
+    const staging = this.take(Math.max(256, total));
+    ts.forEach((t, i) => {
+      if (t.size > 0) enc.copyBufferToBuffer(t.buffer, 0, staging, offsets[i], t.size * 4);
+    });
+    const cb = enc.finish();
+    const prof = this.profile;
+    let t = prof ? performance.now() : 0;
+    if (prof) prof.encode += t - t0;
+    if (this.mode === "deferred") {
+      if (prof) prof.byNext += this.unrequested.length;
+      this.requestPending();
+      if (prof) prof.drain += -t + (t = performance.now());
+    }
+    this.ctx.device.queue.submit([cb]);
+    const submittedAt = performance.now();
+    if (prof) prof.submit += submittedAt - t;
+    const mapped = new Promise<void>((resolve, reject) => {
+      this.unrequested.push({ buffer: staging, submittedAt, resolve, reject });
+    });
+    // A call alone (no other in flight) has no next call to overlap: it requests its map now, as
+    // the eager mode does, rather than after a timer (about 1-2 ms late in Deno).
+    if (this.mode === "eager" || this.outstanding === 0) {
+      this.requestPending();
+      if (prof) prof.request += performance.now() - submittedAt;
+    } else {
+      this.schedule();
+    }
+    this.outstanding++;
+    if (prof) prof.calls++;
+    return mapped.then(() => {
+      this.outstanding--;
+      const r0 = this.profile ? performance.now() : 0;
+      try {
+        const range = staging.getMappedRange(0, total);
+        return ts.map((t, i) => new Float32Array(range.slice(offsets[i], offsets[i] + t.size * 4)));
+      } finally {
+        staging.unmap();
+        this.give(staging);
+        if (this.profile) this.profile.readout += performance.now() - r0;
+      }
+    }, (e) => {
+      this.outstanding--;
+      this.give(staging);
+      throw e;
+    });
+  }
+
+  /** Requests the maps of every submitted call not yet requested (each map waits for the GPU). */
+  requestPending(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.unrequested.length === 0) return;
+    const list = this.unrequested.splice(0);
+    const t = performance.now();
+    for (const p of list) p.buffer.mapAsync(MAP_READ).then(p.resolve, p.reject);
+    // The first request waited for every call submitted so far: learn their GPU time from it.
+    const waited = performance.now() - t;
+    const last = list[list.length - 1].submittedAt;
+    if (waited > BLOCKED_MS) {
+      this.gpuEstimateMs = 0.7 * this.gpuEstimateMs + 0.3 * (t + waited - last);
+    } else {
+      this.gpuEstimateMs *= 0.95; // done before asked: probe earlier next time
+    }
+    this.gpuEstimateMs = Math.min(this.gpuEstimateMs, MAX_WAIT_MS);
+  }
+
+  /** Deferred mode: requests the pending maps after about the calls' GPU time, if no call came. */
+  private schedule(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      const t = performance.now();
+      if (this.profile) this.profile.byTimer += this.unrequested.length;
+      this.requestPending();
+      if (this.profile) this.profile.request += performance.now() - t;
+    }, Math.floor(this.gpuEstimateMs)); // early rather than late: a short wait costs no latency
+  }
+
+  /** Destroys the staging buffers; calls still pending are rejected. */
+  destroy(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    for (const p of this.unrequested.splice(0)) {
+      p.reject(new KibitzError("bad_state", "the network was disposed with a call in flight"));
+    }
+    for (const b of this.all) b.destroy();
+    this.all.length = 0;
+    this.free.clear();
+  }
+}
+
+/**
+ * The map mode: KIBITZ_NN_MAP ("eager" or "deferred") where set, else deferred on hardware
+ * adapters and eager on software ones, whose queue.submit runs the work before it returns (llvmpipe
+ * measured: a 100 ms pass returns from submit after about 100 ms), so nothing could overlap.
+ */
+export function defaultMapMode(ctx: GpuContext): MapMode {
+  const v = envValue("KIBITZ_NN_MAP");
+  if (v === "eager" || v === "deferred") return v;
+  return ctx.report.isFallback ? "eager" : "deferred";
+}

@@ -1,0 +1,165 @@
+// The readback of GpuNet's inference calls (ReadbackQueue): eager and deferred map requests give
+// the bytes readTensors gives, staging buffers are reused, the all-ones mask upload is skipped only
+// while it is still in the buffer, and the WebGPU API counter counts and restores.
+import assert from "node:assert/strict";
+import { getGpu, type GpuContext } from "../../src/gpu/device.ts";
+import { storageBuffer } from "../../src/gpu/buffers.ts";
+import { countGpuCalls } from "../../src/gpu/api_count.ts";
+import { NET_PRESETS } from "../../src/nn/config.ts";
+import { CpuNet, GpuNet, type NetOutputs } from "../../src/nn/net.ts";
+import { initWeights } from "../../src/nn/params.ts";
+import { InferencePipeline } from "../../src/nn/pipeline.ts";
+import { syntheticBatch } from "../../src/nn/train.ts";
+import { hostPhases, ReadbackQueue } from "../../src/nn/gpu/readback.ts";
+import { type GpuTensor, readTensors } from "../../src/nn/gpu/tensor.ts";
+import { maxDiff } from "./helpers.ts";
+
+const ctx = await getGpu();
+const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
+const tiny = NET_PRESETS.tiny;
+
+function tensor(data: Float32Array): GpuTensor {
+  return { shape: [data.length], buffer: storageBuffer(ctx!, data, "test"), size: data.length };
+}
+
+Deno.test(
+  "ReadbackQueue: both map modes read what readTensors reads, reusing staging",
+  opts,
+  async () => {
+    const a = tensor(Float32Array.from({ length: 70 }, (_, i) => i * 0.5 - 3));
+    const b = tensor(new Float32Array([7, -1, 2.5]));
+    const want = await readTensors(ctx!, [a, b]);
+    for (const mode of ["eager", "deferred"] as const) {
+      const q = new ReadbackQueue(ctx!, mode);
+      const p = hostPhases();
+      q.profile = p;
+      // Five calls in flight, then five more: at most five staging buffers ever exist.
+      for (let round = 0; round < 2; round++) {
+        const got = await Promise.all(
+          Array.from({ length: 5 }, () => q.submit(ctx!.device.createCommandEncoder(), [a, b])),
+        );
+        for (const g of got) {
+          assert.deepEqual(g[0], want[0]);
+          assert.deepEqual(g[1], want[1]);
+        }
+      }
+      assert.equal(q.buffers, 5, `${mode}: staging buffers`);
+      assert.equal(p.calls, 10);
+      assert.ok(p.encode >= 0 && p.submit > 0 && p.readout > 0, JSON.stringify(p));
+      q.destroy();
+    }
+    a.buffer.destroy();
+    b.buffer.destroy();
+  },
+);
+
+Deno.test("ReadbackQueue: a call pending at destroy is rejected", opts, async () => {
+  const a = tensor(new Float32Array([1, 2]));
+  const q = new ReadbackQueue(ctx!, "deferred");
+  const p1 = q.submit(ctx!.device.createCommandEncoder(), [a]); // alone: requested at once
+  const p2 = q.submit(ctx!.device.createCommandEncoder(), [a]); // deferred
+  q.destroy();
+  await assert.rejects(p2, /disposed/);
+  await p1.catch(() => {}); // its map may be aborted by the destroy
+  a.buffer.destroy();
+});
+
+Deno.test(
+  "GpuNet: calls with and without masks, eager and deferred, in flight, equal the CPU net",
+  opts,
+  async () => {
+    const w = initWeights(tiny, 3);
+    const cpu = new CpuNet(w);
+    const masked = syntheticBatch(tiny, 1, 11);
+    assert.ok(masked.mask!.some((v) => v === 0), "the synthetic mask has illegal moves");
+    const bare = { size: 1, planes: masked.planes };
+    // The all-ones mask stays in the plan's buffer across calls without one, and a masked call
+    // in between must overwrite it (and the next bare call restore it).
+    const order = [bare, bare, masked, bare, masked, masked, bare, bare];
+    const want: NetOutputs[] = [];
+    for (const b of order) want.push(await cpu.infer(b));
+    for (const mapMode of ["eager", "deferred"] as const) {
+      const net = await GpuNet.create(ctx!, w, { mapMode });
+      assert.equal(net.mapMode, mapMode);
+      const pipe = new InferencePipeline(net, 4);
+      const got = await Promise.all(order.map((b) => pipe.evaluateAsync(b)));
+      const one: NetOutputs[] = [];
+      for (const b of order) one.push(await net.infer(b));
+      got.forEach((g, i) => {
+        assert.ok(maxDiff(g.probs, want[i].probs) < 1e-5, `${mapMode} call ${i} probs`);
+        assert.ok(maxDiff(g.value, want[i].value) < 1e-5, `${mapMode} call ${i} value`);
+        // In flight and one at a time: the same bits.
+        assert.equal(maxDiff(g.probs, one[i].probs), 0);
+        assert.equal(maxDiff(g.value, one[i].value), 0);
+      });
+      net.dispose();
+    }
+  },
+);
+
+Deno.test("countGpuCalls counts WebGPU method calls and restores the methods", opts, () => {
+  const proto = (globalThis as unknown as { GPUQueue: { prototype: object } }).GPUQueue.prototype;
+  const before = Object.getOwnPropertyDescriptor(proto, "writeBuffer")!.value;
+  const buf = storageBuffer(ctx!, 16, "count");
+  const c = countGpuCalls();
+  ctx!.device.queue.writeBuffer(buf, 0, new Float32Array([1, 2]));
+  ctx!.device.queue.writeBuffer(buf, 8, new Float32Array([3]));
+  ctx!.device.createCommandEncoder().finish();
+  const counts = c.stop();
+  assert.equal(counts.get("GPUQueue.writeBuffer"), 2);
+  assert.equal(counts.get("GPUDevice.createCommandEncoder"), 1);
+  assert.equal(counts.get("GPUCommandEncoder.finish"), 1);
+  assert.equal(Object.getOwnPropertyDescriptor(proto, "writeBuffer")!.value, before);
+  ctx!.device.queue.writeBuffer(buf, 0, new Float32Array([4]));
+  assert.equal(counts.get("GPUQueue.writeBuffer"), 2, "stopped: no more counting");
+  buf.destroy();
+});
+
+/** A stand-in device that logs encoder finishes, submits and map requests in order. */
+function loggingContext(log: string[]): GpuContext {
+  const device = {
+    createBuffer: (d: { size: number }) => ({
+      size: d.size,
+      mapAsync: () => {
+        log.push("map");
+        return Promise.resolve();
+      },
+      getMappedRange: () => new ArrayBuffer(d.size),
+      unmap() {},
+      destroy() {},
+    }),
+    createCommandEncoder: () => ({
+      copyBufferToBuffer() {},
+      finish: () => (log.push("finish"), {}),
+    }),
+    queue: { submit: () => log.push("submit") },
+  };
+  return { device } as unknown as GpuContext;
+}
+
+Deno.test("ReadbackQueue: deferred requests a call's map after the next call is encoded", async () => {
+  const t = { shape: [2], size: 2, buffer: {} } as unknown as GpuTensor;
+  for (const mode of ["eager", "deferred"] as const) {
+    const log: string[] = [];
+    const ctx = loggingContext(log);
+    const q = new ReadbackQueue(ctx, mode);
+    const calls = [0, 1, 2].map(() => q.submit(ctx.device.createCommandEncoder(), [t]));
+    await Promise.all(calls); // the last call's map: by the timer in deferred mode
+    const one = ["finish", "submit", "map"];
+    assert.deepEqual(
+      log,
+      mode === "eager" ? [...one, ...one, ...one] : [
+        ...one, // alone in flight: nothing to overlap, so its map at once
+        "finish",
+        "submit", // the second call's map is deferred...
+        "finish",
+        "map", // ...until the third is encoded: the wait (in Deno) covers the second call only
+        "submit",
+        "map", // the third's, by the timer
+      ],
+      mode,
+    );
+    assert.equal(q.buffers, 3);
+    q.destroy();
+  }
+});
