@@ -5,6 +5,7 @@
 // trained and queried on rotated and mirrored boards while the search plays the real moves.
 import { encodeHivePosition, HIVE_POLICY_SIZE, hiveMoveIndex } from "../hive/encoding.ts";
 import { HiveGame } from "../hive/game.ts";
+import { HIVE_CELLS } from "../hive/move_cells.ts";
 import { HEX_SYMMETRIES, transformMove } from "../hive/symmetry.ts";
 import type { Game, GameSpec, Outcome } from "../mcts/game.ts";
 import { KibitzError } from "../errors.ts";
@@ -162,6 +163,14 @@ export const HIVE_NETS: Record<string, NetConfig> = {
   default: { ...NET_PRESETS.default },
   small: { ...NET_PRESETS.small },
   cpu: { ...NET_PRESETS.small, blocks: 2, filters: 16, valueHidden: 64 },
+  /** The `cpu` tower with the cells policy head (CELLS_SPEC: scores moves by their cells). */
+  "cells-cpu": {
+    ...NET_PRESETS.small,
+    blocks: 2,
+    filters: 16,
+    valueHidden: 64,
+    cells: { ...HIVE_CELLS },
+  },
   tiny: { ...NET_PRESETS.small, blocks: 1, filters: 4, valueHidden: 8 },
 };
 
