@@ -11,7 +11,7 @@
 import { KibitzError } from "../errors.ts";
 import { writeFileAtomic } from "../cli/atomic.ts";
 import { crc32 } from "../crc32.ts";
-import type { NetBatch } from "../nn/net.ts";
+import type { TrainBatch } from "../nn/net.ts";
 
 const MAGIC = 0x4252424b; // "KBRB"
 const VERSION = 1;
@@ -284,7 +284,7 @@ export class ReplayBuffer {
   }
 
   /** Decodes position `k` of the sampling window (0 = oldest) into row `row` of dense arrays. */
-  private decodeInto(k: number, row: number, out: Required<NetBatch>): void {
+  private decodeInto(k: number, row: number, out: TrainBatch): void {
     let skip = this.total() - this.size + k;
     let c = this.chunks[0], ci = 0;
     while (skip >= c.count) {
@@ -318,12 +318,12 @@ export class ReplayBuffer {
   }
 
   /** A training batch of `n` positions drawn uniformly (with replacement) from the window. */
-  sampleBatch(n: number, next: () => number): Required<NetBatch> {
+  sampleBatch(n: number, next: () => number): TrainBatch {
     const size = this.size;
     if (size === 0) {
       throw new KibitzError("empty_buffer", `replay buffer ${this.dir}: holds no positions`);
     }
-    const out: Required<NetBatch> = {
+    const out: TrainBatch = {
       size: n,
       planes: new Float32Array(n * this.inputSize),
       mask: new Float32Array(n * this.moves),
@@ -352,9 +352,9 @@ export class ReplayBuffer {
     };
   }
 
-  private sampleAt(ks: number[]): Required<NetBatch> {
+  private sampleAt(ks: number[]): TrainBatch {
     const n = ks.length;
-    const out: Required<NetBatch> = {
+    const out: TrainBatch = {
       size: n,
       planes: new Float32Array(n * this.inputSize),
       mask: new Float32Array(n * this.moves),

@@ -5,7 +5,7 @@
 // coordinates before encoding.
 import { KibitzError } from "../errors.ts";
 import { mulberry32 } from "../mcts/random.ts";
-import type { NetBatch, PolicyValueNet } from "../nn/net.ts";
+import type { PolicyValueNet, TrainBatch } from "../nn/net.ts";
 import { Trainer } from "../nn/train.ts";
 import type { SgdConfig } from "../nn/optimizer.ts";
 import { gamePositions, valueForPly } from "../sgf/positions.ts";
@@ -183,13 +183,7 @@ export interface PretrainSample {
 }
 
 /** An encoded batch of samples: the network's inputs and targets, the legal counts and target indices. */
-export type EncodedBatch = NetBatch & {
-  mask: Float32Array;
-  policy: Float32Array;
-  value: Float32Array;
-  legalCounts: number[];
-  targets: number[];
-};
+export type EncodedBatch = TrainBatch & { legalCounts: number[]; targets: number[] };
 
 /**
  * Encodes samples into a training batch (planes, legal mask, one-hot move, value). With

@@ -51,6 +51,16 @@ export interface NnBackend<T extends Shaped> {
   linear(x: T, w: T, bias: T): T;
   /** Writes dw and dbias and returns dx shaped like x (or null). */
   linearBackward(x: T, w: T, dy: T, dw: T, dbias: T, needDx: boolean): T | null;
+  /**
+   * Policy logits gathered from per-cell head planes by a move table (the cells head); unnamed
+   * logits 0. q [B, planes, H, W]; table [B, W, 4] of (moveIndex, a, b, slot) as f32 integers,
+   * moveIndex -1 a padding entry, a/b flat indices into the position's q (-1: no term), slot an
+   * index into bias (-1: none): logits[n, moveIndex] = q[n, a] + q[n, b] + bias[slot]. Each
+   * moveIndex appears at most once per position (the ops may assume it).
+   */
+  cellLogits(q: T, table: T, bias: T, moves: number): T;
+  /** Backward of cellLogits: writes dL/dbias into dbias and returns dL/dq (shaped like q). */
+  cellLogitsBackward(q: T, table: T, dlogits: T, dbias: T): T;
   /** Masked softmax; with a target also the per-row cross-entropy and the batch-mean gradient. */
   policyLoss(logits: T, mask: T, target: T | null): { probs: T; loss: T | null; dlogits: T | null };
   /** tanh value; with a target also the per-row squared error and the batch-mean gradient. */

@@ -1,7 +1,7 @@
 import { crc32 } from "../crc32.ts";
 import { type ErrorCode, KibitzError } from "../errors.ts";
 import { writeFileAtomic } from "../cli/atomic.ts";
-import { type NetConfig, validateConfig } from "./config.ts";
+import { type NetConfig, sameCells, validateConfig } from "./config.ts";
 import { type NetWeights, paramSpecs } from "./params.ts";
 import { type CpuTensor, cpuTensor, numel, sameShape, shapeString } from "./tensor.ts";
 
@@ -185,9 +185,16 @@ export function decodeCheckpoint(
   if (expect) {
     // The tensors are read with the header's config: it must be the one the caller needs.
     for (const k of Object.keys(expect) as (keyof NetConfig)[]) {
-      if (config[k] !== expect[k]) {
+      if (k !== "cells" && config[k] !== expect[k]) {
         fail("shape_mismatch", `model config ${k} is ${config[k]}, the model needs ${expect[k]}`);
       }
+    }
+    if (!sameCells(config.cells, expect.cells)) {
+      const show = (c: NetConfig["cells"]) => c ? JSON.stringify(c) : "the fully connected head";
+      fail(
+        "shape_mismatch",
+        `model policy head is ${show(config.cells)}, the model needs ${show(expect.cells)}`,
+      );
     }
   }
   const tensors = new Map<string, CpuTensor>();

@@ -14,6 +14,39 @@ export interface NetConfig {
   moves: number;
   /** Width of the value head's hidden layer (seed 003: 256). */
   valueHidden: number;
+  /**
+   * The cells policy head (absent: the fully connected head): 1x1 conv + BN + ReLU to `hidden`
+   * channels, a 1x1 conv to `planes` per-cell score planes, and `biases` learned move-kind biases;
+   * each move's logit is gathered from its cells by a per-position move table (see CellsConfig).
+   */
+  cells?: CellsConfig;
+}
+
+/**
+ * Shape of the cells policy head: a move's logit is q[a] + q[b] + bias[slot], q the head's
+ * [planes, H, W] score planes at the move's cells (a, b) and slot its kind (cpu/cell_logits.ts).
+ */
+export interface CellsConfig {
+  hidden: number;
+  planes: number;
+  biases: number;
+}
+
+/** The integer fields of a NetConfig (every one a positive integer; `blocks` may be 0). */
+const INT_FIELDS = [
+  "blocks",
+  "filters",
+  "planes",
+  "height",
+  "width",
+  "moves",
+  "valueHidden",
+] as const;
+
+/** True when two configs name the same cells head (both absent counts as the same). */
+export function sameCells(a: CellsConfig | undefined, b: CellsConfig | undefined): boolean {
+  if (!a || !b) return !a && !b;
+  return a.hidden === b.hidden && a.planes === b.planes && a.biases === b.biases;
 }
 
 /** Hive's move space: 7 directions x 28 source pieces x 28 reference pieces, plus pass. */
@@ -54,21 +87,41 @@ export function netPreset(name: string): NetConfig {
   return { ...cfg };
 }
 
-/** Checks that every field is a positive integer. */
+/** Checks that every field is a positive integer (and, when present, each of the cells head's). */
 export function validateConfig(cfg: NetConfig): NetConfig {
-  for (const k of Object.keys(NET_PRESETS.tiny) as (keyof NetConfig)[]) {
+  for (const k of INT_FIELDS) {
     const v = cfg[k];
     if (!Number.isInteger(v) || v < (k === "blocks" ? 0 : 1)) {
       throw new KibitzError("bad_config", `model config ${k} must be a positive integer, got ${v}`);
     }
   }
+  if (cfg.cells !== undefined) {
+    const c = cfg.cells;
+    if (typeof c !== "object" || c === null) {
+      throw new KibitzError("bad_config", `model config cells must be an object, got ${c}`);
+    }
+    for (const k of ["hidden", "planes", "biases"] as const) {
+      const v = c[k];
+      if (!Number.isInteger(v) || v < 1) {
+        throw new KibitzError(
+          "bad_config",
+          `model config cells.${k} must be a positive integer, got ${v}`,
+        );
+      }
+    }
+  }
   return cfg;
 }
 
-/** Multiply-adds of one position's forward pass (convolutions and fully connected layers). */
+/**
+ * Multiply-adds of one position's forward pass (convolutions and fully connected layers; the cells
+ * head's two 1x1 convs over the whole board, its gather adds none).
+ */
 export function forwardMacs(cfg: NetConfig): number {
   const hw = cfg.height * cfg.width, f = cfg.filters;
   const tower = (cfg.planes * f * 9 + cfg.blocks * 2 * f * f * 9) * hw;
-  const heads = 3 * f * hw + 2 * hw * cfg.moves + hw * cfg.valueHidden + cfg.valueHidden;
-  return tower + heads;
+  const value = f * hw + hw * cfg.valueHidden + cfg.valueHidden;
+  const c = cfg.cells;
+  const policy = c ? (c.hidden * f + c.planes * c.hidden) * hw : 2 * f * hw + 2 * hw * cfg.moves;
+  return tower + policy + value;
 }

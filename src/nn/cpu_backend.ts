@@ -9,6 +9,7 @@ import {
 import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "./cpu/conv.ts";
 import { add, relu, reluBackward } from "./cpu/elementwise.ts";
 import { convFused } from "./cpu/fused.ts";
+import { cellLogits, cellLogitsBackward } from "./cpu/cell_logits.ts";
 import { linearBackwardFast, linearFast } from "./cpu/fast.ts";
 import { conv2dBackwardInputSimd, conv2dBackwardWeightSimd, conv2dSimd } from "./cpu/conv_simd.ts";
 import { linear, linearBackward } from "./cpu/linear.ts";
@@ -99,6 +100,19 @@ export class CpuBackend implements NnBackend<CpuTensor> {
     dw.data.set(r.dw.data);
     dbias.data.set(r.db.data);
     return needDx ? r.dx : null;
+  }
+  /** Reference cells head gather (cpu/cell_logits.ts). */
+  cellLogits(q: CpuTensor, table: CpuTensor, bias: CpuTensor, moves: number): CpuTensor {
+    return cellLogits(q, table, bias, moves);
+  }
+  /** Reference cells head gather backward (dbias written in place). */
+  cellLogitsBackward(
+    q: CpuTensor,
+    table: CpuTensor,
+    dlogits: CpuTensor,
+    dbias: CpuTensor,
+  ): CpuTensor {
+    return cellLogitsBackward(q, table, dlogits, dbias);
   }
   /** Reference masked softmax + cross-entropy. */
   policyLoss(logits: CpuTensor, mask: CpuTensor, target: CpuTensor | null) {

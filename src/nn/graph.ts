@@ -3,6 +3,7 @@ import type { BnParams } from "./cpu/batchnorm.ts";
 import type { NetConfig } from "./config.ts";
 import type { ParamSpec } from "./params.ts";
 import type { Shaped } from "./tensor.ts";
+import { KibitzError } from "../errors.ts";
 
 /** The model's tensors on one backend: parameters, and (for training) gradients and velocities. */
 export interface NetTensors<T extends Shaped> {
@@ -13,12 +14,16 @@ export interface NetTensors<T extends Shaped> {
   velocity: Map<string, T> | null;
 }
 
-/** Inputs of one pass: planes [B, C, H, W], legal mask [B, moves], optional targets. */
+/**
+ * Inputs of one pass: planes [B, C, H, W], legal mask [B, moves], optional targets, and for a cells
+ * net the move table [B, W, 4] (see NnBackend.cellLogits; null for the fully connected head).
+ */
 export interface PassInputs<T> {
   x: T;
   mask: T;
   policyTarget: T | null;
   valueTarget: T | null;
+  moveCells?: T | null;
 }
 
 /** Outputs of one pass: masked move probabilities, values, and per-row losses when targets exist. */
@@ -106,11 +111,20 @@ export function runPass<T extends Shaped>(
     h = out;
   }
 
-  // Heads.
+  // Heads. The cells head: per-cell score planes q, each move's logit gathered by the move table.
+  const cells = net.config.cells !== undefined;
+  const table = inp.moveCells ?? null;
+  if (cells && !table) {
+    throw new KibitzError("bad_batch", "a cells-head network needs the batch's move table");
+  }
   const pol = cbr(h, "policy.conv", "policy.bn");
-  const logits = b.linear(pol.y, P("policy.fc.w"), P("policy.fc.b"));
+  const q = cells ? b.conv2d(pol.y, P("policy.cells.w")) : null;
+  const logits = q
+    ? b.cellLogits(q, table!, P("policy.cells.b"), net.config.moves)
+    : b.linear(pol.y, P("policy.fc.w"), P("policy.fc.b"));
   const pl = b.policyLoss(logits, inp.mask, inp.policyTarget);
   free(logits);
+  if (q && !isTrain) free(q);
   const val = cbr(h, "value.conv", "value.bn");
   const f1 = b.linear(val.y, P("value.fc1.w"), P("value.fc1.b"));
   const f1r = b.relu(f1);
@@ -132,15 +146,23 @@ export function runPass<T extends Shaped>(
 
   // Backward: heads, then the tower in reverse.
   b.mark?.("backward: heads");
-  const dpy = b.linearBackward(
-    pol.y,
-    P("policy.fc.w"),
-    pl.dlogits,
-    G("policy.fc.w"),
-    G("policy.fc.b"),
-    true,
-  )!;
-  free(pl.dlogits);
+  let dpy: T;
+  if (q) {
+    const dq = b.cellLogitsBackward(q, table!, pl.dlogits, G("policy.cells.b"));
+    free(pl.dlogits, q);
+    dpy = b.conv2dBackward(pol.y, P("policy.cells.w"), dq, G("policy.cells.w"), true)!;
+    free(dq);
+  } else {
+    dpy = b.linearBackward(
+      pol.y,
+      P("policy.fc.w"),
+      pl.dlogits,
+      G("policy.fc.w"),
+      G("policy.fc.b"),
+      true,
+    )!;
+    free(pl.dlogits);
+  }
   const dhp = cbrBack(h, pol, dpy, null, "policy.conv", "policy.bn", true)!;
   free(dpy, pol.y);
   const df1r = b.linearBackward(

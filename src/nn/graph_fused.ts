@@ -1,6 +1,7 @@
 import type { NetConfig } from "./config.ts";
 import type { PassOutputs } from "./graph.ts";
 import type { Shaped } from "./tensor.ts";
+import { KibitzError } from "../errors.ts";
 
 /** The ops of the fused inference graph (both backends implement them). */
 export interface FusedBackend<T extends Shaped> {
@@ -48,6 +49,12 @@ export function runFusedInference<T extends Shaped>(
   x: T,
   mask: T,
 ): PassOutputs<T> {
+  if (cfg.cells) {
+    throw new KibitzError(
+      "gpu_unsupported",
+      "the fused inference graph has no cells head yet (use runPass or FastInference)",
+    );
+  }
   const P = (n: string): T => {
     const t = params.get(n);
     if (!t) throw new Error(`missing tensor ${n}`);

@@ -3,14 +3,18 @@ export type { NnBackend, SgdHyper } from "./backend.ts";
 export * as nnOps from "./ops.ts";
 export type { CpuTensor, Shaped } from "./tensor.ts";
 export {
+  type CellsConfig,
   forwardMacs,
   HIVE_MOVES as NN_HIVE_MOVES,
   NET_PRESETS,
   type NetConfig,
   netPreset,
+  sameCells,
   validateConfig as validateNetConfig,
 } from "./config.ts";
 export { CpuBackend as NnCpuBackend } from "./cpu_backend.ts";
+export { cellLogits, cellLogitsBackward } from "./cpu/cell_logits.ts";
+export { FastInference } from "./cpu/fast_infer.ts";
 export { GpuRecorder as NnGpuRecorder, type RecordedOp } from "./gpu/backend.ts";
 export {
   HARDWARE_TILES as NN_HARDWARE_TILES,
@@ -21,7 +25,7 @@ export {
   TEST_TILES as NN_TEST_TILES,
 } from "./gpu/kernels.ts";
 export { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
-export { type NetTensors, runPass } from "./graph.ts";
+export { type NetTensors, type PassInputs, runPass } from "./graph.ts";
 export {
   CpuNet,
   GpuNet,
@@ -30,6 +34,7 @@ export {
   type NetPrecision,
   type PolicyValueNet,
   resolvePrecision as resolveNetPrecision,
+  type TrainBatch,
   type TrainStats,
 } from "./net.ts";
 export { defaultSgd, type SgdConfig } from "./optimizer.ts";

@@ -41,7 +41,25 @@ export interface NetBatch {
   policy?: Float32Array;
   /** Target values in [-1, 1] [B] (training). */
   value?: Float32Array;
+  /**
+   * The cells head's move table (required by a cells net, ignored by a fully connected one):
+   * [size, moveCellsWidth, 4] entries (moveIndex, a, b, slot) as f32 integers, moveIndex -1 for
+   * padding; a, b flat indices into the position's head planes (plane * H * W + cell) or -1;
+   * slot an index into policy.cells.b or -1 (see NnBackend.cellLogits). Every legal move needs
+   * exactly one entry.
+   */
+  moveCells?: Float32Array;
+  /** Entries per position of moveCells. */
+  moveCellsWidth?: number;
 }
+
+/**
+ * A batch with its mask and training targets all present (what Required<NetBatch> meant before
+ * the cells head): the move table stays optional, as only cells nets need it.
+ */
+export type TrainBatch =
+  & Required<Omit<NetBatch, "moveCells" | "moveCellsWidth">>
+  & Pick<NetBatch, "moveCells" | "moveCellsWidth">;
 
 /** Network outputs: masked move probabilities [B, moves] and values [B]. */
 export interface NetOutputs {
@@ -95,6 +113,67 @@ function checkBatch(cfg: NetConfig, b: NetBatch, train: boolean): void {
     }
     want("policy targets", b.policy.length, b.size * cfg.moves);
     want("value targets", b.value.length, b.size);
+  }
+  if (cfg.cells) checkMoveCells(cfg, b);
+}
+
+/**
+ * The cells head's batch rules: a table of size x width x 4 values whose entries are integers in
+ * range, each move index at most once per position, and an entry for every legal (mask 1) move.
+ */
+function checkMoveCells(cfg: NetConfig, b: NetBatch): void {
+  const t = b.moveCells, w = b.moveCellsWidth;
+  if (!t) {
+    throw new KibitzError(
+      "bad_batch",
+      "a cells-head network needs the batch's move table (moveCells, moveCellsWidth)",
+    );
+  }
+  if (!Number.isInteger(w) || w! < 1) {
+    throw new KibitzError("bad_batch", `moveCellsWidth must be a positive integer, got ${w}`);
+  }
+  if (t.length !== b.size * w! * 4) {
+    throw new KibitzError(
+      "shape_mismatch",
+      `batch moveCells has ${t.length} values, expected ${b.size * w! * 4} ` +
+        `(batch of ${b.size}, width ${w})`,
+    );
+  }
+  const c = cfg.cells!, per = c.planes * cfg.height * cfg.width, moves = cfg.moves;
+  const ok = (v: number, hi: number) => Number.isInteger(v) && v >= -1 && v < hi;
+  const seen = new Int32Array(moves).fill(-1);
+  for (let r = 0; r < b.size; r++) {
+    let named = 0;
+    for (let j = 0; j < w!; j++) {
+      const e = (r * w! + j) * 4, m = t[e];
+      if (m === -1) continue;
+      if (!ok(m, moves) || !ok(t[e + 1], per) || !ok(t[e + 2], per) || !ok(t[e + 3], c.biases)) {
+        throw new KibitzError(
+          "bad_batch",
+          `move table entry ${j} of position ${r} (${t[e]}, ${t[e + 1]}, ${t[e + 2]}, ${
+            t[e + 3]
+          }) is out of range (moves ${moves}, cells ${per}, biases ${c.biases}; -1 for none)`,
+        );
+      }
+      if (seen[m] === r) {
+        throw new KibitzError("bad_batch", `move ${m} has two entries in position ${r}'s table`);
+      }
+      seen[m] = r;
+      if (!b.mask || b.mask[r * moves + m] > 0) named++;
+    }
+    // Every legal move must be among the entries (the others' logits would be a silent 0).
+    let legal = 0;
+    if (!b.mask) legal = moves;
+    else for (let m = 0; m < moves; m++) if (b.mask[r * moves + m] > 0) legal++;
+    if (named === legal) continue;
+    for (let m = 0; m < moves; m++) {
+      if ((!b.mask || b.mask[r * moves + m] > 0) && seen[m] !== r) {
+        throw new KibitzError(
+          "bad_batch",
+          `legal move ${m} of position ${r} has no entry in the move table`,
+        );
+      }
+    }
   }
 }
 
@@ -156,6 +235,9 @@ export class CpuNet implements PolicyValueNet {
       ),
       policyTarget: train ? cpuTensor([batch.size, c.moves], batch.policy) : null,
       valueTarget: train ? cpuTensor([batch.size], batch.value) : null,
+      moveCells: c.cells
+        ? cpuTensor([batch.size, batch.moveCellsWidth!, 4], batch.moveCells)
+        : null,
     };
   }
 
@@ -184,14 +266,33 @@ export class CpuNet implements PolicyValueNet {
     const probs = new Float32Array(batch.size * c.moves);
     const value = new Float32Array(batch.size);
     const moves: number[] = [];
+    const cells: number[] = [];
+    const w = batch.moveCellsWidth ?? 0, t = batch.moveCells;
     let priors = new Float32Array(c.moves);
     for (let r = 0; r < batch.size; r++) {
       moves.length = 0;
-      for (let m = 0; m < c.moves; m++) {
-        if (!batch.mask || batch.mask[r * c.moves + m] > 0) moves.push(m);
+      cells.length = 0;
+      if (c.cells && t) {
+        // The legal moves are the table's entries with mask 1 (checkBatch: no legal move lacks one).
+        for (let j = 0; j < w; j++) {
+          const e = (r * w + j) * 4, m = t[e];
+          if (m < 0 || (batch.mask && !(batch.mask[r * c.moves + m] > 0))) continue;
+          moves.push(m);
+          cells.push(t[e + 1], t[e + 2], t[e + 3]);
+        }
+      } else {
+        for (let m = 0; m < c.moves; m++) {
+          if (!batch.mask || batch.mask[r * c.moves + m] > 0) moves.push(m);
+        }
       }
       if (priors.length < moves.length) priors = new Float32Array(moves.length);
-      value[r] = this.fast.evaluate(batch.planes, r * per, moves, priors);
+      value[r] = this.fast.evaluate(
+        batch.planes,
+        r * per,
+        moves,
+        priors,
+        c.cells ? cells : undefined,
+      );
       for (let j = 0; j < moves.length; j++) probs[r * c.moves + moves[j]] = priors[j];
     }
     return { probs, value };
@@ -402,6 +503,12 @@ export class GpuNet implements PolicyValueNet {
       wgradGemm?: string;
     } = {},
   ): Promise<GpuNet> {
+    if (weights.config.cells) {
+      throw new KibitzError(
+        "gpu_unsupported",
+        "cells head not supported on this backend yet (use --backend cpu or cpu-fast)",
+      );
+    }
     const tiled = opts.tiled ?? !ctx.report.isFallback;
     const kernels = await loadKernels(ctx, opts.tiles, tiled ? "tiled" : "direct");
     const fused = opts.fused ?? envFlag("KIBITZ_NN_FUSED", true);
@@ -531,7 +638,12 @@ export class GpuNet implements PolicyValueNet {
     if (!train && this.fused) this.refreshFolds();
     const out = !train && this.fused
       ? runFusedInference(rec, c, this.net.params, this.folded, x, mask)
-      : runPass(rec, this.net, { x, mask, policyTarget, valueTarget }, train ? hyper : null);
+      : runPass(
+        rec,
+        this.net,
+        { x, mask, policyTarget, valueTarget, moveCells: null },
+        train ? hyper : null,
+      );
     const err = await this.ctx.device.popErrorScope();
     if (err) {
       throw new KibitzError("shader_error", `recording the ${key} plan failed: ${err.message}`);

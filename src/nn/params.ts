@@ -40,11 +40,24 @@ export function paramSpecs(cfg: NetConfig): ParamSpec[] {
     specs.push(conv(`block${i}.conv1`, f, f, 3), ...bnSpecs(`block${i}.bn1`, f));
     specs.push(conv(`block${i}.conv2`, f, f, 3), ...bnSpecs(`block${i}.bn2`, f));
   }
-  specs.push(
-    conv("policy.conv", 2, f, 1),
-    ...bnSpecs("policy.bn", 2),
-    ...fc("policy.fc", cfg.moves, 2 * hw),
-  );
+  if (cfg.cells) {
+    // The cells head: 1x1 conv + BN (+ ReLU) to `hidden`, a plain 1x1 conv to the score planes,
+    // and the per-move-kind biases.
+    const c = cfg.cells;
+    specs.push(
+      conv("policy.conv", c.hidden, f, 1),
+      ...bnSpecs("policy.bn", c.hidden),
+      // 1/sqrt(fan-in) like a fully connected layer: no ReLU follows, logits start near 0 +- 1.
+      { ...conv("policy.cells.w", c.planes, c.hidden, 1), role: "fc" },
+      { name: "policy.cells.b", shape: [c.biases], role: "bias", trainable: true },
+    );
+  } else {
+    specs.push(
+      conv("policy.conv", 2, f, 1),
+      ...bnSpecs("policy.bn", 2),
+      ...fc("policy.fc", cfg.moves, 2 * hw),
+    );
+  }
   specs.push(conv("value.conv", 1, f, 1), ...bnSpecs("value.bn", 1));
   specs.push(...fc("value.fc1", cfg.valueHidden, hw), ...fc("value.fc2", 1, cfg.valueHidden));
   return specs;

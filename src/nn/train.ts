@@ -1,6 +1,6 @@
 import { loadCheckpoint, saveCheckpoint } from "./checkpoint.ts";
 import type { NetConfig } from "./config.ts";
-import type { NetBatch, PolicyValueNet, TrainStats } from "./net.ts";
+import type { NetBatch, PolicyValueNet, TrainBatch, TrainStats } from "./net.ts";
 import { cosineLr, defaultSgd, type SgdConfig } from "./optimizer.ts";
 import { initWeights, type NetWeights } from "./params.ts";
 import { rng } from "./tensor.ts";
@@ -35,7 +35,7 @@ export class Trainer {
  * index modulo the move count (some other moves are masked illegal) and the value is +1 when the
  * marker is in the left half of the board, else -1.
  */
-export function syntheticBatch(cfg: NetConfig, size: number, seed: number): Required<NetBatch> {
+export function syntheticBatch(cfg: NetConfig, size: number, seed: number): TrainBatch {
   const next = rng(seed);
   const hw = cfg.height * cfg.width;
   const planes = new Float32Array(size * cfg.planes * hw);
@@ -66,7 +66,7 @@ export interface SyntheticRunOptions {
 }
 
 /** Held-out loss (policy cross-entropy + value squared error) of inference outputs. */
-export async function heldOutLoss(net: PolicyValueNet, b: Required<NetBatch>): Promise<number> {
+export async function heldOutLoss(net: PolicyValueNet, b: TrainBatch): Promise<number> {
   const out = await net.infer(b);
   let l = 0;
   for (let i = 0; i < b.policy.length; i++) {

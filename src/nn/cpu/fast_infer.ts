@@ -2,7 +2,8 @@
 // convolution, the fast convolution with its bias/residual/ReLU epilogue, and only the policy
 // logits of the moves asked for (a position has tens of legal moves out of 5,489, so the policy
 // head's fully connected layer, 7.4M weights at the shipped size, costs a few hundred dot products
-// instead of all of them).
+// instead of all of them). The cells head computes each asked move's logit from its own cells
+// only: the 1x1 score conv at the (at most two) cells the move names, plus its kind's bias.
 import type { NetConfig } from "../config.ts";
 import type { NetWeights } from "../params.ts";
 import { type CpuTensor, cpuTensor } from "../tensor.ts";
@@ -19,8 +20,11 @@ interface Folded {
 export class FastInference {
   readonly config: NetConfig;
   private readonly convs = new Map<string, Folded>();
-  private readonly pw: Float32Array;
-  private readonly pb: Float32Array;
+  private readonly pw: Float32Array | null = null;
+  private readonly pb: Float32Array | null = null;
+  /** The cells head's score conv [planes, hidden] and move-kind biases (null: the FC head). */
+  private readonly cw: Float32Array | null = null;
+  private readonly cb: Float32Array | null = null;
   private readonly v1w: Float32Array;
   private readonly v1b: Float32Array;
   private readonly v2w: Float32Array;
@@ -52,8 +56,13 @@ export class FastInference {
     }
     fold("policy.conv", "policy.bn");
     fold("value.conv", "value.bn");
-    this.pw = T("policy.fc.w").data;
-    this.pb = T("policy.fc.b").data;
+    if (c.cells) {
+      this.cw = T("policy.cells.w").data;
+      this.cb = T("policy.cells.b").data;
+    } else {
+      this.pw = T("policy.fc.w").data;
+      this.pb = T("policy.fc.b").data;
+    }
     this.v1w = T("value.fc1.w").data;
     this.v1b = T("value.fc1.b").data;
     this.v2w = T("value.fc2.w").data;
@@ -189,23 +198,26 @@ export class FastInference {
   /**
    * Evaluates one encoded position (`planes` from `offset`, planes x height x width values):
    * writes into `priors` the softmax over the policy logits of `moves` (policy indices) and
-   * returns the value for the side to move, in [-1, 1].
+   * returns the value for the side to move, in [-1, 1]. A cells net needs `cells`: 3 integers
+   * per move, aligned with `moves`, (a, b, slot) as in NetBatch.moveCells; an FC net ignores it.
    */
   evaluate(
     planes: Float32Array,
     offset: number,
     moves: ArrayLike<number>,
     priors: Float32Array,
+    cells?: ArrayLike<number>,
   ): number {
     const v = new Float32Array(1);
-    this.evaluateBatch(planes, offset, 1, [moves], [priors], v);
+    this.evaluateBatch(planes, offset, 1, [moves], [priors], v, cells ? [cells] : undefined);
     return v[0];
   }
 
   /**
    * Evaluates `n` encoded positions stored one after another from `offset` as one batch (the
    * convolutions run over all of them at once): position b's priors over `moves[b]` go to
-   * `priors[b]`, its value to `values[b]`. The same results as `n` calls of `evaluate`.
+   * `priors[b]`, its value to `values[b]`. The same results as `n` calls of `evaluate`. A cells
+   * net needs `cells[b]` (3 integers per move of `moves[b]`: a, b, slot); an FC net ignores it.
    */
   evaluateBatch(
     planes: Float32Array,
@@ -214,8 +226,27 @@ export class FastInference {
     moves: ArrayLike<number>[],
     priors: Float32Array[],
     values: Float32Array,
+    cells?: ArrayLike<number>[],
   ): void {
     const c = this.config;
+    if (c.cells) {
+      for (let b = 0; b < n; b++) {
+        const cb = cells?.[b];
+        if (!cb) {
+          throw new KibitzError(
+            "bad_batch",
+            `a cells-head network needs each position's move cells (missing for position ${b})`,
+          );
+        }
+        if (cb.length !== 3 * moves[b].length) {
+          throw new KibitzError(
+            "bad_batch",
+            `position ${b}: ${cb.length} move cell values for ${moves[b].length} moves ` +
+              `(3 a move: a, b, slot)`,
+          );
+        }
+      }
+    }
     let h = this.stem(planes, offset, n);
     for (let i = 0; i < c.blocks; i++) {
       const r1 = this.conv(h, `block${i}.conv1`, null);
@@ -224,18 +255,43 @@ export class FastInference {
     const polAll = this.conv(h, "policy.conv", null).data;
     const valAll = this.conv(h, "value.conv", null).data;
     const inp = polAll.length / n, vin = valAll.length / n, pw = this.pw;
+    const hw = c.height * c.width, hidden = inp / hw;
+    const cw = this.cw, cbias = this.cb;
+    const cellCount = c.cells ? c.cells.planes * hw : 0;
+    // The cells head's score at flat index a (plane * H * W + cell) of position po: a 1x1 conv.
+    const score = (po: number, a: number): number => {
+      const p = Math.floor(a / hw), cell = a - p * hw, wo = p * hidden;
+      let s = 0;
+      for (let k = 0; k < hidden; k++) s += cw![wo + k] * polAll[po + k * hw + cell];
+      return s;
+    };
     for (let b = 0; b < n; b++) {
       // Policy: logits of the asked moves only, then their softmax.
-      const mv = moves[b], pr = priors[b], po = b * inp;
+      const mv = moves[b], pr = priors[b], po = b * inp, cl = cells?.[b];
       let mx = -Infinity;
       for (let j = 0; j < mv.length; j++) {
         const m = mv[j];
         if (!(m >= 0 && m < c.moves)) {
           throw new KibitzError("bad_batch", `policy index ${m} outside 0..${c.moves - 1}`);
         }
-        const wo = m * inp;
-        let s = this.pb[m];
-        for (let i = 0; i < inp; i++) s += pw[wo + i] * polAll[po + i];
+        let s: number;
+        if (cw) {
+          const a = cl![3 * j], a2 = cl![3 * j + 1], slot = cl![3 * j + 2];
+          const ok = (v: number, hi: number) => Number.isInteger(v) && v >= -1 && v < hi;
+          if (!ok(a, cellCount) || !ok(a2, cellCount) || !ok(slot, cbias!.length)) {
+            throw new KibitzError(
+              "bad_batch",
+              `move ${m}'s cells (${a}, ${a2}, ${slot}) are out of range ` +
+                `(cells ${cellCount}, biases ${cbias!.length}; -1 for none)`,
+            );
+          }
+          s = (a >= 0 ? score(po, a) : 0) + (a2 >= 0 ? score(po, a2) : 0) +
+            (slot >= 0 ? cbias![slot] : 0);
+        } else {
+          const wo = m * inp;
+          s = this.pb![m];
+          for (let i = 0; i < inp; i++) s += pw![wo + i] * polAll[po + i];
+        }
         pr[j] = s;
         if (s > mx) mx = s;
       }

@@ -1088,6 +1088,16 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     this.record("sumsq", { 0: p.buffer, 3: u, 5: out.buffer }, [SUMSQ_GROUPS, 1, 1]);
   }
 
+  /** Placeholder until the cells head's WGSL kernels land (helper B's branch replaces it). */
+  cellLogits(_q: GpuTensor, _table: GpuTensor, _bias: GpuTensor, _moves: number): GpuTensor {
+    throw new KibitzError("gpu_unsupported", "cells head not supported on this backend yet");
+  }
+
+  /** Placeholder until the cells head's WGSL kernels land (helper B's branch replaces it). */
+  cellLogitsBackward(_q: GpuTensor, _t: GpuTensor, _dl: GpuTensor, _db: GpuTensor): GpuTensor {
+    throw new KibitzError("gpu_unsupported", "cells head not supported on this backend yet");
+  }
+
   /** Returns a dead tensor's buffer to the pool. */
   release(t: GpuTensor): void {
     this.pool.release(t);
