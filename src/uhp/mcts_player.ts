@@ -735,5 +735,6 @@ export async function loadUhpModel(
       on ? HYBRID_SEARCH : { valueMix: d.valueMix, valueScale: d.valueScale, surroundPrior: 0 },
     );
   };
-  return { name: `${name} ${c.blocks}x${c.filters}`, player: mcts, mcts, setHybrid };
+  const head = c.cells ? " cells" : "";
+  return { name: `${name} ${c.blocks}x${c.filters}${head}`, player: mcts, mcts, setHybrid };
 }
