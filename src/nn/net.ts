@@ -226,7 +226,8 @@ export class CpuNet implements PolicyValueNet {
 
   private inputs(batch: NetBatch, train: boolean) {
     const c = this.config;
-    if (this.b instanceof FastCpuBackend) this.b.outputMask = batch.mask ?? null;
+    // The output mask is for the fully connected policy layer; a cells net has none.
+    if (this.b instanceof FastCpuBackend) this.b.outputMask = c.cells ? null : batch.mask ?? null;
     return {
       x: cpuTensor([batch.size, c.planes, c.height, c.width], batch.planes),
       mask: cpuTensor(

@@ -31,6 +31,10 @@ export class FastInference {
   private readonly v2b: number;
   private readonly hidden: Float32Array;
   private taps: Float32Array | null = null;
+  /** The cells head's per-cell policy features of the current position, and when each was made. */
+  private feat: Float32Array | null = null;
+  private stamp: Int32Array | null = null;
+  private gen = 0;
   private ones: Float32Array | null = null;
 
   /**
@@ -167,6 +171,18 @@ export class FastInference {
     return y;
   }
 
+  /** Scratch for the cells head's per-cell features ([cell][hidden]). */
+  private cellFeatures(size: number): Float32Array {
+    if (!this.feat || this.feat.length < size) this.feat = new Float32Array(size);
+    return this.feat;
+  }
+
+  /** Per cell, the position counter (gen) its features were computed for. */
+  private cellStamp(hw: number): Int32Array {
+    if (!this.stamp || this.stamp.length < hw) this.stamp = new Int32Array(hw).fill(-1);
+    return this.stamp;
+  }
+
   /** The folded stem weights as [plane][ky][kx][out channel] (the scatter's inner loop). */
   private stemTaps(): Float32Array {
     if (this.taps) return this.taps;
@@ -252,22 +268,45 @@ export class FastInference {
       const r1 = this.conv(h, `block${i}.conv1`, null);
       h = this.conv(r1, `block${i}.conv2`, h);
     }
-    const polAll = this.conv(h, "policy.conv", null).data;
-    const valAll = this.conv(h, "value.conv", null).data;
-    const inp = polAll.length / n, vin = valAll.length / n, pw = this.pw;
-    const hw = c.height * c.width, hidden = inp / hw;
     const cw = this.cw, cbias = this.cb;
+    // The FC head reads the whole policy conv; the cells head only the cells its moves name.
+    const polAll = cw ? null : this.conv(h, "policy.conv", null).data;
+    const valAll = this.conv(h, "value.conv", null).data;
+    const hw = c.height * c.width, vin = valAll.length / n, pw = this.pw;
+    const inp = polAll ? polAll.length / n : 0;
     const cellCount = c.cells ? c.cells.planes * hw : 0;
-    // The cells head's score at flat index a (plane * H * W + cell) of position po: a 1x1 conv.
-    const score = (po: number, a: number): number => {
-      const p = Math.floor(a / hw), cell = a - p * hw, wo = p * hidden;
+    const hidden = c.cells?.hidden ?? 0, filters = c.filters;
+    const pc = this.convs.get("policy.conv")!, fw = pc.w.data, fb = pc.b, hd = h.data;
+    const feat = cw ? this.cellFeatures(hw * hidden) : null;
+    const stamp = cw ? this.cellStamp(hw) : null;
+    let ho = 0;
+    // The cells head's score at flat index a (plane * H * W + cell) of the position whose tower
+    // output starts at ho: the folded policy conv + ReLU at that cell (computed once a position,
+    // on first use), then the 1x1 score conv of plane a / (H * W).
+    const score = (a: number): number => {
+      const p = Math.floor(a / hw), cell = a - p * hw, fo = cell * hidden;
+      if (stamp![cell] !== this.gen) {
+        stamp![cell] = this.gen;
+        for (let k = 0; k < hidden; k++) {
+          let v = fb[k];
+          const wo = k * filters;
+          for (let ch = 0; ch < filters; ch++) v += fw[wo + ch] * hd[ho + ch * hw + cell];
+          feat![fo + k] = v > 0 ? v : 0;
+        }
+      }
+      const wo = p * hidden;
       let s = 0;
-      for (let k = 0; k < hidden; k++) s += cw![wo + k] * polAll[po + k * hw + cell];
+      for (let k = 0; k < hidden; k++) s += cw![wo + k] * feat![fo + k];
       return s;
     };
     for (let b = 0; b < n; b++) {
       // Policy: logits of the asked moves only, then their softmax.
       const mv = moves[b], pr = priors[b], po = b * inp, cl = cells?.[b];
+      ho = b * filters * hw;
+      if (++this.gen > 0x3fffffff) {
+        this.gen = 1;
+        stamp?.fill(-1);
+      }
       let mx = -Infinity;
       for (let j = 0; j < mv.length; j++) {
         const m = mv[j];
@@ -285,12 +324,12 @@ export class FastInference {
                 `(cells ${cellCount}, biases ${cbias!.length}; -1 for none)`,
             );
           }
-          s = (a >= 0 ? score(po, a) : 0) + (a2 >= 0 ? score(po, a2) : 0) +
+          s = (a >= 0 ? score(a) : 0) + (a2 >= 0 ? score(a2) : 0) +
             (slot >= 0 ? cbias![slot] : 0);
         } else {
           const wo = m * inp;
           s = this.pb![m];
-          for (let i = 0; i < inp; i++) s += pw![wo + i] * polAll[po + i];
+          for (let i = 0; i < inp; i++) s += pw![wo + i] * polAll![po + i];
         }
         pr[j] = s;
         if (s > mx) mx = s;
