@@ -16,6 +16,7 @@ const SUITES: Record<string, () => Promise<{ suite: BenchSuite }>> = {
   solve: () => import("../src/poker/bench.ts"),
   "gpu-solve": () => import("../src/poker/gpu_bench.ts"),
   nn: () => import("../src/nn/bench.ts"),
+  "nn-cells": () => import("../src/nn/cells_bench.ts"),
   "hive-strength": () => import("../src/hiveplayer/strength_bench.ts"),
   "hive-mcts": () => import("../src/hiveplayer/throughput_bench.ts"),
   "hive-selfplay": () => import("../src/alphazero/hive_bench.ts"),

@@ -4,7 +4,7 @@
 import { CpuBackend } from "./cpu_backend.ts";
 import { foldBn } from "./cpu/fused.ts";
 import type { FusedBackend } from "./graph_fused.ts";
-import { foldedLayers, runFusedInference } from "./graph_fused.ts";
+import { CELLS_CONV, foldedLayers, runFusedInference } from "./graph_fused.ts";
 import type { NetBatch, NetOutputs } from "./net.ts";
 import type { NetWeights } from "./params.ts";
 import { type CpuTensor, cpuTensor } from "./tensor.ts";
@@ -52,6 +52,9 @@ export class F16TwinBackend implements FusedBackend<CpuTensor> {
   linear(x: CpuTensor, w: CpuTensor, bias: CpuTensor) {
     return this.cpu.linear(x, w, bias);
   }
+  cellLogits(q: CpuTensor, table: CpuTensor, bias: CpuTensor, moves: number) {
+    return this.cpu.cellLogits(q, table, bias, moves);
+  }
   relu(x: CpuTensor) {
     return this.cpu.relu(x);
   }
@@ -76,12 +79,16 @@ export function cpuFusedInfer(weights: NetWeights, batch: NetBatch, f16: boolean
       foldBn(T(conv), T(`${bn}.gamma`), T(`${bn}.beta`), T(`${bn}.mean`), T(`${bn}.var`)),
     ]),
   );
+  if (cfg.cells) folded.set(CELLS_CONV, { w: T(CELLS_CONV), b: cpuTensor([cfg.cells.planes]) });
   const x = cpuTensor([batch.size, cfg.planes, cfg.height, cfg.width], batch.planes);
   const mask = cpuTensor(
     [batch.size, cfg.moves],
     batch.mask ?? new Float32Array(batch.size * cfg.moves).fill(1),
   );
   const b = f16 ? new F16TwinBackend() : new CpuBackend();
-  const out = runFusedInference(b, cfg, weights.tensors, folded, x, mask);
+  const cells = cfg.cells && batch.moveCells
+    ? cpuTensor([batch.size, batch.moveCellsWidth!, 4], batch.moveCells)
+    : null;
+  const out = runFusedInference(b, cfg, weights.tensors, folded, x, mask, cells);
   return { probs: out.probs.data, value: out.value.data };
 }

@@ -1,13 +1,15 @@
+import { KibitzError } from "../errors.ts";
 import type { NetConfig } from "./config.ts";
 import type { PassOutputs } from "./graph.ts";
 import type { Shaped } from "./tensor.ts";
-import { KibitzError } from "../errors.ts";
 
 /** The ops of the fused inference graph (both backends implement them). */
 export interface FusedBackend<T extends Shaped> {
   /** y = act(conv(x, w) + bias[co] + res): a conv with its batch norm folded in, bias, residual, ReLU. */
   convFused(x: T, w: T, bias: T, res: T | null, relu: boolean, u?: T | null): T;
   linear(x: T, w: T, bias: T): T;
+  /** The cells head's gather (NnBackend.cellLogits). */
+  cellLogits(q: T, table: T, bias: T, moves: number): T;
   relu(x: T): T;
   policyLoss(logits: T, mask: T, target: T | null): { probs: T };
   valueLoss(z: T, target: T | null): { value: T };
@@ -37,9 +39,16 @@ export function foldedLayers(cfg: NetConfig): [conv: string, bn: string][] {
 }
 
 /**
+ * The cells head's score conv (a 1x1 conv with no batch norm): in the folded map of a cells net it
+ * is the weight as it is with a zero bias, so the fused graph runs it as a conv without epilogue.
+ */
+export const CELLS_CONV = "policy.cells.w";
+
+/**
  * Inference with batch norm folded into the convolutions and each block's bias, residual add and
  * ReLU in its conv's epilogue: two convolutions per residual block and no elementwise passes in
- * the tower. Same outputs as runPass in inference mode (up to rounding).
+ * the tower. Same outputs as runPass in inference mode (up to rounding). A cells net needs
+ * `moveCells` (the move table [B, W, 4]) and CELLS_CONV in `folded`.
  */
 export function runFusedInference<T extends Shaped>(
   b: FusedBackend<T>,
@@ -48,13 +57,8 @@ export function runFusedInference<T extends Shaped>(
   folded: Map<string, FoldedConv<T>>,
   x: T,
   mask: T,
+  moveCells: T | null = null,
 ): PassOutputs<T> {
-  if (cfg.cells) {
-    throw new KibitzError(
-      "gpu_unsupported",
-      "the fused inference graph has no cells head yet (use runPass or FastInference)",
-    );
-  }
   const P = (n: string): T => {
     const t = params.get(n);
     if (!t) throw new Error(`missing tensor ${n}`);
@@ -80,8 +84,20 @@ export function runFusedInference<T extends Shaped>(
   }
   b.mark?.("heads");
   const pol = conv(h, "policy.conv", null);
-  const logits = b.linear(pol, P("policy.fc.w"), P("policy.fc.b"));
-  b.release(pol);
+  let logits: T;
+  if (cfg.cells) {
+    if (!moveCells) {
+      throw new KibitzError("bad_batch", "a cells-head network needs the batch's move table");
+    }
+    const f = F(CELLS_CONV);
+    const q = b.convFused(pol, f.w, f.b, null, false, f.u ?? null);
+    b.release(pol);
+    logits = b.cellLogits(q, moveCells, P("policy.cells.b"), cfg.moves);
+    b.release(q);
+  } else {
+    logits = b.linear(pol, P("policy.fc.w"), P("policy.fc.b"));
+    b.release(pol);
+  }
   const { probs } = b.policyLoss(logits, mask, null);
   b.release(logits);
   const val = conv(h, "value.conv", null);

@@ -47,6 +47,7 @@ export {
   type WinogradTile,
 } from "./winograd.ts";
 export {
+  CELLS_CONV,
   type FoldedConv,
   foldedLayers,
   type FusedBackend,
@@ -54,6 +55,7 @@ export {
 } from "./graph_fused.ts";
 export { countParams, initWeights, type NetWeights, type ParamSpec, paramSpecs } from "./params.ts";
 export { syntheticBatch, Trainer } from "./train.ts";
+export { syntheticCellsBatch } from "./cells_batch.ts";
 export {
   type Checkpoint,
   CHECKPOINT_VERSION,

@@ -7,7 +7,7 @@ import { CpuBackend, FastCpuBackend } from "./cpu_backend.ts";
 import { FastInference } from "./cpu/fast_infer.ts";
 import { l2Penalty } from "./cpu/loss.ts";
 import { type NetTensors, type PassOutputs, runPass } from "./graph.ts";
-import { type FoldedConv, foldedLayers, runFusedInference } from "./graph_fused.ts";
+import { CELLS_CONV, type FoldedConv, foldedLayers, runFusedInference } from "./graph_fused.ts";
 import {
   forcedWgrad,
   forcedWinoGemm,
@@ -339,6 +339,10 @@ interface GpuPlan {
   rec: GpuRecorder;
   x: GpuTensor;
   mask: GpuTensor;
+  /** A cells net's move table [size, cellWidth, 4] (null for the fully connected head). */
+  moveCells: GpuTensor | null;
+  /** Entries per position of moveCells: batches with fewer are padded with -1 rows. */
+  cellWidth: number;
   policyTarget: GpuTensor | null;
   valueTarget: GpuTensor | null;
   out: PassOutputs<GpuTensor>;
@@ -504,12 +508,6 @@ export class GpuNet implements PolicyValueNet {
       wgradGemm?: string;
     } = {},
   ): Promise<GpuNet> {
-    if (weights.config.cells) {
-      throw new KibitzError(
-        "gpu_unsupported",
-        "cells head not supported on this backend yet (use --backend cpu or cpu-fast)",
-      );
-    }
     const tiled = opts.tiled ?? !ctx.report.isFallback;
     const kernels = await loadKernels(ctx, opts.tiles, tiled ? "tiled" : "direct");
     const fused = opts.fused ?? envFlag("KIBITZ_NN_FUSED", true);
@@ -582,6 +580,33 @@ export class GpuNet implements PolicyValueNet {
           rec.winogradFilter(wf32, f.u, m);
         }
       }
+      const cells = this.config.cells;
+      if (cells) {
+        // The score conv has no batch norm: the weight as it is (cast for f16 plans), zero bias.
+        const w = this.net.params.get(CELLS_CONV)!;
+        const f: FoldedConv<GpuTensor> = {
+          w,
+          b: uploadTensor(this.ctx, [cells.planes], new Float32Array(cells.planes), "cells.bias"),
+          u: null,
+        };
+        this.owned.push(f.b);
+        if (this.half) {
+          const eb = this.half.storage === "f16" ? 2 : 4;
+          f.w = {
+            shape: [...w.shape],
+            buffer: storageBuffer(
+              this.ctx,
+              Math.max(4, Math.ceil(w.size * eb / 4) * 4),
+              `${CELLS_CONV}.f16`,
+            ),
+            size: w.size,
+            half: true,
+          };
+          this.owned.push(f.w);
+          rec.toHalf(w, f.w);
+        }
+        this.folded.set(CELLS_CONV, f);
+      }
       this.foldRec = rec;
     }
     if (this.foldDirty) this.foldRec.submit();
@@ -591,8 +616,12 @@ export class GpuNet implements PolicyValueNet {
   /** Largest batch per submit: its biggest activation fits one storage binding (and the cap). */
   maxBatch(): number {
     const c = this.config;
-    let per = Math.max(c.filters * c.height * c.width, c.moves, c.planes * c.height * c.width) *
-      4;
+    let per = Math.max(
+      c.filters * c.height * c.width,
+      c.moves,
+      c.planes * c.height * c.width,
+      this.cellCap * 4,
+    ) * 4;
     const m = winogradSettingTile(this.winograd);
     if (m) {
       // The transformed input and product: (m+2)^2 values per tile and channel.
@@ -603,18 +632,39 @@ export class GpuNet implements PolicyValueNet {
     return Math.max(1, Math.min(this.batchCap, fit));
   }
 
-  /** The recorded plan for (mode, size); concurrent first calls share one recording. */
-  private plan(size: number, train: boolean): Promise<GpuPlan> {
-    const key = `${train ? "train" : "infer"}:${size}`;
+  /**
+   * The move-table width plans take for a batch of `width` entries a position: the largest power of
+   * two seen so far (at least 8), so a width that changes between calls re-plans at most once per
+   * doubling and smaller tables are padded with -1 rows (0 for the fully connected head).
+   */
+  private cellWidthFor(width: number | undefined): number {
+    if (!this.config.cells) return 0;
+    const w = Math.max(8, width ?? 0);
+    while (this.cellCap < w) this.cellCap = Math.max(8, this.cellCap * 2);
+    return this.cellCap;
+  }
+  private cellCap = 0;
+
+  /**
+   * The recorded plan for (mode, size, move-table width); concurrent first calls share one
+   * recording.
+   */
+  private plan(size: number, train: boolean, cellWidth = 0): Promise<GpuPlan> {
+    const key = `${train ? "train" : "infer"}:${size}${cellWidth ? `:cells${cellWidth}` : ""}`;
     const hit = this.plans.get(key);
     if (hit) return hit;
-    const p = this.recordPlan(key, size, train);
+    const p = this.recordPlan(key, size, train, cellWidth);
     this.plans.set(key, p);
     p.catch(() => this.plans.delete(key));
     return p;
   }
 
-  private async recordPlan(key: string, size: number, train: boolean): Promise<GpuPlan> {
+  private async recordPlan(
+    key: string,
+    size: number,
+    train: boolean,
+    cellWidth: number,
+  ): Promise<GpuPlan> {
     const c = this.config;
     const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
     rec.winograd = this.winograd;
@@ -625,6 +675,7 @@ export class GpuNet implements PolicyValueNet {
     this.ctx.device.pushErrorScope("validation");
     const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
     const mask = this.pool.acquire([size, c.moves], "nn.mask");
+    const moveCells = cellWidth ? this.pool.acquire([size, cellWidth, 4], "nn.move_cells") : null;
     const policyTarget = train ? this.pool.acquire([size, c.moves], "nn.policy_target") : null;
     const valueTarget = train ? this.pool.acquire([size], "nn.value_target") : null;
     let l2: GpuTensor | null = null;
@@ -638,18 +689,18 @@ export class GpuNet implements PolicyValueNet {
     const hyper = { lr: 0, momentum: 0.9, weightDecay: 1e-4 };
     if (!train && this.fused) this.refreshFolds();
     const out = !train && this.fused
-      ? runFusedInference(rec, c, this.net.params, this.folded, x, mask)
+      ? runFusedInference(rec, c, this.net.params, this.folded, x, mask, moveCells)
       : runPass(
         rec,
         this.net,
-        { x, mask, policyTarget, valueTarget, moveCells: null },
+        { x, mask, policyTarget, valueTarget, moveCells },
         train ? hyper : null,
       );
     const err = await this.ctx.device.popErrorScope();
     if (err) {
       throw new KibitzError("shader_error", `recording the ${key} plan failed: ${err.message}`);
     }
-    const plan = { rec, x, mask, policyTarget, valueTarget, out, l2 };
+    const plan = { rec, x, mask, moveCells, cellWidth, policyTarget, valueTarget, out, l2 };
     this.live.push(plan);
     return plan;
   }
@@ -736,6 +787,7 @@ export class GpuNet implements PolicyValueNet {
       }
     }
     writeBuffer(this.ctx, plan.mask.buffer, mask);
+    if (plan.moveCells) writeBuffer(this.ctx, plan.moveCells.buffer, this.paddedCells(plan, batch));
     if (plan.policyTarget && batch.policy) {
       writeBuffer(this.ctx, plan.policyTarget.buffer, batch.policy);
     }
@@ -744,12 +796,24 @@ export class GpuNet implements PolicyValueNet {
     }
   }
 
+  /** The batch's move table at the plan's width: each position's rows, then -1 padding rows. */
+  private paddedCells(plan: GpuPlan, batch: NetBatch): Float32Array {
+    const t = batch.moveCells!, w = batch.moveCellsWidth!, cap = plan.cellWidth;
+    if (w === cap) return t;
+    const out = new Float32Array(batch.size * cap * 4).fill(-1);
+    for (let r = 0; r < batch.size; r++) {
+      out.set(t.subarray(r * w * 4, (r + 1) * w * 4), r * cap * 4);
+    }
+    return out;
+  }
+
   /** GPU inference; batches larger than one storage binding allows are split into chunks. */
   async infer(batch: NetBatch): Promise<NetOutputs> {
     checkBatch(this.config, batch, false);
+    const cellWidth = this.cellWidthFor(batch.moveCellsWidth);
     const c = this.config, chunk = this.maxBatch();
     if (batch.size > chunk) return await this.inferChunked(batch, chunk);
-    const plan = await this.plan(batch.size, false);
+    const plan = await this.plan(batch.size, false, cellWidth);
     const t0 = performance.now();
     if (this.fused) this.refreshFolds();
     this.upload(plan, batch);
@@ -765,12 +829,15 @@ export class GpuNet implements PolicyValueNet {
   private async inferChunked(batch: NetBatch, chunk: number): Promise<NetOutputs> {
     const c = this.config, per = c.planes * c.height * c.width;
     const probs = new Float32Array(batch.size * c.moves), value = new Float32Array(batch.size);
+    const cw = (batch.moveCellsWidth ?? 0) * 4;
     for (let s = 0; s < batch.size; s += chunk) {
       const n = Math.min(chunk, batch.size - s);
       const r = await this.infer({
         size: n,
         planes: batch.planes.subarray(s * per, (s + n) * per),
         mask: batch.mask?.subarray(s * c.moves, (s + n) * c.moves),
+        moveCells: batch.moveCells?.subarray(s * cw, (s + n) * cw),
+        moveCellsWidth: batch.moveCellsWidth,
       });
       probs.set(r.probs, s * c.moves);
       value.set(r.value, s);
@@ -781,13 +848,14 @@ export class GpuNet implements PolicyValueNet {
   /** One GPU training step: forward, backward and SGD in one submit, one batched readback. */
   async trainStep(batch: NetBatch, hyper: SgdHyper): Promise<TrainStats> {
     checkBatch(this.config, batch, true);
+    const cellWidth = this.cellWidthFor(batch.moveCellsWidth);
     if (batch.size > this.maxBatch()) {
       throw new KibitzError(
         "batch_too_large",
         `training batch ${batch.size} exceeds ${this.maxBatch()} on this adapter`,
       );
     }
-    const plan = await this.plan(batch.size, true);
+    const plan = await this.plan(batch.size, true, cellWidth);
     this.foldDirty = true;
     this.upload(plan, batch);
     writeBuffer(
@@ -829,7 +897,7 @@ export class GpuNet implements PolicyValueNet {
 
   /** Encodes a recorded plan (for benchmarks that time it inside one pass). */
   async planFor(size: number, train: boolean): Promise<GpuRecorder> {
-    return (await this.plan(size, train)).rec;
+    return (await this.plan(size, train, this.cellWidthFor(undefined))).rec;
   }
 
   /** Frees every buffer of the network and its plans. */

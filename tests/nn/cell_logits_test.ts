@@ -379,7 +379,12 @@ Deno.test("cells net: a missing table, a legal move without an entry and bad ent
   const plain = await fc.infer({ size: 2, planes: b.planes, mask: b.mask });
   const withTable = await fc.infer(b);
   assert.deepEqual(plain.probs, withTable.probs);
-  // The fused graph has no cells head yet: a clear error, not a missing tensor.
+  // The fused graph runs the cells head (the reference pass's outputs); no table: a clear error.
   const weights = await net.weights();
-  assert.throws(() => cpuFusedInfer(weights, b, false), /no cells head/);
+  const fused = cpuFusedInfer(weights, b, false), ref = await net.infer(b);
+  assert.ok(maxDiff(fused.probs, ref.probs) < 1e-5 && maxDiff(fused.value, ref.value) < 1e-5);
+  assert.throws(
+    () => cpuFusedInfer(weights, { ...b, moveCells: undefined }, false),
+    /needs the batch's move table/,
+  );
 });

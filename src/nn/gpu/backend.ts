@@ -1040,6 +1040,66 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     return { probs, loss, dlogits };
   }
 
+  /** The uniform of the cells kernels for q [B, planes, H, W] and table [B, W, 4]. */
+  private cellParams(q: GpuTensor, table: GpuTensor, moves: number, nbias: number, n: number) {
+    const b = q.shape[0], width = table.shape[1];
+    expectShape("cell move table", table.shape, [b, width, 4]);
+    return this.params([b, width, moves, numel(q.shape) / b, nbias, n, 0, 0]);
+  }
+
+  /** Records out[0 .. n) = 0 (cellZero). */
+  private zeroFill(out: GpuTensor, p: GPUBuffer, n: number): void {
+    this.record("cellZero", { 7: p, 8: out.buffer }, this.g1(n));
+  }
+
+  /**
+   * Policy logits gathered from per-cell head planes q by the move table (cells head): the logits
+   * zero-filled, then one invocation per table entry writes its move's logit (each move index at
+   * most once per position, so no two invocations write one logit). An f16 q is cast to f32 first.
+   */
+  cellLogits(q: GpuTensor, table: GpuTensor, bias: GpuTensor, moves: number): GpuTensor {
+    if (q.half) {
+      const full = this.toFull(q);
+      const y = this.cellLogits(full, table, bias, moves);
+      this.release(full);
+      return y;
+    }
+    const b = q.shape[0], width = table.shape[1];
+    const logits = this.out([b, moves]);
+    const p = this.cellParams(q, table, moves, bias.size, b * moves);
+    this.zeroFill(logits, p, b * moves);
+    const bind = { 0: q.buffer, 1: table.buffer, 2: bias.buffer, 3: logits.buffer, 7: p };
+    this.record("cellLogits", bind, this.g1(b * width));
+    return logits;
+  }
+
+  /**
+   * Backward of cellLogits: dbias by a reduction per slot (a workgroup per slot in the tiled
+   * family, an invocation per slot in the direct one), and dq zero-filled then accumulated by one
+   * invocation per position over its entries (writes stay within that position's planes: no races).
+   */
+  cellLogitsBackward(
+    q: GpuTensor,
+    table: GpuTensor,
+    dlogits: GpuTensor,
+    dbias: GpuTensor,
+  ): GpuTensor {
+    const b = q.shape[0], moves = dlogits.shape[1], nbias = dbias.size;
+    expectShape("cell logits gradient", dlogits.shape, [b, moves]);
+    const dq = this.out(q.shape);
+    const p = this.cellParams(q, table, moves, nbias, dq.size);
+    this.zeroFill(dq, p, dq.size);
+    this.record(
+      "cellDq",
+      { 1: table.buffer, 4: dlogits.buffer, 5: dq.buffer, 7: p },
+      this.g1(b),
+    );
+    const bind = { 1: table.buffer, 4: dlogits.buffer, 6: dbias.buffer, 7: p };
+    if (this.tiled) this.record("cellBiasGrad", bind, [nbias, 1, 1]);
+    else this.record("cellBiasGradDirect", bind, [Math.ceil(nbias / 64), 1, 1]);
+    return dq;
+  }
+
   /** tanh value, with squared error and its gradient when a target is given. */
   valueLoss(z: GpuTensor, target: GpuTensor | null) {
     const rows = z.shape[0];
@@ -1086,16 +1146,6 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     }
     const u = this.params([numel(p.shape), slot, 0, 0]);
     this.record("sumsq", { 0: p.buffer, 3: u, 5: out.buffer }, [SUMSQ_GROUPS, 1, 1]);
-  }
-
-  /** Placeholder until the cells head's WGSL kernels land (helper B's branch replaces it). */
-  cellLogits(_q: GpuTensor, _table: GpuTensor, _bias: GpuTensor, _moves: number): GpuTensor {
-    throw new KibitzError("gpu_unsupported", "cells head not supported on this backend yet");
-  }
-
-  /** Placeholder until the cells head's WGSL kernels land (helper B's branch replaces it). */
-  cellLogitsBackward(_q: GpuTensor, _t: GpuTensor, _dl: GpuTensor, _db: GpuTensor): GpuTensor {
-    throw new KibitzError("gpu_unsupported", "cells head not supported on this backend yet");
   }
 
   /** Returns a dead tensor's buffer to the pool. */

@@ -10,6 +10,7 @@ import lossDirectSrc from "../../../shaders/nn/loss_direct.wgsl" with { type: "t
 import lossSrc from "../../../shaders/nn/loss.wgsl" with { type: "text" };
 import sgdSrc from "../../../shaders/nn/sgd.wgsl" with { type: "text" };
 import fusedSrc from "../../../shaders/nn/fused.wgsl" with { type: "text" };
+import cellsSrc from "../../../shaders/nn/cells.wgsl" with { type: "text" };
 import { convForwardSource, type ConvTile, convWgradSource } from "./conv_gemm.ts";
 import { winogradSource } from "../winograd.ts";
 import { winogradWgradSource } from "./winograd_gemm.ts";
@@ -142,6 +143,11 @@ const ENTRIES = {
   valueLoss: [lossSrc, "value"],
   sgdStep: [sgdSrc, "step"],
   sumsq: [sgdSrc, "sumsq"],
+  cellZero: [cellsSrc, "zero"],
+  cellLogits: [cellsSrc, "cell_logits"],
+  cellDq: [cellsSrc, "cell_dq"],
+  cellBiasGrad: [cellsSrc, "cell_dbias"],
+  cellBiasGradDirect: [cellsSrc, "cell_dbias_direct"],
 } as const;
 
 /** Names of the network's compute pipelines. */
@@ -165,6 +171,7 @@ const DIRECT_ONLY = new Set<string>([
   "bnReluBackwardReduceDirect",
   "softmaxDirect",
   "policyLossDirect",
+  "cellBiasGradDirect",
 ]);
 const TILED_ONLY = new Set<string>([
   ...Object.keys(tiledEntries(HARDWARE_TILES)),
@@ -173,6 +180,7 @@ const TILED_ONLY = new Set<string>([
   "bnReluBackwardReduce",
   "softmax",
   "policyLoss",
+  "cellBiasGrad",
 ]);
 
 const loaded = new WeakMap<GpuContext, Map<KernelTiles, Map<KernelFamily, Promise<NnKernels>>>>();
