@@ -296,15 +296,14 @@ export async function warmStart(dir: string, init: string, net: NetConfig): Prom
     // A config without `cells` and one with `cells: undefined` are the same (FC) network.
     if (!same(k)) {
       const hint = c.cells && !net.cells
-        ? " (a cells-head model: use a hive-cells preset)"
+        ? "a cells-head model: use a hive-cells preset"
         : !c.cells && net.cells
-        ? " (a fully connected head's model: use a preset without cells)"
-        : "";
+        ? "a fully connected head's model: use a preset without cells"
+        : `${k} differs`;
+      const want = describeNet(net);
       throw new KibitzError(
         "shape_mismatch",
-        `${init} is a ${describeNet(c)}; this preset needs a ${
-          describeNet(net)
-        } (${k} differs)${hint}`,
+        `${init} is a ${describeNet(c)}; this preset needs a ${want} (${hint})`,
       );
     }
   }
