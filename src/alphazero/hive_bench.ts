@@ -1,5 +1,5 @@
-// `deno task bench hive-selfplay [net=default|small|cpu|cells-cpu|tiny|cells-tiny] [seconds=N] [playouts=N]
-// [concurrency=N] [batch=N] [uhp=0|1]`: Hive self-play throughput with a network of the given size
+// `deno task bench hive-selfplay [net=default|small|cpu|cells-cpu|tiny|cells-tiny] [seconds=N]
+// [playouts=N] [concurrency=N] [batch=N] [uhp=0|1]`: Hive self-play throughput with a network of the given size
 // (random weights: speed does not depend on them). Measures network evaluations per second at fixed
 // batch sizes, the UHP engine's one-position CPU evaluation (reference ops vs the fast path; uhp=0
 // skips it), then runs self-play (seed 003's search, root noise, batched evaluator) for a fixed wall
