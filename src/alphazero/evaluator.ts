@@ -4,6 +4,7 @@
 import type { Evaluation, Evaluator } from "../mcts/evaluator.ts";
 import { type Game, type GameSpec, inputSize } from "../mcts/game.ts";
 import type { NetBatch, NetOutputs } from "../nn/net.ts";
+import { KibitzError } from "../errors.ts";
 
 /**
  * The one thing the evaluator needs from a network: outputs for a batch. `PolicyValueNet` fits;
@@ -11,6 +12,8 @@ import type { NetBatch, NetOutputs } from "../nn/net.ts";
  */
 export interface BatchInfer {
   readonly backend: "cpu" | "gpu";
+  /** The network's shape when known: a cells policy head (`cells`) needs the move tables. */
+  readonly config?: { cells?: unknown };
   infer(batch: NetBatch): Promise<NetOutputs>;
 }
 
@@ -26,6 +29,8 @@ export interface EvaluatorStats {
 
 interface Request {
   indices: Int32Array;
+  /** The moves' cells-head terms (3 per move; a cells net only). */
+  cells: Int32Array | null;
   resolve: (e: Evaluation) => void;
   reject: (e: unknown) => void;
 }
@@ -59,6 +64,7 @@ export class BatchEvaluator<M> implements Evaluator<M> {
   private readonly channel = new MessageChannel();
   private scheduled = false;
   private readonly per: number;
+  private readonly cells: boolean;
 
   constructor(
     readonly net: BatchInfer,
@@ -67,6 +73,7 @@ export class BatchEvaluator<M> implements Evaluator<M> {
     readonly maxInFlight = 1,
   ) {
     this.per = inputSize(spec);
+    this.cells = net.config?.cells !== undefined;
     this.current = this.fresh();
     this.channel.port1.onmessage = () => {
       this.scheduled = false;
@@ -89,6 +96,12 @@ export class BatchEvaluator<M> implements Evaluator<M> {
 
   /** Encodes the position now; the promise resolves when its batch has been evaluated. */
   evaluate(game: Game<M>, moves: M[]): Promise<Evaluation> {
+    if (this.cells && !game.moveCells) {
+      throw new KibitzError(
+        "bad_config",
+        `${this.spec.name}: a cells-head network needs the game's move cells (Game.moveCells)`,
+      );
+    }
     const t0 = performance.now();
     const cur = this.current;
     const row = cur.reqs.length;
@@ -100,9 +113,10 @@ export class BatchEvaluator<M> implements Evaluator<M> {
       indices[i] = k;
       cur.mask[base + k] = 1;
     }
+    const cells = this.cells ? game.moveCells!(moves) : null;
     this.stats.encodeMs += performance.now() - t0;
     const p = new Promise<Evaluation>((resolve, reject) =>
-      cur.reqs.push({ indices, resolve, reject })
+      cur.reqs.push({ indices, cells, resolve, reject })
     );
     if (cur.reqs.length >= this.maxBatch) this.flush();
     else if (!this.scheduled) {
@@ -134,9 +148,10 @@ export class BatchEvaluator<M> implements Evaluator<M> {
       mask = new Float32Array(size * moves).fill(1);
       mask.set(b.mask.subarray(0, n * moves));
     }
+    const table = this.cells ? moveTable(reqs, size, mask, moves) : {};
     this.inFlight++;
     const t0 = performance.now();
-    this.net.infer({ size, planes, mask }).then((out) => {
+    this.net.infer({ size, planes, mask, ...table }).then((out) => {
       this.stats.netMs += performance.now() - t0;
       this.stats.batches++;
       this.stats.positions += n;
@@ -161,4 +176,36 @@ export class BatchEvaluator<M> implements Evaluator<M> {
     this.channel.port1.close();
     this.channel.port2.close();
   }
+}
+
+/**
+ * A cells-head batch's move table ([size, width, 4]: move index, a, b, slot; -1 padding) from the
+ * requests; a padding row (size > requests) gets the one entry (0, -1, -1, -1) and a mask of that
+ * move only, so its softmax stays finite.
+ */
+function moveTable(
+  reqs: Request[],
+  size: number,
+  mask: Float32Array,
+  moves: number,
+): { moveCells: Float32Array; moveCellsWidth: number } {
+  let width = 1;
+  for (const r of reqs) width = Math.max(width, r.indices.length);
+  const t = new Float32Array(size * width * 4).fill(-1);
+  for (let n = 0; n < size; n++) {
+    const o = n * width * 4, r = reqs[n];
+    if (!r) {
+      mask.fill(0, n * moves, (n + 1) * moves);
+      mask[n * moves] = 1;
+      t[o] = 0;
+      continue;
+    }
+    for (let i = 0; i < r.indices.length; i++) {
+      t[o + i * 4] = r.indices[i];
+      t[o + i * 4 + 1] = r.cells![i * 3];
+      t[o + i * 4 + 2] = r.cells![i * 3 + 1];
+      t[o + i * 4 + 3] = r.cells![i * 3 + 2];
+    }
+  }
+  return { moveCells: t, moveCellsWidth: width };
 }

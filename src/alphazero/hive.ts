@@ -5,7 +5,7 @@
 // trained and queried on rotated and mirrored boards while the search plays the real moves.
 import { encodeHivePosition, HIVE_POLICY_SIZE, hiveMoveIndex } from "../hive/encoding.ts";
 import { HiveGame } from "../hive/game.ts";
-import { HIVE_CELLS } from "../hive/move_cells.ts";
+import { HIVE_CELLS, hiveMoveCells } from "../hive/move_cells.ts";
 import { HEX_SYMMETRIES, transformMove } from "../hive/symmetry.ts";
 import type { Game, GameSpec, Outcome } from "../mcts/game.ts";
 import { KibitzError } from "../errors.ts";
@@ -125,6 +125,12 @@ export class HiveAzGame implements Game<number> {
   moveIndex(move: number): number {
     if (!this.view) return hiveMoveIndex(this.game, move);
     return hiveMoveIndex(this.view, transformMove(move, this.symmetry));
+  }
+
+  /** The cells head's (a, b, slot) of each move, in the symmetric view (see hiveMoveCells). */
+  moveCells(moves: number[]): Int32Array {
+    if (!this.view) return hiveMoveCells(this.game, moves);
+    return hiveMoveCells(this.view, moves.map((m) => transformMove(m, this.symmetry)));
   }
 
   /** UHP MoveString. */

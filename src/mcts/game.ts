@@ -28,6 +28,11 @@ export interface Game<M> {
   encode(out: Float32Array, offset: number): void;
   /** Index of a legal move in the network's policy vector, in [0, spec.moves). */
   moveIndex(move: M): number;
+  /**
+   * The cells policy head's terms of `moves` (3 ints per move: a, b, slot; CELLS_SPEC), in the same
+   * view as `encode`. Only games that a cells-head network plays need it.
+   */
+  moveCells?(moves: M[]): Int32Array;
   /** A move as text (logs, game records). */
   moveText(move: M): string;
   /** An independent copy of the position (the history needed by `undo` included). */
