@@ -7,14 +7,19 @@
 //   "KBRB" | u32 version | u32 input size | u32 policy size | u32 positions | u32 index bytes (2|4)
 //   | u32 iteration | u32 games | records | u32 CRC-32 of everything before.
 // Record: f32 z | u32 ones | u32 others | u32 legal | ones x index | others x (index, f32 value)
-//   | legal x index | legal x f32 probability. Input planes are stored sparsely (most are 0/1).
+//   | legal x index | legal x f32 probability [| legal x 3 x i32 move cells, version 2 only: the
+//   cells policy head's (a, b, slot) per legal move]. Input planes are stored sparsely (most are
+//   0/1). Version 1 chunks (no move cells) stay readable.
 import { KibitzError } from "../errors.ts";
 import { writeFileAtomic } from "../cli/atomic.ts";
 import { crc32 } from "../crc32.ts";
 import type { TrainBatch } from "../nn/net.ts";
 
 const MAGIC = 0x4252424b; // "KBRB"
+/** Records without move cells. */
 const VERSION = 1;
+/** Records with the cells head's move cells. */
+const VERSION_CELLS = 2;
 const HEADER = 32;
 
 /** One training position: dense input planes, policy target over legal move indices, outcome. */
@@ -26,6 +31,8 @@ export interface Position {
   policy: Float32Array;
   /** Final result from this position's side to move: 1, 0 or -1. */
   z: number;
+  /** The cells head's (a, b, slot) per legal move (3 ints each), for a cells-head network. */
+  cells?: Int32Array;
 }
 
 interface Chunk {
@@ -37,6 +44,8 @@ interface Chunk {
   view: DataView;
   offsets: Uint32Array;
   wide: boolean;
+  /** Records carry move cells (version 2). */
+  cells: boolean;
 }
 
 /** Encodes positions as one chunk (the bytes of a chunk file). */
@@ -49,6 +58,16 @@ export function encodeChunk(
 ): Uint8Array {
   const wide = inputSize > 65535 || moves > 65535;
   const ib = wide ? 4 : 2;
+  // Move cells for every position or for none (one format per chunk).
+  const cells = positions.some((p) => p.cells !== undefined);
+  for (const p of positions) {
+    if (cells && p.cells?.length !== p.legal.length * 3) {
+      throw new KibitzError(
+        "shape_mismatch",
+        "positions of a chunk need move cells for every legal move, or none",
+      );
+    }
+  }
   let size = HEADER + 4;
   const parts = positions.map((p) => {
     if (p.planes.length !== inputSize) {
@@ -62,14 +81,13 @@ export function encodeChunk(
       if (p.planes[i] === 1) ones++;
       else if (p.planes[i] !== 0) others++;
     }
-    size += 16 + ones * ib + others * (ib + 4) + p.legal.length * (ib + 4);
+    size += 16 + ones * ib + others * (ib + 4) + p.legal.length * (ib + 4 + (cells ? 12 : 0));
     return { ones, others };
   });
   const bytes = new Uint8Array(size);
   const v = new DataView(bytes.buffer);
-  [MAGIC, VERSION, inputSize, moves, positions.length, ib, iteration, games].forEach((x, i) =>
-    v.setUint32(i * 4, x, true)
-  );
+  [MAGIC, cells ? VERSION_CELLS : VERSION, inputSize, moves, positions.length, ib, iteration, games]
+    .forEach((x, i) => v.setUint32(i * 4, x, true));
   let o = HEADER;
   const idx = (x: number) => {
     if (wide) v.setUint32(o, x, true);
@@ -100,6 +118,12 @@ export function encodeChunk(
       v.setFloat32(o, q, true);
       o += 4;
     }
+    if (cells) {
+      for (const c of p.cells!) {
+        v.setInt32(o, c, true);
+        o += 4;
+      }
+    }
   });
   v.setUint32(o, crc32(bytes.subarray(0, o)), true);
   return bytes;
@@ -119,9 +143,11 @@ function decodeChunk(
   if (bytes.length < HEADER + 4) fail(`truncated (${bytes.length} bytes)`);
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (v.getUint32(0, true) !== MAGIC) fail("not a replay-buffer chunk (bad magic)");
-  if (v.getUint32(4, true) !== VERSION) {
-    fail(`format version ${v.getUint32(4, true)}, expected ${VERSION}`);
+  const version = v.getUint32(4, true);
+  if (version !== VERSION && version !== VERSION_CELLS) {
+    fail(`format version ${version}, expected ${VERSION} or ${VERSION_CELLS}`);
   }
+  const cellBytes = version === VERSION_CELLS ? 12 : 0;
   const end = bytes.length - 4;
   if (v.getUint32(end, true) !== crc32(bytes.subarray(0, end))) fail("checksum mismatch");
   if (v.getUint32(8, true) !== inputSize || v.getUint32(12, true) !== moves) {
@@ -138,7 +164,7 @@ function decodeChunk(
     offsets[k] = o;
     const ones = v.getUint32(o + 4, true), others = v.getUint32(o + 8, true);
     const legal = v.getUint32(o + 12, true);
-    o += 16 + ones * ib + others * (ib + 4) + legal * (ib + 4);
+    o += 16 + ones * ib + others * (ib + 4) + legal * (ib + 4 + cellBytes);
   }
   if (o !== end) fail(`records end at byte ${o}, the checksum sits at ${end}`);
   return {
@@ -150,6 +176,7 @@ function decodeChunk(
     view: v,
     offsets,
     wide: ib === 4,
+    cells: cellBytes > 0,
   };
 }
 
@@ -283,8 +310,11 @@ export class ReplayBuffer {
     }
   }
 
-  /** Decodes position `k` of the sampling window (0 = oldest) into row `row` of dense arrays. */
-  private decodeInto(k: number, row: number, out: TrainBatch): void {
+  /**
+   * Decodes position `k` of the sampling window (0 = oldest) into row `row` of dense arrays;
+   * returns its move-table entries (move index, a, b, slot per legal move) when it has move cells.
+   */
+  private decodeInto(k: number, row: number, out: TrainBatch): Float32Array | null {
     let skip = this.total() - this.size + k;
     let c = this.chunks[0], ci = 0;
     while (skip >= c.count) {
@@ -315,44 +345,17 @@ export class ReplayBuffer {
       out.policy[mb + moves[i]] = v.getFloat32(o, true);
       o += 4;
     }
-  }
-
-  /** A training batch of `n` positions drawn uniformly (with replacement) from the window. */
-  sampleBatch(n: number, next: () => number): TrainBatch {
-    const size = this.size;
-    if (size === 0) {
-      throw new KibitzError("empty_buffer", `replay buffer ${this.dir}: holds no positions`);
+    if (!c.cells) return null;
+    const entries = new Float32Array(legal * 4);
+    for (let i = 0; i < legal; i++) {
+      entries[i * 4] = moves[i];
+      for (let j = 1; j < 4; j++, o += 4) entries[i * 4 + j] = v.getInt32(o, true);
     }
-    const out: TrainBatch = {
-      size: n,
-      planes: new Float32Array(n * this.inputSize),
-      mask: new Float32Array(n * this.moves),
-      policy: new Float32Array(n * this.moves),
-      value: new Float32Array(n),
-    };
-    for (let r = 0; r < n; r++) this.decodeInto(Math.floor(next() * size), r, out);
-    return out;
+    return entries;
   }
 
-  /** Reads back position `k` of the window (0 = oldest), for tests and tools. */
-  position(k: number): Position {
-    const out = this.sampleAt([k]);
-    const legal: number[] = [], policy: number[] = [];
-    for (let m = 0; m < this.moves; m++) {
-      if (out.mask[m] === 1) {
-        legal.push(m);
-        policy.push(out.policy[m]);
-      }
-    }
-    return {
-      planes: out.planes,
-      legal: Int32Array.from(legal),
-      policy: Float32Array.from(policy),
-      z: out.value[0],
-    };
-  }
-
-  private sampleAt(ks: number[]): TrainBatch {
+  /** Decodes positions `ks` of the window as a batch (with the move table when they carry one). */
+  private decodeBatch(ks: number[]): TrainBatch {
     const n = ks.length;
     const out: TrainBatch = {
       size: n,
@@ -361,7 +364,60 @@ export class ReplayBuffer {
       policy: new Float32Array(n * this.moves),
       value: new Float32Array(n),
     };
-    ks.forEach((k, r) => this.decodeInto(k, r, out));
+    const tables = ks.map((k, r) => this.decodeInto(k, r, out));
+    const withCells = tables.filter((t) => t !== null).length;
+    if (withCells === 0) return out;
+    if (withCells < n) {
+      throw new KibitzError(
+        "bad_buffer",
+        `replay buffer ${this.dir}: positions with and without move cells in one window`,
+      );
+    }
+    let width = 1;
+    for (const t of tables) width = Math.max(width, t!.length / 4);
+    const moveCells = new Float32Array(n * width * 4).fill(-1);
+    tables.forEach((t, r) => moveCells.set(t!, r * width * 4));
+    out.moveCells = moveCells;
+    out.moveCellsWidth = width;
     return out;
+  }
+
+  /** A training batch of `n` positions drawn uniformly (with replacement) from the window. */
+  sampleBatch(n: number, next: () => number): TrainBatch {
+    const size = this.size;
+    if (size === 0) {
+      throw new KibitzError("empty_buffer", `replay buffer ${this.dir}: holds no positions`);
+    }
+    const ks: number[] = [];
+    for (let r = 0; r < n; r++) ks.push(Math.floor(next() * size));
+    return this.decodeBatch(ks);
+  }
+
+  /** Reads back position `k` of the window (0 = oldest), for tests and tools. */
+  position(k: number): Position {
+    const out = this.decodeBatch([k]);
+    const legal: number[] = [], policy: number[] = [];
+    for (let m = 0; m < this.moves; m++) {
+      if (out.mask[m] === 1) {
+        legal.push(m);
+        policy.push(out.policy[m]);
+      }
+    }
+    const p: Position = {
+      planes: out.planes,
+      legal: Int32Array.from(legal),
+      policy: Float32Array.from(policy),
+      z: out.value[0],
+    };
+    if (out.moveCells) {
+      // The table's order is the record's; `legal` is by index.
+      const t = out.moveCells, at = new Map<number, number>();
+      for (let i = 0; i < out.moveCellsWidth!; i++) if (t[i * 4] >= 0) at.set(t[i * 4], i);
+      p.cells = Int32Array.from(legal.flatMap((m) => {
+        const i = at.get(m)!;
+        return [t[i * 4 + 1], t[i * 4 + 2], t[i * 4 + 3]];
+      }));
+    }
+    return p;
   }
 }

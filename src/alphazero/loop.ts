@@ -175,7 +175,8 @@ export async function selfPlayStage(
     }
   };
   const stopFlag = { stop: false };
-  const cfg = { ...preset.selfplay };
+  // A cells-head network trains on the positions' move cells too.
+  const cfg = { ...preset.selfplay, cells: preset.net.cells !== undefined };
   await selfPlay(
     preset.game,
     player.evaluator,

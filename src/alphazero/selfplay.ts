@@ -19,6 +19,11 @@ export interface SelfPlayConfig {
   /** A game reaching this many plies is scored a draw (0: no limit). */
   maxPlies: number;
   search: SearchConfig;
+  /**
+   * Record each position's move cells (Game.moveCells) beside its legal moves: the training
+   * positions of a cells-head network (off: positions as before).
+   */
+  cells?: boolean;
 }
 
 /** Seed 003's self-play numbers (root noise on). */
@@ -62,8 +67,13 @@ export async function playSelfPlayGame<M>(
   const s = gameSeed(seed, index);
   const search = new Search(spec.create(), evaluator, cfg.search, s);
   const per = inputSize(spec);
-  const rows: { planes: Float32Array; legal: Int32Array; policy: Float32Array; side: number }[] =
-    [];
+  const rows: {
+    planes: Float32Array;
+    legal: Int32Array;
+    policy: Float32Array;
+    side: number;
+    cells?: Int32Array;
+  }[] = [];
   const moves: string[] = [];
   let result: number | null = null;
   for (;;) {
@@ -88,6 +98,7 @@ export async function playSelfPlayGame<M>(
       legal: Int32Array.from(st.moves.map((m) => g.moveIndex(m))),
       policy: Float32Array.from(st.visits.map((v) => v / Math.max(1, total))),
       side: g.toMove(),
+      ...(cfg.cells && g.moveCells ? { cells: g.moveCells(st.moves) } : {}),
     });
     const t = g.ply() < cfg.temperatureMoves ? cfg.temperature : cfg.lateTemperature;
     const move = search.pickMove(t);
@@ -99,6 +110,7 @@ export async function playSelfPlayGame<M>(
     legal: r.legal,
     policy: r.policy,
     z: r.side === 0 ? result! : -result!,
+    ...(r.cells ? { cells: r.cells } : {}),
   }));
   return { index, seed: s, moves, result, positions, playouts: search.counters.playouts };
 }

@@ -11,6 +11,7 @@ import { encodeHiveModel } from "../../src/nn/model_file.ts";
 import { loadCheckpoint } from "../../src/nn/checkpoint.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { runLoop } from "../../src/alphazero/loop.ts";
+import { ReplayBuffer } from "../../src/alphazero/buffer.ts";
 import { encodeHivePosition, HIVE_PLANE_SIZE, hiveMoveIndex } from "../../src/hive/encoding.ts";
 import { HiveGame } from "../../src/hive/game.ts";
 import { transformGame, transformMove } from "../../src/hive/symmetry.ts";
@@ -147,6 +148,22 @@ Deno.test("hive adapter: one AlphaZero iteration runs end to end on the CPU (hiv
     const sp = (await Deno.readTextFile(`${dir}/run/selfplay/iter-0001.jsonl`)).trim().split("\n");
     equal(sp.length, 2);
     for (const l of sp) ok(JSON.parse(l).plies <= 6, l);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("hive adapter: a cells-head network self-plays and trains (move cells in the buffer)", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const preset = hiveTinyPreset();
+    preset.net = { ...preset.net, cells: { hidden: 4, planes: 16, biases: 17 } };
+    const lines = await runLoop(`${dir}/run`, preset, "cpu");
+    equal(lines.length, 1);
+    const buffer = await ReplayBuffer.open(`${dir}/run/buffer`, 100, 24 * 26 * 26, 5489);
+    ok(buffer.size > 0);
+    const p = buffer.position(0);
+    equal(p.cells!.length, p.legal.length * 3);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
