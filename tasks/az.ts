@@ -6,7 +6,7 @@ import { Progress } from "../src/cli/progress.ts";
 import { azGames, azPreset } from "../src/alphazero/presets.ts";
 import { runLoop } from "../src/alphazero/loop.ts";
 import { releaseGpu } from "../src/gpu/mod.ts";
-import { warmStart } from "../src/alphazero/hive.ts"; // also registers hive, hive-cpu, hive-tiny
+import { warmStart } from "../src/alphazero/hive.ts"; // also registers hive, hive-cpu, hive-cells-cpu, hive-tiny
 
 await runMain(async () => {
   const args = parseTaskArgs(

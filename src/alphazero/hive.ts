@@ -218,6 +218,15 @@ export function hiveCpuPreset(): AzPreset {
   };
 }
 
+/**
+ * `hive-cells-cpu`: `hive-cpu` with the cells policy head (CELLS_SPEC; warm start from
+ * `hive-pretrain --head cells`).
+ */
+export function hiveCellsCpuPreset(): AzPreset {
+  const p = hiveCpuPreset();
+  return { ...p, net: { ...p.net, cells: { ...HIVE_CELLS } } };
+}
+
 /** `hive-tiny`: a few positions and one iteration, for the CPU test of the whole loop. */
 export function hiveTinyPreset(): AzPreset {
   const rules = { ...HIVE_SELFPLAY_RULES, maxPlies: 6 };
@@ -263,10 +272,11 @@ export async function warmStart(dir: string, init: string, net: NetConfig): Prom
   const m = await loadHiveModel(init);
   const c = m.weights.config;
   for (const k of Object.keys(net) as (keyof NetConfig)[]) {
-    if (c[k] !== net[k]) {
+    if (JSON.stringify(c[k]) !== JSON.stringify(net[k])) {
       throw new KibitzError(
         "shape_mismatch",
-        `${init} is a ${c.blocks} x ${c.filters} network; this preset needs ${net.blocks} x ${net.filters}`,
+        `${init} is a ${c.blocks} x ${c.filters}${c.cells ? " cells-head" : ""} network; this ` +
+          `preset needs ${net.blocks} x ${net.filters}${net.cells ? " with the cells head" : ""}`,
       );
     }
   }
@@ -277,4 +287,5 @@ export async function warmStart(dir: string, init: string, net: NetConfig): Prom
 
 registerAzGame("hive", hivePreset);
 registerAzGame("hive-cpu", hiveCpuPreset);
+registerAzGame("hive-cells-cpu", hiveCellsCpuPreset);
 registerAzGame("hive-tiny", hiveTinyPreset);

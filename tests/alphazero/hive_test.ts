@@ -1,7 +1,8 @@
-import { equal, ok } from "node:assert/strict";
+import { equal, ok, rejects } from "node:assert/strict";
 import {
   HIVE_SELFPLAY_RULES,
   HiveAzGame,
+  hiveCellsCpuPreset,
   hiveOutcome,
   hiveSpec,
   hiveTinyPreset,
@@ -158,6 +159,13 @@ Deno.test("hive adapter: a cells-head network self-plays and trains (move cells 
   try {
     const preset = hiveTinyPreset();
     preset.net = { ...preset.net, cells: { hidden: 4, planes: 16, biases: 17 } };
+    // Warm start from a cells-head file of the same shape (an FC file is refused).
+    const init = `${dir}/init.kbhz`, fc = `${dir}/fc.kbhz`;
+    await Deno.writeFile(init, encodeHiveModel(initWeights(preset.net, 9), { name: "warm" }));
+    await Deno.writeFile(fc, encodeHiveModel(initWeights(hiveTinyPreset().net, 9), { name: "fc" }));
+    await rejects(warmStart(`${dir}/run`, fc, preset.net), /cells head/);
+    equal(await warmStart(`${dir}/run`, init, preset.net), true);
+    ok(hiveCellsCpuPreset().net.cells, "the hive-cells-cpu preset has the cells head");
     const lines = await runLoop(`${dir}/run`, preset, "cpu");
     equal(lines.length, 1);
     const buffer = await ReplayBuffer.open(`${dir}/run/buffer`, 100, 24 * 26 * 26, 5489);
