@@ -8,9 +8,9 @@
 //   | u32 iteration | u32 games | records | u32 CRC-32 of everything before.
 // Record: f32 z | u32 ones | u32 others | u32 legal | ones x index | others x (index, f32 value)
 //   | legal x index | legal x f32 probability. Input planes are stored sparsely (most are 0/1).
-// Version 2 (a buffer for a cells-head network, CELLS_SPEC.md) adds u32 cell bytes (2|4) to the
+// Version 2 (positions of a cells-head network, CELLS_SPEC.md) adds u32 cell bytes (2|4) to the
 // header and, after each record's probabilities, legal x (a, b, slot): each value + 1 in cell
-// bytes (so -1, "no term", is 0). The table is stored rather than rebuilt: rebuilding needs the
+// bytes (so -1, "no term", is 0). Each chunk says which it is; both are read. The table is stored rather than rebuilt: rebuilding needs the
 // game position and its symmetry (the buffer holds only planes), and it costs 6 bytes per legal
 // move, about what the move's index and probability already take. Version 1 (fully connected heads)
 // is written exactly as before.
@@ -56,8 +56,8 @@ interface Chunk {
 }
 
 /**
- * Encodes positions as one chunk (the bytes of a chunk file); with `cells`, every position's move
- * cells too (version 2).
+ * Encodes positions as one chunk (the bytes of a chunk file): version 2 with their move cells when
+ * they carry them (all or none), else version 1.
  */
 export function encodeChunk(
   positions: Position[],
@@ -65,10 +65,10 @@ export function encodeChunk(
   moves: number,
   iteration: number,
   games: number,
-  cells = false,
 ): Uint8Array {
   const wide = inputSize > 65535 || moves > 65535;
   const ib = wide ? 4 : 2;
+  const cells = positions.some((p) => p.cells !== undefined);
   let cb = 0;
   if (cells) {
     cb = 2;
@@ -76,9 +76,9 @@ export function encodeChunk(
       if (!p.cells || p.cells.length !== p.legal.length * 3) {
         throw new KibitzError(
           "shape_mismatch",
-          `a cells-head buffer needs 3 move cells per legal move, position has ${
+          `positions of a chunk need move cells for every legal move, or none (a position has ${
             p.cells?.length ?? "none"
-          } for ${p.legal.length} moves`,
+          } for ${p.legal.length} moves)`,
         );
       }
       for (const c of p.cells) {
@@ -155,14 +155,17 @@ export function encodeChunk(
   return bytes;
 }
 
-/** Parses and verifies a chunk; `where` names it in errors; `cells`: it must hold move cells. */
+/**
+ * Parses and verifies a chunk; `where` names it in errors; `want` true or false: it must (not)
+ * hold move cells (undefined: either).
+ */
 function decodeChunk(
   bytes: Uint8Array,
   seq: number,
   where: string,
   inputSize: number,
   moves: number,
-  cells: boolean,
+  want: boolean | undefined,
 ): Chunk {
   const fail = (msg: string): never => {
     throw new KibitzError("bad_buffer", `${where}: ${msg}`);
@@ -174,9 +177,10 @@ function decodeChunk(
   if (version !== VERSION && version !== VERSION_CELLS) {
     fail(`format version ${version}, expected ${VERSION} or ${VERSION_CELLS}`);
   }
-  if ((version === VERSION_CELLS) !== cells) {
+  const cells = version === VERSION_CELLS;
+  if (want !== undefined && cells !== want) {
     fail(
-      cells
+      want
         ? "holds positions without move cells (a fully connected head's run); this cells-head " +
           "network needs them (use another --dir)"
         : "holds positions with move cells (a cells-head run); this network has the fully " +
@@ -223,9 +227,9 @@ const NAME = /^chunk-(\d{8})\.kbrb$/;
 
 /**
  * A replay buffer in a folder. Writers `append`; readers (the same process or another) call
- * `refresh` to pick up new chunks and drop deleted ones, then `sampleBatch` uniformly. A buffer
- * opened with `cells` (for a cells-head network) stores each position's move cells and its batches
- * carry the move table (NetBatch.moveCells).
+ * `refresh` to pick up new chunks and drop deleted ones, then `sampleBatch` uniformly. Positions
+ * with move cells (a cells-head network's) are stored with them, and batches of them carry the
+ * move table (NetBatch.moveCells).
  */
 export class ReplayBuffer {
   private chunks: Chunk[] = [];
@@ -238,19 +242,21 @@ export class ReplayBuffer {
     readonly capacity: number,
     readonly inputSize: number,
     readonly moves: number,
-    readonly cells: boolean,
+    readonly cells: boolean | undefined,
   ) {}
 
   /**
-   * Opens (creating) the buffer folder, removing leftover temp files and loading every chunk;
-   * `cells`: positions carry move cells (every chunk must).
+   * Opens (creating) the buffer folder, removing leftover temp files and loading every chunk.
+   * `cells` true: every position must carry move cells (a cells-head run), false: none (a fully
+   * connected head's run), so a folder of the other head is refused by name; undefined: either,
+   * chunk by chunk (a batch mixing both is an error).
    */
   static async open(
     dir: string,
     capacity: number,
     inputSize: number,
     moves: number,
-    cells = false,
+    cells?: boolean,
   ): Promise<ReplayBuffer> {
     if (!Number.isInteger(capacity) || capacity < 1) {
       throw new KibitzError(
@@ -346,15 +352,16 @@ export class ReplayBuffer {
   }
 
   private async appendNow(positions: Position[], iteration: number, games: number): Promise<void> {
+    if (this.cells !== undefined && positions.some((p) => (p.cells !== undefined) !== this.cells)) {
+      throw new KibitzError(
+        "shape_mismatch",
+        this.cells
+          ? "this buffer is a cells-head run's: every position needs its move cells"
+          : "this buffer is a fully connected head's run: positions carry no move cells",
+      );
+    }
     const seq = this.nextSeq++;
-    const bytes = encodeChunk(
-      positions,
-      this.inputSize,
-      this.moves,
-      iteration,
-      games,
-      this.cells,
-    );
+    const bytes = encodeChunk(positions, this.inputSize, this.moves, iteration, games);
     await writeFileAtomic(this.path(seq), bytes);
     this.chunks.push(
       decodeChunk(bytes, seq, this.path(seq), this.inputSize, this.moves, this.cells),
@@ -467,9 +474,9 @@ export class ReplayBuffer {
   }
 
   /**
-   * The positions numbered `ks` of the window (0 = oldest) as one training batch; with cells, its
-   * move table lists each position's legal moves in stored order, padded with -1 entries to the
-   * widest position.
+   * The positions numbered `ks` of the window (0 = oldest) as one training batch; when they carry
+   * move cells, its move table lists each position's legal moves in stored order, padded with -1
+   * entries to the widest position (positions with and without cells in one batch: an error).
    */
   batchAt(ks: number[]): TrainBatch {
     const n = ks.length;
@@ -481,7 +488,14 @@ export class ReplayBuffer {
       value: new Float32Array(n),
     };
     let width = 0;
-    if (this.cells) {
+    const withCells = ks.filter((k) => this.locate(k).c.cellBytes > 0).length;
+    if (withCells > 0 && withCells < n) {
+      throw new KibitzError(
+        "bad_buffer",
+        `replay buffer ${this.dir}: positions with and without move cells in one window`,
+      );
+    }
+    if (withCells > 0) {
       width = 1;
       for (const k of ks) width = Math.max(width, this.legalCount(k));
       out.moveCells = new Float32Array(n * width * 4).fill(-1);

@@ -226,6 +226,14 @@ export function hiveCpuPreset(): AzPreset {
   };
 }
 
+/**
+ * `hive-cells-cpu`: `hive-cpu` with the cells policy head (CELLS_SPEC; warm start from
+ * `hive-pretrain --head cells`).
+ */
+export function hiveCellsCpuPreset(): AzPreset {
+  return withCellsHead(hiveCpuPreset());
+}
+
 /** `hive-tiny`: a few positions and one iteration, for the CPU test of the whole loop. */
 export function hiveTinyPreset(): AzPreset {
   const rules = { ...HIVE_SELFPLAY_RULES, maxPlies: 6 };
@@ -267,10 +275,10 @@ export function withCellsHead(
   return { ...p, net: { ...p.net, cells } };
 }
 
-/** "19 x 256 network with the cells policy head", for messages. */
+/** "19 x 256 network with the cells head (...)", for messages. */
 export function describeNet(c: NetConfig): string {
   const head = c.cells
-    ? `the cells policy head (hidden ${c.cells.hidden}, ${c.cells.planes} planes, ${c.cells.biases} biases)`
+    ? `the cells head (hidden ${c.cells.hidden}, ${c.cells.planes} planes, ${c.cells.biases} biases)`
     : "the fully connected policy head";
   return `${c.blocks} x ${c.filters} network with ${head}`;
 }
@@ -316,7 +324,7 @@ registerAzGame("hive", hivePreset);
 registerAzGame("hive-cpu", hiveCpuPreset);
 registerAzGame("hive-tiny", hiveTinyPreset);
 registerAzGame("hive-cells", () => withCellsHead(hivePreset()));
-registerAzGame("hive-cells-cpu", () => withCellsHead(hiveCpuPreset()));
+registerAzGame("hive-cells-cpu", hiveCellsCpuPreset);
 registerAzGame(
   "hive-cells-tiny",
   () => withCellsHead(hiveTinyPreset(), HIVE_NETS["cells-tiny"].cells),

@@ -109,7 +109,9 @@ export const suite: BenchSuite = {
       rows.push([size, n, s, (n * size) / s, (s / n) * 1000]);
     }
     report.tables.push({
-      title: `Network ${netName} (${cfg.blocks} x ${cfg.filters}) inference on ${net.backend}`,
+      title: `Network ${netName} (${cfg.blocks} x ${cfg.filters}${
+        cfg.cells ? ", cells head" : ""
+      }) inference on ${net.backend}`,
       columns: ["batch", "calls", "seconds", "positions/s", "ms per call"],
       rows,
     });

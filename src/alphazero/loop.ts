@@ -177,7 +177,7 @@ export async function selfPlayStage(
   const stopFlag = { stop: false };
   const cfg = { ...preset.selfplay };
   // A cells-head network trains on each position's move table: store the cells with it.
-  if (preset.net.cells) cfg.moveCells = true;
+  if (preset.net.cells) cfg.cells = true;
   await selfPlay(
     preset.game,
     player.evaluator,

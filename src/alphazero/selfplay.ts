@@ -24,7 +24,7 @@ export interface SelfPlayConfig {
    * Store each position's move cells (Game.moveCells) with it: a cells-head network trains on
    * them. Off (absent) for fully connected heads.
    */
-  moveCells?: boolean;
+  cells?: boolean;
 }
 
 /** Seed 003's self-play numbers (root noise on). */
@@ -98,7 +98,7 @@ export async function playSelfPlayGame<M>(
       planes,
       legal: Int32Array.from(st.moves.map((m) => g.moveIndex(m))),
       policy: Float32Array.from(st.visits.map((v) => v / Math.max(1, total))),
-      ...(cfg.moveCells ? { cells: requireMoveCells(g, spec.name)(st.moves) } : {}),
+      ...(cfg.cells ? { cells: requireMoveCells(g, spec.name)(st.moves) } : {}),
       side: g.toMove(),
     });
     const t = g.ply() < cfg.temperatureMoves ? cfg.temperature : cfg.lateTemperature;

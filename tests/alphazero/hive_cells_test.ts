@@ -1,30 +1,35 @@
 // The AlphaZero loop with a cells-head Hive network (CELLS_SPEC.md): the game's moveCells hook in
-// the symmetric view, the evaluator's move tables, the replay buffer's stored tables, and one
-// iteration of the loop end to end on the CPU.
-import { equal, ok, rejects, throws } from "node:assert/strict";
+// the symmetric view, the batched evaluator's move tables (priors equal the fast one-position
+// evaluator's, GPU-style padding included), the replay buffer's stored tables, and one iteration of
+// the loop end to end on the CPU.
+import { deepEqual, equal, ok, rejects, throws } from "node:assert/strict";
 import {
   HIVE_NETS,
   HIVE_SELFPLAY_RULES,
   HiveAzGame,
+  hiveCellsCpuPreset,
   hiveSpec,
   warmStart,
 } from "../../src/alphazero/hive.ts";
 import { ReplayBuffer } from "../../src/alphazero/buffer.ts";
 import { BatchEvaluator, type BatchInfer } from "../../src/alphazero/evaluator.ts";
 import { runLoop } from "../../src/alphazero/loop.ts";
-import { azPreset, netFor } from "../../src/alphazero/presets.ts";
-import { TICTACTOE } from "../../src/alphazero/games/tictactoe.ts";
+import { azPreset } from "../../src/alphazero/presets.ts";
 import { encodeHivePosition, HIVE_PLANE_SIZE, HIVE_POLICY_SIZE } from "../../src/hive/encoding.ts";
-import type { HiveGame } from "../../src/hive/game.ts";
-import { hiveMoveCellRows } from "../../src/hive/move_cells.ts";
+import { HiveGame } from "../../src/hive/game.ts";
+import { HIVE_CELLS, hiveMoveCellRows } from "../../src/hive/move_cells.ts";
 import { randomGame } from "../../src/hive/playout.ts";
 import { transformGame, transformMove } from "../../src/hive/symmetry.ts";
-import type { GameSpec } from "../../src/mcts/game.ts";
+import type { Game } from "../../src/mcts/game.ts";
+import type { NetConfig } from "../../src/nn/config.ts";
 import { loadCheckpoint } from "../../src/nn/checkpoint.ts";
+import { createNet } from "../../src/nn/create.ts";
 import { encodeHiveModel } from "../../src/nn/model_file.ts";
-import { CpuNet, type NetBatch } from "../../src/nn/net.ts";
+import type { NetBatch } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
+import { SyncHiveNet } from "../../src/uhp/mcts_player.ts";
 import { isKibitzError } from "../../src/errors.ts";
+import { WON_ENGINE_GAME } from "../helpers/hive_games.ts";
 
 /** Mid-game positions, each seen through symmetry `i % 12`. */
 interface Seen {
@@ -93,7 +98,7 @@ Deno.test("hive cells: the buffer's move tables equal hiveMoveCellRows of each p
     const again = await ReplayBuffer.open(dir, 100, HIVE_PLANE_SIZE, HIVE_POLICY_SIZE, true);
     equal(again.batchAt(ks).moveCells!.join(), batch.moveCells!.join());
     await rejects(
-      ReplayBuffer.open(dir, 100, HIVE_PLANE_SIZE, HIVE_POLICY_SIZE),
+      ReplayBuffer.open(dir, 100, HIVE_PLANE_SIZE, HIVE_POLICY_SIZE, false),
       (e) => isKibitzError(e, "bad_buffer") && /with move cells/.test(String(e)),
     );
   } finally {
@@ -101,64 +106,71 @@ Deno.test("hive cells: the buffer's move tables equal hiveMoveCellRows of each p
   }
 });
 
-/** A CPU net that answers as a GPU one would be asked: padded batches (the evaluator pads). */
-function asGpu(net: CpuNet, sizes: number[]): BatchInfer {
-  return {
-    backend: "gpu",
-    config: net.config,
-    infer: (b: NetBatch) => {
-      sizes.push(b.size);
-      return net.infer(b);
-    },
-  };
+const TINY_CELLS: NetConfig = { ...HIVE_NETS.tiny, cells: { ...HIVE_CELLS, hidden: 4 } };
+
+function engineLine(): HiveGame[] {
+  const g = new HiveGame("Base+MLP"), out: HiveGame[] = [];
+  for (const m of WON_ENGINE_GAME.slice(0, 9)) {
+    out.push(g.clone());
+    g.playString(m);
+  }
+  return out;
 }
 
-Deno.test("hive cells: the evaluator's priors are the net's on the symmetric view's move table", async () => {
-  const spec = hiveSpec();
-  const net = new CpuNet(initWeights(netFor(spec, HIVE_NETS["cells-tiny"]), 3));
-  const all = positions(8);
-  const ps = [all[0], all[4], all[7]];
-  const sizes: number[] = [];
-  for (const infer of [net, asGpu(net, sizes)]) {
-    const ev = new BatchEvaluator(infer, spec as GameSpec<number>, 8);
-    const got = await Promise.all(ps.map(({ az }) => ev.evaluate(az, az.legalMoves())));
+Deno.test("BatchEvaluator, cells net: the fast evaluator's priors, in every symmetric view, padded or not", async () => {
+  const w = initWeights(TINY_CELLS, 5);
+  const net = await createNet(w, "cpu");
+  const seen: NetBatch[] = [];
+  // The same CPU net posing as a GPU one, so that batches are padded to 8.
+  const padded: BatchInfer = {
+    backend: "gpu",
+    config: net.config,
+    infer: (b) => (seen.push(b), net.infer(b)),
+  };
+  const fast = new SyncHiveNet(w);
+  const spec = hiveSpec(HIVE_SELFPLAY_RULES, false);
+  for (const infer of [net, padded]) {
+    const ev = new BatchEvaluator(infer, spec, 64);
+    const games = engineLine().map((g, i) => new HiveAzGame(g, HIVE_SELFPLAY_RULES, i % 12));
+    const legal = games.map((g) => g.legalMoves());
+    const got = await Promise.all(games.map((g, i) => ev.evaluate(g, legal[i])));
     ev.close();
-    for (let i = 0; i < ps.length; i++) {
-      // The oracle: one position, the view encoded, its table from hiveMoveCellRows.
-      const { az, view, s } = ps[i];
-      const legal = az.legalMoves();
-      const planes = new Float32Array(HIVE_PLANE_SIZE);
-      encodeHivePosition(view, planes, 0);
-      const rows = hiveMoveCellRows(view, legal.map((m) => transformMove(m, s)));
-      const mask = new Float32Array(HIVE_POLICY_SIZE);
-      for (let j = 0; j < legal.length; j++) mask[rows[j * 4]] = 1;
-      const out = await net.infer({
-        size: 1,
-        planes,
-        mask,
-        moveCells: rows,
-        moveCellsWidth: legal.length,
-      });
-      let sum = 0;
-      legal.forEach((_, j) => {
-        const want = out.probs[rows[j * 4]];
-        sum += got[i].priors[j];
-        ok(Math.abs(got[i].priors[j] - want) < 1e-6, `position ${i} move ${j}`);
-      });
-      ok(Math.abs(sum - 1) < 1e-5);
-      ok(Math.abs(got[i].value - out.value[0]) < 1e-6);
-    }
+    games.forEach((g, i) => {
+      // The oracle: the fast evaluator on the game seen through the same symmetry.
+      const view = transformGame(g.game, g.symmetry);
+      const want = fast.evaluate(view, legal[i].map((m) => transformMove(m, g.symmetry)));
+      ok(Math.abs(got[i].value - want.value) < 1e-4, `value ${got[i].value} vs ${want.value}`);
+      want.priors.forEach((p, j) => ok(Math.abs(got[i].priors[j] - p) < 1e-4, `prior ${j}`));
+    });
   }
-  equal(sizes.join(), "8"); // 3 positions padded to 8, the padding rows valid for a cells net
-  // A cells net on a game without the moveCells hook: a clear error, not a bad batch.
-  const ttt = netFor(TICTACTOE as GameSpec<unknown>, {
-    ...HIVE_NETS["cells-tiny"],
-    cells: { hidden: 2, planes: 2, biases: 1 },
-  });
-  const ev = new BatchEvaluator(new CpuNet(initWeights(ttt, 1)), TICTACTOE, 4);
-  const g = TICTACTOE.create();
-  throws(() => ev.evaluate(g, g.legalMoves()), (e) => isKibitzError(e, "bad_config"));
+  equal(seen.length, 1);
+  equal(seen[0].size, 16, "9 positions padded to a power of two");
+  ok(seen[0].moveCells && seen[0].moveCellsWidth);
+  net.dispose();
+});
+
+Deno.test("BatchEvaluator: an FC net gets no move table; a cells net needs Game.moveCells", async () => {
+  const seen: NetBatch[] = [];
+  const fc = await createNet(initWeights({ ...HIVE_NETS.tiny }, 5), "cpu");
+  const spy: BatchInfer = {
+    backend: "cpu",
+    config: fc.config,
+    infer: (b) => (seen.push(b), fc.infer(b)),
+  };
+  const spec = hiveSpec(HIVE_SELFPLAY_RULES, false);
+  const ev = new BatchEvaluator(spy, spec, 8);
+  const g = new HiveAzGame(engineLine()[4]);
+  await ev.evaluate(g, g.legalMoves());
   ev.close();
+  deepEqual(Object.keys(seen[0]).sort(), ["mask", "planes", "size"]);
+  fc.dispose();
+  const cells = await createNet(initWeights(TINY_CELLS, 5), "cpu");
+  const ev2 = new BatchEvaluator(cells, spec, 8);
+  const bare = Object.assign(Object.create(Object.getPrototypeOf(g)), g) as Game<number>;
+  Object.defineProperty(bare, "moveCells", { value: undefined });
+  throws(() => ev2.evaluate(bare, g.legalMoves()), /moveCells/);
+  ev2.close();
+  cells.dispose();
 });
 
 Deno.test("hive cells: one AlphaZero iteration with a cells net, warm-started from a cells model", async () => {
@@ -166,13 +178,16 @@ Deno.test("hive cells: one AlphaZero iteration with a cells net, warm-started fr
   try {
     const preset = azPreset("hive-cells-tiny");
     ok(preset.net.cells);
+    ok(hiveCellsCpuPreset().net.cells, "the hive-cells-cpu preset has the cells head");
     // A fully connected head's model is refused with a hint; the cells model is taken.
     const fc = `${dir}/fc.kbhz`, init = `${dir}/init.kbhz`;
     const { cells: _, ...fcNet } = preset.net;
     await Deno.writeFile(fc, encodeHiveModel(initWeights(fcNet, 9), { name: "fc" }));
     await rejects(
       warmStart(`${dir}/run`, fc, preset.net),
-      (e) => isKibitzError(e, "shape_mismatch") && /fully connected/.test(String(e)),
+      (e) =>
+        isKibitzError(e, "shape_mismatch") && /fully connected/.test(String(e)) &&
+        /cells head/.test(String(e)),
     );
     await Deno.writeFile(init, encodeHiveModel(initWeights(preset.net, 9), { name: "warm" }));
     equal(await warmStart(`${dir}/run`, init, preset.net), true);
