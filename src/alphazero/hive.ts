@@ -167,6 +167,8 @@ export function hiveSpec(
 /** Network sizes for Hive: seed 003's 19 x 256 for GPUs, `cpu` for this machine, `tiny` for CI. */
 export const HIVE_NETS: Record<string, NetConfig> = {
   default: { ...NET_PRESETS.default },
+  /** Seed 003's 19 x 256 tower with the cells policy head (the `hive-cells` preset's network). */
+  "cells-default": { ...NET_PRESETS.default, cells: { ...HIVE_CELLS } },
   small: { ...NET_PRESETS.small },
   cpu: { ...NET_PRESETS.small, blocks: 2, filters: 16, valueHidden: 64 },
   /** The `cpu` tower with the cells policy head (CELLS_SPEC: scores moves by their cells). */

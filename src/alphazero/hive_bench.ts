@@ -1,9 +1,10 @@
-// `deno task bench hive-selfplay [net=default|small|cpu|cells-cpu|tiny|cells-tiny] [seconds=N]
-// [playouts=N] [concurrency=N] [batch=N] [uhp=0|1]`: Hive self-play throughput with a network of the given size
-// (random weights: speed does not depend on them). Measures network evaluations per second at fixed
-// batch sizes, the UHP engine's one-position CPU evaluation (reference ops vs the fast path; uhp=0
-// skips it), then runs self-play (seed 003's search, root noise, batched evaluator) for a fixed wall
-// time and reports moves/s, evaluations/s, mean batch and games/hour at the mean game length seen.
+// `deno task bench hive-selfplay [net=default|cells-default|small|cpu|cells-cpu|tiny|cells-tiny]
+// [seconds=N] [playouts=N] [concurrency=N] [batch=N] [uhp=0|1]`: Hive self-play throughput with a
+// network of the given size (random weights: speed does not depend on them). Measures network
+// evaluations per second at fixed batch sizes, the UHP engine's one-position CPU evaluation
+// (reference ops vs the fast path; uhp=0 skips it), then runs self-play (seed 003's search, root
+// noise, batched evaluator) for a fixed wall time and reports moves/s, evaluations/s, mean batch
+// and games/hour at the mean game length seen. Cells nets get move tables.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu } from "../gpu/device.ts";
