@@ -6,7 +6,8 @@ import { Progress } from "../src/cli/progress.ts";
 import { azGames, azPreset } from "../src/alphazero/presets.ts";
 import { runLoop } from "../src/alphazero/loop.ts";
 import { releaseGpu } from "../src/gpu/mod.ts";
-import { warmStart } from "../src/alphazero/hive.ts"; // also registers hive, hive-cpu, hive-tiny
+// Also registers hive, hive-cpu, hive-tiny and their cells-head twins hive-cells(-cpu, -tiny).
+import { warmStart } from "../src/alphazero/hive.ts";
 
 await runMain(async () => {
   const args = parseTaskArgs(
@@ -53,7 +54,8 @@ await runMain(async () => {
   Deno.addSignalListener("SIGINT", onSigint);
   const progress = new Progress("az");
   console.log(
-    `az ${name}: net ${p.net.blocks} x ${p.net.filters}, ${p.gamesPerIteration} games x ` +
+    `az ${name}: net ${p.net.blocks} x ${p.net.filters}${p.net.cells ? " (cells head)" : ""}, ` +
+      `${p.gamesPerIteration} games x ` +
       `${p.selfplay.playouts} playouts, ${p.train.steps} steps x ${p.train.batch}, arena ` +
       `${p.arena.games} games x ${p.arena.playouts} playouts; state in ${dir}`,
   );

@@ -5,11 +5,12 @@ import { Progress } from "../src/cli/progress.ts";
 import { HIVE_NETS } from "../src/alphazero/hive.ts";
 import { releaseGpu } from "../src/gpu/mod.ts";
 import { runPretrain } from "../src/hiveplayer/pretrain_run.ts";
+import { HIVE_CELLS } from "../src/hive/move_cells.ts";
 
 await runMain(async () => {
   const args = parseTaskArgs(
     Deno.args,
-    "deno task hive-pretrain --store FILE[,FILE...] --out CHECKPOINT [--net cpu|small|default|tiny] [--epochs N]",
+    "deno task hive-pretrain --store FILE[,FILE...] --out CHECKPOINT [--net cpu|small|default|tiny] [--head fc|cells] [--epochs N]",
     "Supervised warm start of the Hive network (seed 003, section 6): positions of stored games\n" +
       "(JSON lines from `deno task ingest` or `deno task hive-games`) -> 24 planes; policy target =\n" +
       "the move played, value target = the final result for the side to move. Validation games are\n" +
@@ -29,9 +30,22 @@ await runMain(async () => {
         default: "cpu",
         help: `network size: ${Object.keys(HIVE_NETS).join(", ")}`,
       },
+      head: {
+        type: "string",
+        help: "policy head: fc (piece-indexed, every shipped model) or cells (scores each move " +
+          "from per-cell planes at its destination and origin); default: the --net preset's",
+      },
       model: { type: "string", help: "also write a compact model file (int8 + gzip, .kbhz)" },
       name: { type: "string", default: "kibitz-hive", help: "model name shown by UHP info" },
-      init: { type: "string", help: "checkpoint to start from (default: fresh weights)" },
+      init: {
+        type: "string",
+        help: "checkpoint or model to start from (default: fresh weights); of another shape, " +
+          "its tensors whose name and shape match (e.g. the tower)",
+      },
+      compare: {
+        type: "string",
+        help: "also evaluate this model on the same validation positions (printed per epoch)",
+      },
       epochs: { type: "string", default: "3", help: "passes over the training games" },
       "stop-after": {
         type: "string",
@@ -86,6 +100,15 @@ await runMain(async () => {
   if (!HIVE_NETS[netName]) {
     throw new KibitzError("bad_args", `--net must be one of ${Object.keys(HIVE_NETS).join(", ")}`);
   }
+  const net = { ...HIVE_NETS[netName] };
+  if (v.head !== undefined) {
+    const head = String(v.head);
+    if (head !== "fc" && head !== "cells") {
+      throw new KibitzError("bad_args", `--head must be fc or cells: got ${head}`);
+    }
+    if (head === "cells") net.cells = { ...HIVE_CELLS };
+    else delete net.cells;
+  }
   const out = String(v.out);
   const lambda = numberOption(v, "engine-values", 0);
   if (lambda < 0 || lambda > 1) {
@@ -102,10 +125,11 @@ await runMain(async () => {
       : String(v["val-store"]).split(",").filter((s) => s !== ""),
     out,
     log: v.log === undefined ? `${out}.log.jsonl` : String(v.log),
-    net: { ...HIVE_NETS[netName] },
+    net,
     netName,
     init: v.init === undefined ? null : String(v.init),
     model: v.model === undefined ? null : String(v.model),
+    compare: v.compare === undefined ? null : String(v.compare),
     modelName: String(v.name),
     epochs: intOption(v, "epochs", 3, 1),
     stopAfter: intOption(v, "stop-after", 0, 0),
@@ -136,9 +160,13 @@ await runMain(async () => {
         } | val policy loss ${fmt(r.val.policyLoss)} (uniform ${fmt(r.uniform.policyLoss)}) ` +
           `top-1 ${fmt(r.val.top1)} (${fmt(r.uniform.top1)}) top-5 ${fmt(r.val.top5)} (${
             fmt(r.uniform.top5)
-          }) value MSE ${fmt(r.val.valueMse)} (${fmt(r.uniform.valueMse)}) in ${
-            r.seconds.toFixed(0)
-          } s`,
+          }) value MSE ${fmt(r.val.valueMse)} (${fmt(r.uniform.valueMse)})${
+            r.reference
+              ? ` | reference policy loss ${fmt(r.reference.policyLoss)} top-1 ${
+                fmt(r.reference.top1)
+              } top-5 ${fmt(r.reference.top5)}`
+              : ""
+          } in ${r.seconds.toFixed(0)} s`,
       ),
   });
   await releaseGpu();

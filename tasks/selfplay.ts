@@ -46,6 +46,7 @@ await runMain(async () => {
     p.bufferCapacity,
     inputSize(p.game),
     p.game.moves,
+    p.net.cells !== undefined,
   );
   const player = await netPlayer(weights, p.game, String(v.backend), p.maxBatch, p.cacheSize);
   const progress = new Progress("selfplay");

@@ -50,6 +50,7 @@ await runMain(async () => {
     p.bufferCapacity,
     inputSize(p.game),
     p.game.moves,
+    p.net.cells !== undefined,
   );
   const progress = new Progress("train");
   const s = await trainFromBuffer(net, buffer, p.train, 0, seed, (step, st) =>

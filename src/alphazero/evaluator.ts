@@ -1,6 +1,7 @@
 // The batched network evaluator: every search (many self-play games, or one search collecting
 // leaves under virtual loss) hands its positions here; they are gathered into batches of up to
 // `maxBatch` and the network is called once per batch, never once per position.
+import { KibitzError } from "../errors.ts";
 import type { Evaluation, Evaluator } from "../mcts/evaluator.ts";
 import { type Game, type GameSpec, inputSize } from "../mcts/game.ts";
 import type { NetBatch, NetOutputs } from "../nn/net.ts";
@@ -11,6 +12,8 @@ import type { NetBatch, NetOutputs } from "../nn/net.ts";
  */
 export interface BatchInfer {
   readonly backend: "cpu" | "gpu";
+  /** The network's shape; with `cells` (the cells policy head) batches carry move tables. */
+  readonly config?: { readonly cells?: unknown };
   infer(batch: NetBatch): Promise<NetOutputs>;
 }
 
@@ -26,6 +29,8 @@ export interface EvaluatorStats {
 
 interface Request {
   indices: Int32Array;
+  /** Cells nets: the position's move-table entries (moveIndex, a, b, slot) per move. */
+  rows: Float32Array | null;
   resolve: (e: Evaluation) => void;
   reject: (e: unknown) => void;
 }
@@ -59,6 +64,8 @@ export class BatchEvaluator<M> implements Evaluator<M> {
   private readonly channel = new MessageChannel();
   private scheduled = false;
   private readonly per: number;
+  /** The network has the cells policy head: each position's move table goes with its batch. */
+  private readonly cells: boolean;
 
   constructor(
     readonly net: BatchInfer,
@@ -67,6 +74,7 @@ export class BatchEvaluator<M> implements Evaluator<M> {
     readonly maxInFlight = 1,
   ) {
     this.per = inputSize(spec);
+    this.cells = net.config?.cells !== undefined;
     this.current = this.fresh();
     this.channel.port1.onmessage = () => {
       this.scheduled = false;
@@ -89,6 +97,7 @@ export class BatchEvaluator<M> implements Evaluator<M> {
 
   /** Encodes the position now; the promise resolves when its batch has been evaluated. */
   evaluate(game: Game<M>, moves: M[]): Promise<Evaluation> {
+    if (this.cells) requireMoveCells(game, this.spec.name);
     const t0 = performance.now();
     const cur = this.current;
     const row = cur.reqs.length;
@@ -100,9 +109,10 @@ export class BatchEvaluator<M> implements Evaluator<M> {
       indices[i] = k;
       cur.mask[base + k] = 1;
     }
+    const rows = this.cells ? moveTableRows(game, moves, indices, this.spec.name) : null;
     this.stats.encodeMs += performance.now() - t0;
     const p = new Promise<Evaluation>((resolve, reject) =>
-      cur.reqs.push({ indices, resolve, reject })
+      cur.reqs.push({ indices, rows, resolve, reject })
     );
     if (cur.reqs.length >= this.maxBatch) this.flush();
     else if (!this.scheduled) {
@@ -134,9 +144,23 @@ export class BatchEvaluator<M> implements Evaluator<M> {
       mask = new Float32Array(size * moves).fill(1);
       mask.set(b.mask.subarray(0, n * moves));
     }
+    const batch: NetBatch = { size, planes, mask };
+    if (this.cells) {
+      // Padding rows (GPU) repeat the first position's mask and table: every mask-1 move needs an
+      // entry, and an all-legal padding row would have none.
+      let width = 1;
+      for (const r of reqs) width = Math.max(width, r.rows!.length / 4);
+      const table = new Float32Array(size * width * 4).fill(-1);
+      for (let r = 0; r < size; r++) table.set(reqs[r < n ? r : 0].rows!, r * width * 4);
+      if (size > n) {
+        for (let r = n; r < size; r++) mask.copyWithin(r * moves, 0, moves);
+      }
+      batch.moveCells = table;
+      batch.moveCellsWidth = width;
+    }
     this.inFlight++;
     const t0 = performance.now();
-    this.net.infer({ size, planes, mask }).then((out) => {
+    this.net.infer(batch).then((out) => {
       this.stats.netMs += performance.now() - t0;
       this.stats.batches++;
       this.stats.positions += n;
@@ -161,4 +185,36 @@ export class BatchEvaluator<M> implements Evaluator<M> {
     this.channel.port1.close();
     this.channel.port2.close();
   }
+}
+
+/**
+ * A position's move-table entries for a cells-head network: (moveIndex, a, b, slot) per move from
+ * the game's `moveCells` hook (an error for a game without one).
+ */
+export function moveTableRows<M>(
+  game: Game<M>,
+  moves: M[],
+  indices: ArrayLike<number>,
+  name: string,
+): Float32Array {
+  const cells = requireMoveCells(game, name)(moves);
+  const rows = new Float32Array(moves.length * 4);
+  for (let i = 0; i < moves.length; i++) {
+    rows[i * 4] = indices[i];
+    rows[i * 4 + 1] = cells[i * 3];
+    rows[i * 4 + 2] = cells[i * 3 + 1];
+    rows[i * 4 + 3] = cells[i * 3 + 2];
+  }
+  return rows;
+}
+
+/** The game's moveCells hook (bound), or a clear error: a cells-head network cannot play without. */
+export function requireMoveCells<M>(game: Game<M>, name: string): (moves: M[]) => Int32Array {
+  if (!game.moveCells) {
+    throw new KibitzError(
+      "bad_config",
+      `${name}: a cells-head network needs the game's moveCells hook, which ${name} lacks`,
+    );
+  }
+  return game.moveCells.bind(game);
 }

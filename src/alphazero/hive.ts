@@ -5,12 +5,13 @@
 // trained and queried on rotated and mirrored boards while the search plays the real moves.
 import { encodeHivePosition, HIVE_POLICY_SIZE, hiveMoveIndex } from "../hive/encoding.ts";
 import { HiveGame } from "../hive/game.ts";
+import { HIVE_CELLS, hiveMoveCells } from "../hive/move_cells.ts";
 import { HEX_SYMMETRIES, transformMove } from "../hive/symmetry.ts";
 import type { Game, GameSpec, Outcome } from "../mcts/game.ts";
 import { KibitzError } from "../errors.ts";
 import { loadHiveModel } from "../nn/model_file.ts";
 import { saveCheckpoint } from "../nn/checkpoint.ts";
-import { NET_PRESETS, type NetConfig } from "../nn/config.ts";
+import { NET_PRESETS, type NetConfig, sameCells } from "../nn/config.ts";
 import { defaultSearchConfig } from "../mcts/search.ts";
 import { defaultArenaConfig } from "./arena.ts";
 import { type AzPreset, netFor, registerAzGame, seed003Preset } from "./presets.ts";
@@ -126,6 +127,12 @@ export class HiveAzGame implements Game<number> {
     return hiveMoveIndex(this.view, transformMove(move, this.symmetry));
   }
 
+  /** The cells head's (a, b, slot) per move (hiveMoveCells), in the symmetric view. */
+  moveCells(moves: number[]): Int32Array {
+    if (!this.view) return hiveMoveCells(this.game, moves);
+    return hiveMoveCells(this.view, moves.map((m) => transformMove(m, this.symmetry)));
+  }
+
   /** UHP MoveString. */
   moveText(move: number): string {
     return this.game.moveString(move);
@@ -160,9 +167,27 @@ export function hiveSpec(
 /** Network sizes for Hive: seed 003's 19 x 256 for GPUs, `cpu` for this machine, `tiny` for CI. */
 export const HIVE_NETS: Record<string, NetConfig> = {
   default: { ...NET_PRESETS.default },
+  /** Seed 003's 19 x 256 tower with the cells policy head (the `hive-cells` preset's network). */
+  "cells-default": { ...NET_PRESETS.default, cells: { ...HIVE_CELLS } },
   small: { ...NET_PRESETS.small },
   cpu: { ...NET_PRESETS.small, blocks: 2, filters: 16, valueHidden: 64 },
+  /** The `cpu` tower with the cells policy head (CELLS_SPEC: scores moves by their cells). */
+  "cells-cpu": {
+    ...NET_PRESETS.small,
+    blocks: 2,
+    filters: 16,
+    valueHidden: 64,
+    cells: { ...HIVE_CELLS },
+  },
   tiny: { ...NET_PRESETS.small, blocks: 1, filters: 4, valueHidden: 8 },
+  /** The `tiny` tower with a small cells head (CI's test of the loop with a cells net). */
+  "cells-tiny": {
+    ...NET_PRESETS.small,
+    blocks: 1,
+    filters: 4,
+    valueHidden: 8,
+    cells: { ...HIVE_CELLS, hidden: 4 },
+  },
 };
 
 /** `hive`: seed 003's numbers with the 19 x 256 network and self-play's draw rules. */
@@ -203,6 +228,14 @@ export function hiveCpuPreset(): AzPreset {
   };
 }
 
+/**
+ * `hive-cells-cpu`: `hive-cpu` with the cells policy head (CELLS_SPEC; warm start from
+ * `hive-pretrain --head cells`).
+ */
+export function hiveCellsCpuPreset(): AzPreset {
+  return withCellsHead(hiveCpuPreset());
+}
+
 /** `hive-tiny`: a few positions and one iteration, for the CPU test of the whole loop. */
 export function hiveTinyPreset(): AzPreset {
   const rules = { ...HIVE_SELFPLAY_RULES, maxPlies: 6 };
@@ -234,6 +267,25 @@ export function hiveTinyPreset(): AzPreset {
 }
 
 /**
+ * A Hive preset with the cells policy head (CELLS_SPEC.md) on its tower: self-play stores each
+ * position's move cells, and batches carry move tables. `cells` defaults to the Hive convention.
+ */
+export function withCellsHead(
+  p: AzPreset,
+  cells: NetConfig["cells"] = { ...HIVE_CELLS },
+): AzPreset {
+  return { ...p, net: { ...p.net, cells } };
+}
+
+/** "19 x 256 network with the cells head (...)", for messages. */
+export function describeNet(c: NetConfig): string {
+  const head = c.cells
+    ? `the cells head (hidden ${c.cells.hidden}, ${c.cells.planes} planes, ${c.cells.biases} biases)`
+    : "the fully connected policy head";
+  return `${c.blocks} x ${c.filters} network with ${head}`;
+}
+
+/**
  * Writes `init` (a checkpoint or model file whose shape matches `net`) as the loop's first best
  * network in `dir`, unless the run there already has one (so resuming never overwrites).
  */
@@ -247,11 +299,21 @@ export async function warmStart(dir: string, init: string, net: NetConfig): Prom
   }
   const m = await loadHiveModel(init);
   const c = m.weights.config;
-  for (const k of Object.keys(net) as (keyof NetConfig)[]) {
-    if (c[k] !== net[k]) {
+  const same = (k: keyof NetConfig) =>
+    k === "cells" ? sameCells(c.cells, net.cells) : c[k] === net[k];
+  const keys = new Set([...Object.keys(net), ...Object.keys(c)] as (keyof NetConfig)[]);
+  for (const k of keys) {
+    // A config without `cells` and one with `cells: undefined` are the same (FC) network.
+    if (!same(k)) {
+      const hint = c.cells && !net.cells
+        ? "a cells-head model: use a hive-cells preset"
+        : !c.cells && net.cells
+        ? "a fully connected head's model: use a preset without cells"
+        : `${k} differs`;
+      const want = describeNet(net);
       throw new KibitzError(
         "shape_mismatch",
-        `${init} is a ${c.blocks} x ${c.filters} network; this preset needs ${net.blocks} x ${net.filters}`,
+        `${init} is a ${describeNet(c)}; this preset needs a ${want} (${hint})`,
       );
     }
   }
@@ -263,3 +325,9 @@ export async function warmStart(dir: string, init: string, net: NetConfig): Prom
 registerAzGame("hive", hivePreset);
 registerAzGame("hive-cpu", hiveCpuPreset);
 registerAzGame("hive-tiny", hiveTinyPreset);
+registerAzGame("hive-cells", () => withCellsHead(hivePreset()));
+registerAzGame("hive-cells-cpu", hiveCellsCpuPreset);
+registerAzGame(
+  "hive-cells-tiny",
+  () => withCellsHead(hiveTinyPreset(), HIVE_NETS["cells-tiny"].cells),
+);

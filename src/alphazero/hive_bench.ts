@@ -1,9 +1,10 @@
-// `deno task bench hive-selfplay [net=default|small|cpu|tiny] [seconds=N] [playouts=N]
-// [concurrency=N] [batch=N] [uhp=0|1]`: Hive self-play throughput with a network of the given size
-// (random weights: speed does not depend on them). Measures network evaluations per second at fixed
-// batch sizes, the UHP engine's one-position CPU evaluation (reference ops vs the fast path; uhp=0
-// skips it), then runs self-play (seed 003's search, root noise, batched evaluator) for a fixed wall
-// time and reports moves/s, evaluations/s, mean batch and games/hour at the mean game length seen.
+// `deno task bench hive-selfplay [net=default|cells-default|small|cpu|cells-cpu|tiny|cells-tiny]
+// [seconds=N] [playouts=N] [concurrency=N] [batch=N] [uhp=0|1]`: Hive self-play throughput with a
+// network of the given size (random weights: speed does not depend on them). Measures network
+// evaluations per second at fixed batch sizes, the UHP engine's one-position CPU evaluation
+// (reference ops vs the fast path; uhp=0 skips it), then runs self-play (seed 003's search, root
+// noise, batched evaluator) for a fixed wall time and reports moves/s, evaluations/s, mean batch
+// and games/hour at the mean game length seen. Cells nets get move tables.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu } from "../gpu/device.ts";
@@ -14,6 +15,8 @@ import {
   hiveLegalMask,
 } from "../hive/encoding.ts";
 import type { HiveGame } from "../hive/game.ts";
+import { hiveMoveCellRows, packMoveCells } from "../hive/move_cells.ts";
+import type { NetBatch } from "../nn/net.ts";
 import { randomGame } from "../hive/playout.ts";
 import { CachedEvaluator } from "../mcts/evaluator.ts";
 import { defaultSearchConfig, Search } from "../mcts/search.ts";
@@ -86,16 +89,20 @@ export const suite: BenchSuite = {
     for (const size of [1, 16, 64, 256].filter((b) => b <= maxBatch)) {
       const planes = new Float32Array(size * HIVE_PLANE_SIZE);
       const mask = new Float32Array(size * HIVE_POLICY_SIZE);
+      const tables: Float32Array[] = [];
       for (let i = 0; i < size; i++) {
         const g = positions[i % positions.length];
         encodeHivePosition(g, planes, i * HIVE_PLANE_SIZE);
         hiveLegalMask(g, mask, i * HIVE_POLICY_SIZE);
+        if (cfg.cells) tables.push(hiveMoveCellRows(g, g.validMoves()));
       }
-      await net.infer({ size, planes, mask }); // warm-up (plans, kernels)
+      // A cells net's batch carries its move table (built once, outside the timing).
+      const batch: NetBatch = { size, planes, mask, ...(cfg.cells ? packMoveCells(tables) : {}) };
+      await net.infer(batch); // warm-up (plans, kernels)
       let n = 0;
       const t0 = performance.now();
       while (n < 3 || performance.now() - t0 < Math.min(5000, seconds * 100)) {
-        await net.infer({ size, planes, mask });
+        await net.infer(batch);
         n++;
       }
       const s = (performance.now() - t0) / 1000;
@@ -103,7 +110,9 @@ export const suite: BenchSuite = {
       rows.push([size, n, s, (n * size) / s, (s / n) * 1000]);
     }
     report.tables.push({
-      title: `Network ${netName} (${cfg.blocks} x ${cfg.filters}) inference on ${net.backend}`,
+      title: `Network ${netName} (${cfg.blocks} x ${cfg.filters}${
+        cfg.cells ? ", cells head" : ""
+      }) inference on ${net.backend}`,
       columns: ["batch", "calls", "seconds", "positions/s", "ms per call"],
       rows,
     });

@@ -176,6 +176,8 @@ export async function selfPlayStage(
   };
   const stopFlag = { stop: false };
   const cfg = { ...preset.selfplay };
+  // A cells-head network trains on each position's move table: store the cells with it.
+  if (preset.net.cells) cfg.cells = true;
   await selfPlay(
     preset.game,
     player.evaluator,
@@ -309,6 +311,7 @@ export async function runLoop(
     preset.bufferCapacity,
     inputSize(game),
     game.moves,
+    preset.net.cells !== undefined,
   );
   const logPath = `${dir}/log.jsonl`;
   const written: IterationLog[] = [];

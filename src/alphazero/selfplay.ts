@@ -5,6 +5,7 @@ import type { Evaluator } from "../mcts/evaluator.ts";
 import { type GameSpec, inputSize } from "../mcts/game.ts";
 import { defaultSearchConfig, Search, type SearchConfig } from "../mcts/search.ts";
 import type { Position } from "./buffer.ts";
+import { requireMoveCells } from "./evaluator.ts";
 
 /** Self-play settings (seed 003: 800 playouts, temperature 1.0 for 15 moves then 0.1). */
 export interface SelfPlayConfig {
@@ -19,6 +20,11 @@ export interface SelfPlayConfig {
   /** A game reaching this many plies is scored a draw (0: no limit). */
   maxPlies: number;
   search: SearchConfig;
+  /**
+   * Store each position's move cells (Game.moveCells) with it: a cells-head network trains on
+   * them. Off (absent) for fully connected heads.
+   */
+  cells?: boolean;
 }
 
 /** Seed 003's self-play numbers (root noise on). */
@@ -62,8 +68,13 @@ export async function playSelfPlayGame<M>(
   const s = gameSeed(seed, index);
   const search = new Search(spec.create(), evaluator, cfg.search, s);
   const per = inputSize(spec);
-  const rows: { planes: Float32Array; legal: Int32Array; policy: Float32Array; side: number }[] =
-    [];
+  const rows: {
+    planes: Float32Array;
+    legal: Int32Array;
+    policy: Float32Array;
+    cells?: Int32Array;
+    side: number;
+  }[] = [];
   const moves: string[] = [];
   let result: number | null = null;
   for (;;) {
@@ -87,6 +98,7 @@ export async function playSelfPlayGame<M>(
       planes,
       legal: Int32Array.from(st.moves.map((m) => g.moveIndex(m))),
       policy: Float32Array.from(st.visits.map((v) => v / Math.max(1, total))),
+      ...(cfg.cells ? { cells: requireMoveCells(g, spec.name)(st.moves) } : {}),
       side: g.toMove(),
     });
     const t = g.ply() < cfg.temperatureMoves ? cfg.temperature : cfg.lateTemperature;
@@ -94,10 +106,11 @@ export async function playSelfPlayGame<M>(
     moves.push(g.moveText(move));
     search.advance(move);
   }
-  const positions = rows.map((r) => ({
+  const positions: Position[] = rows.map((r) => ({
     planes: r.planes,
     legal: r.legal,
     policy: r.policy,
+    ...(r.cells ? { cells: r.cells } : {}),
     z: r.side === 0 ? result! : -result!,
   }));
   return { index, seed: s, moves, result, positions, playouts: search.counters.playouts };

@@ -75,3 +75,11 @@ export {
   hiveMoveIndex,
   PLANE as HIVE_PLANE,
 } from "./encoding.ts";
+export {
+  HIVE_CELL_ENTRY,
+  HIVE_CELLS,
+  HIVE_CELLS_PASS_SLOT,
+  hiveMoveCellRows,
+  hiveMoveCells,
+  packMoveCells as packHiveMoveCells,
+} from "./move_cells.ts";

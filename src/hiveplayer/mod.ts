@@ -23,6 +23,7 @@ export {
 } from "./dagger.ts";
 export { playDaggerGames as playHiveDaggerGames } from "./dagger_pool.ts";
 export {
+  type EncodedBatch as EncodedHiveBatch,
   encodeSamples as encodeHiveSamples,
   type EpochReport as HivePretrainEpoch,
   type PolicyMetrics as HivePolicyMetrics,
@@ -32,6 +33,7 @@ export {
   uniformMetrics as hiveUniformMetrics,
 } from "./pretrain.ts";
 export {
+  initFrom as initHiveNetFrom,
   type PretrainRun as HivePretrainRun,
   runPretrain as runHivePretrain,
 } from "./pretrain_run.ts";
@@ -56,6 +58,7 @@ export {
   HIVE_NETS,
   HIVE_SELFPLAY_RULES,
   HiveAzGame,
+  hiveCellsCpuPreset,
   hiveCpuPreset,
   hiveOutcome,
   hivePreset,

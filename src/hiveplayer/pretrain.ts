@@ -19,6 +19,7 @@ import {
 } from "../hive/encoding.ts";
 import { HiveGame } from "../hive/game.ts";
 import { HEX_SYMMETRIES, transformMove } from "../hive/symmetry.ts";
+import { hiveMoveCellRows, packMoveCells } from "../hive/move_cells.ts";
 import { searchBestMove } from "../uhp/alphabeta.ts";
 import { isLabelled, squashScore } from "./dagger.ts";
 
@@ -181,22 +182,29 @@ export interface PretrainSample {
   symmetry: number;
 }
 
+/** An encoded batch of samples: the network's inputs and targets, the legal counts and target indices. */
+export type EncodedBatch = TrainBatch & { legalCounts: number[]; targets: number[] };
+
 /**
  * Encodes samples into a training batch (planes, legal mask, one-hot move, value). With
  * `winnerMovesOnly`, positions whose side to move did not go on to win get an all-zero policy
  * target (no policy loss or gradient: only the winners' moves are imitated); values are kept.
+ * With `cells` (a net with the cells policy head) the batch carries the legal moves' cell table
+ * (NetBatch.moveCells, src/hive/move_cells.ts).
  */
 export function encodeSamples(
   games: PretrainGame[],
   samples: PretrainSample[],
   winnerMovesOnly = false,
-): TrainBatch & { legalCounts: number[]; targets: number[] } {
+  cells = false,
+): EncodedBatch {
   const n = samples.length;
   const planes = new Float32Array(n * HIVE_PLANE_SIZE);
   const mask = new Float32Array(n * HIVE_POLICY_SIZE);
   const policy = new Float32Array(n * HIVE_POLICY_SIZE);
   const value = new Float32Array(n);
   const legalCounts: number[] = [], targets: number[] = [];
+  const rows: Float32Array[] = [];
   samples.forEach((s, i) => {
     const pg = games[s.game];
     const g = new HiveGame(pg.gameType);
@@ -204,6 +212,7 @@ export function encodeSamples(
     const legal = g.validMoves();
     encodeHivePosition(g, planes, i * HIVE_PLANE_SIZE, legal);
     hiveLegalMask(g, mask, i * HIVE_POLICY_SIZE, legal);
+    if (cells) rows.push(hiveMoveCellRows(g, legal));
     const label = pg.labels ? pg.labels[s.ply] : pg.moves[s.ply];
     const move = label < 0 ? -1 : transformMove(label, s.symmetry);
     if (!legal.includes(move)) {
@@ -218,7 +227,16 @@ export function encodeSamples(
     for (let k = 0; k < HIVE_POLICY_SIZE; k++) if (mask[i * HIVE_POLICY_SIZE + k] > 0) distinct++;
     legalCounts.push(distinct);
   });
-  return { size: n, planes, mask, policy, value, legalCounts, targets };
+  return {
+    size: n,
+    planes,
+    mask,
+    policy,
+    value,
+    legalCounts,
+    targets,
+    ...(cells ? packMoveCells(rows) : {}),
+  };
 }
 
 /**
@@ -274,7 +292,7 @@ export class MetricsSum {
   private v = 0;
 
   /** Adds a batch's outputs against its targets. */
-  add(probs: Float32Array, value: Float32Array, batch: ReturnType<typeof encodeSamples>): void {
+  add(probs: Float32Array, value: Float32Array, batch: EncodedBatch): void {
     const M = HIVE_POLICY_SIZE;
     for (let i = 0; i < batch.size; i++) {
       const t = batch.targets[i], pt = probs[i * M + t];
@@ -310,7 +328,8 @@ export function validationBatches(
   maxPositions: number,
   batch: number,
   seed: number,
-): ReturnType<typeof encodeSamples>[] {
+  cells = false,
+): EncodedBatch[] {
   let s = samplesOf(games, 0, () => 0);
   if (s.length > maxPositions) {
     const rand = mulberry32(seed);
@@ -320,19 +339,26 @@ export function validationBatches(
     }
     s = s.slice(0, maxPositions);
   }
-  const out: ReturnType<typeof encodeSamples>[] = [];
-  for (let i = 0; i < s.length; i += batch) out.push(encodeSamples(games, s.slice(i, i + batch)));
+  const out: EncodedBatch[] = [];
+  for (let i = 0; i < s.length; i += batch) {
+    out.push(encodeSamples(games, s.slice(i, i + batch), false, cells));
+  }
   return out;
 }
 
 /** A network's figures on encoded validation batches. */
 export async function evaluateBatches(
   net: PolicyValueNet,
-  batches: ReturnType<typeof encodeSamples>[],
+  batches: EncodedBatch[],
 ): Promise<PolicyMetrics> {
   const sum = new MetricsSum();
   for (const b of batches) {
-    const out = await net.infer({ size: b.size, planes: b.planes, mask: b.mask });
+    const out = await net.infer({
+      size: b.size,
+      planes: b.planes,
+      mask: b.mask,
+      ...(b.moveCells ? { moveCells: b.moveCells, moveCellsWidth: b.moveCellsWidth } : {}),
+    });
     sum.add(out.probs, out.value, b);
   }
   return sum.result();
@@ -365,6 +391,8 @@ export interface EpochReport {
   lr: number;
   val: PolicyMetrics;
   uniform: PolicyMetrics;
+  /** A reference model's figures on the same validation positions (PretrainRun.compare). */
+  reference?: PolicyMetrics;
   seconds: number;
 }
 
@@ -386,12 +414,13 @@ export function pretrainSteps(
 export async function pretrain(
   net: PolicyValueNet,
   train: PretrainGame[],
-  val: ReturnType<typeof encodeSamples>[],
+  val: EncodedBatch[],
   o: PretrainOptions,
   onEpoch: (r: EpochReport) => Promise<void> | void,
   onStep: (text: string) => void = () => {},
 ): Promise<EpochReport[]> {
   const trainer = new Trainer(net, o.sgd);
+  const cells = net.config.cells !== undefined;
   const rand = mulberry32(o.seed);
   const uniform = uniformMetrics(
     val.flatMap((b) => b.legalCounts),
@@ -412,7 +441,12 @@ export async function pretrain(
     const take = o.positionsPerEpoch > 0 ? Math.min(o.positionsPerEpoch, s.length) : s.length;
     let pl = 0, vl = 0, seen = 0, lr = 0;
     for (let i = 0; i < take; i += o.batch) {
-      const b = encodeSamples(train, s.slice(i, Math.min(take, i + o.batch)), o.winnerMovesOnly);
+      const b = encodeSamples(
+        train,
+        s.slice(i, Math.min(take, i + o.batch)),
+        o.winnerMovesOnly,
+        cells,
+      );
       const st = await trainer.train(b);
       pl += st.policyLoss * b.size;
       vl += st.valueLoss * b.size;

@@ -12,6 +12,7 @@ import { readGameStore, type StoredGame } from "../sgf/store.ts";
 import { isLabelled } from "./dagger.ts";
 import {
   type EpochReport,
+  evaluateBatches,
   markTactical,
   mixEngineValues,
   prepareGames,
@@ -58,6 +59,11 @@ export interface PretrainRun {
   engineValues?: { lambda: number; depth: number; scale: number };
   /** Training positions whose move wins or threatens to (markTactical) appear this many times. */
   oversample?: number;
+  /**
+   * A model evaluated once on the same validation batches (e.g. the shipped network, to compare a
+   * new head with it); its figures go into every epoch report as `reference`.
+   */
+  compare?: string | null;
   backend: string;
   seed: number;
   say: (text: string) => void;
@@ -116,19 +122,39 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
     const marked = markTactical(train);
     o.say(`oversampling ${marked} tactical positions (wins in one, threats) x ${o.oversample}`);
   }
-  const valBatches = validationBatches(val, o.valPositions, o.batch, o.seed);
+  const cells = o.net.cells !== undefined;
+  const valBatches = validationBatches(val, o.valPositions, o.batch, o.seed, cells);
   const steps = pretrainSteps(trainPositions, o.epochs, o.batch, o.positionsPerEpoch);
-  const weights = o.init ? await initFrom(o.init, o.net) : initWeights(o.net, o.seed);
+  const weights = o.init
+    ? await initFrom(o.init, o.net, o.seed, o.say)
+    : initWeights(o.net, o.seed);
   const net = await createNet(weights, o.backend);
   o.say(
     `${games.length} games (${skipped} skipped): ${train.length} training (${trainPositions} ` +
       `positions), ${val.length} validation (${valBatches.reduce((a, b) => a + b.size, 0)} ` +
       `positions used); net ${o.netName} ${o.net.blocks} x ${o.net.filters} (${
         countParams(o.net)
-      } parameters) on ${net.backend}; ${steps} steps of ${o.batch}${
+      } parameters, ${
+        cells ? "cells" : "FC"
+      } policy head) on ${net.backend}; ${steps} steps of ${o.batch}${
         o.augment ? ", 12 symmetries" : ""
       }`,
   );
+  let reference: EpochReport["reference"];
+  if (o.compare) {
+    const ref = await createNet((await loadHiveModel(o.compare)).weights, o.backend);
+    try {
+      reference = await evaluateBatches(ref, valBatches);
+    } finally {
+      ref.dispose();
+    }
+    const f = (x: number) => x.toFixed(3);
+    o.say(
+      `reference ${o.compare} on the same validation positions: policy loss ${
+        f(reference.policyLoss)
+      } top-1 ${f(reference.top1)} top-5 ${f(reference.top5)} value MSE ${f(reference.valueMse)}`,
+    );
+  }
   const dir = o.out.includes("/") ? o.out.slice(0, o.out.lastIndexOf("/")) : "";
   if (dir) await Deno.mkdir(dir, { recursive: true });
   const sgd = {
@@ -155,6 +181,7 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
         positionsPerEpoch: o.positionsPerEpoch,
       },
       async (r) => {
+        if (reference) r.reference = reference;
         o.epoch(r);
         const meta = {
           name: o.modelName,
@@ -176,16 +203,41 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
   }
 }
 
-/** Weights to start from: a checkpoint or a compact model file (int8 rows, dequantized). */
-async function initFrom(path: string, net: NetConfig): Promise<NetWeights> {
+/**
+ * Weights to start from: a checkpoint or a compact model file (int8 rows, dequantized). A file of
+ * the same shape is taken whole; otherwise every tensor whose name and shape match is copied into
+ * fresh weights (e.g. the tower of an FC-head net into a cells-head net), and `say` hears which
+ * tensors were copied and which stay fresh.
+ */
+export async function initFrom(
+  path: string,
+  net: NetConfig,
+  seed: number,
+  say: (text: string) => void = () => {},
+): Promise<NetWeights> {
   const w = (await loadHiveModel(path)).weights;
-  for (const k of Object.keys(net) as (keyof NetConfig)[]) {
-    if (w.config[k] !== net[k]) {
-      throw new KibitzError(
-        "shape_mismatch",
-        `${path} is a ${w.config.blocks} x ${w.config.filters} network; --net needs ${net.blocks} x ${net.filters}`,
-      );
-    }
+  const same = (a: NetConfig, b: NetConfig) =>
+    (Object.keys(b) as (keyof NetConfig)[]).every((k) =>
+      JSON.stringify(a[k]) === JSON.stringify(b[k])
+    ) && (Object.keys(a) as (keyof NetConfig)[]).every((k) => k in b || a[k] === undefined);
+  if (same(w.config, net)) return w;
+  const out = initWeights(net, seed);
+  const copied: string[] = [], fresh: string[] = [];
+  for (const s of out.specs) {
+    const t = w.tensors.get(s.name);
+    if (t && t.shape.length === s.shape.length && t.shape.every((d, i) => d === s.shape[i])) {
+      out.tensors.get(s.name)!.data.set(t.data);
+      copied.push(s.name);
+    } else fresh.push(s.name);
   }
-  return w;
+  // Without the tower the file is no start at all: the old shape check's error.
+  if (!copied.some((n) => !n.startsWith("policy.") && !n.startsWith("value."))) {
+    throw new KibitzError(
+      "shape_mismatch",
+      `${path} is a ${w.config.blocks} x ${w.config.filters} network; --net needs ${net.blocks} x ${net.filters}`,
+    );
+  }
+  say(`init from ${path}: copied ${copied.length} tensors (${copied.join(", ")})`);
+  say(`fresh: ${fresh.length} tensors (${fresh.join(", ") || "none"})`);
+  return out;
 }

@@ -14,6 +14,7 @@ import {
 } from "../hive/encoding.ts";
 import type { HiveGame } from "../hive/game.ts";
 import { PASS } from "../hive/move.ts";
+import { hiveMoveCellRows, hiveMoveCells } from "../hive/move_cells.ts";
 import { CpuBackend } from "../nn/cpu_backend.ts";
 import { type NetTensors, runPass } from "../nn/graph.ts";
 import type { NetWeights } from "../nn/params.ts";
@@ -70,6 +71,9 @@ export class SyncHiveNet implements HiveBatchEvaluator {
   private readonly fast: FastInference;
   private planes = new Float32Array(HIVE_PLANE_SIZE);
   private staged: Int32Array[] = [];
+  /** The staged positions' move cells (a cells-head net only; see hiveMoveCells). */
+  private stagedCells: Int32Array[] = [];
+  private readonly cells: boolean;
   /** Positions evaluated so far. */
   evaluations = 0;
   /** Network calls so far (a batch counts once). */
@@ -78,6 +82,7 @@ export class SyncHiveNet implements HiveBatchEvaluator {
   /** `sparseStem`: see FastInference (false only to measure the dense stem). */
   constructor(weights: NetWeights, sparseStem = true) {
     this.fast = new FastInference(weights, sparseStem);
+    this.cells = weights.config.cells !== undefined;
   }
 
   /** Evaluates `g` for its legal moves `legal` (priors aligned with `legal`, summing to 1). */
@@ -99,6 +104,7 @@ export class SyncHiveNet implements HiveBatchEvaluator {
     const idx = new Int32Array(legal.length);
     for (let i = 0; i < legal.length; i++) idx[i] = hiveMoveIndex(g, legal[i]);
     this.staged.push(idx);
+    if (this.cells) this.stagedCells.push(hiveMoveCells(g, legal));
   }
 
   /** Evaluates the staged positions in one batch (FastInference.evaluateBatch). */
@@ -107,8 +113,10 @@ export class SyncHiveNet implements HiveBatchEvaluator {
     if (n === 0) return [];
     const priors = this.staged.map((idx) => new Float32Array(idx.length));
     const values = new Float32Array(n);
-    this.fast.evaluateBatch(this.planes, 0, n, this.staged, priors, values);
+    const cells = this.cells ? this.stagedCells : undefined;
+    this.fast.evaluateBatch(this.planes, 0, n, this.staged, priors, values, cells);
     this.staged = [];
+    this.stagedCells = [];
     this.evaluations += n;
     this.calls++;
     return priors.map((p, i) => ({ priors: p, value: values[i] }));
@@ -140,6 +148,9 @@ export class ReferenceHiveNet implements HiveEvaluator {
     const out = runPass(this.backend, this.net, {
       x: cpuTensor([1, c.planes, c.height, c.width], this.planes),
       mask: cpuTensor([1, c.moves], this.mask),
+      moveCells: c.cells
+        ? cpuTensor([1, Math.max(1, legal.length), 4], padRows(hiveMoveCellRows(g, legal)))
+        : null,
       policyTarget: null,
       valueTarget: null,
     }, null);
@@ -152,6 +163,11 @@ export class ReferenceHiveNet implements HiveEvaluator {
     for (let i = 0; i < legal.length; i++) priors[i] = sum > 0 ? priors[i] / sum : 1 / legal.length;
     return { priors, value: out.value.data[0] };
   }
+}
+
+// A table of at least one entry (an empty one padded with an ignored -1 entry).
+function padRows(rows: Float32Array): Float32Array {
+  return rows.length > 0 ? rows : new Float32Array(4).fill(-1);
 }
 
 class Node {
@@ -719,5 +735,6 @@ export async function loadUhpModel(
       on ? HYBRID_SEARCH : { valueMix: d.valueMix, valueScale: d.valueScale, surroundPrior: 0 },
     );
   };
-  return { name: `${name} ${c.blocks}x${c.filters}`, player: mcts, mcts, setHybrid };
+  const head = c.cells ? " cells" : "";
+  return { name: `${name} ${c.blocks}x${c.filters}${head}`, player: mcts, mcts, setHybrid };
 }

@@ -136,3 +136,84 @@ Deno.test("buffer: overlapping appends keep call order in memory and on disk whe
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("buffer: move cells round-trip (2- and 4-byte chunks); buffers of the other head refuse them", async () => {
+  const dir = await Deno.makeTempDir();
+  const withCells = (k: number, big: boolean) => ({
+    ...position(k),
+    // (a, b, slot) per legal move, -1 = no term; `big` needs 4 bytes a value.
+    cells: Int32Array.from([k, -1, 2, 7, big ? 70_000 : 8, -1, -1, -1, 0]),
+  });
+  try {
+    const b = await ReplayBuffer.open(dir, 100, INPUT, MOVES, true);
+    await b.append([withCells(0, false), withCells(1, false)], 1, 1);
+    await b.append([withCells(2, true)], 1, 1);
+    const head = new DataView((await Deno.readFile(`${dir}/chunk-00000001.kbrb`)).buffer);
+    assert.deepEqual([head.getUint32(4, true), head.getUint32(32, true)], [2, 4]);
+    for (let k = 0; k < 3; k++) {
+      const p = b.position(k), want = withCells(k, k === 2);
+      assert.deepEqual([...p.legal], [...want.legal]);
+      assert.deepEqual([...p.cells!], [...want.cells]);
+    }
+    const batch = b.batchAt([2, 0]);
+    assert.equal(batch.moveCellsWidth, 3);
+    assert.deepEqual(
+      [...batch.moveCells!],
+      [0, 2, -1, 2, 2, 7, 70_000, -1, 4, -1, -1, 0, 0, 0, -1, 2, 2, 7, 8, -1, 4, -1, -1, 0],
+    );
+    // A position without cells cannot go into a cells run's buffer; a folder opened for one head
+    // refuses the other's chunks by name (opened for either, it takes both).
+    await assert.rejects(
+      () => b.append([position(3)], 1, 1),
+      (e) => isKibitzError(e, "shape_mismatch"),
+    );
+    await assert.rejects(
+      () => ReplayBuffer.open(dir, 100, INPUT, MOVES, false),
+      (e) => isKibitzError(e, "bad_buffer") && /with move cells/.test((e as Error).message),
+    );
+    const fc = await Deno.makeTempDir({ dir });
+    await (await ReplayBuffer.open(fc, 100, INPUT, MOVES)).append([position(0)], 1, 1);
+    assert.equal(
+      new DataView((await Deno.readFile(`${fc}/chunk-00000000.kbrb`)).buffer).getUint32(4, true),
+      1,
+    );
+    await assert.rejects(
+      () => ReplayBuffer.open(fc, 100, INPUT, MOVES, true),
+      (e) => isKibitzError(e, "bad_buffer") && /without move cells/.test((e as Error).message),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("buffer: move cells round-trip (version 2 chunks) and become the batch's move table", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const withCells = (k: number) => ({
+      ...position(k),
+      legal: Int32Array.from([4, 0, 2]), // not sorted: the table keeps the record's order
+      policy: Float32Array.from([0.25, 0.5, 0.25]),
+      cells: Int32Array.from([k, -1, 3, 7, 8, 16, -1, -1, 0]),
+    });
+    const b = await ReplayBuffer.open(dir, 100, INPUT, MOVES);
+    await b.append([0, 1, 2].map(withCells), 1, 1);
+    const p = b.position(1);
+    assert.deepEqual([...p.legal], [0, 2, 4]);
+    assert.deepEqual([...p.policy], [0.5, 0.25, 0.25]);
+    assert.deepEqual([...p.cells!], [7, 8, 16, -1, -1, 0, 1, -1, 3]);
+    const batch = b.sampleBatch(4, mulberry32(3));
+    assert.equal(batch.moveCellsWidth, 3);
+    for (let r = 0; r < 4; r++) {
+      const t = [...batch.moveCells!.subarray(r * 12, r * 12 + 12)];
+      const k = t[1]; // the first entry's a is the position's number
+      assert.deepEqual(t, [4, k, -1, 3, 0, 7, 8, 16, 2, -1, -1, 0]);
+      assert.equal(batch.mask[r * MOVES + 4], 1);
+    }
+    // A chunk of positions with and without cells is refused; a window mixing chunks too.
+    await assert.rejects(b.append([withCells(3), position(4)], 1, 1), /move cells/);
+    await b.append([position(5)], 1, 1);
+    assert.throws(() => b.sampleBatch(64, mulberry32(1)), /with and without move cells/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

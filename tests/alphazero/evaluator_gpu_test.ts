@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import { BatchEvaluator } from "../../src/alphazero/evaluator.ts";
 import { connectFourSpec } from "../../src/alphazero/games/connect4.ts";
 import { netFor } from "../../src/alphazero/presets.ts";
+import { HIVE_NETS, HIVE_SELFPLAY_RULES, HiveAzGame, hiveSpec } from "../../src/alphazero/hive.ts";
+import { randomGame } from "../../src/hive/playout.ts";
 import { getGpu } from "../../src/gpu/device.ts";
 import { NET_PRESETS } from "../../src/nn/config.ts";
 import { CpuNet, GpuNet } from "../../src/nn/net.ts";
@@ -44,6 +46,35 @@ Deno.test({
     c.forEach((e, i) => assert(Math.abs(e.value - want[i].value) < 1e-4));
     assert.equal(two.stats.batches, 2);
     two.close();
+    cpuEv.close();
+    gpuEv.close();
+    gpu.dispose();
+  },
+});
+
+Deno.test({
+  name: "evaluator: a cells-head Hive net on the GPU (move tables, padded rows) matches the CPU",
+  ignore: !ctx,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const hive = hiveSpec();
+    const w = initWeights(netFor(hive, HIVE_NETS["cells-tiny"]), 5);
+    const gpu = await GpuNet.create(ctx!, w);
+    const cpuEv = new BatchEvaluator(new CpuNet(w), hive, 16);
+    const gpuEv = new BatchEvaluator(gpu, hive, 16);
+    // Three positions (padded to 8 on the GPU), two of them seen through symmetries.
+    const games = [0, 6, 14].map((plies, i) => {
+      const g = new HiveAzGame(randomGame("Base+MLP", plies, 3 + i), HIVE_SELFPLAY_RULES, i * 5);
+      return g;
+    });
+    const a = await Promise.all(games.map((g) => cpuEv.evaluate(g, g.legalMoves())));
+    const b = await Promise.all(games.map((g) => gpuEv.evaluate(g, g.legalMoves())));
+    for (let i = 0; i < games.length; i++) {
+      assert(Math.abs(a[i].value - b[i].value) < 1e-4, `value ${a[i].value} vs ${b[i].value}`);
+      a[i].priors.forEach((p, k) => assert(Math.abs(p - b[i].priors[k]) < 1e-4, `prior ${k}`));
+    }
+    assert.equal(gpuEv.stats.batches, 1);
     cpuEv.close();
     gpuEv.close();
     gpu.dispose();
