@@ -13,6 +13,7 @@ import { initWeights } from "../../src/nn/params.ts";
 import { Trainer } from "../../src/nn/train.ts";
 import { ReferenceHiveNet, SyncHiveNet } from "../../src/uhp/mcts_player.ts";
 import { WON_ENGINE_GAME } from "../helpers/hive_games.ts";
+import { assertSameEvaluation } from "../helpers/hive_eval.ts";
 import type { StoredGame } from "../../src/sgf/store.ts";
 
 const TINY_CELLS: NetConfig = { ...HIVE_NETS.tiny, cells: { ...HIVE_CELLS, hidden: 4 } };
@@ -39,13 +40,7 @@ Deno.test("cells: SyncHiveNet (fast path) on a cells net gives the reference pas
   for (const m of WON_ENGINE_GAME.slice(0, 14)) {
     const legal = g.validMoves();
     const a = ref.evaluate(g, legal), b = fast.evaluate(g, legal);
-    ok(Math.abs(a.value - b.value) < 1e-5, `value ${a.value} vs ${b.value}`);
-    for (let i = 0; i < legal.length; i++) {
-      ok(
-        Math.abs(a.priors[i] - b.priors[i]) < 1e-5,
-        `prior ${i}: ${a.priors[i]} vs ${b.priors[i]}`,
-      );
-    }
+    assertSameEvaluation(a, b);
     spread = Math.max(spread, Math.max(...a.priors) - Math.min(...a.priors));
     batched.stage(g, legal);
     expected.push(b);

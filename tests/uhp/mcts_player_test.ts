@@ -20,6 +20,7 @@ import {
 } from "../../src/uhp/mcts_player.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { WON_ENGINE_GAME } from "../helpers/hive_games.ts";
+import { assertSameEvaluation } from "../helpers/hive_eval.ts";
 
 const BEFORE_WIN = WON_ENGINE_GAME.slice(0, -1);
 
@@ -101,13 +102,7 @@ Deno.test("SyncHiveNet (fast path) gives the reference pass's priors and value o
   for (const m of WON_ENGINE_GAME.slice(0, 12)) {
     const legal = g.validMoves();
     const a = ref.evaluate(g, legal), b = fast.evaluate(g, legal);
-    ok(Math.abs(a.value - b.value) < 1e-5, `value ${a.value} vs ${b.value}`);
-    for (let i = 0; i < legal.length; i++) {
-      ok(
-        Math.abs(a.priors[i] - b.priors[i]) < 1e-5,
-        `prior ${i}: ${a.priors[i]} vs ${b.priors[i]}`,
-      );
-    }
+    assertSameEvaluation(a, b);
     g.playString(m);
   }
   equal(fast.evaluations, 12);
