@@ -8,7 +8,7 @@
 //   | u32 iteration | u32 games | records | u32 CRC-32 of everything before.
 // Record: f32 z | u32 ones | u32 others | u32 legal | ones x index | others x (index, f32 value)
 //   | legal x index | legal x f32 probability. Input planes are stored sparsely (most are 0/1).
-// Version 2 (positions of a cells-head network, CELLS_SPEC.md) adds u32 cell bytes (2|4) to the
+// Version 2 (positions of a cells-head network, docs/cells_head.md) adds u32 cell bytes (2|4) to the
 // header and, after each record's probabilities, legal x (a, b, slot): each value + 1 in cell
 // bytes (so -1, "no term", is 0). Each chunk says which it is; both are read. The table is stored rather than rebuilt: rebuilding needs the
 // game position and its symmetry (the buffer holds only planes), and it costs 6 bytes per legal

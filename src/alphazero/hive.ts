@@ -171,7 +171,7 @@ export const HIVE_NETS: Record<string, NetConfig> = {
   "cells-default": { ...NET_PRESETS.default, cells: { ...HIVE_CELLS } },
   small: { ...NET_PRESETS.small },
   cpu: { ...NET_PRESETS.small, blocks: 2, filters: 16, valueHidden: 64 },
-  /** The `cpu` tower with the cells policy head (CELLS_SPEC: scores moves by their cells). */
+  /** The `cpu` tower with the cells policy head (docs/cells_head.md: scores moves by their cells). */
   "cells-cpu": {
     ...NET_PRESETS.small,
     blocks: 2,
@@ -229,7 +229,7 @@ export function hiveCpuPreset(): AzPreset {
 }
 
 /**
- * `hive-cells-cpu`: `hive-cpu` with the cells policy head (CELLS_SPEC; warm start from
+ * `hive-cells-cpu`: `hive-cpu` with the cells policy head (docs/cells_head.md; warm start from
  * `hive-pretrain --head cells`).
  */
 export function hiveCellsCpuPreset(): AzPreset {
@@ -267,7 +267,7 @@ export function hiveTinyPreset(): AzPreset {
 }
 
 /**
- * A Hive preset with the cells policy head (CELLS_SPEC.md) on its tower: self-play stores each
+ * A Hive preset with the cells policy head (docs/cells_head.md) on its tower: self-play stores each
  * position's move cells, and batches carry move tables. `cells` defaults to the Hive convention.
  */
 export function withCellsHead(

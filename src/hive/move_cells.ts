@@ -1,4 +1,4 @@
-// The move table of the "cells" policy head (CELLS_SPEC.md, Hive convention): each legal move scored
+// The move table of the "cells" policy head (docs/cells_head.md, Hive convention): each legal move scored
 // from the head's per-cell planes at its destination and origin cells plus a per-kind bias, so a
 // move is named by where it goes, not by which pieces it involves (translation equivariant). The
 // cells are the encoding's own board-cell -> plane-cell mapping (hiveCellPositions), so whatever

@@ -31,7 +31,7 @@ export interface Game<M> {
   /** A move as text (logs, game records). */
   moveText(move: M): string;
   /**
-   * Optional, for networks with the cells policy head (CELLS_SPEC.md; only Hive has one): the
+   * Optional, for networks with the cells policy head (docs/cells_head.md; only Hive has one): the
    * (a, b, slot) head-plane cells and bias slot of each move, 3 ints per move aligned with `moves`,
    * in the same view (symmetry) as `encode` and `moveIndex`. Used only when the network has `cells`.
    */

@@ -1,4 +1,4 @@
-// The AlphaZero loop with a cells-head Hive network (CELLS_SPEC.md): the game's moveCells hook in
+// The AlphaZero loop with a cells-head Hive network (docs/cells_head.md): the game's moveCells hook in
 // the symmetric view, the batched evaluator's move tables (priors equal the fast one-position
 // evaluator's, GPU-style padding included), the replay buffer's stored tables, and one iteration of
 // the loop end to end on the CPU.
