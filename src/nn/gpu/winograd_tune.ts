@@ -12,6 +12,7 @@ import {
   directShapeKey,
   type DirectTile,
   GpuRecorder,
+  type RecordedOp,
   wgradTileOf,
   winoShapeKey,
 } from "./backend.ts";
@@ -178,6 +179,56 @@ export async function pickWinoKernels(
 }
 
 /**
+ * Times each run's whole plan and its GEMM dispatches alone, best of 3 rounds after warming the
+ * clocks; on hardware each pass repeats the plan for at least TUNE_PASS_MS of work, on software
+ * adapters `fallbackReps(one pass ms)` times. Per-run ms are per repetition.
+ */
+async function timeWholeAndGemm(
+  ctx: GpuContext,
+  runs: { name: string; rec: GpuRecorder; gemm: RecordedOp[] }[],
+  fallbackReps: (ms: number) => number,
+): Promise<{ best: Map<string, number>; bestGemm: Map<string, number>; timer: string }> {
+  let timer = "wall";
+  const best = new Map<string, number>(), bestGemm = new Map<string, number>();
+  const reps = new Map<string, number>();
+  // Raise the clocks first (an idle GPU runs its first passes several times slower).
+  const warmUntil = performance.now() + warmMs(ctx, 400);
+  do {
+    await timeComputePass(ctx, (pass) => runs[0]?.rec.encode(pass));
+  } while (performance.now() < warmUntil);
+  for (let round = 0; round < 3; round++) {
+    for (const e of runs) {
+      let r = reps.get(e.name);
+      if (r === undefined) {
+        const once = await timeComputePass(ctx, (pass) => e.rec.encode(pass));
+        const ms = once.gpuMs ?? once.wallMs;
+        // Hardware: passes of at least TUNE_PASS_MS of work (the clocks stay up; see timeSplits).
+        r = ctx.report.isFallback
+          ? fallbackReps(ms)
+          : Math.max(1, Math.min(400, Math.ceil(TUNE_PASS_MS / Math.max(0.005, ms))));
+        reps.set(e.name, r);
+      }
+      const t = await timeComputePass(ctx, (pass) => {
+        for (let i = 0; i < r!; i++) e.rec.encode(pass);
+      });
+      if (t.gpuMs !== null) timer = "gpu timestamps";
+      best.set(e.name, Math.min(best.get(e.name) ?? Infinity, (t.gpuMs ?? t.wallMs) / r));
+      const tg = await timeComputePass(ctx, (pass) => {
+        for (let i = 0; i < r!; i++) {
+          for (const op of e.gemm) {
+            pass.setPipeline(op.pipeline);
+            pass.setBindGroup(0, op.bindGroup);
+            pass.dispatchWorkgroups(...op.groups);
+          }
+        }
+      });
+      bestGemm.set(e.name, Math.min(bestGemm.get(e.name) ?? Infinity, (tg.gpuMs ?? tg.wallMs) / r));
+    }
+  }
+  return { best, bestGemm, timer };
+}
+
+/**
  * Times the built-in GEMM and every candidate (default: the hardware candidates; f16 V/M ones
  * in f16 plans with KIBITZ_NN_WINO_F16VM=1)
  * on `shape`, once per adapter, storage and shape (later calls share the result).
@@ -233,49 +284,15 @@ async function timeCandidates(
       entries.push({ name: c?.name ?? LEGACY, rec: null, error: (e as Error).message });
     }
   }
-  let timer = "wall";
-  const best = new Map<string, number>();
-  const bestGemm = new Map<string, number>();
-  const reps = new Map<string, number>();
   const isGemm = (label: string) => label.endsWith(".gemm") || label.startsWith("winogradGemm");
-  const runs = entries.filter((e): e is { name: string; rec: GpuRecorder } => e.rec !== null);
-  // Raise the clocks first (an idle GPU runs its first passes several times slower).
-  const warmUntil = performance.now() + warmMs(ctx, 400);
-  do {
-    await timeComputePass(ctx, (pass) => runs[0]?.rec.encode(pass));
-  } while (performance.now() < warmUntil);
-  for (let round = 0; round < 3; round++) {
-    for (const e of runs) {
-      let r = reps.get(e.name);
-      if (r === undefined) {
-        const once = await timeComputePass(ctx, (pass) => e.rec.encode(pass));
-        const ms = once.gpuMs ?? once.wallMs;
-        // Hardware: passes of at least TUNE_PASS_MS of work (the clocks stay up; see timeSplits).
-        r = ctx.report.isFallback
-          ? Math.max(1, Math.min(20, Math.floor(20 / Math.max(0.05, ms))))
-          : Math.max(1, Math.min(400, Math.ceil(TUNE_PASS_MS / Math.max(0.005, ms))));
-        reps.set(e.name, r);
-      }
-      const t = await timeComputePass(ctx, (pass) => {
-        for (let i = 0; i < r!; i++) e.rec.encode(pass);
-      });
-      if (t.gpuMs !== null) timer = "gpu timestamps";
-      const ms = (t.gpuMs ?? t.wallMs) / r;
-      best.set(e.name, Math.min(best.get(e.name) ?? Infinity, ms));
-      const gemm = e.rec.ops.filter((o) => isGemm(o.label));
-      const tg = await timeComputePass(ctx, (pass) => {
-        for (let i = 0; i < r!; i++) {
-          for (const op of gemm) {
-            pass.setPipeline(op.pipeline);
-            pass.setBindGroup(0, op.bindGroup);
-            pass.dispatchWorkgroups(...op.groups);
-          }
-        }
-      });
-      const gms = (tg.gpuMs ?? tg.wallMs) / r;
-      bestGemm.set(e.name, Math.min(bestGemm.get(e.name) ?? Infinity, gms));
-    }
-  }
+  const runs = entries.filter((e): e is { name: string; rec: GpuRecorder } => e.rec !== null)
+    .map((e) => ({ ...e, gemm: e.rec.ops.filter((o) => isGemm(o.label)) }));
+  // Software adapters: about 20 ms of work a pass, at most 20 repetitions.
+  const { best, bestGemm, timer } = await timeWholeAndGemm(
+    ctx,
+    runs,
+    (ms) => Math.max(1, Math.min(20, Math.floor(20 / Math.max(0.05, ms)))),
+  );
   lastTimed = performance.now();
   for (const e of entries) e.rec?.destroy();
   pool.destroy();
@@ -617,44 +634,7 @@ async function timeWgrad(
     rec.conv2dBackward(x, w, dy, dw, false);
     return { name, rec, gemm: rec.ops.filter((o) => o.label.startsWith("winogradWgradGemm")) };
   });
-  const best = new Map<string, number>(), bestGemm = new Map<string, number>();
-  let timer = "wall";
-  const warmUntil = performance.now() + warmMs(ctx, 400);
-  do {
-    await timeComputePass(ctx, (pass) => runs[0].rec.encode(pass));
-  } while (performance.now() < warmUntil);
-  const reps = new Map<string, number>();
-  for (let round = 0; round < 3; round++) {
-    for (const e of runs) {
-      let r = reps.get(e.name);
-      if (r === undefined) {
-        const once = await timeComputePass(ctx, (pass) => e.rec.encode(pass));
-        const ms = once.gpuMs ?? once.wallMs;
-        r = ctx.report.isFallback
-          ? 1
-          : Math.max(1, Math.min(400, Math.ceil(TUNE_PASS_MS / Math.max(0.005, ms))));
-        reps.set(e.name, r);
-      }
-      const t = await timeComputePass(ctx, (pass) => {
-        for (let i = 0; i < r!; i++) e.rec.encode(pass);
-      });
-      if (t.gpuMs !== null) timer = "gpu timestamps";
-      best.set(e.name, Math.min(best.get(e.name) ?? Infinity, (t.gpuMs ?? t.wallMs) / r));
-      const tg = await timeComputePass(ctx, (pass) => {
-        for (let i = 0; i < r!; i++) {
-          for (const op of e.gemm) {
-            pass.setPipeline(op.pipeline);
-            pass.setBindGroup(0, op.bindGroup);
-            pass.dispatchWorkgroups(...op.groups);
-          }
-        }
-      });
-      bestGemm.set(
-        e.name,
-        Math.min(bestGemm.get(e.name) ?? Infinity, (tg.gpuMs ?? tg.wallMs) / r),
-      );
-    }
-  }
+  const { best, bestGemm, timer } = await timeWholeAndGemm(ctx, runs, () => 1);
   lastTimed = performance.now();
   for (const e of runs) e.rec.destroy();
   pool.destroy();
