@@ -61,3 +61,34 @@ export function wasmParitySpot(
   ], { wasm });
   return { game: g, tree: buildTree(g) };
 }
+
+/**
+ * The warm-start tests' river spot (Ah7d2c 9s 3h, pot 100, stack 200) with the given river sizes for
+ * both players; `extra` goes at the end of its [tree] table.
+ */
+export function riverSpot(bet: string, raise: string, extra = ""): string {
+  return `[ranges]
+oop = "AA,KK,QQ,AKs,54s"
+ip = "KK-JJ,AQs,T9s"
+[cards]
+flop = "Ah7d2c"
+turn = "9s"
+river = "3h"
+[tree]
+starting_pot = 100
+effective_stack = 200
+${extra}
+[bet_sizes.river]
+oop_bet = "${bet}"
+oop_raise = "${raise}"
+ip_bet = "${bet}"
+ip_raise = "${raise}"
+`;
+}
+
+/** A spot config's parsed config, game and public tree (without the solver's preparation). */
+export function configSpot(text: string) {
+  const config = parseSolveConfig(text);
+  const game = new PostflopGame(buildActionTree(config.tree), config.board, config.rangeWeights);
+  return { config, game, tree: buildTree(game) };
+}

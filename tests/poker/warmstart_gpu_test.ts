@@ -5,6 +5,7 @@ import { parseSolveConfig } from "../../src/poker/config.ts";
 import { type BackendChoice, prepareSpot, runSolve } from "../../src/poker/solve.ts";
 import { runWarmStartSolve, warmStartRunner } from "../../src/poker/warmstart_solve.ts";
 import { decodeAll } from "../../src/quant/mod.ts";
+import { riverSpot } from "../helpers/spots.ts";
 
 // Warm start with the GPU backend (`use_warmstart = true`, `backend = "gpu"`): the small solve, the
 // CPU-side seeding and the full tree's solve on the device, which continues at t = W from the
@@ -24,22 +25,7 @@ const TIE_FREE_ITERATIONS = ctx?.report.isFallback === false ? 1 : 2;
 
 // A river spot with four sizes and two raises; the small tree is the default one (66 %, all-in
 // raise), solved 30 iterations.
-const RIVER = `[ranges]
-oop = "AA,KK,QQ,AKs,54s"
-ip = "KK-JJ,AQs,T9s"
-[cards]
-flop = "Ah7d2c"
-turn = "9s"
-river = "3h"
-[tree]
-starting_pot = 100
-effective_stack = 200
-[bet_sizes.river]
-oop_bet = "33%, 66%, 100%, a"
-oop_raise = "2.5x, a"
-ip_bet = "33%, 66%, 100%, a"
-ip_raise = "2.5x, a"
-[solver]
+const RIVER = `${riverSpot("33%, 66%, 100%, a", "2.5x, a")}[solver]
 threads = 1
 use_warmstart = true
 warmstart_minimal_max_iters = 30

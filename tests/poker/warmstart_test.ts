@@ -26,6 +26,7 @@ import {
   warmStartPostflop,
 } from "../../src/poker/warmstart.ts";
 import { runWarmStartSolve, warmStartRunner } from "../../src/poker/warmstart_solve.ts";
+import { configSpot, riverSpot } from "../helpers/spots.ts";
 
 const fold: PokerAction = { kind: ACT_FOLD, frac: 0 };
 const check: PokerAction = { kind: ACT_CHECK, frac: 0 };
@@ -95,34 +96,8 @@ Deno.test("above the largest size: the largest; all-in is a size equal to the st
   );
 });
 
-const RIVER = (bet: string, raise: string, extra = "") =>
-  `[ranges]
-oop = "AA,KK,QQ,AKs,54s"
-ip = "KK-JJ,AQs,T9s"
-[cards]
-flop = "Ah7d2c"
-turn = "9s"
-river = "3h"
-[tree]
-starting_pot = 100
-effective_stack = 200
-${extra}
-[bet_sizes.river]
-oop_bet = "${bet}"
-oop_raise = "${raise}"
-ip_bet = "${bet}"
-ip_raise = "${raise}"
-`;
-
-function spot(text: string) {
-  const config = parseSolveConfig(text);
-  const game = new PostflopGame(buildActionTree(config.tree), config.board, config.rangeWeights);
-  const tree = buildTree(game);
-  return { config, game, tree };
-}
-
 Deno.test("pot fractions of bets, raises and all-ins from the betting tree", () => {
-  const { game, tree } = spot(RIVER("50%", "2.5x"));
+  const { game, tree } = configSpot(riverSpot("50%", "2.5x"));
   const acts = pokerTreeActions(tree, game.tree);
   const root = tree.firstChild[0];
   // Root: check and bet 50 (no all-in: 200 is more than 1.5 pots).
@@ -150,8 +125,8 @@ Deno.test("pot fractions of bets, raises and all-ins from the betting tree", () 
 });
 
 Deno.test("transferred root regrets equal hand-computed values (bracketing split)", () => {
-  const small = spot(RIVER("50%", "2.5x"));
-  const large = spot(RIVER("33%, 75%", "2.5x"));
+  const small = configSpot(riverSpot("50%", "2.5x"));
+  const large = configSpot(riverSpot("33%, 75%", "2.5x"));
   const ss = new CfrSolver(small.tree, small.game, {});
   ss.run(20);
   const ls = new CfrSolver(large.tree, large.game, {});
@@ -179,7 +154,7 @@ Deno.test("transferred root regrets equal hand-computed values (bracketing split
 });
 
 Deno.test("warm start into the identical tree continues at the same exploitability", () => {
-  const a = spot(RIVER("50%, a", "2.5x")), b = spot(RIVER("50%, a", "2.5x"));
+  const a = configSpot(riverSpot("50%, a", "2.5x")), b = configSpot(riverSpot("50%, a", "2.5x"));
   const sa = new CfrSolver(a.tree, a.game, {});
   sa.run(16);
   const sb = new CfrSolver(b.tree, b.game, {});
@@ -193,31 +168,39 @@ Deno.test("warm start into the identical tree continues at the same exploitabili
 });
 
 Deno.test("games that differ in more than bet sizes are rejected, naming the differences", () => {
-  const base = spot(RIVER("50%", "2.5x"));
-  const other = (text: string) => spot(text).game;
+  const base = configSpot(riverSpot("50%", "2.5x"));
+  const other = (text: string) => configSpot(text).game;
   const expect = (text: string, re: RegExp) =>
     assert.throws(
       () => validateWarmStartGames(base.game, other(text)),
       (e) => isKibitzError(e, "warmstart_mismatch") && re.test(e.message),
     );
   expect(
-    RIVER("33%", "2x").replace("effective_stack = 200", "effective_stack = 300"),
+    riverSpot("33%", "2x").replace("effective_stack = 200", "effective_stack = 300"),
     /effective stack \(small 200, large 300\)/,
   );
-  expect(RIVER("33%", "2x").replace("starting_pot = 100", "starting_pot = 120"), /starting pot/);
-  expect(RIVER("33%", "2x", "rake_rate = 0.05\nrake_cap = 3"), /rake rate.*rake cap/);
   expect(
-    RIVER("33%", "2x").replace('river = "3h"', 'river = "4h"'),
+    riverSpot("33%", "2x").replace("starting_pot = 100", "starting_pot = 120"),
+    /starting pot/,
+  );
+  expect(riverSpot("33%", "2x", "rake_rate = 0.05\nrake_cap = 3"), /rake rate.*rake cap/);
+  expect(
+    riverSpot("33%", "2x").replace('river = "3h"', 'river = "4h"'),
     /board \(small .*3h, large .*4h\)/,
   );
-  expect(RIVER("33%", "2x").replace('ip = "KK-JJ,AQs,T9s"', 'ip = "KK-JJ,AQs"'), /IP range/);
-  expect(RIVER("33%", "2x").replace("AKs,54s", "AKs:0.5,54s"), /OOP range \(.* weight 1 vs 0\.5\)/);
+  expect(riverSpot("33%", "2x").replace('ip = "KK-JJ,AQs,T9s"', 'ip = "KK-JJ,AQs"'), /IP range/);
+  expect(
+    riverSpot("33%", "2x").replace("AKs,54s", "AKs:0.5,54s"),
+    /OOP range \(.* weight 1 vs 0\.5\)/,
+  );
   // Only bet sizes differ: accepted.
-  validateWarmStartGames(base.game, other(RIVER("33%, 75%, a", "2x, a")));
+  validateWarmStartGames(base.game, other(riverSpot("33%, 75%, a", "2x, a")));
   // warmStartPostflop validates before touching anything.
   const s = new CfrSolver(base.tree, base.game, {});
   s.run(2);
-  const bad = spot(RIVER("50%", "2.5x").replace("starting_pot = 100", "starting_pot = 120"));
+  const bad = configSpot(
+    riverSpot("50%", "2.5x").replace("starting_pot = 100", "starting_pot = 120"),
+  );
   const l = new CfrSolver(bad.tree, bad.game, {});
   assert.throws(() =>
     warmStartPostflop({ solver: s, game: base.game }, { solver: l, game: bad.game })
@@ -267,7 +250,7 @@ Deno.test("warm-start settings: defaults, the minimal preset, explicit sizes and
 });
 
 Deno.test("the small tree keeps the spot and takes the warm-start sizes on every street", () => {
-  const { config } = spot(RIVER("25%, 50%, 100%, a", "2.5x, a"));
+  const { config } = configSpot(riverSpot("25%, 50%, 100%, a", "2.5x, a"));
   const ws = parseWarmStartSettings({ warmstart_minimal_max_iters: 7 });
   const sc = smallTreeConfig(config, ws);
   assert.equal(sc.tree.startingPot, config.tree.startingPot);
@@ -283,7 +266,7 @@ Deno.test("the small tree keeps the spot and takes the warm-start sizes on every
   const tree = buildTree(small);
   const f = tree.firstChild[0];
   assert.deepEqual(tree.label.slice(f, f + tree.numChildren[0]), ["Check", "Bet 66"]);
-  validateWarmStartGames(small, spot(RIVER("25%, 50%, 100%, a", "2.5x, a")).game);
+  validateWarmStartGames(small, configSpot(riverSpot("25%, 50%, 100%, a", "2.5x, a")).game);
 });
 
 const TURN_WS = `[ranges]

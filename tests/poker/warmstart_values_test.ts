@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
 import { CfrSolver } from "../../src/cfr/solver.ts";
-import { buildTree, findNode } from "../../src/cfr/tree.ts";
+import { findNode } from "../../src/cfr/tree.ts";
 import { mappedPolicy, pairNodes } from "../../src/cfr/warmstart_values.ts";
-import { buildActionTree } from "../../src/poker/action_tree.ts";
 import { parseSolveConfig } from "../../src/poker/config.ts";
-import { PostflopGame } from "../../src/poker/game.ts";
 import { prepareSpot, runSolve } from "../../src/poker/solve.ts";
 import {
   AUTO_REGRETS_COVERAGE,
@@ -20,37 +18,15 @@ import {
   warmStartPostflopValues,
 } from "../../src/poker/warmstart_values.ts";
 import { decodeAll } from "../../src/quant/mod.ts";
+import { configSpot, riverSpot } from "../helpers/spots.ts";
 
-const RIVER = (bet: string, raise: string) =>
-  `[ranges]
-oop = "AA,KK,QQ,AKs,54s"
-ip = "KK-JJ,AQs,T9s"
-[cards]
-flop = "Ah7d2c"
-turn = "9s"
-river = "3h"
-[tree]
-starting_pot = 100
-effective_stack = 200
-[bet_sizes.river]
-oop_bet = "${bet}"
-oop_raise = "${raise}"
-ip_bet = "${bet}"
-ip_raise = "${raise}"
-`;
-
-function spot(text: string) {
-  const config = parseSolveConfig(text);
-  const game = new PostflopGame(buildActionTree(config.tree), config.board, config.rangeWeights);
-  return { config, game, tree: buildTree(game) };
-}
-
-function side(s: ReturnType<typeof spot>) {
+function side(s: ReturnType<typeof configSpot>) {
   return { tree: s.tree, actionTree: s.game.tree };
 }
 
 Deno.test("strategy mapping: the small sizes keep their strategy, the responses to a new size come from the nearest one with pot-odds folds", () => {
-  const small = spot(RIVER("50%", "2.5x")), large = spot(RIVER("25%, 50%", "2.5x"));
+  const small = configSpot(riverSpot("50%", "2.5x")),
+    large = configSpot(riverSpot("25%, 50%", "2.5x"));
   const ss = new CfrSolver(small.tree, small.game, {});
   ss.run(30);
   const mapper = pokerMapper(side(small), side(large));
@@ -102,7 +78,8 @@ Deno.test("strategy mapping: the small sizes keep their strategy, the responses 
 });
 
 Deno.test("value warm start of a river spot: new sizes get regrets from their values, W automatic", () => {
-  const small = spot(RIVER("50%", "2.5x")), large = spot(RIVER("25%, 50%, 100%", "2.5x"));
+  const small = configSpot(riverSpot("50%", "2.5x")),
+    large = configSpot(riverSpot("25%, 50%, 100%", "2.5x"));
   const ss = new CfrSolver(small.tree, small.game, {});
   ss.run(40);
   const ls = new CfrSolver(large.tree, large.game, {});
@@ -122,7 +99,7 @@ Deno.test("value warm start of a river spot: new sizes get regrets from their va
 });
 
 Deno.test("a warm-started solve by either method (regrets at W auto = 30, values, auto) reaches the cold solve's equilibrium (root EVs within 0.1 chip)", async () => {
-  const text = RIVER("33%, 66%, 100%, a", "2.5x, a") +
+  const text = riverSpot("33%, 66%, 100%, a", "2.5x, a") +
     `[solver]\nmax_iterations = 300\ntarget_exploitability_pct = 0.1\nthreads = 1\n` +
     `use_warmstart = true\nwarmstart_minimal_max_iters = 30\nwarmstart_minimal_exploitability_pct = 0\n`;
   const coldConfig = parseSolveConfig(text.replace("use_warmstart = true", ""));
@@ -148,7 +125,8 @@ Deno.test("a warm-started solve by either method (regrets at W auto = 30, values
 });
 
 Deno.test("rank responses: the range's fold frequency moves by the pot odds, marginal hands first", () => {
-  const small = spot(RIVER("50%", "2.5x")), large = spot(RIVER("25%, 100%", "2.5x"));
+  const small = configSpot(riverSpot("50%", "2.5x")),
+    large = configSpot(riverSpot("25%, 100%", "2.5x"));
   const ss = new CfrSolver(small.tree, small.game, {});
   ss.run(30);
   const mapper = pokerMapper(side(small), side(large));
@@ -184,7 +162,8 @@ Deno.test("rank responses: the range's fold frequency moves by the pot odds, mar
 });
 
 Deno.test("value warm start with offLine = 0: nodes reached through a new size start cold", () => {
-  const small = spot(RIVER("50%", "2.5x")), large = spot(RIVER("25%, 50%", "2.5x"));
+  const small = configSpot(riverSpot("50%", "2.5x")),
+    large = configSpot(riverSpot("25%, 50%", "2.5x"));
   const ss = new CfrSolver(small.tree, small.game, {});
   ss.run(30);
   const ls = new CfrSolver(large.tree, large.game, {});
@@ -207,7 +186,8 @@ Deno.test("value warm start with offLine = 0: nodes reached through a new size s
 });
 
 Deno.test("value warm start with newActions capped: a size the small tree lacks starts at regret <= 0", () => {
-  const small = spot(RIVER("50%", "2.5x")), large = spot(RIVER("25%, 50%", "2.5x"));
+  const small = configSpot(riverSpot("50%", "2.5x")),
+    large = configSpot(riverSpot("25%, 50%", "2.5x"));
   const ss = new CfrSolver(small.tree, small.game, {});
   ss.run(30);
   const run = (newActions: "value" | "capped") => {
@@ -229,11 +209,11 @@ Deno.test("value warm start with newActions capped: a size the small tree lacks 
 });
 
 Deno.test("coverage: the share of full-tree decision nodes with a small-tree counterpart; auto picks regrets from 0.5", () => {
-  const noRaise = spot(RIVER("50%", "")), raise = spot(RIVER("50%", "2.5x"));
+  const noRaise = configSpot(riverSpot("50%", "")), raise = configSpot(riverSpot("50%", "2.5x"));
   // 10 decision nodes; the two that face a raise have no counterpart in a tree without raises.
   assert.equal(raise.tree.blockNode.length, 10);
   assert.equal(warmStartCoverage(noRaise, raise), 0.8);
-  assert.equal(warmStartCoverage(raise, spot(RIVER("25%, 50%, 100%", "2.5x"))), 1);
+  assert.equal(warmStartCoverage(raise, configSpot(riverSpot("25%, 50%, 100%", "2.5x"))), 1);
   assert.equal(autoWarmStartMethod(0.8), "regrets");
   assert.equal(autoWarmStartMethod(AUTO_REGRETS_COVERAGE), "regrets");
   assert.equal(autoWarmStartMethod(0.26), "values"); // F1 from its raise-less one-size tree
