@@ -134,18 +134,19 @@ function pinnedCells(g: HiveGame, cells: number[]): Set<number> {
 /**
  * Writes the 24 planes of `g` (side to move's view) into `out` at `offset` (HIVE_PLANE_SIZE values,
  * overwritten). Returns the number of occupied cells that fell outside the 26 x 26 window (0 in any
- * real game). `legal` may pass the position's legal moves to avoid generating them again.
+ * real game). `legal` may pass the position's legal moves to avoid generating them again, `pos`
+ * its hiveCellPositions (shared with the cells head's move table).
  */
 export function encodeHivePosition(
   g: HiveGame,
   out: Float32Array,
   offset = 0,
   legal?: number[],
+  pos: Map<number, number> = hiveCellPositions(g),
 ): number {
   const area = HIVE_BOARD * HIVE_BOARD;
   out.fill(0, offset, offset + HIVE_PLANE_SIZE);
   const me = g.colorToMove;
-  const pos = hiveCellPositions(g);
   const cells = [...pos.keys()].filter((c) => g.height[c] > 0);
   const pinned = pinnedCells(g, cells);
   let clipped = 0;

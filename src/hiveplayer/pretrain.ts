@@ -14,6 +14,7 @@ import {
   encodeHivePosition,
   HIVE_PLANE_SIZE,
   HIVE_POLICY_SIZE,
+  hiveCellPositions,
   hiveLegalMask,
   hiveMoveIndex,
 } from "../hive/encoding.ts";
@@ -210,9 +211,10 @@ export function encodeSamples(
     const g = new HiveGame(pg.gameType);
     for (let k = 0; k < s.ply; k++) g.play(transformMove(pg.moves[k], s.symmetry));
     const legal = g.validMoves();
-    encodeHivePosition(g, planes, i * HIVE_PLANE_SIZE, legal);
+    const pos = hiveCellPositions(g);
+    encodeHivePosition(g, planes, i * HIVE_PLANE_SIZE, legal, pos);
     hiveLegalMask(g, mask, i * HIVE_POLICY_SIZE, legal);
-    if (cells) rows.push(hiveMoveCellRows(g, legal));
+    if (cells) rows.push(hiveMoveCellRows(g, legal, pos));
     const label = pg.labels ? pg.labels[s.ply] : pg.moves[s.ply];
     const move = label < 0 ? -1 : transformMove(label, s.symmetry);
     if (!legal.includes(move)) {

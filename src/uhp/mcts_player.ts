@@ -9,6 +9,7 @@ import {
   encodeHivePosition,
   HIVE_PLANE_SIZE,
   HIVE_POLICY_SIZE,
+  hiveCellPositions,
   hiveLegalMask,
   hiveMoveIndex,
 } from "../hive/encoding.ts";
@@ -100,11 +101,12 @@ export class SyncHiveNet implements HiveBatchEvaluator {
       grown.set(this.planes);
       this.planes = grown;
     }
-    encodeHivePosition(g, this.planes, slot * HIVE_PLANE_SIZE, legal);
+    const pos = hiveCellPositions(g);
+    encodeHivePosition(g, this.planes, slot * HIVE_PLANE_SIZE, legal, pos);
     const idx = new Int32Array(legal.length);
     for (let i = 0; i < legal.length; i++) idx[i] = hiveMoveIndex(g, legal[i]);
     this.staged.push(idx);
-    if (this.cells) this.stagedCells.push(hiveMoveCells(g, legal));
+    if (this.cells) this.stagedCells.push(hiveMoveCells(g, legal, undefined, pos));
   }
 
   /** Evaluates the staged positions in one batch (FastInference.evaluateBatch). */
@@ -143,13 +145,14 @@ export class ReferenceHiveNet implements HiveEvaluator {
   /** Evaluates `g` for its legal moves `legal` (priors aligned with `legal`, summing to 1). */
   evaluate(g: HiveGame, legal: number[]): HiveEvaluation {
     const c = this.net.config;
-    encodeHivePosition(g, this.planes, 0, legal);
+    const pos = hiveCellPositions(g);
+    encodeHivePosition(g, this.planes, 0, legal, pos);
     hiveLegalMask(g, this.mask, 0, legal);
     const out = runPass(this.backend, this.net, {
       x: cpuTensor([1, c.planes, c.height, c.width], this.planes),
       mask: cpuTensor([1, c.moves], this.mask),
       moveCells: c.cells
-        ? cpuTensor([1, Math.max(1, legal.length), 4], padRows(hiveMoveCellRows(g, legal)))
+        ? cpuTensor([1, Math.max(1, legal.length), 4], padRows(hiveMoveCellRows(g, legal, pos)))
         : null,
       policyTarget: null,
       valueTarget: null,
