@@ -61,6 +61,10 @@ export interface NnBackend<T extends Shaped> {
   cellLogits(q: T, table: T, bias: T, moves: number): T;
   /** Backward of cellLogits: writes dL/dbias into dbias and returns dL/dq (shaped like q). */
   cellLogitsBackward(q: T, table: T, dlogits: T, dbias: T): T;
+  /** Each channel's mean over the board: x [B, C, H, W] -> [B, C] (the pooled value head). */
+  meanPool(x: T): T;
+  /** Backward of meanPool: dx [B, C, H, W] = dy[b, c] / (H x W) at every cell (x gives the shape). */
+  meanPoolBackward(x: T, dy: T): T;
   /** Masked softmax; with a target also the per-row cross-entropy and the batch-mean gradient. */
   policyLoss(logits: T, mask: T, target: T | null): { probs: T; loss: T | null; dlogits: T | null };
   /** tanh value; with a target also the per-row squared error and the batch-mean gradient. */

@@ -185,7 +185,7 @@ export function decodeCheckpoint(
   if (expect) {
     // The tensors are read with the header's config: it must be the one the caller needs.
     for (const k of Object.keys(expect) as (keyof NetConfig)[]) {
-      if (k !== "cells" && config[k] !== expect[k]) {
+      if (k !== "cells" && k !== "valuePool" && config[k] !== expect[k]) {
         fail("shape_mismatch", `model config ${k} is ${config[k]}, the model needs ${expect[k]}`);
       }
     }
@@ -194,6 +194,13 @@ export function decodeCheckpoint(
       fail(
         "shape_mismatch",
         `model policy head is ${show(config.cells)}, the model needs ${show(expect.cells)}`,
+      );
+    }
+    if (config.valuePool !== expect.valuePool) {
+      const show = (v: number | undefined) => v ? `pooled (${v} channels)` : "board-wide";
+      fail(
+        "shape_mismatch",
+        `model value head is ${show(config.valuePool)}, the model needs ${show(expect.valuePool)}`,
       );
     }
   }

@@ -20,6 +20,13 @@ export interface NetConfig {
    * each move's logit is gathered from its cells by a per-position move table (see CellsConfig).
    */
   cells?: CellsConfig;
+  /**
+   * The pooled value head (absent: the fully connected one): 1x1 conv + BN + ReLU to `valuePool`
+   * channels, each channel's mean over the board, then the two fully connected layers. Its weights
+   * do not depend on where on the board a feature is (the board-wide head maps one plane through
+   * H x W x valueHidden weights), so it generalises across positions of the hive.
+   */
+  valuePool?: number;
 }
 
 /**
@@ -110,6 +117,12 @@ export function validateConfig(cfg: NetConfig): NetConfig {
       }
     }
   }
+  if (cfg.valuePool !== undefined && (!Number.isInteger(cfg.valuePool) || cfg.valuePool < 1)) {
+    throw new KibitzError(
+      "bad_config",
+      `model config valuePool must be a positive integer, got ${cfg.valuePool}`,
+    );
+  }
   return cfg;
 }
 
@@ -120,7 +133,10 @@ export function validateConfig(cfg: NetConfig): NetConfig {
 export function forwardMacs(cfg: NetConfig): number {
   const hw = cfg.height * cfg.width, f = cfg.filters;
   const tower = (cfg.planes * f * 9 + cfg.blocks * 2 * f * f * 9) * hw;
-  const value = f * hw + hw * cfg.valueHidden + cfg.valueHidden;
+  const vp = cfg.valuePool;
+  const value = vp
+    ? vp * f * hw + vp * cfg.valueHidden + cfg.valueHidden
+    : f * hw + hw * cfg.valueHidden + cfg.valueHidden;
   const c = cfg.cells;
   const policy = c ? (c.hidden * f + c.planes * c.hidden) * hw : 2 * f * hw + 2 * hw * cfg.moves;
   return tower + policy + value;

@@ -13,6 +13,7 @@ import { cellLogits, cellLogitsBackward } from "./cpu/cell_logits.ts";
 import { linearBackwardFast, linearFast } from "./cpu/fast.ts";
 import { conv2dBackwardInputSimd, conv2dBackwardWeightSimd, conv2dSimd } from "./cpu/conv_simd.ts";
 import { linear, linearBackward } from "./cpu/linear.ts";
+import { meanPool, meanPoolBackward } from "./cpu/pool.ts";
 import { policyLoss, valueLoss } from "./cpu/loss.ts";
 import { sgdStep } from "./optimizer.ts";
 import type { CpuTensor } from "./tensor.ts";
@@ -113,6 +114,14 @@ export class CpuBackend implements NnBackend<CpuTensor> {
     dbias: CpuTensor,
   ): CpuTensor {
     return cellLogitsBackward(q, table, dlogits, dbias);
+  }
+  /** Reference mean pooling over the board (cpu/pool.ts). */
+  meanPool(x: CpuTensor): CpuTensor {
+    return meanPool(x);
+  }
+  /** Reference mean pooling backward. */
+  meanPoolBackward(x: CpuTensor, dy: CpuTensor): CpuTensor {
+    return meanPoolBackward(x.shape, dy);
   }
   /** Reference masked softmax + cross-entropy. */
   policyLoss(logits: CpuTensor, mask: CpuTensor, target: CpuTensor | null) {

@@ -125,8 +125,11 @@ export function runPass<T extends Shaped>(
   const pl = b.policyLoss(logits, inp.mask, inp.policyTarget);
   free(logits);
   if (q && !isTrain) free(q);
+  // The value head: the board-wide one reads the value plane whole; the pooled one
+  // (config.valuePool) each value channel's mean over the board.
   const val = cbr(h, "value.conv", "value.bn");
-  const f1 = b.linear(val.y, P("value.fc1.w"), P("value.fc1.b"));
+  const pooled = net.config.valuePool ? b.meanPool(val.y) : null;
+  const f1 = b.linear(pooled ?? val.y, P("value.fc1.w"), P("value.fc1.b"));
   const f1r = b.relu(f1);
   free(f1);
   const z = b.linear(f1r, P("value.fc2.w"), P("value.fc2.b"));
@@ -139,7 +142,7 @@ export function runPass<T extends Shaped>(
     valueLoss: vl.loss,
   };
   if (!isTrain) {
-    free(pol.y, val.y, f1r, h);
+    free(pol.y, val.y, f1r, h, pooled);
     return outputs;
   }
   if (!pl.dlogits || !vl.dz) throw new Error("training needs policy and value targets");
@@ -176,8 +179,8 @@ export function runPass<T extends Shaped>(
   free(vl.dz);
   const df1 = b.reluBackward(f1r, df1r);
   free(df1r, f1r);
-  const dvy = b.linearBackward(
-    val.y,
+  const dvp = b.linearBackward(
+    pooled ?? val.y,
     P("value.fc1.w"),
     df1,
     G("value.fc1.w"),
@@ -185,6 +188,11 @@ export function runPass<T extends Shaped>(
     true,
   )!;
   free(df1);
+  let dvy = dvp;
+  if (pooled) {
+    dvy = b.meanPoolBackward(val.y, dvp);
+    free(dvp, pooled);
+  }
   const dhv = cbrBack(h, val, dvy, null, "value.conv", "value.bn", true)!;
   free(dvy, val.y);
   // The gradient into h (and into each block's input) stays a pair of tensors: the ops that read

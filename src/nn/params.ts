@@ -58,8 +58,10 @@ export function paramSpecs(cfg: NetConfig): ParamSpec[] {
       ...fc("policy.fc", cfg.moves, 2 * hw),
     );
   }
-  specs.push(conv("value.conv", 1, f, 1), ...bnSpecs("value.bn", 1));
-  specs.push(...fc("value.fc1", cfg.valueHidden, hw), ...fc("value.fc2", 1, cfg.valueHidden));
+  // The pooled value head reads valuePool channel means; the board-wide one a whole plane.
+  const vp = cfg.valuePool;
+  specs.push(conv("value.conv", vp ?? 1, f, 1), ...bnSpecs("value.bn", vp ?? 1));
+  specs.push(...fc("value.fc1", cfg.valueHidden, vp ?? hw), ...fc("value.fc2", 1, cfg.valueHidden));
   return specs;
 }
 

@@ -9,6 +9,7 @@ import {
 import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "../../src/nn/cpu/conv.ts";
 import { add, relu, reluBackward } from "../../src/nn/cpu/elementwise.ts";
 import { linear, linearBackward } from "../../src/nn/cpu/linear.ts";
+import { meanPool, meanPoolBackward } from "../../src/nn/cpu/pool.ts";
 import { policyLoss, valueLoss } from "../../src/nn/cpu/loss.ts";
 import { cpuTensor } from "../../src/nn/tensor.ts";
 import { dot, gradError, randTensor } from "./helpers.ts";
@@ -156,4 +157,15 @@ Deno.test("fused batch norm + residual add + ReLU equals the three ops, forward 
       }
     }
   }
+});
+
+Deno.test("mean pooling backward matches finite differences", () => {
+  const x = randTensor([2, 3, 4, 5], 31);
+  const r = randTensor([2, 3], 32);
+  const loss = () => dot(meanPool(x).data, r.data);
+  assert.ok(gradError(x, meanPoolBackward(x.shape, r).data, loss) < TOL);
+  // The mean itself: channel (1, 2) of x.
+  let s = 0;
+  for (let j = 0; j < 20; j++) s += x.data[(1 * 3 + 2) * 20 + j];
+  assert.ok(Math.abs(meanPool(x).data[5] - s / 20) < 1e-6);
 });

@@ -1078,6 +1078,14 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * family, an invocation per slot in the direct one), and dq zero-filled then accumulated by one
    * invocation per position over its entries (writes stay within that position's planes: no races).
    */
+  /** Not yet on the GPU: the pooled value head (NetConfig.valuePool) runs on the CPU backends. */
+  meanPool(_x: GpuTensor): GpuTensor {
+    throw new KibitzError("gpu_unsupported", "the pooled value head has no WebGPU kernel yet");
+  }
+  /** Not yet on the GPU (see meanPool). */
+  meanPoolBackward(_x: GpuTensor, _dy: GpuTensor): GpuTensor {
+    throw new KibitzError("gpu_unsupported", "the pooled value head has no WebGPU kernel yet");
+  }
   cellLogitsBackward(
     q: GpuTensor,
     table: GpuTensor,
