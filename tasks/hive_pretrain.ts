@@ -35,6 +35,12 @@ await runMain(async () => {
         help: "policy head: fc (piece-indexed, every shipped model) or cells (scores each move " +
           "from per-cell planes at its destination and origin); default: the --net preset's",
       },
+      "value-head": {
+        type: "string",
+        help: "value head: board (a fully connected layer over the whole value plane, every " +
+          "shipped model) or pool[:V] (V channels, default 32, each averaged over the board); " +
+          "default: the --net preset's",
+      },
       model: { type: "string", help: "also write a compact model file (int8 + gzip, .kbhz)" },
       name: { type: "string", default: "kibitz-hive", help: "model name shown by UHP info" },
       init: {
@@ -108,6 +114,18 @@ await runMain(async () => {
     }
     if (head === "cells") net.cells = { ...HIVE_CELLS };
     else delete net.cells;
+  }
+  if (v["value-head"] !== undefined) {
+    const vh = String(v["value-head"]);
+    const m = /^pool(?::(\d+))?$/.exec(vh);
+    if (vh === "board") delete net.valuePool;
+    else if (m && (m[1] === undefined || Number(m[1]) > 0)) net.valuePool = Number(m[1] ?? 32);
+    else {
+      throw new KibitzError(
+        "bad_args",
+        `--value-head must be board, pool or pool:V (V > 0): got ${vh}`,
+      );
+    }
   }
   const out = String(v.out);
   const lambda = numberOption(v, "engine-values", 0);

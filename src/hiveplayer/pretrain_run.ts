@@ -134,11 +134,9 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
       `positions), ${val.length} validation (${valBatches.reduce((a, b) => a + b.size, 0)} ` +
       `positions used); net ${o.netName} ${o.net.blocks} x ${o.net.filters} (${
         countParams(o.net)
-      } parameters, ${
-        cells ? "cells" : "FC"
-      } policy head) on ${net.backend}; ${steps} steps of ${o.batch}${
-        o.augment ? ", 12 symmetries" : ""
-      }`,
+      } parameters, ${cells ? "cells" : "FC"} policy head, ${
+        o.net.valuePool ? `pooled value head of ${o.net.valuePool}` : "board-wide value head"
+      }) on ${net.backend}; ${steps} steps of ${o.batch}${o.augment ? ", 12 symmetries" : ""}`,
   );
   let reference: EpochReport["reference"];
   if (o.compare) {

@@ -212,6 +212,23 @@ export class FastInference {
   }
 
   /**
+   * The value head's fully connected input for `n` positions: the value conv's output as it is, or
+   * for the pooled head (config.valuePool) each channel's mean over the board (summed as
+   * cpu/pool.ts does, so the same values).
+   */
+  private valueInput(val: Float32Array, n: number, hw: number): Float32Array {
+    const vp = this.config.valuePool;
+    if (!vp) return val;
+    const out = new Float32Array(n * vp);
+    for (let i = 0; i < n * vp; i++) {
+      let s = 0;
+      for (let j = 0; j < hw; j++) s += val[i * hw + j];
+      out[i] = s / hw;
+    }
+    return out;
+  }
+
+  /**
    * Evaluates one encoded position (`planes` from `offset`, planes x height x width values):
    * writes into `priors` the softmax over the policy logits of `moves` (policy indices) and
    * returns the value for the side to move, in [-1, 1]. A cells net needs `cells`: 3 integers
@@ -271,8 +288,9 @@ export class FastInference {
     const cw = this.cw, cbias = this.cb;
     // The FC head reads the whole policy conv; the cells head only the cells its moves name.
     const polAll = cw ? null : this.conv(h, "policy.conv", null).data;
-    const valAll = this.conv(h, "value.conv", null).data;
-    const hw = c.height * c.width, vin = valAll.length / n, pw = this.pw;
+    const hw = c.height * c.width, pw = this.pw;
+    const valAll = this.valueInput(this.conv(h, "value.conv", null).data, n, hw);
+    const vin = valAll.length / n;
     const inp = polAll ? polAll.length / n : 0;
     const cellCount = c.cells ? c.cells.planes * hw : 0;
     const hidden = c.cells?.hidden ?? 0, filters = c.filters;
@@ -340,7 +358,7 @@ export class FastInference {
         sum += pr[j];
       }
       for (let j = 0; j < mv.length; j++) pr[j] /= sum;
-      // Value: conv -> fc1 -> ReLU -> fc2 -> tanh.
+      // Value: conv (-> channel means for the pooled head) -> fc1 -> ReLU -> fc2 -> tanh.
       const hid = this.hidden, w1 = this.v1w, vo = b * vin;
       for (let o = 0; o < hid.length; o++) {
         let s = this.v1b[o];
