@@ -1,6 +1,7 @@
 // `deno task bench hive-strength [games=N] [first=K] [budget=S] [model=FILE] [model2=FILE]
 // [playouts=N] [ms=N] [plies=N] [pairs=a:b,...|none] [batch=N] [discount=X] [reuse=0|1]
-// [cap-aware=0|1] [win1-store=FILE] [mix=X] [mix-scale=S] [net-visits=N] [surround=K]`:
+// [cap-aware=0|1] [win1-store=FILE] [mix=X] [mix-scale=S] [net-visits=N] [surround=K]
+// [cpuct=C] [fpu=F] [cpuct2=C] [fpu2=F]`:
 // the strength ladder of the Hive players (see strength.ts) with the shipped network by default.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
@@ -76,6 +77,13 @@ export const suite: BenchSuite = {
     if (kv.has("discount")) mctsConfig.discount = num("discount", 0);
     if (kv.has("reuse")) mctsConfig.reuseTree = num("reuse", 1) > 0;
     if (kv.has("cap-aware") && num("cap-aware", 1) === 0) mctsConfig.maxPlies = Infinity;
+    if (kv.has("cpuct")) mctsConfig.cPuct = num("cpuct", MCTS_PLAYER_DEFAULTS.cPuct);
+    if (kv.has("fpu")) mctsConfig.fpuReduction = num("fpu", MCTS_PLAYER_DEFAULTS.fpuReduction);
+    // The model2 players' search settings: mcts's unless cpuct2 / fpu2 say otherwise (so one
+    // network against itself compares two settings).
+    const mcts2Config: Partial<MctsPlayerConfig> = { ...mctsConfig };
+    if (kv.has("cpuct2")) mcts2Config.cPuct = num("cpuct2", MCTS_PLAYER_DEFAULTS.cPuct);
+    if (kv.has("fpu2")) mcts2Config.fpuReduction = num("fpu2", MCTS_PLAYER_DEFAULTS.fpuReduction);
     // The hybrid players (hybrid, hybrid-time): MCTS whose leaf values blend the network's with the
     // alpha-beta player's static score (MctsPlayerConfig.valueMix) and whose priors lean towards
     // queen-surround gains (surroundPrior), labelled apart from "mcts"; HYBRID_SEARCH by default.
@@ -132,12 +140,12 @@ export const suite: BenchSuite = {
           return named(policyLadderPlayer(second(name)), "policy (model2)");
         case "mcts2":
           return named(
-            mctsLadderPlayer(second(name), { playouts }, mctsConfig),
+            mctsLadderPlayer(second(name), { playouts }, mcts2Config),
             `mcts-${playouts} (model2)`,
           );
         case "mcts2-time":
           return named(
-            mctsLadderPlayer(second(name), { timeMs: ms }, mctsConfig),
+            mctsLadderPlayer(second(name), { timeMs: ms }, mcts2Config),
             `mcts-${ms}ms (model2)`,
           );
         default:
@@ -233,11 +241,15 @@ export const suite: BenchSuite = {
     }
     const c = model.weights.config;
     if (model2Path) {
-      report.notes.push(`model2 (players marked "model2"): ${model2Path}.`);
+      report.notes.push(
+        `model2 (players marked "model2"): ${model2Path}, settings ${
+          JSON.stringify({ ...MCTS_PLAYER_DEFAULTS, ...mcts2Config })
+        }.`,
+      );
     }
     report.notes.push(
       `Network: ${modelPath.slice(modelPath.lastIndexOf("/") + 1)} (${c.blocks} x ${c.filters}, ` +
-        `${JSON.stringify(model.meta)}), MCTS c_puct 2.5 with the fast one-position CPU ` +
+        `${JSON.stringify(model.meta)}), MCTS with the fast one-position CPU ` +
         `inference (sparse stem, Wasm SIMD convolutions, legal policy logits only), MCTS-Solver ` +
         `with the win check, settings ${
           JSON.stringify({ ...MCTS_PLAYER_DEFAULTS, ...mctsConfig })
