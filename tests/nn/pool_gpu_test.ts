@@ -11,6 +11,7 @@ import { NET_PRESETS, type NetConfig } from "../../src/nn/config.ts";
 import { meanPool, meanPoolBackward } from "../../src/nn/cpu/pool.ts";
 import { cpuFusedInfer } from "../../src/nn/f16.ts";
 import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
+import { deviceHasF16 } from "../../src/nn/gpu/f16.ts";
 import { type KernelTiles, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import { CpuNet, GpuNet, type NetBatch } from "../../src/nn/net.ts";
@@ -22,6 +23,7 @@ import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
+const f16opts = { ...opts, ignore: !ctx || !deviceHasF16(ctx) };
 
 /**
  * Tolerance relative to the largest |x| (forward) or |dx| (backward). The forward sums up to 676
@@ -175,6 +177,28 @@ Deno.test(
     const labels = (await f16.planFor(5, false)).ops.map((o) => o.label);
     assert.ok(labels.includes("meanPool"), labels.join(" "));
     f16.dispose();
+  },
+);
+
+Deno.test(
+  "f16 GPU pooled value net (with and without cells) matches the CPU f16 twin (hardware adapters with shader-f16)",
+  f16opts,
+  async () => {
+    // Tolerance as tests/nn/f16_test.ts's f16 network test: f32 sums in another order may straddle
+    // an f16 rounding step of a stored activation (the value plane included), compounding over
+    // the layers.
+    for (const cfg of [POOL_CFG, POOL_CELLS_CFG]) {
+      const w = initWeights(cfg, 9);
+      const gpu = await GpuNet.create(ctx!, w, { tiled: true, fused: true, precision: "f16" });
+      assert.equal(gpu.precision, "f16");
+      for (const size of [1, 8]) {
+        const batch = batchFor(cfg, size, 12, 11 + size);
+        const want = cpuFusedInfer(w, batch, true), got = await gpu.infer(batch);
+        near(`batch ${size} probs`, got.probs, want.probs, 2e-3);
+        near(`batch ${size} value`, got.value, want.value, 5e-3);
+      }
+      gpu.dispose();
+    }
   },
 );
 
