@@ -55,6 +55,9 @@ export class F16TwinBackend implements FusedBackend<CpuTensor> {
   cellLogits(q: CpuTensor, table: CpuTensor, bias: CpuTensor, moves: number) {
     return this.cpu.cellLogits(q, table, bias, moves);
   }
+  meanPool(x: CpuTensor) {
+    return this.cpu.meanPool(x);
+  }
   relu(x: CpuTensor) {
     return this.cpu.relu(x);
   }

@@ -10,6 +10,8 @@ export interface FusedBackend<T extends Shaped> {
   linear(x: T, w: T, bias: T): T;
   /** The cells head's gather (NnBackend.cellLogits). */
   cellLogits(q: T, table: T, bias: T, moves: number): T;
+  /** Each channel's mean over the board (NnBackend.meanPool): the pooled value head. */
+  meanPool(x: T): T;
   relu(x: T): T;
   policyLoss(logits: T, mask: T, target: T | null): { probs: T };
   valueLoss(z: T, target: T | null): { value: T };
@@ -48,7 +50,8 @@ export const CELLS_CONV = "policy.cells.w";
  * Inference with batch norm folded into the convolutions and each block's bias, residual add and
  * ReLU in its conv's epilogue: two convolutions per residual block and no elementwise passes in
  * the tower. Same outputs as runPass in inference mode (up to rounding). A cells net needs
- * `moveCells` (the move table [B, W, 4]) and CELLS_CONV in `folded`.
+ * `moveCells` (the move table [B, W, 4]) and CELLS_CONV in `folded`; a pooled value head
+ * (cfg.valuePool) runs its folded 1x1 conv, then meanPool, then the fully connected layers.
  */
 export function runFusedInference<T extends Shaped>(
   b: FusedBackend<T>,
@@ -102,8 +105,11 @@ export function runFusedInference<T extends Shaped>(
   b.release(logits);
   const val = conv(h, "value.conv", null);
   b.release(h);
-  const f1 = b.linear(val, P("value.fc1.w"), P("value.fc1.b"));
-  b.release(val);
+  // The pooled value head (cfg.valuePool) reads each value channel's mean over the board.
+  const pooled = cfg.valuePool ? b.meanPool(val) : null;
+  if (pooled) b.release(val);
+  const f1 = b.linear(pooled ?? val, P("value.fc1.w"), P("value.fc1.b"));
+  b.release(pooled ?? val);
   const f1r = b.relu(f1);
   b.release(f1);
   const z = b.linear(f1r, P("value.fc2.w"), P("value.fc2.b"));

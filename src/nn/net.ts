@@ -647,7 +647,7 @@ export class GpuNet implements PolicyValueNet {
   maxBatch(): number {
     const c = this.config;
     let per = Math.max(
-      c.filters * c.height * c.width,
+      Math.max(c.filters, c.valuePool ?? 0) * c.height * c.width,
       c.moves,
       c.planes * c.height * c.width,
       this.cellCap * 4,

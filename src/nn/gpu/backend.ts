@@ -1074,18 +1074,48 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   }
 
   /**
+   * Each channel's mean over the board, x [B, C, H, W] -> [B, C] (the pooled value head): a
+   * workgroup per (b, c) row with a fixed tree reduction in the tiled family, an invocation per
+   * row summing it serially in the direct one; both sum in a fixed order (deterministic). An f16 x
+   * is cast to f32 first.
+   */
+  meanPool(x: GpuTensor): GpuTensor {
+    if (x.half) {
+      const full = this.toFull(x);
+      const y = this.meanPool(full);
+      this.release(full);
+      return y;
+    }
+    if (x.shape.length !== 4) {
+      throw new KibitzError(
+        "shape_mismatch",
+        `mean pool input: shape [${x.shape.join(", ")}], expected [B, C, H, W]`,
+      );
+    }
+    const [b, c, h, wd] = x.shape;
+    const rows = b * c, y = this.out([b, c]);
+    const p = this.params([rows, h * wd, rows, 0]);
+    const bind = { 0: x.buffer, 1: y.buffer, 4: p };
+    if (this.tiled) this.record("meanPool", bind, workgroups1d(this.ctx, rows, 1));
+    else this.record("meanPoolDirect", bind, this.g1(rows));
+    return y;
+  }
+
+  /** Backward of meanPool: dx [B, C, H, W] = dy[b, c] / (H x W), one invocation per dx value. */
+  meanPoolBackward(x: GpuTensor, dy: GpuTensor): GpuTensor {
+    const [b, c, h, wd] = x.shape;
+    expectShape("mean pool gradient", dy.shape, [b, c]);
+    const dx = this.out(x.shape), n = numel(x.shape);
+    const p = this.params([b * c, h * wd, n, 0]);
+    this.record("meanPoolBackward", { 2: dy.buffer, 3: dx.buffer, 4: p }, this.g1(n));
+    return dx;
+  }
+
+  /**
    * Backward of cellLogits: dbias by a reduction per slot (a workgroup per slot in the tiled
    * family, an invocation per slot in the direct one), and dq zero-filled then accumulated by one
    * invocation per position over its entries (writes stay within that position's planes: no races).
    */
-  /** Not yet on the GPU: the pooled value head (NetConfig.valuePool) runs on the CPU backends. */
-  meanPool(_x: GpuTensor): GpuTensor {
-    throw new KibitzError("gpu_unsupported", "the pooled value head has no WebGPU kernel yet");
-  }
-  /** Not yet on the GPU (see meanPool). */
-  meanPoolBackward(_x: GpuTensor, _dy: GpuTensor): GpuTensor {
-    throw new KibitzError("gpu_unsupported", "the pooled value head has no WebGPU kernel yet");
-  }
   cellLogitsBackward(
     q: GpuTensor,
     table: GpuTensor,

@@ -11,6 +11,7 @@ import lossSrc from "../../../shaders/nn/loss.wgsl" with { type: "text" };
 import sgdSrc from "../../../shaders/nn/sgd.wgsl" with { type: "text" };
 import fusedSrc from "../../../shaders/nn/fused.wgsl" with { type: "text" };
 import cellsSrc from "../../../shaders/nn/cells.wgsl" with { type: "text" };
+import poolSrc from "../../../shaders/nn/pool.wgsl" with { type: "text" };
 import { convForwardSource, type ConvTile, convWgradSource } from "./conv_gemm.ts";
 import { winogradSource } from "../winograd.ts";
 import { winogradWgradSource } from "./winograd_gemm.ts";
@@ -148,6 +149,9 @@ const ENTRIES = {
   cellDq: [cellsSrc, "cell_dq"],
   cellBiasGrad: [cellsSrc, "cell_dbias"],
   cellBiasGradDirect: [cellsSrc, "cell_dbias_direct"],
+  meanPool: [poolSrc, "mean_pool"],
+  meanPoolDirect: [poolSrc, "mean_pool_direct"],
+  meanPoolBackward: [poolSrc, "mean_pool_backward"],
 } as const;
 
 /** Names of the network's compute pipelines. */
@@ -172,6 +176,7 @@ const DIRECT_ONLY = new Set<string>([
   "softmaxDirect",
   "policyLossDirect",
   "cellBiasGradDirect",
+  "meanPoolDirect",
 ]);
 const TILED_ONLY = new Set<string>([
   ...Object.keys(tiledEntries(HARDWARE_TILES)),
@@ -181,6 +186,7 @@ const TILED_ONLY = new Set<string>([
   "softmax",
   "policyLoss",
   "cellBiasGrad",
+  "meanPool",
 ]);
 
 const loaded = new WeakMap<GpuContext, Map<KernelTiles, Map<KernelFamily, Promise<NnKernels>>>>();
