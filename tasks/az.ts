@@ -6,7 +6,8 @@ import { Progress } from "../src/cli/progress.ts";
 import { azGames, azPreset } from "../src/alphazero/presets.ts";
 import { runLoop } from "../src/alphazero/loop.ts";
 import { releaseGpu } from "../src/gpu/mod.ts";
-// Also registers hive, hive-cpu, hive-tiny and their cells-head twins hive-cells(-cpu, -tiny).
+// Also registers hive, hive-cpu, hive-tiny, their cells-head twins hive-cells(-cpu, -tiny) and
+// hive-cells-pool-cpu (cells head, pooled value head).
 import { warmStart } from "../src/alphazero/hive.ts";
 
 await runMain(async () => {
@@ -54,7 +55,9 @@ await runMain(async () => {
   Deno.addSignalListener("SIGINT", onSigint);
   const progress = new Progress("az");
   console.log(
-    `az ${name}: net ${p.net.blocks} x ${p.net.filters}${p.net.cells ? " (cells head)" : ""}, ` +
+    `az ${name}: net ${p.net.blocks} x ${p.net.filters}${p.net.cells ? " (cells head)" : ""}${
+      p.net.valuePool ? ` (pooled value head of ${p.net.valuePool})` : ""
+    }, ` +
       `${p.gamesPerIteration} games x ` +
       `${p.selfplay.playouts} playouts, ${p.train.steps} steps x ${p.train.batch}, arena ` +
       `${p.arena.games} games x ${p.arena.playouts} playouts; state in ${dir}`,

@@ -179,6 +179,18 @@ export const HIVE_NETS: Record<string, NetConfig> = {
     valueHidden: 64,
     cells: { ...HIVE_CELLS },
   },
+  /**
+   * `cells-cpu` with the pooled value head (docs/value_pool.md): 32 channels, each averaged over
+   * the board, instead of one plane through 676 x 64 position-specific weights.
+   */
+  "cells-pool-cpu": {
+    ...NET_PRESETS.small,
+    blocks: 2,
+    filters: 16,
+    valueHidden: 64,
+    cells: { ...HIVE_CELLS },
+    valuePool: 32,
+  },
   tiny: { ...NET_PRESETS.small, blocks: 1, filters: 4, valueHidden: 8 },
   /** The `tiny` tower with a small cells head (CI's test of the loop with a cells net). */
   "cells-tiny": {
@@ -236,6 +248,14 @@ export function hiveCellsCpuPreset(): AzPreset {
   return withCellsHead(hiveCpuPreset());
 }
 
+/**
+ * `hive-cells-pool-cpu`: `hive-cells-cpu` with the pooled value head (docs/value_pool.md; warm start
+ * from `hive-pretrain --head cells --value-head pool`).
+ */
+export function hiveCellsPoolCpuPreset(): AzPreset {
+  return withValuePool(hiveCellsCpuPreset(), HIVE_NETS["cells-pool-cpu"].valuePool);
+}
+
 /** `hive-tiny`: a few positions and one iteration, for the CPU test of the whole loop. */
 export function hiveTinyPreset(): AzPreset {
   const rules = { ...HIVE_SELFPLAY_RULES, maxPlies: 6 };
@@ -277,12 +297,23 @@ export function withCellsHead(
   return { ...p, net: { ...p.net, cells } };
 }
 
-/** "19 x 256 network with the cells head (...)", for messages. */
+/**
+ * A Hive preset with the pooled value head (docs/value_pool.md): `valuePool` channels, each
+ * averaged over the board, feed the value head's fully connected layers.
+ */
+export function withValuePool(p: AzPreset, valuePool = 32): AzPreset {
+  return { ...p, net: { ...p.net, valuePool } };
+}
+
+/** "19 x 256 network with the cells head (...) and the board-wide value head", for messages. */
 export function describeNet(c: NetConfig): string {
   const head = c.cells
     ? `the cells head (hidden ${c.cells.hidden}, ${c.cells.planes} planes, ${c.cells.biases} biases)`
     : "the fully connected policy head";
-  return `${c.blocks} x ${c.filters} network with ${head}`;
+  const value = c.valuePool
+    ? `the pooled value head (${c.valuePool} channels)`
+    : "the board-wide value head";
+  return `${c.blocks} x ${c.filters} network with ${head} and ${value}`;
 }
 
 /**
@@ -309,6 +340,10 @@ export async function warmStart(dir: string, init: string, net: NetConfig): Prom
         ? "a cells-head model: use a hive-cells preset"
         : !c.cells && net.cells
         ? "a fully connected head's model: use a preset without cells"
+        : c.valuePool && !net.valuePool
+        ? "a pooled value head's model: use a hive-cells-pool preset"
+        : !c.valuePool && net.valuePool
+        ? "a board-wide value head's model: use a preset without pool"
         : `${k} differs`;
       const want = describeNet(net);
       throw new KibitzError(
@@ -327,6 +362,7 @@ registerAzGame("hive-cpu", hiveCpuPreset);
 registerAzGame("hive-tiny", hiveTinyPreset);
 registerAzGame("hive-cells", () => withCellsHead(hivePreset()));
 registerAzGame("hive-cells-cpu", hiveCellsCpuPreset);
+registerAzGame("hive-cells-pool-cpu", hiveCellsPoolCpuPreset);
 registerAzGame(
   "hive-cells-tiny",
   () => withCellsHead(hiveTinyPreset(), HIVE_NETS["cells-tiny"].cells),

@@ -166,6 +166,15 @@ export function decodeCheckpoint(
       `config has ${config.blocks} blocks, the file ${header.tensors.length} tensors`,
     );
   }
+  // The value head's kind first: its tensors' shapes differ too, and "value.conv 32x16x1x1" says
+  // less than "pooled (32 channels)".
+  if (expect && config.valuePool !== expect.valuePool) {
+    const show = (v: number | undefined) => v ? `pooled (${v} channels)` : "board-wide";
+    fail(
+      "shape_mismatch",
+      `model value head is ${show(config.valuePool)}, the model needs ${show(expect.valuePool)}`,
+    );
+  }
   const specs = paramSpecs(config);
   const want = expect ? paramSpecs(expect) : specs;
   if (want.length !== header.tensors.length) {
@@ -194,13 +203,6 @@ export function decodeCheckpoint(
       fail(
         "shape_mismatch",
         `model policy head is ${show(config.cells)}, the model needs ${show(expect.cells)}`,
-      );
-    }
-    if (config.valuePool !== expect.valuePool) {
-      const show = (v: number | undefined) => v ? `pooled (${v} channels)` : "board-wide";
-      fail(
-        "shape_mismatch",
-        `model value head is ${show(config.valuePool)}, the model needs ${show(expect.valuePool)}`,
       );
     }
   }

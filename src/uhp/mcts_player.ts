@@ -738,6 +738,6 @@ export async function loadUhpModel(
       on ? HYBRID_SEARCH : { valueMix: d.valueMix, valueScale: d.valueScale, surroundPrior: 0 },
     );
   };
-  const head = c.cells ? " cells" : "";
+  const head = (c.cells ? " cells" : "") + (c.valuePool ? ` pool${c.valuePool}` : "");
   return { name: `${name} ${c.blocks}x${c.filters}${head}`, player: mcts, mcts, setHybrid };
 }

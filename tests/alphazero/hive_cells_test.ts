@@ -10,6 +10,7 @@ import {
   hiveCellsCpuPreset,
   hiveSpec,
   warmStart,
+  withValuePool,
 } from "../../src/alphazero/hive.ts";
 import { ReplayBuffer } from "../../src/alphazero/buffer.ts";
 import { BatchEvaluator, type BatchInfer } from "../../src/alphazero/evaluator.ts";
@@ -224,6 +225,29 @@ Deno.test("hive cells: one AlphaZero iteration with a cells net, warm-started fr
     const a = cand.weights.tensors.get("policy.cells.b")!.data;
     const b = initWeights(preset.net, 9).tensors.get("policy.cells.b")!.data;
     ok(a.some((x, i) => x !== b[i]), "policy.cells.b trained");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("hive cells: one AlphaZero iteration with a cells net and the pooled value head", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const preset = withValuePool(azPreset("hive-cells-tiny"), 4);
+    const init = `${dir}/init.kbhz`;
+    await Deno.writeFile(init, encodeHiveModel(initWeights(preset.net, 9), { name: "warm" }));
+    equal(await warmStart(`${dir}/run`, init, preset.net), true);
+    const [l] = await runLoop(`${dir}/run`, preset, "cpu");
+    equal(l.train!.steps, preset.train.steps);
+    ok(Number.isFinite(l.train!.loss));
+    equal(l.arena.games, preset.arena.games);
+    // The candidate is a pooled net (loaded as one) and its value head trained.
+    const cand = await loadCheckpoint(`${dir}/run/candidate.kbnn`, preset.net);
+    equal(cand.weights.config.valuePool, 4);
+    const a = cand.weights.tensors.get("value.fc1.w")!;
+    deepEqual(a.shape, [preset.net.valueHidden, 4]);
+    const b = initWeights(preset.net, 9).tensors.get("value.fc1.w")!.data;
+    ok(a.data.some((x, i) => x !== b[i]), "value.fc1.w trained");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
