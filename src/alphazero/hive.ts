@@ -3,7 +3,12 @@
 // repetition end endless games as draws) and symmetry augmentation: a game may see the board in
 // one of the 12 hex symmetries, applied to the hex coordinates before encoding, so the network is
 // trained and queried on rotated and mirrored boards while the search plays the real moves.
-import { encodeHivePosition, HIVE_POLICY_SIZE, hiveMoveIndex } from "../hive/encoding.ts";
+import {
+  encodeHivePosition,
+  HIVE_POLICY_SIZE,
+  hiveCellPositions,
+  hiveMoveIndex,
+} from "../hive/encoding.ts";
 import { HiveGame } from "../hive/game.ts";
 import { HIVE_CELLS, hiveMoveCells } from "../hive/move_cells.ts";
 import { HEX_SYMMETRIES, transformMove } from "../hive/symmetry.ts";
@@ -46,6 +51,8 @@ export class HiveAzGame implements Game<number> {
   private readonly hashes: number[] = [];
   /** The game seen through the symmetry (null for the identity). */
   private readonly view: HiveGame | null;
+  /** The cell map of the current position once computed (cellMap); play and undo clear it. */
+  private cells: Map<number, number> | null = null;
 
   constructor(
     readonly game: HiveGame,
@@ -87,6 +94,7 @@ export class HiveAzGame implements Game<number> {
 
   /** Plays a packed move. */
   play(move: number): void {
+    this.cells = null;
     this.game.play(move);
     this.view?.play(transformMove(move, this.symmetry));
     this.enter(this.game.hashKey());
@@ -98,6 +106,7 @@ export class HiveAzGame implements Game<number> {
     const n = this.seen.get(h)! - 1;
     if (n === 0) this.seen.delete(h);
     else this.seen.set(h, n);
+    this.cells = null;
     this.game.undo();
     this.view?.undo();
   }
@@ -116,9 +125,17 @@ export class HiveAzGame implements Game<number> {
     return this.game.hashKey();
   }
 
+  /**
+   * The encoding's cell map of the current (view of the) position, computed once per position:
+   * encode and moveCells are called apart for each evaluated leaf and both need it.
+   */
+  private cellMap(): Map<number, number> {
+    return this.cells ??= hiveCellPositions(this.view ?? this.game);
+  }
+
   /** Seed 003's 24 planes of the (symmetric view of the) position. */
   encode(out: Float32Array, offset: number): void {
-    encodeHivePosition(this.view ?? this.game, out, offset);
+    encodeHivePosition(this.view ?? this.game, out, offset, undefined, this.cellMap());
   }
 
   /** Policy index of a move, in the symmetric view. */
@@ -129,8 +146,10 @@ export class HiveAzGame implements Game<number> {
 
   /** The cells head's (a, b, slot) per move (hiveMoveCells), in the symmetric view. */
   moveCells(moves: number[]): Int32Array {
-    if (!this.view) return hiveMoveCells(this.game, moves);
-    return hiveMoveCells(this.view, moves.map((m) => transformMove(m, this.symmetry)));
+    const pos = this.cellMap();
+    if (!this.view) return hiveMoveCells(this.game, moves, undefined, pos);
+    const view = moves.map((m) => transformMove(m, this.symmetry));
+    return hiveMoveCells(this.view, view, undefined, pos);
   }
 
   /** UHP MoveString. */
