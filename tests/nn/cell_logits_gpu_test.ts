@@ -10,14 +10,15 @@ import { NET_PRESETS, type NetConfig } from "../../src/nn/config.ts";
 import { cellLogits, cellLogitsBackward } from "../../src/nn/cpu/cell_logits.ts";
 import { cpuFusedInfer } from "../../src/nn/f16.ts";
 import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
-import { type KernelTiles, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
+import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
-import { CpuNet, GpuNet } from "../../src/nn/net.ts";
+import { GpuNet } from "../../src/nn/net.ts";
 import { syntheticCellsBatch } from "../../src/nn/cells_batch.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import { type CpuTensor, cpuTensor, rng } from "../../src/nn/tensor.ts";
 import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
+import { assertGpuNetTracksCpu, GPU_FAMILIES, near } from "./gpu_net_parity.ts";
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
@@ -159,60 +160,26 @@ for (const tiled of [false, true]) {
 /** The tiny preset with a cells head of 4 hidden channels, 3 score planes and 5 biases. */
 const CELLS_CFG: NetConfig = { ...NET_PRESETS.tiny, cells: { hidden: 4, planes: 3, biases: 5 } };
 
-function near(name: string, got: Float32Array, want: Float32Array, tol: number): void {
-  assert.equal(got.length, want.length, `${name}: length`);
-  const d = maxDiff(got, want);
-  assert.ok(d < tol, `${name} differs by ${d}`);
-}
-
-// Both kernel families: the adapter's default (direct on a software adapter) and the tiled one
-// (at test tile sizes on a software adapter), as tests/nn/model_test.ts runs them.
-const FAMILIES: { name: string; opts: { tiled?: boolean; tiles?: KernelTiles } }[] = [
-  { name: "default kernels", opts: {} },
-  { name: "tiled kernels", opts: { tiled: true, tiles: TEST_TILES } },
-];
-for (const family of FAMILIES) {
+for (const family of GPU_FAMILIES) {
   Deno.test(
     `GPU cells net matches CpuNet: inference at changing table widths, 3 training steps (${family.name})`,
     opts,
     async () => {
       const w = initWeights(CELLS_CFG, 7);
-      const cpu = new CpuNet(w);
-      const fused = await GpuNet.create(ctx!, w, family.opts);
-      const plain = await GpuNet.create(ctx!, w, { ...family.opts, fused: false });
-      // Widths 14, 20 (the plan grows from 16 to 32 entries) and 13 (padded to 32).
-      for (const [size, width, seed] of [[4, 14, 3], [3, 20, 4], [4, 13, 5]]) {
-        const batch = syntheticCellsBatch(CELLS_CFG, size, width, seed);
-        const a = await cpu.infer(batch);
-        for (const [name, net] of [["fused", fused], ["unfused", plain]] as const) {
-          const g = await net.infer(batch);
-          near(`${name} width ${width} probs`, g.probs, a.probs, 1e-5);
-          near(`${name} width ${width} value`, g.value, a.value, 1e-5);
-        }
-      }
-      const h = { lr: 0.02, momentum: 0.9, weightDecay: 1e-4 };
-      for (let s = 0; s < 3; s++) {
-        const b = syntheticCellsBatch(CELLS_CFG, 4, 12 + 3 * s, 10 + s);
-        const ta = await cpu.trainStep(b, h), tg = await fused.trainStep(b, h);
-        assert.ok(Math.abs(ta.loss - tg.loss) < 1e-4 * Math.max(1, ta.loss), `step ${s} loss`);
-        assert.ok(Math.abs(ta.l2 - tg.l2) < 1e-6, `step ${s} l2`);
-      }
-      const wa = await cpu.weights(), wg = await fused.weights();
-      for (const s of wa.specs) {
-        near(s.name, wg.tensors.get(s.name)!.data, wa.tensors.get(s.name)!.data, 1e-4);
-      }
-      // The trained policy.cells.b moved: the bias gradient reached it.
-      assert.ok(maxAbs(wg.tensors.get("policy.cells.b")!.data) > 0);
-      // Inference after training uses the new weights (folds refreshed).
-      const after = syntheticCellsBatch(CELLS_CFG, 2, 12, 20);
-      near(
-        "post-training probs",
-        (await fused.infer(after)).probs,
-        (await cpu.infer(after)).probs,
-        1e-5,
+      const trained = await assertGpuNetTracksCpu(
+        ctx!,
+        w,
+        family,
+        // Widths 14, 20 (the plan grows from 16 to 32 entries) and 13 (padded to 32).
+        [[4, 14, 3], [3, 20, 4], [4, 13, 5]].map(([size, width, seed]) => ({
+          label: `width ${width}`,
+          batch: syntheticCellsBatch(CELLS_CFG, size, width, seed),
+        })),
+        [0, 1, 2].map((s) => syntheticCellsBatch(CELLS_CFG, 4, 12 + 3 * s, 10 + s)),
+        syntheticCellsBatch(CELLS_CFG, 2, 12, 20),
       );
-      fused.dispose();
-      plain.dispose();
+      // The trained policy.cells.b moved: the bias gradient reached it.
+      assert.ok(maxAbs(trained.gpu.tensors.get("policy.cells.b")!.data) > 0);
     },
   );
 }

@@ -12,7 +12,7 @@ import { meanPool, meanPoolBackward } from "../../src/nn/cpu/pool.ts";
 import { cpuFusedInfer } from "../../src/nn/f16.ts";
 import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
 import { deviceHasF16 } from "../../src/nn/gpu/f16.ts";
-import { type KernelTiles, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
+import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import { CpuNet, GpuNet, type NetBatch } from "../../src/nn/net.ts";
 import { syntheticCellsBatch } from "../../src/nn/cells_batch.ts";
@@ -20,6 +20,7 @@ import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import type { CpuTensor } from "../../src/nn/tensor.ts";
 import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
+import { assertGpuNetTracksCpu, GPU_FAMILIES, near } from "./gpu_net_parity.ts";
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
@@ -86,12 +87,6 @@ for (const tiled of [false, true]) {
   );
 }
 
-function near(name: string, got: Float32Array, want: Float32Array, tol: number): void {
-  assert.equal(got.length, want.length, `${name}: length`);
-  const d = maxDiff(got, want);
-  assert.ok(d < tol, `${name} differs by ${d}`);
-}
-
 /** The tiny preset with a pooled value head of 3 channels. */
 const POOL_CFG: NetConfig = { ...NET_PRESETS.tiny, valuePool: 3 };
 /** The same with the cells policy head (4 hidden channels, 3 score planes, 5 biases). */
@@ -102,57 +97,33 @@ function batchFor(cfg: NetConfig, size: number, width: number, seed: number): Ne
   return cfg.cells ? syntheticCellsBatch(cfg, size, width, seed) : syntheticBatch(cfg, size, seed);
 }
 
-// Both kernel families: the adapter's default (direct on a software adapter) and the tiled one
-// (at test tile sizes on a software adapter), as tests/nn/cell_logits_gpu_test.ts runs them.
-const FAMILIES: { name: string; opts: { tiled?: boolean; tiles?: KernelTiles } }[] = [
-  { name: "default kernels", opts: {} },
-  { name: "tiled kernels", opts: { tiled: true, tiles: TEST_TILES } },
-];
 const NETS: [string, NetConfig][] = [["pooled value", POOL_CFG], [
   "pooled value + cells",
   POOL_CELLS_CFG,
 ]];
-for (const family of FAMILIES) {
+for (const family of GPU_FAMILIES) {
   for (const [what, cfg] of NETS) {
     Deno.test(
       `GPU ${what} net matches CpuNet: inference fused and unfused, 3 training steps (${family.name})`,
       opts,
       async () => {
         const w = initWeights(cfg, 7);
-        const cpu = new CpuNet(w);
-        const fused = await GpuNet.create(ctx!, w, family.opts);
-        const plain = await GpuNet.create(ctx!, w, { ...family.opts, fused: false });
-        for (const [size, seed] of [[4, 3], [3, 4]]) {
-          const batch = batchFor(cfg, size, 14, seed);
-          const a = await cpu.infer(batch);
-          for (const [name, net] of [["fused", fused], ["unfused", plain]] as const) {
-            const g = await net.infer(batch);
-            near(`${name} batch ${size} probs`, g.probs, a.probs, 1e-5);
-            near(`${name} batch ${size} value`, g.value, a.value, 1e-5);
-          }
-        }
-        const h = { lr: 0.02, momentum: 0.9, weightDecay: 1e-4 };
-        for (let s = 0; s < 3; s++) {
-          const b = batchFor(cfg, 4, 12, 10 + s);
-          const ta = await cpu.trainStep(b, h), tg = await fused.trainStep(b, h);
-          assert.ok(Math.abs(ta.loss - tg.loss) < 1e-4 * Math.max(1, ta.loss), `step ${s} loss`);
-          assert.ok(Math.abs(ta.valueLoss - tg.valueLoss) < 1e-5, `step ${s} value loss`);
-          assert.ok(Math.abs(ta.l2 - tg.l2) < 1e-6, `step ${s} l2`);
-        }
-        const wa = await cpu.weights(), wg = await fused.weights();
-        for (const s of wa.specs) {
-          near(s.name, wg.tensors.get(s.name)!.data, wa.tensors.get(s.name)!.data, 1e-4);
-        }
+        const trained = await assertGpuNetTracksCpu(
+          ctx!,
+          w,
+          family,
+          [[4, 3], [3, 4]].map(([size, seed]) => ({
+            label: `batch ${size}`,
+            batch: batchFor(cfg, size, 14, seed),
+          })),
+          [0, 1, 2].map((s) => batchFor(cfg, 4, 12, 10 + s)),
+          batchFor(cfg, 2, 12, 20),
+        );
         // The value conv's weights moved: the gradient came back through meanPoolBackward.
         assert.ok(
-          maxDiff(wg.tensors.get("value.conv")!.data, w.tensors.get("value.conv")!.data) > 0,
+          maxDiff(trained.gpu.tensors.get("value.conv")!.data, w.tensors.get("value.conv")!.data) >
+            0,
         );
-        // Inference after training uses the new weights (folds refreshed).
-        const after = batchFor(cfg, 2, 12, 20);
-        const [ga, ca] = [await fused.infer(after), await cpu.infer(after)];
-        near("post-training value", ga.value, ca.value, 1e-5);
-        fused.dispose();
-        plain.dispose();
       },
     );
   }
