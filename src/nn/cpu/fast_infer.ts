@@ -8,7 +8,7 @@ import type { NetConfig } from "../config.ts";
 import type { NetWeights } from "../params.ts";
 import { type CpuTensor, cpuTensor } from "../tensor.ts";
 import { KibitzError } from "../../errors.ts";
-import { conv2dSimd } from "./conv_simd.ts";
+import { conv2dSimd, type ResidualBlockWeights, residualTowerSimd } from "./conv_simd.ts";
 import { foldBn } from "./fused.ts";
 
 interface Folded {
@@ -20,6 +20,8 @@ interface Folded {
 export class FastInference {
   readonly config: NetConfig;
   private readonly convs = new Map<string, Folded>();
+  /** The residual blocks' folded convolutions, in order (see residualTowerSimd). */
+  private readonly blocks: ResidualBlockWeights[] = [];
   private readonly pw: Float32Array | null = null;
   private readonly pb: Float32Array | null = null;
   /** The cells head's score conv [planes, hidden] and move-kind biases (null: the FC head). */
@@ -57,6 +59,8 @@ export class FastInference {
     for (let i = 0; i < c.blocks; i++) {
       fold(`block${i}.conv1`, `block${i}.bn1`);
       fold(`block${i}.conv2`, `block${i}.bn2`);
+      const c1 = this.convs.get(`block${i}.conv1`)!, c2 = this.convs.get(`block${i}.conv2`)!;
+      this.blocks.push({ w1: c1.w, b1: c1.b, w2: c2.w, b2: c2.b });
     }
     fold("policy.conv", "policy.bn");
     fold("value.conv", "value.bn");
@@ -280,11 +284,7 @@ export class FastInference {
         }
       }
     }
-    let h = this.stem(planes, offset, n);
-    for (let i = 0; i < c.blocks; i++) {
-      const r1 = this.conv(h, `block${i}.conv1`, null);
-      h = this.conv(r1, `block${i}.conv2`, h);
-    }
+    const h = residualTowerSimd(this.stem(planes, offset, n), this.blocks);
     const cw = this.cw, cbias = this.cb;
     // The FC head reads the whole policy conv; the cells head only the cells its moves name.
     const polAll = cw ? null : this.conv(h, "policy.conv", null).data;

@@ -68,6 +68,39 @@ export function convAcc(
 }
 
 /**
+ * The epilogue of convAcc's sums kept in this memory: for o < co and i < len (a multiple of 4),
+ * out[o * ostride + i] = acc[o * len + i] (+ res[o * ostride + i] where res != 0; then
+ * negatives to 0 where relu; then and-ed with mask[i] where mask != 0, so scratch columns come
+ * out as exact zeros and the output can serve as the next layer's zero-padded input). `res` may
+ * be `out` (each value is read by the step that overwrites it).
+ */
+export function convFinish(
+  acc: usize,
+  co: i32,
+  len: i32,
+  out: usize,
+  ostride: i32,
+  res: usize,
+  relu: i32,
+  mask: usize,
+): void {
+  const zero = f32x4.splat(0);
+  for (let o = 0; o < co; o++) {
+    const a = acc + <usize> (o * len) * 4, q = out + <usize> (o * ostride) * 4;
+    const r = res + <usize> (o * ostride) * 4;
+    for (let i = 0; i < len; i += 4) {
+      const at = <usize> i << 2;
+      let v = v128.load(a + at);
+      if (res != 0) v = f32x4.add(v, v128.load(r + at));
+      // pmax(v, 0) is v < 0 ? 0 : v, as the TypeScript epilogue (NaN and -0 kept).
+      if (relu != 0) v = f32x4.pmax(v, zero);
+      if (mask != 0) v = v128.and(v, v128.load(mask + at));
+      v128.store(q + at, v);
+    }
+  }
+}
+
+/**
  * dw[o, c, tap] += sum over i < len of g[o][i] * x[c][i + tap offset] (g in padded-width rows,
  * zero in the scratch columns and past the last row), for o < co and c < ci.
  */
