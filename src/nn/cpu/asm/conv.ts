@@ -101,6 +101,53 @@ export function convFinish(
 }
 
 /**
+ * Copies c planes of h x w values stored one after another from `src` into a zero-padded layout
+ * at `dst`: plane ch from dst + ch * stride, rows of rowW values, value (r, q) at row r + pad,
+ * column q + pad; everything else in the c * stride values is zeroed.
+ */
+export function padPlanes(
+  src: usize,
+  c: i32,
+  h: i32,
+  w: i32,
+  dst: usize,
+  stride: i32,
+  rowW: i32,
+  pad: i32,
+): void {
+  memory.fill(dst, 0, <usize> (c * stride) << 2);
+  for (let ch = 0; ch < c; ch++) {
+    for (let r = 0; r < h; r++) {
+      const s = src + (<usize> ((ch * h + r) * w) << 2);
+      const d = dst + (<usize> (ch * stride + (r + pad) * rowW + pad) << 2);
+      copyRow(s, d, w);
+    }
+  }
+}
+
+/**
+ * The inverse of padPlanes with pad 0: copies value (r, q) of plane ch, at
+ * src + ch * stride + r * rowW + q, to dst's c planes of h x w values one after another.
+ */
+export function unpadPlanes(
+  src: usize,
+  c: i32,
+  h: i32,
+  w: i32,
+  stride: i32,
+  rowW: i32,
+  dst: usize,
+): void {
+  for (let ch = 0; ch < c; ch++) {
+    for (let r = 0; r < h; r++) {
+      const s = src + (<usize> (ch * stride + r * rowW) << 2);
+      const d = dst + (<usize> ((ch * h + r) * w) << 2);
+      copyRow(s, d, w);
+    }
+  }
+}
+
+/**
  * dw[o, c, tap] += sum over i < len of g[o][i] * x[c][i + tap offset] (g in padded-width rows,
  * zero in the scratch columns and past the last row), for o < co and c < ci.
  */
@@ -153,6 +200,15 @@ export function convWeightAcc(
       }
     }
   }
+}
+
+/** Copies w floats from s to d, four at a time, then one at a time (nothing written past d + w). */
+// @ts-ignore: decorator
+
+function copyRow(s: usize, d: usize, w: i32): void {
+  let q = 0;
+  for (; q + 4 <= w; q += 4) v128.store(d + (<usize> q << 2), v128.load(s + (<usize> q << 2)));
+  for (; q < w; q++) store<f32>(d + (<usize> q << 2), load<f32>(s + (<usize> q << 2)));
 }
 
 /** Sum of the four lanes of an f32x4. */
