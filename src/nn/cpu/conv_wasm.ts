@@ -1,7 +1,7 @@
 // Built by `deno task build-wasm` from asm/conv.ts: do not edit.
 
 /** SHA-256 of asm/conv.ts when this binary was built. */
-export const SOURCE_SHA256 = "45901b5a6ca0fe105c60ae4e309ed3adef3fc329ab963858c9f49f09ee8636f2";
+export const SOURCE_SHA256 = "fe1b484a2753414f876d5a450c4631fdd36a1c345c474482df8c95f025ae62b8";
 
 /** The compiled module, base64. */
 export const WASM_BASE64 =
