@@ -19,6 +19,8 @@ import {
   conv2dBackwardWeightSimd,
   conv2dSimd,
   convSimdEnabled,
+  type ResidualBlockWeights,
+  residualTowerSimd,
 } from "../../src/nn/cpu/conv_simd.ts";
 import { NN_KERNELS } from "../../src/nn/cpu/wasm_build.ts";
 import { kernelSource, sourceHash } from "../../src/cfr/wasm/build.ts";
@@ -80,6 +82,60 @@ Deno.test("conv2dSimd and its backward match the reference ops (3x3, 1x1, 5x5; o
       convFused(x, wt, bias, res, true).data,
       `simd fused k${k}`,
     );
+  }
+});
+
+Deno.test("conv2dSimd epilogues (bias or none, residual, ReLU) match the reference, batch 3", () => {
+  // The Wasm epilogue (convFinish) and the Wasm padding/unpadding of planes on odd shapes.
+  for (const [k, ci, co, h, w] of [[3, 7, 5, 6, 9], [1, 4, 6, 5, 3], [3, 16, 16, 26, 26]]) {
+    const x = rand([3, ci, h, w]), wt = rand([co, ci, k, k]), res = rand([3, co, h, w]);
+    for (const bias of [null, rand([co])]) {
+      for (const [r, relu] of [[false, true], [true, false], [true, true]]) {
+        close(
+          conv2dSimd(x, wt, bias?.data ?? null, r ? res.data : null, relu).data,
+          convFused(x, wt, bias ?? cpuTensor([co]), r ? res : null, relu).data,
+          `k${k} ${ci}->${co} ${h}x${w} bias ${!!bias} res ${r} relu ${relu}`,
+        );
+      }
+    }
+  }
+});
+
+Deno.test("residualTowerSimd matches the reference tower and the conv2dSimd calls it replaces", () => {
+  // Channel counts on and off a multiple of 4, batches > 1, odd sizes; 1 x 1 blocks take the
+  // conv2dSimd fallback. Any error in the padded layout (a scratch column or pad row left
+  // non-zero, an output written one cell off, the residual read from the wrong plane) changes
+  // the border or every output.
+  // [batch, channels, height, width, blocks, kernel size]
+  const shapes = [[1, 16, 26, 26, 2, 3], [3, 5, 7, 6, 2, 3], [2, 8, 4, 9, 1, 3]];
+  shapes.push([2, 3, 5, 5, 2, 1]);
+  for (const [n, c, h, w, nb, k] of shapes) {
+    const x = rand([n, c, h, w]);
+    const blocks: ResidualBlockWeights[] = [];
+    for (let i = 0; i < nb; i++) {
+      const s = 1 / Math.sqrt(c * k * k);
+      blocks.push({
+        w1: rand([c, c, k, k], s),
+        b1: rand([c], 0.2).data,
+        w2: rand([c, c, k, k], s),
+        b2: rand([c], 0.2).data,
+      });
+    }
+    let want = x, chain = x;
+    for (const b of blocks) {
+      const b1 = cpuTensor([c], b.b1), b2 = cpuTensor([c], b.b2);
+      want = convFused(convFused(want, b.w1, b1, null, true), b.w2, b2, want, true);
+      chain = conv2dSimd(conv2dSimd(chain, b.w1, b.b1, null, true), b.w2, b.b2, chain.data, true);
+    }
+    const got = residualTowerSimd(x, blocks);
+    assert.deepEqual(got.shape, [n, c, h, w]);
+    const what = `tower n${n} c${c} ${h}x${w} blocks ${nb} k${k}`;
+    close(got.data, want.data, what);
+    // The same sums in the same order as the per-layer calls: equal to the bit.
+    assert.deepEqual(got.data, chain.data, `${what}: vs conv2dSimd calls`);
+    let zeros = 0;
+    for (const v of got.data) if (v === 0) zeros++;
+    assert.ok(zeros > 0 && zeros < got.data.length, `${what}: ReLU clipped some outputs`);
   }
 });
 

@@ -23,6 +23,35 @@ interface Exports {
     len: number,
     out: number,
   ): void;
+  convFinish(
+    acc: number,
+    co: number,
+    len: number,
+    out: number,
+    ostride: number,
+    res: number,
+    relu: number,
+    mask: number,
+  ): void;
+  padPlanes(
+    src: number,
+    c: number,
+    h: number,
+    w: number,
+    dst: number,
+    stride: number,
+    rowW: number,
+    pad: number,
+  ): void;
+  unpadPlanes(
+    src: number,
+    c: number,
+    h: number,
+    w: number,
+    stride: number,
+    rowW: number,
+    dst: number,
+  ): void;
   convWeightAcc(
     x: number,
     ci: number,
@@ -69,23 +98,51 @@ function memory(x: Exports, bytes: number): Float32Array {
   return new Float32Array(mem.buffer);
 }
 
-/** Copies image b's planes of `src` ([n, c, h, w]) into the zero-padded layout at float `at`. */
-function putPadded(
+/**
+ * Copies image b's planes of `src` ([n, c, h, w]) into the layout at float `at`: planes of
+ * `stride` values, rows of `rowW`, `pad` rows and columns of zeros before the values, zeros
+ * elsewhere. One copy to float `plain`, then the Wasm kernel pads (per-row JS copies cost tens of
+ * microseconds at 16 x 26 x 26, a tenth of a convolution).
+ */
+function putPlanes(
+  K: Exports,
   f: Float32Array,
   at: number,
+  plain: number,
   src: Float32Array,
   b: number,
   c: number,
   h: number,
   w: number,
-  g: ReturnType<typeof layout>,
+  stride: number,
+  rowW: number,
+  pad: number,
 ): void {
-  f.fill(0, at, at + c * g.stride);
-  const hw = h * w;
-  for (let ch = 0; ch < c; ch++) {
-    const so = (b * c + ch) * hw, po = at + ch * g.stride + g.pad * g.rowW + g.pad;
-    for (let r = 0; r < h; r++) f.set(src.subarray(so + r * w, so + r * w + w), po + r * g.rowW);
-  }
+  const size = c * h * w;
+  f.set(size === src.length ? src : src.subarray(b * size, (b + 1) * size), plain);
+  K.padPlanes(plain * 4, c, h, w, at * 4, stride, rowW, pad);
+}
+
+/**
+ * Copies c planes in padded-width rows (plane ch's value (r, q) at float from + ch * stride +
+ * r * g.rowW + q) into image b of `dst` ([n, c, h, w]), through float `plain`.
+ */
+function takePlanes(
+  K: Exports,
+  f: Float32Array,
+  from: number,
+  plain: number,
+  dst: Float32Array,
+  b: number,
+  c: number,
+  h: number,
+  w: number,
+  stride: number,
+  rowW: number,
+): void {
+  const size = c * h * w;
+  K.unpadPlanes(from * 4, c, h, w, stride, rowW, plain * 4);
+  dst.set(f.subarray(plain, plain + size), b * size);
 }
 
 /**
@@ -106,27 +163,80 @@ export function conv2dSimd(
   const co = w.shape[0];
   const { k } = convGeometry(w.shape);
   const g = layout(h, wd, k);
+  // Floats: padded input, weights, sums, the residual in the sums' layout, a plain scratch.
   const xAt = BASE / 4, wAt = xAt + ci * g.stride, oAt = wAt + w.data.length;
-  const f = memory(K, (oAt + co * g.len) * 4);
+  const rAt = oAt + co * g.len, plain = rAt + (res ? co * g.len : 0);
+  const f = memory(K, (plain + Math.max(ci, co) * h * wd) * 4);
   f.set(w.data, wAt);
-  const hw = h * wd;
   const y = cpuTensor([n, co, h, wd]);
-  const yd = y.data;
   for (let b = 0; b < n; b++) {
-    putPadded(f, xAt, x.data, b, ci, h, wd, g);
+    putPlanes(K, f, xAt, plain, x.data, b, ci, h, wd, g.stride, g.rowW, g.pad);
     for (let o = 0; o < co; o++) f.fill(bias ? bias[o] : 0, oAt + o * g.len, oAt + (o + 1) * g.len);
     K.convAcc(xAt * 4, ci, g.stride, wAt * 4, co, k, g.rowW, g.len, oAt * 4);
-    for (let o = 0; o < co; o++) {
-      const ao = oAt + o * g.len, yo = (b * co + o) * hw;
-      for (let r = 0; r < h; r++) {
-        const src = ao + r * g.rowW, dst = yo + r * wd;
-        for (let c2 = 0; c2 < wd; c2++) {
-          let v = f[src + c2];
-          if (res) v += res[dst + c2];
-          yd[dst + c2] = relu && v < 0 ? 0 : v;
-        }
-      }
+    if (res) putPlanes(K, f, rAt, plain, res, b, co, h, wd, g.len, g.rowW, 0);
+    if (res || relu) K.convFinish(oAt * 4, co, g.len, oAt * 4, g.len, res ? rAt * 4 : 0, +relu, 0);
+    takePlanes(K, f, oAt, plain, y.data, b, co, h, wd, g.len, g.rowW);
+  }
+  return y;
+}
+
+/** One residual block's two 3 x 3 convolutions, c -> c channels, biases included. */
+export interface ResidualBlockWeights {
+  w1: CpuTensor;
+  b1: Float32Array;
+  w2: CpuTensor;
+  b2: Float32Array;
+}
+
+/**
+ * A residual tower: per block, r = relu(conv(h, w1) + b1), then h = relu(conv(r, w2) + b2 + h).
+ * The same results to the bit as the conv2dSimd calls it replaces, without their per-call work:
+ * each image's planes are padded into the Wasm memory once, every layer writes its output
+ * straight into the next layer's zero-padded layout (the scratch columns masked to zero) with the
+ * residual added in place, and the result is copied out once. Falls back to conv2dSimd calls
+ * where a convolution is not 3 x 3, c -> c.
+ */
+export function residualTowerSimd(x: CpuTensor, blocks: ResidualBlockWeights[]): CpuTensor {
+  const K = kernels();
+  const [n, c, h, wd] = x.shape;
+  const fits = (w: CpuTensor) =>
+    w.shape[0] === c && w.shape[1] === c && w.shape[2] === 3 && w.shape[3] === 3;
+  if (!K || !blocks.every((b) => fits(b.w1) && fits(b.w2))) {
+    let y = x;
+    for (const b of blocks) {
+      y = conv2dSimd(conv2dSimd(y, b.w1, b.b1, null, true), b.w2, b.b2, y.data, true);
     }
+    return y;
+  }
+  const g = layout(h, wd, 3), per = c * c * 9, L = 2 * blocks.length;
+  // Floats: the mask of valid outputs, the sums, planes A (h) and B (r), weights, biases, a
+  // plain scratch.
+  const mAt = BASE / 4, accAt = mAt + g.len, aAt = accAt + c * g.len, bAt = aAt + c * g.stride;
+  const wAt = bAt + c * g.stride, biasAt = wAt + L * per, plain = biasAt + L * c;
+  const f = memory(K, (plain + c * h * wd) * 4);
+  const mask = new Int32Array(f.buffer, mAt * 4, g.len);
+  for (let i = 0; i < g.len; i++) mask[i] = i < h * g.rowW && i % g.rowW < wd ? -1 : 0;
+  blocks.forEach((b, j) => {
+    f.set(b.w1.data, wAt + 2 * j * per);
+    f.set(b.w2.data, wAt + (2 * j + 1) * per);
+    f.set(b.b1, biasAt + 2 * j * c);
+    f.set(b.b2, biasAt + (2 * j + 1) * c);
+  });
+  // A layer's output index i is its padded input's index i + rowW + 1 (one row and column down).
+  const shift = g.rowW + 1;
+  const y = cpuTensor([n, c, h, wd]);
+  for (let b = 0; b < n; b++) {
+    putPlanes(K, f, aAt, plain, x.data, b, c, h, wd, g.stride, g.rowW, 1);
+    f.fill(0, bAt, bAt + c * g.stride);
+    for (let l = 0; l < L; l++) {
+      const bo = biasAt + l * c;
+      for (let o = 0; o < c; o++) f.fill(f[bo + o], accAt + o * g.len, accAt + (o + 1) * g.len);
+      const from = l % 2 === 0 ? aAt : bAt, to = l % 2 === 0 ? bAt : aAt;
+      K.convAcc(from * 4, c, g.stride, (wAt + l * per) * 4, c, 3, g.rowW, g.len, accAt * 4);
+      const out = (to + shift) * 4, res = l % 2 === 0 ? 0 : out;
+      K.convFinish(accAt * 4, c, g.len, out, g.stride, res, 1, mAt * 4);
+    }
+    takePlanes(K, f, aAt + shift, plain, y.data, b, c, h, wd, g.stride, g.rowW);
   }
   return y;
 }
@@ -139,18 +249,12 @@ export function conv2dBackwardWeightSimd(x: CpuTensor, dy: CpuTensor, dw: CpuTen
   const co = dy.shape[1], k = dw.shape[2];
   const g = layout(h, wd, k);
   const xAt = BASE / 4, gAt = xAt + ci * g.stride, wAt = gAt + co * g.len;
-  const f = memory(K, (wAt + dw.data.length) * 4);
+  const plain = wAt + dw.data.length;
+  const f = memory(K, (plain + Math.max(ci, co) * h * wd) * 4);
   f.fill(0, wAt, wAt + dw.data.length);
-  const hw = h * wd;
   for (let b = 0; b < n; b++) {
-    putPadded(f, xAt, x.data, b, ci, h, wd, g);
-    f.fill(0, gAt, gAt + co * g.len);
-    for (let o = 0; o < co; o++) {
-      const so = (b * co + o) * hw, go = gAt + o * g.len;
-      for (let r = 0; r < h; r++) {
-        f.set(dy.data.subarray(so + r * wd, so + r * wd + wd), go + r * g.rowW);
-      }
-    }
+    putPlanes(K, f, xAt, plain, x.data, b, ci, h, wd, g.stride, g.rowW, g.pad);
+    putPlanes(K, f, gAt, plain, dy.data, b, co, h, wd, g.len, g.rowW, 0);
     K.convWeightAcc(xAt * 4, ci, g.stride, gAt * 4, co, k, g.rowW, g.len, wAt * 4);
   }
   dw.data.set(f.subarray(wAt, wAt + dw.data.length));

@@ -8,7 +8,7 @@ import type { NetConfig } from "../config.ts";
 import type { NetWeights } from "../params.ts";
 import { type CpuTensor, cpuTensor } from "../tensor.ts";
 import { KibitzError } from "../../errors.ts";
-import { conv2dSimd } from "./conv_simd.ts";
+import { conv2dSimd, type ResidualBlockWeights, residualTowerSimd } from "./conv_simd.ts";
 import { foldBn } from "./fused.ts";
 
 interface Folded {
@@ -20,6 +20,8 @@ interface Folded {
 export class FastInference {
   readonly config: NetConfig;
   private readonly convs = new Map<string, Folded>();
+  /** The residual blocks' folded convolutions, in order (see residualTowerSimd). */
+  private readonly blocks: ResidualBlockWeights[] = [];
   private readonly pw: Float32Array | null = null;
   private readonly pb: Float32Array | null = null;
   /** The cells head's score conv [planes, hidden] and move-kind biases (null: the FC head). */
@@ -57,6 +59,8 @@ export class FastInference {
     for (let i = 0; i < c.blocks; i++) {
       fold(`block${i}.conv1`, `block${i}.bn1`);
       fold(`block${i}.conv2`, `block${i}.bn2`);
+      const c1 = this.convs.get(`block${i}.conv1`)!, c2 = this.convs.get(`block${i}.conv2`)!;
+      this.blocks.push({ w1: c1.w, b1: c1.b, w2: c2.w, b2: c2.b });
     }
     fold("policy.conv", "policy.bn");
     fold("value.conv", "value.bn");
@@ -92,7 +96,7 @@ export class FastInference {
     const f = this.convs.get("stem.conv")!;
     const co = f.w.shape[0], k = f.w.shape[2];
     const x = planes.subarray(offset, offset + n * per);
-    if (k !== 3) {
+    if (k !== 3 || !this.sparseStem) {
       return this.conv(cpuTensor([n, c.planes, c.height, c.width], x), "stem.conv", null);
     }
     // Work of the sparse path in multiply-adds; above a third of the dense conv's, go dense.
@@ -116,9 +120,14 @@ export class FastInference {
     const wt = this.stemTaps();
     const y = cpuTensor([n, co, c.height, c.width]), yd = y.data;
     const H = c.height, W = c.width;
+    // Per output channel and row, the constant rows' contributions to its first, middle and last
+    // cells, summed over all such rows before one pass adds them.
+    const rowL = new Float64Array(co * H), rowM = new Float64Array(co * H);
+    const rowR = new Float64Array(co * H);
     for (let b = 0; b < n; b++) {
       const yo = b * co * hw;
       for (let o = 0; o < co; o++) yd.fill(f.b[o], yo + o * hw, yo + (o + 1) * hw);
+      let constRows = false;
       for (let p = 0; p < c.planes; p++) {
         const kd = kind[b * c.planes + p], xo = (b * c.planes + p) * hw;
         if (kd === 0) continue;
@@ -134,17 +143,22 @@ export class FastInference {
           if (rowConst) {
             // A row of one value: per output row, the taps of each kernel row summed (two taps at
             // the left and right edges).
+            if (!constRows) {
+              constRows = true;
+              rowL.fill(0);
+              rowM.fill(0);
+              rowR.fill(0);
+            }
             for (let ky = 0; ky < 3; ky++) {
               const yr = r + 1 - ky;
               if (yr < 0 || yr >= H) continue;
               const so = ((p * 3 + ky) * 3) * co;
               for (let o = 0; o < co; o++) {
                 const a = wt[so + o], m = wt[so + co + o], z = wt[so + 2 * co + o];
-                const to = yo + o * hw + yr * W;
-                yd[to] += rv * (m + z);
-                const mid = rv * (a + m + z);
-                for (let q = 1; q < W - 1; q++) yd[to + q] += mid;
-                yd[to + W - 1] += rv * (a + m);
+                const t = o * H + yr;
+                rowL[t] += rv * (m + z);
+                rowM[t] += rv * (a + m + z);
+                rowR[t] += rv * (a + m);
               }
             }
             continue;
@@ -164,6 +178,14 @@ export class FastInference {
               }
             }
           }
+        }
+      }
+      if (constRows) {
+        for (let t = 0; t < co * H; t++) {
+          const to = yo + t * W, mid = rowM[t];
+          yd[to] += rowL[t];
+          for (let q = 1; q < W - 1; q++) yd[to + q] += mid;
+          yd[to + W - 1] += rowR[t];
         }
       }
       for (let j = yo; j < yo + co * hw; j++) if (yd[j] < 0) yd[j] = 0;
@@ -280,11 +302,7 @@ export class FastInference {
         }
       }
     }
-    let h = this.stem(planes, offset, n);
-    for (let i = 0; i < c.blocks; i++) {
-      const r1 = this.conv(h, `block${i}.conv1`, null);
-      h = this.conv(r1, `block${i}.conv2`, h);
-    }
+    const h = residualTowerSimd(this.stem(planes, offset, n), this.blocks);
     const cw = this.cw, cbias = this.cb;
     // The FC head reads the whole policy conv; the cells head only the cells its moves name.
     const polAll = cw ? null : this.conv(h, "policy.conv", null).data;
@@ -361,9 +379,7 @@ export class FastInference {
       // Value: conv (-> channel means for the pooled head) -> fc1 -> ReLU -> fc2 -> tanh.
       const hid = this.hidden, w1 = this.v1w, vo = b * vin;
       for (let o = 0; o < hid.length; o++) {
-        let s = this.v1b[o];
-        const wo = o * vin;
-        for (let i = 0; i < vin; i++) s += w1[wo + i] * valAll[vo + i];
+        const s = this.v1b[o] + dot(w1, o * vin, valAll, vo, vin);
         hid[o] = s > 0 ? s : 0;
       }
       let z = this.v2b;
@@ -371,4 +387,21 @@ export class FastInference {
       values[b] = Math.tanh(z);
     }
   }
+}
+
+/**
+ * The dot product of a[ao..ao + n) and b[bo..bo + n), in four partial sums: one chain of dependent
+ * adds over the unpooled value head's 676 inputs is latency-bound, and a small function of its
+ * own is compiled tighter than the same loop inside evaluateBatch.
+ */
+function dot(a: Float32Array, ao: number, b: Float32Array, bo: number, n: number): number {
+  let s0 = 0, s1 = 0, s2 = 0, s3 = 0, i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += a[ao + i] * b[bo + i];
+    s1 += a[ao + i + 1] * b[bo + i + 1];
+    s2 += a[ao + i + 2] * b[bo + i + 2];
+    s3 += a[ao + i + 3] * b[bo + i + 3];
+  }
+  for (; i < n; i++) s0 += a[ao + i] * b[bo + i];
+  return (s0 + s1) + (s2 + s3);
 }

@@ -68,6 +68,86 @@ export function convAcc(
 }
 
 /**
+ * The epilogue of convAcc's sums kept in this memory: for o < co and i < len (a multiple of 4),
+ * out[o * ostride + i] = acc[o * len + i] (+ res[o * ostride + i] where res != 0; then
+ * negatives to 0 where relu; then and-ed with mask[i] where mask != 0, so scratch columns come
+ * out as exact zeros and the output can serve as the next layer's zero-padded input). `res` may
+ * be `out` (each value is read by the step that overwrites it).
+ */
+export function convFinish(
+  acc: usize,
+  co: i32,
+  len: i32,
+  out: usize,
+  ostride: i32,
+  res: usize,
+  relu: i32,
+  mask: usize,
+): void {
+  const zero = f32x4.splat(0);
+  for (let o = 0; o < co; o++) {
+    const a = acc + <usize> (o * len) * 4, q = out + <usize> (o * ostride) * 4;
+    const r = res + <usize> (o * ostride) * 4;
+    for (let i = 0; i < len; i += 4) {
+      const at = <usize> i << 2;
+      let v = v128.load(a + at);
+      if (res != 0) v = f32x4.add(v, v128.load(r + at));
+      // pmax(v, 0) is v < 0 ? 0 : v, as the TypeScript epilogue (NaN and -0 kept).
+      if (relu != 0) v = f32x4.pmax(v, zero);
+      if (mask != 0) v = v128.and(v, v128.load(mask + at));
+      v128.store(q + at, v);
+    }
+  }
+}
+
+/**
+ * Copies c planes of h x w values stored one after another from `src` into a zero-padded layout
+ * at `dst`: plane ch from dst + ch * stride, rows of rowW values, value (r, q) at row r + pad,
+ * column q + pad; everything else in the c * stride values is zeroed.
+ */
+export function padPlanes(
+  src: usize,
+  c: i32,
+  h: i32,
+  w: i32,
+  dst: usize,
+  stride: i32,
+  rowW: i32,
+  pad: i32,
+): void {
+  memory.fill(dst, 0, <usize> (c * stride) << 2);
+  for (let ch = 0; ch < c; ch++) {
+    for (let r = 0; r < h; r++) {
+      const s = src + (<usize> ((ch * h + r) * w) << 2);
+      const d = dst + (<usize> (ch * stride + (r + pad) * rowW + pad) << 2);
+      copyRow(s, d, w);
+    }
+  }
+}
+
+/**
+ * The inverse of padPlanes with pad 0: copies value (r, q) of plane ch, at
+ * src + ch * stride + r * rowW + q, to dst's c planes of h x w values one after another.
+ */
+export function unpadPlanes(
+  src: usize,
+  c: i32,
+  h: i32,
+  w: i32,
+  stride: i32,
+  rowW: i32,
+  dst: usize,
+): void {
+  for (let ch = 0; ch < c; ch++) {
+    for (let r = 0; r < h; r++) {
+      const s = src + (<usize> (ch * stride + r * rowW) << 2);
+      const d = dst + (<usize> ((ch * h + r) * w) << 2);
+      copyRow(s, d, w);
+    }
+  }
+}
+
+/**
  * dw[o, c, tap] += sum over i < len of g[o][i] * x[c][i + tap offset] (g in padded-width rows,
  * zero in the scratch columns and past the last row), for o < co and c < ci.
  */
@@ -120,6 +200,15 @@ export function convWeightAcc(
       }
     }
   }
+}
+
+/** Copies w floats from s to d, four at a time, then one at a time (nothing written past d + w). */
+// @ts-ignore: decorator
+
+function copyRow(s: usize, d: usize, w: i32): void {
+  let q = 0;
+  for (; q + 4 <= w; q += 4) v128.store(d + (<usize> q << 2), v128.load(s + (<usize> q << 2)));
+  for (; q < w; q++) store<f32>(d + (<usize> q << 2), load<f32>(s + (<usize> q << 2)));
 }
 
 /** Sum of the four lanes of an f32x4. */
