@@ -75,26 +75,35 @@ Deno.test("selfplay: the batched evaluator returns what one network call per pos
 });
 
 Deno.test("selfplay: the evaluator keeps one network call in flight and batches what queues behind it", async () => {
+  // Each network call waits for the test to release it (no timers: the order holds under any load).
   let running = 0, most = 0;
   const sizes: number[] = [];
+  const gates: (() => void)[] = [];
   const slow = {
     backend: "cpu" as const,
     infer: async (b: { size: number }) => {
       running++;
       most = Math.max(most, running);
       sizes.push(b.size);
-      await new Promise((r) => setTimeout(r, 30));
+      await new Promise<void>((r) => gates.push(r));
       running--;
       return { probs: new Float32Array(b.size * 9).fill(1 / 9), value: new Float32Array(b.size) };
     },
   };
+  const calls = async (n: number) => {
+    while (sizes.length < n) await new Promise((r) => setTimeout(r, 1));
+  };
   const ev = new BatchEvaluator(slow, TICTACTOE, 256);
   const g = new TicTacToe();
   const first = Array.from({ length: 10 }, () => ev.evaluate(g, g.legalMoves()));
-  await new Promise((r) => setTimeout(r, 5)); // the first batch is on its way
+  await calls(1); // the first batch is on its way
   const second = Array.from({ length: 7 }, () => ev.evaluate(g, g.legalMoves()));
-  await new Promise((r) => setTimeout(r, 5));
   const third = Array.from({ length: 5 }, () => ev.evaluate(g, g.legalMoves()));
+  await new Promise((r) => setTimeout(r, 5));
+  assert.equal(sizes.length, 1, "a second call started while the first was in flight");
+  gates.shift()!();
+  await calls(2);
+  gates.shift()!();
   await Promise.all([...first, ...second, ...third]);
   ev.close();
   assert.equal(most, 1);
