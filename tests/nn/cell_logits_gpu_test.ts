@@ -8,7 +8,6 @@ import { getGpu } from "../../src/gpu/device.ts";
 import { writeBuffer } from "../../src/gpu/buffers.ts";
 import { NET_PRESETS, type NetConfig } from "../../src/nn/config.ts";
 import { cellLogits, cellLogitsBackward } from "../../src/nn/cpu/cell_logits.ts";
-import { cpuFusedInfer } from "../../src/nn/f16.ts";
 import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
@@ -18,7 +17,12 @@ import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import { type CpuTensor, cpuTensor, rng } from "../../src/nn/tensor.ts";
 import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
-import { assertGpuNetTracksCpu, GPU_FAMILIES, near } from "./gpu_net_parity.ts";
+import {
+  assertF16EmulatedMatches,
+  assertGpuNetTracksCpu,
+  GPU_FAMILIES,
+  near,
+} from "./gpu_net_parity.ts";
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
@@ -197,15 +201,7 @@ Deno.test(
     near("chunked value", b.value, a.value, 1e-6);
     whole.dispose();
     split.dispose();
-    const f16 = await GpuNet.create(ctx!, w, {
-      tiled: true,
-      tiles: TEST_TILES,
-      fused: true,
-      f16Emulate: true,
-    });
-    const want = cpuFusedInfer(w, batch, false), got = await f16.infer(batch);
-    near("f16-emulated probs", got.probs, want.probs, 1e-5);
-    near("f16-emulated value", got.value, want.value, 1e-5);
+    const f16 = await assertF16EmulatedMatches(ctx!, w, batch);
     f16.dispose();
   },
 );

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import type { GpuContext } from "../../src/gpu/device.ts";
 import { type KernelTiles, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { CpuNet, GpuNet, type NetBatch } from "../../src/nn/net.ts";
+import { cpuFusedInfer } from "../../src/nn/f16.ts";
 import type { NetWeights } from "../../src/nn/params.ts";
 import { maxDiff } from "./helpers.ts";
 
@@ -68,4 +69,25 @@ export async function assertGpuNetTracksCpu(
     fused.dispose();
     plain.dispose();
   }
+}
+
+/**
+ * Runs `w` on an f16-emulated fused GpuNet (tiled test kernels) and asserts it matches the CPU
+ * fused graph's f16 twin within 1e-5; returns the net (for plan checks; the caller disposes it).
+ */
+export async function assertF16EmulatedMatches(
+  ctx: GpuContext,
+  w: NetWeights,
+  batch: NetBatch,
+): Promise<GpuNet> {
+  const f16 = await GpuNet.create(ctx, w, {
+    tiled: true,
+    tiles: TEST_TILES,
+    fused: true,
+    f16Emulate: true,
+  });
+  const want = cpuFusedInfer(w, batch, false), got = await f16.infer(batch);
+  near("f16-emulated probs", got.probs, want.probs, 1e-5);
+  near("f16-emulated value", got.value, want.value, 1e-5);
+  return f16;
 }

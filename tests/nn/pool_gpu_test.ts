@@ -20,7 +20,12 @@ import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import type { CpuTensor } from "../../src/nn/tensor.ts";
 import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
-import { assertGpuNetTracksCpu, GPU_FAMILIES, near } from "./gpu_net_parity.ts";
+import {
+  assertF16EmulatedMatches,
+  assertGpuNetTracksCpu,
+  GPU_FAMILIES,
+  near,
+} from "./gpu_net_parity.ts";
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
@@ -135,15 +140,7 @@ Deno.test(
   async () => {
     const w = initWeights(POOL_CFG, 9);
     const batch = syntheticBatch(POOL_CFG, 5, 6);
-    const f16 = await GpuNet.create(ctx!, w, {
-      tiled: true,
-      tiles: TEST_TILES,
-      fused: true,
-      f16Emulate: true,
-    });
-    const want = cpuFusedInfer(w, batch, false), got = await f16.infer(batch);
-    near("f16-emulated probs", got.probs, want.probs, 1e-5);
-    near("f16-emulated value", got.value, want.value, 1e-5);
+    const f16 = await assertF16EmulatedMatches(ctx!, w, batch);
     // The plan casts the value plane to f32 and pools it.
     const labels = (await f16.planFor(5, false)).ops.map((o) => o.label);
     assert.ok(labels.includes("meanPool"), labels.join(" "));
