@@ -5,12 +5,9 @@
 // unfused, f16-emulated, chunked), move tables whose width changes between calls, training steps.
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
-import { writeBuffer } from "../../src/gpu/buffers.ts";
 import { NET_PRESETS, type NetConfig } from "../../src/nn/config.ts";
 import { cellLogits, cellLogitsBackward } from "../../src/nn/cpu/cell_logits.ts";
-import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
-import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
-import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
+import { type GpuTensor, readTensors, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import { GpuNet } from "../../src/nn/net.ts";
 import { syntheticCellsBatch } from "../../src/nn/cells_batch.ts";
 import { initWeights } from "../../src/nn/params.ts";
@@ -22,6 +19,7 @@ import {
   assertGpuNetTracksCpu,
   GPU_FAMILIES,
   near,
+  recorderOverGarbage,
 } from "./gpu_net_parity.ts";
 
 const ctx = await getGpu();
@@ -102,17 +100,7 @@ async function cellsOnGpu(
   moves: number,
   dlogits: CpuTensor,
 ) {
-  const kernels = tiled
-    ? await loadKernels(ctx!, TEST_TILES, "tiled")
-    : await loadKernels(ctx!, TEST_TILES, "direct");
-  const pool = new TensorPool(ctx!);
-  const r = new GpuRecorder(ctx!, kernels, pool, tiled);
-  const b = q.shape[0];
-  for (const shape of [[b, moves], q.shape]) {
-    const junk = pool.acquire(shape);
-    writeBuffer(ctx!, junk.buffer, new Float32Array(junk.size).fill(123.5));
-    pool.release(junk);
-  }
+  const { r, pool } = await recorderOverGarbage(ctx!, tiled, [[q.shape[0], moves], q.shape]);
   const up = (t: CpuTensor) => uploadTensor(ctx!, t.shape, t.data);
   const gq = up(q), gt = up(table), gb = up(bias), gd = up(dlogits);
   const gdb = up(cpuTensor(bias.shape, new Float32Array(bias.data.length).fill(-7)));

@@ -1,9 +1,13 @@
-// The GpuNet-against-CpuNet check that the head tests (cells, pooled value) share: inference on
-// the fused and unfused plans, three training steps, the trained weights, and inference after
-// training (the folds refreshed), in one kernel family.
+// What the head tests (cells, pooled value) share on the GPU: a recorder whose pool hands out
+// garbage-filled buffers (so every output value must be written), and the GpuNet-against-CpuNet
+// check: inference on the fused and unfused plans, three training steps, the trained weights, and
+// inference after training (the folds refreshed), in one kernel family.
 import assert from "node:assert/strict";
 import type { GpuContext } from "../../src/gpu/device.ts";
-import { type KernelTiles, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
+import { writeBuffer } from "../../src/gpu/buffers.ts";
+import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
+import { type KernelTiles, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
+import { TensorPool } from "../../src/nn/gpu/tensor.ts";
 import { CpuNet, GpuNet, type NetBatch } from "../../src/nn/net.ts";
 import { cpuFusedInfer } from "../../src/nn/f16.ts";
 import type { NetWeights } from "../../src/nn/params.ts";
@@ -14,6 +18,26 @@ export function near(name: string, got: Float32Array, want: Float32Array, tol: n
   assert.equal(got.length, want.length, `${name}: length`);
   const d = maxDiff(got, want);
   assert.ok(d < tol, `${name} differs by ${d}`);
+}
+
+/**
+ * A recorder on the test tiles of one kernel family whose pool holds a buffer of each of `shapes`
+ * filled with 123.5, so ops that take those shapes must write every value. The caller destroys both.
+ */
+export async function recorderOverGarbage(
+  ctx: GpuContext,
+  tiled: boolean,
+  shapes: readonly (readonly number[])[],
+): Promise<{ r: GpuRecorder; pool: TensorPool }> {
+  const kernels = await loadKernels(ctx, TEST_TILES, tiled ? "tiled" : "direct");
+  const pool = new TensorPool(ctx);
+  const r = new GpuRecorder(ctx, kernels, pool, tiled);
+  for (const shape of shapes) {
+    const junk = pool.acquire([...shape]);
+    writeBuffer(ctx, junk.buffer, new Float32Array(junk.size).fill(123.5));
+    pool.release(junk);
+  }
+  return { r, pool };
 }
 
 /**

@@ -6,14 +6,11 @@
 // unfused, f16-emulated) and three training steps.
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
-import { writeBuffer } from "../../src/gpu/buffers.ts";
 import { NET_PRESETS, type NetConfig } from "../../src/nn/config.ts";
 import { meanPool, meanPoolBackward } from "../../src/nn/cpu/pool.ts";
 import { cpuFusedInfer } from "../../src/nn/f16.ts";
-import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
 import { deviceHasF16 } from "../../src/nn/gpu/f16.ts";
-import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
-import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
+import { type GpuTensor, readTensors, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import { CpuNet, GpuNet, type NetBatch } from "../../src/nn/net.ts";
 import { syntheticCellsBatch } from "../../src/nn/cells_batch.ts";
 import { initWeights } from "../../src/nn/params.ts";
@@ -25,6 +22,7 @@ import {
   assertGpuNetTracksCpu,
   GPU_FAMILIES,
   near,
+  recorderOverGarbage,
 } from "./gpu_net_parity.ts";
 
 const ctx = await getGpu();
@@ -41,14 +39,7 @@ const POOL_TOL = 4e-7;
 
 /** Runs meanPool twice and meanPoolBackward once on the GPU into garbage-filled pool buffers. */
 async function poolOnGpu(tiled: boolean, x: CpuTensor, dy: CpuTensor) {
-  const kernels = await loadKernels(ctx!, TEST_TILES, tiled ? "tiled" : "direct");
-  const pool = new TensorPool(ctx!);
-  const r = new GpuRecorder(ctx!, kernels, pool, tiled);
-  for (const shape of [dy.shape, dy.shape, x.shape]) {
-    const junk = pool.acquire(shape);
-    writeBuffer(ctx!, junk.buffer, new Float32Array(junk.size).fill(123.5));
-    pool.release(junk);
-  }
+  const { r, pool } = await recorderOverGarbage(ctx!, tiled, [dy.shape, dy.shape, x.shape]);
   const up = (t: CpuTensor) => uploadTensor(ctx!, t.shape, t.data);
   const gx = up(x), gdy = up(dy);
   const y1 = r.meanPool(gx), y2 = r.meanPool(gx);
