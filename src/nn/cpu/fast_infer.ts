@@ -38,6 +38,22 @@ export class FastInference {
   private stamp: Int32Array | null = null;
   private gen = 0;
   private ones: Float32Array | null = null;
+  private onesUniform: boolean | null = null;
+  private stemBufs: {
+    y: Float32Array;
+    rowL: Float64Array;
+    rowM: Float64Array;
+    rowR: Float64Array;
+    touched: Uint8Array;
+    list: Int32Array;
+    rowTouched: Uint8Array;
+    constPlanes: Int32Array;
+  } | null = null;
+  /**
+   * Runs the sparse stem the straightforward way (stemSparsePlain) instead of its shortcut: the
+   * same bits, slower; for the oracle tests and the throughput bench's "before" row.
+   */
+  plainStem = false;
 
   /**
    * `sparseStem` false runs the stem as the dense Wasm SIMD conv always (the baseline of the
@@ -94,28 +110,56 @@ export class FastInference {
   private stem(planes: Float32Array, offset: number, n: number): CpuTensor {
     const c = this.config, hw = c.height * c.width, per = c.planes * hw;
     const f = this.convs.get("stem.conv")!;
-    const co = f.w.shape[0], k = f.w.shape[2];
+    const k = f.w.shape[2];
     const x = planes.subarray(offset, offset + n * per);
     if (k !== 3 || !this.sparseStem) {
       return this.conv(cpuTensor([n, c.planes, c.height, c.width], x), "stem.conv", null);
     }
-    // Work of the sparse path in multiply-adds; above a third of the dense conv's, go dense.
-    let work = 0;
-    const kind = new Int8Array(n * c.planes); // 0 all zero, 1 constant, 2 scattered
-    for (let i = 0; i < n * c.planes; i++) {
-      const o = i * hw, v0 = x[o];
-      let nz = 0, constant = true;
-      for (let j = 0; j < hw; j++) {
-        const v = x[o + j];
-        if (v !== 0) nz++;
-        if (v !== v0) constant = false;
-      }
-      kind[i] = constant ? (v0 === 0 ? 0 : 1) : 2;
-      work += constant ? (v0 === 0 ? 0 : hw * co) : nz * 9 * co;
-    }
-    if (work * 3 > n * per * 9 * co) {
+    const kind = this.stemKinds(x, n);
+    if (kind === null) {
       return this.conv(cpuTensor([n, c.planes, c.height, c.width], x), "stem.conv", null);
     }
+    return this.stemOnesUniform() && !this.plainStem
+      ? this.stemSparseTouched(x, n, kind)
+      : this.stemSparsePlain(x, n, kind);
+  }
+
+  /**
+   * Per plane of the `n` positions in `x`: 0 all zero, 1 constant, 2 scattered; or null when the
+   * sparse stem's work (multiply-adds) would exceed a third of the dense conv's.
+   */
+  private stemKinds(x: Float32Array, n: number): Int8Array | null {
+    const c = this.config, hw = c.height * c.width, per = c.planes * hw;
+    const co = this.convs.get("stem.conv")!.w.shape[0];
+    let work = 0;
+    const kind = new Int8Array(n * c.planes);
+    for (let i = 0; i < n * c.planes; i++) {
+      const o = i * hw, v0 = x[o];
+      // The prefix equal to the first value, then (a scattered plane) the other non-zeros.
+      let j = 1;
+      while (j < hw && x[o + j] === v0) j++;
+      if (j === hw) {
+        kind[i] = v0 === 0 ? 0 : 1;
+        if (v0 !== 0) work += hw * co;
+        continue;
+      }
+      let nz = v0 !== 0 ? j : 0;
+      for (; j < hw; j++) if (x[o + j] !== 0) nz++;
+      kind[i] = 2;
+      work += nz * 9 * co;
+    }
+    return work * 3 > n * per * 9 * co ? null : kind;
+  }
+
+  /**
+   * The sparse stem, straightforwardly: every output value takes every constant plane's term
+   * (see stem). stemSparseTouched gives the same bits faster; this stays as its oracle and its
+   * fallback.
+   */
+  private stemSparsePlain(x: Float32Array, n: number, kind: Int8Array): CpuTensor {
+    const c = this.config, hw = c.height * c.width;
+    const f = this.convs.get("stem.conv")!;
+    const co = f.w.shape[0];
     const ones = this.stemOnes();
     const wt = this.stemTaps();
     const y = cpuTensor([n, co, c.height, c.width]), yd = y.data;
@@ -191,6 +235,194 @@ export class FastInference {
       for (let j = yo; j < yo + co * hw; j++) if (yd[j] < 0) yd[j] = 0;
     }
     return y;
+  }
+
+  /**
+   * Whether every plane's `ones` row is one value across its middle columns (1 .. width - 2), as
+   * the conv of a constant plane is: then stemSparseTouched may compute a row's middle once.
+   */
+  private stemOnesUniform(): boolean {
+    if (this.onesUniform !== null) return this.onesUniform;
+    const ones = this.stemOnes(), W = this.config.width;
+    let uniform = W >= 3;
+    for (let r = 0; uniform && r < ones.length; r += W) {
+      for (let q = 2; q < W - 1; q++) if (ones[r + q] !== ones[r + 1]) uniform = false;
+    }
+    return (this.onesUniform = uniform);
+  }
+
+  /**
+   * The sparse stem with the same float operations, in the same order, as stemSparsePlain, done
+   * once per distinct output instead of once per cell: a cell that no scattered value reaches
+   * (most of the board) takes bias, then each constant plane's term, then its row-constant terms,
+   * and those terms are the same along a row's middle columns (stemOnesUniform), so each output
+   * row's left, middle and right values are computed once and written to its untouched cells.
+   * The cells that scattered values reach follow stemSparsePlain's order cell by cell.
+   */
+  private stemSparseTouched(x: Float32Array, n: number, kind: Int8Array): CpuTensor {
+    const c = this.config, hw = c.height * c.width, H = c.height, W = c.width;
+    const f = this.convs.get("stem.conv")!;
+    const co = f.w.shape[0];
+    const ones = this.stemOnes();
+    const wt = this.stemTaps();
+    const s = this.stemScratch(n * co * hw);
+    const y: CpuTensor = { shape: [n, co, H, W], data: s.y.subarray(0, n * co * hw) };
+    const yd = y.data, rowL = s.rowL, rowM = s.rowM, rowR = s.rowR;
+    const touched = s.touched, list = s.list, rowTouched = s.rowTouched, cp = s.constPlanes;
+    const fr = Math.fround;
+    for (let b = 0; b < n; b++) {
+      const yo = b * co * hw;
+      // The cells reached by some scattered value: a non-zero outside a row of one value.
+      touched.fill(0);
+      rowTouched.fill(0);
+      let count = 0;
+      for (let p = 0; p < c.planes; p++) {
+        if (kind[b * c.planes + p] !== 2) continue;
+        const xo = (b * c.planes + p) * hw;
+        for (let r = 0; r < H; r++) {
+          const ro = xo + r * W, rv = x[ro];
+          let rowConst = rv !== 0;
+          for (let q = 1; q < W && rowConst; q++) rowConst = x[ro + q] === rv;
+          if (rowConst) continue;
+          for (let q = 0; q < W; q++) {
+            if (x[ro + q] === 0) continue;
+            for (let yr = r - 1; yr <= r + 1; yr++) {
+              if (yr < 0 || yr >= H) continue;
+              for (let yc = q - 1; yc <= q + 1; yc++) {
+                if (yc < 0 || yc >= W || touched[yr * W + yc]) continue;
+                touched[yr * W + yc] = 1;
+                rowTouched[yr] = 1;
+                list[count++] = yr * W + yc;
+              }
+            }
+          }
+        }
+      }
+      for (let o = 0; o < co; o++) {
+        const bo = yo + o * hw, bias = f.b[o];
+        for (let i = 0; i < count; i++) yd[bo + list[i]] = bias;
+      }
+      let constRows = false;
+      for (let p = 0; p < c.planes; p++) {
+        const kd = kind[b * c.planes + p], xo = (b * c.planes + p) * hw;
+        if (kd === 0) continue;
+        if (kd === 1) {
+          const v = x[xo], eo = p * co * hw;
+          for (let o = 0; o < co; o++) {
+            const to = yo + o * hw, so = eo + o * hw;
+            for (let i = 0; i < count; i++) yd[to + list[i]] += v * ones[so + list[i]];
+          }
+          continue;
+        }
+        for (let r = 0; r < H; r++) {
+          const ro = xo + r * W, rv = x[ro];
+          let rowConst = rv !== 0;
+          for (let q = 1; q < W && rowConst; q++) rowConst = x[ro + q] === rv;
+          if (rowConst) {
+            if (!constRows) {
+              constRows = true;
+              rowL.fill(0);
+              rowM.fill(0);
+              rowR.fill(0);
+            }
+            for (let ky = 0; ky < 3; ky++) {
+              const yr = r + 1 - ky;
+              if (yr < 0 || yr >= H) continue;
+              const so = ((p * 3 + ky) * 3) * co;
+              for (let o = 0; o < co; o++) {
+                const a = wt[so + o], m = wt[so + co + o], z = wt[so + 2 * co + o];
+                const t = o * H + yr;
+                rowL[t] += rv * (m + z);
+                rowM[t] += rv * (a + m + z);
+                rowR[t] += rv * (a + m);
+              }
+            }
+            continue;
+          }
+          for (let q = 0; q < W; q++) {
+            const v = x[ro + q];
+            if (v === 0) continue;
+            for (let ky = 0; ky < 3; ky++) {
+              const yr = r + 1 - ky;
+              if (yr < 0 || yr >= H) continue;
+              for (let kx = 0; kx < 3; kx++) {
+                const yc = q + 1 - kx;
+                if (yc < 0 || yc >= W) continue;
+                const to = yo + yr * W + yc, wo = ((p * 3 + ky) * 3 + kx) * co;
+                for (let o = 0; o < co; o++) yd[to + o * hw] += v * wt[wo + o];
+              }
+            }
+          }
+        }
+      }
+      // The touched cells: their row-constant terms, then ReLU.
+      for (let o = 0; o < co; o++) {
+        const bo = yo + o * hw;
+        for (let i = 0; i < count; i++) {
+          const cell = list[i], j = bo + cell;
+          if (constRows) {
+            const r = (cell / W) | 0, q = cell - r * W, t = o * H + r;
+            yd[j] += q === 0 ? rowL[t] : q === W - 1 ? rowR[t] : rowM[t];
+          }
+          if (yd[j] < 0) yd[j] = 0;
+        }
+      }
+      // The untouched cells: per output row, its left, middle and right values.
+      let constCount = 0;
+      for (let p = 0; p < c.planes; p++) if (kind[b * c.planes + p] === 1) cp[constCount++] = p;
+      for (let o = 0; o < co; o++) {
+        const bias = f.b[o];
+        for (let r = 0; r < H; r++) {
+          let vl = bias, vm = bias, vr = bias;
+          for (let i = 0; i < constCount; i++) {
+            const p = cp[i], v = x[(b * c.planes + p) * hw], so = (p * co + o) * hw + r * W;
+            vl = fr(vl + v * ones[so]);
+            vm = fr(vm + v * ones[so + 1]);
+            vr = fr(vr + v * ones[so + W - 1]);
+          }
+          if (constRows) {
+            const t = o * H + r;
+            vl = fr(vl + rowL[t]);
+            vm = fr(vm + rowM[t]);
+            vr = fr(vr + rowR[t]);
+          }
+          if (vl < 0) vl = 0;
+          if (vm < 0) vm = 0;
+          if (vr < 0) vr = 0;
+          const to = yo + o * hw + r * W;
+          if (!rowTouched[r]) {
+            yd[to] = vl;
+            for (let q = 1; q < W - 1; q++) yd[to + q] = vm;
+            yd[to + W - 1] = vr;
+            continue;
+          }
+          const rc = r * W;
+          if (!touched[rc]) yd[to] = vl;
+          for (let q = 1; q < W - 1; q++) if (!touched[rc + q]) yd[to + q] = vm;
+          if (!touched[rc + W - 1]) yd[to + W - 1] = vr;
+        }
+      }
+    }
+    return y;
+  }
+
+  /** stemSparseTouched's buffers, kept between calls (its output is read before the next call). */
+  private stemScratch(size: number) {
+    const c = this.config, co = this.convs.get("stem.conv")!.w.shape[0], hw = c.height * c.width;
+    let s = this.stemBufs;
+    if (!s || s.y.length < size) {
+      s = this.stemBufs = {
+        y: new Float32Array(size),
+        rowL: new Float64Array(co * c.height),
+        rowM: new Float64Array(co * c.height),
+        rowR: new Float64Array(co * c.height),
+        touched: new Uint8Array(hw),
+        list: new Int32Array(hw),
+        rowTouched: new Uint8Array(c.height),
+        constPlanes: new Int32Array(c.planes),
+      };
+    }
+    return s;
   }
 
   /** Scratch for the cells head's per-cell features ([cell][hidden]). */
