@@ -194,9 +194,14 @@ export interface ResidualBlockWeights {
  * each image's planes are padded into the Wasm memory once, every layer writes its output
  * straight into the next layer's zero-padded layout (the scratch columns masked to zero) with the
  * residual added in place, and the result is copied out once. Falls back to conv2dSimd calls
- * where a convolution is not 3 x 3, c -> c.
+ * where a convolution is not 3 x 3, c -> c. `out` (at least n x c x h x w values) may take the
+ * result instead of a new array.
  */
-export function residualTowerSimd(x: CpuTensor, blocks: ResidualBlockWeights[]): CpuTensor {
+export function residualTowerSimd(
+  x: CpuTensor,
+  blocks: ResidualBlockWeights[],
+  out?: Float32Array,
+): CpuTensor {
   const K = kernels();
   const [n, c, h, wd] = x.shape;
   const fits = (w: CpuTensor) =>
@@ -224,7 +229,9 @@ export function residualTowerSimd(x: CpuTensor, blocks: ResidualBlockWeights[]):
   });
   // A layer's output index i is its padded input's index i + rowW + 1 (one row and column down).
   const shift = g.rowW + 1;
-  const y = cpuTensor([n, c, h, wd]);
+  const y: CpuTensor = out && out.length >= n * c * h * wd
+    ? { shape: [n, c, h, wd], data: out.subarray(0, n * c * h * wd) }
+    : cpuTensor([n, c, h, wd]);
   for (let b = 0; b < n; b++) {
     putPlanes(K, f, aAt, plain, x.data, b, c, h, wd, g.stride, g.rowW, 1);
     f.fill(0, bAt, bAt + c * g.stride);

@@ -39,6 +39,11 @@ export class FastInference {
   private gen = 0;
   private ones: Float32Array | null = null;
   private onesUniform: boolean | null = null;
+  /** stemKinds' lists of the scattered planes' non-zeros (see there). */
+  private nzIdx: Int32Array | null = null;
+  private nzStart: Int32Array | null = null;
+  /** The residual tower's output, kept between calls (read only within evaluateBatch). */
+  private towerOut: Float32Array | null = null;
   private stemBufs: {
     y: Float32Array;
     rowL: Float64Array;
@@ -48,6 +53,7 @@ export class FastInference {
     list: Int32Array;
     rowTouched: Uint8Array;
     constPlanes: Int32Array;
+    rowKind: Int8Array;
   } | null = null;
   /**
    * Runs the sparse stem the straightforward way (stemSparsePlain) instead of its shortcut: the
@@ -133,21 +139,51 @@ export class FastInference {
     const co = this.convs.get("stem.conv")!.w.shape[0];
     let work = 0;
     const kind = new Int8Array(n * c.planes);
+    // Each scattered plane's non-zeros (indices into x, ascending): nz[start[i] .. start[i + 1]).
+    if (!this.nzIdx || this.nzIdx.length < x.length) this.nzIdx = new Int32Array(x.length);
+    if (!this.nzStart || this.nzStart.length < n * c.planes + 1) {
+      this.nzStart = new Int32Array(n * c.planes + 1);
+    }
+    const nzIdx = this.nzIdx, nzStart = this.nzStart;
+    let at = 0;
+    // Pairs of values read as one f64: 0 only when both are zeros (±0), so zero pairs are
+    // skipped in one step (where the planes start at a multiple of 8 bytes and hw is even).
+    const x64 = x.byteOffset % 8 === 0 && hw % 2 === 0
+      ? new Float64Array(x.buffer, x.byteOffset, x.length >> 1)
+      : null;
     for (let i = 0; i < n * c.planes; i++) {
       const o = i * hw, v0 = x[o];
+      nzStart[i] = at;
+      if (v0 === 0) {
+        // Zero until the first non-zero; from there, a scattered plane's non-zeros.
+        if (x64) {
+          for (let j = o >> 1, e = (o + hw) >> 1; j < e; j++) {
+            if (x64[j] === 0) continue;
+            if (x[2 * j] !== 0) nzIdx[at++] = 2 * j;
+            if (x[2 * j + 1] !== 0) nzIdx[at++] = 2 * j + 1;
+          }
+        } else {
+          for (let j = o; j < o + hw; j++) if (x[j] !== 0) nzIdx[at++] = j;
+        }
+        const nz = at - nzStart[i];
+        kind[i] = nz === 0 ? 0 : 2;
+        work += nz * 9 * co;
+        continue;
+      }
       // The prefix equal to the first value, then (a scattered plane) the other non-zeros.
       let j = 1;
       while (j < hw && x[o + j] === v0) j++;
       if (j === hw) {
-        kind[i] = v0 === 0 ? 0 : 1;
-        if (v0 !== 0) work += hw * co;
+        kind[i] = 1;
+        work += hw * co;
         continue;
       }
-      let nz = v0 !== 0 ? j : 0;
-      for (; j < hw; j++) if (x[o + j] !== 0) nz++;
+      for (let q = 0; q < j; q++) nzIdx[at++] = o + q;
+      for (; j < hw; j++) if (x[o + j] !== 0) nzIdx[at++] = o + j;
       kind[i] = 2;
-      work += nz * 9 * co;
+      work += (at - nzStart[i]) * 9 * co;
     }
+    nzStart[n * c.planes] = at;
     return work * 3 > n * per * 9 * co ? null : kind;
   }
 
@@ -269,6 +305,10 @@ export class FastInference {
     const y: CpuTensor = { shape: [n, co, H, W], data: s.y.subarray(0, n * co * hw) };
     const yd = y.data, rowL = s.rowL, rowM = s.rowM, rowR = s.rowR;
     const touched = s.touched, list = s.list, rowTouched = s.rowTouched, cp = s.constPlanes;
+    // Per scattered plane and row, 1 for a row of one non-zero value (marked by the first pass).
+    const rowKind = s.rowKind;
+    // The scattered planes' non-zeros, as stemKinds listed them for these planes.
+    const nzIdx = this.nzIdx!, nzStart = this.nzStart!;
     const fr = Math.fround;
     for (let b = 0; b < n; b++) {
       const yo = b * co * hw;
@@ -277,15 +317,24 @@ export class FastInference {
       rowTouched.fill(0);
       let count = 0;
       for (let p = 0; p < c.planes; p++) {
-        if (kind[b * c.planes + p] !== 2) continue;
-        const xo = (b * c.planes + p) * hw;
-        for (let r = 0; r < H; r++) {
-          const ro = xo + r * W, rv = x[ro];
-          let rowConst = rv !== 0;
-          for (let q = 1; q < W && rowConst; q++) rowConst = x[ro + q] === rv;
-          if (rowConst) continue;
-          for (let q = 0; q < W; q++) {
-            if (x[ro + q] === 0) continue;
+        const i = b * c.planes + p;
+        if (kind[i] !== 2) continue;
+        const xo = i * hw, end = nzStart[i + 1];
+        rowKind.fill(0, p * H, (p + 1) * H);
+        // The plane's non-zeros row by row: a full row of one value, or cells to mark.
+        for (let e = nzStart[i]; e < end;) {
+          const r = ((nzIdx[e] - xo) / W) | 0, rowEnd = xo + (r + 1) * W;
+          let e2 = e + 1;
+          while (e2 < end && nzIdx[e2] < rowEnd) e2++;
+          let rowConst = e2 - e === W;
+          for (let k = e + 1; k < e2 && rowConst; k++) rowConst = x[nzIdx[k]] === x[nzIdx[e]];
+          if (rowConst) {
+            rowKind[p * H + r] = 1;
+            e = e2;
+            continue;
+          }
+          for (; e < e2; e++) {
+            const q = nzIdx[e] - xo - r * W;
             for (let yr = r - 1; yr <= r + 1; yr++) {
               if (yr < 0 || yr >= H) continue;
               for (let yc = q - 1; yc <= q + 1; yc++) {
@@ -314,11 +363,11 @@ export class FastInference {
           }
           continue;
         }
-        for (let r = 0; r < H; r++) {
-          const ro = xo + r * W, rv = x[ro];
-          let rowConst = rv !== 0;
-          for (let q = 1; q < W && rowConst; q++) rowConst = x[ro + q] === rv;
-          if (rowConst) {
+        const end = nzStart[b * c.planes + p + 1];
+        for (let e = nzStart[b * c.planes + p]; e < end;) {
+          const r = ((nzIdx[e] - xo) / W) | 0, ro = xo + r * W, rv = x[ro];
+          if (rowKind[p * H + r] === 1) {
+            e += W;
             if (!constRows) {
               constRows = true;
               rowL.fill(0);
@@ -339,9 +388,9 @@ export class FastInference {
             }
             continue;
           }
-          for (let q = 0; q < W; q++) {
-            const v = x[ro + q];
-            if (v === 0) continue;
+          // The row's non-zeros, in column order.
+          for (; e < end && nzIdx[e] < ro + W; e++) {
+            const q = nzIdx[e] - ro, v = x[nzIdx[e]];
             for (let ky = 0; ky < 3; ky++) {
               const yr = r + 1 - ky;
               if (yr < 0 || yr >= H) continue;
@@ -358,12 +407,14 @@ export class FastInference {
       // The touched cells: their row-constant terms, then ReLU.
       for (let o = 0; o < co; o++) {
         const bo = yo + o * hw;
+        if (!constRows) {
+          for (let i = 0; i < count; i++) if (yd[bo + list[i]] < 0) yd[bo + list[i]] = 0;
+          continue;
+        }
         for (let i = 0; i < count; i++) {
           const cell = list[i], j = bo + cell;
-          if (constRows) {
-            const r = (cell / W) | 0, q = cell - r * W, t = o * H + r;
-            yd[j] += q === 0 ? rowL[t] : q === W - 1 ? rowR[t] : rowM[t];
-          }
+          const r = (cell / W) | 0, q = cell - r * W, t = o * H + r;
+          yd[j] += q === 0 ? rowL[t] : q === W - 1 ? rowR[t] : rowM[t];
           if (yd[j] < 0) yd[j] = 0;
         }
       }
@@ -420,6 +471,7 @@ export class FastInference {
         list: new Int32Array(hw),
         rowTouched: new Uint8Array(c.height),
         constPlanes: new Int32Array(c.planes),
+        rowKind: new Int8Array(c.planes * c.height),
       };
     }
     return s;
@@ -534,7 +586,11 @@ export class FastInference {
         }
       }
     }
-    const h = residualTowerSimd(this.stem(planes, offset, n), this.blocks);
+    const towerSize = n * c.filters * c.height * c.width;
+    if (!this.towerOut || this.towerOut.length < towerSize) {
+      this.towerOut = new Float32Array(towerSize);
+    }
+    const h = residualTowerSimd(this.stem(planes, offset, n), this.blocks, this.towerOut);
     const cw = this.cw, cbias = this.cb;
     // The FC head reads the whole policy conv; the cells head only the cells its moves name.
     const polAll = cw ? null : this.conv(h, "policy.conv", null).data;
