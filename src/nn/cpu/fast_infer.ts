@@ -640,8 +640,7 @@ export class FastInference {
         let s: number;
         if (cw) {
           const a = cl![3 * j], a2 = cl![3 * j + 1], slot = cl![3 * j + 2];
-          const ok = (v: number, hi: number) => Number.isInteger(v) && v >= -1 && v < hi;
-          if (!ok(a, cellCount) || !ok(a2, cellCount) || !ok(slot, cbias!.length)) {
+          if (!cellOk(a, cellCount) || !cellOk(a2, cellCount) || !cellOk(slot, cbias!.length)) {
             throw new KibitzError(
               "bad_batch",
               `move ${m}'s cells (${a}, ${a2}, ${slot}) are out of range ` +
@@ -675,6 +674,11 @@ export class FastInference {
       values[b] = Math.tanh(z);
     }
   }
+}
+
+// A move-cell table entry in range: an integer from -1 (none) to below `hi`.
+function cellOk(v: number, hi: number): boolean {
+  return Number.isInteger(v) && v >= -1 && v < hi;
 }
 
 /**
