@@ -13,7 +13,7 @@ import {
   linearBackwardFast,
   linearFast,
 } from "../../src/nn/cpu/fast.ts";
-import { FastInference } from "../../src/nn/cpu/fast_infer.ts";
+import { dot, dotPair, FastInference } from "../../src/nn/cpu/fast_infer.ts";
 import {
   conv2dBackwardInputSimd,
   conv2dBackwardWeightSimd,
@@ -227,4 +227,18 @@ Deno.test("FastInference: priors over the asked moves and value equal the refere
     close(priors, moves.map((m) => out.probs[r * SMALL.moves + m]), `priors ${r}`);
   }
   assert.throws(() => fast.evaluate(b.planes, 0, [SMALL.moves], new Float32Array(1)), /outside/);
+});
+
+Deno.test("dotPair: both rows' sums have dot's bits", () => {
+  const r = rng(17);
+  // Magnitudes from 2^-20 to 2^20, so that any other order of the adds rounds differently.
+  const value = () => (r() * 2 - 1) * 2 ** Math.floor(r() * 40 - 20);
+  for (const n of [1, 3, 4, 7, 676, 677]) {
+    const a = new Float32Array(2 * n + 5).map(value);
+    const b = new Float32Array(n + 2).map(value);
+    const out = new Float64Array(2), bo = 2 - (n % 2);
+    dotPair(a, 1, n + 3, b, bo, n, out);
+    assert.equal(out[0], dot(a, 1, b, bo, n), `row 1, n ${n}`);
+    assert.equal(out[1], dot(a, n + 3, b, bo, n), `row 2, n ${n}`);
+  }
 });

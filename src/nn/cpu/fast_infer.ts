@@ -32,6 +32,8 @@ export class FastInference {
   private readonly v2w: Float32Array;
   private readonly v2b: number;
   private readonly hidden: Float32Array;
+  /** dotPair's two sums. */
+  private readonly pair = new Float64Array(2);
   private taps: Float32Array | null = null;
   /** The cells head's per-cell policy features of the current position, and when each was made. */
   private feat: Float32Array | null = null;
@@ -664,8 +666,15 @@ export class FastInference {
       }
       for (let j = 0; j < mv.length; j++) pr[j] /= sum;
       // Value: conv (-> channel means for the pooled head) -> fc1 -> ReLU -> fc2 -> tanh.
-      const hid = this.hidden, w1 = this.v1w, vo = b * vin;
-      for (let o = 0; o < hid.length; o++) {
+      const hid = this.hidden, w1 = this.v1w, vo = b * vin, pair = this.pair;
+      let o = 0;
+      for (; o + 2 <= hid.length; o += 2) {
+        dotPair(w1, o * vin, (o + 1) * vin, valAll, vo, vin, pair);
+        const s = this.v1b[o] + pair[0], s1 = this.v1b[o + 1] + pair[1];
+        hid[o] = s > 0 ? s : 0;
+        hid[o + 1] = s1 > 0 ? s1 : 0;
+      }
+      for (; o < hid.length; o++) {
         const s = this.v1b[o] + dot(w1, o * vin, valAll, vo, vin);
         hid[o] = s > 0 ? s : 0;
       }
@@ -684,9 +693,9 @@ function cellOk(v: number, hi: number): boolean {
 /**
  * The dot product of a[ao..ao + n) and b[bo..bo + n), in four partial sums: one chain of dependent
  * adds over the unpooled value head's 676 inputs is latency-bound, and a small function of its
- * own is compiled tighter than the same loop inside evaluateBatch.
+ * own is compiled tighter than the same loop inside evaluateBatch. Exported for dotPair's test.
  */
-function dot(a: Float32Array, ao: number, b: Float32Array, bo: number, n: number): number {
+export function dot(a: Float32Array, ao: number, b: Float32Array, bo: number, n: number): number {
   let s0 = 0, s1 = 0, s2 = 0, s3 = 0, i = 0;
   for (; i + 4 <= n; i += 4) {
     s0 += a[ao + i] * b[bo + i];
@@ -696,4 +705,38 @@ function dot(a: Float32Array, ao: number, b: Float32Array, bo: number, n: number
   }
   for (; i < n; i++) s0 += a[ao + i] * b[bo + i];
   return (s0 + s1) + (s2 + s3);
+}
+
+/**
+ * dot(a, ao1, b, bo, n) and dot(a, ao2, b, bo, n) into out[0] and out[1], each summed exactly as
+ * dot sums it (the same bits), in one pass that loads b once for both (the value head's rows
+ * two at a time).
+ */
+export function dotPair(
+  a: Float32Array,
+  ao1: number,
+  ao2: number,
+  b: Float32Array,
+  bo: number,
+  n: number,
+  out: Float64Array,
+): void {
+  let s0 = 0, s1 = 0, s2 = 0, s3 = 0, t0 = 0, t1 = 0, t2 = 0, t3 = 0, i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const b0 = b[bo + i], b1 = b[bo + i + 1], b2 = b[bo + i + 2], b3 = b[bo + i + 3];
+    s0 += a[ao1 + i] * b0;
+    s1 += a[ao1 + i + 1] * b1;
+    s2 += a[ao1 + i + 2] * b2;
+    s3 += a[ao1 + i + 3] * b3;
+    t0 += a[ao2 + i] * b0;
+    t1 += a[ao2 + i + 1] * b1;
+    t2 += a[ao2 + i + 2] * b2;
+    t3 += a[ao2 + i + 3] * b3;
+  }
+  for (; i < n; i++) {
+    s0 += a[ao1 + i] * b[bo + i];
+    t0 += a[ao2 + i] * b[bo + i];
+  }
+  out[0] = (s0 + s1) + (s2 + s3);
+  out[1] = (t0 + t1) + (t2 + t3);
 }
