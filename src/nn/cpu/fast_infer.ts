@@ -34,6 +34,8 @@ export class FastInference {
   private readonly hidden: Float32Array;
   /** dotPair's two sums. */
   private readonly pair = new Float64Array(2);
+  /** The cells head's scratch: one cell's tower outputs, channel by channel. */
+  private column = new Float32Array(0);
   private taps: Float32Array | null = null;
   /** The cells head's per-cell policy features of the current position, and when each was made. */
   private feat: Float32Array | null = null;
@@ -609,14 +611,18 @@ export class FastInference {
     // The cells head's score at flat index a (plane * H * W + cell) of the position whose tower
     // output starts at ho: the folded policy conv + ReLU at that cell (computed once a position,
     // on first use), then the 1x1 score conv of plane a / (H * W).
+    if (this.column.length < filters) this.column = new Float32Array(filters);
+    const col = this.column;
     const score = (a: number): number => {
       const p = Math.floor(a / hw), cell = a - p * hw, fo = cell * hidden;
       if (stamp![cell] !== this.gen) {
         stamp![cell] = this.gen;
+        // The cell's tower outputs, gathered once (they lie a plane apart), then the same sums.
+        for (let ch = 0; ch < filters; ch++) col[ch] = hd[ho + ch * hw + cell];
         for (let k = 0; k < hidden; k++) {
           let v = fb[k];
           const wo = k * filters;
-          for (let ch = 0; ch < filters; ch++) v += fw[wo + ch] * hd[ho + ch * hw + cell];
+          for (let ch = 0; ch < filters; ch++) v += fw[wo + ch] * col[ch];
           feat![fo + k] = v > 0 ? v : 0;
         }
       }
