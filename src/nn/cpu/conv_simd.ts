@@ -147,7 +147,8 @@ function takePlanes(
 
 /**
  * Convolution, stride 1, same padding, with an optional bias, residual and ReLU epilogue: the
- * SIMD twin of conv2dFast (same results up to f32 summation order).
+ * SIMD twin of conv2dFast (same results up to f32 summation order). `out` (at least the
+ * output's size) may take the result instead of a new array (the SIMD path only).
  */
 export function conv2dSimd(
   x: CpuTensor,
@@ -155,6 +156,7 @@ export function conv2dSimd(
   bias: Float32Array | null = null,
   res: Float32Array | null = null,
   relu = false,
+  out?: Float32Array,
 ): CpuTensor {
   const K = kernels();
   if (!K) return conv2dFast(x, w, bias, res, relu);
@@ -168,7 +170,10 @@ export function conv2dSimd(
   const rAt = oAt + co * g.len, plain = rAt + (res ? co * g.len : 0);
   const f = memory(K, (plain + Math.max(ci, co) * h * wd) * 4);
   f.set(w.data, wAt);
-  const y = cpuTensor([n, co, h, wd]);
+  const size = n * co * h * wd;
+  const y: CpuTensor = out && out.length >= size
+    ? { shape: [n, co, h, wd], data: out.subarray(0, size) }
+    : cpuTensor([n, co, h, wd]);
   for (let b = 0; b < n; b++) {
     putPlanes(K, f, xAt, plain, x.data, b, ci, h, wd, g.stride, g.rowW, g.pad);
     for (let o = 0; o < co; o++) f.fill(bias ? bias[o] : 0, oAt + o * g.len, oAt + (o + 1) * g.len);

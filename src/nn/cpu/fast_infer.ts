@@ -34,6 +34,8 @@ export class FastInference {
   private readonly hidden: Float32Array;
   /** dotPair's two sums. */
   private readonly pair = new Float64Array(2);
+  /** The value conv's output, kept between calls (read only within evaluateBatch). */
+  private valueOut = new Float32Array(0);
   /** The cells head's scratch: one cell's tower outputs, channel by channel. */
   private column = new Float32Array(0);
   private taps: Float32Array | null = null;
@@ -599,7 +601,10 @@ export class FastInference {
     // The FC head reads the whole policy conv; the cells head only the cells its moves name.
     const polAll = cw ? null : this.conv(h, "policy.conv", null).data;
     const hw = c.height * c.width, pw = this.pw;
-    const valAll = this.valueInput(this.conv(h, "value.conv", null).data, n, hw);
+    const vc = this.convs.get("value.conv")!, valueSize = n * vc.w.shape[0] * hw;
+    if (this.valueOut.length < valueSize) this.valueOut = new Float32Array(valueSize);
+    const val = conv2dSimd(h, vc.w, vc.b, null, true, this.valueOut).data;
+    const valAll = this.valueInput(val, n, hw);
     const vin = valAll.length / n;
     const inp = polAll ? polAll.length / n : 0;
     const cellCount = c.cells ? c.cells.planes * hw : 0;
