@@ -9,6 +9,7 @@ import type { NetWeights } from "../params.ts";
 import { type CpuTensor, cpuTensor } from "../tensor.ts";
 import { KibitzError } from "../../errors.ts";
 import { conv2dSimd, type ResidualBlockWeights, residualTowerSimd } from "./conv_simd.ts";
+import { DenseRows } from "./dense_simd.ts";
 import { foldBn } from "./fused.ts";
 
 interface Folded {
@@ -34,6 +35,10 @@ export class FastInference {
   private readonly hidden: Float32Array;
   /** dotPair's two sums. */
   private readonly pair = new Float64Array(2);
+  /** The value head's fc1 in Wasm (null where it does not run; undefined until first used). */
+  private dense: DenseRows | null | undefined = undefined;
+  /** Its row sums. */
+  private readonly sums: Float64Array;
   /** The value conv's output, kept between calls (read only within evaluateBatch). */
   private valueOut = new Float32Array(0);
   /** The cells head's scratch: one cell's tower outputs, channel by channel. */
@@ -104,6 +109,7 @@ export class FastInference {
     this.v2w = T("value.fc2.w").data;
     this.v2b = T("value.fc2.b").data[0];
     this.hidden = new Float32Array(c.valueHidden);
+    this.sums = new Float64Array(c.valueHidden);
   }
 
   private conv(x: CpuTensor, name: string, res: CpuTensor | null): CpuTensor {
@@ -606,6 +612,10 @@ export class FastInference {
     const val = conv2dSimd(h, vc.w, vc.b, null, true, this.valueOut).data;
     const valAll = this.valueInput(val, n, hw);
     const vin = valAll.length / n;
+    if (this.dense === undefined) {
+      this.dense = DenseRows.create(this.v1w, this.hidden.length, vin);
+    }
+    const dense = this.dense?.n === vin ? this.dense : null;
     const inp = polAll ? polAll.length / n : 0;
     const cellCount = c.cells ? c.cells.planes * hw : 0;
     const hidden = c.cells?.hidden ?? 0, filters = c.filters;
@@ -679,6 +689,13 @@ export class FastInference {
       // Value: conv (-> channel means for the pooled head) -> fc1 -> ReLU -> fc2 -> tanh.
       const hid = this.hidden, w1 = this.v1w, vo = b * vin, pair = this.pair;
       let o = 0;
+      if (dense) {
+        dense.run(valAll, vo, this.sums);
+        for (; o < hid.length; o++) {
+          const s = this.v1b[o] + this.sums[o];
+          hid[o] = s > 0 ? s : 0;
+        }
+      }
       for (; o + 2 <= hid.length; o += 2) {
         dotPair(w1, o * vin, (o + 1) * vin, valAll, vo, vin, pair);
         const s = this.v1b[o] + pair[0], s1 = this.v1b[o + 1] + pair[1];
