@@ -2,7 +2,7 @@
 // as an index of OpenSpiel's layout (7 directions x 28 source pieces x 28 reference pieces + pass),
 // and the legal-move mask. Plain typed arrays: this module knows nothing about networks.
 import type { HiveGame } from "./game.ts";
-import { cellQ, cellR, DIR_DQ, DIR_DR, MAX_STACK, NEIGHBOR, ORIGIN } from "./grid.ts";
+import { cellQ, cellR, DIR_DQ, DIR_DR, MAX_STACK, NEIGHBOR, NUM_CELLS, ORIGIN } from "./grid.ts";
 import { makeMove, movePiece, moveTo, PASS } from "./move.ts";
 import { NUM_PIECES, PIECE_BUG, PIECE_COLOR } from "./pieces.ts";
 
@@ -48,37 +48,59 @@ export const PLANE = {
 const BUG_COUNT = [1, 2, 2, 3, 3, 1, 1, 1];
 const CENTER = HIVE_BOARD >> 1;
 
-/** Axial coordinates of every occupied cell and its neighbours, unwrapped across the torus seam. */
-function unwrap(g: HiveGame): Map<number, [number, number]> {
-  const at = new Map<number, [number, number]>();
-  const todo: number[] = [];
-  for (let p = 0; p < NUM_PIECES && todo.length === 0; p++) {
+// hiveCellPositions' scratch: per board cell, whether the current call has placed it (stamp) and
+// its unwrapped axial coordinates; the cells in the order placed; the occupied ones, in the order
+// searched.
+const atStamp = new Int32Array(NUM_CELLS);
+let atNow = 0;
+const atQ = new Int32Array(NUM_CELLS), atR = new Int32Array(NUM_CELLS);
+const atOrder = new Int32Array(NUM_CELLS), atTodo = new Int32Array(NUM_CELLS);
+
+/**
+ * Axial coordinates of every occupied cell and its neighbours, unwrapped across the torus seam,
+ * into atQ/atR; returns how many cells atOrder lists.
+ */
+function unwrap(g: HiveGame): number {
+  if (++atNow > 0x3fffffff) {
+    atNow = 1;
+    atStamp.fill(0);
+  }
+  const now = atNow;
+  let count = 0, todo = 0;
+  const place = (c: number, q: number, r: number) => {
+    atStamp[c] = now;
+    atQ[c] = q;
+    atR[c] = r;
+    atOrder[count++] = c;
+  };
+  for (let p = 0; p < NUM_PIECES && todo === 0; p++) {
     const c = g.pieceCell[p];
     if (c < 0) continue;
-    at.set(c, [cellQ(c), cellR(c)]);
-    todo.push(c);
+    place(c, cellQ(c), cellR(c));
+    atTodo[todo++] = c;
   }
-  if (todo.length === 0) at.set(ORIGIN, [0, 0]); // empty board: the first piece goes to the origin
+  if (todo === 0) place(ORIGIN, 0, 0); // empty board: the first piece goes to the origin
+  // The occupied cells in the order searched (atTodo is a stack; popped cells are kept after it).
   const occupied: number[] = [];
-  while (todo.length) {
-    const c = todo.pop()!;
+  while (todo > 0) {
+    const c = atTodo[--todo];
     occupied.push(c);
-    const [q, r] = at.get(c)!;
+    const q = atQ[c], r = atR[c];
     for (let d = 0; d < 6; d++) {
       const n = NEIGHBOR[c * 6 + d];
-      if (g.height[n] === 0 || at.has(n)) continue;
-      at.set(n, [q + DIR_DQ[d], r + DIR_DR[d]]);
-      todo.push(n);
+      if (g.height[n] === 0 || atStamp[n] === now) continue;
+      place(n, q + DIR_DQ[d], r + DIR_DR[d]);
+      atTodo[todo++] = n;
     }
   }
   for (const c of occupied) {
-    const [q, r] = at.get(c)!;
+    const q = atQ[c], r = atR[c];
     for (let d = 0; d < 6; d++) {
       const n = NEIGHBOR[c * 6 + d];
-      if (!at.has(n)) at.set(n, [q + DIR_DQ[d], r + DIR_DR[d]]);
+      if (atStamp[n] !== now) place(n, q + DIR_DQ[d], r + DIR_DR[d]);
     }
   }
-  return at;
+  return count;
 }
 
 /**
@@ -86,18 +108,19 @@ function unwrap(g: HiveGame): Map<number, [number, number]> {
  * shifted so the hive's centroid is at the centre, then odd-q offset coordinates.
  */
 export function hiveCellPositions(g: HiveGame): Map<number, number> {
-  const at = unwrap(g);
+  const count = unwrap(g);
   let sq = 0, sr = 0, n = 0;
-  for (const [c, [q, r]] of at) {
+  for (let i = 0; i < count; i++) {
+    const c = atOrder[i];
     if (g.height[c] === 0) continue;
-    sq += q;
-    sr += r;
+    sq += atQ[c];
+    sr += atR[c];
     n++;
   }
   const cq = n ? Math.round(sq / n) : 0, cr = n ? Math.round(sr / n) : 0;
   const out = new Map<number, number>();
-  for (const [c, [q0, r0]] of at) {
-    const q = q0 - cq, r = r0 - cr;
+  for (let i = 0; i < count; i++) {
+    const c = atOrder[i], q = atQ[c] - cq, r = atR[c] - cr;
     // Odd-q in plane coordinates (odd columns shoved down), the centroid at (CENTER, CENTER).
     const col = q + CENTER, row = r + (col - (col & 1)) / 2 + CENTER - (CENTER - (CENTER & 1)) / 2;
     const inside = col >= 0 && col < HIVE_BOARD && row >= 0 && row < HIVE_BOARD;
@@ -106,27 +129,36 @@ export function hiveCellPositions(g: HiveGame): Map<number, number> {
   return out;
 }
 
+// Per board cell, the search (pinnedCells) that last reached it, and that search's stack.
+const seenStamp = new Int32Array(NUM_CELLS);
+let stampNow = 0;
+const searchStack = new Int32Array(NUM_CELLS);
+
 // Cells whose single piece is an articulation point of the hive (removing it splits the hive).
 function pinnedCells(g: HiveGame, cells: number[]): Set<number> {
   const pinned = new Set<number>();
-  const seen = new Set<number>();
   for (const cut of cells) {
     if (g.height[cut] !== 1) continue;
-    seen.clear();
     const start = cells.find((c) => c !== cut);
     if (start === undefined) continue;
-    const todo = [start];
-    seen.add(start);
-    while (todo.length) {
-      const c = todo.pop()!;
+    if (++stampNow > 0x3fffffff) {
+      stampNow = 1;
+      seenStamp.fill(0);
+    }
+    let top = 0, seen = 1;
+    searchStack[top++] = start;
+    seenStamp[start] = stampNow;
+    while (top > 0) {
+      const c = searchStack[--top];
       for (let d = 0; d < 6; d++) {
         const nb = NEIGHBOR[c * 6 + d];
-        if (nb === cut || g.height[nb] === 0 || seen.has(nb)) continue;
-        seen.add(nb);
-        todo.push(nb);
+        if (nb === cut || g.height[nb] === 0 || seenStamp[nb] === stampNow) continue;
+        seenStamp[nb] = stampNow;
+        seen++;
+        searchStack[top++] = nb;
       }
     }
-    if (seen.size < cells.length - 1) pinned.add(cut);
+    if (seen < cells.length - 1) pinned.add(cut);
   }
   return pinned;
 }

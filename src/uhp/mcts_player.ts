@@ -14,7 +14,8 @@ import {
   hiveMoveIndex,
 } from "../hive/encoding.ts";
 import type { HiveGame } from "../hive/game.ts";
-import { PASS } from "../hive/move.ts";
+import { movePiece, PASS } from "../hive/move.ts";
+import { PIECES_PER_COLOR, WHITE } from "../hive/pieces.ts";
 import { hiveMoveCellRows, hiveMoveCells } from "../hive/move_cells.ts";
 import { CpuBackend } from "../nn/cpu_backend.ts";
 import { type NetTensors, runPass } from "../nn/graph.ts";
@@ -80,9 +81,14 @@ export class SyncHiveNet implements HiveBatchEvaluator {
   /** Network calls so far (a batch counts once). */
   calls = 0;
 
-  /** `sparseStem`: see FastInference (false only to measure the dense stem). */
-  constructor(weights: NetWeights, sparseStem = true) {
+  /**
+   * `sparseStem`: see FastInference (false only to measure the dense stem); `plainStem`: the
+   * sparse stem without its shortcut (FastInference.plainStem: the same bits, for tests and the
+   * throughput bench's "before" row).
+   */
+  constructor(weights: NetWeights, sparseStem = true, plainStem = false) {
     this.fast = new FastInference(weights, sparseStem);
+    this.fast.plainStem = plainStem;
     this.cells = weights.config.cells !== undefined;
   }
 
@@ -680,9 +686,17 @@ function tiltPriors(g: HiveGame, kids: Node[], k: number): void {
   if (sum > 0) { for (const c of kids) c.prior /= sum; }
 }
 
-/** A legal move after which the side that played it has won, or null. */
+/**
+ * A legal move after which the side that played it has won, or null (the first such in `legal`'s
+ * order). Only the moves that can win are played: a move that does not move the opponent's queen
+ * (a pillbug throw can) fills at most one cell next to it, so unless the queen already has five
+ * neighbours, only the moves of the queen itself need playing.
+ */
 export function winningMove(g: HiveGame, legal: number[]): number | null {
+  const queen = g.colorToMove === WHITE ? PIECES_PER_COLOR : 0;
+  const any = g.queenNeighbors(1 - g.colorToMove) >= 5;
   for (const m of legal) {
+    if (!any && (m === PASS || movePiece(m) !== queen)) continue;
     g.play(m);
     const r = hiveOutcome(g);
     g.undo();

@@ -13,7 +13,7 @@ import {
   linearBackwardFast,
   linearFast,
 } from "../../src/nn/cpu/fast.ts";
-import { FastInference } from "../../src/nn/cpu/fast_infer.ts";
+import { dot, dotPair, FastInference } from "../../src/nn/cpu/fast_infer.ts";
 import {
   conv2dBackwardInputSimd,
   conv2dBackwardWeightSimd,
@@ -25,6 +25,8 @@ import {
 import { NN_KERNELS } from "../../src/nn/cpu/wasm_build.ts";
 import { kernelSource, sourceHash } from "../../src/cfr/wasm/build.ts";
 import * as convWasm from "../../src/nn/cpu/conv_wasm.ts";
+import * as denseWasm from "../../src/nn/cpu/dense_wasm.ts";
+import { DenseRows } from "../../src/nn/cpu/dense_simd.ts";
 import { FastCpuBackend } from "../../src/nn/cpu_backend.ts";
 import { CpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
@@ -139,11 +141,15 @@ Deno.test("residualTowerSimd matches the reference tower and the conv2dSimd call
   }
 });
 
-Deno.test("conv Wasm kernel: the committed module was built from the current source", async () => {
+Deno.test("nn Wasm kernels (conv, dense): the committed modules were built from the current sources", async () => {
   assert.ok(convSimdEnabled(), "Deno 2 has WebAssembly SIMD: the kernel should run here");
+  const built: Record<string, string> = {
+    conv: convWasm.SOURCE_SHA256,
+    dense: denseWasm.SOURCE_SHA256,
+  };
   for (const k of NN_KERNELS) {
     const text = await Deno.readTextFile(kernelSource(k));
-    assert.equal(convWasm.SOURCE_SHA256, await sourceHash(text), "deno task build-wasm");
+    assert.equal(built[k.name], await sourceHash(text), `${k.name}: deno task build-wasm`);
   }
 });
 
@@ -227,4 +233,35 @@ Deno.test("FastInference: priors over the asked moves and value equal the refere
     close(priors, moves.map((m) => out.probs[r * SMALL.moves + m]), `priors ${r}`);
   }
   assert.throws(() => fast.evaluate(b.planes, 0, [SMALL.moves], new Float32Array(1)), /outside/);
+});
+
+Deno.test("DenseRows (Wasm): every row's sum has dot's bits", () => {
+  const r = rng(23);
+  const value = () => (r() * 2 - 1) * 2 ** Math.floor(r() * 40 - 20);
+  for (const [rows, n] of [[64, 676], [3, 7], [5, 1], [2, 8]]) {
+    const w = new Float32Array(rows * n).map(value), x = new Float32Array(n + 3).map(value);
+    const d = DenseRows.create(w, rows, n);
+    assert.ok(d, "Deno 2 has WebAssembly SIMD: the kernel should run here");
+    const out = new Float64Array(rows);
+    for (const xo of [0, 3]) {
+      d.run(x, xo, out);
+      for (let o = 0; o < rows; o++) {
+        assert.equal(out[o], dot(w, o * n, x, xo, n), `${rows}x${n} row ${o}`);
+      }
+    }
+  }
+});
+
+Deno.test("dotPair: both rows' sums have dot's bits", () => {
+  const r = rng(17);
+  // Magnitudes from 2^-20 to 2^20, so that any other order of the adds rounds differently.
+  const value = () => (r() * 2 - 1) * 2 ** Math.floor(r() * 40 - 20);
+  for (const n of [1, 3, 4, 7, 676, 677]) {
+    const a = new Float32Array(2 * n + 5).map(value);
+    const b = new Float32Array(n + 2).map(value);
+    const out = new Float64Array(2), bo = 2 - (n % 2);
+    dotPair(a, 1, n + 3, b, bo, n, out);
+    assert.equal(out[0], dot(a, 1, b, bo, n), `row 1, n ${n}`);
+    assert.equal(out[1], dot(a, n + 3, b, bo, n), `row 2, n ${n}`);
+  }
 });

@@ -19,6 +19,7 @@ import {
   winningMove,
 } from "../../src/uhp/mcts_player.ts";
 import { initWeights } from "../../src/nn/params.ts";
+import { mulberry32 } from "../../src/mcts/random.ts";
 import { WON_ENGINE_GAME } from "../helpers/hive_games.ts";
 import { assertSameEvaluation } from "../helpers/hive_eval.ts";
 
@@ -478,5 +479,84 @@ Deno.test("surroundGains: the change of (enemy - own queen neighbours) each move
   for (let i = 0; i < moves2.length; i++) {
     const want = raw[i] * Math.exp(1.5 * gains2[i]) / z2;
     ok(Math.abs(one[i] - want) < 1e-6 && Math.abs(eight[i] - want) < 1e-6, `prior ${i}`);
+  }
+});
+
+// Positions of seeded random games (`games` games of up to `plies` plies), every ply's position.
+function randomPositions(seed: number, games: number, plies: number): HiveGame[] {
+  const rand = mulberry32(seed), out: HiveGame[] = [];
+  for (let k = 0; k < games; k++) {
+    const g = new HiveGame("Base+MLP");
+    while (!g.isOver() && g.turn < plies) {
+      const legal = g.validMoves();
+      g.play(legal[Math.floor(rand() * legal.length)]);
+      out.push(g.clone());
+    }
+  }
+  return out;
+}
+
+Deno.test("SyncHiveNet: the sparse stem's shortcut gives the plain sparse stem's bits", () => {
+  const w = initWeights(HIVE_NETS.tiny, 5);
+  const net = new SyncHiveNet(w), plain = new SyncHiveNet(w, true, true);
+  const positions = randomPositions(3, 6, 50);
+  for (const [i, g] of positions.entries()) {
+    const legal = g.validMoves();
+    const a = net.evaluate(g, legal), b = plain.evaluate(g, legal);
+    equal(a.value, b.value, `value at position ${i}`);
+    equal([...a.priors].join(), [...b.priors].join(), `priors at position ${i}`);
+  }
+  // Batches of 4 (the buffers are kept between calls).
+  for (let i = 0; i + 4 <= positions.length; i += 4) {
+    for (const e of [net, plain]) {
+      for (const g of positions.slice(i, i + 4)) e.stage(g, g.validMoves());
+    }
+    const a = net.flush(), b = plain.flush();
+    for (let k = 0; k < 4; k++) {
+      equal(a[k].value, b[k].value);
+      equal([...a[k].priors].join(), [...b[k].priors].join());
+    }
+  }
+});
+
+Deno.test("winningMove: the same move as playing every legal move and looking", () => {
+  const everyMove = (g: HiveGame, legal: number[]) => {
+    for (const m of legal) {
+      g.play(m);
+      const won = g.outcomeForSideToMove() === -1;
+      g.undo();
+      if (won) return m;
+    }
+    return null;
+  };
+  let wins = 0;
+  // Long random games: many positions near a surrounded queen.
+  for (const g of randomPositions(9, 40, 400)) {
+    const legal = g.validMoves();
+    const w = winningMove(g, legal);
+    equal(w, everyMove(g, legal), g.history().length + " plies");
+    if (w !== null) wins++;
+  }
+  ok(wins >= 5, `only ${wins} positions with a win in one`);
+});
+
+Deno.test("MctsPlayer: the same search with the stem's shortcut as with the plain stem", () => {
+  const w = initWeights(HIVE_NETS.tiny, 8);
+  const cfg = { ...MCTS_PLAYER_DEFAULTS, reuseTree: false, cacheSize: 0 };
+  for (const g of randomPositions(4, 2, 16).filter((_, i) => i % 5 === 4)) {
+    for (const batch of [1, 4]) {
+      const a = new MctsPlayer(new SyncHiveNet(w), { ...cfg, batch });
+      const b = new MctsPlayer(new SyncHiveNet(w, true, true), { ...cfg, batch });
+      const ra = a.search(g, 150), rb = b.search(g, 150);
+      equal(ra.move, rb.move);
+      equal(ra.value, rb.value);
+      equal(ra.playouts, rb.playouts);
+      const pa = a.rootPriors(), pb = b.rootPriors();
+      equal(pa.priors.join(), pb.priors.join());
+      equal(
+        pa.moves.map((m) => a.keptVisits([m])).join(),
+        pb.moves.map((m) => b.keptVisits([m])).join(),
+      );
+    }
   }
 });

@@ -147,7 +147,8 @@ function takePlanes(
 
 /**
  * Convolution, stride 1, same padding, with an optional bias, residual and ReLU epilogue: the
- * SIMD twin of conv2dFast (same results up to f32 summation order).
+ * SIMD twin of conv2dFast (same results up to f32 summation order). `out` (at least the
+ * output's size) may take the result instead of a new array (the SIMD path only).
  */
 export function conv2dSimd(
   x: CpuTensor,
@@ -155,6 +156,7 @@ export function conv2dSimd(
   bias: Float32Array | null = null,
   res: Float32Array | null = null,
   relu = false,
+  out?: Float32Array,
 ): CpuTensor {
   const K = kernels();
   if (!K) return conv2dFast(x, w, bias, res, relu);
@@ -168,7 +170,10 @@ export function conv2dSimd(
   const rAt = oAt + co * g.len, plain = rAt + (res ? co * g.len : 0);
   const f = memory(K, (plain + Math.max(ci, co) * h * wd) * 4);
   f.set(w.data, wAt);
-  const y = cpuTensor([n, co, h, wd]);
+  const size = n * co * h * wd;
+  const y: CpuTensor = out && out.length >= size
+    ? { shape: [n, co, h, wd], data: out.subarray(0, size) }
+    : cpuTensor([n, co, h, wd]);
   for (let b = 0; b < n; b++) {
     putPlanes(K, f, xAt, plain, x.data, b, ci, h, wd, g.stride, g.rowW, g.pad);
     for (let o = 0; o < co; o++) f.fill(bias ? bias[o] : 0, oAt + o * g.len, oAt + (o + 1) * g.len);
@@ -194,9 +199,14 @@ export interface ResidualBlockWeights {
  * each image's planes are padded into the Wasm memory once, every layer writes its output
  * straight into the next layer's zero-padded layout (the scratch columns masked to zero) with the
  * residual added in place, and the result is copied out once. Falls back to conv2dSimd calls
- * where a convolution is not 3 x 3, c -> c.
+ * where a convolution is not 3 x 3, c -> c. `out` (at least n x c x h x w values) may take the
+ * result instead of a new array.
  */
-export function residualTowerSimd(x: CpuTensor, blocks: ResidualBlockWeights[]): CpuTensor {
+export function residualTowerSimd(
+  x: CpuTensor,
+  blocks: ResidualBlockWeights[],
+  out?: Float32Array,
+): CpuTensor {
   const K = kernels();
   const [n, c, h, wd] = x.shape;
   const fits = (w: CpuTensor) =>
@@ -224,7 +234,9 @@ export function residualTowerSimd(x: CpuTensor, blocks: ResidualBlockWeights[]):
   });
   // A layer's output index i is its padded input's index i + rowW + 1 (one row and column down).
   const shift = g.rowW + 1;
-  const y = cpuTensor([n, c, h, wd]);
+  const y: CpuTensor = out && out.length >= n * c * h * wd
+    ? { shape: [n, c, h, wd], data: out.subarray(0, n * c * h * wd) }
+    : cpuTensor([n, c, h, wd]);
   for (let b = 0; b < n; b++) {
     putPlanes(K, f, aAt, plain, x.data, b, c, h, wd, g.stride, g.rowW, 1);
     f.fill(0, bAt, bAt + c * g.stride);

@@ -3,7 +3,10 @@
 import { compileKernel, kernelModule, kernelSource, sourceHash } from "../../cfr/wasm/build.ts";
 
 /** Kernel sources (DIR/asm/NAME.ts under src/) and the modules they build (DIR/NAME_wasm.ts). */
-export const NN_KERNELS: { dir: string; name: string }[] = [{ dir: "nn/cpu", name: "conv" }];
+export const NN_KERNELS: { dir: string; name: string }[] = [
+  { dir: "nn/cpu", name: "conv" },
+  { dir: "nn/cpu", name: "dense" },
+];
 
 /** Builds the network's kernels; with `write`, replaces the committed modules. One line each. */
 export async function buildNnWasm(write: boolean): Promise<string[]> {
