@@ -5,7 +5,7 @@ import { ENGINE_GAME_DEFAULTS, engineName } from "../src/hiveplayer/engine_games
 import { playEngineGames } from "../src/hiveplayer/engine_games_pool.ts";
 import { DAGGER_DEFAULTS, type LabelledGame, labellerName } from "../src/hiveplayer/dagger.ts";
 import { playDaggerGames } from "../src/hiveplayer/dagger_pool.ts";
-import type { StoredGame } from "../src/sgf/store.ts";
+import { isGzipStore, type StoredGame } from "../src/sgf/store.ts";
 
 await runMain(async () => {
   const d = ENGINE_GAME_DEFAULTS, dd = DAGGER_DEFAULTS;
@@ -117,6 +117,12 @@ await runMain(async () => {
     } catch {
       throw new KibitzError("not_found", `--dagger ${dagger}: no such model file`);
     }
+  }
+  if (isGzipStore(out)) {
+    throw new KibitzError(
+      "bad_args",
+      `--out ${out}: stores are appended as plain JSON lines (gzip the finished file; .gz stores are read-only)`,
+    );
   }
   const dir = out.includes("/") ? out.slice(0, out.lastIndexOf("/")) : "";
   if (dir) await Deno.mkdir(dir, { recursive: true });

@@ -18,7 +18,10 @@ await runMain(async () => {
       "epoch. Prints per epoch the validation policy loss, top-1/top-5 accuracy and value MSE beside\n" +
       "the uniform policy's, appends them to --log, and saves the checkpoint after every epoch.",
     {
-      store: { type: "string", help: "game stores, comma-separated" },
+      store: {
+        type: "string",
+        help: "game stores, comma-separated (.gz stores are read compressed)",
+      },
       "val-store": {
         type: "string",
         help: "validation games from these stores (comma-separated) instead of a split of --store",

@@ -7,7 +7,14 @@ import { convertBoardspaceRecord, RecordError } from "./record.ts";
 import { decideResult, replayRecord } from "./replay.ts";
 import { lockStore } from "./lock.ts";
 import { type SourceFile, sourceFiles, type SourceLimits } from "./sources.ts";
-import { AtomicLineWriter, gameId, readGameStore, sourceBase, type StoredGame } from "./store.ts";
+import {
+  AtomicLineWriter,
+  gameId,
+  isGzipStore,
+  readGameStore,
+  sourceBase,
+  type StoredGame,
+} from "./store.ts";
 
 /** Boardspace's robot players, excluded with `excludeBots`. */
 export const BOARDSPACE_BOTS = /^(dumbot|weakbot|smartbot|bestbot|randombot|testbot)\d*$/i;
@@ -204,6 +211,12 @@ export async function ingestBoardspace(
     variant: opts.variant ? normalizeVariant(opts.variant) : undefined,
     excludeBots: opts.excludeBots,
   };
+  if (isGzipStore(opts.out)) {
+    throw new KibitzError(
+      "bad_args",
+      `${opts.out}: stores are written as plain JSON lines (gzip the finished file; .gz stores are read-only)`,
+    );
+  }
   const parent = opts.out.includes("/") ? opts.out.slice(0, opts.out.lastIndexOf("/")) : "";
   if (parent) await Deno.mkdir(parent, { recursive: true });
   // One writer per store: the lock spans reading the old store to renaming the new one.

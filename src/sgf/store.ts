@@ -41,14 +41,37 @@ export function sourceBase(source: string): string {
   return source.slice(source.lastIndexOf("/") + 1).replace(/\.sgf$/i, "");
 }
 
-/** Streams the lines of a text file without loading it whole. */
+/** Whether a store path names a gzip-compressed store (read-only: writers refuse it). */
+export function isGzipStore(path: string): boolean {
+  return path.toLowerCase().endsWith(".gz");
+}
+
+/**
+ * Streams the lines of a text file without loading it whole; a `.gz` file is decompressed on the
+ * way (large game stores ship compressed), and a damaged one is a `bad_store` error naming it.
+ */
 export async function* readLines(path: string): AsyncGenerator<string> {
   const file = await Deno.open(path, { read: true });
+  const gz = isGzipStore(path);
+  const source = gz ? file.readable.pipeThrough(new DecompressionStream("gzip")) : file.readable;
   const decoder = new TextDecoder();
   let rest = "";
+  const chunks = source[Symbol.asyncIterator]();
+  let finished = false;
   try {
-    for await (const chunk of file.readable) {
-      rest += decoder.decode(chunk, { stream: true });
+    while (true) {
+      let r: IteratorResult<Uint8Array>;
+      try {
+        r = await chunks.next();
+      } catch (e) {
+        if (!gz || !(e instanceof TypeError)) throw e;
+        throw new KibitzError("bad_store", `${path}: not a complete gzip file (${e.message})`);
+      }
+      if (r.done) {
+        finished = true;
+        break;
+      }
+      rest += decoder.decode(r.value, { stream: true });
       let nl: number;
       while ((nl = rest.indexOf("\n")) >= 0) {
         yield rest.slice(0, nl);
@@ -56,7 +79,13 @@ export async function* readLines(path: string): AsyncGenerator<string> {
       }
     }
   } finally {
-    // readable closes the file when fully consumed; an early return must close it here.
+    // readable closes the file when fully consumed; an early return cancels the stream (and so the
+    // decompression) and must close the file here.
+    if (!finished) {
+      try {
+        await chunks.return?.();
+      } catch { /* already failed */ }
+    }
     try {
       file.close();
     } catch { /* already closed */ }
