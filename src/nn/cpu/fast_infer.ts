@@ -241,18 +241,7 @@ export class FastInference {
               rowM.fill(0);
               rowR.fill(0);
             }
-            for (let ky = 0; ky < 3; ky++) {
-              const yr = r + 1 - ky;
-              if (yr < 0 || yr >= H) continue;
-              const so = ((p * 3 + ky) * 3) * co;
-              for (let o = 0; o < co; o++) {
-                const a = wt[so + o], m = wt[so + co + o], z = wt[so + 2 * co + o];
-                const t = o * H + yr;
-                rowL[t] += rv * (m + z);
-                rowM[t] += rv * (a + m + z);
-                rowR[t] += rv * (a + m);
-              }
-            }
+            addConstRow(wt, p, r, rv, co, H, rowL, rowM, rowR);
             continue;
           }
           for (let q = 0; q < W; q++) {
@@ -386,18 +375,7 @@ export class FastInference {
               rowM.fill(0);
               rowR.fill(0);
             }
-            for (let ky = 0; ky < 3; ky++) {
-              const yr = r + 1 - ky;
-              if (yr < 0 || yr >= H) continue;
-              const so = ((p * 3 + ky) * 3) * co;
-              for (let o = 0; o < co; o++) {
-                const a = wt[so + o], m = wt[so + co + o], z = wt[so + 2 * co + o];
-                const t = o * H + yr;
-                rowL[t] += rv * (m + z);
-                rowM[t] += rv * (a + m + z);
-                rowR[t] += rv * (a + m);
-              }
-            }
+            addConstRow(wt, p, r, rv, co, H, rowL, rowM, rowR);
             continue;
           }
           // The row's non-zeros, in column order.
@@ -767,4 +745,33 @@ export function dotPair(
   }
   out[0] = (s0 + s1) + (s2 + s3);
   out[1] = (t0 + t1) + (t2 + t3);
+}
+
+/**
+ * Adds row r of plane p, all of value rv, to the per-output-row sums of the stem's left, middle and
+ * right cells (the taps of each kernel row summed; two taps at the left and right edges).
+ */
+function addConstRow(
+  wt: Float32Array,
+  p: number,
+  r: number,
+  rv: number,
+  co: number,
+  H: number,
+  rowL: Float64Array,
+  rowM: Float64Array,
+  rowR: Float64Array,
+): void {
+  for (let ky = 0; ky < 3; ky++) {
+    const yr = r + 1 - ky;
+    if (yr < 0 || yr >= H) continue;
+    const so = ((p * 3 + ky) * 3) * co;
+    for (let o = 0; o < co; o++) {
+      const a = wt[so + o], m = wt[so + co + o], z = wt[so + 2 * co + o];
+      const t = o * H + yr;
+      rowL[t] += rv * (m + z);
+      rowM[t] += rv * (a + m + z);
+      rowR[t] += rv * (a + m);
+    }
+  }
 }
