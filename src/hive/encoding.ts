@@ -48,11 +48,28 @@ export const PLANE = {
 const BUG_COUNT = [1, 2, 2, 3, 3, 1, 1, 1];
 const CENTER = HIVE_BOARD >> 1;
 
+/**
+ * Per-cell marks cleared in O(1): a cell is marked in the current generation when its entry equals
+ * the number next() returned (the array is zeroed only when the counter wraps).
+ */
+class CellMarks {
+  readonly at = new Int32Array(NUM_CELLS);
+  private now = 0;
+
+  /** Starts a new generation, every cell unmarked, and returns its number. */
+  next(): number {
+    if (++this.now > 0x3fffffff) {
+      this.now = 1;
+      this.at.fill(0);
+    }
+    return this.now;
+  }
+}
+
 // hiveCellPositions' scratch: per board cell, whether the current call has placed it (stamp) and
 // its unwrapped axial coordinates; the cells in the order placed; the occupied ones, in the order
 // searched.
-const atStamp = new Int32Array(NUM_CELLS);
-let atNow = 0;
+const placed = new CellMarks();
 const atQ = new Int32Array(NUM_CELLS), atR = new Int32Array(NUM_CELLS);
 const atOrder = new Int32Array(NUM_CELLS), atTodo = new Int32Array(NUM_CELLS);
 
@@ -61,11 +78,7 @@ const atOrder = new Int32Array(NUM_CELLS), atTodo = new Int32Array(NUM_CELLS);
  * into atQ/atR; returns how many cells atOrder lists.
  */
 function unwrap(g: HiveGame): number {
-  if (++atNow > 0x3fffffff) {
-    atNow = 1;
-    atStamp.fill(0);
-  }
-  const now = atNow;
+  const now = placed.next(), atStamp = placed.at;
   let count = 0, todo = 0;
   const place = (c: number, q: number, r: number) => {
     atStamp[c] = now;
@@ -130,8 +143,7 @@ export function hiveCellPositions(g: HiveGame): Map<number, number> {
 }
 
 // Per board cell, the search (pinnedCells) that last reached it, and that search's stack.
-const seenStamp = new Int32Array(NUM_CELLS);
-let stampNow = 0;
+const searched = new CellMarks();
 const searchStack = new Int32Array(NUM_CELLS);
 
 // Cells whose single piece is an articulation point of the hive (removing it splits the hive).
@@ -141,10 +153,7 @@ function pinnedCells(g: HiveGame, cells: number[]): Set<number> {
     if (g.height[cut] !== 1) continue;
     const start = cells.find((c) => c !== cut);
     if (start === undefined) continue;
-    if (++stampNow > 0x3fffffff) {
-      stampNow = 1;
-      seenStamp.fill(0);
-    }
+    const stampNow = searched.next(), seenStamp = searched.at;
     let top = 0, seen = 1;
     searchStack[top++] = start;
     seenStamp[start] = stampNow;
