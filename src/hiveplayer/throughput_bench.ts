@@ -1,7 +1,8 @@
 // `deno task bench hive-mcts [positions=N] [playouts=N] [rounds=N] [model=FILE]`: playouts per
 // second of the UHP MCTS player with the shipped network on a fixed list of positions, for the
 // search settings side by side (sequential with the dense stem as the baseline, the sparse stem
-// computed cell by cell and with its shortcut, batched leaf evaluation), interleaved position by
+// computed cell by cell and with its shortcut, the tower at every cell or only where it can
+// differ, batched leaf evaluation), interleaved position by
 // position so that the load of a shared machine falls on all of them alike; then how many root
 // visits tree reuse carries over between the moves of a game.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
@@ -57,9 +58,11 @@ export const suite: BenchSuite = {
     const positions = throughputPositions(count);
     const dense = new SyncHiveNet(weights, false), sparse = new SyncHiveNet(weights);
     const plain = new SyncHiveNet(weights, true, true);
+    const denseTower = new SyncHiveNet(weights, true, false, true);
     const settings = [
       { name: "batch 1, dense stem (before)", net: dense, batch: 1 },
       { name: "batch 1, plain sparse stem", net: plain, batch: 1 },
+      { name: "batch 1, sparse stem, dense tower", net: denseTower, batch: 1 },
       { name: "batch 1, sparse stem", net: sparse, batch: 1 },
       { name: "batch 4, sparse stem", net: sparse, batch: 4 },
       { name: "batch 8, sparse stem", net: sparse, batch: 8 },
@@ -157,7 +160,10 @@ export const suite: BenchSuite = {
         "dense stem = the Wasm SIMD convolution for the first layer; sparse stem = the same layer by " +
         "linearity over the zero, constant and row-constant input planes; plain sparse stem = the " +
         "same values computed cell by cell (FastInference.plainStem: the sparse stem before its " +
-        "untouched-rows shortcut, same bits); batch k = k leaves " +
+        "untouched-rows shortcut, same bits, with the tower at every cell); dense tower = the " +
+        "residual tower computed at every cell (the sparse stem's rows tell the other rows where " +
+        "each layer can differ from one value per row; FastInference.denseTower, same bits); " +
+        "batch k = k leaves " +
         "collected under virtual loss per network call. Compare ratios within one run.",
     );
     return report;

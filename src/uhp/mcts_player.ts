@@ -84,11 +84,13 @@ export class SyncHiveNet implements HiveBatchEvaluator {
   /**
    * `sparseStem`: see FastInference (false only to measure the dense stem); `plainStem`: the
    * sparse stem without its shortcut (FastInference.plainStem: the same bits, for tests and the
-   * throughput bench's "before" row).
+   * throughput bench's "before" row); `denseTower`: the residual tower at every cell
+   * (FastInference.denseTower: the same bits, for the same uses).
    */
-  constructor(weights: NetWeights, sparseStem = true, plainStem = false) {
+  constructor(weights: NetWeights, sparseStem = true, plainStem = false, denseTower = false) {
     this.fast = new FastInference(weights, sparseStem);
     this.fast.plainStem = plainStem;
+    this.fast.denseTower = denseTower;
     this.cells = weights.config.cells !== undefined;
   }
 

@@ -13,7 +13,7 @@ Deno.test("hive-mcts bench: a fixed position list, one row per setting, reuse an
     log: () => {},
   });
   const [speed, reuse] = report.tables;
-  equal(speed.rows.length, 6);
+  equal(speed.rows.length, 7);
   // Every setting ran the same playouts (2 positions x 6).
   for (const row of speed.rows) equal(row[1], 12);
   equal(speed.rows[0][6], "1.00x");

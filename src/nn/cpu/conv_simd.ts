@@ -9,6 +9,7 @@ import { KibitzError } from "../../errors.ts";
 import { checkConv, convGeometry } from "./conv.ts";
 import { conv2dBackwardWeightFast, conv2dFast, flipTranspose } from "./fast.ts";
 import { WASM_BASE64 } from "./conv_wasm.ts";
+import { towerPlan } from "./tower_plan.ts";
 
 interface Exports {
   memory: WebAssembly.Memory;
@@ -52,6 +53,22 @@ interface Exports {
     rowW: number,
     dst: number,
   ): void;
+  convCells(
+    x: number,
+    ci: number,
+    stride: number,
+    wT: number,
+    co: number,
+    rowW: number,
+    bias: number,
+    cells: number,
+    ncell: number,
+    out: number,
+    ostride: number,
+    res: number,
+    relu: number,
+  ): void;
+  fillSegs(out: number, co: number, ostride: number, fills: number, nfill: number): void;
   convWeightAcc(
     x: number,
     ci: number,
@@ -200,12 +217,16 @@ export interface ResidualBlockWeights {
  * straight into the next layer's zero-padded layout (the scratch columns masked to zero) with the
  * residual added in place, and the result is copied out once. Falls back to conv2dSimd calls
  * where a convolution is not 3 x 3, c -> c. `out` (at least n x c x h x w values) may take the
- * result instead of a new array.
+ * result instead of a new array. `rows` (h values per image, width at most 30) may say where each
+ * image differs from one value per row: bit q of rows[b * h + r] set unless cell (r, q) of every
+ * channel equals the other unset cells of its row; then only the cells that can differ are
+ * computed (towerPlan), with the same results to the bit.
  */
 export function residualTowerSimd(
   x: CpuTensor,
   blocks: ResidualBlockWeights[],
   out?: Float32Array,
+  rows?: Int32Array,
 ): CpuTensor {
   const K = kernels();
   const [n, c, h, wd] = x.shape;
@@ -223,7 +244,11 @@ export function residualTowerSimd(
   // plain scratch.
   const mAt = BASE / 4, accAt = mAt + g.len, aAt = accAt + c * g.len, bAt = aAt + c * g.stride;
   const wAt = bAt + c * g.stride, biasAt = wAt + L * per, plain = biasAt + L * c;
-  const f = memory(K, (plain + c * h * wd) * 4);
+  // With `rows`: the weights again as [c][tap][o] (convCells), then the plans' cells and fills
+  // (ints): at most a cell and a fill per cell.
+  const sparse = rows !== undefined && wd <= 30 && c % 16 === 0;
+  const wtAt = plain + c * h * wd, planAt = wtAt + (sparse ? L * per : 0);
+  const f = memory(K, (planAt + (sparse ? 4 * h * wd : 0)) * 4);
   const mask = new Int32Array(f.buffer, mAt * 4, g.len);
   for (let i = 0; i < g.len; i++) mask[i] = i < h * g.rowW && i % g.rowW < wd ? -1 : 0;
   blocks.forEach((b, j) => {
@@ -231,6 +256,10 @@ export function residualTowerSimd(
     f.set(b.w2.data, wAt + (2 * j + 1) * per);
     f.set(b.b1, biasAt + 2 * j * c);
     f.set(b.b2, biasAt + (2 * j + 1) * c);
+    if (sparse) {
+      f.set(transposeTaps(b.w1.data, c), wtAt + 2 * j * per);
+      f.set(transposeTaps(b.w2.data, c), wtAt + (2 * j + 1) * per);
+    }
   });
   // A layer's output index i is its padded input's index i + rowW + 1 (one row and column down).
   const shift = g.rowW + 1;
@@ -240,17 +269,58 @@ export function residualTowerSimd(
   for (let b = 0; b < n; b++) {
     putPlanes(K, f, aAt, plain, x.data, b, c, h, wd, g.stride, g.rowW, 1);
     f.fill(0, bAt, bAt + c * g.stride);
+    const plans = sparse ? towerPlan(rows.subarray(b * h, (b + 1) * h), h, wd, g.rowW, L) : null;
     for (let l = 0; l < L; l++) {
       const bo = biasAt + l * c;
-      for (let o = 0; o < c; o++) f.fill(f[bo + o], accAt + o * g.len, accAt + (o + 1) * g.len);
       const from = l % 2 === 0 ? aAt : bAt, to = l % 2 === 0 ? bAt : aAt;
-      K.convAcc(from * 4, c, g.stride, (wAt + l * per) * 4, c, 3, g.rowW, g.len, accAt * 4);
       const out = (to + shift) * 4, res = l % 2 === 0 ? 0 : out;
+      if (plans) {
+        const p = plans[l], cells = planAt * 4, fills = cells + p.cells.length * 4;
+        const ints = new Int32Array(f.buffer, planAt * 4, p.cells.length + p.fills.length);
+        ints.set(p.cells);
+        ints.set(p.fills, p.cells.length);
+        K.convCells(
+          from * 4,
+          c,
+          g.stride,
+          (wtAt + l * per) * 4,
+          c,
+          g.rowW,
+          bo * 4,
+          cells,
+          p.cells.length,
+          out,
+          g.stride,
+          res,
+          1,
+        );
+        K.fillSegs(out, c, g.stride, fills, p.fills.length / 3);
+        continue;
+      }
+      for (let o = 0; o < c; o++) f.fill(f[bo + o], accAt + o * g.len, accAt + (o + 1) * g.len);
+      K.convAcc(from * 4, c, g.stride, (wAt + l * per) * 4, c, 3, g.rowW, g.len, accAt * 4);
       K.convFinish(accAt * 4, c, g.len, out, g.stride, res, 1, mAt * 4);
     }
     takePlanes(K, f, aAt + shift, plain, y.data, b, c, h, wd, g.stride, g.rowW);
   }
   return y;
+}
+
+// transposeTaps' results by weight array (weights do not change between a network's calls).
+const transposed = new WeakMap<Float32Array, Float32Array>();
+
+/** A c -> c 3 x 3 weight [o][c][tap] as [c][tap][o] (convCells' order), made once per array. */
+function transposeTaps(w: Float32Array, c: number): Float32Array {
+  let t = transposed.get(w);
+  if (t) return t;
+  t = new Float32Array(w.length);
+  for (let o = 0; o < c; o++) {
+    for (let i = 0; i < c; i++) {
+      for (let k = 0; k < 9; k++) t[(i * 9 + k) * c + o] = w[(o * c + i) * 9 + k];
+    }
+  }
+  transposed.set(w, t);
+  return t;
 }
 
 /** The SIMD twin of conv2dBackwardWeightFast: dL/dw of a convolution, written into `dw`. */

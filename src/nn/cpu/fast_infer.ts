@@ -65,12 +65,20 @@ export class FastInference {
     rowTouched: Uint8Array;
     constPlanes: Int32Array;
     rowKind: Int8Array;
+    rows: Int32Array | null;
   } | null = null;
   /**
    * Runs the sparse stem the straightforward way (stemSparsePlain) instead of its shortcut: the
    * same bits, slower; for the oracle tests and the throughput bench's "before" row.
    */
   plainStem = false;
+  /**
+   * Computes the whole tower instead of only the cells the stem's output can make differ
+   * (residualTowerSimd's `rows`): the same bits, for tests and the bench's "before" row.
+   */
+  denseTower = false;
+  /** Per image and row of the last stem output, its cells off the row's common value (or null). */
+  private stemRows: Int32Array | null = null;
 
   /**
    * `sparseStem` false runs the stem as the dense Wasm SIMD conv always (the baseline of the
@@ -130,6 +138,7 @@ export class FastInference {
     const f = this.convs.get("stem.conv")!;
     const k = f.w.shape[2];
     const x = planes.subarray(offset, offset + n * per);
+    this.stemRows = null;
     if (k !== 3 || !this.sparseStem) {
       return this.conv(cpuTensor([n, c.planes, c.height, c.width], x), "stem.conv", null);
     }
@@ -311,6 +320,12 @@ export class FastInference {
     // The scattered planes' non-zeros, as stemKinds listed them for these planes.
     const nzIdx = this.nzIdx!, nzStart = this.nzStart!;
     const fr = Math.fround;
+    // Where each image's output can differ from its row's untouched value (see stemRows).
+    let rowsOut: Int32Array | null = null;
+    if (W <= 30) {
+      if (!s.rows || s.rows.length < n * H) s.rows = new Int32Array(n * H);
+      rowsOut = this.stemRows = s.rows;
+    }
     for (let b = 0; b < n; b++) {
       const yo = b * co * hw;
       // The cells reached by some scattered value: a non-zero outside a row of one value.
@@ -346,6 +361,13 @@ export class FastInference {
               }
             }
           }
+        }
+      }
+      if (rowsOut) {
+        for (let r = 0; r < H; r++) {
+          let m = 0;
+          if (rowTouched[r]) { for (let q = 0; q < W; q++) m |= touched[r * W + q] << q; }
+          rowsOut[b * H + r] = m;
         }
       }
       for (let o = 0; o < co; o++) {
@@ -462,6 +484,7 @@ export class FastInference {
         rowTouched: new Uint8Array(c.height),
         constPlanes: new Int32Array(c.planes),
         rowKind: new Int8Array(c.planes * c.height),
+        rows: null,
       };
     }
     return s;
@@ -580,7 +603,9 @@ export class FastInference {
     if (!this.towerOut || this.towerOut.length < towerSize) {
       this.towerOut = new Float32Array(towerSize);
     }
-    const h = residualTowerSimd(this.stem(planes, offset, n), this.blocks, this.towerOut);
+    const stemOut = this.stem(planes, offset, n);
+    const rows = this.denseTower ? undefined : this.stemRows?.subarray(0, n * c.height);
+    const h = residualTowerSimd(stemOut, this.blocks, this.towerOut, rows);
     const cw = this.cw, cbias = this.cb;
     // The FC head reads the whole policy conv; the cells head only the cells its moves name.
     const polAll = cw ? null : this.conv(h, "policy.conv", null).data;
