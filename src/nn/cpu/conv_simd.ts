@@ -55,20 +55,19 @@ interface Exports {
   ): void;
   convCells(
     x: number,
-    ci: number,
-    stride: number,
-    wT: number,
-    co: number,
+    c: number,
     rowW: number,
+    wT: number,
     bias: number,
     cells: number,
     ncell: number,
     out: number,
-    ostride: number,
     res: number,
     relu: number,
   ): void;
-  fillSegs(out: number, co: number, ostride: number, fills: number, nfill: number): void;
+  fillCells(out: number, c: number, fills: number, nfill: number): void;
+  padCells(src: number, c: number, h: number, w: number, dst: number, rowW: number): void;
+  unpadCells(src: number, c: number, h: number, w: number, rowW: number, dst: number): void;
   convWeightAcc(
     x: number,
     ci: number,
@@ -239,16 +238,18 @@ export function residualTowerSimd(
     }
     return y;
   }
+  const y: CpuTensor = out && out.length >= n * c * h * wd
+    ? { shape: [n, c, h, wd], data: out.subarray(0, n * c * h * wd) }
+    : cpuTensor([n, c, h, wd]);
+  if (rows !== undefined && wd <= 30 && c % 16 === 0) {
+    return residualTowerCells(K, x, blocks, y, rows);
+  }
   const g = layout(h, wd, 3), per = c * c * 9, L = 2 * blocks.length;
   // Floats: the mask of valid outputs, the sums, planes A (h) and B (r), weights, biases, a
   // plain scratch.
   const mAt = BASE / 4, accAt = mAt + g.len, aAt = accAt + c * g.len, bAt = aAt + c * g.stride;
   const wAt = bAt + c * g.stride, biasAt = wAt + L * per, plain = biasAt + L * c;
-  // With `rows`: the weights again as [c][tap][o] (convCells), then the plans' cells and fills
-  // (ints): at most a cell and a fill per cell.
-  const sparse = rows !== undefined && wd <= 30 && c % 16 === 0;
-  const wtAt = plain + c * h * wd, planAt = wtAt + (sparse ? L * per : 0);
-  const f = memory(K, (planAt + (sparse ? 4 * h * wd : 0)) * 4);
+  const f = memory(K, (plain + c * h * wd) * 4);
   const mask = new Int32Array(f.buffer, mAt * 4, g.len);
   for (let i = 0; i < g.len; i++) mask[i] = i < h * g.rowW && i % g.rowW < wd ? -1 : 0;
   blocks.forEach((b, j) => {
@@ -256,52 +257,70 @@ export function residualTowerSimd(
     f.set(b.w2.data, wAt + (2 * j + 1) * per);
     f.set(b.b1, biasAt + 2 * j * c);
     f.set(b.b2, biasAt + (2 * j + 1) * c);
-    if (sparse) {
-      f.set(transposeTaps(b.w1.data, c), wtAt + 2 * j * per);
-      f.set(transposeTaps(b.w2.data, c), wtAt + (2 * j + 1) * per);
-    }
   });
   // A layer's output index i is its padded input's index i + rowW + 1 (one row and column down).
   const shift = g.rowW + 1;
-  const y: CpuTensor = out && out.length >= n * c * h * wd
-    ? { shape: [n, c, h, wd], data: out.subarray(0, n * c * h * wd) }
-    : cpuTensor([n, c, h, wd]);
   for (let b = 0; b < n; b++) {
     putPlanes(K, f, aAt, plain, x.data, b, c, h, wd, g.stride, g.rowW, 1);
     f.fill(0, bAt, bAt + c * g.stride);
-    const plans = sparse ? towerPlan(rows.subarray(b * h, (b + 1) * h), h, wd, g.rowW, L) : null;
     for (let l = 0; l < L; l++) {
       const bo = biasAt + l * c;
-      const from = l % 2 === 0 ? aAt : bAt, to = l % 2 === 0 ? bAt : aAt;
-      const out = (to + shift) * 4, res = l % 2 === 0 ? 0 : out;
-      if (plans) {
-        const p = plans[l], cells = planAt * 4, fills = cells + p.cells.length * 4;
-        const ints = new Int32Array(f.buffer, planAt * 4, p.cells.length + p.fills.length);
-        ints.set(p.cells);
-        ints.set(p.fills, p.cells.length);
-        K.convCells(
-          from * 4,
-          c,
-          g.stride,
-          (wtAt + l * per) * 4,
-          c,
-          g.rowW,
-          bo * 4,
-          cells,
-          p.cells.length,
-          out,
-          g.stride,
-          res,
-          1,
-        );
-        K.fillSegs(out, c, g.stride, fills, p.fills.length / 3);
-        continue;
-      }
       for (let o = 0; o < c; o++) f.fill(f[bo + o], accAt + o * g.len, accAt + (o + 1) * g.len);
+      const from = l % 2 === 0 ? aAt : bAt, to = l % 2 === 0 ? bAt : aAt;
       K.convAcc(from * 4, c, g.stride, (wAt + l * per) * 4, c, 3, g.rowW, g.len, accAt * 4);
+      const out = (to + shift) * 4, res = l % 2 === 0 ? 0 : out;
       K.convFinish(accAt * 4, c, g.len, out, g.stride, res, 1, mAt * 4);
     }
     takePlanes(K, f, aAt + shift, plain, y.data, b, c, h, wd, g.stride, g.rowW);
+  }
+  return y;
+}
+
+/**
+ * residualTowerSimd with `rows`: the layers on cell-major planes (each cell's channels side by
+ * side, so that convCells reads a cell's input and writes its outputs as whole vectors), each
+ * computing only its plan's cells and copying one over the rest of each row (towerPlan).
+ */
+function residualTowerCells(
+  K: Exports,
+  x: CpuTensor,
+  blocks: ResidualBlockWeights[],
+  y: CpuTensor,
+  rows: Int32Array,
+): CpuTensor {
+  const [n, c, h, wd] = x.shape;
+  const rowW = wd + 2, cellsPer = (h + 2) * rowW, per = c * c * 9, L = 2 * blocks.length;
+  // Floats: planes A (h) and B (r), the weights as [c][tap][o], biases, a plain scratch, then
+  // the plans' cells and fills (ints): at most a cell and a fill per cell.
+  const aAt = BASE / 4, bAt = aAt + c * cellsPer, wAt = bAt + c * cellsPer;
+  const biasAt = wAt + L * per, plain = biasAt + L * c, planAt = plain + c * h * wd;
+  const f = memory(K, (planAt + 4 * h * wd) * 4);
+  blocks.forEach((b, j) => {
+    f.set(transposeTaps(b.w1.data, c), wAt + 2 * j * per);
+    f.set(transposeTaps(b.w2.data, c), wAt + (2 * j + 1) * per);
+    f.set(b.b1, biasAt + 2 * j * c);
+    f.set(b.b2, biasAt + (2 * j + 1) * c);
+  });
+  // A layer's output cell i is its padded input's cell i + rowW + 1 (one row and column down).
+  const shift = (rowW + 1) * c, size = c * h * wd;
+  for (let b = 0; b < n; b++) {
+    f.set(x.data.subarray(b * size, (b + 1) * size), plain);
+    K.padCells(plain * 4, c, h, wd, aAt * 4, rowW);
+    f.fill(0, bAt, bAt + c * cellsPer);
+    const plans = towerPlan(rows.subarray(b * h, (b + 1) * h), h, wd, rowW, L);
+    for (let l = 0; l < L; l++) {
+      const p = plans[l], cells = planAt * 4, fills = cells + p.cells.length * 4;
+      const ints = new Int32Array(f.buffer, planAt * 4, p.cells.length + p.fills.length);
+      ints.set(p.cells);
+      ints.set(p.fills, p.cells.length);
+      const from = l % 2 === 0 ? aAt : bAt, to = l % 2 === 0 ? bAt : aAt;
+      const out = (to + shift) * 4, res = l % 2 === 0 ? 0 : out;
+      const wl = (wAt + l * per) * 4, bl = (biasAt + l * c) * 4;
+      K.convCells(from * 4, c, rowW, wl, bl, cells, p.cells.length, out, res, 1);
+      K.fillCells(out, c, fills, p.fills.length / 3);
+    }
+    K.unpadCells(aAt * 4, c, h, wd, rowW, plain * 4);
+    y.data.set(f.subarray(plain, plain + size), b * size);
   }
   return y;
 }

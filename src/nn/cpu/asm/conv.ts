@@ -68,231 +68,243 @@ export function convAcc(
 }
 
 /**
- * A 3 x 3 convolution with its epilogue at listed output cells only, four output channels per
- * SIMD lane group and two cells at a time (the weights loaded once for both): for each cell i of
- * cells[0 .. ncell) (i32 output indices, as convAcc's) and each o < co (a multiple of 16),
- * v = bias[o] + sum over c < ci, then the 9 taps in order, of w[c][tap][o] * x[c][i + tap offset]
- * (wT: the weights as [c][tap][o]); then + res[o * ostride + i] where res != 0, negatives to 0
- * where relu, stored at out[o * ostride + i]. The same operations in the same order as convAcc
- * then convFinish, so the same bits; the cells may be any set, with no rounding to groups of four.
+ * A 3 x 3 convolution, c -> c channels, with its epilogue at listed output cells only, on
+ * cell-major planes (a cell's c values side by side, cells in padded rows of rowW): for each cell
+ * i of cells[0 .. ncell) (i32 output indices, row * rowW + column) and each o < c (a multiple of
+ * 16), v = bias[o] + sum over ch < c, then the 9 taps in order, of w[ch][tap][o] times the input
+ * at padded cell i + ky * rowW + kx, channel ch (wT: the weights as [ch][tap][o]); then
+ * + res[i][o] where res != 0 (may be out), negatives to 0 where relu, stored at out[i][o]. Four
+ * output channels per SIMD step and two cells at a time (each weight loaded once for both): the
+ * same operations in the same order as convAcc then convFinish, so the same bits, for any set of
+ * cells.
  */
 export function convCells(
   x: usize,
-  ci: i32,
-  stride: i32,
-  wT: usize,
-  co: i32,
+  c: i32,
   rowW: i32,
+  wT: usize,
   bias: usize,
   cells: usize,
   ncell: i32,
   out: usize,
-  ostride: i32,
   res: usize,
   relu: i32,
 ): void {
-  const r1 = <usize> (rowW << 2), r2 = <usize> (rowW << 3);
-  const os = <usize> ostride << 2, cs = <usize> stride << 2, wTap = <usize> co << 2;
-  for (let ob = 0; ob < co; ob += 16) {
-    const bo = bias + (<usize> ob << 2), wb = wT + (<usize> ob << 2);
-    const ob4 = <usize> ob * os;
+  const cb = <usize> c << 2, cb2 = cb << 1;
+  const r1 = <usize> rowW * cb, r2 = r1 << 1, wTap = cb;
+  const zero = f32x4.splat(0);
+  for (let ob = 0; ob < c; ob += 16) {
+    const bo = bias + (<usize> ob << 2), wb = wT + (<usize> ob << 2), oo = <usize> ob << 2;
     for (let k = 0; k < ncell; k += 2) {
-      const i = <usize> load<i32>(cells + (<usize> k << 2)) << 2;
+      const i = <usize> load<i32>(cells + (<usize> k << 2)) * cb;
       // A lone last cell is paired with itself (computed twice, stored once).
-      const j = k + 1 < ncell ? <usize> load<i32>(cells + (<usize> (k + 1) << 2)) << 2 : i;
+      const j = k + 1 < ncell ? <usize> load<i32>(cells + (<usize> (k + 1) << 2)) * cb : i;
       let a0 = v128.load(bo), a1 = v128.load(bo, 16), a2 = v128.load(bo, 32);
       let a3 = v128.load(bo, 48);
       let b0 = a0, b1 = a1, b2 = a2, b3 = a3;
       let xp = x + i, xq = x + j, wp = wb;
-      for (let c = 0; c < ci; c++) {
+      for (let ch = 0; ch < c; ch++) {
         {
           // tap 0
-          const u = v128.load32_splat(xp, 0), v = v128.load32_splat(xq, 0);
-          const w0 = v128.load(wp), w1 = v128.load(wp, 16), w2 = v128.load(wp, 32);
-          const w3 = v128.load(wp, 48);
-          a0 = f32x4.add(a0, f32x4.mul(w0, u));
-          a1 = f32x4.add(a1, f32x4.mul(w1, u));
-          a2 = f32x4.add(a2, f32x4.mul(w2, u));
-          a3 = f32x4.add(a3, f32x4.mul(w3, u));
-          b0 = f32x4.add(b0, f32x4.mul(w0, v));
-          b1 = f32x4.add(b1, f32x4.mul(w1, v));
-          b2 = f32x4.add(b2, f32x4.mul(w2, v));
-          b3 = f32x4.add(b3, f32x4.mul(w3, v));
+          const u = v128.load32_splat(xp), v = v128.load32_splat(xq);
+          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
+          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
+          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
+          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
+          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
+          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
+          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
+          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
           wp += wTap;
         }
         {
           // tap 1
-          const u = v128.load32_splat(xp, 4), v = v128.load32_splat(xq, 4);
-          const w0 = v128.load(wp), w1 = v128.load(wp, 16), w2 = v128.load(wp, 32);
-          const w3 = v128.load(wp, 48);
-          a0 = f32x4.add(a0, f32x4.mul(w0, u));
-          a1 = f32x4.add(a1, f32x4.mul(w1, u));
-          a2 = f32x4.add(a2, f32x4.mul(w2, u));
-          a3 = f32x4.add(a3, f32x4.mul(w3, u));
-          b0 = f32x4.add(b0, f32x4.mul(w0, v));
-          b1 = f32x4.add(b1, f32x4.mul(w1, v));
-          b2 = f32x4.add(b2, f32x4.mul(w2, v));
-          b3 = f32x4.add(b3, f32x4.mul(w3, v));
+          const u = v128.load32_splat(xp + cb), v = v128.load32_splat(xq + cb);
+          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
+          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
+          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
+          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
+          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
+          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
+          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
+          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
           wp += wTap;
         }
         {
           // tap 2
-          const u = v128.load32_splat(xp, 8), v = v128.load32_splat(xq, 8);
-          const w0 = v128.load(wp), w1 = v128.load(wp, 16), w2 = v128.load(wp, 32);
-          const w3 = v128.load(wp, 48);
-          a0 = f32x4.add(a0, f32x4.mul(w0, u));
-          a1 = f32x4.add(a1, f32x4.mul(w1, u));
-          a2 = f32x4.add(a2, f32x4.mul(w2, u));
-          a3 = f32x4.add(a3, f32x4.mul(w3, u));
-          b0 = f32x4.add(b0, f32x4.mul(w0, v));
-          b1 = f32x4.add(b1, f32x4.mul(w1, v));
-          b2 = f32x4.add(b2, f32x4.mul(w2, v));
-          b3 = f32x4.add(b3, f32x4.mul(w3, v));
+          const u = v128.load32_splat(xp + cb2), v = v128.load32_splat(xq + cb2);
+          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
+          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
+          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
+          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
+          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
+          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
+          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
+          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
           wp += wTap;
         }
         {
           // tap 3
           const u = v128.load32_splat(xp + r1), v = v128.load32_splat(xq + r1);
-          const w0 = v128.load(wp), w1 = v128.load(wp, 16), w2 = v128.load(wp, 32);
-          const w3 = v128.load(wp, 48);
-          a0 = f32x4.add(a0, f32x4.mul(w0, u));
-          a1 = f32x4.add(a1, f32x4.mul(w1, u));
-          a2 = f32x4.add(a2, f32x4.mul(w2, u));
-          a3 = f32x4.add(a3, f32x4.mul(w3, u));
-          b0 = f32x4.add(b0, f32x4.mul(w0, v));
-          b1 = f32x4.add(b1, f32x4.mul(w1, v));
-          b2 = f32x4.add(b2, f32x4.mul(w2, v));
-          b3 = f32x4.add(b3, f32x4.mul(w3, v));
+          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
+          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
+          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
+          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
+          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
+          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
+          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
+          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
           wp += wTap;
         }
         {
           // tap 4
-          const u = v128.load32_splat(xp + r1 + 4), v = v128.load32_splat(xq + r1 + 4);
-          const w0 = v128.load(wp), w1 = v128.load(wp, 16), w2 = v128.load(wp, 32);
-          const w3 = v128.load(wp, 48);
-          a0 = f32x4.add(a0, f32x4.mul(w0, u));
-          a1 = f32x4.add(a1, f32x4.mul(w1, u));
-          a2 = f32x4.add(a2, f32x4.mul(w2, u));
-          a3 = f32x4.add(a3, f32x4.mul(w3, u));
-          b0 = f32x4.add(b0, f32x4.mul(w0, v));
-          b1 = f32x4.add(b1, f32x4.mul(w1, v));
-          b2 = f32x4.add(b2, f32x4.mul(w2, v));
-          b3 = f32x4.add(b3, f32x4.mul(w3, v));
+          const u = v128.load32_splat(xp + r1 + cb), v = v128.load32_splat(xq + r1 + cb);
+          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
+          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
+          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
+          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
+          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
+          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
+          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
+          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
           wp += wTap;
         }
         {
           // tap 5
-          const u = v128.load32_splat(xp + r1 + 8), v = v128.load32_splat(xq + r1 + 8);
-          const w0 = v128.load(wp), w1 = v128.load(wp, 16), w2 = v128.load(wp, 32);
-          const w3 = v128.load(wp, 48);
-          a0 = f32x4.add(a0, f32x4.mul(w0, u));
-          a1 = f32x4.add(a1, f32x4.mul(w1, u));
-          a2 = f32x4.add(a2, f32x4.mul(w2, u));
-          a3 = f32x4.add(a3, f32x4.mul(w3, u));
-          b0 = f32x4.add(b0, f32x4.mul(w0, v));
-          b1 = f32x4.add(b1, f32x4.mul(w1, v));
-          b2 = f32x4.add(b2, f32x4.mul(w2, v));
-          b3 = f32x4.add(b3, f32x4.mul(w3, v));
+          const u = v128.load32_splat(xp + r1 + cb2), v = v128.load32_splat(xq + r1 + cb2);
+          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
+          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
+          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
+          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
+          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
+          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
+          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
+          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
           wp += wTap;
         }
         {
           // tap 6
           const u = v128.load32_splat(xp + r2), v = v128.load32_splat(xq + r2);
-          const w0 = v128.load(wp), w1 = v128.load(wp, 16), w2 = v128.load(wp, 32);
-          const w3 = v128.load(wp, 48);
-          a0 = f32x4.add(a0, f32x4.mul(w0, u));
-          a1 = f32x4.add(a1, f32x4.mul(w1, u));
-          a2 = f32x4.add(a2, f32x4.mul(w2, u));
-          a3 = f32x4.add(a3, f32x4.mul(w3, u));
-          b0 = f32x4.add(b0, f32x4.mul(w0, v));
-          b1 = f32x4.add(b1, f32x4.mul(w1, v));
-          b2 = f32x4.add(b2, f32x4.mul(w2, v));
-          b3 = f32x4.add(b3, f32x4.mul(w3, v));
+          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
+          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
+          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
+          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
+          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
+          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
+          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
+          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
           wp += wTap;
         }
         {
           // tap 7
-          const u = v128.load32_splat(xp + r2 + 4), v = v128.load32_splat(xq + r2 + 4);
-          const w0 = v128.load(wp), w1 = v128.load(wp, 16), w2 = v128.load(wp, 32);
-          const w3 = v128.load(wp, 48);
-          a0 = f32x4.add(a0, f32x4.mul(w0, u));
-          a1 = f32x4.add(a1, f32x4.mul(w1, u));
-          a2 = f32x4.add(a2, f32x4.mul(w2, u));
-          a3 = f32x4.add(a3, f32x4.mul(w3, u));
-          b0 = f32x4.add(b0, f32x4.mul(w0, v));
-          b1 = f32x4.add(b1, f32x4.mul(w1, v));
-          b2 = f32x4.add(b2, f32x4.mul(w2, v));
-          b3 = f32x4.add(b3, f32x4.mul(w3, v));
+          const u = v128.load32_splat(xp + r2 + cb), v = v128.load32_splat(xq + r2 + cb);
+          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
+          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
+          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
+          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
+          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
+          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
+          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
+          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
           wp += wTap;
         }
         {
           // tap 8
-          const u = v128.load32_splat(xp + r2 + 8), v = v128.load32_splat(xq + r2 + 8);
-          const w0 = v128.load(wp), w1 = v128.load(wp, 16), w2 = v128.load(wp, 32);
-          const w3 = v128.load(wp, 48);
-          a0 = f32x4.add(a0, f32x4.mul(w0, u));
-          a1 = f32x4.add(a1, f32x4.mul(w1, u));
-          a2 = f32x4.add(a2, f32x4.mul(w2, u));
-          a3 = f32x4.add(a3, f32x4.mul(w3, u));
-          b0 = f32x4.add(b0, f32x4.mul(w0, v));
-          b1 = f32x4.add(b1, f32x4.mul(w1, v));
-          b2 = f32x4.add(b2, f32x4.mul(w2, v));
-          b3 = f32x4.add(b3, f32x4.mul(w3, v));
+          const u = v128.load32_splat(xp + r2 + cb2), v = v128.load32_splat(xq + r2 + cb2);
+          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
+          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
+          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
+          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
+          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
+          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
+          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
+          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
           wp += wTap;
         }
-        xp += cs;
-        xq += cs;
+        xp += 4;
+        xq += 4;
       }
-      const oi = out + ob4 + i, ri = res != 0 ? res + ob4 + i : 0;
-      put4(a0, oi, ri, os, relu);
-      put4(a1, oi + 4 * os, ri != 0 ? ri + 4 * os : 0, os, relu);
-      put4(a2, oi + 8 * os, ri != 0 ? ri + 8 * os : 0, os, relu);
-      put4(a3, oi + 12 * os, ri != 0 ? ri + 12 * os : 0, os, relu);
-      if (j != i) {
-        const oj = out + ob4 + j, rj = res != 0 ? res + ob4 + j : 0;
-        put4(b0, oj, rj, os, relu);
-        put4(b1, oj + 4 * os, rj != 0 ? rj + 4 * os : 0, os, relu);
-        put4(b2, oj + 8 * os, rj != 0 ? rj + 8 * os : 0, os, relu);
-        put4(b3, oj + 12 * os, rj != 0 ? rj + 12 * os : 0, os, relu);
+      put16(a0, a1, a2, a3, out + i + oo, res != 0 ? res + i + oo : 0, relu, zero);
+      if (j != i) put16(b0, b1, b2, b3, out + j + oo, res != 0 ? res + j + oo : 0, relu, zero);
+    }
+  }
+}
+
+// Stores 16 consecutive outputs at q: each plus the value at the same place from r (r != 0),
+// then negatives to 0 (relu), as convFinish.
+// @ts-ignore: decorator
+function put16(
+  a0: v128,
+  a1: v128,
+  a2: v128,
+  a3: v128,
+  q: usize,
+  r: usize,
+  relu: i32,
+  zero: v128,
+): void {
+  if (r != 0) {
+    a0 = f32x4.add(a0, v128.load(r));
+    a1 = f32x4.add(a1, v128.load(r, 16));
+    a2 = f32x4.add(a2, v128.load(r, 32));
+    a3 = f32x4.add(a3, v128.load(r, 48));
+  }
+  if (relu != 0) {
+    a0 = f32x4.pmax(a0, zero);
+    a1 = f32x4.pmax(a1, zero);
+    a2 = f32x4.pmax(a2, zero);
+    a3 = f32x4.pmax(a3, zero);
+  }
+  v128.store(q, a0);
+  v128.store(q, a1, 16);
+  v128.store(q, a2, 32);
+  v128.store(q, a3, 48);
+}
+
+/**
+ * On cell-major planes of c values a cell (c a multiple of 4): fills[f] = (start, count, src) i32
+ * triples, each copying cell src's values to the cells [start, start + count) (a row's cells that
+ * equal one of its computed cells).
+ */
+export function fillCells(out: usize, c: i32, fills: usize, nfill: i32): void {
+  const cb = <usize> c << 2;
+  for (let f = 0; f < nfill; f++) {
+    const e = fills + <usize> (f * 12);
+    const s = out + <usize> load<i32>(e, 8) * cb;
+    let d = out + <usize> load<i32>(e) * cb;
+    for (let n = load<i32>(e, 4); n > 0; n--) {
+      for (let k: usize = 0; k < cb; k += 16) v128.store(d + k, v128.load(s + k));
+      d += cb;
+    }
+  }
+}
+
+/**
+ * Plain planes [c][h][w] at src to cell-major padded planes at dst: value (ch, r, q) at cell
+ * (r + 1) * rowW + q + 1, channel ch; the (h + 2) * rowW cells' other values zeroed.
+ */
+export function padCells(src: usize, c: i32, h: i32, w: i32, dst: usize, rowW: i32): void {
+  memory.fill(dst, 0, <usize> ((h + 2) * rowW * c) << 2);
+  for (let ch = 0; ch < c; ch++) {
+    for (let r = 0; r < h; r++) {
+      const s = src + (<usize> ((ch * h + r) * w) << 2);
+      const d = dst + (<usize> (((r + 1) * rowW + 1) * c + ch) << 2);
+      for (let q = 0; q < w; q++) {
+        store<f32>(d + (<usize> (q * c) << 2), load<f32>(s + (<usize> q << 2)));
       }
     }
   }
 }
 
-// Stores the four lanes of v at q, q + os, q + 2 os, q + 3 os, each plus the value at the same
-// place from r (when r != 0), then negatives to 0 (relu): convFinish's steps, lane by lane.
-// @ts-ignore: decorator
-function put4(v: v128, q: usize, r: usize, os: usize, relu: i32): void {
-  put1(f32x4.extract_lane(v, 0), q, r, relu);
-  put1(f32x4.extract_lane(v, 1), q + os, r != 0 ? r + os : 0, relu);
-  put1(f32x4.extract_lane(v, 2), q + 2 * os, r != 0 ? r + 2 * os : 0, relu);
-  put1(f32x4.extract_lane(v, 3), q + 3 * os, r != 0 ? r + 3 * os : 0, relu);
-}
-
-// One value of put4 (v < 0 ? 0 : v is f32x4.pmax(v, 0): NaN and -0 kept).
-// @ts-ignore: decorator
-function put1(v: f32, q: usize, r: usize, relu: i32): void {
-  if (r != 0) v = v + load<f32>(r);
-  if (relu != 0 && v < 0) v = 0;
-  store<f32>(q, v);
-}
-
-/**
- * For c < co planes of `ostride` values from `out`: fills[f] = (start, count, src) i32 triples,
- * each writing plane value src over [start, start + count) (a row's cells that equal one of its
- * computed cells).
- */
-export function fillSegs(out: usize, co: i32, ostride: i32, fills: usize, nfill: i32): void {
-  for (let o = 0; o < co; o++) {
-    const q = out + <usize> (o * ostride) * 4;
-    for (let f = 0; f < nfill; f++) {
-      const e = fills + <usize> (f * 12);
-      const i0 = load<i32>(e), i1 = i0 + load<i32>(e, 4);
-      const v = load<f32>(q + (<usize> load<i32>(e, 8) << 2));
-      const vv = f32x4.splat(v);
-      let i = i0;
-      for (; i + 4 <= i1; i += 4) v128.store(q + (<usize> i << 2), vv);
-      for (; i < i1; i++) store<f32>(q + (<usize> i << 2), v);
+/** The inverse of padCells: cell-major padded planes at src to plain planes [c][h][w] at dst. */
+export function unpadCells(src: usize, c: i32, h: i32, w: i32, rowW: i32, dst: usize): void {
+  for (let ch = 0; ch < c; ch++) {
+    for (let r = 0; r < h; r++) {
+      const s = src + (<usize> (((r + 1) * rowW + 1) * c + ch) << 2);
+      const d = dst + (<usize> ((ch * h + r) * w) << 2);
+      for (let q = 0; q < w; q++) {
+        store<f32>(d + (<usize> q << 2), load<f32>(s + (<usize> (q * c) << 2)));
+      }
     }
   }
 }
