@@ -90,8 +90,8 @@ export function convCells(
   res: usize,
   relu: i32,
 ): void {
-  const cb = <usize> c << 2, cb2 = cb << 1;
-  const r1 = <usize> rowW * cb, r2 = r1 << 1, wTap = cb;
+  const cb = <usize> c << 2;
+  const r1 = <usize> rowW * cb, wTap = cb;
   const zero = f32x4.splat(0);
   for (let ob = 0; ob < c; ob += 16) {
     const bo = bias + (<usize> ob << 2), wb = wT + (<usize> ob << 2), oo = <usize> ob << 2;
@@ -104,122 +104,21 @@ export function convCells(
       let b0 = a0, b1 = a1, b2 = a2, b3 = a3;
       let xp = x + i, xq = x + j, wp = wb;
       for (let ch = 0; ch < c; ch++) {
-        {
-          // tap 0
-          const u = v128.load32_splat(xp), v = v128.load32_splat(xq);
-          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
-          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
-          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
-          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
-          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
-          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
-          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
-          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
-          wp += wTap;
-        }
-        {
-          // tap 1
-          const u = v128.load32_splat(xp + cb), v = v128.load32_splat(xq + cb);
-          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
-          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
-          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
-          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
-          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
-          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
-          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
-          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
-          wp += wTap;
-        }
-        {
-          // tap 2
-          const u = v128.load32_splat(xp + cb2), v = v128.load32_splat(xq + cb2);
-          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
-          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
-          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
-          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
-          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
-          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
-          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
-          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
-          wp += wTap;
-        }
-        {
-          // tap 3
-          const u = v128.load32_splat(xp + r1), v = v128.load32_splat(xq + r1);
-          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
-          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
-          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
-          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
-          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
-          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
-          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
-          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
-          wp += wTap;
-        }
-        {
-          // tap 4
-          const u = v128.load32_splat(xp + r1 + cb), v = v128.load32_splat(xq + r1 + cb);
-          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
-          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
-          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
-          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
-          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
-          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
-          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
-          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
-          wp += wTap;
-        }
-        {
-          // tap 5
-          const u = v128.load32_splat(xp + r1 + cb2), v = v128.load32_splat(xq + r1 + cb2);
-          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
-          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
-          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
-          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
-          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
-          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
-          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
-          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
-          wp += wTap;
-        }
-        {
-          // tap 6
-          const u = v128.load32_splat(xp + r2), v = v128.load32_splat(xq + r2);
-          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
-          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
-          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
-          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
-          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
-          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
-          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
-          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
-          wp += wTap;
-        }
-        {
-          // tap 7
-          const u = v128.load32_splat(xp + r2 + cb), v = v128.load32_splat(xq + r2 + cb);
-          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
-          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
-          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
-          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
-          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
-          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
-          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
-          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
-          wp += wTap;
-        }
-        {
-          // tap 8
-          const u = v128.load32_splat(xp + r2 + cb2), v = v128.load32_splat(xq + r2 + cb2);
-          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
-          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
-          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
-          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
-          b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
-          b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
-          b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
-          b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
-          wp += wTap;
+        // The taps in convAcc's order: kernel rows, then columns.
+        for (let ky: usize = 0; ky < 3; ky++) {
+          const rp = xp + ky * r1, rq = xq + ky * r1;
+          for (let kx: usize = 0; kx < 3; kx++) {
+            const u = v128.load32_splat(rp + kx * cb), v = v128.load32_splat(rq + kx * cb);
+            a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), u));
+            a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), u));
+            a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), u));
+            a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), u));
+            b0 = f32x4.add(b0, f32x4.mul(v128.load(wp), v));
+            b1 = f32x4.add(b1, f32x4.mul(v128.load(wp, 16), v));
+            b2 = f32x4.add(b2, f32x4.mul(v128.load(wp, 32), v));
+            b3 = f32x4.add(b3, f32x4.mul(v128.load(wp, 48), v));
+            wp += wTap;
+          }
         }
         xp += 4;
         xq += 4;
