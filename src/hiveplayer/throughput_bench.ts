@@ -2,9 +2,9 @@
 // second of the UHP MCTS player with the shipped network on a fixed list of positions, for the
 // search settings side by side (sequential with the dense stem as the baseline, the sparse stem
 // computed cell by cell and with its shortcut, the tower at every cell or only where it can
-// differ, batched leaf evaluation), interleaved position by
-// position so that the load of a shared machine falls on all of them alike; then how many root
-// visits tree reuse carries over between the moves of a game.
+// differ, batched leaf evaluation), interleaved position by position so that the load of a shared
+// machine falls on all of them alike; then how many root visits tree reuse carries over between
+// the moves of a game.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
 import { HiveGame } from "../hive/game.ts";

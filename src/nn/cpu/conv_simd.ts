@@ -218,8 +218,10 @@ export interface ResidualBlockWeights {
  * where a convolution is not 3 x 3, c -> c. `out` (at least n x c x h x w values) may take the
  * result instead of a new array. `rows` (h values per image, width at most 30) may say where each
  * image differs from one value per row: bit q of rows[b * h + r] set unless cell (r, q) of every
- * channel equals the other unset cells of its row; then only the cells that can differ are
- * computed (towerPlan), with the same results to the bit.
+ * channel equals the other unset cells of its row; then, where c is a multiple of 16, only the
+ * cells that can differ are computed (towerPlan), with the same results to the bit (elsewhere the
+ * whole tower runs). That path keeps its transposed weights by array, so weights passed with
+ * `rows` must not change in place between calls (FastInference's folded weights never do).
  */
 export function residualTowerSimd(
   x: CpuTensor,

@@ -81,13 +81,13 @@ function layerPlan(
     const rep = firstClear(d[r], full), base = r * rowW;
     // The differing cells and the row's first other cell, whose value the rest of the row takes.
     let m = d[r] | (rep >= 0 ? 1 << rep : 0);
-    const rest = ~m & full;
+    // The rest of the row, in runs: each takes the source cell's value.
+    let f = ~m & full;
     while (m !== 0) {
       const low = m & -m;
       cells[nc++] = base + 31 - Math.clz32(low);
       m ^= low;
     }
-    let f = rest;
     while (f !== 0) {
       const a = 31 - Math.clz32(f & -f);
       let b = a;
