@@ -4,15 +4,17 @@ import { runMain } from "../src/cli/main.ts";
 import { ENGINE_GAME_DEFAULTS, engineName } from "../src/hiveplayer/engine_games.ts";
 import { playEngineGames } from "../src/hiveplayer/engine_games_pool.ts";
 import { DAGGER_DEFAULTS, type LabelledGame, labellerName } from "../src/hiveplayer/dagger.ts";
-import { playDaggerGames } from "../src/hiveplayer/dagger_pool.ts";
+import { playDaggerGames, playMatchGames } from "../src/hiveplayer/net_games_pool.ts";
+import { MATCH_GAME_DEFAULTS } from "../src/hiveplayer/match_games.ts";
 import { isGzipStore, type StoredGame } from "../src/sgf/store.ts";
 
 await runMain(async () => {
-  const d = ENGINE_GAME_DEFAULTS, dd = DAGGER_DEFAULTS;
+  const d = ENGINE_GAME_DEFAULTS, dd = DAGGER_DEFAULTS, md = MATCH_GAME_DEFAULTS;
   const args = parseTaskArgs(
     Deno.args,
     "deno task hive-games --out FILE [--games N] [--depth D | --time-ms T] [--workers W]\n" +
-      "       deno task hive-games --dagger MODEL --out FILE [--games N] [--label-depth D] [--vs-random P]",
+      "       deno task hive-games --dagger MODEL --out FILE [--games N] [--label-depth D] [--vs-random P]\n" +
+      "       deno task hive-games --match MODEL --out FILE [--games N] [--playouts N] [--depth D]",
     "Plays games between two copies of the project's alpha-beta player (a few seeded random opening\n" +
       "plies, then search) and appends them to a game store (JSON lines, the format of\n" +
       "`deno task ingest`), labelled as engine games, as warm-start data for hive-pretrain.\n" +
@@ -20,7 +22,12 @@ await runMain(async () => {
       "(its top move, or a sample, or with probability --beta the expert's move) against uniformly\n" +
       "random moves or itself, and every distinct position where it moves is labelled with the\n" +
       "alpha-beta player's move (policy target) and its score squashed by tanh(score / --scale)\n" +
-      "(value target), stored as extra fields `labels`/`labelValues` (source `dagger:...`).",
+      "(value target), stored as extra fields `labels`/`labelValues` (source `dagger:...`).\n" +
+      "With --match MODEL: MODEL with MCTS (--playouts per move) plays the alpha-beta player (--depth),\n" +
+      "colours alternating by seed, after --random-plies plus 0..--extra-random-plies random plies;\n" +
+      "every position where a side chose among several moves is labelled with the move played and\n" +
+      "the game's final result for that side (a draw or a game stopped at --max-plies: 0), source\n" +
+      "`match:...`: value targets from the games the network has to win.",
     {
       out: { type: "string", help: "game store to append to (JSON lines)" },
       games: { type: "string", default: "20", help: "games to play" },
@@ -41,10 +48,27 @@ await runMain(async () => {
         type: "boolean",
         help: "the weaker side plays uniformly random moves (seeded) instead of searching",
       },
-      "max-plies": { type: "string", default: String(d.maxPlies), help: "ply cap (Unfinished)" },
+      "max-plies": {
+        type: "string",
+        help: `ply cap (Unfinished; default ${d.maxPlies}, --match: ${md.maxPlies})`,
+      },
       "game-type": { type: "string", default: d.gameType, help: "UHP game type" },
       workers: { type: "string", default: "2", help: "worker threads (0: main thread)" },
       dagger: { type: "string", help: "learner network (.kbhz or .kbnn): labelled games" },
+      match: {
+        type: "string",
+        help: "network (.kbhz or .kbnn) that plays alpha-beta with MCTS: result-labelled games",
+      },
+      playouts: {
+        type: "string",
+        default: String(md.playouts),
+        help: "--match: MCTS playouts per move",
+      },
+      "extra-random-plies": {
+        type: "string",
+        default: String(md.extraRandomPlies),
+        help: "--match: up to this many more random opening plies, by seed",
+      },
       "label-depth": {
         type: "string",
         default: String(dd.labelDepth),
@@ -85,6 +109,8 @@ await runMain(async () => {
   const out = String(v.out);
   const games = intOption(v, "games", 20, 1);
   const dagger = v.dagger === undefined ? null : String(v.dagger);
+  const match = v.match === undefined ? null : String(v.match);
+  if (dagger && match) throw new KibitzError("bad_args", "--dagger and --match exclude each other");
   const share = (name: string, fallback: number) => {
     const x = numberOption(v, name, fallback);
     if (x < 0 || x > 1) throw new KibitzError("bad_args", `--${name} must be in [0, 1]: got ${x}`);
@@ -92,10 +118,16 @@ await runMain(async () => {
   };
   const options = {
     gameType: String(v["game-type"]),
-    randomPlies: intOption(v, "random-plies", dagger ? dd.randomPlies : d.randomPlies, 0, 200),
+    randomPlies: intOption(
+      v,
+      "random-plies",
+      dagger ? dd.randomPlies : match ? md.randomPlies : d.randomPlies,
+      0,
+      200,
+    ),
     depth: intOption(v, "depth", d.depth, 1, 12),
     timeMs: intOption(v, "time-ms", 0, 0),
-    maxPlies: intOption(v, "max-plies", d.maxPlies, 1),
+    maxPlies: intOption(v, "max-plies", match ? md.maxPlies : d.maxPlies, 1),
     otherDepth: intOption(v, "other-depth", d.otherDepth, 0, 12),
     otherRandom: v["other-random"] === true,
   };
@@ -111,11 +143,20 @@ await runMain(async () => {
     temperature: numberOption(v, "temperature", dd.temperature),
   };
   if (!(daggerOptions.scale > 0)) throw new KibitzError("bad_args", "--scale must be positive");
-  if (dagger) {
+  const matchOptions = {
+    gameType: options.gameType,
+    playouts: intOption(v, "playouts", md.playouts, 1),
+    depth: options.depth,
+    randomPlies: options.randomPlies,
+    extraRandomPlies: intOption(v, "extra-random-plies", md.extraRandomPlies, 0, 200),
+    maxPlies: options.maxPlies,
+  };
+  for (const [flag, model] of [["dagger", dagger], ["match", match]]) {
+    if (!model) continue;
     try {
-      await Deno.stat(dagger);
+      await Deno.stat(model);
     } catch {
-      throw new KibitzError("not_found", `--dagger ${dagger}: no such model file`);
+      throw new KibitzError("not_found", `--${flag} ${model}: no such model file`);
     }
   }
   if (isGzipStore(out)) {
@@ -136,23 +177,27 @@ await runMain(async () => {
     tally[g.result] = (tally[g.result] ?? 0) + 1;
     done++;
     plies += g.moves.length;
-    const l = dagger ? (g as LabelledGame).labels.filter((x) => x !== null).length : 0;
+    const net = dagger ?? match;
+    const l = net ? (g as LabelledGame).labels.filter((x) => x !== null).length : 0;
     labelled += l;
     console.error(
       `game ${done}/${games}: ${g.result} in ${g.moves.length} plies` +
-        (dagger ? `, ${l} labelled` : ""),
+        (net ? `, ${l} labelled` : "") + (match ? ` (${g.white} - ${g.black})` : ""),
     );
   };
   const workers = intOption(v, "workers", 2, 0, 64);
   const seed = intOption(v, "seed", 1, 0);
   try {
     if (dagger) await playDaggerGames(games, seed, workers, dagger, daggerOptions, onGame);
+    else if (match) await playMatchGames(games, seed, workers, match, matchOptions, onGame);
     else await playEngineGames(games, seed, workers, options, onGame);
   } finally {
     file.close();
   }
   const s = (performance.now() - t0) / 1000;
-  const what = dagger
+  const what = match
+    ? `match games (${plies} plies, ${labelled} positions labelled with the result)`
+    : dagger
     ? `labelled games (${plies} plies, ${labelled} positions labelled by ${
       labellerName(daggerOptions)
     })`

@@ -21,7 +21,15 @@ export {
   type LabelledGame as LabelledHiveGame,
   playDaggerGame as playHiveDaggerGame,
 } from "./dagger.ts";
-export { playDaggerGames as playHiveDaggerGames } from "./dagger_pool.ts";
+export {
+  playDaggerGames as playHiveDaggerGames,
+  playMatchGames as playHiveMatchGames,
+} from "./net_games_pool.ts";
+export {
+  MATCH_GAME_DEFAULTS as HIVE_MATCH_GAME_DEFAULTS,
+  type MatchGameOptions as HiveMatchGameOptions,
+  playMatchGame as playHiveMatchGame,
+} from "./match_games.ts";
 export {
   type EncodedBatch as EncodedHiveBatch,
   encodeSamples as encodeHiveSamples,

@@ -163,7 +163,7 @@ export function playMatch(
   a: LadderPlayer,
   b: LadderPlayer,
   o: MatchOptions,
-  onGame: (i: number, scoreA: number, plies: number) => void = () => {},
+  onGame: (i: number, scoreA: number, plies: number, game: HiveGame) => void = () => {},
 ): MatchResult {
   const scores: number[] = [];
   let msA = 0, movesA = 0, msB = 0, movesB = 0, plies = 0;
@@ -192,7 +192,7 @@ export function playMatch(
     const s = aWhite ? whiteScore : 1 - whiteScore;
     scores.push(s);
     plies += g.turn;
-    onGame(i, s, g.turn);
+    onGame(i, s, g.turn, g);
   }
   const st = scoreStats(scores);
   return {

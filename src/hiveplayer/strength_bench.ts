@@ -1,7 +1,7 @@
 // `deno task bench hive-strength [games=N] [first=K] [budget=S] [model=FILE] [model2=FILE]
 // [playouts=N] [ms=N] [plies=N] [pairs=a:b,...|none] [batch=N] [discount=X] [reuse=0|1]
 // [cap-aware=0|1] [win1-store=FILE] [mix=X] [mix-scale=S] [net-visits=N] [surround=K]
-// [cpuct=C] [fpu=F] [cpuct2=C] [fpu2=F]`:
+// [cpuct=C] [fpu=F] [cpuct2=C] [fpu2=F] [record=FILE]`:
 // the strength ladder of the Hive players (see strength.ts) with the shipped network by default.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
@@ -55,6 +55,8 @@ export const suite: BenchSuite = {
     const budget = num("budget", 0);
     const deadline = budget > 0 ? performance.now() + budget * 1000 : undefined;
     const modelPath = kv.get("model") ?? DEFAULT_HIVE_MODEL;
+    // One JSON line per finished game (players, score, UHP GameString), appended as it ends.
+    const record = kv.get("record");
     const pairsArg = kv.get("pairs") ?? DEFAULT_PAIRS.join(",");
     const pairs = pairsArg === "none" ? [] : pairsArg.split(",");
     const model = await loadHiveModel(modelPath);
@@ -167,7 +169,19 @@ export const suite: BenchSuite = {
         seed: 1 + k,
         first,
         deadline,
-      }, (i, s, plies) => opts.log(`  game ${i + 1}: ${a.name} scores ${s} in ${plies} plies`));
+      }, (i, s, plies, g) => {
+        opts.log(`  game ${i + 1}: ${a.name} scores ${s} in ${plies} plies`);
+        if (record) {
+          const line = { game: i + 1, a: a.name, b: b.name, aWhite: i % 2 === 0, scoreA: s, plies };
+          Deno.writeTextFileSync(
+            record,
+            JSON.stringify({ ...line, moves: g.gameString() }) + "\n",
+            {
+              append: true,
+            },
+          );
+        }
+      });
       results.push(r);
       rows.push([
         r.a,

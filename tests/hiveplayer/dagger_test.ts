@@ -9,7 +9,7 @@ import {
   playDaggerGame,
   squashScore,
 } from "../../src/hiveplayer/dagger.ts";
-import { playDaggerGames } from "../../src/hiveplayer/dagger_pool.ts";
+import { playDaggerGames } from "../../src/hiveplayer/net_games_pool.ts";
 import {
   encodeSamples,
   markTactical,

@@ -1,0 +1,120 @@
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { HIVE_NETS } from "../../src/alphazero/hive.ts";
+import { isLabelled, type LabelledGame } from "../../src/hiveplayer/dagger.ts";
+import {
+  MATCH_GAME_DEFAULTS,
+  MATCH_LABELLER,
+  type MatchGameOptions,
+  playMatchGame,
+} from "../../src/hiveplayer/match_games.ts";
+import { playMatchGames } from "../../src/hiveplayer/net_games_pool.ts";
+import { prepareGames, samplesOf } from "../../src/hiveplayer/pretrain.ts";
+import { HiveGame } from "../../src/hive/game.ts";
+import { encodeHiveModel } from "../../src/nn/model_file.ts";
+import { initWeights } from "../../src/nn/params.ts";
+import { readGameStore, type StoredGame } from "../../src/sgf/store.ts";
+import { searchBestMove } from "../../src/uhp/alphabeta.ts";
+import { MCTS_PLAYER_DEFAULTS, MctsPlayer, SyncHiveNet } from "../../src/uhp/mcts_player.ts";
+
+const OPTS: MatchGameOptions = {
+  ...MATCH_GAME_DEFAULTS,
+  playouts: 4,
+  depth: 1,
+  randomPlies: 2,
+  extraRandomPlies: 2,
+  maxPlies: 16,
+};
+const weights = initWeights({ ...HIVE_NETS.tiny }, 3);
+const net = new SyncHiveNet(weights);
+
+function matchGames(n: number, o = OPTS): LabelledGame[] {
+  return Array.from({ length: n }, (_, i) => playMatchGame(i + 1, net, "tiny", o));
+}
+
+Deno.test("match games: MCTS against alpha-beta, moves played and the result as labels", () => {
+  const a = matchGames(4), b = matchGames(4);
+  deepEqual(a, b, "seeded: the same games twice");
+  const openings = new Set<number>();
+  for (const [i, sg] of a.entries()) {
+    ok(isLabelled(sg));
+    equal(sg.labeller, MATCH_LABELLER);
+    equal(sg.source, "match:tiny+kibitz-alphabeta-d1");
+    // MCTS is White on even seeds (seed = i + 1).
+    const mctsWhite = (i + 1) % 2 === 0;
+    equal(sg.white, mctsWhite ? "kibitz-mcts4-tiny" : "kibitz-alphabeta-d1");
+    equal(sg.black, mctsWhite ? "kibitz-alphabeta-d1" : "kibitz-mcts4-tiny");
+    equal(sg.labels.length, sg.moves.length);
+    equal(sg.result, "Unfinished", "16 plies do not finish a game");
+    const g = new HiveGame(sg.gameType);
+    const mcts = new MctsPlayer(net, { ...MCTS_PLAYER_DEFAULTS, maxPlies: OPTS.maxPlies });
+    let first = -1;
+    sg.moves.forEach((m, ply) => {
+      const label = sg.labels[ply], v = sg.labelValues[ply];
+      const legal = g.validMoves();
+      if (label !== null) {
+        if (first < 0) first = ply;
+        equal(label, m, "the label is the move played");
+        equal(v, 0, "an unfinished game is worth 0 to both sides");
+        ok(legal.length > 1);
+        // Each searched move is the player's own choice there.
+        const mctsToMove = (g.colorToMove === 0) === mctsWhite;
+        const own = mctsToMove
+          ? mcts.search(g, OPTS.playouts).move
+          : searchBestMove(g, { depth: 1 }).move;
+        equal(g.moveString(own), m, `${sg.id} ply ${ply}`);
+      } else {
+        equal(v, null);
+        ok(ply < OPTS.randomPlies + OPTS.extraRandomPlies || legal.length === 1);
+      }
+      g.playString(m);
+    });
+    ok(first >= OPTS.randomPlies && first <= OPTS.randomPlies + OPTS.extraRandomPlies);
+    openings.add(first);
+  }
+  ok(openings.size > 1, "the random opening's length varies by seed");
+});
+
+Deno.test("match games: a finished game's values are its result for the side to move", () => {
+  // Against a 1-playout search alpha-beta at depth 2 wins within the cap.
+  const o = { ...OPTS, playouts: 1, depth: 2, maxPlies: 200 };
+  const sg = playMatchGame(2, net, "tiny", o);
+  ok(sg.result === "WhiteWins" || sg.result === "BlackWins", sg.result);
+  const white = sg.result === "WhiteWins" ? 1 : -1;
+  let seen = 0;
+  sg.labelValues.forEach((v, ply) => {
+    if (v === null) return;
+    seen++;
+    equal(v, ply % 2 === 0 ? white : -white);
+  });
+  ok(seen > 10);
+  const { games, skipped } = prepareGames([sg]);
+  equal(skipped, 0);
+  equal(samplesOf(games, 0, () => 0).length, seen, "one training sample per labelled position");
+});
+
+Deno.test("match games: the worker pool writes the same games as the direct calls", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const model = `${dir}/tiny.kbhz`;
+    await Deno.writeFile(model, encodeHiveModel(weights, { name: "tiny" }));
+    let prev: StoredGame[] = [];
+    for (const workers of [0, 2]) {
+      const got: StoredGame[] = [];
+      await playMatchGames(3, 1, workers, model, OPTS, (g) => {
+        got.push(g);
+      });
+      got.sort((x, y) => x.index - y.index);
+      const back: StoredGame[] = [];
+      const store = `${dir}/m${workers}.jsonl`;
+      await Deno.writeTextFile(store, got.map((g) => JSON.stringify(g)).join("\n") + "\n");
+      for await (const g of readGameStore(store)) back.push(g);
+      equal(back.length, 3);
+      deepEqual(back.map((g) => g.index), [1, 2, 3]);
+      // Two threads (each loading the model file) play the same games as this thread.
+      if (workers === 2) deepEqual(back, prev);
+      prev = back;
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
