@@ -89,3 +89,32 @@ Deno.test("hive-strength: model2 players meet the first network head to head; wi
   equal(row[4], 0.5);
   await rejects(() => suite.run(opts("policy:policy2")), /needs model2=FILE/);
 });
+
+Deno.test("hive-strength: record=FILE appends each game's players, score and replayable moves", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const record = `${dir}/games.jsonl`;
+    await suite.run({
+      full: false,
+      backend: "cpu",
+      args: ["games=3", "plies=30", "pairs=alphabeta-d2:random", `record=${record}`],
+      log: () => {},
+    });
+    const lines = (await Deno.readTextFile(record)).trim().split("\n").map((l) => JSON.parse(l));
+    equal(lines.length, 3);
+    for (const [i, r] of lines.entries()) {
+      equal(r.game, i + 1);
+      equal(r.a, "alphabeta-d2");
+      equal(r.b, "random");
+      equal(r.aWhite, i % 2 === 0);
+      // The GameString replays to the recorded length and result.
+      const g = HiveGame.fromGameString(r.moves);
+      equal(g.turn, r.plies);
+      const white = g.isOver() ? (g.outcomeForSideToMove() ?? 0) * (g.turn % 2 === 0 ? 1 : -1) : 0;
+      const whiteScore = (white + 1) / 2;
+      equal(r.scoreA, r.aWhite ? whiteScore : 1 - whiteScore);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
