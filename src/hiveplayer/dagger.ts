@@ -22,6 +22,12 @@ export interface LabelledGame extends StoredGame {
   labelValues: (number | null)[];
 }
 
+/**
+ * The labeller of match games (match_games.ts): their labels are the moves played and their values
+ * the game's result, not an expert's move and score.
+ */
+export const MATCH_LABELLER = "result";
+
 /** True when a stored game carries per-position labels (see LabelledGame). */
 export function isLabelled(g: StoredGame): g is LabelledGame {
   const l = g as Partial<LabelledGame>;

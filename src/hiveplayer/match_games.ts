@@ -8,7 +8,7 @@ import { searchBestMove } from "../uhp/alphabeta.ts";
 import { type HiveEvaluator, MCTS_PLAYER_DEFAULTS, MctsPlayer } from "../uhp/mcts_player.ts";
 import { HiveGame } from "../hive/game.ts";
 import { BLACK_WINS, WHITE_WINS } from "../hive/state.ts";
-import type { LabelledGame } from "./dagger.ts";
+import { type LabelledGame, MATCH_LABELLER } from "./dagger.ts";
 import { playedGame } from "./engine_games.ts";
 
 /** How match games are played. */
@@ -38,8 +38,7 @@ export const MATCH_GAME_DEFAULTS: MatchGameOptions = {
   maxPlies: 150,
 };
 
-/** The labeller's name in the store: the targets are the moves played and the result. */
-export const MATCH_LABELLER = "result";
+export { MATCH_LABELLER };
 
 /**
  * Plays one seeded game: MCTS with `net` (White on even seeds) against alpha-beta, each position

@@ -22,7 +22,7 @@ import { HiveGame } from "../hive/game.ts";
 import { HEX_SYMMETRIES, transformMove } from "../hive/symmetry.ts";
 import { hiveMoveCellRows, packMoveCells } from "../hive/move_cells.ts";
 import { searchBestMove } from "../uhp/alphabeta.ts";
-import { isLabelled, squashScore } from "./dagger.ts";
+import { isLabelled, MATCH_LABELLER, squashScore } from "./dagger.ts";
 
 /** A stored game replayed to packed moves, with its value target per ply. */
 export interface PretrainGame {
@@ -40,6 +40,12 @@ export interface PretrainGame {
    * policy target instead of the move played; `targets` then holds the expert's values.
    */
   labels?: Int32Array;
+  /**
+   * The labels are the moves played (match games, labeller MATCH_LABELLER), not an expert's: with
+   * winner moves only, they are imitated only where the side to move went on to win, as in
+   * unlabelled games.
+   */
+  played?: boolean;
 }
 
 /**
@@ -115,7 +121,7 @@ export function prepareGames(games: StoredGame[]): { games: PretrainGame[]; skip
         gameType: g.gameType,
         moves,
         values: moves.map((_, ply) => valueForPly(g.result, ply)),
-        ...(labelled ? { labels, targets } : {}),
+        ...(labelled ? { labels, targets, played: g.labeller === MATCH_LABELLER } : {}),
       });
     } catch {
       skipped++;
@@ -222,7 +228,8 @@ export function encodeSamples(
     }
     const t = hiveMoveIndex(g, move);
     // A labelled position's target is the expert's move whoever won the game.
-    if (pg.labels || !winnerMovesOnly || pg.values[s.ply] > 0) policy[i * HIVE_POLICY_SIZE + t] = 1;
+    const expert = pg.labels !== undefined && !pg.played;
+    if (expert || !winnerMovesOnly || pg.values[s.ply] > 0) policy[i * HIVE_POLICY_SIZE + t] = 1;
     value[i] = pg.targets?.[s.ply] ?? pg.values[s.ply];
     targets.push(t);
     let distinct = 0;

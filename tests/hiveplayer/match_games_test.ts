@@ -8,7 +8,8 @@ import {
   playMatchGame,
 } from "../../src/hiveplayer/match_games.ts";
 import { playMatchGames } from "../../src/hiveplayer/net_games_pool.ts";
-import { prepareGames, samplesOf } from "../../src/hiveplayer/pretrain.ts";
+import { encodeSamples, prepareGames, samplesOf } from "../../src/hiveplayer/pretrain.ts";
+import { HIVE_POLICY_SIZE } from "../../src/hive/encoding.ts";
 import { HiveGame } from "../../src/hive/game.ts";
 import { encodeHiveModel } from "../../src/nn/model_file.ts";
 import { initWeights } from "../../src/nn/params.ts";
@@ -117,4 +118,27 @@ Deno.test("match games: the worker pool writes the same games as the direct call
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("match games: with winner moves only, the loser's moves are not imitated, all values kept", () => {
+  const sg = playMatchGame(2, net, "tiny", { ...OPTS, playouts: 1, depth: 2, maxPlies: 200 });
+  const { games } = prepareGames([sg]);
+  const samples = samplesOf(games, 0, () => 0);
+  const all = encodeSamples(games, samples, false), won = encodeSamples(games, samples, true);
+  const stride = HIVE_POLICY_SIZE;
+  let kept = 0, dropped = 0;
+  samples.forEach((s, i) => {
+    const rowSum = (b: typeof all) =>
+      b.policy.subarray(i * stride, (i + 1) * stride).reduce((a, x) => a + x, 0);
+    equal(rowSum(all), 1);
+    equal(won.value[i], all.value[i]);
+    const winner = sg.labelValues[s.ply] === 1;
+    equal(rowSum(won), winner ? 1 : 0);
+    winner ? kept++ : dropped++;
+  });
+  ok(kept > 0 && dropped > 0);
+  // An expert's labels (DAgger games) stay targets for both sides.
+  const expert = prepareGames([{ ...sg, labeller: "kibitz-alphabeta-d2" } as LabelledGame]).games;
+  const e = encodeSamples(expert, samples, true);
+  equal(e.policy.reduce((a, x) => a + x, 0), samples.length);
 });
