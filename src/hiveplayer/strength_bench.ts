@@ -36,11 +36,64 @@ export const DEFAULT_PAIRS = [
   "policy:alphabeta-d2",
 ];
 
+const USAGE = [
+  "pairs=A:B,...   pairings (players: random, alphabeta-d2, alphabeta-time, policy, policy-win1,",
+  "                mcts, mcts-time, hybrid, hybrid-time, lazy, lazy-time, policy2, mcts2,",
+  "                mcts2-time; none: no match); default " + DEFAULT_PAIRS.join(","),
+  "games=N         games per pairing (default 4, --full 200); colours alternate per opening",
+  "first=K         first game's number (split one match across processes)",
+  "budget=S        no new game after S seconds (0: none)",
+  "model=FILE      the network (default models/hive-default.kbhz); model2=FILE for the *2 players",
+  "playouts=N      MCTS playouts per move of the fixed players (default 100)",
+  "ms=N            ms per move of the time players (default 1000)",
+  "plies=N         draw at this ply (default 200)",
+  "record=FILE     append one JSON line per finished game (players, score, UHP GameString)",
+  "cpuct=C fpu=F   MCTS c_puct and first-play urgency (cpuct2= fpu2= for the model2 players)",
+  "batch=N discount=X reuse=0|1 cap-aware=0|1   other MCTS settings (MctsPlayerConfig)",
+  "mix=X mix-scale=S surround=K net-visits=N    hybrid and lazy players' settings",
+  "win1-store=FILE also rank the policy's wins in one on this store's games",
+].join("\n");
+
+const KEYS = [
+  "pairs",
+  "games",
+  "first",
+  "budget",
+  "model",
+  "model2",
+  "playouts",
+  "ms",
+  "plies",
+  "record",
+  "cpuct",
+  "fpu",
+  "cpuct2",
+  "fpu2",
+  "batch",
+  "discount",
+  "reuse",
+  "cap-aware",
+  "mix",
+  "mix-scale",
+  "surround",
+  "net-visits",
+  "win1-store",
+];
+
 /** The `hive-strength` benchmark suite. */
 export const suite: BenchSuite = {
   description: "Hive strength ladder: random, alpha-beta, policy-only and MCTS with the network",
+  usage: USAGE,
   async run(opts): Promise<BenchReport> {
     const kv = benchKeyValues("hive-strength", opts.args);
+    for (const k of kv.keys()) {
+      if (!KEYS.includes(k)) {
+        throw new KibitzError(
+          "bad_args",
+          `hive-strength: unknown argument "${k}=" (valid: ${KEYS.join(", ")})`,
+        );
+      }
+    }
     const num = (k: string, d: number) => {
       const v = kv.has(k) ? Number(kv.get(k)) : d;
       if (!Number.isFinite(v) || v < 0) throw new KibitzError("bad_args", `${k} must be a number`);

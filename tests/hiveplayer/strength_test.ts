@@ -88,6 +88,9 @@ Deno.test("hive-strength: model2 players meet the first network head to head; wi
   // The same network on both sides of a shared opening, colours swapped: equal scores.
   equal(row[4], 0.5);
   await rejects(() => suite.run(opts("policy:policy2")), /needs model2=FILE/);
+  // A misspelt key is an error naming it, not a silently ignored setting.
+  await rejects(() => suite.run(opts("policy:random", ["recrod=x"])), /unknown argument "recrod="/);
+  ok(suite.usage?.includes("record=FILE"));
 });
 
 Deno.test("hive-strength: record=FILE appends each game's players, score and replayable moves", async () => {
