@@ -49,6 +49,7 @@ const USAGE = [
   "plies=N         draw at this ply (default 200)",
   "record=FILE     append one JSON line per finished game (players, score, UHP GameString)",
   "cpuct=C fpu=F   MCTS c_puct and first-play urgency (cpuct2= fpu2= for the model2 players)",
+  "loss-check=N    MCTS loss check: no root move that lets the opponent force a win in N plies",
   "batch=N discount=X reuse=0|1 cap-aware=0|1   other MCTS settings (MctsPlayerConfig)",
   "mix=X mix-scale=S surround=K net-visits=N    hybrid and lazy players' settings",
   "win1-store=FILE also rank the policy's wins in one on this store's games",
@@ -134,6 +135,7 @@ export const suite: BenchSuite = {
     if (kv.has("cap-aware") && num("cap-aware", 1) === 0) mctsConfig.maxPlies = Infinity;
     if (kv.has("cpuct")) mctsConfig.cPuct = num("cpuct", MCTS_PLAYER_DEFAULTS.cPuct);
     if (kv.has("fpu")) mctsConfig.fpuReduction = num("fpu", MCTS_PLAYER_DEFAULTS.fpuReduction);
+    if (kv.has("loss-check")) mctsConfig.lossCheck = num("loss-check", 0);
     // The model2 players' search settings: mcts's unless cpuct2 / fpu2 say otherwise (so one
     // network against itself compares two settings).
     const mcts2Config: Partial<MctsPlayerConfig> = { ...mctsConfig };

@@ -24,6 +24,8 @@ export interface UhpModel {
   player: UhpPlayer;
   /** Switches the player's hybrid search on or off (the Hybrid option), when it has one. */
   setHybrid?(on: boolean): void;
+  /** Sets the MCTS loss check's depth in plies (the LossCheck option; 0: off), when it has one. */
+  setLossCheck?(plies: number): void;
 }
 
 interface IntOption {
@@ -112,6 +114,16 @@ export class UhpEngine {
           min: 0,
           max: 1,
           help: "1: MCTS blends the alpha-beta static score into values and priors (HYBRID_SEARCH)",
+        };
+      }
+      if (model.setLossCheck) {
+        this.options.LossCheck = {
+          value: 0,
+          def: 0,
+          min: 0,
+          max: 7,
+          help:
+            "N > 0: MCTS avoids root moves after which the opponent forces a win within N plies",
         };
       }
     }
@@ -229,6 +241,7 @@ export class UhpEngine {
       // The network player stops at the time given and never after BestMoveMaxTime.
       const cap = this.options.BestMoveMaxTime.value * 1000;
       this.model.setHybrid?.(this.options.Hybrid?.value === 1);
+      this.model.setLossCheck?.(this.options.LossCheck?.value ?? 0);
       move = this.model.player.bestMove(g, {
         ...limits,
         timeMs: Math.min(limits.timeMs ?? cap, cap),

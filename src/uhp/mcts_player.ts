@@ -14,8 +14,7 @@ import {
   hiveMoveIndex,
 } from "../hive/encoding.ts";
 import type { HiveGame } from "../hive/game.ts";
-import { movePiece, PASS } from "../hive/move.ts";
-import { PIECES_PER_COLOR, WHITE } from "../hive/pieces.ts";
+import { PASS } from "../hive/move.ts";
 import { hiveMoveCellRows, hiveMoveCells } from "../hive/move_cells.ts";
 import { CpuBackend } from "../nn/cpu_backend.ts";
 import { type NetTensors, runPass } from "../nn/graph.ts";
@@ -25,6 +24,9 @@ import { loadHiveModel } from "../nn/model_file.ts";
 import { FastInference } from "../nn/cpu/fast_infer.ts";
 import type { UhpModel, UhpPlayer } from "./engine.ts";
 import { evaluate as staticScore } from "./alphabeta.ts";
+import { forcedWin, winningMove } from "./forced_win.ts";
+
+export { winningMove };
 
 /** Playouts per unit of `bestmove depth N` (depth N = N x this many playouts). */
 export const PLAYOUTS_PER_DEPTH = 100;
@@ -245,6 +247,8 @@ export interface MctsResult {
   reused?: number;
   /** The root's proven result for the side to move (1, 0, -1) and its distance, when proven. */
   proven?: { result: number; plies: number };
+  /** Root moves the loss check proved lost (they were the search's choice at the time). */
+  lossesFound?: number;
 }
 
 /** Settings of the UHP MCTS player. */
@@ -326,6 +330,15 @@ export interface MctsPlayerConfig {
    * knowledge: a hybrid player.
    */
   surroundPrior: number;
+  /**
+   * Loss check (0 = off): before playing the chosen root move, a bounded proof search
+   * (forced_win.ts) asks whether the opponent can then force a win within this many plies (odd);
+   * a move that loses by force is marked proven lost and the next choice is checked, up to
+   * LOSS_CHECK_CANDIDATES moves. Exact results only, no evaluation: it sees the short forced wins
+   * that a search spread over many moves can miss. With a time limit the search keeps
+   * LOSS_CHECK_RESERVE_MS of it for the check.
+   */
+  lossCheck: number;
 }
 
 /** Seed 003's c_puct and src/mcts's first-play urgency. */
@@ -344,7 +357,15 @@ export const MCTS_PLAYER_DEFAULTS: MctsPlayerConfig = {
   valueScale: 200,
   netVisits: 0,
   surroundPrior: 0,
+  lossCheck: 0,
 };
+
+/** Root moves the loss check examines at most per search. */
+export const LOSS_CHECK_CANDIDATES = 4;
+/** Move generations the loss check may spend per search. */
+export const LOSS_CHECK_NODES = 3000;
+/** Milliseconds of a timed search kept for the loss check (at most 15 % of the time). */
+export const LOSS_CHECK_RESERVE_MS = 120;
 
 /**
  * The hybrid search's settings (UHP option Hybrid 1, ladder players hybrid-time with mix=0.5
@@ -442,7 +463,11 @@ export class MctsPlayer implements UhpPlayer {
   /** Searches `game` (not modified) for up to `playouts` playouts and `timeMs` milliseconds. */
   search(game: HiveGame, playouts: number, timeMs?: number): MctsResult {
     const t0 = performance.now();
-    const deadline = timeMs !== undefined ? t0 + Math.max(1, timeMs - TIME_MARGIN_MS) : Infinity;
+    const hard = timeMs !== undefined ? t0 + Math.max(1, timeMs - TIME_MARGIN_MS) : Infinity;
+    const reserve = this.config.lossCheck > 0 && timeMs !== undefined
+      ? Math.min(LOSS_CHECK_RESERVE_MS, 0.15 * timeMs)
+      : 0;
+    const deadline = Math.max(t0 + 1, hard - reserve);
     const g = game.clone();
     const rootMoves = g.validMoves();
     const history = g.history();
@@ -466,7 +491,23 @@ export class MctsPlayer implements UhpPlayer {
       done += this.round(g, root, rootMoves, Math.min(batch, playouts - done));
       slowest = Math.max(slowest, performance.now() - p0);
     }
-    const best = this.config.solver ? solvedChoice(root) : mostVisited(root.children!);
+    let best = this.config.solver ? solvedChoice(root) : mostVisited(root.children!);
+    let lossesFound = 0;
+    if (this.config.lossCheck > 0 && root.terminal === null) {
+      const budget = { nodes: LOSS_CHECK_NODES, deadline: hard };
+      for (let i = 0; i < LOSS_CHECK_CANDIDATES && best.terminal === null; i++) {
+        g.play(best.move);
+        const lost = forcedWin(g, this.config.lossCheck, budget);
+        g.undo();
+        if (!lost) break;
+        // Proven: the opponent wins within lossCheck plies (an upper bound on the distance).
+        best.terminal = 1;
+        best.dist = this.config.lossCheck;
+        lossesFound++;
+        proveNode(root);
+        best = solvedChoice(root);
+      }
+    }
     this.last = {
       move: best.move,
       playouts: done,
@@ -474,6 +515,7 @@ export class MctsPlayer implements UhpPlayer {
       ms: performance.now() - t0,
       ...(reused > 0 ? { reused } : {}),
       ...(root.terminal !== null ? { proven: { result: root.terminal, plies: root.dist } } : {}),
+      ...(lossesFound > 0 ? { lossesFound } : {}),
     };
     return this.last;
   }
@@ -689,25 +731,6 @@ function tiltPriors(g: HiveGame, kids: Node[], k: number): void {
 }
 
 /**
- * A legal move after which the side that played it has won, or null (the first such in `legal`'s
- * order). Only the moves that can win are played: a move that does not move the opponent's queen
- * (a pillbug throw can) fills at most one cell next to it, so unless the queen already has five
- * neighbours, only the moves of the queen itself need playing.
- */
-export function winningMove(g: HiveGame, legal: number[]): number | null {
-  const queen = g.colorToMove === WHITE ? PIECES_PER_COLOR : 0;
-  const any = g.queenNeighbors(1 - g.colorToMove) >= 5;
-  for (const m of legal) {
-    if (!any && (m === PASS || movePiece(m) !== queen)) continue;
-    g.play(m);
-    const r = hiveOutcome(g);
-    g.undo();
-    if (r === -1) return m;
-  }
-  return null;
-}
-
-/**
  * The network's most probable legal move, no search (the ladder's policy-only player). With
  * `winCheck` (a tactical variant, not the pure network) a move that wins at once is played first.
  */
@@ -739,7 +762,9 @@ export const DEFAULT_HIVE_MODEL: string = new URL(
 /** Loads a model file (or checkpoint) as the engine's MCTS player, named by its metadata. */
 export async function loadUhpModel(
   path: string,
-): Promise<UhpModel & { mcts: MctsPlayer; setHybrid(on: boolean): void }> {
+): Promise<
+  UhpModel & { mcts: MctsPlayer; setHybrid(on: boolean): void; setLossCheck(n: number): void }
+> {
   const m = await loadHiveModel(path);
   const base = path.slice(path.lastIndexOf("/") + 1);
   const name = typeof m.meta.name === "string" ? m.meta.name : base;
@@ -754,6 +779,17 @@ export async function loadUhpModel(
       on ? HYBRID_SEARCH : { valueMix: d.valueMix, valueScale: d.valueScale, surroundPrior: 0 },
     );
   };
+  // Odd plies (the opponent moves last); 0 is off. Changes only the check, not the kept tree.
+  const setLossCheck = (n: number) => {
+    const plies = n > 0 ? n | 1 : 0;
+    if (plies !== mcts.config.lossCheck) mcts.config = { ...mcts.config, lossCheck: plies };
+  };
   const head = (c.cells ? " cells" : "") + (c.valuePool ? ` pool${c.valuePool}` : "");
-  return { name: `${name} ${c.blocks}x${c.filters}${head}`, player: mcts, mcts, setHybrid };
+  return {
+    name: `${name} ${c.blocks}x${c.filters}${head}`,
+    player: mcts,
+    mcts,
+    setHybrid,
+    setLossCheck,
+  };
 }

@@ -83,6 +83,14 @@ Deno.test("uhp: a loaded model answers bestmove with MCTS, info names it, UseMod
     e.handle("bestmove depth 1");
     equal(model.mcts.config.surroundPrior, 0);
     equal(model.mcts.config.valueMix, 0);
+    // LossCheck N sets the loss check's plies (odd), 0 turns it off.
+    equal(e.handle("options get LossCheck"), "LossCheck;int;0;0;0;7\nok");
+    e.handle("options set LossCheck 4");
+    e.handle("bestmove depth 1");
+    equal(model.mcts.config.lossCheck, 5);
+    e.handle("options set LossCheck 0");
+    e.handle("bestmove depth 1");
+    equal(model.mcts.config.lossCheck, 0);
     e.handle("options set UseModel 0");
     const ab = e.handle("bestmove depth 1").split("\n")[0];
     equal(ab, e.game!.moveString(searchBestMove(e.game!, { depth: 1 }).move));
