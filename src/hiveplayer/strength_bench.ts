@@ -79,6 +79,7 @@ const KEYS = [
   "surround",
   "net-visits",
   "win1-store",
+  "loss-check",
 ];
 
 /** The `hive-strength` benchmark suite. */
