@@ -91,7 +91,7 @@ Deno.test("hive-strength: model2 players meet the first network head to head; wi
   // A misspelt key is an error naming it, not a silently ignored setting.
   await rejects(() => suite.run(opts("policy:random", ["recrod=x"])), /unknown argument "recrod="/);
   ok(suite.usage?.includes("record=FILE"));
-  // The loss check's key reaches the MCTS players.
+  // The loss check's key is accepted, and MCTS players with it play the match.
   const lc = await suite.run(opts("mcts:random", ["playouts=4", "loss-check=5"]));
   equal(lc.tables[0].rows[0][2], 2);
 });
