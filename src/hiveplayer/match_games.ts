@@ -7,7 +7,7 @@ import { mulberry32 } from "../mcts/random.ts";
 import { searchBestMove } from "../uhp/alphabeta.ts";
 import { type HiveEvaluator, MCTS_PLAYER_DEFAULTS, MctsPlayer } from "../uhp/mcts_player.ts";
 import { HiveGame } from "../hive/game.ts";
-import { BLACK_WINS, WHITE_WINS } from "../hive/state.ts";
+import { valueForPly } from "../sgf/positions.ts";
 import { type LabelledGame, MATCH_LABELLER } from "./dagger.ts";
 import { playedGame } from "./engine_games.ts";
 
@@ -67,23 +67,23 @@ export function playMatchGame(
     chose.push(g.turn >= opening && legal.length > 1);
     g.play(m, s);
   }
-  const white = g.state === WHITE_WINS ? 1 : g.state === BLACK_WINS ? -1 : 0;
   const mctsName = `kibitz-mcts${o.playouts}-${netName}`;
   const abName = `kibitz-alphabeta-d${o.depth}`;
+  const stored = playedGame(g, {
+    gameName: `match-${mctsName}-${abName}-seed${seed}`,
+    source: `match:${netName}+${abName}`,
+    index: seed,
+    gameType: o.gameType,
+    variant: "match",
+    white: mctsColor === 0 ? mctsName : abName,
+    black: mctsColor === 1 ? mctsName : abName,
+    moves,
+    maxPlies: o.maxPlies,
+  });
   return {
-    ...playedGame(g, {
-      gameName: `match-${mctsName}-${abName}-seed${seed}`,
-      source: `match:${netName}+${abName}`,
-      index: seed,
-      gameType: o.gameType,
-      variant: "match",
-      white: mctsColor === 0 ? mctsName : abName,
-      black: mctsColor === 1 ? mctsName : abName,
-      moves,
-      maxPlies: o.maxPlies,
-    }),
+    ...stored,
     labeller: MATCH_LABELLER,
     labels: moves.map((s, ply) => (chose[ply] ? s : null)),
-    labelValues: moves.map((_, ply) => (chose[ply] ? (ply % 2 === 0 ? white : -white) : null)),
+    labelValues: moves.map((_, ply) => (chose[ply] ? valueForPly(stored.result, ply) : null)),
   };
 }

@@ -1,7 +1,4 @@
-// `deno task bench hive-strength [games=N] [first=K] [budget=S] [model=FILE] [model2=FILE]
-// [playouts=N] [ms=N] [plies=N] [pairs=a:b,...|none] [batch=N] [discount=X] [reuse=0|1]
-// [cap-aware=0|1] [win1-store=FILE] [mix=X] [mix-scale=S] [net-visits=N] [surround=K]
-// [cpuct=C] [fpu=F] [cpuct2=C] [fpu2=F] [record=FILE]`:
+// `deno task bench hive-strength [key=value ...]` (keys: USAGE below, or `--help`):
 // the strength ladder of the Hive players (see strength.ts) with the shipped network by default.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
@@ -228,14 +225,9 @@ export const suite: BenchSuite = {
       }, (i, s, plies, g) => {
         opts.log(`  game ${i + 1}: ${a.name} scores ${s} in ${plies} plies`);
         if (record) {
-          const line = { game: i + 1, a: a.name, b: b.name, aWhite: i % 2 === 0, scoreA: s, plies };
-          Deno.writeTextFileSync(
-            record,
-            JSON.stringify({ ...line, moves: g.gameString() }) + "\n",
-            {
-              append: true,
-            },
-          );
+          const aWhite = i % 2 === 0, moves = g.gameString();
+          const line = { game: i + 1, a: a.name, b: b.name, aWhite, scoreA: s, plies, moves };
+          Deno.writeTextFileSync(record, JSON.stringify(line) + "\n", { append: true });
         }
       });
       results.push(r);

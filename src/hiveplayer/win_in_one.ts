@@ -5,7 +5,7 @@
 // so the targets hold it, but it is about 1 % of the positions.
 import type { HiveEvaluator } from "../uhp/mcts_player.ts";
 import { HiveGame } from "../hive/game.ts";
-import { winningMove } from "../uhp/mcts_player.ts";
+import { winningMove } from "../uhp/forced_win.ts";
 import { hiveOutcome } from "../alphazero/hive.ts";
 
 /** The policy's view of the wins in one of some games. */

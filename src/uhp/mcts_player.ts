@@ -26,8 +26,6 @@ import type { UhpModel, UhpPlayer } from "./engine.ts";
 import { evaluate as staticScore } from "./alphabeta.ts";
 import { forcedWin, winningMove } from "./forced_win.ts";
 
-export { winningMove };
-
 /** Playouts per unit of `bestmove depth N` (depth N = N x this many playouts). */
 export const PLAYOUTS_PER_DEPTH = 100;
 /** Milliseconds kept back from a time limit for the reply itself. */

@@ -1,7 +1,8 @@
 import { equal, ok } from "node:assert/strict";
 import { winInOneStats } from "../../src/hiveplayer/win_in_one.ts";
 import { HiveGame } from "../../src/hive/game.ts";
-import { uniformHiveEvaluator, winningMove } from "../../src/uhp/mcts_player.ts";
+import { uniformHiveEvaluator } from "../../src/uhp/mcts_player.ts";
+import { winningMove } from "../../src/uhp/forced_win.ts";
 import { WON_ENGINE_GAME } from "../helpers/hive_games.ts";
 
 Deno.test("winInOneStats: finds the engine game's win in one and ranks it by the policy", () => {

@@ -16,8 +16,8 @@ import {
   surroundGains,
   SyncHiveNet,
   uniformHiveEvaluator,
-  winningMove,
 } from "../../src/uhp/mcts_player.ts";
+import { winningMove } from "../../src/uhp/forced_win.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { mulberry32 } from "../../src/mcts/random.ts";
 import { WON_ENGINE_GAME } from "../helpers/hive_games.ts";
