@@ -5,7 +5,7 @@ import { ENGINE_GAME_DEFAULTS, engineName } from "../src/hiveplayer/engine_games
 import { playEngineGames } from "../src/hiveplayer/engine_games_pool.ts";
 import { DAGGER_DEFAULTS, type LabelledGame, labellerName } from "../src/hiveplayer/dagger.ts";
 import { playDaggerGames, playMatchGames } from "../src/hiveplayer/net_games_pool.ts";
-import { MATCH_GAME_DEFAULTS } from "../src/hiveplayer/match_games.ts";
+import { MATCH_GAME_DEFAULTS, SELFPLAY_DEFAULTS } from "../src/hiveplayer/match_games.ts";
 import { isGzipStore, type StoredGame } from "../src/sgf/store.ts";
 
 await runMain(async () => {
@@ -14,7 +14,8 @@ await runMain(async () => {
     Deno.args,
     "deno task hive-games --out FILE [--games N] [--depth D | --time-ms T] [--workers W]\n" +
       "       deno task hive-games --dagger MODEL --out FILE [--games N] [--label-depth D] [--vs-random P]\n" +
-      "       deno task hive-games --match MODEL --out FILE [--games N] [--playouts N] [--depth D]",
+      "       deno task hive-games --match MODEL --out FILE [--games N] [--playouts N] [--depth D]\n" +
+      "       deno task hive-games --match MODEL --selfplay --out FILE [--games N] [--playouts N]",
     "Plays games between two copies of the project's alpha-beta player (a few seeded random opening\n" +
       "plies, then search) and appends them to a game store (JSON lines, the format of\n" +
       "`deno task ingest`), labelled as engine games, as warm-start data for hive-pretrain.\n" +
@@ -27,7 +28,11 @@ await runMain(async () => {
       "colours alternating by seed, after --random-plies plus 0..--extra-random-plies random plies;\n" +
       "every position where a side chose among several moves is labelled with the move played and\n" +
       "the game's final result for that side (a draw or a game stopped at --max-plies: 0), source\n" +
-      "`match:...`: value targets from the games the network has to win.",
+      "`match:...`: value targets from the games the network has to win.\n" +
+      "With --match MODEL --selfplay: MODEL with MCTS plays itself (one tree, --playouts per move,\n" +
+      "default 400), the first --sample-plies plies after the random opening drawn by root visits;\n" +
+      "every position with a choice is labelled with the search's most visited move and\n" +
+      "--search-value x the search's root value + the rest x the final result (source `selfplay:...`).",
     {
       out: { type: "string", help: "game store to append to (JSON lines)" },
       games: { type: "string", default: "20", help: "games to play" },
@@ -61,13 +66,23 @@ await runMain(async () => {
       },
       playouts: {
         type: "string",
-        default: String(md.playouts),
-        help: "--match: MCTS playouts per move",
+        help: `--match: MCTS playouts per move (--selfplay: default ${SELFPLAY_DEFAULTS.playouts})`,
       },
       "extra-random-plies": {
         type: "string",
         default: String(md.extraRandomPlies),
         help: "--match: up to this many more random opening plies, by seed",
+      },
+      selfplay: { type: "boolean", help: "--match: MODEL plays itself (self-play labels)" },
+      "search-value": {
+        type: "string",
+        default: String(SELFPLAY_DEFAULTS.searchValue),
+        help: "--selfplay: share of the search's root value in the value label (rest: result)",
+      },
+      "sample-plies": {
+        type: "string",
+        default: String(SELFPLAY_DEFAULTS.samplePlies),
+        help: "--selfplay: plies after the opening whose move is drawn by root visits",
       },
       "label-depth": {
         type: "string",
@@ -111,6 +126,8 @@ await runMain(async () => {
   const dagger = v.dagger === undefined ? null : String(v.dagger);
   const match = v.match === undefined ? null : String(v.match);
   if (dagger && match) throw new KibitzError("bad_args", "--dagger and --match exclude each other");
+  const selfPlay = v.selfplay === true;
+  if (selfPlay && !match) throw new KibitzError("bad_args", "--selfplay needs --match MODEL");
   const share = (name: string, fallback: number) => {
     const x = numberOption(v, name, fallback);
     if (x < 0 || x > 1) throw new KibitzError("bad_args", `--${name} must be in [0, 1]: got ${x}`);
@@ -145,11 +162,18 @@ await runMain(async () => {
   if (!(daggerOptions.scale > 0)) throw new KibitzError("bad_args", "--scale must be positive");
   const matchOptions = {
     gameType: options.gameType,
-    playouts: intOption(v, "playouts", md.playouts, 1),
+    playouts: intOption(v, "playouts", selfPlay ? SELFPLAY_DEFAULTS.playouts : md.playouts, 1),
     depth: options.depth,
     randomPlies: options.randomPlies,
     extraRandomPlies: intOption(v, "extra-random-plies", md.extraRandomPlies, 0, 200),
     maxPlies: options.maxPlies,
+    ...(selfPlay
+      ? {
+        selfPlay,
+        searchValue: share("search-value", SELFPLAY_DEFAULTS.searchValue),
+        samplePlies: intOption(v, "sample-plies", SELFPLAY_DEFAULTS.samplePlies, 0, 400),
+      }
+      : {}),
   };
   for (const [flag, model] of [["dagger", dagger], ["match", match]]) {
     if (!model) continue;
@@ -195,7 +219,9 @@ await runMain(async () => {
     file.close();
   }
   const s = (performance.now() - t0) / 1000;
-  const what = match
+  const what = selfPlay
+    ? `self-play games (${plies} plies, ${labelled} positions labelled by the search)`
+    : match
     ? `match games (${plies} plies, ${labelled} positions labelled with the result)`
     : dagger
     ? `labelled games (${plies} plies, ${labelled} positions labelled by ${

@@ -436,6 +436,12 @@ export class MctsPlayer implements UhpPlayer {
     return { moves: kids.map((k) => k.move), priors: kids.map((k) => k.prior) };
   }
 
+  /** The last search's root moves and their visits (self-play draws its opening moves by them). */
+  rootVisits(): { moves: number[]; visits: number[] } {
+    const kids = this.tree?.root.children ?? [];
+    return { moves: kids.map((k) => k.move), visits: kids.map((k) => k.n) };
+  }
+
   /** Forgets the kept tree (the next search starts afresh). */
   resetTree(): void {
     this.tree = null;

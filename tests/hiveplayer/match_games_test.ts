@@ -6,6 +6,7 @@ import {
   MATCH_LABELLER,
   type MatchGameOptions,
   playMatchGame,
+  SELFPLAY_LABELLER,
 } from "../../src/hiveplayer/match_games.ts";
 import { playMatchGames } from "../../src/hiveplayer/net_games_pool.ts";
 import { encodeSamples, prepareGames, samplesOf } from "../../src/hiveplayer/pretrain.ts";
@@ -141,4 +142,59 @@ Deno.test("match games: with winner moves only, the loser's moves are not imitat
   const expert = prepareGames([{ ...sg, labeller: "kibitz-alphabeta-d2" } as LabelledGame]).games;
   const e = encodeSamples(expert, samples, true);
   equal(e.policy.reduce((a, x) => a + x, 0), samples.length);
+});
+
+Deno.test("self-play games: the search's choice and a blend of its value and the result as labels", () => {
+  const o: MatchGameOptions = {
+    ...OPTS,
+    selfPlay: true,
+    playouts: 8,
+    searchValue: 0.5,
+    samplePlies: 4,
+    maxPlies: 40,
+  };
+  const a = playMatchGame(1, net, "tiny", o);
+  deepEqual(playMatchGame(1, net, "tiny", o), a, "seeded");
+  equal(a.labeller, SELFPLAY_LABELLER);
+  equal(a.source, "selfplay:tiny");
+  equal(a.white, "kibitz-mcts8-tiny");
+  equal(a.black, a.white);
+  // A finished game's result or an unfinished one's 0 (the tiny net rarely finishes in 40 plies).
+  const white = a.result === "WhiteWins" ? 1 : a.result === "BlackWins" ? -1 : 0;
+  // Replayed with one tree as the game did: each label is the search's most visited move and
+  // each value half its root value, half the result; after the sampled plies the label is played.
+  const mcts = new MctsPlayer(net, { ...MCTS_PLAYER_DEFAULTS, maxPlies: o.maxPlies });
+  const g = new HiveGame(a.gameType);
+  let first = -1, sampledOther = 0, labelled = 0;
+  a.moves.forEach((m, ply) => {
+    const label = a.labels[ply], v = a.labelValues[ply];
+    if (label !== null) {
+      if (first < 0) first = ply;
+      labelled++;
+      const r = mcts.search(g, o.playouts);
+      equal(label, g.moveString(r.move), `ply ${ply}`);
+      const q = r.proven ? r.proven.result : r.value;
+      const z = ply % 2 === 0 ? white : -white;
+      ok(Math.abs(v! - (0.5 * q + 0.5 * z)) < 1e-12, `ply ${ply}: ${v} vs ${q}, ${z}`);
+      if (ply >= first + o.samplePlies!) {
+        equal(m, label, `ply ${ply}: no sampling after the opening`);
+      } else if (m !== label) sampledOther++;
+    } else equal(v, null);
+    g.playString(m);
+  });
+  ok(labelled > 10);
+  ok(first >= o.randomPlies && first <= o.randomPlies + o.extraRandomPlies);
+  // Over a few games the sampled plies sometimes play another move than the label.
+  let other = sampledOther;
+  for (let seed = 2; seed <= 4 && other === 0; seed++) {
+    const b = playMatchGame(seed, net, "tiny", o);
+    other += b.moves.filter((m, ply) => b.labels[ply] !== null && b.labels[ply] !== m).length;
+  }
+  ok(other > 0, "visit sampling plays other moves than the label");
+  // The labels train both sides (an expert's, not the moves played).
+  const { games } = prepareGames([a]);
+  const samples = samplesOf(games, 0, () => 0);
+  equal(samples.length, labelled);
+  const won = encodeSamples(games, samples, true);
+  equal(won.policy.reduce((x, y) => x + y, 0), samples.length);
 });
