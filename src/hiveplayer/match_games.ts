@@ -127,15 +127,17 @@ function playSelfPlayGame(
   const moves: string[] = [], labels: (string | null)[] = [], searched: (number | null)[] = [];
   while (!g.isOver() && g.turn < o.maxPlies) {
     const legal = g.validMoves();
-    let m = legal[0];
+    let m = legal[0], label: string | null = null, q: number | null = null;
     if (g.turn < opening) m = legal[Math.floor(rand() * legal.length)];
     else if (legal.length > 1) {
       const r = mcts.search(g, o.playouts);
-      labels.push(g.moveString(r.move));
-      searched.push(r.proven ? r.proven.result : r.value);
+      label = g.moveString(r.move);
+      // The root's value for the side to move (a proven root: its exact result).
+      q = r.value;
       m = g.turn < sampleUntil ? sampleByVisits(mcts.rootVisits(), rand) ?? r.move : r.move;
     }
-    if (labels.length === moves.length) (labels.push(null), searched.push(null));
+    labels.push(label);
+    searched.push(q);
     const s = g.moveString(m);
     moves.push(s);
     g.play(m, s);

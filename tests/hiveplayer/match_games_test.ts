@@ -173,7 +173,8 @@ Deno.test("self-play games: the search's choice and a blend of its value and the
       labelled++;
       const r = mcts.search(g, o.playouts);
       equal(label, g.moveString(r.move), `ply ${ply}`);
-      const q = r.proven ? r.proven.result : r.value;
+      const q = r.value;
+      if (r.proven) equal(q, r.proven.result, "a proven root's value is its result");
       const z = ply % 2 === 0 ? white : -white;
       ok(Math.abs(v! - (0.5 * q + 0.5 * z)) < 1e-12, `ply ${ply}: ${v} vs ${q}, ${z}`);
       if (ply >= first + o.samplePlies!) {
