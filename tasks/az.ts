@@ -24,6 +24,11 @@ await runMain(async () => {
       playouts: { type: "string", help: "self-play playouts per move (default: preset)" },
       steps: { type: "string", help: "training steps per iteration (default: preset)" },
       "arena-games": { type: "string", help: "arena games per iteration (default: preset)" },
+      "arena-playouts": { type: "string", help: "arena playouts per move (default: preset)" },
+      "max-plies": {
+        type: "string",
+        help: "ply cap of self-play and arena games, scored a draw (default: preset)",
+      },
       backend: { type: "string", default: "auto", help: "cpu, cpu-fast, gpu or auto" },
       seed: { type: "string", help: "seed of weights and games (default 1)" },
       init: {
@@ -42,6 +47,9 @@ await runMain(async () => {
   p.selfplay.playouts = intOption(v, "playouts", p.selfplay.playouts, 1);
   p.train.steps = intOption(v, "steps", p.train.steps, 1);
   p.arena.games = intOption(v, "arena-games", p.arena.games, 2);
+  p.arena.playouts = intOption(v, "arena-playouts", p.arena.playouts, 1);
+  p.selfplay.maxPlies = intOption(v, "max-plies", p.selfplay.maxPlies, 0);
+  p.arena.maxPlies = intOption(v, "max-plies", p.arena.maxPlies, 0);
   p.seed = intOption(v, "seed", p.seed, 0);
   const dir = v.dir === undefined ? `out/az/${name}` : String(v.dir);
   await ensureOutputDir(dir, "--dir");

@@ -65,4 +65,13 @@ Deno.test("tasks: az, selfplay, train and arena answer --help; a bad game is an 
   }).output();
   assert.notEqual(bad.code, 0);
   assert.match(new TextDecoder().decode(bad.stderr), /error: game "chess": unknown/);
+  const help = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "tasks/az.ts", "--help"],
+  }).output();
+  assert.match(new TextDecoder().decode(help.stdout), /--arena-playouts[\s\S]*--max-plies/);
+  const badPlayouts = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "tasks/az.ts", "tictactoe", "--arena-playouts", "0", "--dir", "out/x"],
+  }).output();
+  assert.notEqual(badPlayouts.code, 0);
+  assert.match(new TextDecoder().decode(badPlayouts.stderr), /arena-playouts/);
 });
