@@ -481,9 +481,11 @@ async function timeSplits(
 /**
  * Fewest F(4x4) tile columns at which the small-batch tuner also times Winograd against the direct
  * conv (the selection table takes F(4x4) from 1024 up; 26 x 26 boards have 49 tiles an image, so
- * this is batch 3 and up, batch 8 among the bench's sizes).
+ * this is every batch of a 26 x 26 board). It was 128 (batch 3 up) until session 23's H200 run
+ * found batch 1's plan GPU-bound in pipelined calls, its direct 3x3 convs 82 % of its time, while
+ * F(4x4) took batch 8's convs from 0.286 to 0.131 ms; the tuner keeps the faster of the two.
  */
-export const SMALL_WINO_MIN_TILES = 128;
+export const SMALL_WINO_MIN_TILES = 49;
 
 const compared = new Map<string, Promise<WinoTuneResult | null>>();
 
