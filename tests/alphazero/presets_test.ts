@@ -75,3 +75,28 @@ Deno.test("tasks: az, selfplay, train and arena answer --help; a bad game is an 
   assert.notEqual(badPlayouts.code, 0);
   assert.match(new TextDecoder().decode(badPlayouts.stderr), /arena-playouts/);
 });
+
+Deno.test("tasks: az --max-plies caps self-play and arena games (scored draws)", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "tasks/az.ts",
+        "tictactoe",
+        ...["--dir", dir, "--iterations", "1", "--games", "2", "--playouts", "4", "--steps", "1"],
+        ...["--arena-games", "2", "--arena-playouts", "2", "--max-plies", "3", "--backend", "cpu"],
+      ],
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const log = JSON.parse((await Deno.readTextFile(`${dir}/log.jsonl`)).trim());
+    // Tic-tac-toe cannot end before ply 5: every game stops at the cap of 3.
+    assert.equal(log.selfplay.positions, 6);
+    assert.deepEqual([log.arena.games, log.arena.draws], [2, 2]);
+    const arena = (await Deno.readTextFile(`${dir}/arena/iter-0001.jsonl`)).trim().split("\n");
+    for (const line of arena) assert.equal(JSON.parse(line).moves.length, 3);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
