@@ -52,44 +52,40 @@ Deno.test("presets: every game's network fits its game; unknown names are refuse
   assert.throws(() => azPreset("go"), (e) => isKibitzError(e, "bad_args"));
 });
 
+/** Runs `tasks/NAME.ts` with the arguments; its exit code and decoded output. */
+async function runTask(name: string, ...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `tasks/${name}.ts`, ...args],
+  }).output();
+  const text = new TextDecoder();
+  return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+}
+
 Deno.test("tasks: az, selfplay, train and arena answer --help; a bad game is an error", async () => {
   for (const t of ["az", "selfplay", "train", "arena"]) {
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", `tasks/${t}.ts`, "--help"],
-    }).output();
+    const out = await runTask(t, "--help");
     assert.equal(out.code, 0);
-    assert.match(new TextDecoder().decode(out.stdout), new RegExp(`usage: deno task ${t} `));
+    assert.match(out.stdout, new RegExp(`usage: deno task ${t} `));
+    if (t === "az") assert.match(out.stdout, /--arena-playouts[\s\S]*--max-plies/);
   }
-  const bad = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "tasks/az.ts", "chess"],
-  }).output();
+  const bad = await runTask("az", "chess");
   assert.notEqual(bad.code, 0);
-  assert.match(new TextDecoder().decode(bad.stderr), /error: game "chess": unknown/);
-  const help = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "tasks/az.ts", "--help"],
-  }).output();
-  assert.match(new TextDecoder().decode(help.stdout), /--arena-playouts[\s\S]*--max-plies/);
-  const badPlayouts = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "tasks/az.ts", "tictactoe", "--arena-playouts", "0", "--dir", "out/x"],
-  }).output();
+  assert.match(bad.stderr, /error: game "chess": unknown/);
+  const badPlayouts = await runTask("az", "tictactoe", "--arena-playouts", "0", "--dir", "out/x");
   assert.notEqual(badPlayouts.code, 0);
-  assert.match(new TextDecoder().decode(badPlayouts.stderr), /arena-playouts/);
+  assert.match(badPlayouts.stderr, /arena-playouts/);
 });
 
 Deno.test("tasks: az --max-plies caps self-play and arena games (scored draws)", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        "tasks/az.ts",
-        "tictactoe",
-        ...["--dir", dir, "--iterations", "1", "--games", "2", "--playouts", "4", "--steps", "1"],
-        ...["--arena-games", "2", "--arena-playouts", "2", "--max-plies", "3", "--backend", "cpu"],
-      ],
-    }).output();
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const out = await runTask(
+      "az",
+      "tictactoe",
+      ...["--dir", dir, "--iterations", "1", "--games", "2", "--playouts", "4", "--steps", "1"],
+      ...["--arena-games", "2", "--arena-playouts", "2", "--max-plies", "3", "--backend", "cpu"],
+    );
+    assert.equal(out.code, 0, out.stderr);
     const log = JSON.parse((await Deno.readTextFile(`${dir}/log.jsonl`)).trim());
     // Tic-tac-toe cannot end before ply 5: every game stops at the cap of 3.
     assert.equal(log.selfplay.positions, 6);
