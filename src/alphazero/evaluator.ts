@@ -15,6 +15,8 @@ export interface BatchInfer {
   /** The network's shape; with `cells` (the cells policy head) batches carry move tables. */
   readonly config?: { readonly cells?: unknown };
   infer(batch: NetBatch): Promise<NetOutputs>;
+  /** Readies these batch sizes ahead of the first calls (optional; see PolicyValueNet). */
+  prepare?(sizes: readonly number[]): Promise<void>;
 }
 
 /** Work done by an evaluator. */
@@ -41,6 +43,15 @@ function paddedSize(n: number, gpu: boolean, max: number): number {
   let p = 8;
   while (p < n) p *= 2;
   return Math.min(p, Math.max(n, max));
+}
+
+/** Every size a GPU batch of at most `max` positions is padded to (the plans a run records). */
+export function paddedSizes(max: number): number[] {
+  const out: number[] = [];
+  for (let p = 8;; p *= 2) {
+    out.push(Math.min(p, max));
+    if (p >= max) return out;
+  }
 }
 
 interface Pending {
@@ -88,6 +99,18 @@ export class BatchEvaluator<M> implements Evaluator<M> {
       mask: new Float32Array(this.maxBatch * this.spec.moves),
       reqs: [],
     };
+  }
+
+  /**
+   * Readies the network for every batch size this evaluator sends (GPU: the padded sizes' plans,
+   * tuned and compiled now rather than in the first calls); returns the seconds it took.
+   */
+  async prepare(): Promise<number> {
+    const net = this.net;
+    if (net.backend !== "gpu" || !net.prepare) return 0;
+    const t0 = performance.now();
+    await net.prepare(paddedSizes(this.maxBatch));
+    return (performance.now() - t0) / 1000;
   }
 
   /** Mean positions per network call so far. */

@@ -16,11 +16,14 @@ import type { PolicyValueNet } from "../nn/net.ts";
 import { initWeights, type NetWeights } from "../nn/params.ts";
 import { type ArenaGame, type ArenaResult, arenaTotals, runArena } from "./arena.ts";
 import { type Position, ReplayBuffer } from "./buffer.ts";
-import { BatchEvaluator } from "./evaluator.ts";
+import { BatchEvaluator, paddedSizes } from "./evaluator.ts";
 import type { AzPreset } from "./presets.ts";
 import { type GameRecord, selfPlay } from "./selfplay.ts";
 import { checkAgainstPerfect, type PerfectCheck } from "./solver.ts";
 import { trainFromBuffer, type TrainSummary } from "./train.ts";
+
+/** How often self-play reports its live rates between finished games. */
+const LIVE_PROGRESS_MS = 5000;
 
 /** How a run reports and stops. */
 export interface RunHooks {
@@ -42,6 +45,11 @@ export interface SelfPlayStats {
   /** Share of wall time inside network calls. */
   networkShare: number;
   cacheHitRate: number;
+  /**
+   * Seconds spent readying the network's batch sizes before the games began (GPU: recording the
+   * plans, and on hardware tuning and compiling their kernels); not part of `seconds`.
+   */
+  prepareSeconds?: number;
 }
 
 /** A network and the evaluator stack in front of it (cache, then batches). */
@@ -50,12 +58,15 @@ export interface NetPlayer {
   batcher: BatchEvaluator<unknown>;
   evaluator: Evaluator<unknown>;
   cache: CachedEvaluator<unknown> | null;
+  /** Seconds it took to ready the network's batch sizes (0 on the CPU). */
+  prepareSeconds: number;
   close(): void;
 }
 
 /**
  * Builds a network on `backend` with its batched, cached evaluator. On the GPU two batches may be
- * in flight (the readback of one overlaps the work of the next); the CPU runs one at a time.
+ * in flight (the readback of one overlaps the work of the next), and every padded batch size is
+ * readied before play (see BatchEvaluator.prepare); the CPU runs one batch at a time.
  */
 export async function netPlayer(
   weights: NetWeights,
@@ -67,11 +78,20 @@ export async function netPlayer(
   const net = await createNet(weights, backend);
   const batcher = new BatchEvaluator(net, game, maxBatch, net.backend === "gpu" ? 2 : 1);
   const cache = cacheSize > 0 ? new CachedEvaluator(batcher, cacheSize) : null;
+  let prepareSeconds: number;
+  try {
+    prepareSeconds = await batcher.prepare();
+  } catch (e) {
+    batcher.close();
+    net.dispose();
+    throw e;
+  }
   return {
     net,
     batcher,
     evaluator: cache ?? batcher,
     cache,
+    prepareSeconds,
     close() {
       batcher.close();
       net.dispose();
@@ -174,6 +194,29 @@ export async function selfPlayStage(
       );
     }
   };
+  // Live rates count every move of every game, finished or not: with many games in flight the
+  // first one may finish only after a long while.
+  let moves = 0, movePlayouts = 0, lastLive = t0;
+  const report = () => {
+    lastLive = performance.now();
+    const sec = Math.max(1e-9, (lastLive - t0) / 1000);
+    const evals = player.batcher.stats.positions - statsBefore.positions;
+    hooks.progress?.(
+      `iteration ${iteration} self-play ${flushed - first + done.size}/${count} games, ` +
+        `${moves} moves (${(moves / sec).toFixed(1)}/s, ${(movePlayouts / sec).toFixed(0)} ` +
+        `playouts/s, ${(evals / sec).toFixed(0)} evaluations/s), batch ${
+          player.batcher.averageBatch().toFixed(1)
+        }`,
+    );
+  };
+  if (player.prepareSeconds > 0) {
+    hooks.progress?.(
+      `iteration ${iteration} self-play: network ready for batch sizes ${
+        paddedSizes(preset.maxBatch).join(", ")
+      } in ${player.prepareSeconds.toFixed(2)} s`,
+      true,
+    );
+  }
   const stopFlag = { stop: false };
   const cfg = { ...preset.selfplay };
   // A cells-head network trains on each position's move table: store the cells with it.
@@ -191,16 +234,15 @@ export async function selfPlayStage(
       positions += rec.positions.length;
       playouts += rec.playouts;
       await flush(false);
-      const sec = (performance.now() - t0) / 1000;
-      hooks.progress?.(
-        `iteration ${iteration} self-play ${flushed - first + done.size}/${count} games, ` +
-          `${(positions / sec).toFixed(1)} positions/s, batch ${
-            player.batcher.averageBatch().toFixed(1)
-          }`,
-      );
+      report();
       if (hooks.stopped?.()) stopFlag.stop = true;
     },
     () => stopFlag.stop,
+    (n) => {
+      moves++;
+      movePlayouts += n;
+      if (performance.now() - lastLive >= LIVE_PROGRESS_MS) report();
+    },
   );
   await flush(true);
   const sec = Math.max(1e-9, (performance.now() - t0) / 1000);
@@ -217,6 +259,7 @@ export async function selfPlayStage(
     averageBatch: batches > 0 ? evals / batches : 0,
     networkShare: (st.netMs - statsBefore.netMs) / 1000 / sec,
     cacheHitRate: lookups > 0 ? player.cache!.hits / lookups : 0,
+    ...(player.prepareSeconds > 0 ? { prepareSeconds: player.prepareSeconds } : {}),
   };
 }
 

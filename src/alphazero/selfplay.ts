@@ -57,13 +57,17 @@ export function gameSeed(seed: number, index: number): number {
   return (Math.imul(seed + 1, 0x9e3779b1) ^ Math.imul(index + 1, 0x85ebca6b)) >>> 0;
 }
 
-/** Plays one self-play game with its own search tree. */
+/**
+ * Plays one self-play game with its own search tree; `onMove` hears of each move as it is played
+ * (its playouts), for progress while games are still running.
+ */
 export async function playSelfPlayGame<M>(
   spec: GameSpec<M>,
   evaluator: Evaluator<M>,
   cfg: SelfPlayConfig,
   index: number,
   seed: number,
+  onMove?: (playouts: number) => void,
 ): Promise<GameRecord> {
   const s = gameSeed(seed, index);
   const search = new Search(spec.create(), evaluator, cfg.search, s);
@@ -89,7 +93,9 @@ export async function playSelfPlayGame<M>(
       result = 0;
       break;
     }
+    const before = search.counters.playouts;
     await search.run(cfg.playouts);
+    onMove?.(search.counters.playouts - before);
     const st = search.rootStats();
     const total = st.visits.reduce((a, b) => a + b, 0);
     const planes = new Float32Array(per);
@@ -119,7 +125,8 @@ export async function playSelfPlayGame<M>(
 /**
  * Plays games `first`, ..., `first + count - 1` with `cfg.concurrency` in flight, calling `onGame`
  * as each finishes (in completion order; each game's content depends only on its index and seed).
- * `stop` returning true ends the run once the games in flight finish.
+ * `stop` returning true ends the run once the games in flight finish; `onMove` hears of every
+ * move of every game (its playouts) as it is played.
  */
 export async function selfPlay<M>(
   spec: GameSpec<M>,
@@ -130,13 +137,14 @@ export async function selfPlay<M>(
   seed: number,
   onGame: (g: GameRecord) => Promise<void> | void,
   stop: () => boolean = () => false,
+  onMove?: (playouts: number) => void,
 ): Promise<void> {
   let next = first;
   const end = first + count;
   const worker = async () => {
     while (next < end && !stop()) {
       const index = next++;
-      const rec = await playSelfPlayGame(spec, evaluator, cfg, index, seed);
+      const rec = await playSelfPlayGame(spec, evaluator, cfg, index, seed, onMove);
       await onGame(rec);
     }
   };

@@ -1,6 +1,6 @@
 /** A throttled single-line progress reporter for long jobs (stderr, redrawn in place on a TTY). */
 export class Progress {
-  private last = 0;
+  private last = -Infinity;
   private readonly start = performance.now();
   private readonly tty: boolean;
   private readonly encoder = new TextEncoder();

@@ -90,6 +90,12 @@ export interface PolicyValueNet {
   velocity(): Promise<Map<string, Float32Array>>;
   /** Restores momentum buffers saved by `velocity` (missing names stay as they are). */
   setVelocity(v: Map<string, Float32Array>): void;
+  /**
+   * Readies inference for these batch sizes now (GPU: records the plans, tuning and compiling
+   * their kernels on hardware adapters), so that a long run's first calls do not pay for it.
+   * Absent where there is nothing to prepare (the CPU).
+   */
+  prepare?(sizes: readonly number[]): Promise<void>;
   /** Frees device memory. */
   dispose(): void;
 }
@@ -940,6 +946,26 @@ export class GpuNet implements PolicyValueNet {
   setVelocity(v: Map<string, Float32Array>): void {
     checkVelocity(this.net.specs, v);
     for (const [k, data] of v) writeBuffer(this.ctx, this.net.velocity!.get(k)!.buffer, data);
+  }
+
+  /** The keys of the plans recorded so far ("infer:SIZE[:cellsWIDTH]", "train:SIZE..."). */
+  planKeys(): string[] {
+    return [...this.plans.keys()];
+  }
+
+  /** Records the inference plans of `sizes` (each split as infer would) at the current table width. */
+  async prepare(sizes: readonly number[]): Promise<void> {
+    const chunk = this.maxBatch(), width = this.cellWidthFor(undefined);
+    for (const size of sizes) {
+      if (!Number.isInteger(size) || size < 1) {
+        throw new KibitzError(
+          "bad_batch",
+          `prepare: batch sizes are positive integers, got ${size}`,
+        );
+      }
+      await this.plan(Math.min(size, chunk), false, width);
+      if (size > chunk && size % chunk) await this.plan(size % chunk, false, width);
+    }
   }
 
   /** Encodes a recorded plan (for benchmarks that time it inside one pass). */

@@ -80,3 +80,28 @@ Deno.test({
     gpu.dispose();
   },
 });
+
+Deno.test({
+  name: "evaluator: prepare records the plan of every padded batch size before the first call",
+  ignore: !ctx,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const w = initWeights(netFor(spec, { ...NET_PRESETS.tiny, blocks: 1, filters: 8 }), 4);
+    const gpu = await GpuNet.create(ctx!, w);
+    const ev = new BatchEvaluator(gpu, spec, 40);
+    assert.deepEqual(gpu.planKeys(), []);
+    const s = await ev.prepare();
+    assert(s > 0);
+    assert.deepEqual(gpu.planKeys().sort(), ["infer:16", "infer:32", "infer:40", "infer:8"]);
+    // A batch of 3 (padded to 8) and one of 20 (padded to 32) record nothing new.
+    const g = spec.create();
+    await Promise.all([0, 1, 2].map(() => ev.evaluate(g, g.legalMoves())));
+    const many = Array.from({ length: 20 }, () => ev.evaluate(g, g.legalMoves()));
+    await Promise.all(many);
+    assert.equal(gpu.planKeys().length, 4);
+    assert.equal(ev.stats.batches, 2);
+    ev.close();
+    gpu.dispose();
+  },
+});

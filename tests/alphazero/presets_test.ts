@@ -86,6 +86,11 @@ Deno.test("tasks: az --max-plies caps self-play and arena games (scored draws)",
       ...["--arena-games", "2", "--arena-playouts", "2", "--max-plies", "3", "--backend", "cpu"],
     );
     assert.equal(out.code, 0, out.stderr);
+    // Self-play progress counts the moves of every game, with live rates.
+    assert.match(
+      out.stderr,
+      /self-play \d\/2 games, \d moves \([\d.]+\/s, \d+ playouts\/s, \d+ evaluations\/s\)/,
+    );
     const log = JSON.parse((await Deno.readTextFile(`${dir}/log.jsonl`)).trim());
     // Tic-tac-toe cannot end before ply 5: every game stops at the cap of 3.
     assert.equal(log.selfplay.positions, 6);

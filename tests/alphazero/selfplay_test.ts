@@ -110,3 +110,38 @@ Deno.test("selfplay: the evaluator keeps one network call in flight and batches 
   assert.deepEqual(sizes, [10, 12]);
   assert.equal(ev.averageBatch(), 11);
 });
+
+Deno.test("selfplay: onMove hears every move of every game, with its playouts", async () => {
+  const net = new CpuNet(initWeights(config, 3));
+  const batcher = new BatchEvaluator(net, TICTACTOE, 64);
+  const cfg = defaultSelfPlayConfig({
+    playouts: 24,
+    concurrency: 3,
+    temperatureMoves: 9,
+    search: defaultSearchConfig({ noise: true, dirichletAlpha: 1, leavesPerRound: 4 }),
+  });
+  const out: GameRecord[] = [];
+  let moves = 0, playouts = 0, movesAtFirstGame = -1;
+  await selfPlay(
+    TICTACTOE,
+    batcher,
+    cfg,
+    0,
+    5,
+    5,
+    (g) => {
+      if (movesAtFirstGame < 0) movesAtFirstGame = moves;
+      out.push(g);
+    },
+    () => false,
+    (n) => {
+      moves++;
+      playouts += n;
+    },
+  );
+  batcher.close();
+  assert.equal(moves, out.reduce((s, g) => s + g.positions.length, 0));
+  assert.equal(playouts, out.reduce((s, g) => s + g.playouts, 0));
+  // Games in flight report their moves before any game finishes.
+  assert(movesAtFirstGame > out[0].positions.length, `${movesAtFirstGame} moves at the first end`);
+});
