@@ -1,10 +1,11 @@
 // `deno task bench hive-selfplay [net=default|cells-default|small|cpu|cells-cpu|tiny|cells-tiny]
-// [seconds=N] [playouts=N] [concurrency=N] [batch=N] [uhp=0|1]`: Hive self-play throughput with a
-// network of the given size (random weights: speed does not depend on them). Measures network
-// evaluations per second at fixed batch sizes, the UHP engine's one-position CPU evaluation
-// (reference ops vs the fast path; uhp=0 skips it), then runs self-play (seed 003's search, root
-// noise, batched evaluator) for a fixed wall time and reports moves/s, evaluations/s, mean batch
-// and games/hour at the mean game length seen. Cells nets get move tables.
+// [seconds=N] [playouts=N] [concurrency=N] [batch=N] [uhp=0|1] [profile=1]`: Hive self-play
+// throughput with a network of the given size (random weights: speed does not depend on them).
+// Measures network evaluations per second at fixed batch sizes (profile=1, GPU: and where each
+// plan's GPU time goes, by kernel), the UHP engine's one-position CPU evaluation (reference ops vs
+// the fast path; uhp=0 skips it), then runs self-play (seed 003's search, root noise, batched
+// evaluator) for a fixed wall time and reports moves/s, evaluations/s, mean batch and games/hour at
+// the mean game length seen. Cells nets get move tables.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu } from "../gpu/device.ts";
@@ -21,6 +22,8 @@ import { randomGame } from "../hive/playout.ts";
 import { CachedEvaluator } from "../mcts/evaluator.ts";
 import { defaultSearchConfig, Search } from "../mcts/search.ts";
 import { createNet } from "../nn/create.ts";
+import { profilePlan } from "../nn/bench_profile.ts";
+import { GpuNet } from "../nn/net.ts";
 import { initWeights } from "../nn/params.ts";
 import type { NetConfig } from "../nn/config.ts";
 import { ReferenceHiveNet, SyncHiveNet } from "../uhp/mcts_player.ts";
@@ -79,7 +82,11 @@ export const suite: BenchSuite = {
     const gpu = net.backend === "gpu" ? await getGpu() : null;
     const report = newReport("hive-selfplay", gpu ? describeAdapter(gpu.report) : null);
 
-    // 1. Raw network speed on encoded mid-game positions.
+    // 1. Raw network speed on encoded mid-game positions (`profile=1`: and each plan's GPU time by
+    // kernel, GPU only).
+    const profile = ["1", "true", "yes"].includes(a.get("profile") ?? "");
+    const profileRows: (string | number | null)[][] = [];
+    let profileTimer = "";
     const rows: (string | number)[][] = [];
     const positions: HiveGame[] = [];
     for (let s = 1; positions.length < 64; s++) {
@@ -108,6 +115,15 @@ export const suite: BenchSuite = {
       const s = (performance.now() - t0) / 1000;
       opts.log(`batch ${size}: ${(n * size / s).toFixed(0)} positions/s`);
       rows.push([size, n, s, (n * size) / s, (s / n) * 1000]);
+      if (profile && gpu && net instanceof GpuNet) {
+        // The plan this batch ran (its move-table width included), dispatch by dispatch.
+        const p = await profilePlan(gpu, await net.planFor(size, false));
+        profileRows.push([size, "whole plan, warm", "-", p.planMs, p.backToBackMs]);
+        for (const r of p.rows.toSorted((a, b) => b.ms - a.ms).slice(0, 8)) {
+          profileRows.push([size, `${r.phase}: ${r.kernel}`, r.dispatches, r.ms, null]);
+        }
+        profileTimer = p.timer;
+      }
     }
     report.tables.push({
       title: `Network ${netName} (${cfg.blocks} x ${cfg.filters}${
@@ -116,6 +132,14 @@ export const suite: BenchSuite = {
       columns: ["batch", "calls", "seconds", "positions/s", "ms per call"],
       rows,
     });
+    if (profileRows.length) {
+      report.tables.push({
+        title: `Where each batch size's plan spends its GPU time (${profileTimer}; the eight ` +
+          "largest kernels; whole plan: one replay alone / back to back)",
+        columns: ["batch", "kernel", "dispatches", "ms", "ms back to back"],
+        rows: profileRows,
+      });
+    }
     if (a.get("uhp") !== "0") report.tables.push(uhpLatency(cfg, positions, seconds, opts.log));
 
     // 2. Self-play for a fixed wall time: `concurrency` games, each with its own search.

@@ -43,6 +43,7 @@ import {
   readbackFloorMs,
 } from "./bench_latency.ts";
 import { type PlanProfile, profilePlan } from "./bench_profile.ts";
+import { setTuneCacheEnabled } from "./gpu/tune_cache.ts";
 
 type Dir =
   | "forward"
@@ -252,13 +253,18 @@ export const suite: BenchSuite = {
   async run(opts): Promise<BenchReport> {
     const kv = benchKeyValues("nn", opts.args);
     for (const k of kv.keys()) {
-      if (!["peak", "quick", "only", "model", "browser", "tune", "gemm"].includes(k)) {
+      if (
+        !["peak", "quick", "only", "model", "browser", "tune", "gemm", "tune-cache"].includes(k)
+      ) {
         throw new KibitzError(
           "bad_args",
-          `nn: unknown argument "${k}=": valid are peak=, quick=, only=, model=, browser=, tune=, gemm=`,
+          `nn: unknown argument "${k}=": valid are peak=, quick=, only=, model=, browser=, tune=, gemm=, tune-cache=`,
         );
       }
     }
+    // The bench times the autotuner itself: results from the disk cache (an earlier run) would make
+    // its tuner tables stale, so the cache is off unless `tune-cache=1`.
+    setTuneCacheEnabled(["1", "true", "yes"].includes(kv.get("tune-cache") ?? ""));
     // `tune=64,256`: the batches the autotuner section tunes the 256 -> 256 layer at (hardware,
     // quick and full runs; default 256). `gemm=NAME,...`: training rows with those Winograd GEMMs
     // forced, beside the tuned one (an A/B of the step with the earlier best).

@@ -81,10 +81,12 @@ export {
   winogradGemmSource,
 } from "./gpu/winograd_gemm.ts";
 export {
+  forgetTunings,
   pickWinoKernels,
   tuneWinograd,
   winogradTuneLog,
   type WinoTuneResult,
 } from "./gpu/winograd_tune.ts";
+export { kernelFingerprint, setTuneCacheEnabled, tuneCachePath } from "./gpu/tune_cache.ts";
 /** The latency measurements of `bench nn` (readback floor, calls, pipelining), for browser pages. */
 export * as nnLatency from "./bench_latency.ts";

@@ -33,6 +33,8 @@ import { syntheticBatch } from "../../src/nn/train.ts";
 import { winogradConv2d, type WinogradTile } from "../../src/nn/winograd.ts";
 import { maxDiff, randTensor, relErr } from "./helpers.ts";
 
+// These tests time the tuners: results from an earlier run's disk cache would skip the timing.
+Deno.env.set("KIBITZ_TUNE_CACHE", "off");
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
 

@@ -48,6 +48,8 @@ import {
 import type { NetConfig } from "../../src/nn/config.ts";
 import { maxDiff, randTensor, relErr } from "./helpers.ts";
 
+// These tests time the tuners: results from an earlier run's disk cache would skip the timing.
+Deno.env.set("KIBITZ_TUNE_CACHE", "off");
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
 

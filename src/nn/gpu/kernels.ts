@@ -154,6 +154,12 @@ const ENTRIES = {
   meanPoolBackward: [poolSrc, "mean_pool_backward"],
 } as const;
 
+/** Every WGSL source the network core compiles for `tiles` (for fingerprints of tuning results). */
+export function kernelSources(tiles: KernelTiles): string[] {
+  const entries = { ...ENTRIES, ...tiledEntries(tiles) };
+  return [...new Set(Object.values(entries).map(([src]) => src as string))];
+}
+
 /** Names of the network's compute pipelines. */
 export type KernelName = keyof typeof ENTRIES;
 

@@ -33,6 +33,7 @@ import {
   type WinoKernels,
 } from "./winograd_gemm.ts";
 import { envValue } from "../../env.ts";
+import { loadTuned, saveTuned } from "./tune_cache.ts";
 
 /** The name of the built-in batched GEMM (convForwardSource, batched) among the candidates. */
 export const LEGACY = "legacy";
@@ -55,6 +56,8 @@ export interface WinoTuneResult {
   winner: string;
   timings: WinoTiming[];
   timer: string;
+  /** Read from the disk cache (timed by an earlier process), not timed now. */
+  cached?: boolean;
 }
 
 /** A layer shape of a convolution: batch, channels in and out, board (kernel k, default 3). */
@@ -86,11 +89,23 @@ export function bucketed(shape: WinoShape): WinoShape {
 }
 const log: WinoTuneResult[] = [];
 
-/** The tuning under `key`, run once per process: later calls share it; a failed one is retried. */
+/**
+ * The tuning under `key`, run once per process (later calls share it; a failed one is retried)
+ * and kept in the disk cache (tune_cache.ts): a result stored there for the same kernels is used
+ * without timing anything.
+ */
 function memoTuned(key: string, run: () => Promise<WinoTuneResult>): Promise<WinoTuneResult> {
   let hit = tuned.get(key);
   if (!hit) {
-    hit = run().then((r) => {
+    hit = (async () => {
+      const stored = await loadTuned<WinoTuneResult>(key);
+      if (stored && typeof stored.winner === "string" && Array.isArray(stored.timings)) {
+        return { ...stored, cached: true };
+      }
+      const r = await run();
+      await saveTuned(key, r);
+      return r;
+    })().then((r) => {
       log.push(r);
       return r;
     });
@@ -98,6 +113,15 @@ function memoTuned(key: string, run: () => Promise<WinoTuneResult>): Promise<Win
     tuned.set(key, hit);
   }
   return hit;
+}
+
+/**
+ * Forgets this process's tuning results (not the disk cache's), so the next plan reads the cache or
+ * tunes again: for tests, and for a long-lived process whose adapter changed.
+ */
+export function forgetTunings(): void {
+  tuned.clear();
+  compared.clear();
 }
 
 /** Every tuning result of this process so far, in the order they finished (for the bench). */
