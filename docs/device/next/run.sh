@@ -1,0 +1,62 @@
+#!/bin/bash
+# The next device run (written in session 24, which had no device): hardware parity of session
+# 24's code, batch-1 latency with the F(4x4)-or-direct tuner, where the cells network's plans
+# spend their GPU time by batch size (the H200's batch 16 took 43 ms a call against 19 for batch 8
+# of the FC network), and the AlphaZero loop's steady self-play rate on the GPU (batch sizes
+# readied first, tuner results from the disk cache). About 8 minutes; stage caps T_* override.
+# LOCAL=1: a dry run on llvmpipe (NET=cells-tiny AZ=hive-cells-tiny for small sizes).
+T0=$(date +%s)
+el() { echo "=== [t=$(($(date +%s) - T0))s] $*"; }
+OUT=${OUT:-/tmp/out-local}
+mkdir -p $OUT
+LOG=$OUT/log.txt
+exec > >(tee -a $LOG) 2>&1
+if [ -z "$LOCAL" ]; then
+  for f in .gl/*.deb; do dpkg -x $f /; done
+  ldconfig
+  mkdir -p /tmp/bin && xz -dc .dev/deno.xz >/tmp/bin/deno && chmod +x /tmp/bin/deno
+  export PATH=/tmp/bin:$PATH
+  tar -C /tmp -xJf .dev/denodir.tar.xz && export DENO_DIR=/tmp/dd2
+  nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv,noheader
+  nproc
+fi
+export DENO_NO_UPDATE_CHECK=1 NO_COLOR=1 KIBITZ_TUNE_CACHE=${KIBITZ_TUNE_CACHE:-/tmp/kibitz-tune.json}
+D="deno run -A --no-check --cached-only"
+el setup done
+timeout 40 $D tasks/gpu_info.ts 2>&1 | head -8 >$OUT/gpuinfo.txt
+cat $OUT/gpuinfo.txt
+if [ -z "$LOCAL" ] && ! grep -qi nvidia $OUT/gpuinfo.txt; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  timeout 40 $D tasks/gpu_info.ts 2>&1 | head -8 | tee $OUT/gpuinfo.txt
+  grep -qi nvidia $OUT/gpuinfo.txt || { el "no NVIDIA adapter: stop"; exit 3; }
+fi
+
+el "1. parity: tuning cache, evaluator prepare, bench hive-selfplay profile"
+timeout ${T_TEST:-90} deno test -A --no-check --cached-only tests/nn/tune_cache_test.ts \
+  tests/alphazero/evaluator_gpu_test.ts tests/alphazero/hive_bench_test.ts 2>&1 |
+  grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -20
+
+el "2. bench nn latency (batch 1: direct or F(4x4))"
+timeout ${T_LAT:-150} $D tasks/bench.ts nn quick=1 only=latency --backend gpu --out $OUT/lat \
+  2>&1 | tail -30
+
+NET=${NET:-cells-default}
+el "3. bench hive-selfplay net=$NET profile=1 (tunes every padded size, then the disk cache has it)"
+timeout ${T_SP:-150} $D tasks/bench.ts hive-selfplay net=$NET seconds=${SP_SECONDS:-30} uhp=0 \
+  profile=1 --backend gpu --out $OUT/sp 2>&1 | tail -60
+
+el "4. az ${AZ:-hive-cells} from random weights: the steady self-play rate"
+timeout ${T_AZ:-190} $D tasks/az.ts ${AZ:-hive-cells} --backend gpu --dir /tmp/az \
+  --iterations 1 --games ${AZ_GAMES:-64} --playouts ${AZ_PLAYOUTS:-64} --steps ${AZ_STEPS:-10} \
+  --arena-games 2 --arena-playouts ${AZ_ARENA_PO:-8} --max-plies ${AZ_MAXP:-80} 2>&1 | tail -30
+cp /tmp/az/log.jsonl $OUT/az.log.jsonl 2>/dev/null
+cp $KIBITZ_TUNE_CACHE $OUT/tune-cache.json 2>/dev/null
+
+el "collect"
+for d in lat sp; do
+  for f in $OUT/$d/*.md; do [ -f "$f" ] && cp "$f" $OUT/$d-$(basename $f); done
+done
+cp $OUT/lat/nn.json $OUT/lat-nn.json 2>/dev/null
+rm -rf $OUT/lat $OUT/sp
+ls -la $OUT
+el done
