@@ -28,7 +28,7 @@ import {
   winogradTuneLog,
   type WinoTuneResult,
 } from "./gpu/winograd_tune.ts";
-import { CpuNet, GpuNet, type PolicyValueNet } from "./net.ts";
+import { CpuNet, GpuNet, type NetPrecision, type PolicyValueNet, resolvePrecision } from "./net.ts";
 import { initWeights } from "./params.ts";
 import { cpuTensor, rng } from "./tensor.ts";
 import { syntheticBatch } from "./train.ts";
@@ -252,13 +252,14 @@ export const suite: BenchSuite = {
     "nn: 3x3 conv GFLOP/s forward/backward and inference positions/s, CPU reference and GPU",
   async run(opts): Promise<BenchReport> {
     const kv = benchKeyValues("nn", opts.args);
+    const known = [
+      ...["peak", "quick", "only", "model", "browser", "tune", "gemm", "tune-cache", "precision"],
+    ];
     for (const k of kv.keys()) {
-      if (
-        !["peak", "quick", "only", "model", "browser", "tune", "gemm", "tune-cache"].includes(k)
-      ) {
+      if (!known.includes(k)) {
         throw new KibitzError(
           "bad_args",
-          `nn: unknown argument "${k}=": valid are peak=, quick=, only=, model=, browser=, tune=, gemm=, tune-cache=`,
+          `nn: unknown argument "${k}=": valid are ${known.map((x) => `${x}=`).join(", ")}`,
         );
       }
     }
@@ -276,6 +277,14 @@ export const suite: BenchSuite = {
       return b;
     });
     const forcedGemms = (kv.get("gemm") ?? "").split(",").filter((x) => x);
+    // `precision=f32,f16`: the latency section once per inference storage (default: the default,
+    // `auto`); f16 is skipped on devices without shader-f16.
+    const precisions = (kv.get("precision") ?? "auto").split(",").filter((x) => x).map((x) => {
+      if (x !== "f32" && x !== "f16" && x !== "auto") {
+        throw new KibitzError("bad_args", `nn: precision= takes f32, f16 or auto, got "${x}"`);
+      }
+      return x as NetPrecision;
+    });
     // `only=latency,train` runs some sections (conv, infer, latency, train): a capped device run.
     const only = kv.get("only")?.split(",").filter((x) => x) ?? null;
     for (const x of only ?? []) {
@@ -593,6 +602,7 @@ export const suite: BenchSuite = {
               flush,
               profRows,
               hostRows,
+              precisions,
             ),
         );
         // The small-batch plans' tuning (split-K, tile family, direct or F(4x4)) beside them.
@@ -903,11 +913,56 @@ async function latencyTable(
   flush: () => Promise<void>,
   profRows: Row[],
   hostRows: Row[],
+  precisions: NetPrecision[] = ["auto"],
 ): Promise<void> {
   const cfg = netPreset(preset);
-  const net = await GpuNet.create(ctx, initWeights(cfg, 1));
-  try {
-    const floor = await readbackFloorMs(ctx);
+  const auto = resolvePrecision(ctx, "auto", true, true);
+  let floor = NaN;
+  for (const want of precisions) {
+    if (want === "f16" && !deviceHasF16(ctx)) {
+      log("latency, f16: skipped (the device has no shader-f16)");
+      continue;
+    }
+    const net = await GpuNet.create(ctx, initWeights(cfg, 1), { precision: want });
+    // With several precisions, the rows name theirs, and the summary keeps the default's run.
+    const label = precisions.length > 1 ? `${preset} ${net.precision}` : preset;
+    const sum = precisions.length === 1 || net.precision === auto ? summary : new Map();
+    try {
+      floor = await latencyRuns(
+        ctx,
+        net,
+        label,
+        full,
+        log,
+        rows,
+        sum,
+        flush,
+        profRows,
+        hostRows,
+        floor,
+      );
+    } finally {
+      net.dispose();
+    }
+  }
+}
+
+/** latencyTable's rows for one network (one precision); returns the readback floor it used. */
+async function latencyRuns(
+  ctx: GpuContext,
+  net: GpuNet,
+  preset: string,
+  full: boolean,
+  log: (line: string) => void,
+  rows: Row[],
+  summary: Map<string, number>,
+  flush: () => Promise<void>,
+  profRows: Row[],
+  hostRows: Row[],
+  knownFloor: number,
+): Promise<number> {
+  const floor = Number.isFinite(knownFloor) ? knownFloor : await readbackFloorMs(ctx);
+  if (!Number.isFinite(knownFloor)) {
     log(`readback floor (4 bytes): ${floor.toFixed(2)} ms`);
     rows.push([
       preset,
@@ -921,101 +976,100 @@ async function latencyTable(
       null,
       "4-byte copy + mapAsync round trip, median of 15",
     ]);
-    summary.set("floor", floor);
+  }
+  summary.set("floor", floor);
+  await flush();
+  const budget = full ? 1000 : 500;
+  for (const size of [1, 8]) {
+    const b = benchBatch(net, size);
+    await net.infer(b);
+    await warmUp(ctx, () => net.infer(b));
+    const ms = await callMs(net, b, budget);
+    const cost = await planCost(ctx, net, size);
+    rows.push([
+      preset,
+      "deno",
+      "one call",
+      size,
+      ms,
+      cost.gpuMs,
+      cost.encodeMs,
+      cost.dispatches,
+      1000 / ms * floor / 1000,
+      cost.timer,
+    ]);
+    summary.set(`call:${size}`, ms);
+    summary.set(`gpu:${size}`, cost.gpuMs);
+    summary.set(`encode:${size}`, cost.encodeMs);
+    log(
+      `batch ${size}: ${ms.toFixed(2)} ms/call, GPU ${cost.gpuMs.toFixed(3)} ms, encode ${
+        cost.encodeMs.toFixed(3)
+      } ms, ${cost.dispatches} dispatches`,
+    );
     await flush();
-    const budget = full ? 1000 : 500;
-    for (const size of [1, 8]) {
-      const b = benchBatch(net, size);
-      await net.infer(b);
-      await warmUp(ctx, () => net.infer(b));
-      const ms = await callMs(net, b, budget);
-      const cost = await planCost(ctx, net, size);
+    for (const depth of [4, 16]) {
+      const { rate, hostMs } = await pipelinedCallsPerS(net, b, depth, budget);
       rows.push([
         preset,
         "deno",
-        "one call",
+        `${depth} in flight`,
         size,
-        ms,
-        cost.gpuMs,
-        cost.encodeMs,
-        cost.dispatches,
-        1000 / ms * floor / 1000,
-        cost.timer,
+        1000 / rate,
+        null,
+        null,
+        null,
+        rate * floor / 1000,
+        `${(rate * size).toFixed(0)} positions/s; host ${
+          hostMs.toFixed(3)
+        } ms per call (upload, encode, submit, map requests; see the host-side table)`,
       ]);
-      summary.set(`call:${size}`, ms);
-      summary.set(`gpu:${size}`, cost.gpuMs);
-      summary.set(`encode:${size}`, cost.encodeMs);
-      log(
-        `batch ${size}: ${ms.toFixed(2)} ms/call, GPU ${cost.gpuMs.toFixed(3)} ms, encode ${
-          cost.encodeMs.toFixed(3)
-        } ms, ${cost.dispatches} dispatches`,
-      );
-      await flush();
-      for (const depth of [4, 16]) {
-        const { rate, hostMs } = await pipelinedCallsPerS(net, b, depth, budget);
-        rows.push([
-          preset,
-          "deno",
-          `${depth} in flight`,
-          size,
-          1000 / rate,
-          null,
-          null,
-          null,
-          rate * floor / 1000,
-          `${(rate * size).toFixed(0)} positions/s; host ${
-            hostMs.toFixed(3)
-          } ms per call (upload, encode, submit, map requests; see the host-side table)`,
-        ]);
-        summary.set(`pipe:${size}:${depth}`, rate * floor / 1000);
-        summary.set(`host:${size}:${depth}`, hostMs);
-        log(`batch ${size}, ${depth} in flight: ${rate.toFixed(1)} calls/s`);
-        await flush();
-      }
-      // The host side of calls in flight, eager against deferred map requests (session 17); at
-      // batch 1 also one call at a time (the deferred request must not add latency).
-      if (size === 1) await hostProfileRows(net, b, 1, budget, floor, preset, hostRows);
-      const perFloor = await hostProfileRows(net, b, 16, budget, floor, preset, hostRows);
-      summary.set(`pipeEager:${size}:16`, perFloor.get("eager") ?? NaN);
-      log(
-        `batch ${size}, 16 in flight: ${
-          [...perFloor].map(([m, v]) => `${m} ${v.toFixed(2)}`).join(", ")
-        } calls per floor interval`,
-      );
-      await flush();
-      // The plan's GPU time with warm clocks, back to back (what pipelined calls pay: when it
-      // matches the 16-in-flight ms per call, pipelining is GPU-bound), and by phase and kernel.
-      const prof = await profilePlan(ctx, await net.planFor(size, false), {
-        warmMs: ctx.report.isFallback ? 0 : 300,
-        reps: ctx.report.isFallback ? 1 : 16,
-        samples: ctx.report.isFallback ? 1 : 3,
-      });
-      rows.push([
-        preset,
-        "deno",
-        "GPU only, warm",
-        size,
-        null,
-        prof.backToBackMs,
-        null,
-        cost.dispatches,
-        null,
-        `${prof.reps} replays back to back in one pass, per replay (one replay alone: ${
-          prof.planMs.toFixed(3)
-        } ms); ${prof.timer.split(";")[0]}`,
-      ]);
-      summary.set(`gpuWarm:${size}`, prof.backToBackMs);
-      profileRows(profRows, `inference, batch ${size}`, prof);
-      log(
-        `batch ${size}: GPU warm ${prof.backToBackMs.toFixed(3)} ms per replay back to back, ${
-          prof.planMs.toFixed(3)
-        } alone; ${prof.phases.map((p) => `${p.phase} ${p.ms.toFixed(3)}`).join(", ")}`,
-      );
+      summary.set(`pipe:${size}:${depth}`, rate * floor / 1000);
+      summary.set(`host:${size}:${depth}`, hostMs);
+      log(`batch ${size}, ${depth} in flight: ${rate.toFixed(1)} calls/s`);
       await flush();
     }
-  } finally {
-    net.dispose();
+    // The host side of calls in flight, eager against deferred map requests (session 17); at
+    // batch 1 also one call at a time (the deferred request must not add latency).
+    if (size === 1) await hostProfileRows(net, b, 1, budget, floor, preset, hostRows);
+    const perFloor = await hostProfileRows(net, b, 16, budget, floor, preset, hostRows);
+    summary.set(`pipeEager:${size}:16`, perFloor.get("eager") ?? NaN);
+    log(
+      `batch ${size}, 16 in flight: ${
+        [...perFloor].map(([m, v]) => `${m} ${v.toFixed(2)}`).join(", ")
+      } calls per floor interval`,
+    );
+    await flush();
+    // The plan's GPU time with warm clocks, back to back (what pipelined calls pay: when it
+    // matches the 16-in-flight ms per call, pipelining is GPU-bound), and by phase and kernel.
+    const prof = await profilePlan(ctx, await net.planFor(size, false), {
+      warmMs: ctx.report.isFallback ? 0 : 300,
+      reps: ctx.report.isFallback ? 1 : 16,
+      samples: ctx.report.isFallback ? 1 : 3,
+    });
+    rows.push([
+      preset,
+      "deno",
+      "GPU only, warm",
+      size,
+      null,
+      prof.backToBackMs,
+      null,
+      cost.dispatches,
+      null,
+      `${prof.reps} replays back to back in one pass, per replay (one replay alone: ${
+        prof.planMs.toFixed(3)
+      } ms); ${prof.timer.split(";")[0]}`,
+    ]);
+    summary.set(`gpuWarm:${size}`, prof.backToBackMs);
+    profileRows(profRows, `inference, batch ${size}`, prof);
+    log(
+      `batch ${size}: GPU warm ${prof.backToBackMs.toFixed(3)} ms per replay back to back, ${
+        prof.planMs.toFixed(3)
+      } alone; ${prof.phases.map((p) => `${p.phase} ${p.ms.toFixed(3)}`).join(", ")}`,
+    );
+    await flush();
   }
+  return floor;
 }
 
 /** The per-phase / per-kernel GPU time table's title and columns around its rows. */

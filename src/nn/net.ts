@@ -362,10 +362,16 @@ interface GpuPlan {
 export type NetPrecision = "f32" | "f16" | "auto";
 
 /**
- * Whether "auto" picks f16 on hardware adapters with `shader-f16`. Off until the f16 parity test
- * (tests/nn/f16_test.ts) has passed on hardware and the bench shows f16 ahead: flip it then.
+ * Whether "auto" picks f16 on hardware adapters with `shader-f16`: on since session 24, the gate
+ * being met by then. f16 parity passed on the H200 (session 23: tests/nn/f16_test.ts with real
+ * f16, the network at batch 1 and 8 and the pooled head against the CPU f16 twin), and the bench
+ * had f16 ahead where the GPU, not the readback floor, sets the pace (H200, session 15: 1,503
+ * against 1,447 positions/s at batch 64, 2,006 against 1,967 at 256; the 3x3 layer 2.82 against
+ * 2.90 ms; one call at a time at batch 1 and 8 within 1 %, both at the floor). A small gain: the
+ * GEMMs that dominate run in f32 either way. Pipelined small batches were not yet measured in f16
+ * (`bench nn only=latency precision=f32,f16` measures both).
  */
-export const AUTO_F16 = false;
+export const AUTO_F16 = true;
 
 /**
  * The storage the fused inference plans use. `f16` needs the tiled fused graph and a device with

@@ -9,6 +9,8 @@ import { getGpu } from "../../src/gpu/device.ts";
 import { NET_PRESETS } from "../../src/nn/config.ts";
 import { CpuNet, GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
+// f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
+Deno.env.set("KIBITZ_NN_F16", "0");
 
 const ctx = await getGpu();
 const spec = connectFourSpec(5, 4, 4);

@@ -31,6 +31,8 @@ import { initWeights } from "../../src/nn/params.ts";
 import { SyncHiveNet } from "../../src/uhp/mcts_player.ts";
 import { isKibitzError } from "../../src/errors.ts";
 import { WON_ENGINE_GAME } from "../helpers/hive_games.ts";
+// f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
+Deno.env.set("KIBITZ_NN_F16", "0");
 
 /** Mid-game positions, each seen through symmetry `i % 12`. */
 interface Seen {

@@ -15,6 +15,8 @@ import { ReferenceHiveNet, SyncHiveNet } from "../../src/uhp/mcts_player.ts";
 import { WON_ENGINE_GAME } from "../helpers/hive_games.ts";
 import { assertSameEvaluation } from "../helpers/hive_eval.ts";
 import type { StoredGame } from "../../src/sgf/store.ts";
+// f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
+Deno.env.set("KIBITZ_NN_F16", "0");
 
 const TINY_CELLS: NetConfig = { ...HIVE_NETS.tiny, cells: { ...HIVE_CELLS, hidden: 4 } };
 

@@ -7,6 +7,8 @@ import { groupProfile, opPhases, profilePlan } from "../../src/nn/bench_profile.
 import { NET_PRESETS } from "../../src/nn/config.ts";
 import { GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
+// f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
+Deno.env.set("KIBITZ_NN_F16", "0");
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };

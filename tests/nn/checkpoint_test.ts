@@ -13,6 +13,8 @@ import { getGpu } from "../../src/gpu/device.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import { isKibitzError } from "../../src/errors.ts";
+// f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
+Deno.env.set("KIBITZ_NN_F16", "0");
 
 const tiny = NET_PRESETS.tiny;
 const gpu = await getGpu();

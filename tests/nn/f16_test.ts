@@ -14,7 +14,7 @@ import { convForwardSource, f16Prelude } from "../../src/nn/gpu/conv_gemm.ts";
 import { deviceHasF16, f16Entries, f16MiscSource, loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { HARDWARE_TILES, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
-import { GpuNet, resolvePrecision } from "../../src/nn/net.ts";
+import { AUTO_F16, GpuNet, resolvePrecision } from "../../src/nn/net.ts";
 import { initWeights, type NetWeights } from "../../src/nn/params.ts";
 import { type CpuTensor, rng } from "../../src/nn/tensor.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
@@ -158,14 +158,18 @@ Deno.test("f16 WGSL: the f16 kernels are the emulated ones under `enable f16;`, 
 });
 
 Deno.test(
-  "f16 precision: never chosen without shader-f16; auto stays f32 unless KIBITZ_NN_F16=1",
+  "f16 precision: never chosen without shader-f16; auto is f16 on hardware adapters that have " +
+    "it, f32 elsewhere; KIBITZ_NN_F16 overrides",
   opts,
   () => {
     const prev = Deno.env.get("KIBITZ_NN_F16");
     try {
       Deno.env.delete("KIBITZ_NN_F16");
-      assert.equal(resolvePrecision(ctx!, "auto", true, true), "f32");
-      assert.equal(resolvePrecision(ctx!, undefined, true, true), "f32");
+      const auto = hasF16 && !ctx!.report.isFallback ? "f16" : "f32";
+      assert.equal(AUTO_F16, true);
+      assert.equal(resolvePrecision(ctx!, "auto", true, true), auto);
+      assert.equal(resolvePrecision(ctx!, undefined, true, true), auto);
+      assert.equal(resolvePrecision(ctx!, "auto", false, true), "f32");
       assert.equal(resolvePrecision(ctx!, "f32", true, true), "f32");
       assert.equal(resolvePrecision(ctx!, "f16", true, true, true), "f16-emulated");
       Deno.env.set("KIBITZ_NN_F16", "1");

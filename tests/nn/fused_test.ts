@@ -16,6 +16,8 @@ import { type CpuTensor, cpuTensor, rng } from "../../src/nn/tensor.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
 import { maxAbs, maxDiff, randTensor } from "./helpers.ts";
+// f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
+Deno.env.set("KIBITZ_NN_F16", "0");
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };

@@ -12,6 +12,8 @@ import { CpuNet, GpuNet, type NetBatch } from "../../src/nn/net.ts";
 import { cpuFusedInfer } from "../../src/nn/f16.ts";
 import type { NetWeights } from "../../src/nn/params.ts";
 import { maxDiff } from "./helpers.ts";
+// f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
+Deno.env.set("KIBITZ_NN_F16", "0");
 
 /** Asserts that two arrays have the same length and differ by less than `tol` everywhere. */
 export function near(name: string, got: Float32Array, want: Float32Array, tol: number): void {

@@ -8,6 +8,8 @@ import { countParams, initWeights, paramSpecs } from "../../src/nn/params.ts";
 import { syntheticBatch, Trainer } from "../../src/nn/train.ts";
 import { cosineLr, defaultSgd } from "../../src/nn/optimizer.ts";
 import { maxDiff, rejectsWith } from "./helpers.ts";
+// f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
+Deno.env.set("KIBITZ_NN_F16", "0");
 
 const ctx = await getGpu();
 const gpuOpts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };

@@ -8,6 +8,8 @@ import { initWeights } from "../../src/nn/params.ts";
 import { InferencePipeline } from "../../src/nn/pipeline.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import { maxDiff } from "./helpers.ts";
+// f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
+Deno.env.set("KIBITZ_NN_F16", "0");
 
 const ctx = await getGpu();
 const tiny = NET_PRESETS.tiny;

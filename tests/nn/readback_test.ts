@@ -13,6 +13,8 @@ import { syntheticBatch } from "../../src/nn/train.ts";
 import { hostPhases, ReadbackQueue } from "../../src/nn/gpu/readback.ts";
 import { type GpuTensor, readTensors } from "../../src/nn/gpu/tensor.ts";
 import { maxDiff } from "./helpers.ts";
+// f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
+Deno.env.set("KIBITZ_NN_F16", "0");
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };

@@ -32,6 +32,8 @@ import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import { winogradConv2d, type WinogradTile } from "../../src/nn/winograd.ts";
 import { maxDiff, randTensor, relErr } from "./helpers.ts";
+// f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
+Deno.env.set("KIBITZ_NN_F16", "0");
 
 // These tests time the tuners: results from an earlier run's disk cache would skip the timing.
 Deno.env.set("KIBITZ_TUNE_CACHE", "off");

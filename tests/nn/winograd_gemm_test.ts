@@ -47,6 +47,8 @@ import {
 } from "../../src/nn/winograd.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
 import { maxDiff, randTensor, relErr } from "./helpers.ts";
+// f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
+Deno.env.set("KIBITZ_NN_F16", "0");
 
 // These tests time the tuners: results from an earlier run's disk cache would skip the timing.
 Deno.env.set("KIBITZ_TUNE_CACHE", "off");
