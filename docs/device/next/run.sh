@@ -4,7 +4,7 @@
 # spend their GPU time by batch size (the H200's batch 16 took 43 ms a call against 19 for batch 8
 # of the FC network), and the AlphaZero loop's steady self-play rate on the GPU (batch sizes
 # readied first, tuner results from the disk cache). STAGES picks stages (default "1 2 3 4"):
-# two calls, STAGES="1 2" (about 5 minutes) then STAGES="3 4" (about 6; a warm machine keeps the
+# two calls, STAGES="1 2" (at most 5.5 minutes) then STAGES="3 4" (at most 4.5; a warm machine keeps the
 # tuning cache in /tmp between them). Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe
 # (NET=cells-tiny AZ=hive-cells-tiny for small sizes).
 T0=$(date +%s)
@@ -37,23 +37,23 @@ if [ -z "$LOCAL" ] && ! grep -qi nvidia $OUT/gpuinfo.txt; then
 fi
 
 on 1 && el "1. parity: tuning cache, evaluator prepare, bench hive-selfplay profile" &&
-timeout ${T_TEST:-90} deno test -A --no-check --cached-only tests/nn/tune_cache_test.ts \
+timeout ${T_TEST:-60} deno test -A --no-check --cached-only tests/nn/tune_cache_test.ts \
   tests/alphazero/evaluator_gpu_test.ts tests/alphazero/hive_bench_test.ts 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -20
 
-on 2 && el "2. bench nn latency, f32 and f16 (batch 1: direct or F(4x4))" &&
-timeout ${T_LAT:-240} $D tasks/bench.ts nn quick=1 only=latency precision=f32,f16 --backend gpu \
-  --out $OUT/lat 2>&1 | tail -30
+on 2 && el "2. bench nn infer,latency: f32 and f16, 2 calls in flight at 64/256, batch-1 tuner" &&
+timeout ${T_LAT:-270} $D tasks/bench.ts nn quick=1 only=infer,latency precision=f32,f16 \
+  --backend gpu --out $OUT/lat 2>&1 | tail -30
 
 NET=${NET:-cells-default}
 on 3 && el "3. bench hive-selfplay net=$NET profile=1 (tunes every padded size, then the disk cache has it)" &&
-timeout ${T_SP:-150} $D tasks/bench.ts hive-selfplay net=$NET seconds=${SP_SECONDS:-30} uhp=0 \
+timeout ${T_SP:-120} $D tasks/bench.ts hive-selfplay net=$NET seconds=${SP_SECONDS:-30} uhp=0 \
   profile=1 --backend gpu --out $OUT/sp 2>&1 | tail -60
 
 if on 4; then
   el "4. az ${AZ:-hive-cells} from random weights: the steady self-play rate"
   rm -rf /tmp/az
-  timeout ${T_AZ:-190} $D tasks/az.ts ${AZ:-hive-cells} --backend gpu --dir /tmp/az \
+  timeout ${T_AZ:-150} $D tasks/az.ts ${AZ:-hive-cells} --backend gpu --dir /tmp/az \
     --iterations 1 --games ${AZ_GAMES:-64} --playouts ${AZ_PLAYOUTS:-64} --steps ${AZ_STEPS:-10} \
     --arena-games 2 --arena-playouts ${AZ_ARENA_PO:-8} --max-plies ${AZ_MAXP:-80} 2>&1 | tail -30
   cp /tmp/az/log.jsonl $OUT/az.log.jsonl 2>/dev/null
