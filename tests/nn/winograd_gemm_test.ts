@@ -28,6 +28,7 @@ import {
   winogradGemmSource,
 } from "../../src/nn/gpu/winograd_gemm.ts";
 import {
+  compareSmallBatch,
   directOptions,
   LEGACY,
   pickWgradKernel,
@@ -474,6 +475,26 @@ Deno.test(
     const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
     assert.equal(r.winner, fastest.name);
     assert.equal(await tuneDirectSplits(ctx!, kernels, null, { ...shape, n: 64 }), null);
+  },
+);
+
+Deno.test(
+  "direct or F(4x4): a direct conv with nothing to tune is still timed against F(4x4)",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+    // No split-K or tile options here (as 256 channels at batch 16 on hardware tiles): the
+    // comparison once returned null, and the layer stayed direct untimed.
+    const shape = { n: 2, ci: 16, co: 16, h: 6, w: 6, k: 3 };
+    assert.equal(await tuneDirectSplits(ctx!, kernels, null, shape), null);
+    const cands = testCandidates().filter((c) => !c.half).slice(0, 1);
+    const r = await compareSmallBatch(ctx!, kernels, null, shape, cands);
+    assert.ok(r);
+    assert.deepEqual(r.timings.map((t) => t.name.split(" ")[0]), ["direct", "F4"]);
+    assert.equal(r.timings[0].name, "direct splits=1");
+    for (const t of r.timings) assert.ok(t.ms !== null && t.ms > 0, t.name);
+    const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
+    assert.equal(r.winner, fastest.name);
   },
 );
 

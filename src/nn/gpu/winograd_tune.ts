@@ -431,6 +431,28 @@ export async function tuneDirectSplits(
   return await memoTuned(key, () => timeSplits(ctx, kernels, half, shape, k, options, d));
 }
 
+/**
+ * Times the direct fused conv of `shape` in its default configuration alone (where directOptions
+ * has nothing to choose, e.g. 256 channels at batch 16 on hardware tiles), so that the
+ * small-batch comparison still has a direct time to set against F(4x4).
+ */
+export async function timeDirectDefault(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  shape: WinoShape,
+): Promise<WinoTuneResult> {
+  const k = shape.k ?? 3;
+  const tile = defaultDirectTile(shape.co, shape.n * shape.h * shape.w);
+  const d = directDefaultSplits(kernels.tiles, shape.n, shape.ci, shape.co, shape.h, shape.w, k);
+  const only: DirectOption = { splits: d, tile, name: `splits=${d}` };
+  const act = half?.storage ?? "f32";
+  const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
+    directShapeKey(shape.n, shape.ci, shape.co, shape.h, shape.w, k)
+  }|direct-default`;
+  return await memoTuned(key, () => timeSplits(ctx, kernels, half, shape, k, [only], d));
+}
+
 async function timeSplits(
   ctx: GpuContext,
   kernels: NnKernels,
@@ -547,23 +569,30 @@ export async function pickSmallBatchWinograd(
   }
 }
 
-/** The direct-against-Winograd comparison of pickSmallBatchWinograd (cached, logged). */
-function compareSmallBatch(
+/**
+ * The direct-against-Winograd comparison of pickSmallBatchWinograd (cached, logged): the best
+ * tuned (or the default) direct conv against the best F(4x4) conv on shape `s`.
+ */
+export function compareSmallBatch(
   ctx: GpuContext,
   kernels: NnKernels,
   half: HalfKernels | null,
   s: WinoShape,
+  candidates?: WinoCandidate[],
 ): Promise<WinoTuneResult | null> {
   const act = half?.storage ?? "f32";
   const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
     directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3)
-  }|small-wino`;
+  }|small-wino${candidates ? `|${candidates.map((c) => c.name).join(",")}` : ""}`;
   let hit = compared.get(key);
   if (!hit) {
     hit = (async () => {
-      const direct = await tuneDirectSplits(ctx, kernels, half, s);
-      if (!direct) return null;
-      const wino = await tuneWinograd(ctx, kernels, half, 4, s);
+      // Nothing to tune in the direct conv (no split-K or tile options) still leaves its default
+      // to time: at batch 16 on hardware tiles this comparison was skipped, and the tower ran
+      // direct at 43 ms a call on the H200 against 19 for batch 8, which F(4x4) had won.
+      const direct = await tuneDirectSplits(ctx, kernels, half, s) ??
+        await timeDirectDefault(ctx, kernels, half, s);
+      const wino = await tuneWinograd(ctx, kernels, half, 4, s, candidates);
       const best = (t: WinoTuneResult) => Math.min(...t.timings.map((x) => x.ms ?? Infinity));
       const d = best(direct), w = best(wino);
       const timings: WinoTiming[] = [
