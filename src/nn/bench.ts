@@ -601,12 +601,7 @@ export const suite: BenchSuite = {
               ctx,
               preset(big ? "default" : "tiny"),
               big,
-              opts.log,
-              latRows,
-              summary,
-              flush,
-              profRows,
-              hostRows,
+              { log: opts.log, rows: latRows, summary, flush, profRows, hostRows },
               precisions,
             ),
         );
@@ -930,12 +925,7 @@ async function latencyTable(
   ctx: GpuContext,
   preset: string,
   full: boolean,
-  log: (line: string) => void,
-  rows: Row[],
-  summary: Map<string, number>,
-  flush: () => Promise<void>,
-  profRows: Row[],
-  hostRows: Row[],
+  out: LatencyOut,
   precisions: NetPrecision[] = ["auto"],
 ): Promise<void> {
   const cfg = netPreset(preset);
@@ -943,25 +933,20 @@ async function latencyTable(
   let floor = NaN;
   for (const want of precisions) {
     if (want === "f16" && !deviceHasF16(ctx)) {
-      log("latency, f16: skipped (the device has no shader-f16)");
+      out.log("latency, f16: skipped (the device has no shader-f16)");
       continue;
     }
     const net = await GpuNet.create(ctx, initWeights(cfg, 1), { precision: want });
     // With several precisions, the rows name theirs, and the summary keeps the default's run.
     const label = precisions.length > 1 ? `${preset} ${net.precision}` : preset;
-    const sum = precisions.length === 1 || net.precision === auto ? summary : new Map();
+    const keep = precisions.length === 1 || net.precision === auto;
     try {
       floor = await latencyRuns(
         ctx,
         net,
         label,
         full,
-        log,
-        rows,
-        sum,
-        flush,
-        profRows,
-        hostRows,
+        keep ? out : { ...out, summary: new Map() },
         floor,
       );
     } finally {
@@ -970,18 +955,23 @@ async function latencyTable(
   }
 }
 
+/** Where the latency section writes: the log, its three tables' rows, the summary, and a flush. */
+interface LatencyOut {
+  log: (line: string) => void;
+  rows: Row[];
+  summary: Map<string, number>;
+  flush: () => Promise<void>;
+  profRows: Row[];
+  hostRows: Row[];
+}
+
 /** latencyTable's rows for one network (one precision); returns the readback floor it used. */
 async function latencyRuns(
   ctx: GpuContext,
   net: GpuNet,
   preset: string,
   full: boolean,
-  log: (line: string) => void,
-  rows: Row[],
-  summary: Map<string, number>,
-  flush: () => Promise<void>,
-  profRows: Row[],
-  hostRows: Row[],
+  { log, rows, summary, flush, profRows, hostRows }: LatencyOut,
   knownFloor: number,
 ): Promise<number> {
   const floor = Number.isFinite(knownFloor) ? knownFloor : await readbackFloorMs(ctx);

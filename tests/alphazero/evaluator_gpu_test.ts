@@ -15,14 +15,19 @@ Deno.env.set("KIBITZ_NN_F16", "0");
 const ctx = await getGpu();
 const spec = connectFourSpec(5, 4, 4);
 
+/** A one-block, 8-filter Connect Four network's weights and its GPU twin. */
+async function tinyConnectNet() {
+  const w = initWeights(netFor(spec, { ...NET_PRESETS.tiny, blocks: 1, filters: 8 }), 4);
+  return { w, gpu: await GpuNet.create(ctx!, w) };
+}
+
 Deno.test({
   name: "evaluator: GPU batches (padded to a power of two) match the CPU network",
   ignore: !ctx,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    const w = initWeights(netFor(spec, { ...NET_PRESETS.tiny, blocks: 1, filters: 8 }), 4);
-    const gpu = await GpuNet.create(ctx!, w);
+    const { w, gpu } = await tinyConnectNet();
     const cpuEv = new BatchEvaluator(new CpuNet(w), spec, 64);
     const gpuEv = new BatchEvaluator(gpu, spec, 64);
     const games = [[], [2], [2, 2], [0, 1, 2, 3, 4], [4, 4, 4, 0, 1]].map((line) => {
@@ -89,8 +94,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    const w = initWeights(netFor(spec, { ...NET_PRESETS.tiny, blocks: 1, filters: 8 }), 4);
-    const gpu = await GpuNet.create(ctx!, w);
+    const { w, gpu } = await tinyConnectNet();
     const ev = new BatchEvaluator(gpu, spec, 40);
     assert.deepEqual(gpu.planKeys(), []);
     const s = await ev.prepare();

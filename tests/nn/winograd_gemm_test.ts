@@ -54,6 +54,12 @@ Deno.env.set("KIBITZ_NN_F16", "0");
 // These tests time the tuners: results from an earlier run's disk cache would skip the timing.
 Deno.env.set("KIBITZ_TUNE_CACHE", "off");
 const ctx = await getGpu();
+
+/** The tuner's winner is its fastest timing. */
+function assertFastestWins(r: { winner: string; timings: { name: string; ms: number | null }[] }) {
+  const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
+  assert.equal(r.winner, fastest.name);
+}
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
 
 Deno.test("every hardware and test variant fits its threads and generates its kernel", () => {
@@ -267,8 +273,7 @@ Deno.test(
         `${t.name}: ${t.error}`,
       );
     }
-    const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
-    assert.equal(r.winner, fastest.name);
+    assertFastestWins(r);
     // Same shape again: the cached result.
     const again = await tuneWinograd(
       ctx!,
@@ -472,8 +477,7 @@ Deno.test(
       "splits=4",
       "splits=8",
     ]);
-    const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
-    assert.equal(r.winner, fastest.name);
+    assertFastestWins(r);
     assert.equal(await tuneDirectSplits(ctx!, kernels, null, { ...shape, n: 64 }), null);
   },
 );
@@ -493,8 +497,7 @@ Deno.test(
     assert.deepEqual(r.timings.map((t) => t.name.split(" ")[0]), ["direct", "F4"]);
     assert.equal(r.timings[0].name, "direct splits=1");
     for (const t of r.timings) assert.ok(t.ms !== null && t.ms > 0, t.name);
-    const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
-    assert.equal(r.winner, fastest.name);
+    assertFastestWins(r);
   },
 );
 

@@ -7,34 +7,11 @@
 # two calls, STAGES="1 2" (at most 5.5 minutes) then STAGES="3 4" (at most 4.5; a warm machine keeps the
 # tuning cache in /tmp between them). Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe
 # (NET=cells-tiny AZ=hive-cells-tiny for small sizes).
-T0=$(date +%s)
-el() { echo "=== [t=$(($(date +%s) - T0))s] $*"; }
-OUT=${OUT:-/tmp/out-local}
-mkdir -p $OUT
-LOG=$OUT/log.txt
-exec > >(tee -a $LOG) 2>&1
-if [ -z "$LOCAL" ]; then
-  for f in .gl/*.deb; do dpkg -x $f /; done
-  ldconfig
-  mkdir -p /tmp/bin && xz -dc .dev/deno.xz >/tmp/bin/deno && chmod +x /tmp/bin/deno
-  export PATH=/tmp/bin:$PATH
-  tar -C /tmp -xJf .dev/denodir.tar.xz && export DENO_DIR=/tmp/dd2
-  nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv,noheader
-  nproc
-fi
-export DENO_NO_UPDATE_CHECK=1 NO_COLOR=1 KIBITZ_TUNE_CACHE=${KIBITZ_TUNE_CACHE:-/tmp/kibitz-tune.json}
-D="deno run -A --no-check --cached-only"
+source docs/device/setup.sh
+export KIBITZ_TUNE_CACHE=${KIBITZ_TUNE_CACHE:-/tmp/kibitz-tune.json}
 STAGES=" ${STAGES:-1 2 3 4} "
 on() { [[ "$STAGES" == *" $1 "* ]]; }
-el "setup done; stages$STAGES"
-
-timeout 40 $D tasks/gpu_info.ts 2>&1 | head -8 >$OUT/gpuinfo.txt
-cat $OUT/gpuinfo.txt
-if [ -z "$LOCAL" ] && ! grep -qi nvidia $OUT/gpuinfo.txt; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-  timeout 40 $D tasks/gpu_info.ts 2>&1 | head -8 | tee $OUT/gpuinfo.txt
-  grep -qi nvidia $OUT/gpuinfo.txt || { el "no NVIDIA adapter: stop"; exit 3; }
-fi
+el "stages$STAGES"
 
 on 1 && el "1. parity: tuning cache, evaluator prepare, bench hive-selfplay profile" &&
 timeout ${T_TEST:-60} deno test -A --no-check --cached-only tests/nn/tune_cache_test.ts \
@@ -60,11 +37,4 @@ if on 4; then
 fi
 cp $KIBITZ_TUNE_CACHE $OUT/tune-cache.json 2>/dev/null
 
-el "collect"
-for d in lat sp; do
-  for f in $OUT/$d/*.md; do [ -f "$f" ] && cp "$f" $OUT/$d-$(basename $f); done
-done
-cp $OUT/lat/nn.json $OUT/lat-nn.json 2>/dev/null
-rm -rf $OUT/lat $OUT/sp
-ls -la $OUT
-el done
+collect lat sp
