@@ -94,7 +94,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    const { w, gpu } = await tinyConnectNet();
+    const { gpu } = await tinyConnectNet();
     const ev = new BatchEvaluator(gpu, spec, 40);
     assert.deepEqual(gpu.planKeys(), []);
     const s = await ev.prepare();
