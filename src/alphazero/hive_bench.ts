@@ -1,11 +1,12 @@
 // `deno task bench hive-selfplay [net=default|cells-default|small|cpu|cells-cpu|tiny|cells-tiny]
-// [seconds=N] [playouts=N] [concurrency=N] [batch=N] [uhp=0|1] [profile=1]`: Hive self-play
-// throughput with a network of the given size (random weights: speed does not depend on them).
-// Measures network evaluations per second at fixed batch sizes (profile=1, GPU: and where each
-// plan's GPU time goes, by kernel), the UHP engine's one-position CPU evaluation (reference ops vs
-// the fast path; uhp=0 skips it), then runs self-play (seed 003's search, root noise, batched
-// evaluator) for a fixed wall time and reports moves/s, evaluations/s, mean batch and games/hour at
-// the mean game length seen. Cells nets get move tables.
+// [seconds=N] [playouts=N] [concurrency=N] [batch=N] [inflight=N] [uhp=0|1] [profile=1]`: Hive
+// self-play throughput with a network of the given size (random weights: speed does not depend on
+// them). Measures network evaluations per second at fixed batch sizes (profile=1, GPU: and where
+// each plan's GPU time goes, by kernel), the UHP engine's one-position CPU evaluation (reference
+// ops vs the fast path; uhp=0 skips it), then runs self-play (seed 003's search, root noise,
+// batched evaluator, `inflight` network calls at once on the GPU, 2 by default as in the AlphaZero
+// loop) for a fixed wall time and reports moves/s, evaluations/s, mean batch and games/hour at the
+// mean game length seen. Cells nets get move tables.
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu } from "../gpu/device.ts";
@@ -78,6 +79,13 @@ export const suite: BenchSuite = {
     const playouts = Number(a.get("playouts") ?? 800);
     const concurrency = Number(a.get("concurrency") ?? 256);
     const maxBatch = Number(a.get("batch") ?? 256);
+    // Network calls in flight during self-play: as the AlphaZero loop runs them (2 on the GPU).
+    const inFlight = Number(a.get("inflight") ?? (opts.backend === "cpu" ? 1 : 2));
+    for (const [k, v] of Object.entries({ concurrency, batch: maxBatch, inflight: inFlight })) {
+      if (!Number.isInteger(v) || v < 1) {
+        throw new KibitzError("bad_args", `${k} must be a positive integer, got ${a.get(k)}`);
+      }
+    }
     const net = await createNet(initWeights(cfg, 1), opts.backend);
     const gpu = net.backend === "gpu" ? await getGpu() : null;
     const report = newReport("hive-selfplay", gpu ? describeAdapter(gpu.report) : null);
@@ -144,7 +152,7 @@ export const suite: BenchSuite = {
 
     // 2. Self-play for a fixed wall time: `concurrency` games, each with its own search.
     const spec = hiveSpec(HIVE_SELFPLAY_RULES, true);
-    const batcher = new BatchEvaluator(net, spec, maxBatch);
+    const batcher = new BatchEvaluator(net, spec, maxBatch, net.backend === "gpu" ? inFlight : 1);
     // Every padded batch size's plan (GPU: tuned and compiled) before the clock starts.
     const prepareSeconds = await batcher.prepare();
     if (prepareSeconds > 0) {
@@ -189,7 +197,9 @@ export const suite: BenchSuite = {
     const movesPerSec = moves / secs;
     report.tables.push({
       title:
-        `Self-play, ${playouts} playouts per move, ${concurrency} games in flight, ${seconds} s`,
+        `Self-play, ${playouts} playouts per move, ${concurrency} games in flight, ${seconds} s, ${
+          net.backend === "gpu" ? inFlight : 1
+        } network call(s) in flight`,
       columns: [
         "moves",
         "moves/s",

@@ -29,8 +29,13 @@ Deno.test({
       // The cells head's gather is one of the plan's kernels.
       assert(rows.some((r) => String(r[1]).endsWith(": cellLogits")), `batch ${size}`);
     }
-    assert.match(selfplay.title, /Self-play/);
+    // Self-play keeps two network calls in flight on the GPU, as the AlphaZero loop does.
+    assert.match(selfplay.title, /^Self-play, .*, 2 network call\(s\) in flight$/);
     assert(logs.some((l) => /self-play batch sizes readied in/.test(l)), logs.join("\n"));
     assert(report.notes.some((n) => /padded batch sizes \(8, 16:/.test(n)));
+    await assert.rejects(
+      suite.run({ full: false, backend: "gpu", args: ["inflight=0"], log: () => {} }),
+      /inflight must be a positive integer, got 0/,
+    );
   },
 });
