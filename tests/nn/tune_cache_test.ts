@@ -80,6 +80,30 @@ Deno.test("tune cache: results round-trip, merge, and a foreign or corrupt file 
   }
 });
 
+Deno.test("tune cache: an unwritable place warns once and the run goes on", async () => {
+  const dir = await Deno.makeTempDir();
+  const errors: string[] = [];
+  const error = console.error;
+  console.error = (...a: unknown[]) => errors.push(a.join(" "));
+  try {
+    // The path is a folder: every write fails.
+    await withEnv({ KIBITZ_TUNE_CACHE: dir }, async () => {
+      await saveTuned("a", { winner: "x" });
+      await saveTuned("b", { winner: "y" });
+      assert.equal(await loadTuned("a"), null);
+    });
+    assert.equal(errors.length, 1, errors.join("\n"));
+    assert.match(errors[0], /could not write the GPU tuning cache/);
+    // No temp file is left beside the folder.
+    const parent = dir.slice(0, dir.lastIndexOf("/")), base = dir.slice(dir.lastIndexOf("/") + 1);
+    const left = [...Deno.readDirSync(parent)].filter((e) => e.name.startsWith(`${base}.`));
+    assert.deepEqual(left, []);
+  } finally {
+    console.error = error;
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("tune cache: the fingerprint covers the kernels (other tiles, other sources)", async () => {
   const a = await kernelFingerprint();
   assert.match(a, /^[0-9a-f]{32}$/);

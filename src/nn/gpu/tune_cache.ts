@@ -111,14 +111,18 @@ async function readCache<T>(path: string): Promise<CacheFile<T>> {
     const f = JSON.parse(text) as CacheFile<T>;
     if (f && f.format === FORMAT && f.entries && typeof f.entries === "object") return f;
   } catch { /* corrupt: start over */ }
-  warnOnce(`kibitz: ignoring the unreadable GPU tuning cache ${path} (it will be rewritten)`);
+  warnOnce(
+    `read ${path}`,
+    `kibitz: ignoring the unreadable GPU tuning cache ${path} (it will be rewritten)`,
+  );
   return { format: FORMAT, entries: {} };
 }
 
 const warned = new Set<string>();
-function warnOnce(text: string): void {
-  if (warned.has(text)) return;
-  warned.add(text);
+/** One warning per file and kind of trouble in a process (a batch of plans writes many entries). */
+function warnOnce(key: string, text: string): void {
+  if (warned.has(key)) return;
+  warned.add(key);
   console.error(text);
 }
 
@@ -159,6 +163,9 @@ async function writeEntry<T>(key: string, result: T): Promise<void> {
     if (dir) await Deno.mkdir(dir, { recursive: true });
     await writeFileAtomic(path, JSON.stringify(f));
   } catch (e) {
-    warnOnce(`kibitz: could not write the GPU tuning cache ${path}: ${(e as Error).message}`);
+    warnOnce(
+      `write ${path}`,
+      `kibitz: could not write the GPU tuning cache ${path}: ${(e as Error).message}`,
+    );
   }
 }
