@@ -6,6 +6,7 @@ import { azPreset, netFor } from "../../src/alphazero/presets.ts";
 import { defaultSearchConfig } from "../../src/mcts/search.ts";
 import { loadCheckpoint } from "../../src/nn/checkpoint.ts";
 import { NET_PRESETS } from "../../src/nn/config.ts";
+import { getGpu } from "../../src/gpu/device.ts";
 
 function preset() {
   const p = azPreset("tictactoe");
@@ -116,4 +117,30 @@ Deno.test("loop: a run stopped in self-play and in training resumes to the same 
     await Deno.remove(a, { recursive: true });
     await Deno.remove(b, { recursive: true });
   }
+});
+
+Deno.test({
+  name: "loop: an iteration on the GPU readies every padded batch size before self-play's clock",
+  ignore: !(await getGpu()),
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      const p = { ...preset(), iterations: 1 };
+      const said: string[] = [];
+      const [line] = await runLoop(dir, p, "gpu", { progress: (t) => said.push(t) });
+      assert.equal(line.selfplay!.games, 8);
+      assert(line.selfplay!.prepareSeconds! > 0);
+      assert.equal(line.arena.games, 4);
+      // maxBatch 256: sizes 8 to 256 are readied, then the live rates follow.
+      const ready = said.findIndex((t) =>
+        /network ready for batch sizes 8, 16, 32, 64, 128, 256 in/.test(t)
+      );
+      assert(ready >= 0, said.join("\n"));
+      assert(said.slice(ready + 1).some((t) => /self-play \d\/8 games, \d+ moves/.test(t)));
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });
