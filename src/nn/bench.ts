@@ -909,6 +909,27 @@ async function inferenceRows(
             `infer ${preset} ${graph} batch ${batch}, 2 in flight: ${piped.toFixed(1)} positions/s`,
           );
           await flush();
+          // The ceiling that pipelining approaches: the plan's GPU time alone, replayed back to back
+          // with warm clocks (no upload, no readback).
+          if (batch === 256 && ctx) {
+            const prof = await profilePlan(ctx, await net.planFor(batch, false), {
+              warmMs: ctx.report.isFallback ? 0 : 300,
+              reps: ctx.report.isFallback ? 1 : 4,
+              samples: 1,
+            });
+            const ceiling = batch * 1000 / prof.backToBackMs;
+            rows.push([
+              preset,
+              `${cfg.blocks}x${cfg.filters}`,
+              backend,
+              `${graph}, GPU time alone (${prof.backToBackMs.toFixed(2)} ms a call)`,
+              batch,
+              ceiling,
+              ceiling * 2 * forwardMacs(cfg) / 1e9,
+            ]);
+            summary.set(`${preset}:${im}:${batch}:gpu`, ceiling);
+            await flush();
+          }
         }
       }
     } finally {
@@ -1149,6 +1170,10 @@ function summaryTable(
       null;
   const get = (k: string) => m.get(k) ?? null;
   const beyond = (get("gpu:1") ?? NaN) + (get("encode:1") ?? NaN);
+  const whole = (a: number | null, b: number | null) =>
+    a === null && b === null
+      ? null
+      : [a, b].map((x) => x === null ? "-" : x.toFixed(0)).join(" / ");
   const pair = (a: number | null, b: number | null) =>
     a === null ? null : `${a.toFixed(3)} / ${b === null ? "-" : b.toFixed(3)}`;
   return {
@@ -1166,6 +1191,11 @@ function summaryTable(
       [
         "inference f16 storage, batch 256, positions/s, 2 calls in flight",
         get(`${model}:gpu-fused-f16:256:2`),
+        "-",
+      ],
+      [
+        "inference, batch 256, positions/s by the plan's GPU time alone (f32 / f16): the ceiling",
+        whole(get(`${model}:gpu-fused:256:gpu`), get(`${model}:gpu-fused-f16:256:gpu`)),
         "-",
       ],
       [

@@ -8,7 +8,8 @@ import { setTuneCacheEnabled, tuneCachePath } from "../../src/nn/gpu/tune_cache.
 const ctx = await getGpu();
 
 Deno.test({
-  name: "bench nn quick: 2 calls in flight at batch 64 and 256; latency per precision; no cache",
+  name:
+    "bench nn quick: 2 calls in flight at 64 and 256, the GPU-time ceiling; latency per storage; no cache",
   ignore: !ctx,
   sanitizeResources: false,
   sanitizeOps: false,
@@ -26,6 +27,12 @@ Deno.test({
       const piped = infer.rows.filter((x) => String(x[3]).endsWith(", 2 calls in flight"));
       assert.deepEqual(piped.map((x) => x[4]), [64, 256, 256]);
       for (const x of piped) assert(Number(x[5]) > 0, String(x));
+      // Batch 256 also by the plan's GPU time alone (the pipelining ceiling).
+      const alone = infer.rows.filter((x) =>
+        /GPU time alone \([\d.]+ ms a call\)$/.test(String(x[3]))
+      );
+      assert.deepEqual(alone.map((x) => x[4]), [256, 256]);
+      for (const x of alone) assert(Number(x[5]) > 0, String(x));
       const lat = r.tables.find((t) => /^Latency/.test(t.title))!;
       // No shader-f16 here: the f16 pass is skipped, and the f32 one names its storage.
       const labels = new Set(lat.rows.map((x) => x[0]));
