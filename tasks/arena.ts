@@ -7,6 +7,7 @@ import { arenaStage, netPlayer } from "../src/alphazero/loop.ts";
 import { azGames, azPreset } from "../src/alphazero/presets.ts";
 import { loadCheckpoint } from "../src/nn/checkpoint.ts";
 import { releaseGpu } from "../src/gpu/mod.ts";
+import { NET_BACKEND_HELP } from "../src/nn/create.ts";
 
 await runMain(async () => {
   const args = parseTaskArgs(
@@ -22,7 +23,7 @@ await runMain(async () => {
       playouts: { type: "string", help: "playouts per move (default: preset)" },
       threshold: { type: "string", default: "0.55", help: "promotion score" },
       seed: { type: "string", default: "1", help: "seed of the opening moves" },
-      backend: { type: "string", default: "auto", help: "cpu, gpu or auto" },
+      backend: { type: "string", default: "auto", help: NET_BACKEND_HELP },
     },
   );
   if (!args) return;

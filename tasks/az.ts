@@ -9,11 +9,14 @@ import { releaseGpu } from "../src/gpu/mod.ts";
 // Also registers hive, hive-cpu, hive-tiny, their cells-head twins hive-cells(-cpu, -tiny) and
 // hive-cells-pool-cpu (cells head, pooled value head).
 import { warmStart } from "../src/alphazero/hive.ts";
+import { NET_BACKEND_HELP } from "../src/nn/create.ts";
 
 await runMain(async () => {
   const args = parseTaskArgs(
     Deno.args,
-    `deno task az <${azGames().join("|")}> [--dir DIR] [--iterations N] [--backend auto|cpu|gpu]`,
+    `deno task az <${
+      azGames().join("|")
+    }> [--dir DIR] [--iterations N] [--backend auto|gpu|cpu-fast|cpu]`,
     "The AlphaZero loop: self-play with the best network -> train the candidate from the replay\n" +
       "buffer -> arena candidate vs best -> promote at >= 55 %. State (checkpoints, buffer, logs)\n" +
       "lives in --dir; run the same command again to resume after Ctrl-C or a crash.",
@@ -29,7 +32,7 @@ await runMain(async () => {
         type: "string",
         help: "ply cap of self-play and arena games, scored a draw (default: preset)",
       },
-      backend: { type: "string", default: "auto", help: "cpu, cpu-fast, gpu or auto" },
+      backend: { type: "string", default: "auto", help: NET_BACKEND_HELP },
       seed: { type: "string", help: "seed of weights and games (default 1)" },
       init: {
         type: "string",

@@ -5,14 +5,14 @@ import { ensureOutputFile } from "../src/cli/paths.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { describeAdapter, getGpu, releaseGpu } from "../src/gpu/mod.ts";
 import { netPreset } from "../src/nn/config.ts";
-import { createNet } from "../src/nn/create.ts";
+import { createNet, NET_BACKEND_HELP } from "../src/nn/create.ts";
 import { countParams } from "../src/nn/params.ts";
 import { runSynthetic } from "../src/nn/train.ts";
 
 await runMain(async () => {
   const args = parseTaskArgs(
     Deno.args,
-    "deno task nn-train [--preset tiny|small|default] [--steps N] [--batch B] [--backend auto|cpu|gpu] [--checkpoint FILE]",
+    "deno task nn-train [--preset tiny|small|default] [--steps N] [--batch B] [--backend auto|gpu|cpu-fast|cpu] [--checkpoint FILE]",
     "Trains the policy/value ResNet on a learnable synthetic task (SGD momentum 0.9, weight decay 1e-4,\n" +
       "cosine LR 0.01 -> 0.0001), checkpointing atomically and resuming from the checkpoint if it exists.",
     {
@@ -27,7 +27,7 @@ await runMain(async () => {
         help: "total SGD steps (the cosine schedule's length)",
       },
       batch: { type: "string", default: "16", help: "positions per mini-batch" },
-      backend: { type: "string", default: "auto", help: "cpu, gpu or auto" },
+      backend: { type: "string", default: "auto", help: NET_BACKEND_HELP },
       seed: { type: "string", default: "1", help: "seed for weights and data" },
       checkpoint: { type: "string", help: "checkpoint file to resume from and save to" },
       every: {

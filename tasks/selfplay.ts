@@ -10,6 +10,7 @@ import { inputSize } from "../src/mcts/game.ts";
 import { loadCheckpoint } from "../src/nn/checkpoint.ts";
 import { initWeights } from "../src/nn/params.ts";
 import { releaseGpu } from "../src/gpu/mod.ts";
+import { NET_BACKEND_HELP } from "../src/nn/create.ts";
 
 await runMain(async () => {
   const args = parseTaskArgs(
@@ -24,7 +25,7 @@ await runMain(async () => {
       playouts: { type: "string", help: "playouts per move (default: preset)" },
       iteration: { type: "string", default: "0", help: "iteration tag stored with the games" },
       seed: { type: "string", default: "1", help: "seed of the games (and of random weights)" },
-      backend: { type: "string", default: "auto", help: "cpu, gpu or auto" },
+      backend: { type: "string", default: "auto", help: NET_BACKEND_HELP },
     },
   );
   if (!args) return;

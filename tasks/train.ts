@@ -8,7 +8,7 @@ import { azGames, azPreset } from "../src/alphazero/presets.ts";
 import { trainFromBuffer } from "../src/alphazero/train.ts";
 import { inputSize } from "../src/mcts/game.ts";
 import { loadCheckpoint, saveCheckpoint } from "../src/nn/checkpoint.ts";
-import { createNet } from "../src/nn/create.ts";
+import { createNet, NET_BACKEND_HELP } from "../src/nn/create.ts";
 import { initWeights } from "../src/nn/params.ts";
 import { releaseGpu } from "../src/gpu/mod.ts";
 
@@ -25,7 +25,7 @@ await runMain(async () => {
       steps: { type: "string", help: "SGD steps (default: preset)" },
       batch: { type: "string", help: "positions per batch (default: preset)" },
       seed: { type: "string", default: "1", help: "seed of the batches (and random weights)" },
-      backend: { type: "string", default: "auto", help: "cpu, gpu or auto" },
+      backend: { type: "string", default: "auto", help: NET_BACKEND_HELP },
     },
   );
   if (!args) return;

@@ -231,6 +231,11 @@ export class CpuNet implements PolicyValueNet {
     };
   }
 
+  /** Whether this network runs on the fast CPU ops (FastCpuBackend) rather than the reference. */
+  get fastOps(): boolean {
+    return this.b instanceof FastCpuBackend;
+  }
+
   private inputs(batch: NetBatch, train: boolean) {
     const c = this.config;
     // The output mask is for the fully connected policy layer; a cells net has none.
