@@ -1,6 +1,6 @@
 // The autotuner's results on disk, so that a process does not re-time every kernel candidate its
 // predecessors on the same adapter already timed (seconds per layer shape and batch size on a
-// hardware GPU: with six padded batch sizes an AlphaZero run spent most of its first minute there).
+// hardware GPU, and the AlphaZero loop records plans for six padded batch sizes).
 // One JSON file: results keyed by the tuner's own key (adapter, storage, tiles, shape, candidates)
 // and a fingerprint of the WGSL the tuners compile, so a change to any kernel retunes.
 import { writeFileAtomic } from "../../cli/atomic.ts";
