@@ -37,15 +37,10 @@ interface Request {
   reject: (e: unknown) => void;
 }
 
-/** Pads a GPU batch to a power of two, so the network records a few plans rather than one per size. */
-function paddedSize(n: number, gpu: boolean, max: number): number {
-  if (!gpu) return n;
-  let p = 8;
-  while (p < n) p *= 2;
-  return Math.min(p, Math.max(n, max));
-}
-
-/** Every size a GPU batch of at most `max` positions is padded to (the plans a run records). */
+/**
+ * Every size a GPU batch of at most `max` positions is padded to: powers of two from 8, capped at
+ * `max`, so the network records a few plans rather than one per size.
+ */
 export function paddedSizes(max: number): number[] {
   const out: number[] = [];
   for (let p = 8;; p *= 2) {
@@ -77,6 +72,8 @@ export class BatchEvaluator<M> implements Evaluator<M> {
   private readonly per: number;
   /** The network has the cells policy head: each position's move table goes with its batch. */
   private readonly cells: boolean;
+  /** The sizes GPU batches are padded to (paddedSizes). */
+  private readonly padded: number[];
 
   constructor(
     readonly net: BatchInfer,
@@ -86,6 +83,7 @@ export class BatchEvaluator<M> implements Evaluator<M> {
   ) {
     this.per = inputSize(spec);
     this.cells = net.config?.cells !== undefined;
+    this.padded = paddedSizes(maxBatch);
     this.current = this.fresh();
     this.channel.port1.onmessage = () => {
       this.scheduled = false;
@@ -109,7 +107,7 @@ export class BatchEvaluator<M> implements Evaluator<M> {
     const net = this.net;
     if (net.backend !== "gpu" || !net.prepare) return 0;
     const t0 = performance.now();
-    await net.prepare(paddedSizes(this.maxBatch));
+    await net.prepare(this.padded);
     return (performance.now() - t0) / 1000;
   }
 
@@ -158,7 +156,7 @@ export class BatchEvaluator<M> implements Evaluator<M> {
 
   private dispatch(b: Pending): void {
     const reqs = b.reqs, n = reqs.length;
-    const size = paddedSize(n, this.net.backend === "gpu", this.maxBatch);
+    const size = this.net.backend === "gpu" ? this.padded.find((p) => p >= n) ?? n : n;
     const moves = this.spec.moves;
     let planes = b.planes.subarray(0, n * this.per), mask = b.mask.subarray(0, n * moves);
     if (size > n) {
