@@ -258,7 +258,15 @@ export const suite: BenchSuite = {
   async run(opts): Promise<BenchReport> {
     const kv = benchKeyValues("nn", opts.args);
     const known = [
-      ...["peak", "quick", "only", "model", "browser", "tune", "gemm", "tune-cache", "precision"],
+      "peak",
+      "quick",
+      "only",
+      "model",
+      "browser",
+      "tune",
+      "gemm",
+      "tune-cache",
+      "precision",
     ];
     for (const k of kv.keys()) {
       if (!known.includes(k)) {
@@ -881,10 +889,14 @@ async function inferenceRows(
       : im.slice(4);
     try {
       for (const batch of batches) {
+        // One row per measured rate: positions/s and GFLOP/s by the direct count.
+        const rateRow = (how: string, rate: number, key: string) => {
+          const gflops = rate * 2 * forwardMacs(cfg) / 1e9;
+          rows.push([preset, `${cfg.blocks}x${cfg.filters}`, backend, how, batch, rate, gflops]);
+          summary.set(key, rate);
+        };
         const rate = await inferRate(backend === "gpu" ? ctx : null, net, batch, budget(mode));
-        const gflops = rate * 2 * forwardMacs(cfg) / 1e9;
-        rows.push([preset, `${cfg.blocks}x${cfg.filters}`, backend, graph, batch, rate, gflops]);
-        summary.set(`${preset}:${im}:${batch}`, rate);
+        rateRow(graph, rate, `${preset}:${im}:${batch}`);
         log(`infer ${preset} ${backend} ${graph} batch ${batch}: ${rate.toFixed(1)} positions/s`);
         await flush();
         // Large batches also with two calls in flight, as the AlphaZero evaluator runs them: the
@@ -895,16 +907,7 @@ async function inferenceRows(
           const b = syntheticBatch(net.config, batch, 5);
           const { rate: calls } = await pipelinedCallsPerS(net, b, 2, budget(mode));
           const piped = calls * batch;
-          rows.push([
-            preset,
-            `${cfg.blocks}x${cfg.filters}`,
-            backend,
-            `${graph}, 2 calls in flight`,
-            batch,
-            piped,
-            piped * 2 * forwardMacs(cfg) / 1e9,
-          ]);
-          summary.set(`${preset}:${im}:${batch}:2`, piped);
+          rateRow(`${graph}, 2 calls in flight`, piped, `${preset}:${im}:${batch}:2`);
           log(
             `infer ${preset} ${graph} batch ${batch}, 2 in flight: ${piped.toFixed(1)} positions/s`,
           );
@@ -917,17 +920,11 @@ async function inferenceRows(
               reps: ctx.report.isFallback ? 1 : 4,
               samples: 1,
             });
-            const ceiling = batch * 1000 / prof.backToBackMs;
-            rows.push([
-              preset,
-              `${cfg.blocks}x${cfg.filters}`,
-              backend,
+            rateRow(
               `${graph}, GPU time alone (${prof.backToBackMs.toFixed(2)} ms a call)`,
-              batch,
-              ceiling,
-              ceiling * 2 * forwardMacs(cfg) / 1e9,
-            ]);
-            summary.set(`${preset}:${im}:${batch}:gpu`, ceiling);
+              batch * 1000 / prof.backToBackMs,
+              `${preset}:${im}:${batch}:gpu`,
+            );
             await flush();
           }
         }
@@ -951,7 +948,12 @@ async function latencyTable(
 ): Promise<void> {
   const cfg = netPreset(preset);
   const auto = resolvePrecision(ctx, "auto", true, true);
-  let floor = NaN;
+  // The readback floor is the runtime's, whatever the network: measured once, shown with the
+  // first network's rows.
+  const floor = await readbackFloorMs(ctx);
+  out.log(`readback floor (4 bytes): ${floor.toFixed(2)} ms`);
+  out.summary.set("floor", floor);
+  let floorShown = false;
   for (const want of precisions) {
     if (want === "f16" && !deviceHasF16(ctx)) {
       out.log("latency, f16: skipped (the device has no shader-f16)");
@@ -961,15 +963,24 @@ async function latencyTable(
     // With several precisions, the rows name theirs, and the summary keeps the default's run.
     const label = precisions.length > 1 ? `${preset} ${net.precision}` : preset;
     const keep = precisions.length === 1 || net.precision === auto;
-    try {
-      floor = await latencyRuns(
-        ctx,
-        net,
+    if (!floorShown) {
+      out.rows.push([
         label,
-        full,
-        keep ? out : { ...out, summary: new Map() },
+        "deno",
+        "floor",
+        null,
         floor,
-      );
+        null,
+        null,
+        null,
+        null,
+        "4-byte copy + mapAsync round trip, median of 15",
+      ]);
+      await out.flush();
+      floorShown = true;
+    }
+    try {
+      await latencyRuns(ctx, net, label, full, keep ? out : { ...out, summary: new Map() }, floor);
     } finally {
       net.dispose();
     }
@@ -986,33 +997,15 @@ interface LatencyOut {
   hostRows: Row[];
 }
 
-/** latencyTable's rows for one network (one precision); returns the readback floor it used. */
+/** latencyTable's rows for one network (one precision), against the readback floor `floor`. */
 async function latencyRuns(
   ctx: GpuContext,
   net: GpuNet,
   preset: string,
   full: boolean,
   { log, rows, summary, flush, profRows, hostRows }: LatencyOut,
-  knownFloor: number,
-): Promise<number> {
-  const floor = Number.isFinite(knownFloor) ? knownFloor : await readbackFloorMs(ctx);
-  if (!Number.isFinite(knownFloor)) {
-    log(`readback floor (4 bytes): ${floor.toFixed(2)} ms`);
-    rows.push([
-      preset,
-      "deno",
-      "floor",
-      null,
-      floor,
-      null,
-      null,
-      null,
-      null,
-      "4-byte copy + mapAsync round trip, median of 15",
-    ]);
-  }
-  summary.set("floor", floor);
-  await flush();
+  floor: number,
+): Promise<void> {
   const budget = full ? 1000 : 500;
   for (const size of [1, 8]) {
     const b = benchBatch(net, size);
@@ -1103,7 +1096,6 @@ async function latencyRuns(
     );
     await flush();
   }
-  return floor;
 }
 
 /** The per-phase / per-kernel GPU time table's title and columns around its rows. */
