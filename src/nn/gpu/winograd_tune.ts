@@ -424,10 +424,7 @@ export async function tuneDirectSplits(
   const d = directDefaultSplits(kernels.tiles, shape.n, shape.ci, shape.co, shape.h, shape.w, k);
   const options = directOptions(kernels.tiles, shape);
   if (!options.length) return null;
-  const act = half?.storage ?? "f32";
-  const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
-    directShapeKey(shape.n, shape.ci, shape.co, shape.h, shape.w, k)
-  }|splits`;
+  const key = directTuneKey(ctx, kernels, half, shape, k, "splits");
   return await memoTuned(key, () => timeSplits(ctx, kernels, half, shape, k, options, d));
 }
 
@@ -436,7 +433,7 @@ export async function tuneDirectSplits(
  * has nothing to choose, e.g. 256 channels at batch 16 on hardware tiles), so that the
  * small-batch comparison still has a direct time to set against F(4x4).
  */
-export async function timeDirectDefault(
+async function timeDirectDefault(
   ctx: GpuContext,
   kernels: NnKernels,
   half: HalfKernels | null,
@@ -446,11 +443,22 @@ export async function timeDirectDefault(
   const tile = defaultDirectTile(shape.co, shape.n * shape.h * shape.w);
   const d = directDefaultSplits(kernels.tiles, shape.n, shape.ci, shape.co, shape.h, shape.w, k);
   const only: DirectOption = { splits: d, tile, name: `splits=${d}` };
-  const act = half?.storage ?? "f32";
-  const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
-    directShapeKey(shape.n, shape.ci, shape.co, shape.h, shape.w, k)
-  }|direct-default`;
+  const key = directTuneKey(ctx, kernels, half, shape, k, "direct-default");
   return await memoTuned(key, () => timeSplits(ctx, kernels, half, shape, k, [only], d));
+}
+
+/** The memo (and disk cache) key of a direct-conv tuning: adapter, storage, tiles, shape, what. */
+function directTuneKey(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  s: WinoShape,
+  k: number,
+  what: string,
+): string {
+  return `${describeAdapter(ctx.report)}|${half?.storage ?? "f32"}|${
+    JSON.stringify(kernels.tiles)
+  }|${directShapeKey(s.n, s.ci, s.co, s.h, s.w, k)}|${what}`;
 }
 
 async function timeSplits(
@@ -581,9 +589,14 @@ export function compareSmallBatch(
   candidates?: WinoCandidate[],
 ): Promise<WinoTuneResult | null> {
   const act = half?.storage ?? "f32";
-  const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
-    directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3)
-  }|small-wino${candidates ? `|${candidates.map((c) => c.name).join(",")}` : ""}`;
+  const key = directTuneKey(
+    ctx,
+    kernels,
+    half,
+    s,
+    3,
+    `small-wino${candidates ? `|${candidates.map((c) => c.name).join(",")}` : ""}`,
+  );
   let hit = compared.get(key);
   if (!hit) {
     hit = (async () => {
