@@ -12,21 +12,9 @@ import {
 } from "../../src/nn/gpu/tune_cache.ts";
 import { testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
 import { forgetTunings, LEGACY, tuneWinograd } from "../../src/nn/gpu/winograd_tune.ts";
+import { withEnv } from "../helpers/env.ts";
 
 const ctx = await getGpu();
-
-/** Runs `f` with KIBITZ_TUNE_CACHE (and the other variables named) set, then restores them. */
-async function withEnv<T>(vars: Record<string, string | null>, f: () => Promise<T> | T) {
-  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, Deno.env.get(k)]));
-  for (const [k, v] of Object.entries(vars)) v === null ? Deno.env.delete(k) : Deno.env.set(k, v);
-  try {
-    return await f();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
-    }
-  }
-}
 
 Deno.test("tune cache: the file's place (variable, XDG, home) and off", async () => {
   const none = { KIBITZ_TUNE_CACHE: null, XDG_CACHE_HOME: null };
