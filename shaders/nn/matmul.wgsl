@@ -124,3 +124,46 @@ fn thin_bias(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
   for (var k = 0u; k < p.k; k++) { s = fma(a[mn.x * p.a_sm + k * p.a_sk], b[k * p.b_sk + mn.y * p.b_sn], s); }
   c[mn.x * p.n + mn.y] = s + bias[mn.y];
 }
+
+// Thin products whose K runs contiguously in both operands (a_sk = b_sk = 1: a fully connected
+// layer's forward at a small batch, B its weight [N, K]): one workgroup per output column, its 64
+// threads splitting K so that they read the weight row together (the per-output form above walks
+// a whole row per thread, a strided read with one thread per output), then a tree sum per row.
+const RT = 64u;
+var<workgroup> part: array<f32, RT>;
+
+// The sum over K of A(r, k) B(k, n), known to every thread of the workgroup on return.
+fn rows_dot(l: u32, n: u32, r: u32) -> f32 {
+  var s = 0.0;
+  for (var k = l; k < p.k; k += RT) { s = fma(a[r * p.a_sm + k], b[n * p.b_sn + k], s); }
+  part[l] = s;
+  workgroupBarrier();
+  for (var w = RT / 2u; w > 0u; w >>= 1u) {
+    if (l < w) { part[l] += part[l + w]; }
+    workgroupBarrier();
+  }
+  let t = part[0];
+  workgroupBarrier();
+  return t;
+}
+
+// Dispatch: one workgroup per column n (x + y * num_workgroups.x).
+@compute @workgroup_size(64)
+fn rows_plain(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let n = wid.x + wid.y * nwg.x;
+  if (n >= p.n) { return; }
+  for (var r = 0u; r < p.m; r++) {
+    let s = rows_dot(lid.x, n, r);
+    if (lid.x == 0u) { c[r * p.n + n] = s; }
+  }
+}
+
+@compute @workgroup_size(64)
+fn rows_bias(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let n = wid.x + wid.y * nwg.x;
+  if (n >= p.n) { return; }
+  for (var r = 0u; r < p.m; r++) {
+    let s = rows_dot(lid.x, n, r);
+    if (lid.x == 0u) { c[r * p.n + n] = s + bias[n]; }
+  }
+}

@@ -403,6 +403,7 @@ export async function runLoop(
           await net.velocity(),
         );
       const every = Math.max(1, Math.floor(preset.train.steps / 10));
+      const checkpointAt = (step: number) => step % every === 0 || step === preset.train.steps;
       try {
         train = await trainFromBuffer(
           net,
@@ -415,9 +416,10 @@ export async function runLoop(
               `iteration ${it} train ${step}/${preset.train.steps} loss ${s.loss.toFixed(4)} ` +
                 `(policy ${s.policyLoss.toFixed(4)}, value ${s.valueLoss.toFixed(4)})`,
             );
-            if (step % every === 0 || step === preset.train.steps) await save(step);
+            if (checkpointAt(step)) await save(step);
             if (hooks.stopped?.()) throw new StopSignal();
           },
+          checkpointAt,
         );
       } catch (e) {
         if (!(e instanceof StopSignal)) throw e;

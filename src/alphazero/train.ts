@@ -3,6 +3,7 @@
 import { defaultSgd } from "../nn/optimizer.ts";
 import type { PolicyValueNet, TrainStats } from "../nn/net.ts";
 import { Trainer } from "../nn/train.ts";
+import { runTrainSteps } from "../nn/train_steps.ts";
 import { mulberry32 } from "../mcts/random.ts";
 import type { ReplayBuffer } from "./buffer.ts";
 
@@ -44,7 +45,8 @@ export interface TrainSummary {
 /**
  * Trains `net` from step `from` to `cfg.steps` on batches sampled from `buffer` (batch `s` draws
  * with seed (seed, s), so a resumed run samples what the uninterrupted one would have).
- * `onStep` runs after each step (progress, periodic checkpoints).
+ * `onStep` runs after each step, in order (progress); the next step is already running then, except
+ * after the steps `barrier` names (checkpoints: onStep reads the weights of that step).
  */
 export async function trainFromBuffer(
   net: PolicyValueNet,
@@ -53,6 +55,7 @@ export async function trainFromBuffer(
   from: number,
   seed: number,
   onStep: (step: number, stats: TrainStats & { lr: number }) => Promise<void> | void,
+  barrier: (step: number) => boolean = () => false,
 ): Promise<TrainSummary> {
   const trainer = new Trainer(net, {
     momentum: cfg.momentum,
@@ -65,20 +68,24 @@ export async function trainFromBuffer(
   const sum = { policyLoss: 0, valueLoss: 0, l2: 0, loss: 0 };
   let n = 0, last = 0, lastN = 0;
   const tail = Math.max(1, Math.floor(cfg.steps / 10));
-  while (trainer.step < cfg.steps) {
-    const rand = mulberry32((Math.imul(seed + 1, 0x27d4eb2d) ^ trainer.step) >>> 0);
-    const s = await trainer.train(buffer.sampleBatch(cfg.batch, rand));
-    sum.policyLoss += s.policyLoss;
-    sum.valueLoss += s.valueLoss;
-    sum.l2 += s.l2;
-    sum.loss += s.loss;
-    n++;
-    if (trainer.step > cfg.steps - tail) {
-      last += s.loss;
-      lastN++;
-    }
-    await onStep(trainer.step, s);
-  }
+  await runTrainSteps(trainer, {
+    until: cfg.steps,
+    batch: (step) =>
+      buffer.sampleBatch(cfg.batch, mulberry32((Math.imul(seed + 1, 0x27d4eb2d) ^ step) >>> 0)),
+    onStep: async (step, s) => {
+      sum.policyLoss += s.policyLoss;
+      sum.valueLoss += s.valueLoss;
+      sum.l2 += s.l2;
+      sum.loss += s.loss;
+      n++;
+      if (step > cfg.steps - tail) {
+        last += s.loss;
+        lastN++;
+      }
+      await onStep(step, s);
+    },
+    barrier,
+  });
   const d = Math.max(1, n);
   return {
     steps: n,

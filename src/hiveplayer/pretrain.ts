@@ -7,6 +7,7 @@ import { KibitzError } from "../errors.ts";
 import { mulberry32 } from "../mcts/random.ts";
 import type { PolicyValueNet, TrainBatch } from "../nn/net.ts";
 import { Trainer } from "../nn/train.ts";
+import { runTrainSteps } from "../nn/train_steps.ts";
 import type { SgdConfig } from "../nn/optimizer.ts";
 import { gamePositions, valueForPly } from "../sgf/positions.ts";
 import type { StoredGame } from "../sgf/store.ts";
@@ -449,24 +450,31 @@ export async function pretrain(
     }
     const take = o.positionsPerEpoch > 0 ? Math.min(o.positionsPerEpoch, s.length) : s.length;
     let pl = 0, vl = 0, seen = 0, lr = 0;
-    for (let i = 0; i < take; i += o.batch) {
-      const b = encodeSamples(
-        train,
-        s.slice(i, Math.min(take, i + o.batch)),
-        o.winnerMovesOnly,
-        cells,
-      );
-      const st = await trainer.train(b);
-      pl += st.policyLoss * b.size;
-      vl += st.valueLoss * b.size;
-      seen += b.size;
-      lr = st.lr;
-      onStep(
-        `epoch ${epoch}/${o.epochs} ${seen}/${take} positions, policy ${
-          (pl / seen).toFixed(3)
-        } value ${(vl / seen).toFixed(3)} lr ${lr.toExponential(2)}`,
-      );
-    }
+    // The epoch's batches as steps first + 0, 1, ...: the next one trains while one is reported.
+    const first = trainer.step;
+    const start = (step: number) => (step - first) * o.batch;
+    await runTrainSteps(trainer, {
+      until: first + Math.ceil(take / o.batch),
+      batch: (step) =>
+        encodeSamples(
+          train,
+          s.slice(start(step), Math.min(take, start(step) + o.batch)),
+          o.winnerMovesOnly,
+          cells,
+        ),
+      onStep: (step, st) => {
+        const size = Math.min(take, start(step - 1) + o.batch) - start(step - 1);
+        pl += st.policyLoss * size;
+        vl += st.valueLoss * size;
+        seen += size;
+        lr = st.lr;
+        onStep(
+          `epoch ${epoch}/${o.epochs} ${seen}/${take} positions, policy ${
+            (pl / seen).toFixed(3)
+          } value ${(vl / seen).toFixed(3)} lr ${lr.toExponential(2)}`,
+        );
+      },
+    });
     const r: EpochReport = {
       epoch,
       trainPositions: seen,

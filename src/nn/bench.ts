@@ -28,10 +28,18 @@ import {
   winogradTuneLog,
   type WinoTuneResult,
 } from "./gpu/winograd_tune.ts";
-import { CpuNet, GpuNet, type NetPrecision, type PolicyValueNet, resolvePrecision } from "./net.ts";
+import {
+  CpuNet,
+  GpuNet,
+  type NetBatch,
+  type NetPrecision,
+  type PolicyValueNet,
+  resolvePrecision,
+} from "./net.ts";
 import { initWeights } from "./params.ts";
 import { cpuTensor, rng } from "./tensor.ts";
-import { syntheticBatch } from "./train.ts";
+import { syntheticBatch, Trainer } from "./train.ts";
+import { runTrainSteps } from "./train_steps.ts";
 import { winogradTraffic } from "./gpu/winograd_fused.ts";
 import {
   benchBatch,
@@ -181,6 +189,20 @@ async function pickVariant(
   const k = await pickWinoKernels(ctx, rec.kernels, rec.half, m, shape);
   if (k) rec.winoChoice.set(winoShapeKey(m, n, c, c, h, w), k);
   return `; GEMM ${k ? k.candidate.name : "legacy"}`;
+}
+
+/** Mean wall ms of `count` training steps on `b` run as the training loops run them (2 in flight). */
+async function pipelinedSteps(net: PolicyValueNet, b: NetBatch, count: number): Promise<number> {
+  const trainer = new Trainer(net, {
+    momentum: 0.9,
+    weightDecay: 1e-4,
+    lrMax: 0.01,
+    lrMin: 0.01,
+    totalSteps: count,
+  });
+  const t0 = performance.now();
+  await runTrainSteps(trainer, { until: count, batch: () => b, onStep: () => {} });
+  return (performance.now() - t0) / count;
 }
 
 /**
@@ -681,6 +703,14 @@ export const suite: BenchSuite = {
             };
             const { ms, n } = await steps(net);
             summary.set(`train:${preset}:${backend}:${batch}`, ms);
+            // The training loops' way (runTrainSteps): the next step submitted before the previous
+            // step's losses come back.
+            const piped = await pipelinedSteps(
+              net,
+              b,
+              Math.max(3, Math.round((big ? 2000 : 1000) / ms)),
+            );
+            summary.set(`trainPipe:${preset}:${backend}:${batch}`, piped);
             const gemms = net instanceof GpuNet ? await planGemms(net, batch) : "";
             trainRows.push([
               preset,
@@ -691,10 +721,19 @@ export const suite: BenchSuite = {
               batch * 1000 / ms,
               `wall, mean of ${n}${gemms ? `; Winograd GEMM ${gemms}` : ""}`,
             ]);
+            trainRows.push([
+              preset,
+              `${cfg.blocks}x${cfg.filters}`,
+              backend,
+              batch,
+              piped,
+              batch * 1000 / piped,
+              "wall, 2 steps in flight (runTrainSteps, as the training loops run)",
+            ]);
             opts.log(
               `train ${preset} ${backend} batch ${batch}: ${ms.toFixed(1)} ms/step${
                 gemms ? ` (Winograd GEMM ${gemms})` : ""
-              }`,
+              }, ${piped.toFixed(1)} with 2 in flight`,
             );
             await flush();
             // `gemm=`: the same step with each named Winograd GEMM forced (A/B in one run).
@@ -1223,6 +1262,11 @@ function summaryTable(
         "-",
       ],
       ["training step, batch 256, ms", get(`train:${model}:gpu:256`), "<= 300"],
+      [
+        "training step, batch 256, ms, 2 steps in flight (the training loops)",
+        get(`trainPipe:${model}:gpu:256`),
+        "<= 300",
+      ],
       ["training step, batch 256, GPU ms (one pass)", get(`trainGpu:${model}:256`), "-"],
       ["3x3 conv forward, batch 256, 256 filters, ms (direct GEMM)", conv("forward"), "-"],
       [

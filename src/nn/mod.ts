@@ -62,6 +62,7 @@ export {
 } from "./graph_fused.ts";
 export { countParams, initWeights, type NetWeights, type ParamSpec, paramSpecs } from "./params.ts";
 export { syntheticBatch, Trainer } from "./train.ts";
+export { runTrainSteps, type TrainStepsOptions } from "./train_steps.ts";
 export { syntheticCellsBatch } from "./cells_batch.ts";
 export {
   type Checkpoint,

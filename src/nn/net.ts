@@ -436,6 +436,9 @@ function envString(name: string): string | undefined {
   }
 }
 
+/** Longest a training step's deferred readback waits for the next step before requesting its map. */
+const TRAIN_MAX_WAIT_MS = 10_000;
+
 /**
  * The network on WebGPU: one recorded plan per (mode, batch size), replayed every call. Plans share
  * pooled scratch buffers; that is safe because each call uploads its inputs, submits its plan and
@@ -453,6 +456,12 @@ export class GpuNet implements PolicyValueNet {
   readonly hostTime = { calls: 0, ms: 0 };
   /** Persistent staging buffers and the map requests of inference calls (see ReadbackQueue). */
   private readonly readback: ReadbackQueue;
+  /**
+   * The loss readbacks of training steps: deferred, so that a step submitted while the previous
+   * one runs (runTrainSteps) requests the previous step's map only then, and the GPU never waits
+   * on the host's readback floor or batch preparation between steps.
+   */
+  private readonly trainReadback: ReadbackQueue;
   private readonly pool: TensorPool;
   private readonly net: NetTensors<GpuTensor>;
   private readonly plans = new Map<string, Promise<GpuPlan>>();
@@ -485,6 +494,7 @@ export class GpuNet implements PolicyValueNet {
   ) {
     this.config = { ...weights.config };
     this.readback = new ReadbackQueue(ctx, mapMode);
+    this.trainReadback = new ReadbackQueue(ctx, "deferred", TRAIN_MAX_WAIT_MS, 1.5);
     this.pool = new TensorPool(ctx);
     const params = new Map<string, GpuTensor>();
     const grads = new Map<string, GpuTensor>();
@@ -927,8 +937,9 @@ export class GpuNet implements PolicyValueNet {
       plan.rec.hyper,
       new Float32Array([hyper.lr, hyper.momentum, hyper.weightDecay, 0]),
     );
-    plan.rec.submit();
-    const [pl, vl, sq] = await readTensors(this.ctx, [
+    // No yield between the upload above and this submit (see the class comment); the step's map
+    // is requested when the next step is submitted, or alone at once (see ReadbackQueue).
+    const [pl, vl, sq] = await this.trainReadback.submit(plan.rec.encoded(), [
       plan.out.policyLoss!,
       plan.out.valueLoss!,
       plan.l2!,
@@ -987,6 +998,7 @@ export class GpuNet implements PolicyValueNet {
   /** Frees every buffer of the network and its plans. */
   dispose(): void {
     this.readback.destroy();
+    this.trainReadback.destroy();
     for (const p of this.live) p.rec.destroy();
     this.live.length = 0;
     this.plans.clear();

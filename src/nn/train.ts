@@ -4,6 +4,7 @@ import type { NetBatch, PolicyValueNet, TrainBatch, TrainStats } from "./net.ts"
 import { cosineLr, defaultSgd, type SgdConfig } from "./optimizer.ts";
 import { initWeights, type NetWeights } from "./params.ts";
 import { rng } from "./tensor.ts";
+import { runTrainSteps } from "./train_steps.ts";
 
 /** Drives SGD with the cosine learning-rate schedule over a network's training steps. */
 export class Trainer {
@@ -17,15 +18,18 @@ export class Trainer {
     return cosineLr(this.sgd, this.step);
   }
 
-  /** One mini-batch step; returns the batch's losses before the update. */
+  /**
+   * One mini-batch step; resolves with the batch's losses before the update. The step counts (and
+   * the schedule moves on) at the call, so steps may be in flight together (runTrainSteps).
+   */
   async train(batch: NetBatch): Promise<TrainStats & { lr: number }> {
     const lr = this.lr();
+    this.step++;
     const stats = await this.net.trainStep(batch, {
       lr,
       momentum: this.sgd.momentum,
       weightDecay: this.sgd.weightDecay,
     });
-    this.step++;
     return { ...stats, lr };
   }
 }
@@ -113,13 +117,16 @@ export async function runSynthetic(
       await net.velocity(),
     );
   };
-  while (trainer.step < opts.steps) {
-    const stats = await trainer.train(
-      syntheticBatch(config, opts.batch, opts.seed * 7919 + trainer.step),
-    );
-    progress(trainer.step, stats);
-    if (opts.every > 0 && trainer.step % opts.every === 0) await save();
-  }
+  const checkpointAt = (step: number) => opts.every > 0 && step % opts.every === 0;
+  await runTrainSteps(trainer, {
+    until: opts.steps,
+    batch: (step) => syntheticBatch(config, opts.batch, opts.seed * 7919 + step),
+    onStep: async (step, stats) => {
+      progress(step, stats);
+      if (checkpointAt(step)) await save();
+    },
+    barrier: checkpointAt,
+  });
   await save();
   return { net, startStep, before, after: await heldOutLoss(net, held) };
 }

@@ -269,6 +269,27 @@ for (const [batch, mode] of [[3, MODES[0]], [20, MODES[0]], [20, MODES[1]]] as c
   );
 }
 
+// A long contiguous K at a small batch (the policy head's forward at batch 1-8) takes the
+// K-splitting `rows` matmul, in both kernel families.
+for (const [batch, mode] of [[1, MODES[0]], [5, MODES[0]], [5, MODES[1]]] as const) {
+  Deno.test(
+    `GPU fully connected forward with a long K matches CPU (batch ${batch}, ${mode.name})`,
+    mode.opts,
+    async () => {
+      const x = randTensor([batch, 3, 10, 10], 16), w = randTensor([67, 300], 17);
+      const bias = randTensor([67], 18);
+      const [y, yb] = await onGpu(
+        [x, w, bias, cpuTensor([67])],
+        (r, [gx, gw, gb, zero]) => [r.linear(gx, gw, gb), r.linear(gx, gw, zero)],
+        mode.tiled,
+        mode.tiles,
+      );
+      close("fc y", y, linear(x, w, bias).data);
+      close("fc y, zero bias", yb, linear(x, w, cpuTensor([67])).data);
+    },
+  );
+}
+
 for (const mode of MODES) {
   Deno.test(
     `GPU masked softmax, policy and value losses match CPU (${mode.name})`,

@@ -115,6 +115,8 @@ const SPLIT_TARGET = 264;
 const SPLIT_MIN = 1024;
 /** Products with at most this many rows or this deep a K use the untiled matmul. */
 const THIN = 8;
+/** Thin products with K this long (and contiguous) split K in a workgroup: matmul.wgsl `rows`. */
+const ROWS_MIN_K = 128;
 
 /**
  * Records the network's ops as dispatches instead of running them: the result is a plan that is
@@ -961,7 +963,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const p = this.params([m, n, k, ...strides, bias ? 1 : 0]);
     const bind: Record<number, GPUBuffer> = { 0: a.buffer, 1: b.buffer, 2: c.buffer, 3: p };
     if (bias) bind[4] = bias.buffer;
-    if (!this.tiled || m <= THIN || k <= THIN) {
+    if (m <= THIN && k >= ROWS_MIN_K && strides[1] === 1 && strides[2] === 1) {
+      this.record(bias ? "matmulRowsBias" : "matmulRows", bind, workgroups1d(this.ctx, n, 1));
+    } else if (!this.tiled || m <= THIN || k <= THIN) {
       this.record(bias ? "matmulThinBias" : "matmulThin", bind, this.g1(m * n));
     } else {
       const tile = 4 * this.kernels.tiles.matmul;

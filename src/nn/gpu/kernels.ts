@@ -120,6 +120,8 @@ const ENTRIES = {
   winogradFilterGrad4: [winogradSource(4), "wino_filter_grad"],
   matmulThin: [matmulSrc, "thin_plain"],
   matmulThinBias: [matmulSrc, "thin_bias"],
+  matmulRows: [matmulSrc, "rows_plain"],
+  matmulRowsBias: [matmulSrc, "rows_bias"],
   relu: [elementwiseSrc, "relu"],
   reluBackward: [elementwiseSrc, "relu_backward"],
   add: [elementwiseSrc, "add"],

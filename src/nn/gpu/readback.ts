@@ -86,7 +86,18 @@ export class ReadbackQueue {
   /** Host phases of the calls while set (GpuNet.profileHost); null: not timed. */
   profile: HostPhases | null = null;
 
-  constructor(readonly ctx: GpuContext, public mode: MapMode = "deferred") {}
+  /**
+   * `maxWaitMs` caps the deferred timer (inference calls: MAX_WAIT_MS); `lateFactor` scales the
+   * learned GPU time it waits (below 1 for inference calls, whose next call comes within
+   * milliseconds; above 1 for training steps, whose next step is submitted after the host prepared
+   * its batch: a timer that fired first would block the host on the GPU before it could).
+   */
+  constructor(
+    readonly ctx: GpuContext,
+    public mode: MapMode = "deferred",
+    private readonly maxWaitMs = MAX_WAIT_MS,
+    private readonly lateFactor = 1,
+  ) {}
 
   /** Staging buffers held (free and in use). */
   get buffers(): number {
@@ -186,7 +197,7 @@ export class ReadbackQueue {
     } else {
       this.gpuEstimateMs *= 0.95; // done before asked: probe earlier next time
     }
-    this.gpuEstimateMs = Math.min(this.gpuEstimateMs, MAX_WAIT_MS);
+    this.gpuEstimateMs = Math.min(this.gpuEstimateMs, this.maxWaitMs);
   }
 
   /** Deferred mode: requests the pending maps after about the calls' GPU time, if no call came. */
@@ -198,7 +209,7 @@ export class ReadbackQueue {
       if (this.profile) this.profile.byTimer += this.unrequested.length;
       this.requestPending();
       if (this.profile) this.profile.request += performance.now() - t;
-    }, Math.floor(this.gpuEstimateMs)); // early rather than late: a short wait costs no latency
+    }, Math.floor(this.gpuEstimateMs * this.lateFactor)); // lateFactor 1: early rather than late
   }
 
   /** Destroys the staging buffers; calls still pending are rejected. */
