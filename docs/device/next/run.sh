@@ -3,19 +3,21 @@
 # 24's code, batch-1 latency with the F(4x4)-or-direct tuner, where the cells network's plans
 # spend their GPU time by batch size (the H200's batch 16 took 43 ms a call against 19 for batch 8
 # of the FC network), and the AlphaZero loop's steady self-play rate on the GPU (batch sizes
-# readied first, tuner results from the disk cache). STAGES picks stages (default "1 2 3 4"):
-# two calls, STAGES="1 2" (at most 5.5 minutes) then STAGES="3 4" (at most 4.5; a warm machine keeps the
-# tuning cache in /tmp between them). Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe
+# readied first, tuner results from the disk cache), and (session 25) the training step with the
+# next step in flight. STAGES picks stages (default "1 2 3 4 5"): two calls, STAGES="1 2" (at most
+# 5.5 minutes) then STAGES="3 4 5" (at most 5.5; a warm machine keeps the tuning cache in /tmp
+# between them). Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe
 # (NET=cells-tiny AZ=hive-cells-tiny for small sizes).
 source docs/device/setup.sh
 export KIBITZ_TUNE_CACHE=${KIBITZ_TUNE_CACHE:-/tmp/kibitz-tune.json}
-STAGES=" ${STAGES:-1 2 3 4} "
+STAGES=" ${STAGES:-1 2 3 4 5} "
 on() { [[ "$STAGES" == *" $1 "* ]]; }
 el "stages$STAGES"
 
 on 1 && el "1. parity: tuning cache, evaluator prepare, bench hive-selfplay profile" &&
 timeout ${T_TEST:-60} deno test -A --no-check --cached-only tests/nn/tune_cache_test.ts \
-  tests/alphazero/evaluator_gpu_test.ts tests/alphazero/hive_bench_test.ts 2>&1 |
+  tests/alphazero/evaluator_gpu_test.ts tests/alphazero/hive_bench_test.ts \
+  tests/nn/train_steps_test.ts tests/nn/gpu_ops_test.ts 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -20
 
 on 2 && el "2. bench nn infer,latency: f32 and f16, 2 calls in flight at 64/256, batch-1 tuner" &&
@@ -24,17 +26,21 @@ timeout ${T_LAT:-270} $D tasks/bench.ts nn quick=1 only=infer,latency precision=
 
 NET=${NET:-cells-default}
 on 3 && el "3. bench hive-selfplay net=$NET profile=1 (tunes every padded size, then the disk cache has it)" &&
-timeout ${T_SP:-120} $D tasks/bench.ts hive-selfplay net=$NET seconds=${SP_SECONDS:-30} uhp=0 \
+timeout ${T_SP:-100} $D tasks/bench.ts hive-selfplay net=$NET seconds=${SP_SECONDS:-30} uhp=0 \
   profile=1 --backend gpu --out $OUT/sp 2>&1 | tail -60
 
 if on 4; then
   el "4. az ${AZ:-hive-cells} from random weights: the steady self-play rate"
   rm -rf /tmp/az
-  timeout ${T_AZ:-150} $D tasks/az.ts ${AZ:-hive-cells} --backend gpu --dir /tmp/az \
+  timeout ${T_AZ:-120} $D tasks/az.ts ${AZ:-hive-cells} --backend gpu --dir /tmp/az \
     --iterations 1 --games ${AZ_GAMES:-64} --playouts ${AZ_PLAYOUTS:-64} --steps ${AZ_STEPS:-10} \
     --arena-games 2 --arena-playouts ${AZ_ARENA_PO:-8} --max-plies ${AZ_MAXP:-80} 2>&1 | tail -30
   cp /tmp/az/log.jsonl $OUT/az.log.jsonl 2>/dev/null
 fi
+
+on 5 && el "5. bench nn train: the step one at a time and with the next in flight, GPU profile" &&
+timeout ${T_TRAIN:-100} $D tasks/bench.ts nn quick=1 only=train --backend gpu --out $OUT/train \
+  2>&1 | tail -20
 cp $KIBITZ_TUNE_CACHE $OUT/tune-cache.json 2>/dev/null
 
-collect lat sp
+collect lat sp train

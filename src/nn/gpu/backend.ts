@@ -116,7 +116,7 @@ const SPLIT_MIN = 1024;
 /** Products with at most this many rows or this deep a K use the untiled matmul. */
 const THIN = 8;
 /** Thin products with K this long (and contiguous) split K in a workgroup: matmul.wgsl `rows`. */
-const ROWS_MIN_K = 128;
+const ROWS_MIN_K = 64;
 
 /**
  * Records the network's ops as dispatches instead of running them: the result is a plan that is
