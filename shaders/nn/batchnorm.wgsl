@@ -1,5 +1,5 @@
 // Batch norm over N, H, W per channel (NCHW). stats = [mean[C], invStd[C]].
-// batch_stats: one workgroup per channel, two-pass mean/variance, updates running averages.
+// batch_stats: one workgroup per channel, one-pass shifted mean/variance, updates running averages.
 // running_stats: stats from the running averages (inference). apply: y = gamma xhat + beta.
 // backward_reduce: dbeta = sum dy, dgamma = sum dy xhat. backward_apply: dx.
 // The training graph's fused ops (flags: bit 0 = a residual / second gradient is bound, bit 1 =
@@ -53,51 +53,37 @@ fn xat(ch: u32, i: u32, m: u32) -> f32 {
   return select(0.0, x[at(ch, min(i, m - 1u))], i < m);
 }
 
+// One pass over the channel: sums of d = x - k and of d^2, k the channel's first value (a shift
+// near the mean: raw sums of squares would cancel in the variance's subtraction), then
+// sum (x - mean)^2 = sum d^2 - (sum d)^2 / m. (Two passes read the activation twice.)
 @compute @workgroup_size(256)
 fn batch_stats(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
   let ch = wid.x;
   let t = lid.x;
   let m = p.n * p.hw;
-  var s0 = 0.0;
-  var s1 = 0.0;
-  var s2 = 0.0;
-  var s3 = 0.0;
+  let k = x[at(ch, 0u)];
+  var s = vec4<f32>(0.0);
+  var q = vec4<f32>(0.0);
   for (var i = t; i < m; i += 1024u) {
-    s0 += xat(ch, i, m);
-    s1 += xat(ch, i + 256u, m);
-    s2 += xat(ch, i + 512u, m);
-    s3 += xat(ch, i + 768u, m);
+    let ii = vec4<u32>(i, i + 256u, i + 512u, i + 768u);
+    let v = vec4<f32>(xat(ch, ii.x, m), xat(ch, ii.y, m), xat(ch, ii.z, m), xat(ch, ii.w, m));
+    let d = select(vec4<f32>(0.0), v - k, ii < vec4<u32>(m));
+    s += d;
+    q += d * d;
   }
-  red[t] = (s0 + s1) + (s2 + s3);
-  red2[t] = 0.0;
-  workgroupBarrier();
-  reduce(t);
-  let mean = red[0] / f32(m);
-  workgroupBarrier();
-  var v0 = 0.0;
-  var v1 = 0.0;
-  var v2 = 0.0;
-  var v3 = 0.0;
-  for (var i = t; i < m; i += 1024u) {
-    let d0 = select(0.0, xat(ch, i, m) - mean, i < m);
-    let d1 = select(0.0, xat(ch, i + 256u, m) - mean, i + 256u < m);
-    let d2 = select(0.0, xat(ch, i + 512u, m) - mean, i + 512u < m);
-    let d3 = select(0.0, xat(ch, i + 768u, m) - mean, i + 768u < m);
-    v0 += d0 * d0;
-    v1 += d1 * d1;
-    v2 += d2 * d2;
-    v3 += d3 * d3;
-  }
-  red[t] = (v0 + v1) + (v2 + v3);
-  red2[t] = 0.0;
+  red[t] = (s.x + s.y) + (s.z + s.w);
+  red2[t] = (q.x + q.y) + (q.z + q.w);
   workgroupBarrier();
   reduce(t);
   if (t == 0u) {
-    let variance = red[0] / f32(m);
+    let ds = red[0] / f32(m);
+    let mean = k + ds;
+    let ss = max(red2[0] - red[0] * ds, 0.0);
+    let variance = ss / f32(m);
     stats[ch] = mean;
     stats[p.c + ch] = inverseSqrt(variance + EPS);
     var unbiased = variance;
-    if (m > 1u) { unbiased = red[0] / f32(m - 1u); }
+    if (m > 1u) { unbiased = ss / f32(m - 1u); }
     rmean[ch] = (1.0 - MOMENTUM) * rmean[ch] + MOMENTUM * mean;
     rvar[ch] = (1.0 - MOMENTUM) * rvar[ch] + MOMENTUM * unbiased;
   }

@@ -117,6 +117,36 @@ for (const mode of MODES) {
   );
 }
 
+// The one-pass statistics subtract a shift before squaring: a channel at 1000 +- 0.01 keeps its
+// variance (raw sums of squares would cancel to noise in f32).
+for (const mode of MODES) {
+  Deno.test(
+    `GPU batch statistics of an offset channel match CPU (${mode.name})`,
+    mode.opts,
+    async () => {
+      const x = randTensor([3, 2, 19, 23], 21, -0.01, 0.01);
+      for (let i = 0; i < x.data.length; i++) {
+        x.data[i] += Math.floor(i / (19 * 23)) % 2 ? -3 : 1000;
+      }
+      const bn = () => ({
+        gamma: randTensor([2], 6, 0.5, 1.5),
+        beta: randTensor([2], 7),
+        runMean: randTensor([2], 8),
+        runVar: randTensor([2], 9, 0.5, 2),
+      });
+      const [stats] = await onGpu(
+        [x, ...Object.values(bn())],
+        (r, [gx, gamma, beta, runMean, runVar]) => [
+          r.batchNorm(gx, { gamma, beta, runMean, runVar }, true).stats,
+        ],
+        mode.tiled,
+        mode.tiles,
+      );
+      close("offset bn stats", stats, batchNorm(x, bn(), true).stats.data);
+    },
+  );
+}
+
 /** One batch-norm parity case (train, running averages, inference, backward) of `shape`. */
 async function bnCase(shape: number[], mode: (typeof MODES)[number]): Promise<void> {
   const x = randTensor(shape, 4, -2, 3), dy = randTensor(shape, 5);

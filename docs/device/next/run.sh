@@ -4,8 +4,8 @@
 # spend their GPU time by batch size (the H200's batch 16 took 43 ms a call against 19 for batch 8
 # of the FC network), and the AlphaZero loop's steady self-play rate on the GPU (batch sizes
 # readied first, tuner results from the disk cache), and (session 25) the training step with the
-# next step in flight. STAGES picks stages (default "1 2 3 4 5"): two calls, STAGES="1 2" (at most
-# 5.5 minutes) then STAGES="3 4 5" (at most 5.5; a warm machine keeps the tuning cache in /tmp
+# next step in flight and the memory bandwidth by kernel shape (bench gpu-mem). STAGES picks stages (default "1 2 3 4 5"): two calls, STAGES="1 2" (at most
+# 6.7 minutes) then STAGES="3 4 5" (at most 5.5; a warm machine keeps the tuning cache in /tmp
 # between them). Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe
 # (NET=cells-tiny AZ=hive-cells-tiny for small sizes).
 source docs/device/setup.sh
@@ -15,10 +15,13 @@ on() { [[ "$STAGES" == *" $1 "* ]]; }
 el "stages$STAGES"
 
 on 1 && el "1. parity: tuning cache, evaluator prepare, bench hive-selfplay profile" &&
-timeout ${T_TEST:-60} deno test -A --no-check --cached-only tests/nn/tune_cache_test.ts \
+timeout ${T_TEST:-75} deno test -A --no-check --cached-only tests/nn/tune_cache_test.ts \
   tests/alphazero/evaluator_gpu_test.ts tests/alphazero/hive_bench_test.ts \
-  tests/nn/train_steps_test.ts tests/nn/gpu_ops_test.ts 2>&1 |
+  tests/nn/train_steps_test.ts tests/nn/gpu_ops_test.ts tests/gpu/mem_bench_test.ts 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -20
+
+on 1 && el "1b. bench gpu-mem: bandwidth by kernel shape (the H200's copy probe made 1.48 TB/s)" &&
+timeout ${T_MEM:-40} $D tasks/bench.ts gpu-mem --out $OUT/mem 2>&1 | tail -20
 
 on 2 && el "2. bench nn infer,latency: f32 and f16, 2 calls in flight at 64/256, batch-1 tuner" &&
 timeout ${T_LAT:-270} $D tasks/bench.ts nn quick=1 only=infer,latency precision=f32,f16 \
@@ -43,4 +46,4 @@ timeout ${T_TRAIN:-100} $D tasks/bench.ts nn quick=1 only=train --backend gpu --
   2>&1 | tail -20
 cp $KIBITZ_TUNE_CACHE $OUT/tune-cache.json 2>/dev/null
 
-collect lat sp train
+collect mem lat sp train

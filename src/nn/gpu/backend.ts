@@ -817,15 +817,21 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const stats = this.bnStats(x, bn, train);
     const p = this.params([n, c, h * wd, res ? 1 : 0]);
     const y = this.out(x.shape);
-    this.recordPipeline(this.kernels.bnApplyRelu, res ? "bnApplyAddRelu" : "bnApplyRelu", {
-      0: x.buffer,
-      2: bn.gamma.buffer,
-      3: bn.beta.buffer,
-      4: stats.buffer,
-      7: y.buffer,
-      10: p,
-      11: (res ?? x).buffer,
-    }, this.g1(numel(x.shape)));
+    const v4 = (h * wd) % 4 === 0;
+    this.recordPipeline(
+      v4 ? this.kernels.bnApplyRelu4 : this.kernels.bnApplyRelu,
+      res ? "bnApplyAddRelu" : "bnApplyRelu",
+      {
+        0: x.buffer,
+        2: bn.gamma.buffer,
+        3: bn.beta.buffer,
+        4: stats.buffer,
+        7: y.buffer,
+        10: p,
+        11: (res ?? x).buffer,
+      },
+      this.g1(numel(x.shape) / (v4 ? 4 : 1)),
+    );
     return { y, stats };
   }
 
@@ -869,8 +875,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     );
     const dx = this.out(x.shape);
     const dz = keepDz ? this.out(x.shape) : null;
+    const v4 = (h * wd) % 4 === 0;
     this.recordPipeline(
-      this.kernels.bnReluBackwardApply,
+      v4 ? this.kernels.bnReluBackwardApply4 : this.kernels.bnReluBackwardApply,
       dy2 ? "bnAddReluBackwardApply" : "bnReluBackwardApply",
       {
         0: x.buffer,
@@ -883,15 +890,15 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
         13: coef.buffer,
         14: (dz ?? this.scratch()).buffer,
       },
-      this.g1(numel(x.shape)),
+      this.g1(numel(x.shape) / (v4 ? 4 : 1)),
     );
     this.release(coef);
     return { dx, dz };
   }
 
-  /** A recorder-owned 1-value tensor bound where a kernel's optional output is switched off. */
+  /** A recorder-owned 4-value tensor (one vec4) bound where a kernel's optional output is off. */
   private scratch(): GpuTensor {
-    return this.scratchTensor ??= uploadTensor(this.ctx, [1], new Float32Array(1), "nn.scratch");
+    return this.scratchTensor ??= uploadTensor(this.ctx, [4], new Float32Array(4), "nn.scratch");
   }
 
   /** Batch-norm backward: per-channel sums, then the elementwise dx. */
