@@ -18,7 +18,7 @@ on 1 && el "1. parity: tuning cache, evaluator prepare, bench hive-selfplay prof
 timeout ${T_TEST:-75} deno test -A --no-check --cached-only tests/nn/tune_cache_test.ts \
   tests/alphazero/evaluator_gpu_test.ts tests/alphazero/hive_bench_test.ts \
   tests/nn/train_steps_test.ts tests/nn/gpu_ops_test.ts tests/gpu/mem_bench_test.ts 2>&1 |
-  grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -20
+  grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -70
 
 on 1 && el "1b. bench gpu-mem: bandwidth by kernel shape (the H200's copy probe made 1.48 TB/s)" &&
 timeout ${T_MEM:-40} $D tasks/bench.ts gpu-mem --out $OUT/mem 2>&1 | tail -20
@@ -42,7 +42,8 @@ if on 4; then
 fi
 
 on 5 && el "5. bench nn train: the step one at a time and with the next in flight, GPU profile" &&
-timeout ${T_TRAIN:-100} $D tasks/bench.ts nn quick=1 only=train --backend gpu --out $OUT/train \
+timeout ${T_TRAIN:-100} $D tasks/bench.ts nn quick=1 only=train ${NN_MODEL:+model=$NN_MODEL} --backend gpu \
+  --out $OUT/train \
   2>&1 | tail -20
 cp $KIBITZ_TUNE_CACHE $OUT/tune-cache.json 2>/dev/null
 
