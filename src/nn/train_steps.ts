@@ -3,7 +3,12 @@
 // the next batch (GpuNet.trainStep defers each step's map request until then). The weights after a
 // step are the same as when every step is awaited alone: the queue runs the steps in order.
 import type { NetBatch, TrainStats } from "./net.ts";
-import type { Trainer } from "./train.ts";
+
+/** What runTrainSteps drives: a Trainer (src/nn/train.ts), whose step counts at each call. */
+export interface StepTrainer {
+  step: number;
+  train(batch: NetBatch): Promise<TrainStats & { lr: number }>;
+}
 
 /** What runTrainSteps needs besides the trainer. */
 export interface TrainStepsOptions {
@@ -27,7 +32,7 @@ export interface TrainStepsOptions {
  * throws, the steps already submitted are awaited (their results dropped) before it rethrows, so
  * nothing is left running on the network the caller may then dispose.
  */
-export async function runTrainSteps(trainer: Trainer, o: TrainStepsOptions): Promise<void> {
+export async function runTrainSteps(trainer: StepTrainer, o: TrainStepsOptions): Promise<void> {
   const depth = Math.max(1, Math.floor(o.depth ?? 2));
   const inFlight: { step: number; stats: Promise<TrainStats & { lr: number }> }[] = [];
   const settle = async () => {
