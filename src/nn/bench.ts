@@ -769,6 +769,42 @@ export const suite: BenchSuite = {
                 }
               });
             }
+            if (net instanceof GpuNet && deviceHasF16(ctx!) && !ctx!.report.isFallback) {
+              // f16 training: the Winograd convs' V, M and dM stored as f16 (trainPrecision).
+              await attempt(`training ${preset} batch ${batch} in f16`, async () => {
+                const h = await GpuNet.create(ctx!, initWeights(cfg, 1), { trainPrecision: "f16" });
+                try {
+                  const one = await steps(h);
+                  const two = await pipelinedSteps(h, b, Math.max(3, Math.round(2000 / one.ms)));
+                  const prof = await profilePlan(ctx!, await h.planFor(batch, true), {
+                    warmMs: 0,
+                    reps: 2,
+                    samples: 1,
+                  });
+                  summary.set(`trainF16:${preset}:${batch}`, two);
+                  summary.set(`trainF16Gpu:${preset}:${batch}`, prof.planMs);
+                  for (const [ms, how] of [[one.ms, `mean of ${one.n}`], [two, "2 in flight"]]) {
+                    trainRows.push([
+                      preset,
+                      `${cfg.blocks}x${cfg.filters}`,
+                      "gpu f16 V/M",
+                      batch,
+                      ms,
+                      batch * 1000 / (ms as number),
+                      `wall, ${how}; trainPrecision f16 (plan ${prof.planMs.toFixed(1)} GPU ms)`,
+                    ]);
+                  }
+                  opts.log(
+                    `train ${preset} batch ${batch} f16: ${one.ms.toFixed(1)} ms/step, ${
+                      two.toFixed(1)
+                    } with 2 in flight, plan ${prof.planMs.toFixed(1)} GPU ms`,
+                  );
+                  await flush();
+                } finally {
+                  h.dispose();
+                }
+              });
+            }
             if (net instanceof GpuNet) {
               // Where the step's GPU time goes: forward, backward (heads, tower), SGD, by kernel.
               const prof = await profilePlan(ctx!, await net.planFor(batch, true), {
@@ -1268,6 +1304,16 @@ function summaryTable(
         "<= 300",
       ],
       ["training step, batch 256, GPU ms (one pass)", get(`trainGpu:${model}:256`), "-"],
+      [
+        "training step, batch 256, ms, f16 V/M (trainPrecision f16), 2 in flight",
+        get(`trainF16:${model}:256`),
+        "<= 300",
+      ],
+      [
+        "training step, batch 256, f16 V/M, GPU ms (one pass)",
+        get(`trainF16Gpu:${model}:256`),
+        "-",
+      ],
       ["3x3 conv forward, batch 256, 256 filters, ms (direct GEMM)", conv("forward"), "-"],
       [
         "3x3 conv forward, batch 256, 256 filters, ms (Winograd F(4x4), tuned GEMM)",

@@ -13,6 +13,7 @@ import {
   forcedWinoGemm,
   pickDirectSplits,
   pickSmallBatchWinograd,
+  pickTrainHalfKernels,
   pickWgradKernel,
   pickWinoKernels,
 } from "./gpu/winograd_tune.ts";
@@ -23,11 +24,18 @@ import {
   type WinogradSetting,
   winogradSettingTile,
 } from "./winograd.ts";
-import { directShapeKey, GpuRecorder, SUMSQ_GROUPS, winoShapeKey } from "./gpu/backend.ts";
+import {
+  directShapeKey,
+  GpuRecorder,
+  SUMSQ_GROUPS,
+  wgradTileOf,
+  winoShapeKey,
+} from "./gpu/backend.ts";
+import { loadWgradHalf } from "./gpu/winograd_gemm.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
 import { defaultMapMode, type HostPhases, type MapMode, ReadbackQueue } from "./gpu/readback.ts";
-import { deviceHasF16, type HalfKernels, loadHalfKernels } from "./gpu/f16.ts";
+import { deviceHasF16, type HalfKernels, type HalfStorage, loadHalfKernels } from "./gpu/f16.ts";
 import { storageBuffer } from "../gpu/buffers.ts";
 import type { NetWeights } from "./params.ts";
 import { type CpuTensor, cpuTensor } from "./tensor.ts";
@@ -415,6 +423,44 @@ export function resolvePrecision(
   return AUTO_F16 && ok && !ctx.report.isFallback ? "f16" : "f32";
 }
 
+/** The storage of a training step's Winograd transformed tensors (see resolveTrainPrecision). */
+export type TrainPrecision = "f32" | "f16" | "f16-emulated";
+
+/**
+ * Training precision: "f32" (the default), or "f16" (KIBITZ_NN_TRAIN_F16=1): the Winograd convs
+ * of the training step store their transformed tensors (V and M, the weight gradient's V and dM)
+ * as f16 and multiply in f32, with f32 activations, gradients and master weights; each output
+ * gradient is scaled by a power of two from its maximum before f16 storage and unscaled exactly
+ * after (no loss-scale state). Needs the tiled kernels and `shader-f16`; "f16-emulated" runs the
+ * same kernels with f32 storage (tests on software adapters). Null: f32.
+ */
+export function resolveTrainPrecision(
+  ctx: GpuContext,
+  requested: TrainPrecision | undefined,
+  tiled: boolean,
+): HalfStorage | null {
+  const fromEnv = requested === undefined;
+  const want = requested ?? (envFlag("KIBITZ_NN_TRAIN_F16", false) ? "f16" : "f32");
+  if (want === "f32") return null;
+  if (want !== "f16" && want !== "f16-emulated") {
+    throw new KibitzError("bad_args", `training precision must be f32 or f16, got "${want}"`);
+  }
+  const why = !tiled
+    ? "needs the tiled kernels (Winograd training)"
+    : want === "f16" && !deviceHasF16(ctx)
+    ? "the device has no shader-f16 feature"
+    : null;
+  if (why && fromEnv) {
+    // The switch reaches every network a process makes, inference-only ones on other adapters too.
+    if (!warnedTrainF16) console.warn(`KIBITZ_NN_TRAIN_F16 ignored: f16 training ${why}`);
+    warnedTrainF16 = true;
+    return null;
+  }
+  if (why) throw new KibitzError("bad_args", `f16 training ${why}`);
+  return want;
+}
+let warnedTrainF16 = false;
+
 /** A boolean environment switch: "0"/"false"/"off"/"no" turn it off, anything else on; unset: `def`. */
 function envFlag(name: string, def: boolean): boolean {
   let v: string | undefined;
@@ -491,6 +537,8 @@ export class GpuNet implements PolicyValueNet {
     /** A forced weight-gradient GEMM ("vp" or "legacy"; see pickWgradKernel); undefined: tuned. */
     readonly wgradGemm: string | undefined = undefined,
     mapMode: MapMode = defaultMapMode(ctx),
+    /** f16 training's V/M storage (see GpuRecorder.trainHalf); null: f32 training. */
+    private readonly trainHalf: HalfStorage | null = null,
   ) {
     this.config = { ...weights.config };
     this.readback = new ReadbackQueue(ctx, mapMode);
@@ -527,7 +575,8 @@ export class GpuNet implements PolicyValueNet {
    * GEMM variant ("legacy" or a candidate name; default KIBITZ_NN_WINO_GEMM, else autotuned on
    * hardware adapters and the built-in GEMM on software ones), `wgradGemm` training's Winograd
    * weight-gradient GEMM ("legacy" or "vp"; default KIBITZ_NN_WGRAD, else tuned the same way),
-   * `mapMode` when inference calls request their readback maps (see defaultMapMode).
+   * `mapMode` when inference calls request their readback maps (see defaultMapMode), and
+   * `trainPrecision` the training steps' (see resolveTrainPrecision).
    */
   static async create(
     ctx: GpuContext,
@@ -543,6 +592,7 @@ export class GpuNet implements PolicyValueNet {
       winogradGemm?: string;
       wgradGemm?: string;
       mapMode?: MapMode;
+      trainPrecision?: TrainPrecision;
     } = {},
   ): Promise<GpuNet> {
     const tiled = opts.tiled ?? !ctx.report.isFallback;
@@ -566,6 +616,7 @@ export class GpuNet implements PolicyValueNet {
       opts.winogradGemm ?? forcedWinoGemm(),
       opts.wgradGemm ?? forcedWgrad(),
       opts.mapMode,
+      resolveTrainPrecision(ctx, opts.trainPrecision, tiled),
     );
   }
 
@@ -728,6 +779,16 @@ export class GpuNet implements PolicyValueNet {
     if (!train && this.fused) rec.half = this.half;
     // Training (and unfused) plans: Winograd in the plain convs too, unless KIBITZ_NN_WINOGRAD_TRAIN=0.
     rec.winogradTrain = envFlag("KIBITZ_NN_WINOGRAD_TRAIN", true);
+    if (train && this.trainHalf) {
+      if (!rec.winogradTrain || this.winograd === "off") {
+        throw new KibitzError(
+          "bad_args",
+          "f16 training stores the Winograd convs' transformed tensors: it needs Winograd in " +
+            "training (KIBITZ_NN_WINOGRAD_TRAIN unset and winograd not off)",
+        );
+      }
+      rec.trainHalf = this.trainHalf;
+    }
     await this.pickWinograd(rec, size, train);
     this.ctx.device.pushErrorScope("validation");
     const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
@@ -822,6 +883,19 @@ export class GpuNet implements PolicyValueNet {
       const key = winoShapeKey(m, size, ci, co, c.height, c.width);
       if (rec.winoChoice.has(key)) continue;
       const shape = { n: size, ci, co, h: c.height, w: c.width };
+      if (rec.trainHalf) {
+        const k = await pickTrainHalfKernels(
+          this.ctx,
+          this.kernels,
+          rec.trainHalf,
+          m,
+          shape,
+          this.winogradGemm,
+        );
+        rec.winoChoice.set(key, k.forward);
+        rec.winoScaled.set(key, k.scaled);
+        continue;
+      }
       const pick = await pickWinoKernels(
         this.ctx,
         this.kernels,
@@ -838,8 +912,13 @@ export class GpuNet implements PolicyValueNet {
       const [co, ci, k] = this.net.params.get(conv)!.shape;
       const m = k === 3 ? chooseWinograd(this.winograd, size, c.height, c.width, ci, co) : 0;
       const key = winoShapeKey(m || 4, size, ci, co, c.height, c.width);
-      if (!m || rec.wgradChoice.has(key)) continue;
+      if (!m || rec.wgradChoice.has(key) || rec.wgradHalf.has(key)) continue;
       const shape = { n: size, ci, co, h: c.height, w: c.width };
+      if (rec.trainHalf) {
+        const tile = wgradTileOf(this.kernels.tiles, co, ci);
+        rec.wgradHalf.set(key, await loadWgradHalf(this.ctx, m, tile, rec.trainHalf));
+        continue;
+      }
       const pick = await pickWgradKernel(this.ctx, this.kernels, m, shape, this.wgradGemm);
       if (pick) rec.wgradChoice.set(key, pick);
     }

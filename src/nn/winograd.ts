@@ -289,6 +289,7 @@ export function winogradSource(
   m: WinogradTile,
   storage: "f32" | "f16" | "f16-emulated" = "f32",
   transformed: "f32" | "f16" | "f16-emulated" = "f32",
+  scaled = false,
 ): string {
   const { bt, g, at } = MATRICES[m];
   // f16 storage: the activations x, res and y are s16 (converted on load, rounded on store); the
@@ -301,6 +302,11 @@ export function winogradSource(
     throw new Error(`Winograd transforms: storage ${storage} with transformed ${transformed}`);
   }
   const vm = tHalf ? "s16" : "f32";
+  // `scaled`: a power of two S from gscale = [S, 1/S] multiplies what the input transform stores
+  // and what the output-gradient transform reads, and 1/S what the output and filter-gradient
+  // transforms read (exact, and placed where the compiled arithmetic stays that of the unscaled
+  // kernels: f16 storage of small gradients, see shaders/nn/gradscale.wgsl).
+  const up = scaled ? " * gscale[0]" : "", down = scaled ? " * gscale[1]" : "";
   const prelude = half ? f16Prelude(storage) : tHalf ? f16Prelude(transformed) : "";
   const a = m + 2, alpha = a * a;
   const gi = [0, 1, 2];
@@ -325,7 +331,7 @@ export function winogradSource(
     ...Array.from(
       { length: alpha },
       (_, xi) =>
-        `v_out[${xi}u * stride + o] = ${tHalf ? "s16(" : ""}v_${Math.floor(xi / a)}_${xi % a}${
+        `v_out[${xi}u * stride + o] = ${tHalf ? "s16(" : ""}v_${Math.floor(xi / a)}_${xi % a}${up}${
           tHalf ? ")" : ""
         };`,
     ),
@@ -337,7 +343,10 @@ export function winogradSource(
     ...Array.from(
       { length: m },
       (_, r) =>
-        Array.from({ length: m }, (_, s) => `let e_${r}_${s} = ldo(xb, y0 + ${r}, x0 + ${s});`),
+        Array.from(
+          { length: m },
+          (_, s) => `let e_${r}_${s} = ldo(xb, y0 + ${r}, x0 + ${s})${up};`,
+        ),
     ).flat(),
     ...sandwich(atT, atT, "e", "ae", "f"),
     ...Array.from(
@@ -354,7 +363,7 @@ export function winogradSource(
   for (var r = 0u; r < p.n; r++) { s_${xi} += ${
         tHalf ? "f32(" : ""
       }mm[(r * ${alpha}u + ${xi}u) * stride + o]${tHalf ? ")" : ""}; }
-  let d_${Math.floor(xi / a)}_${xi % a} = s_${xi};`;
+  let d_${Math.floor(xi / a)}_${xi % a} = s_${xi}${down};`;
       return sum;
     }),
     ...sandwich(gT, gT, "d", "gd", "k"),
@@ -366,7 +375,7 @@ export function winogradSource(
       (_, xi) =>
         `let q_${Math.floor(xi / a)}_${xi % a} = ${tHalf ? "f32(" : ""}mm[${xi}u * stride + o]${
           tHalf ? ")" : ""
-        };`,
+        }${down};`,
     ),
     ...sandwich(at, at, "q", "aq", "r"),
     ...Array.from(
@@ -390,7 +399,7 @@ struct Fuse { relu: u32, res: u32, _a: u32, _b: u32 }
 @group(0) @binding(7) var<storage, read_write> y: array<${act}>;
 @group(0) @binding(8) var<uniform> p: Params;
 @group(0) @binding(9) var<uniform> fz: Fuse;
-
+${scaled ? "@group(0) @binding(10) var<storage, read> gscale: array<f32>;\n" : ""}
 fn index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
   return gid.x + gid.y * nwg.x * 64u;
 }

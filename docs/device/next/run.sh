@@ -17,7 +17,8 @@ el "stages$STAGES"
 on 1 && el "1. parity: tuning cache, evaluator prepare, bench hive-selfplay profile" &&
 timeout ${T_TEST:-75} deno test -A --no-check --cached-only tests/nn/tune_cache_test.ts \
   tests/alphazero/evaluator_gpu_test.ts tests/alphazero/hive_bench_test.ts \
-  tests/nn/train_steps_test.ts tests/nn/gpu_ops_test.ts tests/gpu/mem_bench_test.ts 2>&1 |
+  tests/nn/train_steps_test.ts tests/nn/gpu_ops_test.ts tests/gpu/mem_bench_test.ts \
+  tests/nn/train_f16_test.ts 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -70
 
 on 1 && el "1b. bench gpu-mem: bandwidth by kernel shape (the H200's copy probe made 1.48 TB/s)" &&
@@ -35,14 +36,14 @@ timeout ${T_SP:-100} $D tasks/bench.ts hive-selfplay net=$NET seconds=${SP_SECON
 if on 4; then
   el "4. az ${AZ:-hive-cells} from random weights: the steady self-play rate"
   rm -rf /tmp/az
-  timeout ${T_AZ:-120} $D tasks/az.ts ${AZ:-hive-cells} --backend gpu --dir /tmp/az \
+  timeout ${T_AZ:-100} $D tasks/az.ts ${AZ:-hive-cells} --backend gpu --dir /tmp/az \
     --iterations 1 --games ${AZ_GAMES:-64} --playouts ${AZ_PLAYOUTS:-64} --steps ${AZ_STEPS:-10} \
     --arena-games 2 --arena-playouts ${AZ_ARENA_PO:-8} --max-plies ${AZ_MAXP:-80} 2>&1 | tail -30
   cp /tmp/az/log.jsonl $OUT/az.log.jsonl 2>/dev/null
 fi
 
-on 5 && el "5. bench nn train: the step one at a time and with the next in flight, GPU profile" &&
-timeout ${T_TRAIN:-100} $D tasks/bench.ts nn quick=1 only=train ${NN_MODEL:+model=$NN_MODEL} --backend gpu \
+on 5 && el "5. bench nn train: the step one at a time, with the next in flight, in f16 (trainPrecision), GPU profile" &&
+timeout ${T_TRAIN:-130} $D tasks/bench.ts nn quick=1 only=train ${NN_MODEL:+model=$NN_MODEL} --backend gpu \
   --out $OUT/train \
   2>&1 | tail -20
 cp $KIBITZ_TUNE_CACHE $OUT/tune-cache.json 2>/dev/null

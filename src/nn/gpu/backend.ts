@@ -6,11 +6,11 @@ import type { BnParams } from "../cpu/batchnorm.ts";
 import { convGeometry } from "../cpu/conv.ts";
 import { expectShape, numel } from "../tensor.ts";
 import type { KernelName, KernelTiles, NnKernels } from "./kernels.ts";
-import type { HalfKernelName, HalfKernels } from "./f16.ts";
+import type { HalfKernelName, HalfKernels, HalfStorage } from "./f16.ts";
 import { type GpuTensor, type TensorPool, uploadTensor } from "./tensor.ts";
 import { type ConvTile, tileSize } from "./conv_gemm.ts";
 import { KibitzError } from "../../errors.ts";
-import { winoGemmGroups, type WinoKernels } from "./winograd_gemm.ts";
+import { type WgradHalfKernels, winoGemmGroups, type WinoKernels } from "./winograd_gemm.ts";
 import { fusedGroups, type WinoFused } from "./winograd_fused.ts";
 import {
   chooseWinograd,
@@ -173,6 +173,17 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * selection table as the fused convs; off by default (GpuNet turns it on for tiled plans).
    */
   winogradTrain = false;
+  /**
+   * f16 training (with winogradTrain): the Winograd convs store V and M, and the weight gradient V
+   * and dM, as f16 ("f16-emulated": the same kernels with f32 storage, for tests); activations,
+   * gradients and weights stay f32. Null: f32 throughout. Needs winoChoice (a `half` candidate),
+   * winoScaled and wgradHalf filled for every 3x3 shape (GpuNet does).
+   */
+  trainHalf: HalfStorage | null = null;
+  /** f16 training's input-gradient convs per shape: winoChoice's candidate, scaled transforms. */
+  readonly winoScaled = new Map<string, WinoKernels>();
+  /** f16 training's weight-gradient kernels per shape (key winoShapeKey of x and dW). */
+  readonly wgradHalf = new Map<string, WgradHalfKernels>();
   private readonly zeroTensors = new Map<number, GpuTensor>();
   private scratchTensor: GpuTensor | null = null;
   /** The words of each integer params uniform (the fused Winograd kernel copies the flags). */
@@ -279,6 +290,14 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * input gradient.
    */
   conv2d(x: GpuTensor, w: GpuTensor): GpuTensor {
+    return this.conv2dScaled(x, w, null);
+  }
+
+  /**
+   * conv2d; f16 training's input-gradient conv passes the scale of x (= dY, gradScale) for its
+   * scaled Winograd transforms.
+   */
+  private conv2dScaled(x: GpuTensor, w: GpuTensor, scale: GpuTensor | null): GpuTensor {
     const co = w.shape[0], ci = x.shape[1];
     const m = this.trainWinograd(x, w);
     if (!m) return this.convForward(x, w, null);
@@ -286,7 +305,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     this.winogradFilter(w, u, m);
     const fz = this.params([0, 0, 0, 0]);
     const zero = this.zeros(co);
-    const y = this.convWinograd(x, u, m, zero, zero, fz);
+    const y = this.convWinograd(x, u, m, zero, zero, fz, false, scale);
     this.release(u);
     return y;
   }
@@ -347,6 +366,87 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       this.g1(co * ci),
     );
     this.release(part);
+  }
+
+  /**
+   * wgradWinograd in f16 training: V (x's input transform) and dM (A dY A^T, times S) stored as
+   * f16, the `vp` GEMM reading them into f32 partials, the filter-gradient transform times 1/S.
+   */
+  private wgradWinogradHalf(
+    x: GpuTensor,
+    dy: GpuTensor,
+    dw: GpuTensor,
+    m: WinogradTile,
+    scale: GpuTensor,
+  ): void {
+    const [n, ci, h, wd] = x.shape, co = dw.shape[0];
+    const key = winoShapeKey(m, n, ci, co, h, wd);
+    const k = this.wgradHalf.get(key);
+    if (!k) {
+      throw new KibitzError("bad_state", `f16 training: no weight-gradient kernels for ${key}`);
+    }
+    const g = winogradGeometry(m, n, h, wd), ppad = winogradColumns(g.p);
+    const tb = k.storage === "f16" ? 2 : 4;
+    const pv = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
+    const v = this.pool.acquire([g.alpha, ci, 1, ppad], "nn.wino", tb);
+    this.recordPipeline(
+      k.input,
+      "winogradInputH",
+      { 2: x.buffer, 3: v.buffer, 8: pv },
+      this.g1(
+        n * ci * g.tiles,
+      ),
+    );
+    const pd = this.params([n, co, ci, h, wd, g.tw, g.tiles, ppad]);
+    const dm = this.pool.acquire([g.alpha, co, 1, ppad], "nn.wino", tb);
+    this.recordPipeline(k.dout, "winogradDoutH", {
+      2: dy.buffer,
+      3: dm.buffer,
+      8: pd,
+      10: scale.buffer,
+    }, this.g1(n * co * g.tiles));
+    const { bm, bn } = tileSize(k.tile);
+    const gx = Math.ceil(co / bm), gy = Math.ceil(ci / bn);
+    let splits = Math.max(
+      1,
+      Math.min(Math.ceil(SPLIT_TARGET * 4 / (gx * gy * g.alpha)), Math.floor(g.p / SPLIT_MIN)),
+    );
+    const kchunk = Math.ceil(g.p / splits / k.tile.bk) * k.tile.bk;
+    splits = Math.ceil(g.p / kchunk);
+    const part = this.out([splits, g.alpha, co, ci]);
+    const pg = this.params([co, ci, ppad, kchunk, g.p, g.alpha, 0, 0]);
+    this.recordPipeline(k.gemm, "winogradWgradGemmH", {
+      0: dm.buffer,
+      1: v.buffer,
+      2: part.buffer,
+      3: pg,
+    }, [gx, gy, splits * g.alpha]);
+    this.release(v);
+    this.release(dm);
+    const pf = this.params([splits, ci, co, 0, 0, 0, 0, 0]);
+    this.recordPipeline(k.filterGrad, "winogradFilterGradH", {
+      1: dw.buffer,
+      4: part.buffer,
+      8: pf,
+      10: scale.buffer,
+    }, this.g1(co * ci));
+    this.release(part);
+  }
+
+  /**
+   * [S, 1/S] for storing `x` in f16 (shaders/nn/gradscale.wgsl): S the power of two that brings
+   * max |x| to at most 8, computed on the GPU in the plan (no readback, no loss-scale state).
+   */
+  gradScale(x: GpuTensor): GpuTensor {
+    const n = x.size;
+    const parts = Math.max(1, Math.min(512, Math.ceil(n / 2048)));
+    const part = this.out([parts]);
+    const sc = this.out([2]);
+    const p = this.params([n, parts, 0, 0]);
+    this.record("gradAmax", { 0: x.buffer, 1: part.buffer, 3: p }, [parts, 1, 1]);
+    this.record("gradScale", { 1: part.buffer, 2: sc.buffer, 3: p }, [1, 1, 1]);
+    this.release(part);
+    return sc;
   }
 
   /** A recorder-owned f32 tensor of zeros (a bias for epilogues that add none). */
@@ -507,12 +607,21 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     res: GpuTensor,
     fz: GPUBuffer,
     half = false,
+    scale: GpuTensor | null = null,
   ): GpuTensor {
     const [n, ci, h, wd] = x.shape, co = u.shape[1];
     const H = half ? "H" : "";
     const g = winogradGeometry(m, n, h, wd), ppad = winogradColumns(g.p);
     const pp = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
-    const choice = this.winoChoice.get(winoShapeKey(m, n, ci, co, h, wd));
+    const key = winoShapeKey(m, n, ci, co, h, wd);
+    if (scale) {
+      const k = this.winoScaled.get(key);
+      if (!k) {
+        throw new KibitzError("bad_state", `f16 training: no scaled Winograd kernels for ${key}`);
+      }
+      return this.convWinogradVariant(k, x, u, bias, res, fz, half, pp, g, ppad, scale);
+    }
+    const choice = this.winoChoice.get(key);
     if (choice) return this.convWinogradVariant(choice, x, u, bias, res, fz, half, pp, g, ppad);
     const v = this.out([g.alpha, ci, 1, ppad]);
     this.record(
@@ -547,8 +656,13 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     pp: GPUBuffer,
     g: { alpha: number; tiles: number; tw: number; p: number },
     ppad: number,
+    scale: GpuTensor | null = null,
   ): GpuTensor {
     const [n, ci, h, wd] = x.shape, co = u.shape[1];
+    if (k.scaled !== (scale !== null)) {
+      throw new KibitzError("bad_state", "Winograd: scaled kernels need a scale and only they do");
+    }
+    const sc: Record<number, GPUBuffer> = scale ? { 10: scale.buffer } : {};
     if (k.candidate.fused) {
       return this.convWinogradFusedKernel(k, k.candidate.fused, x, u, bias, res, fz, half, pp, g);
     }
@@ -557,7 +671,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     this.recordPipeline(
       k.input,
       `wino.${k.candidate.name}.input`,
-      { 2: x.buffer, 3: v.buffer, 8: pp },
+      { 2: x.buffer, 3: v.buffer, 8: pp, ...sc },
       this.g1(n * ci * g.tiles),
     );
     const mm = this.pool.acquire([g.alpha, co, 1, ppad], "nn.wino", tb);
@@ -577,6 +691,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       7: y.buffer,
       8: pp,
       9: fz,
+      ...sc,
     }, this.g1(n * co * g.tiles));
     this.release(mm);
     return y;
@@ -727,16 +842,23 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
     const kd = ci * k * k, cols = n * h * wd;
     const m = this.trainWinograd(x, w);
-    if (m) this.wgradWinograd(x, dy, dw, m);
+    // f16 training: one scale of dY for both of its f16 uses (dM and the input gradient's V).
+    const scale = m && this.trainHalf ? this.gradScale(dy) : null;
+    if (m && scale) this.wgradWinogradHalf(x, dy, dw, m, scale);
+    else if (m) this.wgradWinograd(x, dy, dw, m);
     else if (!this.tiled) {
       const bind = { 0: x.buffer, 1: dy.buffer, 2: dw.buffer, 3: p };
       this.record("convWgradDirect", bind, this.g1(co * kd));
     } else this.wgradTiled(x, dy, dw, [n, ci, co, h, wd, k, pad], kd, cols);
-    if (!needDx) return null;
+    if (!needDx) {
+      if (scale) this.release(scale);
+      return null;
+    }
     const wt = this.out([ci, co, k, k]);
     this.record("convFlip", { 0: w.buffer, 2: wt.buffer, 3: p }, this.g1(numel(w.shape)));
-    const dx = this.conv2d(dy, wt);
+    const dx = this.conv2dScaled(dy, wt, scale);
     this.release(wt);
+    if (scale) this.release(scale);
     return dx;
   }
 

@@ -7,6 +7,7 @@ import elementwiseSrc from "../../../shaders/nn/elementwise.wgsl" with { type: "
 import batchnormSrc from "../../../shaders/nn/batchnorm.wgsl" with { type: "text" };
 import batchnormDirectSrc from "../../../shaders/nn/batchnorm_direct.wgsl" with { type: "text" };
 import batchnormVec4Src from "../../../shaders/nn/batchnorm_vec4.wgsl" with { type: "text" };
+import gradscaleSrc from "../../../shaders/nn/gradscale.wgsl" with { type: "text" };
 import lossDirectSrc from "../../../shaders/nn/loss_direct.wgsl" with { type: "text" };
 import lossSrc from "../../../shaders/nn/loss.wgsl" with { type: "text" };
 import sgdSrc from "../../../shaders/nn/sgd.wgsl" with { type: "text" };
@@ -137,6 +138,8 @@ const ENTRIES = {
   bnReluBackwardReduce: [batchnormSrc, "relu_backward_reduce"],
   bnReluBackwardApply: [batchnormSrc, "relu_backward_apply"],
   bnApplyRelu4: [batchnormVec4Src, "apply_relu"],
+  gradAmax: [gradscaleSrc, "amax_partial"],
+  gradScale: [gradscaleSrc, "amax_scale"],
   bnReluBackwardApply4: [batchnormVec4Src, "relu_backward_apply"],
   bnBatchStatsDirect: [batchnormDirectSrc, "batch_stats"],
   bnBackwardReduceDirect: [batchnormDirectSrc, "backward_reduce"],

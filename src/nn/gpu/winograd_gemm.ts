@@ -572,6 +572,8 @@ export interface WinoKernels {
   act: TransformedStorage;
   /** Storage of V and M in these kernels. */
   transformed: TransformedStorage;
+  /** The transforms scale by gscale (binding 10; f16 training's input-gradient convs). */
+  scaled: boolean;
   /** Absent where a fused kernel builds V itself. */
   input?: GPUComputePipeline;
   gemm: GPUComputePipeline;
@@ -584,29 +586,36 @@ const compiled = new WeakMap<GpuContext, Map<string, Promise<WinoKernels>>>();
 /**
  * Compiles (once per device) the kernels of candidate `c` for F(m x m) with activations stored as
  * `act` (f32, or the f16 plan's storage; a `half` candidate stores V and M the same way; an
- * `f16k` candidate multiplies in f16, emulated by f32 in f16-emulated plans).
+ * `f16k` candidate multiplies in f16, emulated by f32 in f16-emulated plans). f16 training:
+ * `halfAs` the storage of a `half` candidate's V and M under f32 activations (default f16), and
+ * `scaled` transforms for its input-gradient convs (winogradSource).
  */
 export function loadWinoKernels(
   ctx: GpuContext,
   m: WinogradTile,
   act: TransformedStorage,
   c: WinoCandidate,
+  o: { halfAs?: Exclude<TransformedStorage, "f32">; scaled?: boolean } = {},
 ): Promise<WinoKernels> {
-  const transformed: TransformedStorage = c.half ? (act === "f32" ? "f16" : act) : "f32";
+  const transformed: TransformedStorage = c.half
+    ? (act === "f32" ? o.halfAs ?? "f16" : act)
+    : "f32";
+  const scaled = o.scaled ?? false;
   // f16 products: real f16 unless the plan emulates f16 (software adapters' tests).
-  const arith = act === "f16-emulated" ? "f16-emulated" : "f16";
+  const arith = act === "f16-emulated" || transformed === "f16-emulated" ? "f16-emulated" : "f16";
   let perDevice = compiled.get(ctx);
   if (!perDevice) compiled.set(ctx, perDevice = new Map());
-  const key = `${m}:${act}:${transformed}:${JSON.stringify(c.gemm ?? c.fused)}`;
+  const key = `${m}:${act}:${transformed}:${scaled}:${JSON.stringify(c.gemm ?? c.fused)}`;
   let hit = perDevice.get(key);
   if (!hit) {
     hit = (async () => {
-      const tsrc = winogradSource(m, act, transformed);
-      const label = `nn.wino.${c.name}`;
+      const tsrc = winogradSource(m, act, transformed, scaled);
+      const label = `nn.wino.${c.name}${scaled ? ".scaled" : ""}`;
       return {
         candidate: c,
         act,
         transformed,
+        scaled,
         input: c.fused?.input
           ? undefined
           : await computePipeline(ctx, tsrc, "wino_input", {}, `${label}.input`),
@@ -653,6 +662,65 @@ export function loadWgradVP(ctx: GpuContext, tile: WgradTile): Promise<GPUComput
   return hit;
 }
 
+/** f16 training's weight-gradient kernels for one tile and F(m) (see GpuRecorder.wgradHalf). */
+export interface WgradHalfKernels {
+  storage: Exclude<TransformedStorage, "f32">;
+  tile: WgradTile;
+  /** x -> V, stored f16. */
+  input: GPUComputePipeline;
+  /** dY -> dM = S A dY A^T, stored f16. */
+  dout: GPUComputePipeline;
+  /** The `vp` GEMM reading f16 dM and V into f32 partials. */
+  gemm: GPUComputePipeline;
+  /** dW = G^T dU G / S from the f32 partials. */
+  filterGrad: GPUComputePipeline;
+}
+
+const wgradHalfCompiled = new WeakMap<GpuContext, Map<string, Promise<WgradHalfKernels>>>();
+
+/** Compiles (once per device, tile, F(m) and storage) f16 training's weight-gradient kernels. */
+export function loadWgradHalf(
+  ctx: GpuContext,
+  m: WinogradTile,
+  tile: WgradTile,
+  storage: Exclude<TransformedStorage, "f32">,
+): Promise<WgradHalfKernels> {
+  let perDevice = wgradHalfCompiled.get(ctx);
+  if (!perDevice) wgradHalfCompiled.set(ctx, perDevice = new Map());
+  const t = { wx: tile.wx, wy: tile.wy, gm: tile.gm, gn: tile.gn, bk: tile.bk };
+  const key = `${m}:${storage}:${JSON.stringify(t)}`;
+  let hit = perDevice.get(key);
+  if (!hit) {
+    hit = (async () => {
+      const plain = winogradSource(m, "f32", storage),
+        scaled = winogradSource(m, "f32", storage, true);
+      return {
+        storage,
+        tile: t,
+        input: await computePipeline(ctx, plain, "wino_input", {}, "nn.wgradH.input"),
+        dout: await computePipeline(ctx, scaled, "wino_dout", {}, "nn.wgradH.dout"),
+        gemm: await computePipeline(
+          ctx,
+          winogradWgradSource(t, true, storage),
+          "wgrad",
+          {},
+          "nn.wgradH.gemm",
+        ),
+        filterGrad: await computePipeline(
+          ctx,
+          winogradSource(m, "f32", "f32", true),
+          "wino_filter_grad",
+          {},
+          "nn.wgradH.filterGrad",
+        ),
+      };
+    })();
+    hit.catch(() => perDevice!.delete(key));
+    perDevice.set(key, hit);
+  }
+  return hit;
+}
+
 /** The tiling fields of a weight-gradient GEMM (a ConvTile has them too). */
 export type WgradTile = Pick<WinoGemm, "wx" | "wy" | "gm" | "gn" | "bk">;
 
@@ -668,7 +736,13 @@ export const WGRAD_VP = "vp";
  * start at multiples of the slice depth, a multiple of 4) and stored transposed into workgroup
  * rows padded by one vec4 (bank-conflict-free stores, as the forward GEMM's `v` `p` variants).
  */
-export function winogradWgradSource(t: WgradTile, vp = false): string {
+export function winogradWgradSource(
+  t: WgradTile,
+  vp = false,
+  storage: TransformedStorage = "f32",
+): string {
+  const half = storage !== "f32";
+  if (half && !vp) throw new Error("Winograd wgrad: f16 dM and V need the vp GEMM");
   const v: WinoGemm = { ...t, rowFast: true, unroll: false };
   const { bm, bn } = gemmBlock(v);
   const threads = v.wx * v.wy;
@@ -696,7 +770,11 @@ export function winogradWgradSource(t: WgradTile, vp = false): string {
     range(n).map((r) =>
       `    { let e = t + ${r * threads}u;${guard(total) ? ` if (e < ${(total * v.bk) / 4}u) {` : ""}
       let m = ${row0} + e / BK4; let k = k0 + 4u * (e % BK4); let mk = m < ${rows};
-      ${reg}${r} = select(vec4<f32>(0.0), ${src}[(${base} + min(m, ${rows} - 1u) * p.ppad + min(k, p.ppad - 4u)) / 4u], vec4<bool>(mk && k < kend, mk && k + 1u < kend, mk && k + 2u < kend, mk && k + 3u < kend));${
+      ${reg}${r} = select(vec4<f32>(0.0), ${
+        half ? "vec4<f32>(" : ""
+      }${src}[(${base} + min(m, ${rows} - 1u) * p.ppad + min(k, p.ppad - 4u)) / 4u]${
+        half ? ")" : ""
+      }, vec4<bool>(mk && k < kend, mk && k + 1u < kend, mk && k + 2u < kend, mk && k + 3u < kend));${
         guard(total) ? " }" : ""
       } }`
     );
@@ -754,7 +832,7 @@ ${
       ? [...store4("As", "AS4", "ra", la4, bm), ...store4("Bs", "BS4", "rb", lb4, bn)]
       : [...store("As", "AS4", "ra", la), ...store("Bs", "BS4", "rb", lb)]).join("\n");
   const as4 = bm / 4 + (vp ? 1 : 0), bs4 = bn / 4 + (vp ? 1 : 0);
-  const elem = vp ? "vec4<f32>" : "f32";
+  const elem = vp ? `vec4<${half ? "s16" : "f32"}>` : "f32";
   const epilogue = range(v.gm).flatMap((g) =>
     range(4).map((i) =>
       `  {
@@ -773,9 +851,11 @@ ${
   }`
     )
   );
-  return `// Generated by src/nn/gpu/winograd_gemm.ts: Winograd weight-gradient GEMM ${bm}x${bn}k${v.bk}${
+  return `${
+    half ? f16Prelude(storage) : ""
+  }// Generated by src/nn/gpu/winograd_gemm.ts: Winograd weight-gradient GEMM ${bm}x${bn}k${v.bk}${
     vp ? ` ${WGRAD_VP}` : ""
-  }.
+  }${half ? `, dM and V ${storage}` : ""}.
 struct Params { co: u32, ci: u32, ppad: u32, kchunk: u32, kp: u32, alpha: u32, _a: u32, _b: u32 }
 
 @group(0) @binding(0) var<storage, read> dm: array<${elem}>;

@@ -202,6 +202,53 @@ export async function pickWinoKernels(
   return await loadWinoKernels(ctx, m, act, findCandidate(r.winner, act !== "f32"));
 }
 
+/** A GEMM candidate's f16 V/M twin (`-h`): the same tiling, V and M stored as f16. */
+export function halfTwin(c: WinoCandidate): WinoCandidate {
+  if (c.fused) throw new KibitzError("bad_args", `${c.name}: fused kernels keep V and M in f32`);
+  return c.half ? c : { ...c, half: true, name: `${c.name}-h` };
+}
+
+/** f16 training's Winograd kernels of one shape: forward (plain) and input-gradient (scaled). */
+export interface TrainHalfKernels {
+  forward: WinoKernels;
+  scaled: WinoKernels;
+}
+
+/**
+ * The `-h` GEMM f16 training runs on a layer shape: the forced variant's twin, else on hardware
+ * the fastest twin of the hardware tilings (tuned like pickWinoKernels, memoized per shape), else
+ * (software adapters) the first `-h` twin of the family the kernels' tiles belong to.
+ */
+export async function pickTrainHalfKernels(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  storage: "f16" | "f16-emulated",
+  m: WinogradTile,
+  shape: WinoShape,
+  force = forcedWinoGemm(),
+): Promise<TrainHalfKernels> {
+  let c: WinoCandidate;
+  if (force !== undefined && force !== LEGACY) c = halfTwin(findCandidate(force, true));
+  else if (!ctx.report.isFallback && tuningOn() && storage === "f16") {
+    const twins = hardwareCandidates(false).map(halfTwin);
+    const r = await tuneWinograd(ctx, kernels, null, m, bucketed(shape), twins);
+    const ok = r.timings.filter((t) => t.ms !== null && t.name !== LEGACY);
+    if (!ok.length) {
+      throw new KibitzError("shader_error", `no f16 V/M Winograd GEMM ran on ${r.shape}`);
+    }
+    const best = ok.reduce((a, b) => (b.ms! < a.ms! ? b : a)).name;
+    c = twins.find((t) => t.name === best)!;
+  } else {
+    const family = kernels.tiles.small.wx < 16 ? testCandidates() : hardwareCandidates(false);
+    c = halfTwin(family.find((x) => !x.half && !x.gemm?.f16k)!);
+  }
+  const o = { halfAs: storage };
+  return {
+    forward: await loadWinoKernels(ctx, m, "f32", c, o),
+    scaled: await loadWinoKernels(ctx, m, "f32", c, { ...o, scaled: true }),
+  };
+}
+
 /**
  * Times each run's whole plan and its GEMM dispatches alone, best of 3 rounds after warming the
  * clocks; on hardware each pass repeats the plan for at least TUNE_PASS_MS of work, on software

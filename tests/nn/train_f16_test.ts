@@ -1,0 +1,139 @@
+// f16 training (GpuNet trainPrecision): the gradient scale is an exact power of two on the GPU,
+// and with f16 storage emulated by f32 a training step equals the f32 step bit for bit when both
+// run the same tiling (the power-of-two scale then changes no rounding); the real f16 step stays
+// within a documented distance of the f32 one (adapters with shader-f16 only).
+import assert from "node:assert/strict";
+import { getGpu } from "../../src/gpu/device.ts";
+import { NET_PRESETS } from "../../src/nn/config.ts";
+import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
+import { deviceHasF16 } from "../../src/nn/gpu/f16.ts";
+import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
+import { readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
+import { testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
+import { GpuNet, type TrainPrecision } from "../../src/nn/net.ts";
+import { initWeights, type NetWeights } from "../../src/nn/params.ts";
+import { syntheticBatch } from "../../src/nn/train.ts";
+import { withEnv } from "../helpers/env.ts";
+import { maxAbs, maxDiff } from "./helpers.ts";
+
+const ctx = await getGpu();
+const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
+const hyper = { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 };
+// 16 filters on 6 x 6: every 3x3 conv (the stem's 4 -> 16 too) runs F(4x4) when forced.
+const cfg = { ...NET_PRESETS.tiny, filters: 16, blocks: 2 };
+
+Deno.test(
+  "gradScale: [S, 1/S], S the power of two that brings max |x| to at most 8",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+    const pool = new TensorPool(ctx!);
+    const cases: [number, number][] = [[3.7, 1], [8, 0], [1e-5, 19], [0, 0], [-100, -4], [
+      8.0001,
+      -1,
+    ]];
+    for (const [peak, e] of cases) {
+      // 300,001 values (many workgroups, a partial tail), the peak at an odd place.
+      const data = Float32Array.from(
+        { length: 300_001 },
+        (_, i) => Math.sin(i) * Math.abs(peak) / 2,
+      );
+      data[123_457] = peak;
+      const x = uploadTensor(ctx!, [data.length], data, "test.x");
+      const rec = new GpuRecorder(ctx!, kernels, pool, true);
+      const sc = rec.gradScale(x);
+      rec.submit();
+      const [got] = await readTensors(ctx!, [sc]);
+      assert.deepEqual([...got], [2 ** e, 2 ** -e], `max ${peak}`);
+      rec.destroy();
+      x.buffer.destroy();
+    }
+    pool.destroy();
+  },
+);
+
+/** Weights and losses after three training steps of `cfg` with the given training precision. */
+async function train(precision: TrainPrecision, gemm: string): Promise<{
+  losses: number[];
+  weights: NetWeights;
+}> {
+  const net = await GpuNet.create(ctx!, initWeights(cfg, 3), {
+    tiled: true,
+    tiles: TEST_TILES,
+    winograd: 4,
+    winogradGemm: gemm,
+    wgradGemm: "vp",
+    trainPrecision: precision,
+  });
+  try {
+    const losses: number[] = [];
+    for (let s = 0; s < 3; s++) {
+      losses.push((await net.trainStep(syntheticBatch(cfg, 5, 20 + s), hyper)).loss);
+    }
+    return { losses, weights: await net.weights() };
+  } finally {
+    net.dispose();
+  }
+}
+
+Deno.test(
+  "f16 training emulated with f32 storage equals f32 training bit for bit (same tiling)",
+  opts,
+  async () => {
+    const gemm = testCandidates().find((c) => !c.half && !c.gemm?.f16k && c.gemm?.vecA)!.name;
+    const a = await train("f32", gemm), b = await train("f16-emulated", gemm);
+    assert.deepEqual(b.losses, a.losses);
+    for (const [name, t] of a.weights.tensors) {
+      assert.equal(maxDiff(b.weights.tensors.get(name)!.data, t.data), 0, name);
+    }
+  },
+);
+
+Deno.test("f16 training: clear errors where it cannot run", opts, async () => {
+  const w = initWeights(cfg, 3);
+  if (!deviceHasF16(ctx!)) {
+    await assert.rejects(
+      GpuNet.create(ctx!, w, { tiled: true, trainPrecision: "f16" }),
+      /shader-f16/,
+    );
+  }
+  await assert.rejects(
+    GpuNet.create(ctx!, w, { tiled: false, trainPrecision: "f16-emulated" }),
+    /tiled kernels/,
+  );
+  await assert.rejects(
+    GpuNet.create(ctx!, w, { trainPrecision: "f64" as TrainPrecision }),
+    /f32 or f16/,
+  );
+  await withEnv({ KIBITZ_NN_WINOGRAD_TRAIN: "0" }, async () => {
+    const net = await GpuNet.create(ctx!, w, {
+      tiled: true,
+      tiles: TEST_TILES,
+      winograd: 4,
+      trainPrecision: "f16-emulated",
+    });
+    try {
+      await assert.rejects(net.trainStep(syntheticBatch(cfg, 2, 1), hyper), /Winograd in training/);
+    } finally {
+      net.dispose();
+    }
+  });
+});
+
+// Real f16 storage of V, M and dM: F(4x4)'s transforms amplify f16 rounding (about 1e-2 of a
+// conv's output scale, README), so three steps stay near the f32 ones, not equal to them.
+Deno.test(
+  "f16 training on shader-f16 stays near f32 training",
+  { ...opts, ignore: !ctx || !deviceHasF16(ctx) },
+  async () => {
+    const gemm = testCandidates().find((c) => !c.half && !c.gemm?.f16k && c.gemm?.vecA)!.name;
+    const a = await train("f32", gemm), b = await train("f16", gemm);
+    for (let s = 0; s < 3; s++) {
+      assert.ok(Math.abs(b.losses[s] - a.losses[s]) <= 2e-2 * Math.abs(a.losses[s]), `step ${s}`);
+    }
+    for (const [name, t] of a.weights.tensors) {
+      const d = maxDiff(b.weights.tensors.get(name)!.data, t.data);
+      assert.ok(d <= 2e-2 * Math.max(1e-3, maxAbs(t.data)), `${name}: ${d}`);
+    }
+  },
+);
