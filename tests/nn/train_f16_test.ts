@@ -89,6 +89,23 @@ Deno.test(
   },
 );
 
+Deno.test(
+  "f16 training with an f16-product GEMM (emulated) stays within f32 rounding of f32 training",
+  opts,
+  async () => {
+    const plain = testCandidates().find((c) => !c.half && !c.gemm?.f16k && c.gemm?.vecA)!.name;
+    const fN = testCandidates().find((c) => c.half && c.gemm?.f16k)!.name;
+    const a = await train("f32", plain), b = await train("f16-emulated", fN);
+    for (let s = 0; s < 3; s++) {
+      assert.ok(Math.abs(b.losses[s] - a.losses[s]) <= 1e-5 * Math.abs(a.losses[s]), `step ${s}`);
+    }
+    for (const [name, t] of a.weights.tensors) {
+      const d = maxDiff(b.weights.tensors.get(name)!.data, t.data);
+      assert.ok(d <= 1e-5 * Math.max(1, maxAbs(t.data)), `${name}: ${d}`);
+    }
+  },
+);
+
 Deno.test("f16 training: clear errors where it cannot run", opts, async () => {
   const w = initWeights(cfg, 3);
   if (!deviceHasF16(ctx!)) {

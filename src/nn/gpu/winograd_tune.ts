@@ -21,6 +21,7 @@ import type { HalfKernels } from "./f16.ts";
 import type { NnKernels } from "./kernels.ts";
 import { TensorPool } from "./tensor.ts";
 import {
+  f16ProductCandidates,
   fusedCandidates,
   fusedTestCandidates,
   hardwareCandidates,
@@ -216,8 +217,9 @@ export interface TrainHalfKernels {
 
 /**
  * The `-h` GEMM f16 training runs on a layer shape: the forced variant's twin, else on hardware
- * the fastest twin of the hardware tilings (tuned like pickWinoKernels, memoized per shape), else
- * (software adapters) the first `-h` twin of the family the kernels' tiles belong to.
+ * the fastest of the hardware tilings' twins and the f16-product `-h` variants (tuned like
+ * pickWinoKernels, memoized per shape), else (software adapters) the first `-h` twin of the family
+ * the kernels' tiles belong to.
  */
 export async function pickTrainHalfKernels(
   ctx: GpuContext,
@@ -230,7 +232,12 @@ export async function pickTrainHalfKernels(
   let c: WinoCandidate;
   if (force !== undefined && force !== LEGACY) c = halfTwin(findCandidate(force, true));
   else if (!ctx.report.isFallback && tuningOn() && storage === "f16") {
-    const twins = hardwareCandidates(false).map(halfTwin);
+    // The f32 tilings' twins, and the f16-product ones (fN: vec4<f16> FMAs in chunks, the scaled
+    // gradients keep their products far below f16's range).
+    const twins = [
+      ...hardwareCandidates(false).map(halfTwin),
+      ...f16ProductCandidates(true).filter((c) => c.half),
+    ];
     const r = await tuneWinograd(ctx, kernels, null, m, bucketed(shape), twins);
     const ok = r.timings.filter((t) => t.ms !== null && t.name !== LEGACY);
     if (!ok.length) {
