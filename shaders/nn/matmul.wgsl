@@ -147,23 +147,15 @@ fn rows_dot(l: u32, n: u32, r: u32) -> f32 {
   return t;
 }
 
-// Dispatch: one workgroup per column n (x + y * num_workgroups.x).
+// Dispatch: one workgroup per column n (x + y * num_workgroups.x); bias always bound (p.bias
+// says whether to add it).
 @compute @workgroup_size(64)
-fn rows_plain(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn rows(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let n = wid.x + wid.y * nwg.x;
   if (n >= p.n) { return; }
+  let add = select(0.0, bias[n], p.bias != 0u);
   for (var r = 0u; r < p.m; r++) {
     let s = rows_dot(lid.x, n, r);
-    if (lid.x == 0u) { c[r * p.n + n] = s; }
-  }
-}
-
-@compute @workgroup_size(64)
-fn rows_bias(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let n = wid.x + wid.y * nwg.x;
-  if (n >= p.n) { return; }
-  for (var r = 0u; r < p.m; r++) {
-    let s = rows_dot(lid.x, n, r);
-    if (lid.x == 0u) { c[r * p.n + n] = s + bias[n]; }
+    if (lid.x == 0u) { c[r * p.n + n] = s + add; }
   }
 }

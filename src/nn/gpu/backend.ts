@@ -1093,7 +1093,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const bind: Record<number, GPUBuffer> = { 0: a.buffer, 1: b.buffer, 2: c.buffer, 3: p };
     if (bias) bind[4] = bias.buffer;
     if (m <= THIN && k >= ROWS_MIN_K && strides[1] === 1 && strides[2] === 1) {
-      this.record(bias ? "matmulRowsBias" : "matmulRows", bind, workgroups1d(this.ctx, n, 1));
+      bind[4] = (bias ?? this.zeros(n)).buffer;
+      this.record("matmulRows", bind, workgroups1d(this.ctx, n, 1));
     } else if (!this.tiled || m <= THIN || k <= THIN) {
       this.record(bias ? "matmulThinBias" : "matmulThin", bind, this.g1(m * n));
     } else {
