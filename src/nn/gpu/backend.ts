@@ -119,6 +119,26 @@ const THIN = 8;
 const ROWS_MIN_K = 64;
 
 /**
+ * The workgroup grid of a Winograd weight-gradient GEMM: output blocks of `tile`, and the tile
+ * columns split so that the GEMMs fill the GPU (chunks of at least SPLIT_MIN, whole slices).
+ */
+function wgradGrid(
+  tile: ConvTile,
+  co: number,
+  ci: number,
+  g: { alpha: number; p: number },
+): { gx: number; gy: number; splits: number; kchunk: number } {
+  const { bm, bn } = tileSize(tile);
+  const gx = Math.ceil(co / bm), gy = Math.ceil(ci / bn);
+  const want = Math.max(
+    1,
+    Math.min(Math.ceil(SPLIT_TARGET * 4 / (gx * gy * g.alpha)), Math.floor(g.p / SPLIT_MIN)),
+  );
+  const kchunk = Math.ceil(g.p / want / tile.bk) * tile.bk;
+  return { gx, gy, splits: Math.ceil(g.p / kchunk), kchunk };
+}
+
+/**
  * Records the network's ops as dispatches instead of running them: the result is a plan that is
  * encoded into one compute pass and replayed for every batch of the same size. Tensors come from
  * a pool; `release` makes a dead activation's buffer available to later ops of the plan.
@@ -340,16 +360,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       this.g1(n * co * g.tiles),
     );
     const wide = co >= WIDE && ci >= WIDE;
-    const tile = wgradTileOf(this.kernels.tiles, co, ci);
-    const { bm, bn } = tileSize(tile);
-    const gx = Math.ceil(co / bm), gy = Math.ceil(ci / bn);
-    // Split the tile columns so that the GEMMs fill the GPU (chunks of at least SPLIT_MIN).
-    let splits = Math.max(
-      1,
-      Math.min(Math.ceil(SPLIT_TARGET * 4 / (gx * gy * g.alpha)), Math.floor(g.p / SPLIT_MIN)),
+    const { gx, gy, splits, kchunk } = wgradGrid(
+      wgradTileOf(this.kernels.tiles, co, ci),
+      co,
+      ci,
+      g,
     );
-    const kchunk = Math.ceil(g.p / splits / tile.bk) * tile.bk;
-    splits = Math.ceil(g.p / kchunk);
     const part = this.out([splits, g.alpha, co, ci]);
     const pg = this.params([co, ci, ppad, kchunk, g.p, g.alpha, 0, 0]);
     const kernel = wide ? "winogradWgradGemmWide" : "winogradWgradGemm";
@@ -389,14 +405,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const tb = k.storage === "f16" ? 2 : 4;
     const pv = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
     const v = this.pool.acquire([g.alpha, ci, 1, ppad], "nn.wino", tb);
-    this.recordPipeline(
-      k.input,
-      "winogradInputH",
-      { 2: x.buffer, 3: v.buffer, 8: pv },
-      this.g1(
-        n * ci * g.tiles,
-      ),
-    );
+    const vb = { 2: x.buffer, 3: v.buffer, 8: pv };
+    this.recordPipeline(k.input, "winogradInputH", vb, this.g1(n * ci * g.tiles));
     const pd = this.params([n, co, ci, h, wd, g.tw, g.tiles, ppad]);
     const dm = this.pool.acquire([g.alpha, co, 1, ppad], "nn.wino", tb);
     this.recordPipeline(k.dout, "winogradDoutH", {
@@ -405,14 +415,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       8: pd,
       10: scale.buffer,
     }, this.g1(n * co * g.tiles));
-    const { bm, bn } = tileSize(k.tile);
-    const gx = Math.ceil(co / bm), gy = Math.ceil(ci / bn);
-    let splits = Math.max(
-      1,
-      Math.min(Math.ceil(SPLIT_TARGET * 4 / (gx * gy * g.alpha)), Math.floor(g.p / SPLIT_MIN)),
-    );
-    const kchunk = Math.ceil(g.p / splits / k.tile.bk) * k.tile.bk;
-    splits = Math.ceil(g.p / kchunk);
+    const { gx, gy, splits, kchunk } = wgradGrid(k.tile, co, ci, g);
     const part = this.out([splits, g.alpha, co, ci]);
     const pg = this.params([co, ci, ppad, kchunk, g.p, g.alpha, 0, 0]);
     this.recordPipeline(k.gemm, "winogradWgradGemmH", {
