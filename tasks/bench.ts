@@ -16,6 +16,7 @@ const SUITES: Record<string, () => Promise<{ suite: BenchSuite }>> = {
   solve: () => import("../src/poker/bench.ts"),
   "gpu-solve": () => import("../src/poker/gpu_bench.ts"),
   "gpu-mem": () => import("../src/gpu/mem_bench.ts"),
+  "gpu-fma": () => import("../src/gpu/fma_bench.ts"),
   nn: () => import("../src/nn/bench.ts"),
   "nn-cells": () => import("../src/nn/cells_bench.ts"),
   "hive-strength": () => import("../src/hiveplayer/strength_bench.ts"),

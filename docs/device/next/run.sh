@@ -1,13 +1,13 @@
 #!/bin/bash
-# The next device run (written in session 24, which had no device): hardware parity of session
-# 24's code, batch-1 latency with the F(4x4)-or-direct tuner, where the cells network's plans
-# spend their GPU time by batch size (the H200's batch 16 took 43 ms a call against 19 for batch 8
-# of the FC network), and the AlphaZero loop's steady self-play rate on the GPU (batch sizes
-# readied first, tuner results from the disk cache), and (session 25) the training step with the
-# next step in flight and the memory bandwidth by kernel shape (bench gpu-mem). STAGES picks stages (default "1 2 3 4 5"): two calls, STAGES="1 2" (at most
-# 6.7 minutes) then STAGES="3 4 5" (at most 5.5; a warm machine keeps the tuning cache in /tmp
-# between them). Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe
-# (NET=cells-tiny AZ=hive-cells-tiny for small sizes).
+# The next device run (written in sessions 24 and 25, which had no device). Call 1, STAGES="1 2"
+# (at most 6.8 minutes): hardware parity of both sessions' code, the bandwidth and FMA probes
+# (bench gpu-mem, gpu-fma), inference and batch-1 latency in f32 and f16 with the F(4x4)-or-direct
+# tuner. Call 2, STAGES="3 4 5" (at most 5.5; a warm machine keeps the tuning cache in /tmp): where
+# the cells network's plans spend their GPU time by batch size (the H200's batch 16 took 43 ms a
+# call against 19 for batch 8 of the FC network), the AlphaZero loop's steady self-play rate, and
+# the training step one at a time, with the next step in flight, and in f16. Default STAGES: all.
+# Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe (NET=cells-tiny AZ=hive-cells-tiny
+# NN_MODEL=tiny for small sizes).
 source docs/device/setup.sh
 export KIBITZ_TUNE_CACHE=${KIBITZ_TUNE_CACHE:-/tmp/kibitz-tune.json}
 STAGES=" ${STAGES:-1 2 3 4 5} "
@@ -18,14 +18,16 @@ on 1 && el "1. parity: tuning cache, evaluator prepare, bench hive-selfplay prof
 timeout ${T_TEST:-75} deno test -A --no-check --cached-only tests/nn/tune_cache_test.ts \
   tests/alphazero/evaluator_gpu_test.ts tests/alphazero/hive_bench_test.ts \
   tests/nn/train_steps_test.ts tests/nn/gpu_ops_test.ts tests/gpu/mem_bench_test.ts \
-  tests/nn/train_f16_test.ts 2>&1 |
+  tests/nn/train_f16_test.ts tests/gpu/fma_bench_test.ts 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -70
 
 on 1 && el "1b. bench gpu-mem: bandwidth by kernel shape (the H200's copy probe made 1.48 TB/s)" &&
 timeout ${T_MEM:-40} $D tasks/bench.ts gpu-mem --out $OUT/mem 2>&1 | tail -20
+on 1 && el "1c. bench gpu-fma: register FMAs and the GEMM tilings' inner loops (the full GEMMs: 28-30 TFLOP/s)" &&
+timeout ${T_FMA:-30} $D tasks/bench.ts gpu-fma --out $OUT/fma 2>&1 | tail -12
 
 on 2 && el "2. bench nn infer,latency: f32 and f16, 2 calls in flight at 64/256, batch-1 tuner" &&
-timeout ${T_LAT:-270} $D tasks/bench.ts nn quick=1 only=infer,latency precision=f32,f16 \
+timeout ${T_LAT:-240} $D tasks/bench.ts nn quick=1 only=infer,latency precision=f32,f16 \
   --backend gpu --out $OUT/lat 2>&1 | tail -30
 
 NET=${NET:-cells-default}
@@ -36,7 +38,7 @@ timeout ${T_SP:-100} $D tasks/bench.ts hive-selfplay net=$NET seconds=${SP_SECON
 if on 4; then
   el "4. az ${AZ:-hive-cells} from random weights: the steady self-play rate"
   rm -rf /tmp/az
-  timeout ${T_AZ:-100} $D tasks/az.ts ${AZ:-hive-cells} --backend gpu --dir /tmp/az \
+  timeout ${T_AZ:-80} $D tasks/az.ts ${AZ:-hive-cells} --backend gpu --dir /tmp/az \
     --iterations 1 --games ${AZ_GAMES:-64} --playouts ${AZ_PLAYOUTS:-64} --steps ${AZ_STEPS:-10} \
     --arena-games 2 --arena-playouts ${AZ_ARENA_PO:-8} --max-plies ${AZ_MAXP:-80} 2>&1 | tail -30
   cp /tmp/az/log.jsonl $OUT/az.log.jsonl 2>/dev/null
@@ -48,4 +50,4 @@ timeout ${T_TRAIN:-130} $D tasks/bench.ts nn quick=1 only=train ${NN_MODEL:+mode
   2>&1 | tail -20
 cp $KIBITZ_TUNE_CACHE $OUT/tune-cache.json 2>/dev/null
 
-collect mem lat sp train
+collect mem fma lat sp train
