@@ -170,7 +170,7 @@ async function timeProbe(
 
 /** `deno task bench gpu-fma`: FMA throughput of the FMA units and of GEMM inner loops. */
 export const suite: BenchSuite = {
-  description: "gpu-fma: TFLOP/s of register FMA chains and of WGSL GEMM inner loops",
+  description: "TFLOP/s of register FMA chains and of WGSL GEMM inner loops",
   usage:
     "  groups=N   workgroups a probe runs (default 4096 on hardware, 8 on software adapters)\n" +
     "  reps=N     loop repetitions a thread (default 4096 on hardware, 16 on software adapters)",

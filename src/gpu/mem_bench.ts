@@ -184,7 +184,7 @@ async function timePattern(
 
 /** `deno task bench gpu-mem`: bandwidth by access pattern on the WebGPU adapter. */
 export const suite: BenchSuite = {
-  description: "gpu-mem: memory bandwidth of WebGPU kernels by access pattern (GB/s)",
+  description: "memory bandwidth of WebGPU kernels by access pattern (GB/s)",
   usage:
     "  mib=N      source buffer size in MiB (default 256 on hardware, 16 on software adapters)\n" +
     "  reps=N     dispatches per timed pass (default 10)",
