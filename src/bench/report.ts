@@ -99,13 +99,27 @@ export async function writeReport(r: BenchReport, dir: string): Promise<string[]
   return [json, md];
 }
 
-/** A suite's `key=value` arguments (e.g. `net=default seconds=60`) as a map; anything else is an error. */
-export function benchKeyValues(suite: string, args: string[]): Map<string, string> {
+/**
+ * A suite's `key=value` arguments (e.g. `net=default seconds=60`) as a map; anything else is an
+ * error, and so is a key outside `known` when it is given.
+ */
+export function benchKeyValues(
+  suite: string,
+  args: string[],
+  known?: readonly string[],
+): Map<string, string> {
   const m = new Map<string, string>();
   for (const a of args) {
     const i = a.indexOf("=");
     if (i < 0) throw new KibitzError("bad_args", `${suite}: expected key=value, got "${a}"`);
-    m.set(a.slice(0, i), a.slice(i + 1));
+    const k = a.slice(0, i);
+    if (known && !known.includes(k)) {
+      throw new KibitzError(
+        "bad_args",
+        `${suite}: unknown argument "${k}=": valid are ${known.map((x) => `${x}=`).join(", ")}`,
+      );
+    }
+    m.set(k, a.slice(i + 1));
   }
   return m;
 }
