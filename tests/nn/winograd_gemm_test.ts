@@ -18,12 +18,15 @@ import { HARDWARE_TILES, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernel
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import {
   checkWinoGemm,
+  gemmBlock,
   hardwareCandidates,
   loadWgradVP,
   loadWinoKernels,
   needsF16Plan,
   testCandidates,
+  variantColumns,
   type WinoCandidate,
+  winoGemmGroups,
   winoGemmWorkgroupBytes,
   winogradGemmSource,
 } from "../../src/nn/gpu/winograd_gemm.ts";
@@ -44,6 +47,7 @@ import { syntheticBatch } from "../../src/nn/train.ts";
 import {
   winogradConv2d,
   winogradConv2dF16Products,
+  winogradGeometry,
   type WinogradTile,
 } from "../../src/nn/winograd.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
@@ -123,7 +127,16 @@ async function runVariant(
   rec.winogradFilter(gw, u, m);
   rec.winoChoice.set(winoShapeKey(m, n, ci, co, h, wd), await loadWinoKernels(ctx!, m, act, c));
   const y = rec.convWinogradFused(gx, u, m, gb, gr, true);
-  assert.ok(rec.ops.some((o) => o.label === `wino.${c.name}.gemm`), "variant path taken");
+  const gemmOp = rec.ops.find((o) => o.label === `wino.${c.name}.gemm`);
+  assert.ok(gemmOp, "variant path taken");
+  // The tile columns are padded to the variant's block width, not to 128.
+  const { alpha, p } = winogradGeometry(m, n, h, wd);
+  assert.deepEqual(
+    gemmOp.groups,
+    winoGemmGroups(c.gemm!, co, variantColumns(c.gemm!, p), alpha),
+    "GEMM grid",
+  );
+  assert.ok(variantColumns(c.gemm!, p) < p + gemmBlock(c.gemm!).bn);
   rec.submit();
   const [got] = await readTensors(ctx!, [y]);
   rec.destroy();

@@ -10,7 +10,12 @@ import type { HalfKernelName, HalfKernels, HalfStorage } from "./f16.ts";
 import { type GpuTensor, type TensorPool, uploadTensor } from "./tensor.ts";
 import { type ConvTile, tileSize } from "./conv_gemm.ts";
 import { KibitzError } from "../../errors.ts";
-import { type WgradHalfKernels, winoGemmGroups, type WinoKernels } from "./winograd_gemm.ts";
+import {
+  variantColumns,
+  type WgradHalfKernels,
+  winoGemmGroups,
+  type WinoKernels,
+} from "./winograd_gemm.ts";
 import { fusedGroups, type WinoFused } from "./winograd_fused.ts";
 import {
   chooseWinograd,
@@ -614,18 +619,21 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   ): GpuTensor {
     const [n, ci, h, wd] = x.shape, co = u.shape[1];
     const H = half ? "H" : "";
-    const g = winogradGeometry(m, n, h, wd), ppad = winogradColumns(g.p);
-    const pp = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
+    const g = winogradGeometry(m, n, h, wd);
     const key = winoShapeKey(m, n, ci, co, h, wd);
-    if (scale) {
-      const k = this.winoScaled.get(key);
-      if (!k) {
-        throw new KibitzError("bad_state", `f16 training: no scaled Winograd kernels for ${key}`);
-      }
-      return this.convWinogradVariant(k, x, u, bias, res, fz, half, pp, g, ppad, scale);
+    const choice = scale ? this.winoScaled.get(key) : this.winoChoice.get(key);
+    if (scale && !choice) {
+      throw new KibitzError("bad_state", `f16 training: no scaled Winograd kernels for ${key}`);
     }
-    const choice = this.winoChoice.get(key);
-    if (choice) return this.convWinogradVariant(choice, x, u, bias, res, fz, half, pp, g, ppad);
+    // A tiling variant pads the tile columns to its own block width (small batches compute fewer
+    // padding columns: batch 1's 49 F(4x4) tiles, 64 columns with 64-wide blocks, not 128).
+    const ppad = choice?.candidate.gemm
+      ? variantColumns(choice.candidate.gemm, g.p)
+      : winogradColumns(g.p);
+    const pp = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
+    if (choice) {
+      return this.convWinogradVariant(choice, x, u, bias, res, fz, half, pp, g, ppad, scale);
+    }
     const v = this.out([g.alpha, ci, 1, ppad]);
     this.record(
       `winogradInput${H}${m}`,

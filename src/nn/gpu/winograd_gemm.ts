@@ -328,6 +328,12 @@ ${epilogue.join("\n")}
 `;
 }
 
+/** Tile columns a variant computes for P real ones: P rounded up to its block width. */
+export function variantColumns(v: WinoGemm, p: number): number {
+  const { bn } = gemmBlock(v);
+  return Math.ceil(p / bn) * bn;
+}
+
 /** Workgroups of a variant's dispatch for Co rows, ppad columns and alpha transformed elements. */
 export function winoGemmGroups(
   v: WinoGemm,
