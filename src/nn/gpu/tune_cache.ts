@@ -60,14 +60,21 @@ export function setTuneCacheEnabled(on: boolean): void {
 let fingerprint: Promise<string> | null = null;
 
 /**
+ * Bumped when the way plans record the tuned kernels changes what the tuners time without any
+ * WGSL changing (session 25: Winograd variants pad their tile columns to their own block width).
+ */
+const RECORDING_VERSION = "2";
+
+/**
  * SHA-256 (hex, first 16 bytes) of every WGSL source the tuners time: the network kernels for the
  * hardware tiles, their f16 twins, the Winograd transforms, every GEMM and fused candidate, and the
- * weight-gradient GEMMs. Any kernel edit changes it, and with it every cache key.
+ * weight-gradient GEMMs, and RECORDING_VERSION. Any kernel edit changes it, and with it every
+ * cache key.
  */
 export function kernelFingerprint(tiles: KernelTiles = HARDWARE_TILES): Promise<string> {
   if (fingerprint && tiles === HARDWARE_TILES) return fingerprint;
   const p = (async () => {
-    const parts: string[] = [...kernelSources(tiles)];
+    const parts: string[] = [`recording ${RECORDING_VERSION}`, ...kernelSources(tiles)];
     // Every combination a plan can compile; the ones a generator refuses are left out.
     const add = (f: () => string) => {
       try {
