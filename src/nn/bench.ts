@@ -17,6 +17,7 @@ import { TensorPool, uploadTensor } from "./gpu/tensor.ts";
 import { winoShapeKey } from "./gpu/backend.ts";
 import {
   fusedTestCandidates,
+  gemmBlock,
   hardwareCandidates,
   testCandidates,
   WGRAD_VP,
@@ -898,7 +899,13 @@ function newAgainstEarlier(r: WinoTuneResult): Row | null {
 function modelBytes(r: WinoTuneResult, name: string): number | null {
   if (!r.shape.startsWith("F")) return null;
   const m = r.shape.startsWith("F2") ? 2 : 4;
-  const t = winogradTraffic(m, r.dims, r.storage === "f32" ? 4 : 2);
+  const c = [...hardwareCandidates(true), ...testCandidates()].find((x) => x.name === name);
+  const t = winogradTraffic(
+    m,
+    r.dims,
+    r.storage === "f32" ? 4 : 2,
+    c?.gemm ? gemmBlock(c.gemm) : undefined,
+  );
   return (name.startsWith("fused-io") ? t[3] : name.startsWith("fused-o") ? t[2] : t[1]).dramBytes;
 }
 

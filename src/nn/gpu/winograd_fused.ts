@@ -491,8 +491,11 @@ export function winogradTraffic(
   fusedBlk = { bm: 16, bn: 16 },
 ): WinoTraffic[] {
   const { alpha, p } = winogradGeometry(m, s.n, s.h, s.w), ppad = winogradColumns(p);
+  // The unfused GEMM's columns: P rounded up to its block width (variantColumns).
+  const gpad = Math.ceil(p / gemmBlk.bn) * gemmBlk.bn;
   const xb = s.n * s.ci * s.h * s.w * actBytes, yb = s.n * s.co * s.h * s.w * actBytes;
-  const ub = alpha * s.co * s.ci * 4, vb = alpha * s.ci * ppad * 4, mb = alpha * s.co * ppad * 4;
+  const ub = alpha * s.co * s.ci * 4, vb = alpha * s.ci * ppad * 4;
+  const vg = alpha * s.ci * gpad * 4, mg = alpha * s.co * gpad * 4;
   const wb = s.co * s.ci * 9 * actBytes;
   // Epilogue: y written, the residual read (the network's residual layers; an upper bound).
   const epi = 2 * yb;
@@ -500,15 +503,15 @@ export function winogradTraffic(
   const dRows = Math.ceil(s.co / 128), dCols = Math.ceil(cols / 128);
   // Direct: x patches re-read per row block (3 x 3 overlap hits cache), w per column block.
   const direct = { dram: xb + wb + epi, tile: xb * dRows + wb * dCols + epi };
-  const gRows = Math.ceil(s.co / gemmBlk.bm), gCols = ppad / gemmBlk.bn;
+  const gRows = Math.ceil(s.co / gemmBlk.bm), gCols = gpad / gemmBlk.bn;
   const halo = ((m + 2) * (m + 2)) / (m * m);
   const fRows = Math.ceil(s.co / fusedBlk.bm), fCols = Math.ceil(p / fusedBlk.bn);
   return [
     { path: "direct implicit GEMM", dramBytes: direct.dram, tileBytes: direct.tile, dispatches: 1 },
     {
       path: `Winograd F(${m}) unfused (transform, GEMM, transform)`,
-      dramBytes: xb + vb + (ub + vb + mb) + (mb + epi),
-      tileBytes: xb * halo + vb + (ub * gCols + vb * gRows + mb) + (mb + epi),
+      dramBytes: xb + vg + (ub + vg + mg) + (mg + epi),
+      tileBytes: xb * halo + vg + (ub * gCols + vg * gRows + mg) + (mg + epi),
       dispatches: 3,
     },
     {
