@@ -345,100 +345,72 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
 
   /**
    * Weight gradient by Winograd: V = the input transform of x, dM = A dY A^T per output tile,
-   * dU[xi] = dM[xi] V[xi]^T (split-K over the tiles), dW = G^T dU G summed over the splits.
+   * dU[xi] = dM[xi] V[xi]^T (split-K over the tiles), dW = G^T dU G summed over the splits. f16
+   * training (`scale` = gradScale(dy)): V and dM stored as f16, dM times S, dW times 1/S.
    */
-  private wgradWinograd(x: GpuTensor, dy: GpuTensor, dw: GpuTensor, m: WinogradTile): void {
-    const [n, ci, h, wd] = x.shape, co = dw.shape[0];
-    const g = winogradGeometry(m, n, h, wd), ppad = winogradColumns(g.p);
-    const pv = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
-    const v = this.out([g.alpha, ci, 1, ppad]);
-    this.record(
-      `winogradInput${m}`,
-      { 2: x.buffer, 3: v.buffer, 8: pv },
-      this.g1(n * ci * g.tiles),
-    );
-    const pd = this.params([n, co, ci, h, wd, g.tw, g.tiles, ppad]);
-    const dm = this.out([g.alpha, co, 1, ppad]);
-    this.record(
-      `winogradDout${m}`,
-      { 2: dy.buffer, 3: dm.buffer, 8: pd },
-      this.g1(n * co * g.tiles),
-    );
-    const wide = co >= WIDE && ci >= WIDE;
-    const { gx, gy, splits, kchunk } = wgradGrid(
-      wgradTileOf(this.kernels.tiles, co, ci),
-      co,
-      ci,
-      g,
-    );
-    const part = this.out([splits, g.alpha, co, ci]);
-    const pg = this.params([co, ci, ppad, kchunk, g.p, g.alpha, 0, 0]);
-    const kernel = wide ? "winogradWgradGemmWide" : "winogradWgradGemm";
-    const bind = { 0: dm.buffer, 1: v.buffer, 2: part.buffer, 3: pg };
-    const vp = this.wgradChoice.get(winoShapeKey(m, n, ci, co, h, wd));
-    if (vp) this.recordPipeline(vp, `${kernel}VP`, bind, [gx, gy, splits * g.alpha]);
-    else this.record(kernel, bind, [gx, gy, splits * g.alpha]);
-    this.release(v);
-    this.release(dm);
-    const pf = this.params([splits, ci, co, 0, 0, 0, 0, 0]);
-    this.record(
-      `winogradFilterGrad${m}`,
-      { 1: dw.buffer, 4: part.buffer, 8: pf },
-      this.g1(co * ci),
-    );
-    this.release(part);
-  }
-
-  /**
-   * wgradWinograd in f16 training: V (x's input transform) and dM (A dY A^T, times S) stored as
-   * f16, the `vp` GEMM reading them into f32 partials, the filter-gradient transform times 1/S.
-   */
-  private wgradWinogradHalf(
+  private wgradWinograd(
     x: GpuTensor,
     dy: GpuTensor,
     dw: GpuTensor,
     m: WinogradTile,
-    scale: GpuTensor,
+    scale: GpuTensor | null,
   ): void {
     const [n, ci, h, wd] = x.shape, co = dw.shape[0];
-    const key = winoShapeKey(m, n, ci, co, h, wd);
-    const k = this.wgradHalf.get(key);
-    if (!k) {
-      throw new KibitzError("bad_state", `f16 training: no weight-gradient kernels for ${key}`);
-    }
+    const k = this.wgradKernels(m, winoShapeKey(m, n, ci, co, h, wd), co, ci, scale !== null);
+    const sc: Record<number, GPUBuffer> = scale ? { 10: scale.buffer } : {};
     const g = winogradGeometry(m, n, h, wd), ppad = winogradColumns(g.p);
-    const tb = k.storage === "f16" ? 2 : 4;
     const pv = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
-    const v = this.pool.acquire([g.alpha, ci, 1, ppad], "nn.wino", tb);
+    const v = this.pool.acquire([g.alpha, ci, 1, ppad], "nn.wino", k.bytes);
     const vb = { 2: x.buffer, 3: v.buffer, 8: pv };
-    this.recordPipeline(k.input, "winogradInputH", vb, this.g1(n * ci * g.tiles));
+    this.recordPipeline(k.input, k.labels[0], vb, this.g1(n * ci * g.tiles));
     const pd = this.params([n, co, ci, h, wd, g.tw, g.tiles, ppad]);
-    const dm = this.pool.acquire([g.alpha, co, 1, ppad], "nn.wino", tb);
-    this.recordPipeline(k.dout, "winogradDoutH", {
-      2: dy.buffer,
-      3: dm.buffer,
-      8: pd,
-      10: scale.buffer,
-    }, this.g1(n * co * g.tiles));
+    const dm = this.pool.acquire([g.alpha, co, 1, ppad], "nn.wino", k.bytes);
+    const db = { 2: dy.buffer, 3: dm.buffer, 8: pd, ...sc };
+    this.recordPipeline(k.dout, k.labels[1], db, this.g1(n * co * g.tiles));
     const { gx, gy, splits, kchunk } = wgradGrid(k.tile, co, ci, g);
     const part = this.out([splits, g.alpha, co, ci]);
     const pg = this.params([co, ci, ppad, kchunk, g.p, g.alpha, 0, 0]);
-    this.recordPipeline(k.gemm, "winogradWgradGemmH", {
-      0: dm.buffer,
-      1: v.buffer,
-      2: part.buffer,
-      3: pg,
-    }, [gx, gy, splits * g.alpha]);
+    const gb = { 0: dm.buffer, 1: v.buffer, 2: part.buffer, 3: pg };
+    this.recordPipeline(k.gemm, k.labels[2], gb, [gx, gy, splits * g.alpha]);
     this.release(v);
     this.release(dm);
     const pf = this.params([splits, ci, co, 0, 0, 0, 0, 0]);
-    this.recordPipeline(k.filterGrad, "winogradFilterGradH", {
-      1: dw.buffer,
-      4: part.buffer,
-      8: pf,
-      10: scale.buffer,
-    }, this.g1(co * ci));
+    const fb = { 1: dw.buffer, 4: part.buffer, 8: pf, ...sc };
+    this.recordPipeline(k.filterGrad, k.labels[3], fb, this.g1(co * ci));
     this.release(part);
+  }
+
+  /**
+   * The four pipelines of a Winograd weight gradient (input and dM transforms, GEMM, filter
+   * gradient), their labels, the GEMM's tile and the bytes of a V/dM element: f16 training's set
+   * (wgradHalf) when `half`, else the kernel tables' with the tuned `vp` GEMM where there is one.
+   */
+  private wgradKernels(m: WinogradTile, key: string, co: number, ci: number, half: boolean) {
+    if (half) {
+      const k = this.wgradHalf.get(key);
+      if (!k) {
+        throw new KibitzError("bad_state", `f16 training: no weight-gradient kernels for ${key}`);
+      }
+      return {
+        ...k,
+        labels: ["winogradInputH", "winogradDoutH", "winogradWgradGemmH", "winogradFilterGradH"],
+        bytes: (k.storage === "f16" ? 2 : 4) as 2 | 4 | null,
+      };
+    }
+    const wide = co >= WIDE && ci >= WIDE;
+    const kernel = wide ? "winogradWgradGemmWide" : "winogradWgradGemm";
+    const vp = this.wgradChoice.get(key);
+    const names = [`winogradInput${m}`, `winogradDout${m}`, kernel, `winogradFilterGrad${m}`];
+    const [input, dout, gemm, filterGrad] = names.map((s) => this.kernels[s as KernelName]);
+    return {
+      tile: wgradTileOf(this.kernels.tiles, co, ci),
+      input,
+      dout,
+      gemm: vp ?? gemm,
+      filterGrad,
+      labels: [names[0], names[1], vp ? `${kernel}VP` : kernel, names[3]],
+      bytes: null as 2 | 4 | null,
+    };
   }
 
   /**
@@ -855,8 +827,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const m = this.trainWinograd(x, w);
     // f16 training: one scale of dY for both of its f16 uses (dM and the input gradient's V).
     const scale = m && this.trainHalf ? this.gradScale(dy) : null;
-    if (m && scale) this.wgradWinogradHalf(x, dy, dw, m, scale);
-    else if (m) this.wgradWinograd(x, dy, dw, m);
+    if (m) this.wgradWinograd(x, dy, dw, m, scale);
     else if (!this.tiled) {
       const bind = { 0: x.buffer, 1: dy.buffer, 2: dw.buffer, 3: p };
       this.record("convWgradDirect", bind, this.g1(co * kd));
