@@ -5,6 +5,7 @@
 // text, runnable (and tested) on adapters without `shader-f16`.
 import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
+import { oncePerDevice, type PerDevice } from "../../gpu/per_device.ts";
 import { convForwardSource, type ConvStorage, f16Prelude } from "./conv_gemm.ts";
 import type { KernelTiles } from "./kernels.ts";
 import { winogradSource } from "../winograd.ts";
@@ -95,7 +96,7 @@ export type HalfKernelName = keyof ReturnType<typeof f16Entries>;
 /** The compiled f16 kernels and the storage they were built for. */
 export type HalfKernels = Record<HalfKernelName, GPUComputePipeline> & { storage: HalfStorage };
 
-const loaded = new WeakMap<GpuContext, Map<string, Promise<HalfKernels>>>();
+const loaded: PerDevice<HalfKernels> = new WeakMap();
 
 /** Whether the device was created with `shader-f16` (f16 storage is possible at all). */
 export function deviceHasF16(ctx: GpuContext): boolean {
@@ -114,20 +115,11 @@ export function loadHalfKernels(
   if (storage === "f16" && !deviceHasF16(ctx)) {
     return Promise.reject(new Error("f16 kernels need a device with the shader-f16 feature"));
   }
-  let perDevice = loaded.get(ctx);
-  if (!perDevice) loaded.set(ctx, perDevice = new Map());
-  const key = `${storage}:${JSON.stringify(tiles)}`;
-  let hit = perDevice.get(key);
-  if (!hit) {
-    hit = (async () => {
-      const out: Partial<HalfKernels> = { storage };
-      for (const [name, [src, entry]] of Object.entries(f16Entries(tiles, storage))) {
-        out[name as HalfKernelName] = await computePipeline(ctx, src, entry, {}, `nn.${name}`);
-      }
-      return out as HalfKernels;
-    })();
-    hit.catch(() => perDevice!.delete(key));
-    perDevice.set(key, hit);
-  }
-  return hit;
+  return oncePerDevice(loaded, ctx, `${storage}:${JSON.stringify(tiles)}`, async () => {
+    const out: Partial<HalfKernels> = { storage };
+    for (const [name, [src, entry]] of Object.entries(f16Entries(tiles, storage))) {
+      out[name as HalfKernelName] = await computePipeline(ctx, src, entry, {}, `nn.${name}`);
+    }
+    return out as HalfKernels;
+  });
 }

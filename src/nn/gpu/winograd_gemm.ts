@@ -12,6 +12,7 @@
 // slice buffers, scalar or vec4 loads of U, padded A rows, and f32 or f16 products.
 import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
+import { oncePerDevice, type PerDevice } from "../../gpu/per_device.ts";
 import { f16Prelude } from "./conv_gemm.ts";
 import { winogradSource, type WinogradTile } from "../winograd.ts";
 import { type WinoFused, winoFusedName, winogradFusedSource } from "./winograd_fused.ts";
@@ -587,7 +588,7 @@ export interface WinoKernels {
   output?: GPUComputePipeline;
 }
 
-const compiled = new WeakMap<GpuContext, Map<string, Promise<WinoKernels>>>();
+const compiled: PerDevice<WinoKernels> = new WeakMap();
 
 /**
  * Compiles (once per device) the kernels of candidate `c` for F(m x m) with activations stored as
@@ -609,63 +610,51 @@ export function loadWinoKernels(
   const scaled = o.scaled ?? false;
   // f16 products: real f16 unless the plan emulates f16 (software adapters' tests).
   const arith = act === "f16-emulated" || transformed === "f16-emulated" ? "f16-emulated" : "f16";
-  let perDevice = compiled.get(ctx);
-  if (!perDevice) compiled.set(ctx, perDevice = new Map());
   const key = `${m}:${act}:${transformed}:${scaled}:${JSON.stringify(c.gemm ?? c.fused)}`;
-  let hit = perDevice.get(key);
-  if (!hit) {
-    hit = (async () => {
-      const tsrc = winogradSource(m, act, transformed, scaled);
-      const label = `nn.wino.${c.name}${scaled ? ".scaled" : ""}`;
-      return {
-        candidate: c,
-        act,
-        transformed,
-        scaled,
-        input: c.fused?.input
-          ? undefined
-          : await computePipeline(ctx, tsrc, "wino_input", {}, `${label}.input`),
-        gemm: c.fused
-          ? await computePipeline(
-            ctx,
-            winogradFusedSource(c.fused, m, act),
-            "fused",
-            {},
-            `${label}.gemm`,
-          )
-          : await computePipeline(
-            ctx,
-            winogradGemmSource(c.gemm, transformed, arith),
-            "gemm",
-            {},
-            `${label}.gemm`,
-          ),
-        output: c.fused
-          ? undefined
-          : await computePipeline(ctx, tsrc, "wino_output", {}, `${label}.output`),
-      };
-    })();
-    hit.catch(() => perDevice!.delete(key));
-    perDevice.set(key, hit);
-  }
-  return hit;
+  return oncePerDevice(compiled, ctx, key, async () => {
+    const tsrc = winogradSource(m, act, transformed, scaled);
+    const label = `nn.wino.${c.name}${scaled ? ".scaled" : ""}`;
+    return {
+      candidate: c,
+      act,
+      transformed,
+      scaled,
+      input: c.fused?.input
+        ? undefined
+        : await computePipeline(ctx, tsrc, "wino_input", {}, `${label}.input`),
+      gemm: c.fused
+        ? await computePipeline(
+          ctx,
+          winogradFusedSource(c.fused, m, act),
+          "fused",
+          {},
+          `${label}.gemm`,
+        )
+        : await computePipeline(
+          ctx,
+          winogradGemmSource(c.gemm, transformed, arith),
+          "gemm",
+          {},
+          `${label}.gemm`,
+        ),
+      output: c.fused
+        ? undefined
+        : await computePipeline(ctx, tsrc, "wino_output", {}, `${label}.output`),
+    };
+  });
 }
 
-const wgradCompiled = new WeakMap<GpuContext, Map<string, Promise<GPUComputePipeline>>>();
+const wgradCompiled: PerDevice<GPUComputePipeline> = new WeakMap();
 
 /** Compiles (once per device and tile) the `vp` weight-gradient GEMM of winogradWgradSource. */
 export function loadWgradVP(ctx: GpuContext, tile: WgradTile): Promise<GPUComputePipeline> {
-  let perDevice = wgradCompiled.get(ctx);
-  if (!perDevice) wgradCompiled.set(ctx, perDevice = new Map());
   const t = { wx: tile.wx, wy: tile.wy, gm: tile.gm, gn: tile.gn, bk: tile.bk };
-  const key = JSON.stringify(t);
-  let hit = perDevice.get(key);
-  if (!hit) {
-    hit = computePipeline(ctx, winogradWgradSource(t, true), "wgrad", {}, "nn.wgrad.vp");
-    hit.catch(() => perDevice!.delete(key));
-    perDevice.set(key, hit);
-  }
-  return hit;
+  return oncePerDevice(
+    wgradCompiled,
+    ctx,
+    JSON.stringify(t),
+    () => computePipeline(ctx, winogradWgradSource(t, true), "wgrad", {}, "nn.wgrad.vp"),
+  );
 }
 
 /** f16 training's weight-gradient kernels for one tile and F(m) (see GpuRecorder.wgradHalf). */
@@ -682,7 +671,7 @@ export interface WgradHalfKernels {
   filterGrad: GPUComputePipeline;
 }
 
-const wgradHalfCompiled = new WeakMap<GpuContext, Map<string, Promise<WgradHalfKernels>>>();
+const wgradHalfCompiled: PerDevice<WgradHalfKernels> = new WeakMap();
 
 /** Compiles (once per device, tile, F(m) and storage) f16 training's weight-gradient kernels. */
 export function loadWgradHalf(
@@ -691,40 +680,31 @@ export function loadWgradHalf(
   tile: WgradTile,
   storage: Exclude<TransformedStorage, "f32">,
 ): Promise<WgradHalfKernels> {
-  let perDevice = wgradHalfCompiled.get(ctx);
-  if (!perDevice) wgradHalfCompiled.set(ctx, perDevice = new Map());
   const t = { wx: tile.wx, wy: tile.wy, gm: tile.gm, gn: tile.gn, bk: tile.bk };
-  const key = `${m}:${storage}:${JSON.stringify(t)}`;
-  let hit = perDevice.get(key);
-  if (!hit) {
-    hit = (async () => {
-      const plain = winogradSource(m, "f32", storage),
-        scaled = winogradSource(m, "f32", storage, true);
-      return {
-        storage,
-        tile: t,
-        input: await computePipeline(ctx, plain, "wino_input", {}, "nn.wgradH.input"),
-        dout: await computePipeline(ctx, scaled, "wino_dout", {}, "nn.wgradH.dout"),
-        gemm: await computePipeline(
-          ctx,
-          winogradWgradSource(t, true, storage),
-          "wgrad",
-          {},
-          "nn.wgradH.gemm",
-        ),
-        filterGrad: await computePipeline(
-          ctx,
-          winogradSource(m, "f32", "f32", true),
-          "wino_filter_grad",
-          {},
-          "nn.wgradH.filterGrad",
-        ),
-      };
-    })();
-    hit.catch(() => perDevice!.delete(key));
-    perDevice.set(key, hit);
-  }
-  return hit;
+  return oncePerDevice(wgradHalfCompiled, ctx, `${m}:${storage}:${JSON.stringify(t)}`, async () => {
+    const plain = winogradSource(m, "f32", storage),
+      scaled = winogradSource(m, "f32", storage, true);
+    return {
+      storage,
+      tile: t,
+      input: await computePipeline(ctx, plain, "wino_input", {}, "nn.wgradH.input"),
+      dout: await computePipeline(ctx, scaled, "wino_dout", {}, "nn.wgradH.dout"),
+      gemm: await computePipeline(
+        ctx,
+        winogradWgradSource(t, true, storage),
+        "wgrad",
+        {},
+        "nn.wgradH.gemm",
+      ),
+      filterGrad: await computePipeline(
+        ctx,
+        winogradSource(m, "f32", "f32", true),
+        "wino_filter_grad",
+        {},
+        "nn.wgradH.filterGrad",
+      ),
+    };
+  });
 }
 
 /** The tiling fields of a weight-gradient GEMM (a ConvTile has them too). */
