@@ -693,39 +693,45 @@ export const suite: BenchSuite = {
               } while (performance.now() - t0 < (big ? 2000 : 1000));
               return { ms: (performance.now() - t0) / n, n };
             };
-            const { ms, n } = await steps(net);
+            // The step one at a time, and as the training loops run it (runTrainSteps: the next
+            // step submitted before the previous one's losses come back): a row each, `what` in
+            // the backend column, `note` after the timer.
+            const stepRows = async (
+              h: PolicyValueNet,
+              what: string,
+              note: () => Promise<string>,
+            ) => {
+              const one = await steps(h);
+              const piped = await pipelinedSteps(
+                h,
+                b,
+                Math.max(3, Math.round((big ? 2000 : 1000) / one.ms)),
+              );
+              const s = await note();
+              const runs = [[one.ms, `mean of ${one.n}`], [piped, "2 steps in flight"]] as const;
+              for (const [ms, how] of runs) {
+                trainRows.push([
+                  preset,
+                  `${cfg.blocks}x${cfg.filters}`,
+                  what,
+                  batch,
+                  ms,
+                  batch * 1000 / ms,
+                  `wall, ${how}${s}`,
+                ]);
+              }
+              return { ms: one.ms, piped, note: s };
+            };
+            const { ms, piped, note } = await stepRows(net, backend, async () => {
+              const gemms = net instanceof GpuNet ? await planGemms(net, batch) : "";
+              return gemms ? `; Winograd GEMM ${gemms}` : "";
+            });
             summary.set(`train:${preset}:${backend}:${batch}`, ms);
-            // The training loops' way (runTrainSteps): the next step submitted before the previous
-            // step's losses come back.
-            const piped = await pipelinedSteps(
-              net,
-              b,
-              Math.max(3, Math.round((big ? 2000 : 1000) / ms)),
-            );
             summary.set(`trainPipe:${preset}:${backend}:${batch}`, piped);
-            const gemms = net instanceof GpuNet ? await planGemms(net, batch) : "";
-            trainRows.push([
-              preset,
-              `${cfg.blocks}x${cfg.filters}`,
-              backend,
-              batch,
-              ms,
-              batch * 1000 / ms,
-              `wall, mean of ${n}${gemms ? `; Winograd GEMM ${gemms}` : ""}`,
-            ]);
-            trainRows.push([
-              preset,
-              `${cfg.blocks}x${cfg.filters}`,
-              backend,
-              batch,
-              piped,
-              batch * 1000 / piped,
-              "wall, 2 steps in flight (runTrainSteps, as the training loops run)",
-            ]);
             opts.log(
-              `train ${preset} ${backend} batch ${batch}: ${ms.toFixed(1)} ms/step${
-                gemms ? ` (Winograd GEMM ${gemms})` : ""
-              }, ${piped.toFixed(1)} with 2 in flight`,
+              `train ${preset} ${backend} batch ${batch}: ${ms.toFixed(1)} ms/step, ${
+                piped.toFixed(1)
+              } with 2 in flight${note}`,
             );
             await flush();
             // `gemm=`: the same step with each named Winograd GEMM forced (A/B in one run).
@@ -766,30 +772,21 @@ export const suite: BenchSuite = {
               await attempt(`training ${preset} batch ${batch} in f16`, async () => {
                 const h = await GpuNet.create(ctx!, initWeights(cfg, 1), { trainPrecision: "f16" });
                 try {
-                  const one = await steps(h);
-                  const two = await pipelinedSteps(h, b, Math.max(3, Math.round(2000 / one.ms)));
-                  const prof = await profilePlan(ctx!, await h.planFor(batch, true), {
-                    warmMs: 0,
-                    reps: 2,
-                    samples: 1,
+                  let planMs = 0;
+                  const f = await stepRows(h, "gpu f16 V/M", async () => {
+                    planMs = (await profilePlan(ctx!, await h.planFor(batch, true), {
+                      warmMs: 0,
+                      reps: 2,
+                      samples: 1,
+                    })).planMs;
+                    return `; trainPrecision f16 (plan ${planMs.toFixed(1)} GPU ms)`;
                   });
-                  summary.set(`trainF16:${preset}:${batch}`, two);
-                  summary.set(`trainF16Gpu:${preset}:${batch}`, prof.planMs);
-                  for (const [ms, how] of [[one.ms, `mean of ${one.n}`], [two, "2 in flight"]]) {
-                    trainRows.push([
-                      preset,
-                      `${cfg.blocks}x${cfg.filters}`,
-                      "gpu f16 V/M",
-                      batch,
-                      ms,
-                      batch * 1000 / (ms as number),
-                      `wall, ${how}; trainPrecision f16 (plan ${prof.planMs.toFixed(1)} GPU ms)`,
-                    ]);
-                  }
+                  summary.set(`trainF16:${preset}:${batch}`, f.piped);
+                  summary.set(`trainF16Gpu:${preset}:${batch}`, planMs);
                   opts.log(
-                    `train ${preset} batch ${batch} f16: ${one.ms.toFixed(1)} ms/step, ${
-                      two.toFixed(1)
-                    } with 2 in flight, plan ${prof.planMs.toFixed(1)} GPU ms`,
+                    `train ${preset} batch ${batch} f16: ${f.ms.toFixed(1)} ms/step, ${
+                      f.piped.toFixed(1)
+                    } with 2 in flight, plan ${planMs.toFixed(1)} GPU ms`,
                   );
                   await flush();
                 } finally {
