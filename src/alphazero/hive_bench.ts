@@ -7,7 +7,13 @@
 // batched evaluator, `inflight` network calls at once on the GPU, 2 by default as in the AlphaZero
 // loop) for a fixed wall time and reports moves/s, evaluations/s, mean batch and games/hour at the
 // mean game length seen. Cells nets get move tables.
-import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
+import {
+  benchFlag,
+  benchKeyValues,
+  type BenchReport,
+  type BenchSuite,
+  newReport,
+} from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu } from "../gpu/device.ts";
 import {
@@ -92,7 +98,7 @@ export const suite: BenchSuite = {
 
     // 1. Raw network speed on encoded mid-game positions (`profile=1`: and each plan's GPU time by
     // kernel, GPU only).
-    const profile = ["1", "true", "yes"].includes(a.get("profile") ?? "");
+    const profile = benchFlag(a, "profile");
     const profileRows: (string | number | null)[][] = [];
     let profileTimer = "";
     const rows: (string | number)[][] = [];

@@ -99,6 +99,11 @@ export async function writeReport(r: BenchReport, dir: string): Promise<string[]
   return [json, md];
 }
 
+/** Whether a suite's `key=` argument is switched on (1, true or yes). */
+export function benchFlag(kv: Map<string, string>, key: string): boolean {
+  return ["1", "true", "yes"].includes(kv.get(key) ?? "");
+}
+
 /**
  * A suite's `key=value` arguments (e.g. `net=default seconds=60`) as a map; anything else is an
  * error, and so is a key outside `known` when it is given.

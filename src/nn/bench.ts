@@ -1,4 +1,5 @@
 import {
+  benchFlag,
   benchKeyValues,
   type BenchReport,
   type BenchSuite,
@@ -292,7 +293,7 @@ export const suite: BenchSuite = {
     ]);
     // The bench times the autotuner itself: results from the disk cache (an earlier run) would make
     // its tuner tables stale, so the cache is off unless `tune-cache=1`.
-    setTuneCacheEnabled(["1", "true", "yes"].includes(kv.get("tune-cache") ?? ""));
+    setTuneCacheEnabled(benchFlag(kv, "tune-cache"));
     // `tune=64,256`: the batches the autotuner section tunes the 256 -> 256 layer at (hardware,
     // quick and full runs; default 256). `gemm=NAME,...`: training rows with those Winograd GEMMs
     // forced, beside the tuned one (an A/B of the step with the earlier best).
@@ -323,11 +324,7 @@ export const suite: BenchSuite = {
       }
     }
     const want = (section: string) => only === null || only.includes(section);
-    const mode: Mode = opts.full
-      ? "full"
-      : ["1", "true", "yes"].includes(kv.get("quick") ?? "")
-      ? "quick"
-      : "smoke";
+    const mode: Mode = opts.full ? "full" : benchFlag(kv, "quick") ? "quick" : "smoke";
     const big = mode !== "smoke";
     const ctx = opts.backend === "cpu" ? null : await getGpu();
     if (opts.backend === "gpu" && !ctx) throw new KibitzError("no_gpu", "no WebGPU adapter found");
@@ -338,7 +335,7 @@ export const suite: BenchSuite = {
     const model = modelArg ?? (ctx?.report.isFallback && big ? "tiny" : null);
     const preset = (name: string) => model ?? name;
     // `browser=1`: the latency section also measures the floor and calls in headless Chromium.
-    const browser = ["1", "true", "yes"].includes(kv.get("browser") ?? "");
+    const browser = benchFlag(kv, "browser");
     const adapter = ctx ? describeAdapter(ctx.report) : null;
     const report = newReport("nn", adapter);
     const peak = peakArg(opts.args);
