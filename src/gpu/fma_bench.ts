@@ -9,7 +9,9 @@ import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "..
 import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu, type GpuContext } from "./device.ts";
 import { computePipeline } from "./pipeline.ts";
-import { timeComputePass } from "./timing.ts";
+import { bestOfThreePasses } from "./timing.ts";
+import { storageBuffer, uniformBuffer } from "./buffers.ts";
+import { workgroups1d } from "./dispatch.ts";
 
 /** One probe: FMA chains in registers, or a GEMM inner loop over workgroup memory. */
 export interface FmaProbe {
@@ -134,38 +136,27 @@ async function timeProbe(
   reps: number,
 ): Promise<{ ms: number; tflops: number; timer: string }> {
   const pipe = await computePipeline(ctx, fmaProbeSource(p), "main", {}, `fma.${probeName(p)}`);
-  const threads = probeThreads(p) * groups;
-  const src = ctx.device.createBuffer({ size: 128 * 16, usage: 0x80 | 0x8 });
-  ctx.device.queue.writeBuffer(src, 0, new Float32Array(512).map((_, i) => 1 - (i % 7) * 1e-4));
-  const dst = ctx.device.createBuffer({ size: threads * 16, usage: 0x80 });
-  const u = ctx.device.createBuffer({ size: 16, usage: 0x40 | 0x8 });
-  ctx.device.queue.writeBuffer(u, 0, new Uint32Array([reps, 0, 0, 0]));
+  const grid = workgroups1d(ctx, groups, 1);
+  const threads = grid[0] * grid[1] * probeThreads(p);
+  const seeds = new Float32Array(512).map((_, i) => 1 - (i % 7) * 1e-4);
+  const src = storageBuffer(ctx, seeds, "fma.src");
+  const dst = storageBuffer(ctx, threads * 16, "fma.dst");
+  const u = uniformBuffer(ctx, new Uint32Array([reps, 0, 0, 0]).buffer, "fma.q");
   const bind = ctx.device.createBindGroup({
     layout: pipe.getBindGroupLayout(0),
     entries: [src, dst, u].map((buffer, binding) => ({ binding, resource: { buffer } })),
   });
-  const grid: [number, number, number] = groups <= 65535
-    ? [groups, 1, 1]
-    : [65535, Math.ceil(groups / 65535), 1];
-  const run = () =>
-    timeComputePass(ctx, (pass) => {
+  try {
+    const t = await bestOfThreePasses(ctx, `gpu-fma ${probeName(p)}`, (pass) => {
       pass.setPipeline(pipe);
       pass.setBindGroup(0, bind);
       pass.dispatchWorkgroups(...grid);
     });
-  ctx.device.pushErrorScope("validation");
-  await run();
-  const err = await ctx.device.popErrorScope();
-  if (err) throw new KibitzError("shader_error", `gpu-fma ${probeName(p)}: ${err.message}`);
-  let best = Infinity, timer = "wall";
-  for (let s = 0; s < 3; s++) {
-    const t = await run();
-    if (t.gpuMs !== null) timer = "gpu timestamps";
-    best = Math.min(best, t.gpuMs ?? t.wallMs);
+    const flops = threads * reps * probeFlopsPerRep(p);
+    return { ms: t.ms, tflops: flops / t.ms / 1e9, timer: t.timer };
+  } finally {
+    for (const b of [src, dst, u]) b.destroy();
   }
-  for (const b of [src, dst, u]) b.destroy();
-  const flops = grid[0] * grid[1] * probeThreads(p) * reps * probeFlopsPerRep(p);
-  return { ms: best, tflops: flops / best / 1e9, timer: `${timer}, best of 3` };
 }
 
 /** `deno task bench gpu-fma`: FMA throughput of the FMA units and of GEMM inner loops. */

@@ -9,7 +9,8 @@ import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu, type GpuContext } from "./device.ts";
 import { workgroups1d } from "./dispatch.ts";
 import { computePipeline } from "./pipeline.ts";
-import { timeComputePass } from "./timing.ts";
+import { bestOfThreePasses } from "./timing.ts";
+import { uniformBuffer } from "./buffers.ts";
 
 /** One access pattern: what each thread moves and how the threads are laid out. */
 export interface MemPattern {
@@ -136,8 +137,7 @@ export async function patternPass(
     {},
     `mem.${patternName(p)}`,
   );
-  const uniform = ctx.device.createBuffer({ size: 16, usage: 0x40 | 0x8 }); // UNIFORM | COPY_DST
-  ctx.device.queue.writeBuffer(uniform, 0, new Uint32Array([n, 0, 0, 0]));
+  const uniform = uniformBuffer(ctx, new Uint32Array([n, 0, 0, 0]).buffer, "mem.q");
   const bind = ctx.device.createBindGroup({
     layout: pipeline.getBindGroupLayout(0),
     entries: [
@@ -161,25 +161,17 @@ async function timePattern(
   bytes: number,
   reps: number,
 ): Promise<{ ms: number; timer: string }> {
-  ctx.device.pushErrorScope("validation");
   const pp = await patternPass(ctx, p, src, dst, bytes / (p.vec4 ? 16 : 4));
-  const run = (r: number) =>
-    timeComputePass(ctx, (pass) => {
+  try {
+    const t = await bestOfThreePasses(ctx, `gpu-mem ${patternName(p)}`, (pass) => {
       pass.setPipeline(pp.pipeline);
       pass.setBindGroup(0, pp.bind);
-      for (let i = 0; i < r; i++) pass.dispatchWorkgroups(...pp.groups);
+      for (let i = 0; i < reps; i++) pass.dispatchWorkgroups(...pp.groups);
     });
-  await run(1);
-  const err = await ctx.device.popErrorScope();
-  if (err) throw new KibitzError("shader_error", `gpu-mem ${patternName(p)}: ${err.message}`);
-  let best = Infinity, timer = "wall";
-  for (let s = 0; s < 3; s++) {
-    const t = await run(reps);
-    if (t.gpuMs !== null) timer = "gpu timestamps";
-    best = Math.min(best, t.gpuMs ?? t.wallMs);
+    return { ms: t.ms / reps, timer: `${t.timer} passes of ${reps}` };
+  } finally {
+    pp.uniform.destroy();
   }
-  pp.uniform.destroy();
-  return { ms: best / reps, timer: `${timer}, best of 3 passes of ${reps}` };
 }
 
 /** `deno task bench gpu-mem`: bandwidth by access pattern on the WebGPU adapter. */

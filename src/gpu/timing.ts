@@ -1,5 +1,6 @@
 import type { GpuContext } from "./device.ts";
 import { readBuffer } from "./buffers.ts";
+import { KibitzError } from "../errors.ts";
 
 /** Result of a timed GPU run: GPU-side nanoseconds when timestamp queries exist, wall time always. */
 export interface GpuTiming {
@@ -106,4 +107,27 @@ export async function timeComputePasses(
     await ctx.device.queue.onSubmittedWorkDone();
   }
   return { passMs, wallMs: performance.now() - t0 };
+}
+
+/**
+ * Times the pass `record` encodes, best of three after one untimed run (in a validation error
+ * scope: an invalid pipeline or binding throws, naming `what`, instead of timing nothing):
+ * GPU ms by timestamps where the adapter has them, else wall ms.
+ */
+export async function bestOfThreePasses(
+  ctx: GpuContext,
+  what: string,
+  record: (pass: GPUComputePassEncoder) => void,
+): Promise<{ ms: number; timer: string }> {
+  ctx.device.pushErrorScope("validation");
+  await timeComputePass(ctx, record);
+  const err = await ctx.device.popErrorScope();
+  if (err) throw new KibitzError("shader_error", `${what}: ${err.message}`);
+  let best = Infinity, timer = "wall";
+  for (let s = 0; s < 3; s++) {
+    const t = await timeComputePass(ctx, record);
+    if (t.gpuMs !== null) timer = "gpu timestamps";
+    best = Math.min(best, t.gpuMs ?? t.wallMs);
+  }
+  return { ms: best, timer: `${timer}, best of 3` };
 }
