@@ -7,7 +7,7 @@
 // WebGPU's robustness adds to them).
 import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
-import { describeAdapter, getGpu, type GpuContext } from "./device.ts";
+import { describeAdapter, type GpuContext, requireGpu } from "./device.ts";
 import { computePipeline } from "./pipeline.ts";
 import { bestOfThreePasses } from "./timing.ts";
 import { storageBuffer, uniformBuffer } from "./buffers.ts";
@@ -167,8 +167,7 @@ export const suite: BenchSuite = {
     "  reps=N     loop repetitions a thread (default 4096 on hardware, 16 on software adapters)",
   async run(opts): Promise<BenchReport> {
     const kv = benchKeyValues("gpu-fma", opts.args, ["groups", "reps"]);
-    const ctx = await getGpu();
-    if (!ctx) throw new KibitzError("no_gpu", "gpu-fma: no WebGPU adapter");
+    const ctx = await requireGpu();
     const soft = ctx.report.isFallback;
     const groups = Number(kv.get("groups") ?? (soft ? 8 : 4096));
     const reps = Number(kv.get("reps") ?? (soft ? 16 : 4096));

@@ -6,7 +6,7 @@
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
 import { benchKeyValues } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
-import { describeAdapter, getGpu, type GpuContext } from "./device.ts";
+import { describeAdapter, type GpuContext, requireGpu } from "./device.ts";
 import { workgroups1d } from "./dispatch.ts";
 import { computePipeline } from "./pipeline.ts";
 import { bestOfThreePasses } from "./timing.ts";
@@ -182,8 +182,7 @@ export const suite: BenchSuite = {
     "  reps=N     dispatches per timed pass (default 10)",
   async run(opts): Promise<BenchReport> {
     const kv = benchKeyValues("gpu-mem", opts.args, ["mib", "reps"]);
-    const ctx = await getGpu();
-    if (!ctx) throw new KibitzError("no_gpu", "gpu-mem: no WebGPU adapter");
+    const ctx = await requireGpu();
     const report = newReport("gpu-mem", describeAdapter(ctx.report));
     const mib = Number(kv.get("mib") ?? (ctx.report.isFallback ? 16 : 256));
     const reps = Number(kv.get("reps") ?? 10);
