@@ -3,10 +3,29 @@ import type { NetConfig } from "./config.ts";
 import type { PassOutputs } from "./graph.ts";
 import type { Shaped } from "./tensor.ts";
 
+/**
+ * The fused conv that reads a fused conv's output next (its filter transform, if it has one), and
+ * whether that output has other readers. A backend may hand the next conv its input already
+ * transformed (GpuRecorder's Winograd bridge); with keepY false the output itself may then stay
+ * unwritten, and only that next conv may read it.
+ */
+export interface ChainNext<T> {
+  u: T | null;
+  keepY: boolean;
+}
+
 /** The ops of the fused inference graph (both backends implement them). */
 export interface FusedBackend<T extends Shaped> {
   /** y = act(conv(x, w) + bias[co] + res): a conv with its batch norm folded in, bias, residual, ReLU. */
-  convFused(x: T, w: T, bias: T, res: T | null, relu: boolean, u?: T | null): T;
+  convFused(
+    x: T,
+    w: T,
+    bias: T,
+    res: T | null,
+    relu: boolean,
+    u?: T | null,
+    next?: ChainNext<T> | null,
+  ): T;
   linear(x: T, w: T, bias: T): T;
   /** The cells head's gather (NnBackend.cellLogits). */
   cellLogits(q: T, table: T, bias: T, moves: number): T;
@@ -41,6 +60,23 @@ export function foldedLayers(cfg: NetConfig): [conv: string, bn: string][] {
 }
 
 /**
+ * The stem and tower convs in order, each with the conv that reads its output next and whether its
+ * output has other readers (the stem's and each block's output: the next block's residual, the
+ * heads; a block's inner activation has none). runFusedInference passes these as `next`.
+ */
+export function towerChain(
+  cfg: NetConfig,
+): { conv: string; next: string | null; keepY: boolean }[] {
+  const convs = ["stem.conv"];
+  for (let i = 0; i < cfg.blocks; i++) convs.push(`block${i}.conv1`, `block${i}.conv2`);
+  return convs.map((conv, i) => ({
+    conv,
+    next: convs[i + 1] ?? null,
+    keepY: !conv.endsWith(".conv1"),
+  }));
+}
+
+/**
  * The cells head's score conv (a 1x1 conv with no batch norm): in the folded map of a cells net it
  * is the weight as it is with a zero bias, so the fused graph runs it as a conv without epilogue.
  */
@@ -72,9 +108,11 @@ export function runFusedInference<T extends Shaped>(
     if (!t) throw new Error(`missing folded conv ${n}`);
     return t;
   };
+  const chain = new Map(towerChain(cfg).map((l) => [l.conv, l]));
   const conv = (x: T, name: string, res: T | null) => {
-    const f = F(name);
-    return b.convFused(x, f.w, f.b, res, true, f.u ?? null);
+    const f = F(name), c = chain.get(name);
+    const next = c?.next ? { u: F(c.next).u ?? null, keepY: c.keepY } : null;
+    return b.convFused(x, f.w, f.b, res, true, f.u ?? null, next);
   };
   b.mark?.("stem and tower");
   let h = conv(x, "stem.conv", null);

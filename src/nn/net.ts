@@ -7,7 +7,14 @@ import { CpuBackend, FastCpuBackend } from "./cpu_backend.ts";
 import { FastInference } from "./cpu/fast_infer.ts";
 import { l2Penalty } from "./cpu/loss.ts";
 import { type NetTensors, type PassOutputs, runPass } from "./graph.ts";
-import { CELLS_CONV, type FoldedConv, foldedLayers, runFusedInference } from "./graph_fused.ts";
+import {
+  CELLS_CONV,
+  type FoldedConv,
+  foldedLayers,
+  runFusedInference,
+  towerChain,
+} from "./graph_fused.ts";
+import { bridgeName, loadWinogradBridge } from "./gpu/winograd_bridge.ts";
 import {
   forcedWgrad,
   forcedWinoGemm,
@@ -575,8 +582,9 @@ export class GpuNet implements PolicyValueNet {
    * GEMM variant ("legacy" or a candidate name; default KIBITZ_NN_WINO_GEMM, else autotuned on
    * hardware adapters and the built-in GEMM on software ones), `wgradGemm` training's Winograd
    * weight-gradient GEMM ("legacy" or "vp"; default KIBITZ_NN_WGRAD, else tuned the same way),
-   * `mapMode` when inference calls request their readback maps (see defaultMapMode), and
-   * `trainPrecision` the training steps' (see resolveTrainPrecision).
+   * `mapMode` when inference calls request their readback maps (see defaultMapMode),
+   * `trainPrecision` the training steps' (see resolveTrainPrecision), and `winogradBridge` whether
+   * chained Winograd convs are joined by bridges (default KIBITZ_NN_WINO_BRIDGE, else on).
    */
   static async create(
     ctx: GpuContext,
@@ -593,6 +601,7 @@ export class GpuNet implements PolicyValueNet {
       wgradGemm?: string;
       mapMode?: MapMode;
       trainPrecision?: TrainPrecision;
+      winogradBridge?: boolean;
     } = {},
   ): Promise<GpuNet> {
     const tiled = opts.tiled ?? !ctx.report.isFallback;
@@ -604,7 +613,7 @@ export class GpuNet implements PolicyValueNet {
       : opts.winograd ?? (env ? parseWinograd(env) : "auto");
     const precision = resolvePrecision(ctx, opts.precision, tiled, fused, opts.f16Emulate);
     const half = precision === "f32" ? null : await loadHalfKernels(ctx, kernels.tiles, precision);
-    return new GpuNet(
+    const net = new GpuNet(
       ctx,
       kernels,
       weights,
@@ -618,7 +627,16 @@ export class GpuNet implements PolicyValueNet {
       opts.mapMode,
       resolveTrainPrecision(ctx, opts.trainPrecision, tiled),
     );
+    net.winogradBridge = opts.winogradBridge ?? envFlag("KIBITZ_NN_WINO_BRIDGE", true);
+    return net;
   }
+
+  /**
+   * Inference plans join chained Winograd convs by bridges (src/nn/gpu/winograd_bridge.ts: the
+   * output transform, epilogue and next input transform in one kernel, the block's inner
+   * activation never written). Read when a plan is recorded.
+   */
+  winogradBridge = true;
 
   /** When inference calls request their readback maps (see ReadbackQueue; KIBITZ_NN_MAP). */
   get mapMode(): MapMode {
@@ -790,6 +808,7 @@ export class GpuNet implements PolicyValueNet {
       rec.trainHalf = this.trainHalf;
     }
     await this.pickWinograd(rec, size, train);
+    if (!train && this.fused && this.winogradBridge) await this.loadBridges(rec, size);
     this.ctx.device.pushErrorScope("validation");
     const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
     const mask = this.pool.acquire([size, c.moves], "nn.mask");
@@ -921,6 +940,21 @@ export class GpuNet implements PolicyValueNet {
       }
       const pick = await pickWgradKernel(this.ctx, this.kernels, m, shape, this.wgradGemm);
       if (pick) rec.wgradChoice.set(key, pick);
+    }
+  }
+
+  /** Compiles the bridges a batch-`size` inference plan's tower chain can use (GpuRecorder.bridges). */
+  private async loadBridges(rec: GpuRecorder, size: number): Promise<void> {
+    const c = this.config, m = winogradSettingTile(this.winograd);
+    if (!m) return;
+    const plan = (conv: string) => {
+      const [co, ci, k] = this.net.params.get(conv)!.shape;
+      return k === 3 ? rec.winoPlanOf(size, ci, co, c.height, c.width, (m + 2) * (m + 2)) : null;
+    };
+    for (const l of towerChain(c)) {
+      if (!l.next) continue;
+      const spec = rec.bridgeSpec(plan(l.conv), plan(l.next), c.height, c.width, l.keepY);
+      if (spec) rec.bridges.set(bridgeName(spec), await loadWinogradBridge(this.ctx, spec));
     }
   }
 

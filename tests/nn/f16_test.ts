@@ -317,11 +317,15 @@ Deno.test(
       close(`F(${winograd}) probs`, got.probs, want.probs, 1e-4);
       close(`F(${winograd}) value`, got.value, want.value, 1e-4);
       const labels = (await gpu.planFor(2, false)).ops.map((o) => o.label);
+      // Each conv ends in the f16 output transform or in a bridge to the next (f16 activations).
       assert.equal(
-        labels.filter((l) => l === `winogradOutputH${winograd}`).length,
+        labels.filter((l) =>
+          l === `winogradOutputH${winograd}` || l.startsWith(`wino.bridge.F${winograd}.`)
+        ).length,
         2 * cfg.blocks + 1,
         labels.join(" "),
       );
+      assert.ok(labels.some((l) => l.includes(".f16-emulated.")), labels.join(" "));
       gpu.dispose();
     }
   },

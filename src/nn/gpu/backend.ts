@@ -11,6 +11,7 @@ import { type GpuTensor, type TensorPool, uploadTensor } from "./tensor.ts";
 import { type ConvTile, tileSize } from "./conv_gemm.ts";
 import { KibitzError } from "../../errors.ts";
 import {
+  type TransformedStorage,
   variantColumns,
   type WgradHalfKernels,
   winoGemmGroups,
@@ -24,6 +25,19 @@ import {
   type WinogradSetting,
   type WinogradTile,
 } from "../winograd.ts";
+import type { ChainNext } from "../graph_fused.ts";
+import { bridgeFits, bridgeGroups, bridgeName, type BridgeSpec } from "./winograd_bridge.ts";
+
+/** How a recorder runs one fused 3x3 conv as Winograd (GpuRecorder.winoPlanOf). */
+export interface WinoPlan {
+  m: WinogradTile;
+  /** The tuned kernels; undefined: the built-in transforms and batched GEMM. */
+  choice: WinoKernels | undefined;
+  /** Columns of the transformed-domain GEMM (V and M rows). */
+  ppad: number;
+  /** Storage of V and M. */
+  transformed: TransformedStorage;
+}
 
 /** The key of a Winograd layer shape in GpuRecorder.winoChoice. */
 export function winoShapeKey(
@@ -209,6 +223,16 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   readonly winoScaled = new Map<string, WinoKernels>();
   /** f16 training's weight-gradient kernels per shape (key winoShapeKey of x and dW). */
   readonly wgradHalf = new Map<string, WgradHalfKernels>();
+  /**
+   * Compiled Winograd bridges by bridgeName (loadWinogradBridge), filled before recording: a
+   * chained conv (convFused's `next`) whose spec is here ends in one instead of its output
+   * transform, and its consumer skips the input transform.
+   */
+  readonly bridges = new Map<string, GPUComputePipeline>();
+  /** The consumer's V written by a bridge, by the producer's output tensor. */
+  private readonly bridged = new Map<GpuTensor, { v: GpuTensor; ppad: number }>();
+  /** Outputs a bridge did not write (their only reader takes the bridge's V instead). */
+  private readonly unwritten = new WeakSet<GpuTensor>();
   private readonly zeroTensors = new Map<number, GpuTensor>();
   private scratchTensor: GpuTensor | null = null;
   /** The words of each integer params uniform (the fused Winograd kernel copies the flags). */
@@ -450,22 +474,77 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     res: GpuTensor | null,
     relu: boolean,
     u: GpuTensor | null = null,
+    next: ChainNext<GpuTensor> | null = null,
   ): GpuTensor {
     expectShape("fused conv bias", bias.shape, [w.shape[0]]);
     if (res) {
       expectShape("fused conv residual", res.shape, [x.shape[0], w.shape[0], ...x.shape.slice(2)]);
     }
     const fz = this.params([relu ? 1 : 0, res ? 1 : 0, 0, 0]);
-    if (this.half) return this.convFusedHalf(x, w, bias, res, fz, u);
     const [n, ci, h, wd] = x.shape, co = w.shape[0];
-    const m = w.shape[2] === 3 && u && this.tiled
-      ? this.winoOverride.get(directShapeKey(n, ci, co, h, wd, 3)) ??
-        chooseWinograd(this.winograd, n, h, wd, ci, co)
-      : 0;
-    if (m && u && u.shape[0] === (m + 2) * (m + 2)) {
-      return this.convWinograd(x, u, m, bias, res ?? bias, fz);
+    const plan = w.shape[2] === 3 && u ? this.winoPlanOf(n, ci, co, h, wd, u.shape[0]) : null;
+    if (this.unwritten.has(x) && !(plan && this.bridged.has(x))) {
+      throw new KibitzError(
+        "bad_state",
+        "a bridged conv output was read by other than its consumer",
+      );
     }
+    if (this.half) return this.convFusedHalf(x, w, bias, res, fz, u, plan, next);
+    if (plan && u) return this.convWinograd(x, u, plan.m, bias, res ?? bias, fz, false, null, next);
     return this.convForward(x, w, { bias, res: res ?? bias, fz });
+  }
+
+  /**
+   * How a fused 3x3 conv of this shape runs as Winograd in this recorder (its tile, tuned kernels,
+   * GEMM columns and V/M storage), or null where it runs direct; `uRows`: the rows of the filter
+   * transform it is given ((m+2)^2 of the tile it was computed for).
+   */
+  winoPlanOf(
+    n: number,
+    ci: number,
+    co: number,
+    h: number,
+    wd: number,
+    uRows: number,
+  ): WinoPlan | null {
+    const half = this.half !== null;
+    if (!half && !this.tiled) return null;
+    const m = this.winoOverride.get(directShapeKey(n, ci, co, h, wd, 3, half)) ??
+      chooseWinograd(this.winograd, n, h, wd, ci, co);
+    if (!m || uRows !== (m + 2) * (m + 2)) return null;
+    const choice = this.winoChoice.get(winoShapeKey(m, n, ci, co, h, wd));
+    const p = winogradGeometry(m, n, h, wd).p;
+    return {
+      m,
+      choice,
+      ppad: choice?.candidate.gemm ? variantColumns(choice.candidate.gemm, p) : winogradColumns(p),
+      transformed: choice?.transformed ?? "f32",
+    };
+  }
+
+  /**
+   * The bridge that would join a fused conv producing [n, c, h, w] to the next one (c -> cNext),
+   * given both plans; null where either is not an unfused Winograd conv of the same tile, or the
+   * plane does not fit a workgroup.
+   */
+  bridgeSpec(
+    from: WinoPlan | null,
+    to: WinoPlan | null,
+    h: number,
+    wd: number,
+    keepY: boolean,
+  ): BridgeSpec | null {
+    if (!from || !to || from.m !== to.m || from.choice?.candidate.fused) return null;
+    if (to.choice?.candidate.fused || !bridgeFits(from.m, h, wd)) return null;
+    return {
+      m: from.m,
+      act: this.half?.storage ?? "f32",
+      mIn: from.transformed,
+      vOut: to.transformed,
+      h,
+      w: wd,
+      keepY,
+    };
   }
 
   /**
@@ -480,6 +559,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     res: GpuTensor | null,
     fz: GPUBuffer,
     u: GpuTensor | null,
+    plan: WinoPlan | null,
+    next: ChainNext<GpuTensor> | null,
   ): GpuTensor {
     if (!this.tiled) throw new KibitzError("bad_args", "f16 storage needs the tiled kernels");
     if (!w.half || (res && !res.half)) {
@@ -487,12 +568,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     }
     const xh = x.half ? x : this.toHalf(x);
     const [n, ci, h, wd] = xh.shape, co = w.shape[0];
-    const wm = w.shape[2] === 3 && u
-      ? this.winoOverride.get(directShapeKey(n, ci, co, h, wd, 3, true)) ??
-        chooseWinograd(this.winograd, n, h, wd, ci, co)
-      : 0;
-    if (wm && u && u.shape[0] === (wm + 2) * (wm + 2)) {
-      const y = this.convWinograd(xh, u, wm, bias, res ?? bias, fz, true);
+    if (plan && u) {
+      const y = this.convWinograd(xh, u, plan.m, bias, res ?? bias, fz, true, null, next);
       if (xh !== x) this.release(xh);
       return y;
     }
@@ -588,6 +665,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     fz: GPUBuffer,
     half = false,
     scale: GpuTensor | null = null,
+    next: ChainNext<GpuTensor> | null = null,
   ): GpuTensor {
     const [n, ci, h, wd] = x.shape, co = u.shape[1];
     const H = half ? "H" : "";
@@ -603,27 +681,100 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       ? variantColumns(choice.candidate.gemm, g.p)
       : winogradColumns(g.p);
     const pp = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
+    const from: WinoPlan = { m, choice, ppad, transformed: choice?.transformed ?? "f32" };
     if (choice) {
-      return this.convWinogradVariant(choice, x, u, bias, res, fz, half, pp, g, ppad, scale);
+      return this.convWinogradVariant(choice, x, u, bias, res, fz, half, pp, g, from, scale, next);
     }
-    const v = this.out([g.alpha, ci, 1, ppad]);
-    this.record(
-      `winogradInput${H}${m}`,
-      { 2: x.buffer, 3: v.buffer, 8: pp },
-      this.g1(n * ci * g.tiles),
-    );
+    let v = this.takeBridged(x, ppad);
+    if (!v) {
+      v = this.out([g.alpha, ci, 1, ppad]);
+      this.record(
+        `winogradInput${H}${m}`,
+        { 2: x.buffer, 3: v.buffer, 8: pp },
+        this.g1(n * ci * g.tiles),
+      );
+    }
     const mm = this.convForward(v, u, null, true);
     this.release(v);
-    const y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
-    this.record(`winogradOutput${H}${m}`, {
-      4: mm.buffer,
-      5: bias.buffer,
-      6: res.buffer,
-      7: y.buffer,
-      8: pp,
-      9: fz,
-    }, this.g1(n * co * g.tiles));
+    let y = this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, next);
+    if (!y) {
+      y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
+      this.record(`winogradOutput${H}${m}`, {
+        4: mm.buffer,
+        5: bias.buffer,
+        6: res.buffer,
+        7: y.buffer,
+        8: pp,
+        9: fz,
+      }, this.g1(n * co * g.tiles));
+    }
     this.release(mm);
+    return y;
+  }
+
+  /** The V a producer's bridge wrote for this conv input (then taken), or null. */
+  private takeBridged(x: GpuTensor, ppad: number): GpuTensor | null {
+    const b = this.bridged.get(x);
+    if (!b) return null;
+    this.bridged.delete(x);
+    if (b.ppad !== ppad) {
+      throw new KibitzError(
+        "bad_state",
+        `Winograd bridge wrote ${b.ppad} columns, the conv reads ${ppad}`,
+      );
+    }
+    return b.v;
+  }
+
+  /**
+   * Ends a Winograd conv in a bridge to `next` where one is compiled for the pair (see bridges):
+   * records it, leaves the next conv's V in `bridged` under the returned y (unwritten unless
+   * next.keepY), and returns y; null where the output transform must run instead.
+   */
+  private bridgeOut(
+    mm: GpuTensor,
+    from: WinoPlan,
+    shape: [number, number, number, number],
+    bias: GpuTensor,
+    res: GpuTensor,
+    fz: GPUBuffer,
+    next: ChainNext<GpuTensor> | null,
+  ): GpuTensor | null {
+    if (!next?.u) return null;
+    const [n, c, h, wd] = shape;
+    const to = this.winoPlanOf(n, c, next.u.shape[1], h, wd, next.u.shape[0]);
+    const spec = this.bridgeSpec(from, to, h, wd, next.keepY);
+    const pipeline = spec && this.bridges.get(bridgeName(spec));
+    if (!spec || !to || !pipeline) return null;
+    const tb = to.transformed === "f32" ? null : to.transformed === "f16" ? 2 : 4;
+    const alpha = (spec.m + 2) * (spec.m + 2);
+    const v = this.pool.acquire([alpha, c, 1, to.ppad], "nn.wino", tb);
+    const half = this.half !== null;
+    let y: GpuTensor;
+    if (next.keepY) {
+      y = half ? this.outHalf(shape) : this.out(shape);
+    } else {
+      y = { shape: [...shape], buffer: v.buffer, size: numel(shape), half: half || undefined };
+      this.unwritten.add(y);
+    }
+    const g = winogradGeometry(spec.m, n, h, wd);
+    const bp = this.params([n, c, h, wd, g.tw, g.tiles, from.ppad, to.ppad]);
+    const bind: Record<number, GPUBuffer> = {
+      0: mm.buffer,
+      1: bias.buffer,
+      2: res.buffer,
+      4: v.buffer,
+      5: bp,
+      6: fz,
+    };
+    if (next.keepY) bind[3] = y.buffer;
+    this.recordPipeline(
+      pipeline,
+      `wino.bridge.${bridgeName(spec)}`,
+      bind,
+      bridgeGroups(this.ctx, n * c),
+    );
+    this.bridged.set(y, { v, ppad: to.ppad });
     return y;
   }
 
@@ -638,10 +789,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     half: boolean,
     pp: GPUBuffer,
     g: { alpha: number; tiles: number; tw: number; p: number },
-    ppad: number,
-    scale: GpuTensor | null = null,
+    from: WinoPlan,
+    scale: GpuTensor | null,
+    next: ChainNext<GpuTensor> | null,
   ): GpuTensor {
     const [n, ci, h, wd] = x.shape, co = u.shape[1];
+    const ppad = from.ppad;
     if (k.scaled !== (scale !== null)) {
       throw new KibitzError("bad_state", "Winograd: scaled kernels need a scale and only they do");
     }
@@ -650,13 +803,16 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       return this.convWinogradFusedKernel(k, k.candidate.fused, x, u, bias, res, fz, half, pp, g);
     }
     const tb = k.transformed === "f32" ? null : k.transformed === "f16" ? 2 : 4;
-    const v = this.pool.acquire([g.alpha, ci, 1, ppad], "nn.wino", tb);
-    this.recordPipeline(
-      k.input,
-      `wino.${k.candidate.name}.input`,
-      { 2: x.buffer, 3: v.buffer, 8: pp, ...sc },
-      this.g1(n * ci * g.tiles),
-    );
+    let v = this.takeBridged(x, ppad);
+    if (!v) {
+      v = this.pool.acquire([g.alpha, ci, 1, ppad], "nn.wino", tb);
+      this.recordPipeline(
+        k.input,
+        `wino.${k.candidate.name}.input`,
+        { 2: x.buffer, 3: v.buffer, 8: pp, ...sc },
+        this.g1(n * ci * g.tiles),
+      );
+    }
     const mm = this.pool.acquire([g.alpha, co, 1, ppad], "nn.wino", tb);
     const gp = this.params([ci, co, ppad / 4, 0]);
     this.recordPipeline(
@@ -666,16 +822,19 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       winoGemmGroups(k.candidate.gemm, co, ppad, g.alpha),
     );
     this.release(v);
-    const y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
-    this.recordPipeline(k.output, `wino.${k.candidate.name}.output`, {
-      4: mm.buffer,
-      5: bias.buffer,
-      6: res.buffer,
-      7: y.buffer,
-      8: pp,
-      9: fz,
-      ...sc,
-    }, this.g1(n * co * g.tiles));
+    let y = scale ? null : this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, next);
+    if (!y) {
+      y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
+      this.recordPipeline(k.output, `wino.${k.candidate.name}.output`, {
+        4: mm.buffer,
+        5: bias.buffer,
+        6: res.buffer,
+        7: y.buffer,
+        8: pp,
+        9: fz,
+        ...sc,
+      }, this.g1(n * co * g.tiles));
+    }
     this.release(mm);
     return y;
   }
@@ -1304,7 +1463,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
 
   /** Returns a dead tensor's buffer to the pool. */
   release(t: GpuTensor): void {
-    this.pool.release(t);
+    // An unwritten bridge output shares its V's buffer, which its consumer releases.
+    if (!this.unwritten.has(t)) this.pool.release(t);
   }
 
   /**

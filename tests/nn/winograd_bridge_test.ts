@@ -1,0 +1,151 @@
+// The Winograd bridge (src/nn/gpu/winograd_bridge.ts): a fused network whose chained Winograd
+// convs are joined by bridges gives the same bits as with separate output and input transforms,
+// for F(2x2) and F(4x4), the built-in GEMM and tuned variants (f32 and f16 V/M), f32 and emulated
+// f16 activations, square and oblong boards; its plan has the bridges in place of the transforms;
+// an unwritten bridge output cannot be read by anything but its consumer.
+import assert from "node:assert/strict";
+import { getGpu } from "../../src/gpu/device.ts";
+import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
+import { deviceHasF16 } from "../../src/nn/gpu/f16.ts";
+import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
+import { TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
+import {
+  bridgeFits,
+  bridgeName,
+  loadWinogradBridge,
+  winogradBridgeSource,
+} from "../../src/nn/gpu/winograd_bridge.ts";
+import { testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
+import type { NetConfig } from "../../src/nn/config.ts";
+import { towerChain } from "../../src/nn/graph_fused.ts";
+import { CpuNet, GpuNet } from "../../src/nn/net.ts";
+import { initWeights } from "../../src/nn/params.ts";
+import { syntheticBatch } from "../../src/nn/train.ts";
+import { maxDiff, randTensor } from "./helpers.ts";
+
+Deno.env.set("KIBITZ_NN_F16", "0");
+Deno.env.set("KIBITZ_TUNE_CACHE", "off");
+const ctx = await getGpu();
+const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
+
+const base = { planes: 4, moves: 12, valueHidden: 16, filters: 8 };
+const configs: NetConfig[] = [
+  { ...base, blocks: 2, height: 7, width: 7 },
+  { ...base, blocks: 1, height: 6, width: 9 },
+];
+
+Deno.test("the tower chain: each conv's next reader, and which outputs have others", () => {
+  const chain = towerChain(configs[0]);
+  assert.deepEqual(chain.map((l) => [l.conv, l.next, l.keepY]), [
+    ["stem.conv", "block0.conv1", true],
+    ["block0.conv1", "block0.conv2", false],
+    ["block0.conv2", "block1.conv1", true],
+    ["block1.conv1", "block1.conv2", false],
+    ["block1.conv2", null, true],
+  ]);
+});
+
+Deno.test("bridge kernels: workgroup-memory fit, one f16 kind, y only when kept", () => {
+  assert.ok(bridgeFits(4, 26, 26)); // 30 x 30 floats
+  assert.ok(!bridgeFits(4, 64, 64));
+  const spec = {
+    m: 4 as const,
+    act: "f32" as const,
+    mIn: "f32" as const,
+    vOut: "f16" as const,
+    h: 26,
+    w: 26,
+    keepY: false,
+  };
+  const src = winogradBridgeSource(spec);
+  assert.ok(src.startsWith("enable f16;") && !src.includes("var<storage, read_write> y"));
+  assert.ok(winogradBridgeSource({ ...spec, keepY: true }).includes("read_write> y"));
+  assert.throws(
+    () => winogradBridgeSource({ ...spec, mIn: "f16-emulated" }),
+    /mixed f16 storages/,
+  );
+  assert.throws(() => winogradBridgeSource({ ...spec, h: 64, w: 64 }), /does not fit/);
+  assert.notEqual(bridgeName(spec), bridgeName({ ...spec, keepY: true }));
+});
+
+const cases: {
+  name: string;
+  winograd: 2 | 4;
+  gemm: string;
+  f16?: boolean | "real";
+}[] = [
+  { name: "F(2x2), built-in GEMM", winograd: 2, gemm: "legacy" },
+  { name: "F(4x4), built-in GEMM", winograd: 4, gemm: "legacy" },
+  { name: "F(4x4), variant", winograd: 4, gemm: testCandidates()[1].name },
+  { name: "F(4x4), f16 activations", winograd: 4, gemm: "legacy", f16: true },
+  { name: "F(4x4), f16 V/M variant", winograd: 4, gemm: testCandidates()[4].name, f16: true },
+  // Real f16 storage where the adapter has shader-f16 (hardware runs).
+  ...(ctx && deviceHasF16(ctx)
+    ? [{ name: "F(4x4), real f16", winograd: 4 as const, gemm: "legacy", f16: "real" as const }]
+    : []),
+];
+
+Deno.test("bridged Winograd chains give the same bits as separate transforms", opts, async () => {
+  for (const cfg of configs) {
+    const w = initWeights(cfg, 17);
+    const batch = syntheticBatch(cfg, 3, 6);
+    const want = await new CpuNet(w).infer(batch);
+    for (const c of cases) {
+      const what = `${c.name}, ${cfg.height} x ${cfg.width}`;
+      const make = (winogradBridge: boolean) =>
+        GpuNet.create(ctx!, w, {
+          tiled: true,
+          tiles: TEST_TILES,
+          fused: true,
+          winograd: c.winograd,
+          winogradGemm: c.gemm,
+          ...(c.f16 === "real" ? { precision: "f16" as const } : { f16Emulate: c.f16 === true }),
+          winogradBridge,
+        });
+      const [on, off] = await Promise.all([make(true), make(false)]);
+      const a = await on.infer(batch), b = await off.infer(batch);
+      assert.deepEqual(a.probs, b.probs, `${what}: probs`);
+      assert.deepEqual(a.value, b.value, `${what}: value`);
+      const tol = c.f16 === "real" ? 2e-2 : 1e-4;
+      assert.ok(maxDiff(a.probs, want.probs) < tol, `${what}: probs against the CPU`);
+      const labels = (await on.planFor(3, false)).ops.map((o) => o.label);
+      const count = (p: (l: string) => boolean) => labels.filter(p).length;
+      // The stem is Winograd too (forced): every tower conv but the last ends in a bridge, and
+      // only the stem runs an input transform.
+      const convs = 2 * cfg.blocks + 1;
+      assert.equal(count((l) => l.startsWith("wino.bridge.")), convs - 1, `${what}: bridges`);
+      assert.equal(
+        count((l) => /^winogradInput|^wino\.[^.]+\.input$/.test(l) && !l.startsWith("wino.bridge")),
+        1,
+        `${what}: input transforms: ${labels.join(" ")}`,
+      );
+      // The inner activations are not written: kept outputs are bridges with ".y".
+      assert.equal(count((l) => l.startsWith("wino.bridge.") && l.endsWith(".y")), cfg.blocks);
+      const offLabels = (await off.planFor(3, false)).ops.map((o) => o.label);
+      assert.ok(!offLabels.some((l) => l.startsWith("wino.bridge.")), `${what}: off`);
+      on.dispose();
+      off.dispose();
+    }
+  }
+});
+
+Deno.test("an unwritten bridge output read by another op is an error", opts, async () => {
+  const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+  const rec = new GpuRecorder(ctx!, kernels, new TensorPool(ctx!), true);
+  rec.winograd = 4;
+  const t = (shape: number[], seed: number) => {
+    const r = randTensor(shape, seed);
+    return uploadTensor(ctx!, r.shape, r.data);
+  };
+  const x = t([1, 8, 6, 6], 1), w = t([8, 8, 3, 3], 2), b = t([8], 3), u = t([36, 8, 8], 4);
+  const plan = rec.winoPlanOf(1, 8, 8, 6, 6, 36);
+  const spec = rec.bridgeSpec(plan, plan, 6, 6, false)!;
+  rec.bridges.set(bridgeName(spec), await loadWinogradBridge(ctx!, spec));
+  const y = rec.convFused(x, w, b, null, true, u, { u, keepY: false });
+  assert.ok(rec.ops.some((o) => o.label.startsWith("wino.bridge.")));
+  // A direct conv (no filter transform) would read y itself, which was never written.
+  assert.throws(() => rec.convFused(y, w, b, null, true), /bridged conv output/);
+  // Its consumer takes the bridge's V.
+  rec.convFused(y, w, b, null, true, u);
+  assert.ok(!rec.ops.slice(1).some((o) => /input/i.test(o.label)));
+});
