@@ -18,7 +18,7 @@ on 1 && el "1. parity: tuning cache, evaluator prepare, bench hive-selfplay prof
 timeout ${T_TEST:-75} deno test -A --no-check --cached-only tests/nn/tune_cache_test.ts \
   tests/alphazero/evaluator_gpu_test.ts tests/alphazero/hive_bench_test.ts \
   tests/nn/train_steps_test.ts tests/nn/gpu_ops_test.ts tests/gpu/mem_bench_test.ts \
-  tests/nn/train_f16_test.ts tests/gpu/fma_bench_test.ts 2>&1 |
+  tests/nn/train_f16_test.ts tests/gpu/fma_bench_test.ts tests/nn/winograd_bridge_test.ts 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -70
 
 on 1 && el "1b. bench gpu-mem: bandwidth by kernel shape (the H200's copy probe made 1.48 TB/s)" &&
