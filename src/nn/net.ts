@@ -876,6 +876,8 @@ export class GpuNet implements PolicyValueNet {
             rec.half,
             shape,
             this.winogradGemm,
+            // The tower's convs share their shape: all go F(4x4) together, then bridged.
+            this.winogradBridge,
           );
           if (small) {
             rec.winoOverride.set(key, 4);

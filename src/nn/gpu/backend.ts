@@ -638,7 +638,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
 
   /**
    * The Winograd conv alone (y = act(conv + bias + res) from x and the filter transform u): f16
-   * storage when the recorder has f16 kernels (x must be f16 then); the autotuner times it.
+   * storage when the recorder has f16 kernels (x must be f16 then); the autotuner times it, and
+   * with `next` (see convFused) a chain of them.
    */
   convWinogradFused(
     x: GpuTensor,
@@ -647,9 +648,10 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     bias: GpuTensor,
     res: GpuTensor | null,
     relu: boolean,
+    next: ChainNext<GpuTensor> | null = null,
   ): GpuTensor {
     const fz = this.params([relu ? 1 : 0, res ? 1 : 0, 0, 0]);
-    return this.convWinograd(x, u, m, bias, res ?? bias, fz, this.half !== null);
+    return this.convWinograd(x, u, m, bias, res ?? bias, fz, this.half !== null, null, next);
   }
 
   /**

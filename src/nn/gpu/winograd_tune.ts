@@ -35,6 +35,7 @@ import {
 } from "./winograd_gemm.ts";
 import { envValue } from "../../env.ts";
 import { loadTuned, saveTuned } from "./tune_cache.ts";
+import { bridgeFits, bridgeName, loadWinogradBridge } from "./winograd_bridge.ts";
 
 /** The name of the built-in batched GEMM (convForwardSource, batched) among the candidates. */
 export const LEGACY = "legacy";
@@ -602,8 +603,9 @@ const compared = new Map<string, Promise<WinoTuneResult | null>>();
  * faster as F(4x4): on hardware adapters (unless KIBITZ_NN_TUNE=0, or a Winograd GEMM is forced),
  * for layers with 64+ channels in and out and at least SMALL_WINO_MIN_TILES tile columns, the
  * best tuned direct conv (split-K and tile family) is timed against the best tuned Winograd conv
- * (input transform + GEMM + output transform), once per adapter, storage and bucketed shape.
- * Returns the Winograd kernels to run (null kernels: the built-in GEMM) when Winograd wins, else
+ * (input transform + GEMM + output transform; with `bridged`, where Ci = Co, also the cost a
+ * conv adds to a chain of bridged Winograd convs: GEMM + bridge, see timeBridgedChain), once per
+ * adapter, storage and bucketed shape. Returns the Winograd kernels to run (null kernels: the built-in GEMM) when Winograd wins, else
  * null (stay direct).
  */
 export async function pickSmallBatchWinograd(
@@ -612,6 +614,7 @@ export async function pickSmallBatchWinograd(
   half: HalfKernels | null,
   shape: WinoShape,
   force = forcedWinoGemm(),
+  bridged = false,
 ): Promise<{ kernels: WinoKernels | null } | null> {
   if (ctx.report.isFallback || !tuningOn() || force !== undefined) return null;
   const s = { ...bucketed(shape), k: 3 };
@@ -619,16 +622,100 @@ export async function pickSmallBatchWinograd(
     return null;
   }
   // A failed comparison leaves the layer direct (what it ran before this option existed).
-  const r = await compareSmallBatch(ctx, kernels, half, s).catch(() => null);
+  const r = await compareSmallBatch(ctx, kernels, half, s, undefined, bridged).catch(() => null);
   if (!r || !r.winner.startsWith("F4 ")) return null;
   const act = half?.storage ?? "f32";
-  const name = r.winner.slice("F4 ".length);
+  const name = r.winner.slice("F4 ".length).replace(CHAINED, "");
   if (name === LEGACY) return { kernels: null };
   try {
     return { kernels: await loadWinoKernels(ctx, 4, act, findCandidate(name, act !== "f32")) };
   } catch {
     return null;
   }
+}
+
+/** The suffix of compareSmallBatch's timing of a conv in a bridged chain. */
+const CHAINED_NAME = " in a bridged chain";
+const CHAINED = / in a bridged chain$/;
+
+/**
+ * Times F(4x4) conv `name` (a candidate or LEGACY) on shape `s` (Ci = Co) alone and as a chain of
+ * two joined by a bridge (src/nn/gpu/winograd_bridge.ts): the difference is what one more conv
+ * adds to a tower of bridged convs (GEMM + bridge: no input transform, no written activation).
+ * Once per adapter, storage and shape (disk-cached as the tuners are).
+ */
+export function timeBridgedChain(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  s: WinoShape,
+  name: string,
+): Promise<WinoTuneResult> {
+  const key = `${directTuneKey(ctx, kernels, half, s, 3, `bridged-chain|${name}`)}`;
+  return memoTuned(key, async () => {
+    const act = half?.storage ?? "f32";
+    const pool = new TensorPool(ctx);
+    const hb = half ? (half.storage === "f16" ? 2 : 4) : null;
+    const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x", hb);
+    const u = pool.acquire([36, s.co, s.ci], "tune.u");
+    const bias = pool.acquire([s.co], "tune.bias");
+    const wk = name === LEGACY
+      ? null
+      : await loadWinoKernels(ctx, 4, act, findCandidate(name, act !== "f32"));
+    const runs: { name: string; rec: GpuRecorder; gemm: RecordedOp[] }[] = [];
+    try {
+      for (const convs of [1, 2]) {
+        const rec = new GpuRecorder(ctx, kernels, pool, true);
+        rec.half = half;
+        rec.winograd = 4;
+        if (wk) rec.winoChoice.set(winoShapeKey(4, s.n, s.ci, s.co, s.h, s.w), wk);
+        const plan = rec.winoPlanOf(s.n, s.ci, s.co, s.h, s.w, 36);
+        const spec = rec.bridgeSpec(plan, plan, s.h, s.w, false);
+        if (!spec) throw new KibitzError("bad_state", `no bridge for ${JSON.stringify(s)}`);
+        rec.bridges.set(bridgeName(spec), await loadWinogradBridge(ctx, spec));
+        ctx.device.pushErrorScope("validation");
+        let y = rec.convWinogradFused(
+          x,
+          u,
+          4,
+          bias,
+          null,
+          true,
+          convs === 2 ? { u, keepY: false } : null,
+        );
+        if (convs === 2) y = rec.convWinogradFused(y, u, 4, bias, null, true);
+        const err = await ctx.device.popErrorScope();
+        if (err) throw new Error(err.message);
+        pool.release(y);
+        runs.push({ name: convs === 1 ? "one conv" : "two bridged convs", rec, gemm: [] });
+      }
+      const { best, timer } = await timeWholeAndGemm(
+        ctx,
+        runs,
+        (ms) => Math.max(1, Math.min(20, Math.floor(20 / Math.max(0.05, ms)))),
+      );
+      lastTimed = performance.now();
+      const timings = runs.map((r) => ({
+        name: r.name,
+        ms: best.get(r.name) ?? null,
+        gemmMs: null,
+      }));
+      return {
+        adapter: describeAdapter(ctx.report),
+        storage: act,
+        shape: `${winoShapeKey(4, s.n, s.ci, s.co, s.h, s.w)} ${name}, chain of two bridged`,
+        dims: s,
+        winner: timings[1].name,
+        timings,
+        timer: `${timer}, best of 3 passes${
+          ctx.report.isFallback ? "" : ` of ${TUNE_PASS_MS}+ ms`
+        }`,
+      };
+    } finally {
+      for (const r of runs) r.rec.destroy();
+      pool.destroy();
+    }
+  });
 }
 
 /**
@@ -641,6 +728,7 @@ export function compareSmallBatch(
   half: HalfKernels | null,
   s: WinoShape,
   candidates?: WinoCandidate[],
+  bridged = false,
 ): Promise<WinoTuneResult | null> {
   const act = half?.storage ?? "f32";
   const key = directTuneKey(
@@ -649,7 +737,9 @@ export function compareSmallBatch(
     half,
     s,
     3,
-    `small-wino${candidates ? `|${candidates.map((c) => c.name).join(",")}` : ""}`,
+    `small-wino${candidates ? `|${candidates.map((c) => c.name).join(",")}` : ""}${
+      bridged ? "|bridged" : ""
+    }`,
   );
   let hit = compared.get(key);
   if (!hit) {
@@ -666,12 +756,22 @@ export function compareSmallBatch(
         { name: `direct ${direct.winner}`, ms: d, gemmMs: null },
         { name: `F4 ${wino.winner}`, ms: Number.isFinite(w) ? w : null, gemmMs: null },
       ];
+      // In a tower the conv is one of a chain: bridged, it costs its GEMM and a bridge.
+      if (bridged && Number.isFinite(w) && s.ci === s.co && bridgeFits(4, s.h, s.w)) {
+        const chain = await timeBridgedChain(ctx, kernels, half, s, wino.winner).catch(() => null);
+        const one = chain?.timings[0].ms, two = chain?.timings[1].ms;
+        if (one && two && two > one) {
+          timings.push({ name: `F4 ${wino.winner}${CHAINED_NAME}`, ms: two - one, gemmMs: null });
+        }
+      }
+      const fastest = timings.filter((t) => t.ms !== null)
+        .reduce((a, b) => (b.ms! < a.ms! ? b : a));
       const r: WinoTuneResult = {
         adapter: describeAdapter(ctx.report),
         storage: act,
         shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, half !== null)} direct or F(4x4)`,
         dims: s,
-        winner: w < d ? timings[1].name : timings[0].name,
+        winner: fastest.name,
         timings,
         timer: "the two tuners' best times",
       };
