@@ -583,6 +583,7 @@ export const suite: BenchSuite = {
           ["default", "gpu-fused", [1, 8, 64, 256]],
           ["default", "gpu-fused-legacy", [64, 256]],
           ["default", "gpu-fused-nobridge", [8, 64, 256]],
+          ["default", "gpu-fused-f6", [64, 256]],
           ["default", "gpu-fused-direct", [64, 256]],
           ["default", "gpu-unfused", [64, 256]],
           ["default", "gpu-fused-f16", [1, 8, 64, 256]],
@@ -594,6 +595,8 @@ export const suite: BenchSuite = {
           // The built-in GEMM's A/B (measured in sessions 15 and 23: the tuned GEMM wins) gave
           // its place to the bridges' A/B.
           ["default", "gpu-fused-nobridge", [256]],
+          // F(6x6) forced: not in the selection table until a hardware run says it is faster.
+          ["default", "gpu-fused-f6", [256]],
           ["default", "gpu-fused-f16", [1, 8, 64, 256]],
         ]
         : [
@@ -911,6 +914,7 @@ type InferMode =
   | "gpu-fused"
   | "gpu-fused-legacy"
   | "gpu-fused-nobridge"
+  | "gpu-fused-f6"
   | "gpu-fused-direct"
   | "gpu-unfused"
   | "gpu-fused-f16"
@@ -944,7 +948,7 @@ async function inferenceRows(
       })
       : await GpuNet.create(ctx!, weights, {
         fused: im !== "gpu-unfused",
-        winograd: im === "gpu-fused-direct" ? "off" : undefined,
+        winograd: im === "gpu-fused-direct" ? "off" : im === "gpu-fused-f6" ? 6 : undefined,
         precision: "f32",
         // The A/B baselines: Winograd with the built-in GEMM instead of the tuned one; chained
         // Winograd convs with separate output and input transforms instead of bridges.
@@ -1266,6 +1270,11 @@ function summaryTable(
       [
         "inference, batch 256, positions/s by the plan's GPU time alone, without Winograd bridges (A/B)",
         get(`${model}:gpu-fused-nobridge:256:gpu`),
+        "-",
+      ],
+      [
+        "inference, batch 256, positions/s by the plan's GPU time alone, Winograd F(6x6) forced (A/B)",
+        get(`${model}:gpu-fused-f6:256:gpu`),
         "-",
       ],
       [

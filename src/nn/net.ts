@@ -39,10 +39,23 @@ import {
   winoShapeKey,
 } from "./gpu/backend.ts";
 import { loadWgradHalf } from "./gpu/winograd_gemm.ts";
-import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
+import {
+  ensureKernels,
+  type KernelTiles,
+  loadKernels,
+  type NnKernels,
+  WINOGRAD6_KERNELS,
+} from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
 import { defaultMapMode, type HostPhases, type MapMode, ReadbackQueue } from "./gpu/readback.ts";
-import { deviceHasF16, type HalfKernels, type HalfStorage, loadHalfKernels } from "./gpu/f16.ts";
+import {
+  deviceHasF16,
+  ensureHalfKernels,
+  HALF_WINOGRAD6_KERNELS,
+  type HalfKernels,
+  type HalfStorage,
+  loadHalfKernels,
+} from "./gpu/f16.ts";
 import { storageBuffer } from "../gpu/buffers.ts";
 import type { NetWeights } from "./params.ts";
 import { type CpuTensor, cpuTensor } from "./tensor.ts";
@@ -576,7 +589,7 @@ export class GpuNet implements PolicyValueNet {
    * `tiles` the tile sizes of the tiled GEMMs (default HARDWARE_TILES), `fused` the inference graph
    * (default on; KIBITZ_NN_FUSED=0 turns it off: one op per layer as in training), `winograd` the
    * fused graph's 3x3 algorithm (default "auto" with the tiled kernels: F(4x4,3x3) where the
-   * selection table picks it; KIBITZ_NN_WINOGRAD=off|auto|2|4 overrides; direct kernels: off),
+   * selection table picks it; KIBITZ_NN_WINOGRAD=off|auto|2|4|6 overrides; direct kernels: off),
    * `precision` the inference storage (see resolvePrecision),
    * `f16Emulate` (tests) the f16 code path with f32 storage, and `winogradGemm` a forced Winograd
    * GEMM variant ("legacy" or a candidate name; default KIBITZ_NN_WINO_GEMM, else autotuned on
@@ -613,6 +626,10 @@ export class GpuNet implements PolicyValueNet {
       : opts.winograd ?? (env ? parseWinograd(env) : "auto");
     const precision = resolvePrecision(ctx, opts.precision, tiled, fused, opts.f16Emulate);
     const half = precision === "f32" ? null : await loadHalfKernels(ctx, kernels.tiles, precision);
+    if (winograd === 6) {
+      await ensureKernels(ctx, kernels, WINOGRAD6_KERNELS);
+      if (half) await ensureHalfKernels(ctx, half, kernels.tiles, HALF_WINOGRAD6_KERNELS);
+    }
     const net = new GpuNet(
       ctx,
       kernels,

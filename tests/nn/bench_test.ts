@@ -25,13 +25,14 @@ Deno.test({
         });
         const infer = r.tables.find((t) => /^Inference/i.test(t.title))!;
         const piped = infer.rows.filter((x) => String(x[3]).endsWith(", 2 calls in flight"));
-        assert.deepEqual(piped.map((x) => x[4]), [64, 256, 256]);
+        // The default at 64 and 256; the bridges' and F(6x6)'s A/B at 256.
+        assert.deepEqual(piped.map((x) => x[4]), [64, 256, 256, 256]);
         for (const x of piped) assert(Number(x[5]) > 0, String(x));
         // Batch 256 also by the plan's GPU time alone (the pipelining ceiling).
         const alone = infer.rows.filter((x) =>
           /GPU time alone \([\d.]+ ms a call\)$/.test(String(x[3]))
         );
-        assert.deepEqual(alone.map((x) => x[4]), [256, 256]);
+        assert.deepEqual(alone.map((x) => x[4]), [256, 256, 256]);
         for (const x of alone) assert(Number(x[5]) > 0, String(x));
         const lat = r.tables.find((t) => /^Latency/.test(t.title))!;
         // No shader-f16 here: the f16 pass is skipped, and the f32 one names its storage.

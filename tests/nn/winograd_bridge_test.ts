@@ -1,6 +1,6 @@
 // The Winograd bridge (src/nn/gpu/winograd_bridge.ts): a fused network whose chained Winograd
 // convs are joined by bridges gives the same bits as with separate output and input transforms,
-// for F(2x2) and F(4x4), the built-in GEMM and tuned variants (f32 and f16 V/M), f32 and emulated
+// for F(2x2), F(4x4) and F(6x6), the built-in GEMM and tuned variants (f32 and f16 V/M), f32 and emulated
 // f16 activations, square and oblong boards; its plan has the bridges in place of the transforms;
 // an unwritten bridge output cannot be read by anything but its consumer.
 import assert from "node:assert/strict";
@@ -70,12 +70,14 @@ Deno.test("bridge kernels: workgroup-memory fit, one f16 kind, y only when kept"
 
 const cases: {
   name: string;
-  winograd: 2 | 4;
+  winograd: 2 | 4 | 6;
   gemm: string;
   f16?: boolean | "real";
 }[] = [
   { name: "F(2x2), built-in GEMM", winograd: 2, gemm: "legacy" },
   { name: "F(4x4), built-in GEMM", winograd: 4, gemm: "legacy" },
+  { name: "F(6x6), built-in GEMM", winograd: 6, gemm: "legacy" },
+  { name: "F(6x6), variant", winograd: 6, gemm: testCandidates()[2].name },
   { name: "F(4x4), variant", winograd: 4, gemm: testCandidates()[1].name },
   { name: "F(4x4), f16 activations", winograd: 4, gemm: "legacy", f16: true },
   { name: "F(4x4), f16 V/M variant", winograd: 4, gemm: testCandidates()[4].name, f16: true },

@@ -1,4 +1,4 @@
-// Winograd F(2x2,3x3) and F(4x4,3x3): the CPU twin against the direct convolution, the GPU
+// Winograd F(2x2,3x3), F(4x4,3x3) and F(6x6,3x3): the CPU twin against the direct convolution, the GPU
 // transforms + batched GEMM (tiled kernels; test tiles on a software adapter) against the CPU
 // direct convolution with the fused epilogue, the fused network with Winograd forced against the
 // CPU reference, and the selection table.
@@ -7,7 +7,13 @@ import { getGpu } from "../../src/gpu/device.ts";
 import { conv2d } from "../../src/nn/cpu/conv.ts";
 import { convFused } from "../../src/nn/cpu/fused.ts";
 import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
-import { HARDWARE_TILES, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
+import {
+  ensureKernels,
+  HARDWARE_TILES,
+  loadKernels,
+  TEST_TILES,
+  WINOGRAD6_KERNELS,
+} from "../../src/nn/gpu/kernels.ts";
 import { readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import { CpuNet, GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
@@ -29,11 +35,11 @@ const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
 const software = ctx?.report.isFallback && !Deno.env.get("KIBITZ_TILED_TESTS");
 const tiles = software ? TEST_TILES : HARDWARE_TILES;
 
-Deno.test("CPU Winograd F(2x2) and F(4x4) equal the direct convolution (odd sizes too)", () => {
+Deno.test("CPU Winograd F(2x2), F(4x4), F(6x6) equal the direct convolution (odd sizes too)", () => {
   for (const [n, ci, co, h, w] of [[2, 3, 4, 6, 6], [1, 5, 2, 7, 5], [1, 4, 3, 9, 10]]) {
     const x = randTensor([n, ci, h, w], 1), wt = randTensor([co, ci, 3, 3], 2);
     const want = conv2d(x, wt).data;
-    for (const m of [2, 4] as const) {
+    for (const m of [2, 4, 6] as const) {
       const e = relErr(winogradConv2d(x, wt, m).data, want);
       assert.ok(e < 1e-6, `F(${m}x${m}) ${[n, ci, co, h, w]}: ${e}`);
     }
@@ -49,7 +55,9 @@ async function gpuWinograd(
   res: CpuTensor,
 ): Promise<Float32Array> {
   const pool = new TensorPool(ctx!);
-  const r = new GpuRecorder(ctx!, await loadKernels(ctx!, tiles, "tiled"), pool, true);
+  const kernels = await loadKernels(ctx!, tiles, "tiled");
+  if (m === 6) await ensureKernels(ctx!, kernels, WINOGRAD6_KERNELS);
+  const r = new GpuRecorder(ctx!, kernels, pool, true);
   r.winograd = m;
   const [gx, gw, gb, gr] = [x, w, bias, res].map((t) => uploadTensor(ctx!, t.shape, t.data));
   const [co, ci] = w.shape;
@@ -70,7 +78,7 @@ async function gpuWinograd(
 }
 
 const CASES = [[2, 6, 70, 6, 6], [1, 5, 3, 7, 5], [2, 16, 20, 9, 11]];
-for (const m of [2, 4] as const) {
+for (const m of [2, 4, 6] as const) {
   Deno.test(
     `GPU Winograd F(${m}x${m},3x3) (transforms, batched GEMM, fused epilogue) matches CPU`,
     opts,
@@ -93,7 +101,7 @@ Deno.test(
     const x = randTensor([1, 128, 26, 26], 5), wt = randTensor([128, 128, 3, 3], 6, -0.1, 0.1);
     const bias = randTensor([128], 7, 0, 0), res = randTensor([1, 128, 26, 26], 8, 0, 0);
     const want = convFused(x, wt, bias, null, true).data;
-    for (const m of [2, 4] as const) {
+    for (const m of [2, 4, 6] as const) {
       const e = relErr(await gpuWinograd(m, x, wt, bias, res), want);
       console.log(
         `F(${m}x${m},3x3) max |winograd - direct| / max(1, max |direct|) = ${e.toExponential(2)}`,
@@ -113,13 +121,13 @@ const cfg: NetConfig = {
   valueHidden: 16,
 };
 Deno.test(
-  "fused GPU network with Winograd forced (F(2x2), F(4x4)) matches the CPU reference, also after a training step",
+  "fused GPU network with Winograd forced (F(2x2), F(4x4), F(6x6)) matches the CPU reference, also after a training step",
   opts,
   async () => {
     const w = initWeights(cfg, 9);
     const cpu = new CpuNet(w);
     const nets = await Promise.all(
-      ([2, 4] as const).map((m) =>
+      ([2, 4, 6] as const).map((m) =>
         GpuNet.create(ctx!, w, { tiled: true, tiles, fused: true, winograd: m })
       ),
     );
@@ -148,5 +156,6 @@ Deno.test("Winograd selection table and settings", () => {
   assert.equal(parseWinograd("auto"), "auto");
   assert.equal(parseWinograd("0"), "off");
   assert.equal(parseWinograd("4"), 4);
-  assert.throws(() => parseWinograd("3"), /off, auto, 2 or 4/);
+  assert.equal(parseWinograd("6"), 6);
+  assert.throws(() => parseWinograd("3"), /off, auto, 2, 4 or 6/);
 });

@@ -87,8 +87,16 @@ export function f16Entries(tiles: KernelTiles, storage: HalfStorage) {
     winogradOutputH2: [winogradSource(2, storage), "wino_output"],
     winogradInputH4: [winogradSource(4, storage), "wino_input"],
     winogradOutputH4: [winogradSource(4, storage), "wino_output"],
+    winogradInputH6: [winogradSource(6, storage), "wino_input"],
+    winogradOutputH6: [winogradSource(6, storage), "wino_output"],
   } as const;
 }
+
+/** The f16 plan's kernels compiled on demand (ensureHalfKernels): F(6x6)'s transforms. */
+export const HALF_WINOGRAD6_KERNELS: readonly HalfKernelName[] = [
+  "winogradInputH6",
+  "winogradOutputH6",
+];
 
 /** Names of the f16 plan's kernels. */
 export type HalfKernelName = keyof ReturnType<typeof f16Entries>;
@@ -118,8 +126,24 @@ export function loadHalfKernels(
   return oncePerDevice(loaded, ctx, `${storage}:${JSON.stringify(tiles)}`, async () => {
     const out: Partial<HalfKernels> = { storage };
     for (const [name, [src, entry]] of Object.entries(f16Entries(tiles, storage))) {
+      if (HALF_WINOGRAD6_KERNELS.includes(name as HalfKernelName)) continue;
       out[name as HalfKernelName] = await computePipeline(ctx, src, entry, {}, `nn.${name}`);
     }
     return out as HalfKernels;
   });
+}
+
+/** Compiles the f16 plan's on-demand kernels `names` into `half` (once). */
+export async function ensureHalfKernels(
+  ctx: GpuContext,
+  half: HalfKernels,
+  tiles: KernelTiles,
+  names: readonly HalfKernelName[],
+): Promise<void> {
+  const entries = f16Entries(tiles, half.storage);
+  for (const name of names) {
+    if (half[name]) continue;
+    const [src, entry] = entries[name];
+    half[name] = await computePipeline(ctx, src, entry, {}, `nn.${name}`);
+  }
 }

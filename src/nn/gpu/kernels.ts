@@ -120,6 +120,11 @@ const ENTRIES = {
   winogradDout4: [winogradSource(4), "wino_dout"],
   winogradFilterGrad2: [winogradSource(2), "wino_filter_grad"],
   winogradFilterGrad4: [winogradSource(4), "wino_filter_grad"],
+  winogradFilter6: [winogradSource(6), "wino_filter"],
+  winogradInput6: [winogradSource(6), "wino_input"],
+  winogradOutput6: [winogradSource(6), "wino_output"],
+  winogradDout6: [winogradSource(6), "wino_dout"],
+  winogradFilterGrad6: [winogradSource(6), "wino_filter_grad"],
   matmulThin: [matmulSrc, "thin_plain"],
   matmulThinBias: [matmulSrc, "thin_bias"],
   matmulRows: [matmulSrc, "rows"],
@@ -202,6 +207,32 @@ const TILED_ONLY = new Set<string>([
   "meanPool",
 ]);
 
+/**
+ * Kernels compiled on demand (ensureKernels), not by loadKernels: F(6x6)'s transforms, twice
+ * F(4x4)'s code, which only a plan forced to F(6x6) runs (about 0.4 s to compile on llvmpipe).
+ */
+export const WINOGRAD6_KERNELS: readonly KernelName[] = [
+  "winogradFilter6",
+  "winogradInput6",
+  "winogradOutput6",
+  "winogradDout6",
+  "winogradFilterGrad6",
+];
+const ON_DEMAND = new Set<string>(WINOGRAD6_KERNELS);
+
+/** Compiles the on-demand kernels `names` into `kernels` (once; later calls find them there). */
+export async function ensureKernels(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  names: readonly KernelName[],
+): Promise<void> {
+  for (const name of names) {
+    if (kernels[name]) continue;
+    const [src, entry] = ENTRIES[name as keyof typeof ENTRIES];
+    kernels[name] = await computePipeline(ctx, src, entry, {}, `nn.${name}`);
+  }
+}
+
 const loaded = new WeakMap<GpuContext, Map<KernelTiles, Map<KernelFamily, Promise<NnKernels>>>>();
 
 /**
@@ -223,6 +254,7 @@ export function loadKernels(
       const out: Partial<NnKernels> = { tiles };
       const entries = { ...ENTRIES, ...tiledEntries(tiles) };
       for (const [name, [src, entry]] of Object.entries(entries)) {
+        if (ON_DEMAND.has(name)) continue;
         if (family === "tiled" && DIRECT_ONLY.has(name)) continue;
         if (family === "direct" && TILED_ONLY.has(name)) continue;
         out[name as KernelName] = await computePipeline(ctx, src, entry, {}, `nn.${name}`);
