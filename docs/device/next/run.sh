@@ -27,7 +27,7 @@ on 1 && el "1c. bench gpu-fma: register FMAs and the GEMM tilings' inner loops (
 timeout ${T_FMA:-30} $D tasks/bench.ts gpu-fma --out $OUT/fma 2>&1 | tail -12
 
 on 2 && el "2. bench nn infer,latency: f32 and f16, 2 calls in flight at 64/256, batch-1 tuner" &&
-timeout ${T_LAT:-240} $D tasks/bench.ts nn quick=1 only=infer,latency precision=f32,f16 \
+timeout ${T_LAT:-260} $D tasks/bench.ts nn quick=1 only=infer,latency precision=f32,f16 \
   --backend gpu --out $OUT/lat 2>&1 | tail -30
 
 NET=${NET:-cells-default}
