@@ -1,8 +1,8 @@
 #!/bin/bash
-# The next device run (written in sessions 24 and 25, which had no device). Call 1, STAGES="1 2"
-# (at most 6.8 minutes): hardware parity of both sessions' code, the bandwidth and FMA probes
+# The next device run (written in sessions 24-26, which had no device). Call 1, STAGES="1 2"
+# (at most 7.2 minutes): hardware parity of the sessions' code, the bandwidth and FMA probes
 # (bench gpu-mem, gpu-fma), inference and batch-1 latency in f32 and f16 with the F(4x4)-or-direct
-# tuner. Call 2, STAGES="3 4 5" (at most 5.5; a warm machine keeps the tuning cache in /tmp): where
+# tuner, the Winograd bridges' and F(6x6)'s A/B at batch 256. Call 2, STAGES="3 4 5" (at most 5.5; a warm machine keeps the tuning cache in /tmp): where
 # the cells network's plans spend their GPU time by batch size (the H200's batch 16 took 43 ms a
 # call against 19 for batch 8 of the FC network), the AlphaZero loop's steady self-play rate, and
 # the training step one at a time, with the next step in flight, and in f16. Default STAGES: all.
