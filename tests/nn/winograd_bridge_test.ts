@@ -12,6 +12,7 @@ import { TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import {
   bridgeFits,
   bridgeName,
+  bridgeThreads,
   loadWinogradBridge,
   winogradBridgeSource,
 } from "../../src/nn/gpu/winograd_bridge.ts";
@@ -32,6 +33,8 @@ const base = { planes: 4, moves: 12, valueHidden: 16, filters: 8 };
 const configs: NetConfig[] = [
   { ...base, blocks: 2, height: 7, width: 7 },
   { ...base, blocks: 1, height: 6, width: 9 },
+  // F(2x2): 81 tiles a plane, more than a 64-thread workgroup (each thread loops twice).
+  { ...base, blocks: 1, height: 18, width: 18 },
 ];
 
 Deno.test("the tower chain: each conv's next reader, and which outputs have others", () => {
@@ -66,6 +69,10 @@ Deno.test("bridge kernels: workgroup-memory fit, one f16 kind, y only when kept"
   );
   assert.throws(() => winogradBridgeSource({ ...spec, h: 64, w: 64 }), /does not fit/);
   assert.notEqual(bridgeName(spec), bridgeName({ ...spec, keepY: true }));
+  // One thread a tile: 49 F(4x4) tiles of 26 x 26 take 64, 25 F(6x6) tiles 32.
+  assert.equal(bridgeThreads(4, 26, 26), 64);
+  assert.equal(bridgeThreads(6, 26, 26), 32);
+  assert.ok(winogradBridgeSource({ ...spec, m: 6 }).includes("@workgroup_size(32)"));
 });
 
 const cases: {

@@ -43,6 +43,11 @@ export function bridgeFits(m: WinogradTile, h: number, w: number): boolean {
   return ph * pw * 4 <= WORKGROUP_BYTES;
 }
 
+/** Threads of a bridge's workgroup: one a tile (32 where the plane has at most 32 tiles, else 64). */
+export function bridgeThreads(m: WinogradTile, h: number, w: number): number {
+  return winogradGeometry(m, 1, h, w).tiles <= 32 ? 32 : 64;
+}
+
 /** A short name of a spec (labels and cache keys). */
 export function bridgeName(s: BridgeSpec): string {
   return `F${s.m}.${s.h}x${s.w}.${s.act}.${s.mIn}-${s.vOut}${s.keepY ? ".y" : ""}`;
@@ -50,8 +55,8 @@ export function bridgeName(s: BridgeSpec): string {
 
 /**
  * WGSL of the bridge: binding 0 M [alpha, C, ppadIn], 1 bias [C], 2 res [N, C, H, W], 3 y
- * [N, C, H, W] (only with keepY), 4 V [alpha, C, ppadOut], 5 Params, 6 Fuse. One workgroup of 64
- * threads per plane; dispatch planes as (x, y) with plane = x + y * groups.x.
+ * [N, C, H, W] (only with keepY), 4 V [alpha, C, ppadOut], 5 Params, 6 Fuse. One workgroup
+ * (bridgeThreads) per plane; dispatch planes as (x, y) with plane = x + y * groups.x.
  */
 export function winogradBridgeSource(s: BridgeSpec): string {
   const halves = [s.act, s.mIn, s.vOut].filter((t) => t !== "f32");
@@ -67,6 +72,7 @@ export function winogradBridgeSource(s: BridgeSpec): string {
   const { bt, at } = winogradMatrices(s.m);
   const m = s.m, a = m + 2, alpha = a * a;
   const { ph, pw } = bridgePlane(m, s.h, s.w);
+  const wg = bridgeThreads(m, s.h, s.w);
   const rd = (e: string) => (s.mIn === "f32" ? e : `f32(${e})`);
   const output = [
     ...Array.from(
@@ -133,7 +139,7 @@ ${
   }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(${wg})
 fn wino_bridge(
   @builtin(workgroup_id) wid: vec3<u32>,
   @builtin(num_workgroups) nwg: vec3<u32>,
@@ -143,12 +149,12 @@ fn wino_bridge(
   if (pl >= p.n * p.c) { return; }
   let c = pl % p.c;
   let img = pl / p.c;
-  for (var e = li; e < ${ph * pw}u; e += 64u) { plane[e] = 0.0; }
+  for (var e = li; e < ${ph * pw}u; e += ${wg}u) { plane[e] = 0.0; }
   workgroupBarrier();
   let yb = pl * p.h * p.w;
   let bv = bias[c];
   let sin = p.c * p.ppadIn;
-  for (var t = li; t < p.tiles; t += 64u) {
+  for (var t = li; t < p.tiles; t += ${wg}u) {
     let ty = t / p.tw;
     let y0 = ty * ${m}u;
     let x0 = (t - ty * p.tw) * ${m}u;
@@ -157,7 +163,7 @@ ${ind(output)}
   }
   workgroupBarrier();
   let sout = p.c * p.ppadOut;
-  for (var t = li; t < p.tiles; t += 64u) {
+  for (var t = li; t < p.tiles; t += ${wg}u) {
     let ty = t / p.tw;
     // The input tile of t starts one row and column before its outputs: plane row y0 is image row
     // y0 - 1.
