@@ -770,24 +770,42 @@ export const suite: BenchSuite = {
                 }
               });
             }
-            if (net instanceof GpuNet && deviceHasF16(ctx!) && !ctx!.report.isFallback) {
-              // f16 training: the Winograd convs' V, M and dM stored as f16 (trainPrecision).
-              await attempt(`training ${preset} batch ${batch} in f16`, async () => {
-                const h = await GpuNet.create(ctx!, initWeights(cfg, 1), { trainPrecision: "f16" });
+            // A/B on hardware: f16 training (the Winograd convs' V, M and dM stored as f16) and
+            // F(6x6) forced (9 % fewer products than F(4x4) on 26 x 26; not in the table yet).
+            const variants = [
+              {
+                what: "gpu f16 V/M",
+                key: "trainF16",
+                on: deviceHasF16(ctx!),
+                opts: { trainPrecision: "f16" as const },
+                label: "trainPrecision f16",
+              },
+              {
+                what: "gpu F(6x6)",
+                key: "trainF6",
+                on: true,
+                opts: { winograd: 6 as const },
+                label: "Winograd F(6x6) forced",
+              },
+            ];
+            for (const v of net instanceof GpuNet && !ctx!.report.isFallback ? variants : []) {
+              if (!v.on) continue;
+              await attempt(`training ${preset} batch ${batch}, ${v.label}`, async () => {
+                const h = await GpuNet.create(ctx!, initWeights(cfg, 1), v.opts);
                 try {
                   let planMs = 0;
-                  const f = await stepRows(h, "gpu f16 V/M", async () => {
+                  const f = await stepRows(h, v.what, async () => {
                     planMs = (await profilePlan(ctx!, await h.planFor(batch, true), {
                       warmMs: 0,
                       reps: 2,
                       samples: 1,
                     })).planMs;
-                    return `; trainPrecision f16 (plan ${planMs.toFixed(1)} GPU ms)`;
+                    return `; ${v.label} (plan ${planMs.toFixed(1)} GPU ms)`;
                   });
-                  summary.set(`trainF16:${preset}:${batch}`, f.piped);
-                  summary.set(`trainF16Gpu:${preset}:${batch}`, planMs);
+                  summary.set(`${v.key}:${preset}:${batch}`, f.piped);
+                  summary.set(`${v.key}Gpu:${preset}:${batch}`, planMs);
                   opts.log(
-                    `train ${preset} batch ${batch} f16: ${f.ms.toFixed(1)} ms/step, ${
+                    `train ${preset} batch ${batch} ${v.label}: ${f.ms.toFixed(1)} ms/step, ${
                       f.piped.toFixed(1)
                     } with 2 in flight, plan ${planMs.toFixed(1)} GPU ms`,
                   );
@@ -1325,6 +1343,11 @@ function summaryTable(
         "training step, batch 256, f16 V/M, GPU ms (one pass)",
         get(`trainF16Gpu:${model}:256`),
         "-",
+      ],
+      [
+        "training step, batch 256, ms, Winograd F(6x6) forced, 2 in flight / GPU ms (one pass)",
+        pair(get(`trainF6:${model}:256`), get(`trainF6Gpu:${model}:256`)),
+        "<= 300",
       ],
       ["3x3 conv forward, batch 256, 256 filters, ms (direct GEMM)", conv("forward"), "-"],
       [

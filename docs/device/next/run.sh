@@ -2,10 +2,11 @@
 # The next device run (written in sessions 24-26, which had no device). Call 1, STAGES="1 2"
 # (at most 7.2 minutes): hardware parity of the sessions' code, the bandwidth and FMA probes
 # (bench gpu-mem, gpu-fma), inference and batch-1 latency in f32 and f16 with the F(4x4)-or-direct
-# tuner, the Winograd bridges' and F(6x6)'s A/B at batch 256. Call 2, STAGES="3 4 5" (at most 5.5; a warm machine keeps the tuning cache in /tmp): where
-# the cells network's plans spend their GPU time by batch size (the H200's batch 16 took 43 ms a
-# call against 19 for batch 8 of the FC network), the AlphaZero loop's steady self-play rate, and
-# the training step one at a time, with the next step in flight, and in f16. Default STAGES: all.
+# tuner, the Winograd bridges' and F(6x6)'s A/B at batch 256. Call 2, STAGES="3 4 5" (at most
+# 5.8; a warm machine keeps the tuning cache in /tmp): where the cells network's plans spend their
+# GPU time by batch size (the H200's batch 16 took 43 ms a call against 19 for batch 8 of the FC
+# network), the AlphaZero loop's steady self-play rate, and the training step one at a time, with
+# the next step in flight, in f16 and with F(6x6). Default STAGES: all.
 # Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe (NET=cells-tiny AZ=hive-cells-tiny
 # NN_MODEL=tiny for small sizes).
 source docs/device/setup.sh
@@ -44,8 +45,8 @@ if on 4; then
   cp /tmp/az/log.jsonl $OUT/az.log.jsonl 2>/dev/null
 fi
 
-on 5 && el "5. bench nn train: the step one at a time, with the next in flight, in f16 (trainPrecision), GPU profile" &&
-timeout ${T_TRAIN:-130} $D tasks/bench.ts nn quick=1 only=train ${NN_MODEL:+model=$NN_MODEL} --backend gpu \
+on 5 && el "5. bench nn train: the step one at a time, with the next in flight, in f16 (trainPrecision), with F(6x6), GPU profile" &&
+timeout ${T_TRAIN:-150} $D tasks/bench.ts nn quick=1 only=train ${NN_MODEL:+model=$NN_MODEL} --backend gpu \
   --out $OUT/train \
   2>&1 | tail -20
 cp $KIBITZ_TUNE_CACHE $OUT/tune-cache.json 2>/dev/null
