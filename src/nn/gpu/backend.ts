@@ -698,19 +698,31 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     }
     const mm = this.convForward(v, u, null, true);
     this.release(v);
-    let y = this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, next);
-    if (!y) {
-      y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
-      this.record(`winogradOutput${H}${m}`, {
-        4: mm.buffer,
-        5: bias.buffer,
-        6: res.buffer,
-        7: y.buffer,
-        8: pp,
-        9: fz,
-      }, this.g1(n * co * g.tiles));
-    }
+    const y = this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, next) ??
+      this.winoOutput(
+        (b, groups) => this.record(`winogradOutput${H}${m}`, b, groups),
+        { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 8: pp, 9: fz },
+        [n, co, h, wd],
+        g.tiles,
+        half,
+      );
     this.release(mm);
+    return y;
+  }
+
+  /**
+   * Records a Winograd output transform through `emit` (the bindings but y's, which it adds as
+   * binding 7, one thread a tile of each plane) and returns y.
+   */
+  private winoOutput(
+    emit: (bindings: Record<number, GPUBuffer>, groups: [number, number, number]) => void,
+    bindings: Record<number, GPUBuffer>,
+    shape: [number, number, number, number],
+    tiles: number,
+    half: boolean,
+  ): GpuTensor {
+    const y = half ? this.outHalf(shape) : this.out(shape);
+    emit({ ...bindings, 7: y.buffer }, this.g1(shape[0] * shape[1] * tiles));
     return y;
   }
 
@@ -824,19 +836,14 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       winoGemmGroups(k.candidate.gemm, co, ppad, g.alpha),
     );
     this.release(v);
-    let y = scale ? null : this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, next);
-    if (!y) {
-      y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
-      this.recordPipeline(k.output, `wino.${k.candidate.name}.output`, {
-        4: mm.buffer,
-        5: bias.buffer,
-        6: res.buffer,
-        7: y.buffer,
-        8: pp,
-        9: fz,
-        ...sc,
-      }, this.g1(n * co * g.tiles));
-    }
+    const y = (scale ? null : this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, next)) ??
+      this.winoOutput(
+        (b, groups) => this.recordPipeline(k.output, `wino.${k.candidate.name}.output`, b, groups),
+        { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 8: pp, 9: fz, ...sc },
+        [n, co, h, wd],
+        g.tiles,
+        half,
+      );
     this.release(mm);
     return y;
   }
