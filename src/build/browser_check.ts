@@ -30,6 +30,8 @@ export interface BrowserCheckResult {
    * policy, of the value, and of the loss after one training step.
    */
   nn: Record<string, { probs: number; value: number; loss: number }> | null;
+  /** The Winograd bridge's cases that differ from the separate transforms (winogradBridgeParity). */
+  winogradBridge: string[] | null;
   error?: string;
 }
 
@@ -146,6 +148,10 @@ try {
   out.quantMismatches = ctx ? await quantParity(k, ctx) : null;
   await stage("network parity (quantized stores: " + JSON.stringify(out.quantMismatches) + ")");
   out.nn = ctx ? await nnParity(k, ctx, stage) : null;
+  await stage("Winograd bridge parity");
+  out.winogradBridge = ctx
+    ? await k.winogradBridgeParity(ctx, null, k.WINOGRAD_BRIDGE_CASES_QUICK)
+    : null;
 } catch (e) {
   out.error = String((e && e.stack) || e);
 }

@@ -26,6 +26,12 @@ export {
 } from "./gpu/kernels.ts";
 export { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
 export {
+  BRIDGE_CASES as WINOGRAD_BRIDGE_CASES,
+  BRIDGE_CASES_QUICK as WINOGRAD_BRIDGE_CASES_QUICK,
+  type BridgeCase as WinogradBridgeCase,
+  winogradBridgeParity,
+} from "./gpu/winograd_bridge_check.ts";
+export {
   defaultMapMode as defaultNnMapMode,
   type HostPhases as NnHostPhases,
   hostPhases as nnHostPhases,

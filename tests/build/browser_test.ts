@@ -52,6 +52,8 @@ Deno.test({
         assert.ok(d.probs < 1e-5 && d.value < 1e-5, `${family}: ${JSON.stringify(d)}`);
         assert.ok(d.loss < 1e-4, `${family}: loss differs by ${d.loss}`);
       }
+      // The Winograd bridge equals the separate transforms bit for bit there too.
+      assert.deepEqual(r.winogradBridge, [], `Winograd bridge on ${r.adapter}`);
     }
   },
 });

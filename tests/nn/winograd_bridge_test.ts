@@ -6,8 +6,9 @@
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
 import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
-import { deviceHasF16 } from "../../src/nn/gpu/f16.ts";
+import { deviceHasF16, loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
+import { winogradBridgeParity } from "../../src/nn/gpu/winograd_bridge_check.ts";
 import { TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import {
   bridgeFits,
@@ -137,6 +138,16 @@ Deno.test("bridged Winograd chains give the same bits as separate transforms", o
     }
   }
 });
+
+Deno.test(
+  "bridge kernels equal the output then input transforms bit for bit (f32 and f16-emulated activations)",
+  opts,
+  async () => {
+    assert.deepEqual(await winogradBridgeParity(ctx!), []);
+    const half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
+    assert.deepEqual(await winogradBridgeParity(ctx!, half), []);
+  },
+);
 
 Deno.test("an unwritten bridge output read by another op is an error", opts, async () => {
   const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");

@@ -26,7 +26,13 @@ import {
   type WinogradTile,
 } from "../winograd.ts";
 import type { ChainNext } from "../graph_fused.ts";
-import { bridgeFits, bridgeGroups, bridgeName, type BridgeSpec } from "./winograd_bridge.ts";
+import {
+  bridgeBindings,
+  bridgeFits,
+  bridgeGroups,
+  bridgeName,
+  type BridgeSpec,
+} from "./winograd_bridge.ts";
 
 /** How a recorder runs one fused 3x3 conv as Winograd (GpuRecorder.winoPlanOf). */
 export interface WinoPlan {
@@ -773,15 +779,15 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     }
     const g = winogradGeometry(spec.m, n, h, wd);
     const bp = this.params([n, c, h, wd, g.tw, g.tiles, from.ppad, to.ppad]);
-    const bind: Record<number, GPUBuffer> = {
-      0: mm.buffer,
-      1: bias.buffer,
-      2: res.buffer,
-      4: v.buffer,
-      5: bp,
-      6: fz,
-    };
-    if (next.keepY) bind[3] = y.buffer;
+    const bind = bridgeBindings({
+      mm: mm.buffer,
+      bias: bias.buffer,
+      res: res.buffer,
+      y: next.keepY ? y.buffer : null,
+      v: v.buffer,
+      params: bp,
+      fuse: fz,
+    });
     this.recordPipeline(
       pipeline,
       `wino.bridge.${bridgeName(spec)}`,

@@ -179,6 +179,28 @@ export function loadWinogradBridge(ctx: GpuContext, s: BridgeSpec): Promise<GPUC
   );
 }
 
+/** The bind group entries of a bridge (winogradBridgeSource's bindings; y only where kept). */
+export function bridgeBindings(b: {
+  mm: GPUBuffer;
+  bias: GPUBuffer;
+  res: GPUBuffer;
+  y: GPUBuffer | null;
+  v: GPUBuffer;
+  params: GPUBuffer;
+  fuse: GPUBuffer;
+}): Record<number, GPUBuffer> {
+  const out: Record<number, GPUBuffer> = {
+    0: b.mm,
+    1: b.bias,
+    2: b.res,
+    4: b.v,
+    5: b.params,
+    6: b.fuse,
+  };
+  if (b.y) out[3] = b.y;
+  return out;
+}
+
 /** The bridge's dispatch: one workgroup per plane, as (x, y) under the per-dimension limit. */
 export function bridgeGroups(ctx: GpuContext, planes: number): [number, number, number] {
   const max = ctx.device.limits.maxComputeWorkgroupsPerDimension;
