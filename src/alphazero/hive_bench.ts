@@ -10,6 +10,7 @@
 import {
   benchFlag,
   benchKeyValues,
+  benchPositiveInt,
   type BenchReport,
   type BenchSuite,
   newReport,
@@ -89,15 +90,15 @@ export const suite: BenchSuite = {
     if (!cfg) throw new KibitzError("bad_args", `net must be one of ${Object.keys(HIVE_NETS)}`);
     const seconds = Number(a.get("seconds") ?? 60);
     const playouts = Number(a.get("playouts") ?? 800);
-    const concurrency = Number(a.get("concurrency") ?? 256);
-    const maxBatch = Number(a.get("batch") ?? 256);
+    const concurrency = benchPositiveInt("hive-selfplay", a, "concurrency", 256);
+    const maxBatch = benchPositiveInt("hive-selfplay", a, "batch", 256);
     // Network calls in flight during self-play: as the AlphaZero loop runs them (2 on the GPU).
-    const inFlight = Number(a.get("inflight") ?? (opts.backend === "cpu" ? 1 : 2));
-    for (const [k, v] of Object.entries({ concurrency, batch: maxBatch, inflight: inFlight })) {
-      if (!Number.isInteger(v) || v < 1) {
-        throw new KibitzError("bad_args", `${k} must be a positive integer, got ${a.get(k)}`);
-      }
-    }
+    const inFlight = benchPositiveInt(
+      "hive-selfplay",
+      a,
+      "inflight",
+      opts.backend === "cpu" ? 1 : 2,
+    );
     const net = await createNet(initWeights(cfg, 1), opts.backend);
     const gpu = net.backend === "gpu" ? await getGpu() : null;
     const report = newReport("hive-selfplay", gpu ? describeAdapter(gpu.report) : null);

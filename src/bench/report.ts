@@ -105,6 +105,24 @@ export function benchFlag(kv: Map<string, string>, key: string): boolean {
 }
 
 /**
+ * A suite's `key=` argument as a positive integer, `fallback` when it is absent; anything else is
+ * an error that names the argument.
+ */
+export function benchPositiveInt(
+  suite: string,
+  kv: Map<string, string>,
+  key: string,
+  fallback: number,
+): number {
+  const raw = kv.get(key);
+  const v = raw === undefined ? fallback : Number(raw);
+  if (!Number.isInteger(v) || v < 1) {
+    throw new KibitzError("bad_args", `${suite}: ${key} must be a positive integer, got ${raw}`);
+  }
+  return v;
+}
+
+/**
  * A suite's `key=value` arguments (e.g. `net=default seconds=60`) as a map; anything else is an
  * error, and so is a key outside `known` when it is given.
  */

@@ -5,8 +5,13 @@
 // loop is near the FMA figure, the global loads and barriers of the full GEMM are what to work on;
 // if it is near the GEMM's 28-30, the loop itself is (workgroup-memory reads, the index clamps
 // WebGPU's robustness adds to them).
-import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
-import { KibitzError } from "../errors.ts";
+import {
+  benchKeyValues,
+  benchPositiveInt,
+  type BenchReport,
+  type BenchSuite,
+  newReport,
+} from "../bench/report.ts";
 import { describeAdapter, type GpuContext, requireGpu } from "./device.ts";
 import { computePipeline } from "./pipeline.ts";
 import { bestOfThreePasses } from "./timing.ts";
@@ -169,13 +174,8 @@ export const suite: BenchSuite = {
     const kv = benchKeyValues("gpu-fma", opts.args, ["groups", "reps"]);
     const ctx = await requireGpu();
     const soft = ctx.report.isFallback;
-    const groups = Number(kv.get("groups") ?? (soft ? 8 : 4096));
-    const reps = Number(kv.get("reps") ?? (soft ? 16 : 4096));
-    for (const [name, v] of [["groups", groups], ["reps", reps]] as const) {
-      if (!Number.isInteger(v) || v < 1) {
-        throw new KibitzError("bad_args", `gpu-fma: ${name}= must be a positive whole number`);
-      }
-    }
+    const groups = benchPositiveInt("gpu-fma", kv, "groups", soft ? 8 : 4096);
+    const reps = benchPositiveInt("gpu-fma", kv, "reps", soft ? 16 : 4096);
     const report = newReport("gpu-fma", describeAdapter(ctx.report));
     const rows: (string | number | null)[][] = [];
     for (const p of fmaProbes()) {

@@ -4,7 +4,7 @@
 // kernel's shape buys: loads in flight per thread (1 to 8 vec4s, all issued before any store),
 // vec4 against scalar, the workgroup size, a grid-stride loop, read-only and write-only passes.
 import { type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
-import { benchKeyValues } from "../bench/report.ts";
+import { benchKeyValues, benchPositiveInt } from "../bench/report.ts";
 import { KibitzError } from "../errors.ts";
 import { describeAdapter, type GpuContext, requireGpu } from "./device.ts";
 import { workgroups1d } from "./dispatch.ts";
@@ -185,7 +185,7 @@ export const suite: BenchSuite = {
     const ctx = await requireGpu();
     const report = newReport("gpu-mem", describeAdapter(ctx.report));
     const mib = Number(kv.get("mib") ?? (ctx.report.isFallback ? 16 : 256));
-    const reps = Number(kv.get("reps") ?? 10);
+    const reps = benchPositiveInt("gpu-mem", kv, "reps", 10);
     const limit = ctx.device.limits.maxStorageBufferBindingSize;
     if (!Number.isInteger(mib) || mib < 1 || mib * 2 ** 20 > limit) {
       throw new KibitzError(
@@ -194,9 +194,6 @@ export const suite: BenchSuite = {
           kv.get("mib")
         }`,
       );
-    }
-    if (!Number.isInteger(reps) || reps < 1) {
-      throw new KibitzError("bad_args", `gpu-mem: reps= must be a positive whole number`);
     }
     const bytes = mib * 2 ** 20;
     const usage = 0x80 | 0x8 | 0x4; // STORAGE | COPY_DST | COPY_SRC

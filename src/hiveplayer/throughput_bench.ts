@@ -5,8 +5,13 @@
 // differ, batched leaf evaluation), interleaved position by position so that the load of a shared
 // machine falls on all of them alike; then how many root visits tree reuse carries over between
 // the moves of a game.
-import { benchKeyValues, type BenchReport, type BenchSuite, newReport } from "../bench/report.ts";
-import { KibitzError } from "../errors.ts";
+import {
+  benchKeyValues,
+  benchPositiveInt,
+  type BenchReport,
+  type BenchSuite,
+  newReport,
+} from "../bench/report.ts";
 import { HiveGame } from "../hive/game.ts";
 import { mulberry32 } from "../mcts/random.ts";
 import { loadHiveModel } from "../nn/model_file.ts";
@@ -44,13 +49,7 @@ export const suite: BenchSuite = {
   description: "Hive MCTS throughput: playouts per second by search setting, and tree reuse",
   async run(opts): Promise<BenchReport> {
     const kv = benchKeyValues("hive-mcts", opts.args);
-    const num = (k: string, d: number) => {
-      const v = kv.has(k) ? Number(kv.get(k)) : d;
-      if (!Number.isInteger(v) || v < 1) {
-        throw new KibitzError("bad_args", `${k} must be a positive integer`);
-      }
-      return v;
-    };
+    const num = (k: string, d: number) => benchPositiveInt("hive-mcts", kv, k, d);
     const count = num("positions", 12), playouts = num("playouts", 200);
     const rounds = num("rounds", opts.full ? 5 : 2);
     const modelPath = kv.get("model") ?? DEFAULT_HIVE_MODEL;
