@@ -39,19 +39,12 @@ import {
   winoShapeKey,
 } from "./gpu/backend.ts";
 import { loadWgradHalf } from "./gpu/winograd_gemm.ts";
-import {
-  ensureKernels,
-  type KernelTiles,
-  loadKernels,
-  type NnKernels,
-  WINOGRAD6_KERNELS,
-} from "./gpu/kernels.ts";
+import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
 import { defaultMapMode, type HostPhases, type MapMode, ReadbackQueue } from "./gpu/readback.ts";
 import {
   deviceHasF16,
-  ensureHalfKernels,
-  HALF_WINOGRAD6_KERNELS,
+  ensureWinograd6,
   type HalfKernels,
   type HalfStorage,
   loadHalfKernels,
@@ -626,10 +619,7 @@ export class GpuNet implements PolicyValueNet {
       : opts.winograd ?? (env ? parseWinograd(env) : "auto");
     const precision = resolvePrecision(ctx, opts.precision, tiled, fused, opts.f16Emulate);
     const half = precision === "f32" ? null : await loadHalfKernels(ctx, kernels.tiles, precision);
-    if (winograd === 6) {
-      await ensureKernels(ctx, kernels, WINOGRAD6_KERNELS);
-      if (half) await ensureHalfKernels(ctx, half, kernels.tiles, HALF_WINOGRAD6_KERNELS);
-    }
+    if (winograd === 6) await ensureWinograd6(ctx, kernels, half);
     const net = new GpuNet(
       ctx,
       kernels,

@@ -7,13 +7,8 @@ import { getGpu } from "../../src/gpu/device.ts";
 import { conv2d } from "../../src/nn/cpu/conv.ts";
 import { convFused } from "../../src/nn/cpu/fused.ts";
 import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
-import {
-  ensureKernels,
-  HARDWARE_TILES,
-  loadKernels,
-  TEST_TILES,
-  WINOGRAD6_KERNELS,
-} from "../../src/nn/gpu/kernels.ts";
+import { HARDWARE_TILES, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
+import { ensureWinograd6 } from "../../src/nn/gpu/f16.ts";
 import { readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import { CpuNet, GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
@@ -56,7 +51,7 @@ async function gpuWinograd(
 ): Promise<Float32Array> {
   const pool = new TensorPool(ctx!);
   const kernels = await loadKernels(ctx!, tiles, "tiled");
-  if (m === 6) await ensureKernels(ctx!, kernels, WINOGRAD6_KERNELS);
+  if (m === 6) await ensureWinograd6(ctx!, kernels, null);
   const r = new GpuRecorder(ctx!, kernels, pool, true);
   r.winograd = m;
   const [gx, gw, gb, gr] = [x, w, bias, res].map((t) => uploadTensor(ctx!, t.shape, t.data));

@@ -45,6 +45,20 @@ export interface WinoPlan {
   transformed: TransformedStorage;
 }
 
+/**
+ * The plan of an F(m) conv over p tile columns run by `choice` (undefined: the built-in kernels):
+ * a tiling variant pads the columns to its own block width (batch 1's 49 F(4x4) tiles: 64 columns
+ * with 64-wide blocks), the built-in GEMM to 128.
+ */
+function winoPlan(m: WinogradTile, choice: WinoKernels | undefined, p: number): WinoPlan {
+  return {
+    m,
+    choice,
+    ppad: choice?.candidate.gemm ? variantColumns(choice.candidate.gemm, p) : winogradColumns(p),
+    transformed: choice?.transformed ?? "f32",
+  };
+}
+
 /** The key of a Winograd layer shape in GpuRecorder.winoChoice. */
 export function winoShapeKey(
   m: number,
@@ -519,13 +533,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       chooseWinograd(this.winograd, n, h, wd, ci, co);
     if (!m || uRows !== (m + 2) * (m + 2)) return null;
     const choice = this.winoChoice.get(winoShapeKey(m, n, ci, co, h, wd));
-    const p = winogradGeometry(m, n, h, wd).p;
-    return {
-      m,
-      choice,
-      ppad: choice?.candidate.gemm ? variantColumns(choice.candidate.gemm, p) : winogradColumns(p),
-      transformed: choice?.transformed ?? "f32",
-    };
+    return winoPlan(m, choice, winogradGeometry(m, n, h, wd).p);
   }
 
   /**
@@ -683,13 +691,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     if (scale && !choice) {
       throw new KibitzError("bad_state", `f16 training: no scaled Winograd kernels for ${key}`);
     }
-    // A tiling variant pads the tile columns to its own block width (small batches compute fewer
-    // padding columns: batch 1's 49 F(4x4) tiles, 64 columns with 64-wide blocks, not 128).
-    const ppad = choice?.candidate.gemm
-      ? variantColumns(choice.candidate.gemm, g.p)
-      : winogradColumns(g.p);
+    const from = winoPlan(m, choice, g.p), ppad = from.ppad;
     const pp = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
-    const from: WinoPlan = { m, choice, ppad, transformed: choice?.transformed ?? "f32" };
     if (choice) {
       return this.convWinogradVariant(choice, x, u, bias, res, fz, half, pp, g, from, scale, next);
     }

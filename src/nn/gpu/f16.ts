@@ -7,7 +7,7 @@ import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import { oncePerDevice, type PerDevice } from "../../gpu/per_device.ts";
 import { convForwardSource, type ConvStorage, f16Prelude } from "./conv_gemm.ts";
-import type { KernelTiles } from "./kernels.ts";
+import { ensureKernels, type KernelTiles, type NnKernels, WINOGRAD6_KERNELS } from "./kernels.ts";
 import { winogradSource } from "../winograd.ts";
 
 /** The storages of an f16 plan (f16 proper, or its f32-bound emulation for software adapters). */
@@ -131,6 +131,19 @@ export function loadHalfKernels(
     }
     return out as HalfKernels;
   });
+}
+
+/**
+ * Compiles F(6x6)'s on-demand transform kernels into `kernels` and, for an f16 plan, `half` (a
+ * network or check that runs F(6x6) calls it first).
+ */
+export async function ensureWinograd6(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+): Promise<void> {
+  await ensureKernels(ctx, kernels, WINOGRAD6_KERNELS);
+  if (half) await ensureHalfKernels(ctx, half, kernels.tiles, HALF_WINOGRAD6_KERNELS);
 }
 
 /** Compiles the f16 plan's on-demand kernels `names` into `half` (once). */

@@ -6,19 +6,8 @@ import { storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
 import { workgroups1d } from "../../gpu/dispatch.ts";
 import { winogradColumns, winogradGeometry, type WinogradTile } from "../winograd.ts";
 import { GpuRecorder } from "./backend.ts";
-import {
-  ensureHalfKernels,
-  HALF_WINOGRAD6_KERNELS,
-  type HalfKernelName,
-  type HalfKernels,
-} from "./f16.ts";
-import {
-  ensureKernels,
-  HARDWARE_TILES,
-  type KernelName,
-  loadKernels,
-  WINOGRAD6_KERNELS,
-} from "./kernels.ts";
+import { ensureWinograd6, type HalfKernelName, type HalfKernels } from "./f16.ts";
+import { HARDWARE_TILES, type KernelName, loadKernels } from "./kernels.ts";
 import { readTensors, TensorPool } from "./tensor.ts";
 import { bridgeBindings, bridgeGroups, loadWinogradBridge } from "./winograd_bridge.ts";
 
@@ -81,10 +70,7 @@ export async function winogradBridgeParity(
   cases: readonly BridgeCase[] = BRIDGE_CASES,
 ): Promise<string[]> {
   const kernels = await loadKernels(ctx, HARDWARE_TILES, "direct");
-  if (cases.some((k) => k.m === 6)) {
-    await ensureKernels(ctx, kernels, WINOGRAD6_KERNELS);
-    if (half) await ensureHalfKernels(ctx, half, HARDWARE_TILES, HALF_WINOGRAD6_KERNELS);
-  }
+  if (cases.some((k) => k.m === 6)) await ensureWinograd6(ctx, kernels, half);
   const act = half?.storage ?? "f32";
   if (act === "f16") throw new Error("the bridge check runs f32 or emulated f16 activations");
   const bad: string[] = [];

@@ -19,7 +19,7 @@ import {
 import { tileSize } from "./conv_gemm.ts";
 import type { HalfKernels } from "./f16.ts";
 import type { NnKernels } from "./kernels.ts";
-import { TensorPool } from "./tensor.ts";
+import { type GpuTensor, TensorPool } from "./tensor.ts";
 import {
   f16ProductCandidates,
   fusedCandidates,
@@ -257,10 +257,15 @@ export async function pickTrainHalfKernels(
   };
 }
 
+/** Software adapters' repetitions a pass: about 20 ms of work, at most 20. */
+const SOFTWARE_REPS = (ms: number) =>
+  Math.max(1, Math.min(20, Math.floor(20 / Math.max(0.05, ms))));
+
 /**
- * Times each run's whole plan and its GEMM dispatches alone, best of 3 rounds after warming the
- * clocks; on hardware each pass repeats the plan for at least TUNE_PASS_MS of work, on software
- * adapters `fallbackReps(one pass ms)` times. Per-run ms are per repetition.
+ * Times each run's whole plan and its GEMM dispatches alone (runs without any skip that pass),
+ * best of 3 rounds after warming the clocks; on hardware each pass repeats the plan for at least
+ * TUNE_PASS_MS of work, on software adapters `fallbackReps(one pass ms)` times. Per-run ms are per
+ * repetition; `timer` says how they were timed.
  */
 async function timeWholeAndGemm(
   ctx: GpuContext,
@@ -292,6 +297,7 @@ async function timeWholeAndGemm(
       });
       if (t.gpuMs !== null) timer = "gpu timestamps";
       best.set(e.name, Math.min(best.get(e.name) ?? Infinity, (t.gpuMs ?? t.wallMs) / r));
+      if (!e.gemm.length) continue;
       const tg = await timeComputePass(ctx, (pass) => {
         for (let i = 0; i < r!; i++) {
           for (const op of e.gemm) {
@@ -304,7 +310,23 @@ async function timeWholeAndGemm(
       bestGemm.set(e.name, Math.min(bestGemm.get(e.name) ?? Infinity, (tg.gpuMs ?? tg.wallMs) / r));
     }
   }
-  return { best, bestGemm, timer };
+  const passes = ctx.report.isFallback ? "" : ` of ${TUNE_PASS_MS}+ ms`;
+  return { best, bestGemm, timer: `${timer}, best of 3 passes${passes}` };
+}
+
+/** The input, filter transform and bias a Winograd conv of shape `s` is timed on. */
+function winoTuneInputs(
+  pool: TensorPool,
+  half: HalfKernels | null,
+  m: WinogradTile,
+  s: WinoShape,
+): { x: GpuTensor; u: GpuTensor; bias: GpuTensor } {
+  const hb = half ? (half.storage === "f16" ? 2 : 4) : null;
+  return {
+    x: pool.acquire([s.n, s.ci, s.h, s.w], "tune.x", hb),
+    u: pool.acquire([(m + 2) * (m + 2), s.co, s.ci], "tune.u"),
+    bias: pool.acquire([s.co], "tune.bias"),
+  };
 }
 
 /**
@@ -341,10 +363,7 @@ async function timeCandidates(
 ): Promise<WinoTuneResult> {
   const act = half?.storage ?? "f32";
   const pool = new TensorPool(ctx);
-  const hb = half ? (half.storage === "f16" ? 2 : 4) : null;
-  const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x", hb);
-  const u = pool.acquire([(m + 2) * (m + 2), s.co, s.ci], "tune.u");
-  const bias = pool.acquire([s.co], "tune.bias");
+  const { x, u, bias } = winoTuneInputs(pool, half, m, s);
   const key = winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w);
   const entries: { name: string; rec: GpuRecorder | null; error?: string }[] = [];
   for (const c of [null, ...cands]) {
@@ -366,12 +385,7 @@ async function timeCandidates(
   const isGemm = (label: string) => label.endsWith(".gemm") || label.startsWith("winogradGemm");
   const runs = entries.filter((e): e is { name: string; rec: GpuRecorder } => e.rec !== null)
     .map((e) => ({ ...e, gemm: e.rec.ops.filter((o) => isGemm(o.label)) }));
-  // Software adapters: about 20 ms of work a pass, at most 20 repetitions.
-  const { best, bestGemm, timer } = await timeWholeAndGemm(
-    ctx,
-    runs,
-    (ms) => Math.max(1, Math.min(20, Math.floor(20 / Math.max(0.05, ms)))),
-  );
+  const { best, bestGemm, timer } = await timeWholeAndGemm(ctx, runs, SOFTWARE_REPS);
   lastTimed = performance.now();
   for (const e of entries) e.rec?.destroy();
   pool.destroy();
@@ -391,7 +405,7 @@ async function timeCandidates(
     dims: s,
     winner,
     timings,
-    timer: `${timer}, best of 3 passes${ctx.report.isFallback ? "" : ` of ${TUNE_PASS_MS}+ ms`}`,
+    timer,
   };
 }
 
@@ -655,45 +669,35 @@ export function timeBridgedChain(
   return memoTuned(key, async () => {
     const act = half?.storage ?? "f32";
     const pool = new TensorPool(ctx);
-    const hb = half ? (half.storage === "f16" ? 2 : 4) : null;
-    const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x", hb);
-    const u = pool.acquire([36, s.co, s.ci], "tune.u");
-    const bias = pool.acquire([s.co], "tune.bias");
+    const { x, u, bias } = winoTuneInputs(pool, half, 4, s);
     const wk = name === LEGACY
       ? null
       : await loadWinoKernels(ctx, 4, act, findCandidate(name, act !== "f32"));
     const runs: { name: string; rec: GpuRecorder; gemm: RecordedOp[] }[] = [];
     try {
+      let bridge: [string, GPUComputePipeline] | null = null;
       for (const convs of [1, 2]) {
         const rec = new GpuRecorder(ctx, kernels, pool, true);
+        runs.push({ name: convs === 1 ? "one conv" : "two bridged convs", rec, gemm: [] });
         rec.half = half;
         rec.winograd = 4;
         if (wk) rec.winoChoice.set(winoShapeKey(4, s.n, s.ci, s.co, s.h, s.w), wk);
-        const plan = rec.winoPlanOf(s.n, s.ci, s.co, s.h, s.w, 36);
-        const spec = rec.bridgeSpec(plan, plan, s.h, s.w, false);
-        if (!spec) throw new KibitzError("bad_state", `no bridge for ${JSON.stringify(s)}`);
-        rec.bridges.set(bridgeName(spec), await loadWinogradBridge(ctx, spec));
+        if (convs === 2) {
+          const plan = rec.winoPlanOf(s.n, s.ci, s.co, s.h, s.w, 36);
+          const spec = rec.bridgeSpec(plan, plan, s.h, s.w, false);
+          if (!spec) throw new KibitzError("bad_state", `no bridge for ${JSON.stringify(s)}`);
+          bridge = [bridgeName(spec), await loadWinogradBridge(ctx, spec)];
+          rec.bridges.set(...bridge);
+        }
         ctx.device.pushErrorScope("validation");
-        let y = rec.convWinogradFused(
-          x,
-          u,
-          4,
-          bias,
-          null,
-          true,
-          convs === 2 ? { u, keepY: false } : null,
-        );
-        if (convs === 2) y = rec.convWinogradFused(y, u, 4, bias, null, true);
+        const next = bridge ? { u, keepY: false } : null;
+        let y = rec.convWinogradFused(x, u, 4, bias, null, true, next);
+        if (bridge) y = rec.convWinogradFused(y, u, 4, bias, null, true);
         const err = await ctx.device.popErrorScope();
         if (err) throw new Error(err.message);
         pool.release(y);
-        runs.push({ name: convs === 1 ? "one conv" : "two bridged convs", rec, gemm: [] });
       }
-      const { best, timer } = await timeWholeAndGemm(
-        ctx,
-        runs,
-        (ms) => Math.max(1, Math.min(20, Math.floor(20 / Math.max(0.05, ms)))),
-      );
+      const { best, timer } = await timeWholeAndGemm(ctx, runs, SOFTWARE_REPS);
       lastTimed = performance.now();
       const timings = runs.map((r) => ({
         name: r.name,
@@ -707,9 +711,7 @@ export function timeBridgedChain(
         dims: s,
         winner: timings[1].name,
         timings,
-        timer: `${timer}, best of 3 passes${
-          ctx.report.isFallback ? "" : ` of ${TUNE_PASS_MS}+ ms`
-        }`,
+        timer,
       };
     } finally {
       for (const r of runs) r.rec.destroy();
@@ -872,6 +874,6 @@ async function timeWgrad(
       ms: best.get(e.name)!,
       gemmMs: bestGemm.get(e.name)!,
     })),
-    timer: `${timer}, best of 3 passes${ctx.report.isFallback ? "" : ` of ${TUNE_PASS_MS}+ ms`}`,
+    timer,
   };
 }
