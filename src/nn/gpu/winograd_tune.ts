@@ -760,10 +760,22 @@ export function compareSmallBatch(
       ];
       // In a tower the conv is one of a chain: bridged, it costs its GEMM and a bridge.
       if (bridged && Number.isFinite(w) && s.ci === s.co && bridgeFits(4, s.h, s.w)) {
-        const chain = await timeBridgedChain(ctx, kernels, half, s, wino.winner).catch(() => null);
-        const one = chain?.timings[0].ms, two = chain?.timings[1].ms;
-        if (one && two && two > one) {
-          timings.push({ name: `F4 ${wino.winner}${CHAINED_NAME}`, ms: two - one, gemmMs: null });
+        // A failed or noisy chain timing (two convs no slower than one) is a row with its reason
+        // and no time: it cannot win.
+        const name = `F4 ${wino.winner}${CHAINED_NAME}`;
+        try {
+          const chain = await timeBridgedChain(ctx, kernels, half, s, wino.winner);
+          const [one, two] = chain.timings.map((t) => t.ms);
+          timings.push(
+            one !== null && two !== null && two > one ? { name, ms: two - one, gemmMs: null } : {
+              name,
+              ms: null,
+              gemmMs: null,
+              error: `two bridged convs timed ${two} ms, not more than one conv's ${one}`,
+            },
+          );
+        } catch (e) {
+          timings.push({ name, ms: null, gemmMs: null, error: (e as Error).message });
         }
       }
       const fastest = timings.filter((t) => t.ms !== null)
