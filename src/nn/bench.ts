@@ -584,6 +584,7 @@ export const suite: BenchSuite = {
           ["default", "gpu-fused-legacy", [64, 256]],
           ["default", "gpu-fused-nobridge", [8, 64, 256]],
           ["default", "gpu-fused-f6", [64, 256]],
+          ["default", "gpu-fused-no6", [64, 256]],
           ["default", "gpu-fused-direct", [64, 256]],
           ["default", "gpu-unfused", [64, 256]],
           ["default", "gpu-fused-f16", [1, 8, 64, 256]],
@@ -595,8 +596,9 @@ export const suite: BenchSuite = {
           // The built-in GEMM's A/B (measured in sessions 15 and 23: the tuned GEMM wins) gave
           // its place to the bridges' A/B.
           ["default", "gpu-fused-nobridge", [256]],
-          // F(6x6) forced: not in the selection table until a hardware run says it is faster.
-          ["default", "gpu-fused-f6", [256]],
+          // The default times F(6x6) against F(4x4) per layer shape (winograd6 "tuned"): the A/B
+          // keeps F(4x4) (the tuner table's "F(4x4) or F(6x6)" rows show both tiles' timings).
+          ["default", "gpu-fused-no6", [256]],
           ["default", "gpu-fused-f16", [1, 8, 64, 256]],
         ]
         : [
@@ -771,7 +773,7 @@ export const suite: BenchSuite = {
               });
             }
             // A/B on hardware: f16 training (the Winograd convs' V, M and dM stored as f16) and
-            // F(6x6) forced (9 % fewer products than F(4x4) on 26 x 26; not in the table yet).
+            // F(4x4) only (the default times F(6x6) against it per layer: winograd6 "tuned").
             const variants = [
               {
                 what: "gpu f16 V/M",
@@ -781,11 +783,11 @@ export const suite: BenchSuite = {
                 label: "trainPrecision f16",
               },
               {
-                what: "gpu F(6x6)",
-                key: "trainF6",
+                what: "gpu F(4x4) only",
+                key: "trainNo6",
                 on: true,
-                opts: { winograd: 6 as const },
-                label: "Winograd F(6x6) forced",
+                opts: { winograd6: "off" as const },
+                label: "F(6x6) not considered (winograd6 off)",
               },
             ];
             for (const v of net instanceof GpuNet && !ctx!.report.isFallback ? variants : []) {
@@ -868,6 +870,17 @@ export const suite: BenchSuite = {
  * The Winograd GEMM variants a net's batch-`batch` training plan runs ("legacy": built-in), and
  * its weight-gradient GEMM ("wgrad legacy" or "wgrad vp"); empty without Winograd.
  */
+/**
+ * "; F(6x6) on N layer shapes" where a plan of `batch` runs some layers at F(6x6) in place of the
+ * selection table's F(4x4) (the tuner's pick with winograd6 "tuned"), else "".
+ */
+async function planTiles(net: GpuNet, batch: number, train: boolean): Promise<string> {
+  if (net.winograd !== "auto") return "";
+  const plan = await net.planFor(batch, train);
+  const n = [...plan.winoOverride.values()].filter((m) => m === 6).length;
+  return n ? `; F(6x6) on ${n} layer shape${n > 1 ? "s" : ""}` : "";
+}
+
 async function planGemms(net: GpuNet, batch: number): Promise<string> {
   const plan = await net.planFor(batch, true);
   const names = [...plan.winoChoice.values()].map((k) => k.candidate.name);
@@ -877,7 +890,7 @@ async function planGemms(net: GpuNet, batch: number): Promise<string> {
   const vp = wgrad.filter((l) => l.endsWith("VP")).length;
   return `${names.length ? [...new Set(names)].join(", ") : "legacy"}${
     wgrad.length ? `; wgrad ${vp === wgrad.length ? "vp" : vp ? "mixed" : "legacy"}` : ""
-  }`;
+  }${await planTiles(net, batch, true)}`;
 }
 
 /**
@@ -933,6 +946,7 @@ type InferMode =
   | "gpu-fused-legacy"
   | "gpu-fused-nobridge"
   | "gpu-fused-f6"
+  | "gpu-fused-no6"
   | "gpu-fused-direct"
   | "gpu-unfused"
   | "gpu-fused-f16"
@@ -972,6 +986,7 @@ async function inferenceRows(
         // Winograd convs with separate output and input transforms instead of bridges.
         ...(im === "gpu-fused-legacy" ? { winogradGemm: "legacy" } : {}),
         ...(im === "gpu-fused-nobridge" ? { winogradBridge: false } : {}),
+        ...(im === "gpu-fused-no6" ? { winograd6: "off" as const } : {}),
       });
     const graph = im === "cpu"
       ? "reference"
@@ -980,7 +995,9 @@ async function inferenceRows(
       : net instanceof GpuNet && net.winograd !== "off"
       ? `${im.slice(4)}, Winograd ${net.winograd}${
         net.winogradGemm === "legacy" ? " (built-in GEMM, untuned)" : ""
-      }${net.winogradBridge ? "" : " (no bridges: separate output and input transforms)"}`
+      }${net.winogradBridge ? "" : " (no bridges: separate output and input transforms)"}${
+        net.winograd6 === "off" ? " (F(6x6) not considered)" : ""
+      }`
       : im.slice(4);
     try {
       for (const batch of batches) {
@@ -991,7 +1008,8 @@ async function inferenceRows(
           summary.set(key, rate);
         };
         const rate = await inferRate(backend === "gpu" ? ctx : null, net, batch, budget(mode));
-        rateRow(graph, rate, `${preset}:${im}:${batch}`);
+        const tiles = net instanceof GpuNet ? await planTiles(net, batch, false) : "";
+        rateRow(`${graph}${tiles}`, rate, `${preset}:${im}:${batch}`);
         log(`infer ${preset} ${backend} ${graph} batch ${batch}: ${rate.toFixed(1)} positions/s`);
         await flush();
         // Large batches also with two calls in flight, as the AlphaZero evaluator runs them: the
@@ -1291,8 +1309,8 @@ function summaryTable(
         "-",
       ],
       [
-        "inference, batch 256, positions/s by the plan's GPU time alone, Winograd F(6x6) forced (A/B)",
-        get(`${model}:gpu-fused-f6:256:gpu`),
+        "inference, batch 256, positions/s by the plan's GPU time alone, F(6x6) not considered (A/B)",
+        get(`${model}:gpu-fused-no6:256:gpu`),
         "-",
       ],
       [
@@ -1345,9 +1363,9 @@ function summaryTable(
         "-",
       ],
       [
-        "training step, batch 256, ms, Winograd F(6x6) forced, 2 in flight / GPU ms (one pass)",
-        pair(get(`trainF6:${model}:256`), get(`trainF6Gpu:${model}:256`)),
-        "<= 300",
+        "training step, batch 256, ms, F(6x6) not considered, 2 in flight / GPU ms (one pass)",
+        pair(get(`trainNo6:${model}:256`), get(`trainNo6Gpu:${model}:256`)),
+        "-",
       ],
       ["3x3 conv forward, batch 256, 256 filters, ms (direct GEMM)", conv("forward"), "-"],
       [

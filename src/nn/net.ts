@@ -18,11 +18,15 @@ import { bridgeName, loadWinogradBridge } from "./gpu/winograd_bridge.ts";
 import {
   forcedWgrad,
   forcedWinoGemm,
+  parseWinograd6,
   pickDirectSplits,
+  pickLargeBatchWinograd,
   pickSmallBatchWinograd,
   pickTrainHalfKernels,
+  pickTrainTile,
   pickWgradKernel,
   pickWinoKernels,
+  type Winograd6Policy,
 } from "./gpu/winograd_tune.ts";
 import {
   chooseWinograd,
@@ -30,6 +34,7 @@ import {
   winogradGeometry,
   type WinogradSetting,
   winogradSettingTile,
+  type WinogradTile,
 } from "./winograd.ts";
 import {
   directShapeKey,
@@ -38,7 +43,7 @@ import {
   wgradTileOf,
   winoShapeKey,
 } from "./gpu/backend.ts";
-import { loadWgradHalf } from "./gpu/winograd_gemm.ts";
+import { loadWgradHalf, type WinoKernels } from "./gpu/winograd_gemm.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
 import { defaultMapMode, type HostPhases, type MapMode, ReadbackQueue } from "./gpu/readback.ts";
@@ -532,6 +537,14 @@ export class GpuNet implements PolicyValueNet {
   private readonly folded = new Map<string, FoldedConv<GpuTensor>>();
   private foldRec: GpuRecorder | null = null;
   private foldDirty = true;
+  /** The folded f32 weight of each 3x3 conv with a filter transform (what F(6x6)'s is made from). */
+  private readonly foldedF32 = new Map<string, GpuTensor>();
+  /**
+   * F(6x6) filter transforms by the folded conv's own (F(4x4)) transform, made once a plan takes
+   * F(6x6) for some layer (the large-batch tuner), and their recorder, resubmitted with foldRec.
+   */
+  private readonly filters6 = new Map<GpuTensor, GpuTensor>();
+  private fold6Rec: GpuRecorder | null = null;
 
   private constructor(
     readonly ctx: GpuContext,
@@ -589,8 +602,10 @@ export class GpuNet implements PolicyValueNet {
    * hardware adapters and the built-in GEMM on software ones), `wgradGemm` training's Winograd
    * weight-gradient GEMM ("legacy" or "vp"; default KIBITZ_NN_WGRAD, else tuned the same way),
    * `mapMode` when inference calls request their readback maps (see defaultMapMode),
-   * `trainPrecision` the training steps' (see resolveTrainPrecision), and `winogradBridge` whether
-   * chained Winograd convs are joined by bridges (default KIBITZ_NN_WINO_BRIDGE, else on).
+   * `trainPrecision` the training steps' (see resolveTrainPrecision), `winogradBridge` whether
+   * chained Winograd convs are joined by bridges (default KIBITZ_NN_WINO_BRIDGE, else on), and
+   * `winograd6` whether inference layers the selection table runs as F(4x4) may run as F(6x6)
+   * (see Winograd6Policy; default KIBITZ_NN_WINO6, else tuned).
    */
   static async create(
     ctx: GpuContext,
@@ -608,6 +623,7 @@ export class GpuNet implements PolicyValueNet {
       mapMode?: MapMode;
       trainPrecision?: TrainPrecision;
       winogradBridge?: boolean;
+      winograd6?: Winograd6Policy;
     } = {},
   ): Promise<GpuNet> {
     const tiled = opts.tiled ?? !ctx.report.isFallback;
@@ -635,6 +651,8 @@ export class GpuNet implements PolicyValueNet {
       resolveTrainPrecision(ctx, opts.trainPrecision, tiled),
     );
     net.winogradBridge = opts.winogradBridge ?? envFlag("KIBITZ_NN_WINO_BRIDGE", true);
+    const w6 = envString("KIBITZ_NN_WINO6");
+    net.winograd6 = opts.winograd6 ?? (w6 ? parseWinograd6(w6) : "tuned");
     return net;
   }
 
@@ -644,6 +662,13 @@ export class GpuNet implements PolicyValueNet {
    * activation never written). Read when a plan is recorded.
    */
   winogradBridge = true;
+
+  /**
+   * Whether inference layers the selection table runs as F(4x4) may run as F(6x6) (with
+   * winograd "auto"): timed per layer shape on hardware adapters ("tuned"), always ("on") or
+   * never ("off"). Read when a plan is recorded.
+   */
+  winograd6: Winograd6Policy = "tuned";
 
   /** When inference calls request their readback maps (see ReadbackQueue; KIBITZ_NN_MAP). */
   get mapMode(): MapMode {
@@ -707,6 +732,7 @@ export class GpuNet implements PolicyValueNet {
         }
         this.folded.set(conv, f);
         if (m && k === 3) {
+          this.foldedF32.set(conv, wf32);
           const shape = [(m + 2) * (m + 2), co, ci];
           f.u = uploadTensor(this.ctx, shape, new Float32Array(shape[0] * co * ci), `${conv}.wino`);
           this.owned.push(f.u);
@@ -742,7 +768,10 @@ export class GpuNet implements PolicyValueNet {
       }
       this.foldRec = rec;
     }
-    if (this.foldDirty) this.foldRec.submit();
+    if (this.foldDirty) {
+      this.foldRec.submit();
+      this.fold6Rec?.submit();
+    }
     this.foldDirty = false;
   }
 
@@ -756,9 +785,11 @@ export class GpuNet implements PolicyValueNet {
       this.cellCap * 4,
     ) * 4;
     const m = winogradSettingTile(this.winograd);
-    if (m) {
-      // The transformed input and product: (m+2)^2 values per tile and channel.
-      const g = winogradGeometry(m, 1, c.height, c.width);
+    // The transformed input and product: (m+2)^2 values per tile and channel, at F(6x6) too where
+    // a plan may take it.
+    const tiles = !m ? [] : this.mayTake6() ? [4, 6] as const : [m];
+    for (const t of tiles) {
+      const g = winogradGeometry(t, 1, c.height, c.width);
       per = Math.max(per, g.alpha * g.tiles * Math.max(c.filters, c.planes) * 4 * 1.1);
     }
     const fit = Math.floor(this.ctx.device.limits.maxStorageBufferBindingSize / per);
@@ -815,6 +846,9 @@ export class GpuNet implements PolicyValueNet {
       rec.trainHalf = this.trainHalf;
     }
     await this.pickWinograd(rec, size, train);
+    if (!train && this.fused) {
+      for (const [u4, u6] of this.filters6) rec.otherFilters.set(u4, [u6]);
+    }
     if (!train && this.fused && this.winogradBridge) await this.loadBridges(rec, size);
     this.ctx.device.pushErrorScope("validation");
     const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
@@ -873,8 +907,20 @@ export class GpuNet implements PolicyValueNet {
         const [co, ci, k] = this.net.params.get(conv)!.shape;
         const wm = k === 3 ? chooseWinograd(this.winograd, size, c.height, c.width, ci, co) : 0;
         const key = directShapeKey(size, ci, co, c.height, c.width, k, rec.half !== null);
-        if (wm || rec.splitChoice.has(key) || rec.winoOverride.has(key)) continue;
+        if (rec.splitChoice.has(key) || rec.winoOverride.has(key)) continue;
         const shape = { n: size, ci, co, h: c.height, w: c.width, k };
+        if (wm === 4) {
+          // Above the table's threshold F(6x6) may beat F(4x4) (fewer products, larger transforms).
+          const large = await this.largeTile(rec, shape);
+          if (large) {
+            await this.ensureFilters6();
+            rec.winoOverride.set(key, 6);
+            const wk = winoShapeKey(6, size, ci, co, c.height, c.width);
+            if (large.kernels) rec.winoChoice.set(wk, large.kernels);
+          }
+          continue;
+        }
+        if (wm) continue;
         if (k === 3 && this.winograd === "auto") {
           // Below the table's threshold F(4x4) may still beat the direct conv (timed: batch 8).
           const small = await pickSmallBatchWinograd(
@@ -901,12 +947,16 @@ export class GpuNet implements PolicyValueNet {
       }
     }
     if (this.winograd === "off" || (train && !rec.winogradTrain)) return;
+    if (train) await this.trainTiles(rec, size);
     const shapes = foldedLayers(c).flatMap(([conv]) => {
       const [co, ci, k] = this.net.params.get(conv)!.shape;
       return k !== 3 ? [] : train ? [[co, ci], [ci, co]] : [[co, ci]];
     });
     for (const [co, ci] of shapes) {
-      const m = chooseWinograd(this.winograd, size, c.height, c.width, ci, co);
+      const m = rec.winoOverride.get(
+        directShapeKey(size, ci, co, c.height, c.width, 3, rec.half !== null),
+      ) ??
+        chooseWinograd(this.winograd, size, c.height, c.width, ci, co);
       if (!m) continue;
       const key = winoShapeKey(m, size, ci, co, c.height, c.width);
       if (rec.winoChoice.has(key)) continue;
@@ -938,7 +988,10 @@ export class GpuNet implements PolicyValueNet {
     // The weight gradients of the 3x3 layers (x [size, ci], dW [co, ci]): the tuned GEMM.
     for (const [conv] of foldedLayers(c)) {
       const [co, ci, k] = this.net.params.get(conv)!.shape;
-      const m = k === 3 ? chooseWinograd(this.winograd, size, c.height, c.width, ci, co) : 0;
+      const m = k !== 3
+        ? 0
+        : rec.winoOverride.get(directShapeKey(size, ci, co, c.height, c.width, 3, false)) ??
+          chooseWinograd(this.winograd, size, c.height, c.width, ci, co);
       const key = winoShapeKey(m || 4, size, ci, co, c.height, c.width);
       if (!m || rec.wgradChoice.has(key) || rec.wgradHalf.has(key)) continue;
       const shape = { n: size, ci, co, h: c.height, w: c.width };
@@ -952,13 +1005,128 @@ export class GpuNet implements PolicyValueNet {
     }
   }
 
+  /** Whether some inference plan may run a layer at F(6x6) where the selection table says F(4x4). */
+  private mayTake6(): boolean {
+    return this.winograd === "auto" && this.fused && !!this.tiled &&
+      (this.winograd6 === "on" || (this.winograd6 === "tuned" && !this.ctx.report.isFallback));
+  }
+
+  /**
+   * Whether a batch-`size` inference layer of `shape` that the selection table runs as F(4x4)
+   * runs as F(6x6) (see winograd6), with its tuned kernels (null: the built-in GEMM); null: stay
+   * at F(4x4).
+   */
+  private async largeTile(
+    rec: GpuRecorder,
+    shape: { n: number; ci: number; co: number; h: number; w: number },
+  ): Promise<{ kernels: WinoKernels | null } | null> {
+    if (!this.mayTake6()) return null;
+    if (this.winograd6 === "on") {
+      await ensureWinograd6(this.ctx, this.kernels, rec.half);
+      const kernels = await pickWinoKernels(
+        this.ctx,
+        this.kernels,
+        rec.half,
+        6,
+        shape,
+        this.winogradGemm,
+      );
+      return { kernels };
+    }
+    // Filter transforms at both tiles: 64/36 more memory for F(6x6)'s; considered only where all
+    // of them fit a quarter of the adapter's largest buffer.
+    if (this.filterBytes(6) > this.ctx.device.limits.maxBufferSize / 4) return null;
+    return await pickLargeBatchWinograd(
+      this.ctx,
+      this.kernels,
+      rec.half,
+      shape,
+      this.winogradGemm,
+      this.winogradBridge,
+    );
+  }
+
+  /**
+   * Sets rec.winoOverride to F(6x6) for the training layers (forward and input gradient) that the
+   * selection table runs as F(4x4) where winograd6 says so: "on", or "tuned" on hardware adapters
+   * when the forward, input-gradient and weight-gradient passes time faster (pickTrainTile). f32
+   * training only: f16 training keeps F(4x4).
+   */
+  private async trainTiles(rec: GpuRecorder, size: number): Promise<void> {
+    const c = this.config;
+    if (this.winograd !== "auto" || !this.tiled || rec.trainHalf || this.winograd6 === "off") {
+      return;
+    }
+    if (this.winograd6 === "tuned" && this.ctx.report.isFallback) return;
+    for (const [conv] of foldedLayers(c)) {
+      const [co, ci, k] = this.net.params.get(conv)!.shape;
+      if (k !== 3 || chooseWinograd(this.winograd, size, c.height, c.width, ci, co) !== 4) continue;
+      const key = directShapeKey(size, ci, co, c.height, c.width, 3, false);
+      if (rec.winoOverride.has(key)) continue;
+      const shape = { n: size, ci, co, h: c.height, w: c.width };
+      const six = this.winograd6 === "on" ||
+        await pickTrainTile(this.ctx, this.kernels, shape, this.winogradGemm ?? this.wgradGemm);
+      rec.winoOverride.set(key, six ? 6 : 4);
+      if (!six) continue;
+      await ensureWinograd6(this.ctx, this.kernels, null);
+      rec.winoOverride.set(directShapeKey(size, co, ci, c.height, c.width, 3, false), 6);
+    }
+  }
+
+  /** Bytes of the F(m x m) filter transforms of every 3x3 conv (f32). */
+  private filterBytes(m: WinogradTile): number {
+    let total = 0;
+    for (const [conv] of foldedLayers(this.config)) {
+      const [co, ci, k] = this.net.params.get(conv)!.shape;
+      if (k === 3) total += (m + 2) * (m + 2) * co * ci * 4;
+    }
+    return total;
+  }
+
+  /**
+   * Makes (once) the F(6x6) filter transforms of the folded 3x3 convs (filters6), from the folded
+   * weights, and records them to be remade whenever the folds are.
+   */
+  private ensureFilters6(): Promise<void> {
+    // Plans recorded concurrently share one making.
+    if (!this.filters6Made) {
+      this.filters6Made = this.makeFilters6();
+      this.filters6Made.catch(() => this.filters6Made = null);
+    }
+    return this.filters6Made;
+  }
+  private filters6Made: Promise<void> | null = null;
+
+  private async makeFilters6(): Promise<void> {
+    await ensureWinograd6(this.ctx, this.kernels, this.half);
+    this.refreshFolds();
+    const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
+    for (const [conv, w] of this.foldedF32) {
+      const f = this.folded.get(conv)!;
+      const [co, ci] = w.shape;
+      const u6: GpuTensor = {
+        shape: [64, co, ci],
+        buffer: storageBuffer(this.ctx, 64 * co * ci * 4, `${conv}.wino6`),
+        size: 64 * co * ci,
+      };
+      this.owned.push(u6);
+      rec.winogradFilter(w, u6, 6);
+      this.filters6.set(f.u!, u6);
+    }
+    rec.submit();
+    this.fold6Rec = rec;
+  }
+
   /** Compiles the bridges a batch-`size` inference plan's tower chain can use (GpuRecorder.bridges). */
   private async loadBridges(rec: GpuRecorder, size: number): Promise<void> {
     const c = this.config, m = winogradSettingTile(this.winograd);
     if (!m) return;
+    // A layer's tile: the setting's, or F(6x6) where the plan overrides it (filters6 exist then).
     const plan = (conv: string) => {
       const [co, ci, k] = this.net.params.get(conv)!.shape;
-      return k === 3 ? rec.winoPlanOf(size, ci, co, c.height, c.width, (m + 2) * (m + 2)) : null;
+      const t = k === 3 ? rec.winoTileOf(size, ci, co, c.height, c.width) : 0;
+      if (!t || (t !== m && !(t === 6 && this.fold6Rec))) return null;
+      return rec.winoPlanOf(size, ci, co, c.height, c.width, (t + 2) * (t + 2));
     };
     for (const l of towerChain(c)) {
       if (!l.next) continue;
@@ -1126,6 +1294,10 @@ export class GpuNet implements PolicyValueNet {
     this.plans.clear();
     this.foldRec?.destroy();
     this.foldRec = null;
+    this.fold6Rec?.destroy();
+    this.fold6Rec = null;
+    this.filters6Made = null;
+    this.filters6.clear();
     this.pool.destroy();
     for (const t of this.owned) t.buffer.destroy();
     this.owned.length = 0;

@@ -25,7 +25,7 @@ Deno.test({
         });
         const infer = r.tables.find((t) => /^Inference/i.test(t.title))!;
         const piped = infer.rows.filter((x) => String(x[3]).endsWith(", 2 calls in flight"));
-        // The default at 64 and 256; the bridges' and F(6x6)'s A/B at 256.
+        // The default at 64 and 256; the A/Bs without bridges and without F(6x6) at 256.
         assert.deepEqual(piped.map((x) => x[4]), [64, 256, 256, 256]);
         for (const x of piped) assert(Number(x[5]) > 0, String(x));
         // Batch 256 also by the plan's GPU time alone (the pipelining ceiling).

@@ -7,6 +7,8 @@
 # GPU time by batch size (the H200's batch 16 took 43 ms a call against 19 for batch 8 of the FC
 # network), the AlphaZero loop's steady self-play rate, and the training step one at a time, with
 # the next step in flight, in f16 and with F(6x6). Default STAGES: all.
+# Session 27: the default plans time F(6x6) against F(4x4) (inference and training); the A/B rows
+# are now "F(6x6) not considered", and stage 1 adds its parity test.
 # Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe (NET=cells-tiny AZ=hive-cells-tiny
 # NN_MODEL=tiny for small sizes).
 source docs/device/setup.sh
@@ -19,7 +21,8 @@ on 1 && el "1. parity: tuning cache, evaluator prepare, bench hive-selfplay prof
 timeout ${T_TEST:-75} deno test -A --no-check --cached-only tests/nn/tune_cache_test.ts \
   tests/alphazero/evaluator_gpu_test.ts tests/alphazero/hive_bench_test.ts \
   tests/nn/train_steps_test.ts tests/nn/gpu_ops_test.ts tests/gpu/mem_bench_test.ts \
-  tests/nn/train_f16_test.ts tests/gpu/fma_bench_test.ts tests/nn/winograd_bridge_test.ts 2>&1 |
+  tests/nn/train_f16_test.ts tests/gpu/fma_bench_test.ts tests/nn/winograd_bridge_test.ts \
+  tests/nn/winograd_large_tile_test.ts 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -70
 
 on 1 && el "1b. bench gpu-mem: bandwidth by kernel shape (the H200's copy probe made 1.48 TB/s)" &&

@@ -220,11 +220,18 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    */
   readonly tileChoice = new Map<string, DirectTile>();
   /**
-   * Fused 3x3 convs whose Winograd tile is chosen per layer shape (key directShapeKey, with the
-   * f16 flag of the plan) instead of by the selection table: the small-batch tuner's pick where
-   * F(4x4) timed faster than the tuned direct conv below the table's threshold (0: direct).
+   * 3x3 convs whose Winograd tile is chosen per layer shape (key directShapeKey, with the f16 flag
+   * of the plan) instead of by the selection table: the small-batch tuner's F(4x4) where it timed
+   * faster than the tuned direct conv below the table's threshold, and F(6x6) where it timed
+   * faster than F(4x4) above it (inference's fused convs, training's convs; 0: direct).
    */
   readonly winoOverride = new Map<string, 0 | WinogradTile>();
+  /**
+   * Filter transforms of the same folded weights at other tiles, by the transform the graph hands
+   * convFused (GpuNet's F(4x4) one): a conv whose shape runs at another tile (winoOverride: the
+   * large-batch tuner's F(6x6)) reads the twin whose rows match that tile.
+   */
+  readonly otherFilters = new Map<GpuTensor, GpuTensor[]>();
   /** Phase marks: the op index where each named phase of the recorded pass begins. */
   readonly marks: { phase: string; at: number }[] = [];
   /**
@@ -379,12 +386,15 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     return y;
   }
 
-  /** The Winograd tile conv2d and its weight gradient use for x and w (0: direct). */
+  /**
+   * The Winograd tile conv2d and its weight gradient use for x and w (0: direct): winoOverride's
+   * (the training tile tuner's F(6x6)), else the selection table's.
+   */
   private trainWinograd(x: GpuTensor, w: GpuTensor): 0 | WinogradTile {
     const [n, ci, h, wd] = x.shape, [co, wci, k] = w.shape;
-    return this.winogradTrain && this.tiled && k === 3 && wci === ci && !x.half
-      ? chooseWinograd(this.winograd, n, h, wd, ci, co)
-      : 0;
+    if (!this.winogradTrain || !this.tiled || k !== 3 || wci !== ci || x.half) return 0;
+    return this.winoOverride.get(directShapeKey(n, ci, co, h, wd, 3, false)) ??
+      chooseWinograd(this.winograd, n, h, wd, ci, co);
   }
 
   /**
@@ -502,7 +512,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     }
     const fz = this.params([relu ? 1 : 0, res ? 1 : 0, 0, 0]);
     const [n, ci, h, wd] = x.shape, co = w.shape[0];
-    const plan = w.shape[2] === 3 && u ? this.winoPlanOf(n, ci, co, h, wd, u.shape[0]) : null;
+    const wc = w.shape[2] === 3 && u ? this.winoConv(n, ci, co, h, wd, u) : null;
+    const plan = wc?.plan ?? null;
+    u = wc?.u ?? u;
     if (this.unwritten.has(x) && !(plan && this.bridged.has(x))) {
       throw new KibitzError(
         "bad_state",
@@ -527,13 +539,39 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     wd: number,
     uRows: number,
   ): WinoPlan | null {
-    const half = this.half !== null;
-    if (!half && !this.tiled) return null;
-    const m = this.winoOverride.get(directShapeKey(n, ci, co, h, wd, 3, half)) ??
-      chooseWinograd(this.winograd, n, h, wd, ci, co);
+    const m = this.winoTileOf(n, ci, co, h, wd);
     if (!m || uRows !== (m + 2) * (m + 2)) return null;
     const choice = this.winoChoice.get(winoShapeKey(m, n, ci, co, h, wd));
     return winoPlan(m, choice, winogradGeometry(m, n, h, wd).p);
+  }
+
+  /** The Winograd tile a fused 3x3 conv of this shape runs at in this recorder (0: direct). */
+  winoTileOf(n: number, ci: number, co: number, h: number, wd: number): 0 | WinogradTile {
+    const half = this.half !== null;
+    if (!half && !this.tiled) return 0;
+    return this.winoOverride.get(directShapeKey(n, ci, co, h, wd, 3, half)) ??
+      chooseWinograd(this.winograd, n, h, wd, ci, co);
+  }
+
+  /**
+   * A fused 3x3 conv's Winograd plan and the filter transform it reads: `u` when it was computed
+   * for the plan's tile, else u's twin at that tile (otherFilters); null where the conv runs
+   * direct or no transform of its tile exists.
+   */
+  winoConv(
+    n: number,
+    ci: number,
+    co: number,
+    h: number,
+    wd: number,
+    u: GpuTensor,
+  ): { plan: WinoPlan; u: GpuTensor } | null {
+    const m = this.winoTileOf(n, ci, co, h, wd);
+    if (!m) return null;
+    const rows = (m + 2) * (m + 2);
+    const at = u.shape[0] === rows ? u : this.otherFilters.get(u)?.find((t) => t.shape[0] === rows);
+    const plan = at ? this.winoPlanOf(n, ci, co, h, wd, rows) : null;
+    return plan && at ? { plan, u: at } : null;
   }
 
   /**
@@ -765,7 +803,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   ): GpuTensor | null {
     if (!next?.u) return null;
     const [n, c, h, wd] = shape;
-    const to = this.winoPlanOf(n, c, next.u.shape[1], h, wd, next.u.shape[0]);
+    const to = this.winoConv(n, c, next.u.shape[1], h, wd, next.u)?.plan ?? null;
     const spec = this.bridgeSpec(from, to, h, wd, next.keepY);
     const pipeline = spec && this.bridges.get(bridgeName(spec));
     if (!spec || !to || !pipeline) return null;

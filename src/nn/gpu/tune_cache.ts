@@ -9,6 +9,7 @@ import { winogradSource } from "../winograd.ts";
 import { wgradTileOf } from "./backend.ts";
 import { f16Entries } from "./f16.ts";
 import { HARDWARE_TILES, kernelSources, type KernelTiles } from "./kernels.ts";
+import { winogradBridgeSource } from "./winograd_bridge.ts";
 import { winogradFusedSource } from "./winograd_fused.ts";
 import {
   fusedCandidates,
@@ -85,8 +86,24 @@ export function kernelFingerprint(tiles: KernelTiles = HARDWARE_TILES): Promise<
     for (const st of ["f16", "f16-emulated"] as const) {
       for (const [src] of Object.values(f16Entries(tiles, st))) parts.push(src);
     }
-    for (const act of storages) {
-      for (const tr of storages) add(() => winogradSource(4, act, tr));
+    for (const m of [2, 4, 6] as const) {
+      for (const act of storages) {
+        for (const tr of storages) add(() => winogradSource(m, act, tr));
+      }
+      // The bridges (the chained-conv timings): one text per tile covers their generator.
+      for (const keepY of [false, true]) {
+        add(() =>
+          winogradBridgeSource({
+            m,
+            act: "f32",
+            mIn: "f32",
+            vOut: "f32",
+            h: 26,
+            w: 26,
+            keepY,
+          })
+        );
+      }
     }
     for (const c of hardwareCandidates(true)) {
       for (const tr of storages) add(() => winogradGemmSource(c.gemm, tr));

@@ -17,7 +17,7 @@ import {
   winoShapeKey,
 } from "./backend.ts";
 import { tileSize } from "./conv_gemm.ts";
-import type { HalfKernels } from "./f16.ts";
+import { ensureWinograd6, type HalfKernels } from "./f16.ts";
 import type { NnKernels } from "./kernels.ts";
 import { type GpuTensor, TensorPool } from "./tensor.ts";
 import {
@@ -653,10 +653,10 @@ const CHAINED_NAME = " in a bridged chain";
 const CHAINED = / in a bridged chain$/;
 
 /**
- * Times F(4x4) conv `name` (a candidate or LEGACY) on shape `s` (Ci = Co) alone and as a chain of
- * two joined by a bridge (src/nn/gpu/winograd_bridge.ts): the difference is what one more conv
- * adds to a tower of bridged convs (GEMM + bridge: no input transform, no written activation).
- * Once per adapter, storage and shape (disk-cached as the tuners are).
+ * Times F(m x m) conv `name` (a candidate or LEGACY; default F(4x4)) on shape `s` (Ci = Co) alone
+ * and as a chain of two joined by a bridge (src/nn/gpu/winograd_bridge.ts): the difference is
+ * what one more conv adds to a tower of bridged convs (GEMM + bridge: no input transform, no
+ * written activation). Once per adapter, storage, tile and shape (disk-cached as the tuners are).
  */
 export function timeBridgedChain(
   ctx: GpuContext,
@@ -664,15 +664,18 @@ export function timeBridgedChain(
   half: HalfKernels | null,
   s: WinoShape,
   name: string,
+  m: WinogradTile = 4,
 ): Promise<WinoTuneResult> {
-  const key = `${directTuneKey(ctx, kernels, half, s, 3, `bridged-chain|${name}`)}`;
+  const tag = m === 4 ? "" : `|F${m}`;
+  const key = `${directTuneKey(ctx, kernels, half, s, 3, `bridged-chain|${name}${tag}`)}`;
   return memoTuned(key, async () => {
     const act = half?.storage ?? "f32";
+    if (m === 6) await ensureWinograd6(ctx, kernels, half);
     const pool = new TensorPool(ctx);
-    const { x, u, bias } = winoTuneInputs(pool, half, 4, s);
+    const { x, u, bias } = winoTuneInputs(pool, half, m, s);
     const wk = name === LEGACY
       ? null
-      : await loadWinoKernels(ctx, 4, act, findCandidate(name, act !== "f32"));
+      : await loadWinoKernels(ctx, m, act, findCandidate(name, act !== "f32"));
     const runs: { name: string; rec: GpuRecorder; gemm: RecordedOp[] }[] = [];
     try {
       let bridge: [string, GPUComputePipeline] | null = null;
@@ -680,10 +683,10 @@ export function timeBridgedChain(
         const rec = new GpuRecorder(ctx, kernels, pool, true);
         runs.push({ name: convs === 1 ? "one conv" : "two bridged convs", rec, gemm: [] });
         rec.half = half;
-        rec.winograd = 4;
-        if (wk) rec.winoChoice.set(winoShapeKey(4, s.n, s.ci, s.co, s.h, s.w), wk);
+        rec.winograd = m;
+        if (wk) rec.winoChoice.set(winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w), wk);
         if (convs === 2) {
-          const plan = rec.winoPlanOf(s.n, s.ci, s.co, s.h, s.w, 36);
+          const plan = rec.winoPlanOf(s.n, s.ci, s.co, s.h, s.w, (m + 2) * (m + 2));
           const spec = rec.bridgeSpec(plan, plan, s.h, s.w, false);
           if (!spec) throw new KibitzError("bad_state", `no bridge for ${JSON.stringify(s)}`);
           bridge = [bridgeName(spec), await loadWinogradBridge(ctx, spec)];
@@ -691,8 +694,8 @@ export function timeBridgedChain(
         }
         ctx.device.pushErrorScope("validation");
         const next = bridge ? { u, keepY: false } : null;
-        let y = rec.convWinogradFused(x, u, 4, bias, null, true, next);
-        if (bridge) y = rec.convWinogradFused(y, u, 4, bias, null, true);
+        let y = rec.convWinogradFused(x, u, m, bias, null, true, next);
+        if (bridge) y = rec.convWinogradFused(y, u, m, bias, null, true);
         const err = await ctx.device.popErrorScope();
         if (err) throw new Error(err.message);
         pool.release(y);
@@ -707,7 +710,7 @@ export function timeBridgedChain(
       return {
         adapter: describeAdapter(ctx.report),
         storage: act,
-        shape: `${winoShapeKey(4, s.n, s.ci, s.co, s.h, s.w)} ${name}, chain of two bridged`,
+        shape: `${winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w)} ${name}, chain of two bridged`,
         dims: s,
         winner: timings[1].name,
         timings,
@@ -760,23 +763,7 @@ export function compareSmallBatch(
       ];
       // In a tower the conv is one of a chain: bridged, it costs its GEMM and a bridge.
       if (bridged && Number.isFinite(w) && s.ci === s.co && bridgeFits(4, s.h, s.w)) {
-        // A failed or noisy chain timing (two convs no slower than one) is a row with its reason
-        // and no time: it cannot win.
-        const name = `F4 ${wino.winner}${CHAINED_NAME}`;
-        try {
-          const chain = await timeBridgedChain(ctx, kernels, half, s, wino.winner);
-          const [one, two] = chain.timings.map((t) => t.ms);
-          timings.push(
-            one !== null && two !== null && two > one ? { name, ms: two - one, gemmMs: null } : {
-              name,
-              ms: null,
-              gemmMs: null,
-              error: `two bridged convs timed ${two} ms, not more than one conv's ${one}`,
-            },
-          );
-        } catch (e) {
-          timings.push({ name, ms: null, gemmMs: null, error: (e as Error).message });
-        }
+        timings.push(await chainedTiming(ctx, kernels, half, s, 4, wino.winner));
       }
       const fastest = timings.filter((t) => t.ms !== null)
         .reduce((a, b) => (b.ms! < a.ms! ? b : a));
@@ -788,6 +775,257 @@ export function compareSmallBatch(
         winner: fastest.name,
         timings,
         timer: "the two tuners' best times",
+      };
+      log.push(r);
+      return r;
+    })();
+    hit.catch(() => compared.delete(key));
+    compared.set(key, hit);
+  }
+  return hit;
+}
+
+/**
+ * The row "F<m> <name> in a bridged chain": what conv `name` adds to a chain of bridged F(m) convs
+ * (timeBridgedChain's two convs minus one). A failed or noisy chain timing (two convs no slower
+ * than one) is a row with its reason and no time: it cannot win.
+ */
+async function chainedTiming(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  s: WinoShape,
+  m: WinogradTile,
+  winner: string,
+): Promise<WinoTiming> {
+  const name = `F${m} ${winner}${CHAINED_NAME}`;
+  try {
+    const chain = await timeBridgedChain(ctx, kernels, half, s, winner, m);
+    const [one, two] = chain.timings.map((t) => t.ms);
+    return one !== null && two !== null && two > one ? { name, ms: two - one, gemmMs: null } : {
+      name,
+      ms: null,
+      gemmMs: null,
+      error: `two bridged convs timed ${two} ms, not more than one conv's ${one}`,
+    };
+  } catch (e) {
+    return { name, ms: null, gemmMs: null, error: (e as Error).message };
+  }
+}
+
+/** How many of F(4x4)'s fastest GEMM candidates F(6x6) is tuned over on the same shape. */
+export const SIX_CANDIDATES = 4;
+
+/**
+ * The candidates F(6x6) is tuned over once F(4x4) was tuned on the same shape (`four`; null:
+ * F(4x4) itself, the default list): F(4x4)'s SIX_CANDIDATES fastest (the built-in GEMM is always
+ * timed). Both tiles run the same batched GEMM on similar shapes (64 slices of 25 tiles a board
+ * against 36 of 49 on 26 x 26), and the full list would double the tuning time of a plan.
+ */
+export function sixCandidates(four: WinoTuneResult | null): WinoCandidate[] | undefined {
+  if (!four) return undefined;
+  const f16Plan = four.storage !== "f32";
+  return four.timings.filter((t) => t.ms !== null && t.name !== LEGACY)
+    .sort((a, b) => a.ms! - b.ms!)
+    .slice(0, SIX_CANDIDATES)
+    .map((t) => findCandidate(t.name, f16Plan));
+}
+
+/**
+ * Whether F(6x6) is considered where the selection table takes F(4x4) (GpuNet's `winograd6`,
+ * KIBITZ_NN_WINO6): "tuned" times both tiles per layer shape on hardware adapters (software
+ * adapters stay at F(4x4)), "on" takes F(6x6) everywhere the table takes F(4x4), "off" never.
+ */
+export type Winograd6Policy = "tuned" | "on" | "off";
+
+/** Parses a Winograd6Policy (the KIBITZ_NN_WINO6 values). */
+export function parseWinograd6(v: string): Winograd6Policy {
+  if (v === "tuned" || v === "on" || v === "off") return v;
+  throw new KibitzError("bad_args", `KIBITZ_NN_WINO6 must be tuned, on or off, got "${v}"`);
+}
+
+/**
+ * Whether a fused 3x3 inference conv of `shape` that the selection table runs as F(4x4) runs
+ * faster as F(6x6): on hardware adapters (unless KIBITZ_NN_TUNE=0, or a Winograd GEMM is forced),
+ * both tiles' best tuned convs are timed (compareLargeTiles), once per adapter, storage and
+ * bucketed shape. Returns F(6x6)'s kernels (null kernels: the built-in GEMM) when it wins, else
+ * null (stay F(4x4)).
+ */
+export async function pickLargeBatchWinograd(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  shape: WinoShape,
+  force = forcedWinoGemm(),
+  bridged = false,
+): Promise<{ kernels: WinoKernels | null } | null> {
+  if (ctx.report.isFallback || !tuningOn() || force !== undefined) return null;
+  const s = { ...bucketed(shape), k: 3 };
+  // A failed comparison leaves the layer at F(4x4) (what it ran before this option existed).
+  const r = await compareLargeTiles(ctx, kernels, half, s, undefined, bridged).catch(() => null);
+  if (!r || !r.winner.startsWith("F6 ")) return null;
+  const act = half?.storage ?? "f32";
+  const name = r.winner.slice("F6 ".length).replace(CHAINED, "");
+  if (name === LEGACY) return { kernels: null };
+  try {
+    return { kernels: await loadWinoKernels(ctx, 6, act, findCandidate(name, act !== "f32")) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * F(4x4) against F(6x6) on shape `s` (cached, logged): each tile's best tuned conv (input
+ * transform, GEMM, output transform), and with `bridged`, where Ci = Co and both tiles' planes
+ * fit a bridge, what each adds to a chain of bridged convs. The chained figures decide where both
+ * were timed (a tower's convs run chained), else the lone ones. F(6x6) does 9 % fewer products on
+ * a 26 x 26 board (25 tiles of 64 elements against 49 of 36) with larger transforms.
+ */
+export function compareLargeTiles(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  s: WinoShape,
+  candidates?: WinoCandidate[],
+  bridged = false,
+): Promise<WinoTuneResult | null> {
+  const act = half?.storage ?? "f32";
+  const key = directTuneKey(
+    ctx,
+    kernels,
+    half,
+    s,
+    3,
+    `large-wino${candidates ? `|${candidates.map((c) => c.name).join(",")}` : ""}${
+      bridged ? "|bridged" : ""
+    }`,
+  );
+  let hit = compared.get(key);
+  if (!hit) {
+    hit = (async () => {
+      await ensureWinograd6(ctx, kernels, half);
+      const best = (t: WinoTuneResult) => Math.min(...t.timings.map((x) => x.ms ?? Infinity));
+      const lone: WinoTiming[] = [], chained: WinoTiming[] = [];
+      let four: WinoTuneResult | null = null;
+      for (const m of [4, 6] as const) {
+        const t = await tuneWinograd(ctx, kernels, half, m, s, candidates ?? sixCandidates(four));
+        four ??= t;
+        const ms = best(t);
+        lone.push({ name: `F${m} ${t.winner}`, ms: Number.isFinite(ms) ? ms : null, gemmMs: null });
+        if (bridged && Number.isFinite(ms) && s.ci === s.co && bridgeFits(m, s.h, s.w)) {
+          chained.push(await chainedTiming(ctx, kernels, half, s, m, t.winner));
+        }
+      }
+      const timings = [...lone, ...chained];
+      const decide = chained.length === 2 && chained.every((t) => t.ms !== null) ? chained : lone;
+      const ok = decide.filter((t) => t.ms !== null);
+      if (!ok.length) {
+        throw new KibitzError("shader_error", `no Winograd conv ran on ${JSON.stringify(s)}`);
+      }
+      const fastest = ok.reduce((a, b) => (b.ms! < a.ms! ? b : a));
+      const r: WinoTuneResult = {
+        adapter: describeAdapter(ctx.report),
+        storage: act,
+        shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, half !== null)} F(4x4) or F(6x6)`,
+        dims: s,
+        winner: fastest.name,
+        timings,
+        timer: decide === chained
+          ? "the tuners' best times; chained figures decide"
+          : "the tuners' best times",
+      };
+      log.push(r);
+      return r;
+    })();
+    hit.catch(() => compared.delete(key));
+    compared.set(key, hit);
+  }
+  return hit;
+}
+
+/**
+ * Whether training's Winograd layer of `shape` (x [n, ci, h, w], dW [co, ci]), which the selection
+ * table runs as F(4x4), runs faster as F(6x6): on hardware adapters (unless KIBITZ_NN_TUNE=0, or a
+ * Winograd or weight-gradient GEMM is forced) by compareTrainTiles, once per adapter and bucketed
+ * shape. A failed comparison keeps F(4x4).
+ */
+export async function pickTrainTile(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  shape: WinoShape,
+  force: string | undefined = forcedWinoGemm() ?? forcedWgrad(),
+): Promise<boolean> {
+  if (ctx.report.isFallback || !tuningOn() || force !== undefined) return false;
+  const r = await compareTrainTiles(ctx, kernels, { ...bucketed(shape), k: 3 }).catch(() => null);
+  return r?.winner === "F6 step";
+}
+
+/**
+ * A training layer's three Winograd passes at F(4x4) and at F(6x6) (cached, logged): the forward
+ * conv and the input-gradient conv (Co and Ci swapped) by each tile's best tuned GEMM, and the
+ * weight gradient by its best kernel; the rows "F<m> step" (their sum) decide.
+ */
+export function compareTrainTiles(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  s: WinoShape,
+  candidates?: WinoCandidate[],
+): Promise<WinoTuneResult | null> {
+  const key = directTuneKey(
+    ctx,
+    kernels,
+    null,
+    s,
+    3,
+    `train-wino${candidates ? `|${candidates.map((c) => c.name).join(",")}` : ""}`,
+  );
+  let hit = compared.get(key);
+  if (!hit) {
+    hit = (async () => {
+      await ensureWinograd6(ctx, kernels, null);
+      const best = (t: WinoTuneResult) => Math.min(...t.timings.map((x) => x.ms ?? Infinity));
+      const timings: WinoTiming[] = [];
+      let fw4: WinoTuneResult | null = null, ig4: WinoTuneResult | null = null;
+      for (const m of [4, 6] as const) {
+        const fw = await tuneWinograd(ctx, kernels, null, m, s, candidates ?? sixCandidates(fw4));
+        fw4 ??= fw;
+        const swapped = { ...s, ci: s.co, co: s.ci };
+        const ig: WinoTuneResult = s.ci === s.co
+          ? fw
+          : await tuneWinograd(ctx, kernels, null, m, swapped, candidates ?? sixCandidates(ig4));
+        ig4 ??= ig;
+        const wg = await tuneWgrad(ctx, kernels, m, s);
+        const parts = [
+          { name: `F${m} forward ${fw.winner}`, ms: best(fw) },
+          { name: `F${m} input gradient ${ig.winner}`, ms: best(ig) },
+          { name: `F${m} weight gradient ${wg.winner}`, ms: best(wg) },
+        ];
+        const total = parts.reduce((a, p) => a + p.ms, 0);
+        for (const p of parts) {
+          timings.push({ ...p, ms: Number.isFinite(p.ms) ? p.ms : null, gemmMs: null });
+        }
+        timings.push({
+          name: `F${m} step`,
+          ms: Number.isFinite(total) ? total : null,
+          gemmMs: null,
+        });
+      }
+      const steps = timings.filter((t) => t.name.endsWith(" step") && t.ms !== null);
+      if (!steps.length) {
+        throw new KibitzError(
+          "shader_error",
+          `no Winograd training pass ran on ${JSON.stringify(s)}`,
+        );
+      }
+      const r: WinoTuneResult = {
+        adapter: describeAdapter(ctx.report),
+        storage: "f32",
+        shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, false)} training, F(4x4) or F(6x6)`,
+        dims: s,
+        winner: steps.reduce((a, b) => (b.ms! < a.ms! ? b : a)).name,
+        timings,
+        timer:
+          "the tuners' best times; the step rows (forward + input gradient + weight gradient) decide",
       };
       log.push(r);
       return r;

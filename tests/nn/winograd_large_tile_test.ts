@@ -1,0 +1,214 @@
+// F(6x6) where the selection table takes F(4x4) (GpuNet's `winograd6`, src/nn/gpu/winograd_tune.ts
+// compareLargeTiles): the comparison's rows and winner, and a network whose large-batch plans take
+// F(6x6) (made filter transforms, bridges at F(6x6)) against the CPU reference before and after
+// training steps, while its small-batch plans stay direct.
+import assert from "node:assert/strict";
+import { getGpu } from "../../src/gpu/device.ts";
+import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
+import { hardwareCandidates, testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
+import {
+  compareLargeTiles,
+  compareTrainTiles,
+  parseWinograd6,
+  pickLargeBatchWinograd,
+  pickTrainTile,
+  SIX_CANDIDATES,
+  sixCandidates,
+  timeBridgedChain,
+  winogradTuneLog,
+} from "../../src/nn/gpu/winograd_tune.ts";
+import type { NetConfig } from "../../src/nn/config.ts";
+import { CpuNet, GpuNet } from "../../src/nn/net.ts";
+import { initWeights } from "../../src/nn/params.ts";
+import { syntheticBatch } from "../../src/nn/train.ts";
+import { chooseWinograd } from "../../src/nn/winograd.ts";
+import { maxDiff } from "./helpers.ts";
+
+Deno.env.set("KIBITZ_NN_F16", "0");
+Deno.env.set("KIBITZ_TUNE_CACHE", "off");
+const ctx = await getGpu();
+const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
+
+Deno.test("the winograd6 policy's values", () => {
+  assert.equal(parseWinograd6("tuned"), "tuned");
+  assert.equal(parseWinograd6("on"), "on");
+  assert.equal(parseWinograd6("off"), "off");
+  assert.throws(() => parseWinograd6("6"), /tuned, on or off/);
+});
+
+Deno.test("F(6x6) is tuned over F(4x4)'s fastest candidates on the same shape", () => {
+  const names = hardwareCandidates(false).map((c) => c.name);
+  const ms = [2.0, 0.5, null, 0.7, 0.9, 3.0, 0.6];
+  const four = {
+    adapter: "test",
+    storage: "f32",
+    shape: "F4:256x256x26x26->256",
+    dims: { n: 256, ci: 256, co: 256, h: 26, w: 26 },
+    winner: names[1],
+    timer: "test",
+    timings: [
+      { name: "legacy", ms: 0.1, gemmMs: null },
+      ...ms.map((t, i) => ({ name: names[i], ms: t, gemmMs: null })),
+    ],
+  };
+  assert.equal(SIX_CANDIDATES, 4);
+  // The built-in GEMM (always timed) and untimed candidates are not among them.
+  assert.deepEqual(sixCandidates(four)!.map((c) => c.name), [1, 6, 3, 4].map((i) => names[i]));
+  assert.equal(sixCandidates(null), undefined);
+});
+
+Deno.test("F(4x4) against F(6x6): both tiles' rows, chained rows decide", opts, async () => {
+  const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+  const shape = { n: 2, ci: 16, co: 16, h: 12, w: 12, k: 3 };
+  const cands = testCandidates().filter((c) => !c.half).slice(0, 1);
+  const r = await compareLargeTiles(ctx!, kernels, null, shape, cands);
+  assert.ok(r);
+  assert.deepEqual(r.timings.map((t) => t.name.split(" ")[0]), ["F4", "F6"]);
+  for (const t of r.timings) assert.ok(t.ms !== null && t.ms > 0, t.name);
+  const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
+  assert.equal(r.winner, fastest.name);
+  // With bridges: each tile's chained cost too, and where both were timed they decide.
+  const b = await compareLargeTiles(ctx!, kernels, null, shape, cands, true);
+  assert.ok(b);
+  assert.deepEqual(b.timings.map((t) => t.name.replace(/^(F[46]) [^ ]+/, "$1")), [
+    "F4",
+    "F6",
+    "F4 in a bridged chain",
+    "F6 in a bridged chain",
+  ]);
+  const chained = b.timings.slice(2);
+  for (const [i, m] of ([4, 6] as const).entries()) {
+    const name = b.timings[i].name.slice(3);
+    const chain = await timeBridgedChain(ctx!, kernels, null, shape, name, m);
+    assert.match(chain.shape, new RegExp(`^F${m}:`));
+    const [one, two] = chain.timings.map((t) => t.ms!);
+    assert.equal(chained[i].ms, two > one ? two - one : null, `F${m}`);
+  }
+  const decide = chained.every((t) => t.ms !== null) ? chained : b.timings.slice(0, 2);
+  assert.equal(b.winner, decide.reduce((x, y) => (y.ms! < x.ms! ? y : x)).name);
+  assert.match(b.timer, chained.every((t) => t.ms !== null) ? /chained figures decide/ : /best/);
+  // Software adapters do not tune: the network stays at F(4x4).
+  assert.equal(await pickLargeBatchWinograd(ctx!, kernels, null, shape), null);
+});
+
+Deno.test(
+  "training's F(4x4) against F(6x6): three passes a tile, their sums decide",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+    const shape = { n: 2, ci: 8, co: 16, h: 12, w: 12, k: 3 };
+    const cands = testCandidates().filter((c) => !c.half).slice(0, 1);
+    const r = await compareTrainTiles(ctx!, kernels, shape, cands);
+    assert.ok(r);
+    const rows = r.timings.map((t) => t.name.replace(/^(F[46] [a-z ]+?) [^ ]+$/, "$1"));
+    assert.deepEqual(rows, [
+      "F4 forward",
+      "F4 input gradient",
+      "F4 weight gradient",
+      "F4 step",
+      "F6 forward",
+      "F6 input gradient",
+      "F6 weight gradient",
+      "F6 step",
+    ]);
+    for (const t of r.timings) assert.ok(t.ms !== null && t.ms > 0, t.name);
+    for (const at of [3, 7]) {
+      const sum = r.timings.slice(at - 3, at).reduce((a, t) => a + t.ms!, 0);
+      assert.ok(Math.abs(r.timings[at].ms! - sum) < 1e-9, r.timings[at].name);
+    }
+    const steps = [r.timings[3], r.timings[7]];
+    assert.equal(r.winner, steps.reduce((a, b) => (b.ms! < a.ms! ? b : a)).name);
+    // Ci != Co: the input gradient is timed on its own shape (16 -> 8), not the forward's.
+    for (const m of [4, 6]) {
+      assert.ok(winogradTuneLog().some((t) => t.shape === `F${m}:2x16x12x12->8`), `F${m}`);
+    }
+    // Software adapters do not tune: training stays at F(4x4).
+    assert.equal(await pickTrainTile(ctx!, kernels, shape), false);
+  },
+);
+
+// 64 channels on 9 x 9: F(4x4) covers a board with 9 tiles, so batch 114 (1,026 tile columns) is
+// past the selection table's threshold and batch 8 is not.
+const cfg: NetConfig = {
+  blocks: 1,
+  filters: 64,
+  planes: 4,
+  height: 9,
+  width: 9,
+  moves: 12,
+  valueHidden: 16,
+};
+const big = 114, small = 8;
+
+Deno.test(
+  "a network taking F(6x6) at large batches matches the CPU reference, also after training steps",
+  opts,
+  async () => {
+    assert.equal(chooseWinograd("auto", big, 9, 9, 64, 64), 4);
+    assert.equal(chooseWinograd("auto", small, 9, 9, 64, 64), 0);
+    const w = initWeights(cfg, 21);
+    const cpu = new CpuNet(w);
+    const make = (winograd6: "on" | "off", f16Emulate = false) =>
+      GpuNet.create(ctx!, w, {
+        tiled: true,
+        tiles: TEST_TILES,
+        fused: true,
+        winograd6,
+        f16Emulate,
+      });
+    const [six, four, half] = await Promise.all([make("on"), make("off"), make("on", true)]);
+    const batch = syntheticBatch(cfg, big, 6), h = { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 };
+    const labels = async (net: GpuNet, size: number) =>
+      (await net.planFor(size, false)).ops.map((o) => o.label);
+    const check = async (
+      net: GpuNet,
+      what: string,
+      want: { probs: Float32Array; value: Float32Array },
+    ) => {
+      const got = await net.infer(batch);
+      // f16-emulated: activations rounded to f16 between layers.
+      const tol = net === half ? 5e-3 : 1e-4;
+      assert.ok(maxDiff(got.probs, want.probs) < tol, `${what}: probs`);
+      assert.ok(maxDiff(got.value, want.value) < tol, `${what}: value`);
+    };
+    const want = await cpu.infer(batch);
+    await check(six, "F(6x6)", want);
+    await check(half, "F(6x6), f16 activations", want);
+    // A training step at the large batch (its forward, input-gradient and weight-gradient convs
+    // F(6x6) too) changes the weights: the F(6x6) filter transforms are made again.
+    const step = syntheticBatch(cfg, big, 30);
+    await six.trainStep(step, h);
+    await cpu.trainStep(step, h);
+    await check(six, "F(6x6) after a training step", await cpu.infer(batch));
+    // The tower's two 64 -> 64 convs run F(6x6), joined by a bridge; the stem (4 channels in)
+    // stays direct; batch 8 stays direct throughout.
+    const l6 = await labels(six, big), l4 = await labels(four, big);
+    const tower = (l: string[]) =>
+      l.filter((x) => /^winograd(Input|Output)H?\d|^wino\.bridge\./.test(x));
+    assert.deepEqual(tower(l6), [
+      "winogradInput6",
+      "wino.bridge.F6.9x9.f32.f32-f32",
+      "winogradOutput6",
+    ]);
+    assert.deepEqual(tower(l4), [
+      "winogradInput4",
+      "wino.bridge.F4.9x9.f32.f32-f32",
+      "winogradOutput4",
+    ]);
+    assert.equal(l6[0], "convForwardFused3", "the stem is direct");
+    assert.ok(!(await labels(six, small)).some((l) => /wino/i.test(l)), "batch 8 direct");
+    assert.deepEqual(tower(await labels(half, big)), [
+      "winogradInputH6",
+      "wino.bridge.F6.9x9.f16-emulated.f32-f32",
+      "winogradOutputH6",
+    ]);
+    const trainLabels = async (net: GpuNet) =>
+      (await net.planFor(big, true)).ops.map((o) => o.label).join(" ");
+    const t6 = await trainLabels(six), t4 = await trainLabels(four);
+    for (const k of ["winogradInput6", "winogradFilter6", "winogradOutput6", "winogradWgradGemm"]) {
+      assert.ok(t6.includes(k), `training at F(6x6): ${k} in ${t6}`);
+    }
+    assert.ok(!/winograd\w*6\b/.test(t4), `training with winograd6 off: ${t4}`);
+    for (const net of [six, four, half]) net.dispose();
+  },
+);
