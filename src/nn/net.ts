@@ -604,8 +604,8 @@ export class GpuNet implements PolicyValueNet {
    * `mapMode` when inference calls request their readback maps (see defaultMapMode),
    * `trainPrecision` the training steps' (see resolveTrainPrecision), `winogradBridge` whether
    * chained Winograd convs are joined by bridges (default KIBITZ_NN_WINO_BRIDGE, else on), and
-   * `winograd6` whether inference layers the selection table runs as F(4x4) may run as F(6x6)
-   * (see Winograd6Policy; default KIBITZ_NN_WINO6, else tuned).
+   * `winograd6` whether layers the selection table runs as F(4x4) may run as F(6x6), in inference
+   * and f32 training (see Winograd6Policy; default KIBITZ_NN_WINO6, else tuned).
    */
   static async create(
     ctx: GpuContext,
@@ -664,9 +664,9 @@ export class GpuNet implements PolicyValueNet {
   winogradBridge = true;
 
   /**
-   * Whether inference layers the selection table runs as F(4x4) may run as F(6x6) (with
-   * winograd "auto"): timed per layer shape on hardware adapters ("tuned"), always ("on") or
-   * never ("off"). Read when a plan is recorded.
+   * Whether layers the selection table runs as F(4x4) may run as F(6x6) (with winograd "auto"; in
+   * inference and f32 training): timed per layer shape on hardware adapters ("tuned"), always
+   * ("on") or never ("off"). Read when a plan is recorded.
    */
   winograd6: Winograd6Policy = "tuned";
 

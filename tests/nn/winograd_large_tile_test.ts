@@ -4,6 +4,7 @@
 // training steps, while its small-batch plans stay direct.
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
+import { loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { hardwareCandidates, testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
 import {
@@ -89,6 +90,12 @@ Deno.test("F(4x4) against F(6x6): both tiles' rows, chained rows decide", opts, 
   assert.match(b.timer, chained.every((t) => t.ms !== null) ? /chained figures decide/ : /best/);
   // Software adapters do not tune: the network stays at F(4x4).
   assert.equal(await pickLargeBatchWinograd(ctx!, kernels, null, shape), null);
+  // An f16 plan (emulated here) times both tiles' f16-activation kernels, tuned variants included.
+  const half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
+  const h = await compareLargeTiles(ctx!, kernels, half, shape, cands, true);
+  assert.equal(h?.storage, "f16-emulated");
+  assert.equal(h?.timings.length, 4);
+  for (const t of h!.timings.slice(0, 2)) assert.ok(t.ms !== null && t.ms > 0, t.name);
 });
 
 Deno.test(
