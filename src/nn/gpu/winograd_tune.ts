@@ -610,7 +610,60 @@ async function timeSplits(
  */
 export const SMALL_WINO_MIN_TILES = 49;
 
-const compared = new Map<string, Promise<WinoTuneResult | null>>();
+const compared = new Map<string, Promise<WinoTuneResult>>();
+
+/**
+ * The comparison `kind` (small-wino, large-wino, train-wino) on shape `s` under its key, run once
+ * per process (later calls share it; a failed one is retried) and logged.
+ */
+function memoCompared(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  s: WinoShape,
+  kind: string,
+  candidates: WinoCandidate[] | undefined,
+  run: () => Promise<WinoTuneResult>,
+): Promise<WinoTuneResult> {
+  const names = candidates ? `|${candidates.map((c) => c.name).join(",")}` : "";
+  const key = directTuneKey(ctx, kernels, half, s, 3, `${kind}${names}`);
+  let hit = compared.get(key);
+  if (!hit) {
+    hit = run().then((r) => {
+      log.push(r);
+      return r;
+    });
+    hit.catch(() => compared.delete(key));
+    compared.set(key, hit);
+  }
+  return hit;
+}
+
+/** A tuning's fastest time (Infinity where nothing ran). */
+function best(t: WinoTuneResult): number {
+  return Math.min(...t.timings.map((x) => x.ms ?? Infinity));
+}
+
+/**
+ * The kernels of a comparison's winner when it is an F(m x m) row ("F<m> <candidate>[ in a
+ * bridged chain]"; null kernels: the built-in GEMM), else (or where they fail to load) null.
+ */
+async function winnerKernels(
+  ctx: GpuContext,
+  half: HalfKernels | null,
+  r: WinoTuneResult | null,
+  m: WinogradTile,
+): Promise<{ kernels: WinoKernels | null } | null> {
+  if (!r || !r.winner.startsWith(`F${m} `)) return null;
+  const act = half?.storage ?? "f32";
+  const name = r.winner.slice(`F${m} `.length).replace(CHAINED, "");
+  if (name === LEGACY) return { kernels: null };
+  try {
+    return { kernels: await loadWinoKernels(ctx, m, act, findCandidate(name, act !== "f32")) };
+  } catch {
+    return null;
+  }
+}
 
 /**
  * Whether a fused 3x3 inference conv of `shape`, which the selection table keeps direct, runs
@@ -637,15 +690,7 @@ export async function pickSmallBatchWinograd(
   }
   // A failed comparison leaves the layer direct (what it ran before this option existed).
   const r = await compareSmallBatch(ctx, kernels, half, s, undefined, bridged).catch(() => null);
-  if (!r || !r.winner.startsWith("F4 ")) return null;
-  const act = half?.storage ?? "f32";
-  const name = r.winner.slice("F4 ".length).replace(CHAINED, "");
-  if (name === LEGACY) return { kernels: null };
-  try {
-    return { kernels: await loadWinoKernels(ctx, 4, act, findCandidate(name, act !== "f32")) };
-  } catch {
-    return null;
-  }
+  return await winnerKernels(ctx, half, r, 4);
 }
 
 /** The suffix of compareSmallBatch's timing of a conv in a bridged chain. */
@@ -734,28 +779,22 @@ export function compareSmallBatch(
   s: WinoShape,
   candidates?: WinoCandidate[],
   bridged = false,
-): Promise<WinoTuneResult | null> {
+): Promise<WinoTuneResult> {
   const act = half?.storage ?? "f32";
-  const key = directTuneKey(
+  return memoCompared(
     ctx,
     kernels,
     half,
     s,
-    3,
-    `small-wino${candidates ? `|${candidates.map((c) => c.name).join(",")}` : ""}${
-      bridged ? "|bridged" : ""
-    }`,
-  );
-  let hit = compared.get(key);
-  if (!hit) {
-    hit = (async () => {
+    `small-wino${bridged ? "|bridged" : ""}`,
+    candidates,
+    async () => {
       // Nothing to tune in the direct conv (no split-K or tile options) still leaves its default
       // to time: at batch 16 on hardware tiles this comparison was skipped, and the tower ran
       // direct at 43 ms a call on the H200 against 19 for batch 8, which F(4x4) had won.
       const direct = await tuneDirectSplits(ctx, kernels, half, s) ??
         await timeDirectDefault(ctx, kernels, half, s);
       const wino = await tuneWinograd(ctx, kernels, half, 4, s, candidates);
-      const best = (t: WinoTuneResult) => Math.min(...t.timings.map((x) => x.ms ?? Infinity));
       const d = best(direct), w = best(wino);
       const timings: WinoTiming[] = [
         { name: `direct ${direct.winner}`, ms: d, gemmMs: null },
@@ -776,13 +815,9 @@ export function compareSmallBatch(
         timings,
         timer: "the two tuners' best times",
       };
-      log.push(r);
       return r;
-    })();
-    hit.catch(() => compared.delete(key));
-    compared.set(key, hit);
-  }
-  return hit;
+    },
+  );
 }
 
 /**
@@ -863,15 +898,7 @@ export async function pickLargeBatchWinograd(
   const s = { ...bucketed(shape), k: 3 };
   // A failed comparison leaves the layer at F(4x4) (what it ran before this option existed).
   const r = await compareLargeTiles(ctx, kernels, half, s, undefined, bridged).catch(() => null);
-  if (!r || !r.winner.startsWith("F6 ")) return null;
-  const act = half?.storage ?? "f32";
-  const name = r.winner.slice("F6 ".length).replace(CHAINED, "");
-  if (name === LEGACY) return { kernels: null };
-  try {
-    return { kernels: await loadWinoKernels(ctx, 6, act, findCandidate(name, act !== "f32")) };
-  } catch {
-    return null;
-  }
+  return await winnerKernels(ctx, half, r, 6);
 }
 
 /**
@@ -888,23 +915,17 @@ export function compareLargeTiles(
   s: WinoShape,
   candidates?: WinoCandidate[],
   bridged = false,
-): Promise<WinoTuneResult | null> {
+): Promise<WinoTuneResult> {
   const act = half?.storage ?? "f32";
-  const key = directTuneKey(
+  return memoCompared(
     ctx,
     kernels,
     half,
     s,
-    3,
-    `large-wino${candidates ? `|${candidates.map((c) => c.name).join(",")}` : ""}${
-      bridged ? "|bridged" : ""
-    }`,
-  );
-  let hit = compared.get(key);
-  if (!hit) {
-    hit = (async () => {
+    `large-wino${bridged ? "|bridged" : ""}`,
+    candidates,
+    async () => {
       await ensureWinograd6(ctx, kernels, half);
-      const best = (t: WinoTuneResult) => Math.min(...t.timings.map((x) => x.ms ?? Infinity));
       const lone: WinoTiming[] = [], chained: WinoTiming[] = [];
       let four: WinoTuneResult | null = null;
       for (const m of [4, 6] as const) {
@@ -934,13 +955,9 @@ export function compareLargeTiles(
           ? "the tuners' best times; chained figures decide"
           : "the tuners' best times",
       };
-      log.push(r);
       return r;
-    })();
-    hit.catch(() => compared.delete(key));
-    compared.set(key, hit);
-  }
-  return hit;
+    },
+  );
 }
 
 /**
@@ -970,70 +987,54 @@ export function compareTrainTiles(
   kernels: NnKernels,
   s: WinoShape,
   candidates?: WinoCandidate[],
-): Promise<WinoTuneResult | null> {
-  const key = directTuneKey(
-    ctx,
-    kernels,
-    null,
-    s,
-    3,
-    `train-wino${candidates ? `|${candidates.map((c) => c.name).join(",")}` : ""}`,
-  );
-  let hit = compared.get(key);
-  if (!hit) {
-    hit = (async () => {
-      await ensureWinograd6(ctx, kernels, null);
-      const best = (t: WinoTuneResult) => Math.min(...t.timings.map((x) => x.ms ?? Infinity));
-      const timings: WinoTiming[] = [];
-      let fw4: WinoTuneResult | null = null, ig4: WinoTuneResult | null = null;
-      for (const m of [4, 6] as const) {
-        const fw = await tuneWinograd(ctx, kernels, null, m, s, candidates ?? sixCandidates(fw4));
-        fw4 ??= fw;
-        const swapped = { ...s, ci: s.co, co: s.ci };
-        const ig: WinoTuneResult = s.ci === s.co
-          ? fw
-          : await tuneWinograd(ctx, kernels, null, m, swapped, candidates ?? sixCandidates(ig4));
-        ig4 ??= ig;
-        const wg = await tuneWgrad(ctx, kernels, m, s);
-        const parts = [
-          { name: `F${m} forward ${fw.winner}`, ms: best(fw) },
-          { name: `F${m} input gradient ${ig.winner}`, ms: best(ig) },
-          { name: `F${m} weight gradient ${wg.winner}`, ms: best(wg) },
-        ];
-        const total = parts.reduce((a, p) => a + p.ms, 0);
-        for (const p of parts) {
-          timings.push({ ...p, ms: Number.isFinite(p.ms) ? p.ms : null, gemmMs: null });
-        }
-        timings.push({
-          name: `F${m} step`,
-          ms: Number.isFinite(total) ? total : null,
-          gemmMs: null,
-        });
+): Promise<WinoTuneResult> {
+  return memoCompared(ctx, kernels, null, s, "train-wino", candidates, async () => {
+    await ensureWinograd6(ctx, kernels, null);
+    const timings: WinoTiming[] = [];
+    let fw4: WinoTuneResult | null = null, ig4: WinoTuneResult | null = null;
+    for (const m of [4, 6] as const) {
+      const fw = await tuneWinograd(ctx, kernels, null, m, s, candidates ?? sixCandidates(fw4));
+      fw4 ??= fw;
+      const swapped = { ...s, ci: s.co, co: s.ci };
+      const ig: WinoTuneResult = s.ci === s.co
+        ? fw
+        : await tuneWinograd(ctx, kernels, null, m, swapped, candidates ?? sixCandidates(ig4));
+      ig4 ??= ig;
+      const wg = await tuneWgrad(ctx, kernels, m, s);
+      const parts = [
+        { name: `F${m} forward ${fw.winner}`, ms: best(fw) },
+        { name: `F${m} input gradient ${ig.winner}`, ms: best(ig) },
+        { name: `F${m} weight gradient ${wg.winner}`, ms: best(wg) },
+      ];
+      const total = parts.reduce((a, p) => a + p.ms, 0);
+      for (const p of parts) {
+        timings.push({ ...p, ms: Number.isFinite(p.ms) ? p.ms : null, gemmMs: null });
       }
-      const steps = timings.filter((t) => t.name.endsWith(" step") && t.ms !== null);
-      if (!steps.length) {
-        throw new KibitzError(
-          "shader_error",
-          `no Winograd training pass ran on ${JSON.stringify(s)}`,
-        );
-      }
-      const r: WinoTuneResult = {
-        adapter: describeAdapter(ctx.report),
-        storage: "f32",
-        shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, false)} training, F(4x4) or F(6x6)`,
-        dims: s,
-        winner: steps.reduce((a, b) => (b.ms! < a.ms! ? b : a)).name,
-        timings,
-        timer:
-          "the tuners' best times; the step rows (forward + input gradient + weight gradient) decide",
-      };
-      log.push(r);
-      return r;
-    })();
-    hit.catch(() => compared.delete(key));
-    compared.set(key, hit);
-  }
-  return hit;
+      timings.push({
+        name: `F${m} step`,
+        ms: Number.isFinite(total) ? total : null,
+        gemmMs: null,
+      });
+    }
+    const steps = timings.filter((t) => t.name.endsWith(" step") && t.ms !== null);
+    if (!steps.length) {
+      throw new KibitzError(
+        "shader_error",
+        `no Winograd training pass ran on ${JSON.stringify(s)}`,
+      );
+    }
+    const r: WinoTuneResult = {
+      adapter: describeAdapter(ctx.report),
+      storage: "f32",
+      shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, false)} training, F(4x4) or F(6x6)`,
+      dims: s,
+      winner: steps.reduce((a, b) => (b.ms! < a.ms! ? b : a)).name,
+      timings,
+      timer:
+        "the tuners' best times; the step rows (forward + input gradient + weight gradient) decide",
+    };
+    return r;
+  });
 }
 
 /** The weight-gradient GEMM forced by KIBITZ_NN_WGRAD (`vp` or `legacy`), if any. */
