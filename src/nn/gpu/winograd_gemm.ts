@@ -417,6 +417,20 @@ export function blockedCandidates(): GemmCandidate[] {
 }
 
 /**
+ * Small blocks for small batches (session 27): 32 x 64, 64 x 32 and 32 x 32 outputs from 128 or
+ * 64 threads, 4 x 4 a thread. At batch 1 on 26 x 26 a transformed-domain GEMM is 256 x 256 x 49
+ * columns per element: 64 x 64 blocks make 144 workgroups of the 36 elements, too few to fill a
+ * datacenter GPU; 32 x 32 blocks make 576. F(6x6)'s 25 tiles pad to 32 columns, not 64.
+ */
+export function smallBlockCandidates(): GemmCandidate[] {
+  return [
+    cand(16, 8, 1, 1, 16, true, true, false, false, VP),
+    cand(8, 16, 1, 1, 16, true, true, false, false, VP),
+    cand(8, 8, 1, 1, 16, true, true, false, false, VP),
+  ];
+}
+
+/**
  * f16 products (f16 plans on `shader-f16` adapters): the blocked tilings with f16 workgroup tiles
  * and vec4<f16> FMAs summed in f16 over chunks of 4 or 8 K steps, then in f32; V and M f32
  * (`f16VM`: also f16 V/M, `-h`). Their F(4x4) error is the f16 V/M variants' (see
@@ -460,6 +474,7 @@ export function hardwareCandidates(f16VM: boolean): GemmCandidate[] {
     cand(16, 16, 2, 2, 16, true, true, false, true),
     cand(16, 16, 2, 1, 16, true, true, false, true),
     ...blockedCandidates(),
+    ...smallBlockCandidates(),
   ];
   if (!f16VM) return f32;
   return [
@@ -498,6 +513,8 @@ export function testCandidates(): GemmCandidate[] {
     cand(4, 4, 2, 2, 4, true, true, false, true, { ...VP, f16k: 2 }),
     cand(4, 4, 1, 2, 4, true, false, false, false, { ...VP, f16k: 2 }),
     cand(4, 4, 2, 2, 4, true, true, true, true, { ...VP, f16k: 4 }),
+    // The small blocks' twin: 4 x 4 a thread, vec4 U loads, padded A rows, one slice buffer.
+    cand(4, 4, 1, 1, 4, true, true, false, false, VP),
   ];
 }
 
