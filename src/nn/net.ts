@@ -931,10 +931,12 @@ export class GpuNet implements PolicyValueNet {
             this.winogradGemm,
             // The tower's convs share their shape: all go F(4x4) together, then bridged.
             this.winogradBridge,
+            this.winograd6 !== "off" && this.filters6Fit(),
           );
           if (small) {
-            rec.winoOverride.set(key, 4);
-            const wk = winoShapeKey(4, size, ci, co, c.height, c.width);
+            if (small.m === 6) await this.ensureFilters6();
+            rec.winoOverride.set(key, small.m);
+            const wk = winoShapeKey(small.m, size, ci, co, c.height, c.width);
             if (small.kernels) rec.winoChoice.set(wk, small.kernels);
             continue;
           }
@@ -1033,9 +1035,7 @@ export class GpuNet implements PolicyValueNet {
       );
       return { kernels };
     }
-    // Filter transforms at both tiles: 64/36 more memory for F(6x6)'s; considered only where all
-    // of them fit a quarter of the adapter's largest buffer.
-    if (this.filterBytes(6) > this.ctx.device.limits.maxBufferSize / 4) return null;
+    if (!this.filters6Fit()) return null;
     return await pickLargeBatchWinograd(
       this.ctx,
       this.kernels,
@@ -1071,6 +1071,15 @@ export class GpuNet implements PolicyValueNet {
       await ensureWinograd6(this.ctx, this.kernels, null);
       rec.winoOverride.set(directShapeKey(size, co, ci, c.height, c.width, 3, false), 6);
     }
+  }
+
+  /**
+   * Whether the tuner may take F(6x6): the network then keeps filter transforms at both tiles
+   * (F(6x6)'s 64/36 the size of F(4x4)'s), so only where all of F(6x6)'s fit a quarter of the
+   * adapter's largest buffer.
+   */
+  private filters6Fit(): boolean {
+    return this.filterBytes(6) <= this.ctx.device.limits.maxBufferSize / 4;
   }
 
   /** Bytes of the F(m x m) filter transforms of every 3x3 conv (f32). */

@@ -9,6 +9,7 @@ import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { hardwareCandidates, testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
 import {
   compareLargeTiles,
+  compareSmallBatch,
   compareTrainTiles,
   parseWinograd6,
   pickLargeBatchWinograd,
@@ -97,6 +98,30 @@ Deno.test("F(4x4) against F(6x6): both tiles' rows, chained rows decide", opts, 
   assert.equal(h?.timings.length, 4);
   for (const t of h!.timings.slice(0, 2)) assert.ok(t.ms !== null && t.ms > 0, t.name);
 });
+
+Deno.test(
+  "below the table's threshold: direct, F(4x4) and F(6x6), lone and chained",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+    const shape = { n: 2, ci: 16, co: 16, h: 6, w: 6, k: 3 };
+    const cands = testCandidates().filter((c) => !c.half).slice(0, 1);
+    const r = await compareSmallBatch(ctx!, kernels, null, shape, cands, true, true);
+    assert.deepEqual(r.timings.map((t) => t.name.replace(/^(F[46]) [^ ]+/, "$1")), [
+      "direct splits=1",
+      "F4",
+      "F4 in a bridged chain",
+      "F6",
+      "F6 in a bridged chain",
+    ]);
+    assert.match(r.shape, /direct or F\(4x4\) or F\(6x6\)$/);
+    const timed = r.timings.filter((t) => t.ms !== null);
+    assert.equal(r.winner, timed.reduce((a, b) => (b.ms! < a.ms! ? b : a)).name);
+    // Without `six` the F(6x6) rows are not there (what the network asks with winograd6 off).
+    const four = await compareSmallBatch(ctx!, kernels, null, shape, cands, true);
+    assert.ok(!four.timings.some((t) => t.name.startsWith("F6")));
+  },
+);
 
 Deno.test(
   "training's F(4x4) against F(6x6): three passes a tile, their sums decide",

@@ -672,8 +672,8 @@ async function winnerKernels(
  * best tuned direct conv (split-K and tile family) is timed against the best tuned Winograd conv
  * (input transform + GEMM + output transform; with `bridged`, where Ci = Co, also the cost a
  * conv adds to a chain of bridged Winograd convs: GEMM + bridge, see timeBridgedChain), once per
- * adapter, storage and bucketed shape. Returns the Winograd kernels to run (null kernels: the built-in GEMM) when Winograd wins, else
- * null (stay direct).
+ * adapter, storage and bucketed shape; with `six`, F(6x6) too. Returns the winning tile and its
+ * kernels (null kernels: the built-in GEMM) when Winograd wins, else null (stay direct).
  */
 export async function pickSmallBatchWinograd(
   ctx: GpuContext,
@@ -682,15 +682,21 @@ export async function pickSmallBatchWinograd(
   shape: WinoShape,
   force = forcedWinoGemm(),
   bridged = false,
-): Promise<{ kernels: WinoKernels | null } | null> {
+  six = false,
+): Promise<{ m: WinogradTile; kernels: WinoKernels | null } | null> {
   if (ctx.report.isFallback || !tuningOn() || force !== undefined) return null;
   const s = { ...bucketed(shape), k: 3 };
   if (s.ci < 64 || s.co < 64 || winogradGeometry(4, s.n, s.h, s.w).p < SMALL_WINO_MIN_TILES) {
     return null;
   }
   // A failed comparison leaves the layer direct (what it ran before this option existed).
-  const r = await compareSmallBatch(ctx, kernels, half, s, undefined, bridged).catch(() => null);
-  return await winnerKernels(ctx, half, r, 4);
+  const r = await compareSmallBatch(ctx, kernels, half, s, undefined, bridged, six)
+    .catch(() => null);
+  for (const m of [4, 6] as const) {
+    const k = await winnerKernels(ctx, half, r, m);
+    if (k) return { m, ...k };
+  }
+  return null;
 }
 
 /** The suffix of compareSmallBatch's timing of a conv in a bridged chain. */
@@ -779,6 +785,7 @@ export function compareSmallBatch(
   s: WinoShape,
   candidates?: WinoCandidate[],
   bridged = false,
+  six = false,
 ): Promise<WinoTuneResult> {
   const act = half?.storage ?? "f32";
   return memoCompared(
@@ -786,7 +793,7 @@ export function compareSmallBatch(
     kernels,
     half,
     s,
-    `small-wino${bridged ? "|bridged" : ""}`,
+    `small-wino${bridged ? "|bridged" : ""}${six ? "|six" : ""}`,
     candidates,
     async () => {
       // Nothing to tune in the direct conv (no split-K or tile options) still leaves its default
@@ -804,12 +811,29 @@ export function compareSmallBatch(
       if (bridged && Number.isFinite(w) && s.ci === s.co && bridgeFits(4, s.h, s.w)) {
         timings.push(await chainedTiming(ctx, kernels, half, s, 4, wino.winner));
       }
+      // F(6x6) (over F(4x4)'s fastest GEMMs): fewer tiles to pad at small batches (batch 1 on
+      // 26 x 26: 25 tiles in 32 columns against 49 in 64).
+      if (six) {
+        await ensureWinograd6(ctx, kernels, half);
+        const w6 = await tuneWinograd(ctx, kernels, half, 6, s, candidates ?? sixCandidates(wino));
+        const ms = best(w6);
+        timings.push({
+          name: `F6 ${w6.winner}`,
+          ms: Number.isFinite(ms) ? ms : null,
+          gemmMs: null,
+        });
+        if (bridged && Number.isFinite(ms) && s.ci === s.co && bridgeFits(6, s.h, s.w)) {
+          timings.push(await chainedTiming(ctx, kernels, half, s, 6, w6.winner));
+        }
+      }
       const fastest = timings.filter((t) => t.ms !== null)
         .reduce((a, b) => (b.ms! < a.ms! ? b : a));
       const r: WinoTuneResult = {
         adapter: describeAdapter(ctx.report),
         storage: act,
-        shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, half !== null)} direct or F(4x4)`,
+        shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, half !== null)} direct or F(4x4)${
+          six ? " or F(6x6)" : ""
+        }`,
         dims: s,
         winner: fastest.name,
         timings,
