@@ -21,7 +21,7 @@ import {
   gemmBlock,
   hardwareCandidates,
   testCandidates,
-  WGRAD_VP,
+  WGRAD_VARIANTS,
 } from "./gpu/winograd_gemm.ts";
 import {
   pickWinoKernels,
@@ -556,7 +556,7 @@ export const suite: BenchSuite = {
           for (const n of tuneBatches) {
             const s = { n, ci: 256, co: 256, h, w };
             await show(await tuneWinograd(ctx, kernels, null, 4, s));
-            // Training's weight-gradient GEMM: built-in against `vp`.
+            // Training's weight-gradient GEMM: built-in against the `vp` variants.
             await show(await tuneWgrad(ctx, kernels, 4, s));
             if (benchHalf(ctx) === "f16") {
               // f16 storage, the f16 V/M and f16-product variants included (opt-in for plans:
@@ -886,10 +886,11 @@ async function planGemms(net: GpuNet, batch: number): Promise<string> {
   const names = [...plan.winoChoice.values()].map((k) => k.candidate.name);
   const labels = plan.ops.map((o) => o.label);
   if (!labels.some((l) => l.startsWith("winograd") || l.startsWith("wino."))) return "";
-  const wgrad = labels.filter((l) => l.startsWith("winogradWgradGemm"));
-  const vp = wgrad.filter((l) => l.endsWith("VP")).length;
+  // The weight-gradient GEMMs by variant (label suffix: VP, VPU, ...; none: the built-in one).
+  const wgrad = labels.filter((l) => l.startsWith("winogradWgradGemm"))
+    .map((l) => l.replace(/^winogradWgradGemm(Wide)?/, "").toLowerCase() || "legacy");
   return `${names.length ? [...new Set(names)].join(", ") : "legacy"}${
-    wgrad.length ? `; wgrad ${vp === wgrad.length ? "vp" : vp ? "mixed" : "legacy"}` : ""
+    wgrad.length ? `; wgrad ${[...new Set(wgrad)].join(", ")}` : ""
   }${await planTiles(net, batch, true)}`;
 }
 
@@ -901,7 +902,7 @@ const NEW_GEMMS = new Set([
   ...[...hardwareCandidates(true), ...testCandidates()]
     .filter((c) => c.gemm.vecA || c.gemm.padA || c.gemm.f16k)
     .map((c) => c.name),
-  WGRAD_VP,
+  ...WGRAD_VARIANTS.map((v) => v.name),
 ]);
 
 function fmtMs(v: string | number | null): string {

@@ -560,7 +560,10 @@ export class GpuNet implements PolicyValueNet {
     private readonly half: HalfKernels | null = null,
     /** A forced Winograd GEMM variant (see pickWinoKernels); undefined: tuned on hardware. */
     readonly winogradGemm: string | undefined = undefined,
-    /** A forced weight-gradient GEMM ("vp" or "legacy"; see pickWgradKernel); undefined: tuned. */
+    /**
+     * A forced weight-gradient GEMM ("legacy" or a WGRAD_VARIANTS name; see pickWgradKernel);
+     * undefined: tuned.
+     */
     readonly wgradGemm: string | undefined = undefined,
     mapMode: MapMode = defaultMapMode(ctx),
     /** f16 training's V/M storage (see GpuRecorder.trainHalf); null: f32 training. */
@@ -600,7 +603,8 @@ export class GpuNet implements PolicyValueNet {
    * `f16Emulate` (tests) the f16 code path with f32 storage, and `winogradGemm` a forced Winograd
    * GEMM variant ("legacy" or a candidate name; default KIBITZ_NN_WINO_GEMM, else autotuned on
    * hardware adapters and the built-in GEMM on software ones), `wgradGemm` training's Winograd
-   * weight-gradient GEMM ("legacy" or "vp"; default KIBITZ_NN_WGRAD, else tuned the same way),
+   * weight-gradient GEMM ("legacy" or a variant: vp, vpu, vpud, vpu16; default KIBITZ_NN_WGRAD,
+   * else tuned the same way),
    * `mapMode` when inference calls request their readback maps (see defaultMapMode),
    * `trainPrecision` the training steps' (see resolveTrainPrecision), `winogradBridge` whether
    * chained Winograd convs are joined by bridges (default KIBITZ_NN_WINO_BRIDGE, else on), and

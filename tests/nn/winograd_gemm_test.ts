@@ -20,11 +20,12 @@ import {
   checkWinoGemm,
   gemmBlock,
   hardwareCandidates,
-  loadWgradVP,
+  loadWgradVariant,
   loadWinoKernels,
   needsF16Plan,
   testCandidates,
   variantColumns,
+  WGRAD_VARIANTS,
   type WinoCandidate,
   winoGemmGroups,
   winoGemmWorkgroupBytes,
@@ -607,7 +608,7 @@ Deno.test(
 );
 
 Deno.test(
-  "the vp weight-gradient GEMM (vec4 loads along the tiles, padded rows) matches the CPU, as the built-in one",
+  "the vp weight-gradient GEMMs (vec4 loads along the tiles, padded rows; unrolled, double-buffered, 16-deep slices) match the CPU, as the built-in one",
   opts,
   async () => {
     const kernels = await loadKernels(ctx!, netTiles, "tiled");
@@ -617,21 +618,28 @@ Deno.test(
     for (const [n, ci, co, h, w, m] of cases) {
       const x = randTensor([n, ci, h, w], 51), dy = randTensor([n, co, h, w], 52);
       const want = conv2dBackwardWeight(x, dy, 3).data;
-      for (const vp of [false, true]) {
+      for (const v of [null, ...WGRAD_VARIANTS]) {
         const pool = new TensorPool(ctx!);
         const rec = new GpuRecorder(ctx!, kernels, pool, true);
         rec.winogradTrain = true;
         rec.winograd = m;
         const tile = wgradTileOf(kernels.tiles, co, ci);
-        if (vp) {
-          rec.wgradChoice.set(winoShapeKey(m, n, ci, co, h, w), await loadWgradVP(ctx!, tile));
+        if (v) {
+          const k = await loadWgradVariant(ctx!, tile, v);
+          assert.equal(k.tile.bk, v.bk ?? tile.bk, v.name);
+          rec.wgradChoice.set(winoShapeKey(m, n, ci, co, h, w), k);
         }
+        const vp = v?.name ?? "legacy";
         const [gx, gdy] = [x, dy].map((t) => uploadTensor(ctx!, t.shape, t.data));
         const gw = uploadTensor(ctx!, [co, ci, 3, 3], new Float32Array(co * ci * 9));
         const dw = pool.acquire([co, ci, 3, 3]);
         rec.conv2dBackward(gx, gw, gdy, dw, false);
         const labels = rec.ops.map((o) => o.label);
-        assert.equal(labels.some((l) => l.endsWith("VP")), vp, labels.join(" "));
+        const gemm = labels.find((l) => l.startsWith("winogradWgradGemm"))!;
+        assert.match(
+          gemm,
+          new RegExp(`^winogradWgradGemm(Wide)?${v ? v.name.toUpperCase() : ""}$`),
+        );
         rec.submit();
         const [got] = await readTensors(ctx!, [dw]);
         const e = relErr(got, want);
@@ -645,24 +653,26 @@ Deno.test(
 );
 
 Deno.test(
-  "the weight-gradient tuner times the built-in and vp GEMMs; forced names; training with vp matches the CPU",
+  "the weight-gradient tuner times the built-in and vp GEMMs; forced names; training with each matches the CPU",
   opts,
   async () => {
     const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
     const shape = { n: 1, ci: 8, co: 12, h: 7, w: 7 };
     const r = await tuneWgrad(ctx!, kernels, 4, shape);
-    assert.deepEqual(r.timings.map((t) => t.name), [LEGACY, "vp"]);
+    assert.deepEqual(r.timings.map((t) => t.name), [LEGACY, "vp", "vpu", "vpud", "vpu16"]);
     for (const t of r.timings) assert.ok(t.ms! > 0 && t.gemmMs! > 0, t.name);
     assert.equal(r.winner, r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a)).name);
     assert.equal(await tuneWgrad(ctx!, kernels, 4, shape), r, "cached");
     assert.equal(await pickWgradKernel(ctx!, kernels, 4, shape, LEGACY), null);
-    assert.ok(await pickWgradKernel(ctx!, kernels, 4, shape, "vp"));
+    for (const v of WGRAD_VARIANTS) {
+      assert.equal((await pickWgradKernel(ctx!, kernels, 4, shape, v.name))?.name, v.name);
+    }
     await assert.rejects(() => pickWgradKernel(ctx!, kernels, 4, shape, "nope"), /not one of/);
     // Software adapters do not tune: the built-in GEMM unless forced.
     if (ctx!.report.isFallback) {
       assert.equal(await pickWgradKernel(ctx!, kernels, 4, shape, undefined), null);
     }
-    // Two training steps with the vp weight gradient forced: weights as the CPU's.
+    // Two training steps with the unrolled, double-buffered variant forced: weights as the CPU's.
     const w = initWeights(cfg, 23);
     const h = { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 };
     const cpu = new CpuNet(w);
@@ -671,7 +681,7 @@ Deno.test(
       tiles: TEST_TILES,
       fused: true,
       winograd: 4,
-      wgradGemm: "vp",
+      wgradGemm: "vpud",
     });
     for (let step = 0; step < 2; step++) {
       const b = syntheticBatch(cfg, 3, 60 + step);
@@ -680,7 +690,7 @@ Deno.test(
       assert.ok(Math.abs(got.loss - want.loss) < 1e-5, `step ${step} loss`);
     }
     const labels = (await net.planFor(3, true)).ops.map((o) => o.label);
-    assert.ok(labels.includes("winogradWgradGemmVP"), labels.join(" "));
+    assert.ok(labels.includes("winogradWgradGemmVPUD"), labels.join(" "));
     const ref = await cpu.weights(), got = await net.weights();
     for (const [name, t] of ref.tensors) {
       const d = maxDiff(got.tensors.get(name)!.data, t.data);

@@ -13,6 +13,7 @@ import { KibitzError } from "../../errors.ts";
 import {
   type TransformedStorage,
   variantColumns,
+  type WgradChoice,
   type WgradHalfKernels,
   winoGemmGroups,
   type WinoKernels,
@@ -203,11 +204,11 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    */
   readonly winoChoice = new Map<string, WinoKernels>();
   /**
-   * Training's Winograd weight-gradient GEMM per layer shape (key winoShapeKey of x and dW): the
-   * `vp` kernel (loadWgradVP, compiled for the tile family that shape uses), e.g. the tuner's pick;
-   * shapes without one run the built-in winogradWgradGemm*.
+   * Training's Winograd weight-gradient GEMM per layer shape (key winoShapeKey of x and dW): a
+   * `vp` variant (loadWgradVariant, compiled for the tile family that shape uses, with its own
+   * slice depth), e.g. the tuner's pick; shapes without one run the built-in winogradWgradGemm*.
    */
-  readonly wgradChoice = new Map<string, GPUComputePipeline>();
+  readonly wgradChoice = new Map<string, WgradChoice>();
   /**
    * The split-K factor of direct (implicit-GEMM) convs per layer shape (key directShapeKey), e.g.
    * the autotuner's pick; shapes without one take defaultSplits.
@@ -453,16 +454,16 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     }
     const wide = co >= WIDE && ci >= WIDE;
     const kernel = wide ? "winogradWgradGemmWide" : "winogradWgradGemm";
-    const vp = this.wgradChoice.get(key);
+    const choice = this.wgradChoice.get(key);
     const names = [`winogradInput${m}`, `winogradDout${m}`, kernel, `winogradFilterGrad${m}`];
     const [input, dout, gemm, filterGrad] = names.map((s) => this.kernels[s as KernelName]);
     return {
-      tile: wgradTileOf(this.kernels.tiles, co, ci),
+      tile: choice?.tile ?? wgradTileOf(this.kernels.tiles, co, ci),
       input,
       dout,
-      gemm: vp ?? gemm,
+      gemm: choice?.pipeline ?? gemm,
       filterGrad,
-      labels: [names[0], names[1], vp ? `${kernel}VP` : kernel, names[3]],
+      labels: [names[0], names[1], `${kernel}${choice?.name.toUpperCase() ?? ""}`, names[3]],
       bytes: null as 2 | 4 | null,
     };
   }

@@ -14,6 +14,7 @@ import { winogradFusedSource } from "./winograd_fused.ts";
 import {
   fusedCandidates,
   hardwareCandidates,
+  WGRAD_VARIANTS,
   winogradGemmSource,
   winogradWgradSource,
 } from "./winograd_gemm.ts";
@@ -113,7 +114,15 @@ export function kernelFingerprint(tiles: KernelTiles = HARDWARE_TILES): Promise<
     }
     for (const [co, ci] of [[256, 256], [32, 32]]) {
       const t = wgradTileOf(tiles, co, ci);
-      parts.push(winogradWgradSource(t, false), winogradWgradSource(t, true));
+      parts.push(winogradWgradSource(t, false));
+      for (const v of WGRAD_VARIANTS) {
+        add(() =>
+          winogradWgradSource({ ...t, bk: v.bk ?? t.bk }, true, "f32", {
+            unroll: v.unroll,
+            double: v.double,
+          })
+        );
+      }
     }
     const bytes = new TextEncoder().encode(parts.join("\u0000"));
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));

@@ -663,15 +663,69 @@ export function loadWinoKernels(
 
 const wgradCompiled: PerDevice<GPUComputePipeline> = new WeakMap();
 
-/** Compiles (once per device and tile) the `vp` weight-gradient GEMM of winogradWgradSource. */
-export function loadWgradVP(ctx: GpuContext, tile: WgradTile): Promise<GPUComputePipeline> {
-  const t = { wx: tile.wx, wy: tile.wy, gm: tile.gm, gn: tile.gn, bk: tile.bk };
-  return oncePerDevice(
+/**
+ * A tuned weight-gradient GEMM (all `vp`: vec4 loads along the tiles, padded rows): the slice
+ * loop written out (`unroll`), two slice buffers (`double`: one barrier a slice), and a slice
+ * depth other than the conv tile's (`bk`).
+ */
+export interface WgradVariant {
+  name: string;
+  unroll: boolean;
+  double: boolean;
+  bk?: number;
+}
+
+/**
+ * The weight-gradient GEMM variants the tuner times beside the built-in one: `vp` (session 16),
+ * and since session 27 the forward GEMM's levers, which its winners all use: unrolled slices,
+ * double-buffered slices, and 16-deep slices.
+ */
+export const WGRAD_VARIANTS: readonly WgradVariant[] = [
+  { name: "vp", unroll: false, double: false },
+  { name: "vpu", unroll: true, double: false },
+  { name: "vpud", unroll: true, double: true },
+  { name: "vpu16", unroll: true, double: false, bk: 16 },
+];
+
+/** A compiled weight-gradient variant for a conv tile: its pipeline, its tile (slice depth) and name. */
+export interface WgradChoice {
+  name: string;
+  tile: WgradTile;
+  pipeline: GPUComputePipeline;
+}
+
+/** The variant named `name` (LEGACY excluded), or undefined. */
+export function wgradVariant(name: string): WgradVariant | undefined {
+  return WGRAD_VARIANTS.find((v) => v.name === name);
+}
+
+/** Compiles (once per device, tile and variant) a weight-gradient GEMM variant. */
+export async function loadWgradVariant(
+  ctx: GpuContext,
+  tile: WgradTile,
+  variant: WgradVariant,
+): Promise<WgradChoice> {
+  const t = { wx: tile.wx, wy: tile.wy, gm: tile.gm, gn: tile.gn, bk: variant.bk ?? tile.bk };
+  const opts = { unroll: variant.unroll, double: variant.double };
+  const pipeline = await oncePerDevice(
     wgradCompiled,
     ctx,
-    JSON.stringify(t),
-    () => computePipeline(ctx, winogradWgradSource(t, true), "wgrad", {}, "nn.wgrad.vp"),
+    JSON.stringify({ t, opts }),
+    () =>
+      computePipeline(
+        ctx,
+        winogradWgradSource(t, true, "f32", opts),
+        "wgrad",
+        {},
+        `nn.wgrad.${variant.name}`,
+      ),
   );
+  return { name: variant.name, tile: t, pipeline };
+}
+
+/** Compiles (once per device and tile) the `vp` weight-gradient GEMM of winogradWgradSource. */
+export async function loadWgradVP(ctx: GpuContext, tile: WgradTile): Promise<WgradChoice> {
+  return await loadWgradVariant(ctx, tile, WGRAD_VARIANTS[0]);
 }
 
 /** f16 training's weight-gradient kernels for one tile and F(m) (see GpuRecorder.wgradHalf). */
@@ -743,9 +797,14 @@ export function winogradWgradSource(
   t: WgradTile,
   vp = false,
   storage: TransformedStorage = "f32",
+  opts: { unroll?: boolean; double?: boolean } = {},
 ): string {
   const half = storage !== "f32";
   if (half && !vp) throw new Error("Winograd wgrad: f16 dM and V need the vp GEMM");
+  if ((opts.unroll || opts.double) && !vp) {
+    throw new Error("Winograd wgrad: unrolled and double-buffered slices are vp variants");
+  }
+  const dbl = opts.double === true;
   const v: WinoGemm = { ...t, rowFast: true, unroll: false };
   const { bm, bn } = gemmBlock(v);
   const threads = v.wx * v.wy;
@@ -787,28 +846,39 @@ export function winogradWgradSource(
         r * threads
       }u; let ml = e / BK; ${arr}[(e % BK) * ${w4} + ml / 4u][ml % 4u] = ${reg}${r}; }`
     );
-  const store4 = (arr: string, w4: string, reg: string, n: number, total: number) =>
+  // Double buffering: slice buffer `buf` (0 or 1) starts SA / SB vec4s into As / Bs.
+  const off = (arr: string, buf: string) => (dbl ? `${buf} * S${arr[0]} + ` : "");
+  const store4 = (arr: string, w4: string, reg: string, n: number, total: number, buf = "cur") =>
     range(n).map((r) =>
       `    { let e = t + ${r * threads}u;${
         guard(total) ? ` if (e < ${(total * v.bk) / 4}u) {` : ""
       } let ml = e / BK4; let kq = 4u * (e % BK4);
 ${
         range(4).map((j) =>
-          `      ${arr}[(kq + ${j}u) * ${w4} + ml / 4u][ml % 4u] = ${reg}${r}[${j}];`
+          `      ${arr}[${
+            off(arr, buf)
+          }(kq + ${j}u) * ${w4} + ml / 4u][ml % 4u] = ${reg}${r}[${j}];`
         )
           .join("\n")
       }${guard(total) ? " }" : ""} }`
     );
-  const step: string[] = [];
-  for (const g of range(v.gm)) step.push(`let a${g} = As[kk * AS4 + ${g * v.wy}u + lid.y];`);
-  for (const h of range(v.gn)) step.push(`let b${h} = Bs[kk * BS4 + ${h * v.wx}u + lid.x];`);
-  for (const g of range(v.gm)) {
-    for (const i of range(4)) {
-      for (const h of range(v.gn)) {
-        step.push(`acc_${g}_${i}_${h} = fma(vec4<f32>(a${g}[${i}]), b${h}, acc_${g}_${i}_${h});`);
+  const step = (kk: string) => {
+    const out: string[] = [];
+    for (const g of range(v.gm)) {
+      out.push(`let a${g} = As[${off("As", "cur")}${kk} * AS4 + ${g * v.wy}u + lid.y];`);
+    }
+    for (const h of range(v.gn)) {
+      out.push(`let b${h} = Bs[${off("Bs", "cur")}${kk} * BS4 + ${h * v.wx}u + lid.x];`);
+    }
+    for (const g of range(v.gm)) {
+      for (const i of range(4)) {
+        for (const h of range(v.gn)) {
+          out.push(`acc_${g}_${i}_${h} = fma(vec4<f32>(a${g}[${i}]), b${h}, acc_${g}_${i}_${h});`);
+        }
       }
     }
-  }
+    return out;
+  };
   const acc = range(v.gm).flatMap((g) =>
     range(4).flatMap((i) => range(v.gn).map((h) => `  var acc_${g}_${i}_${h} = vec4<f32>(0.0);`))
   );
@@ -830,10 +900,40 @@ ${
       ...load("dm", "abase", "m0", "p.co", "ra", la),
       ...load("vin", "bbase", "n0", "p.ci", "rb", lb),
     ]).join("\n");
-  const stores =
+  const storesTo = (buf: string) =>
     (vp
-      ? [...store4("As", "AS4", "ra", la4, bm), ...store4("Bs", "BS4", "rb", lb4, bn)]
+      ? [...store4("As", "AS4", "ra", la4, bm, buf), ...store4("Bs", "BS4", "rb", lb4, bn, buf)]
       : [...store("As", "AS4", "ra", la), ...store("Bs", "BS4", "rb", lb)]).join("\n");
+  const stores = storesTo("cur");
+  const ind = (ls: string[], pad: string) => ls.map((l) => pad + l).join("\n");
+  const body = opts.unroll
+    ? range(v.bk).map((kk) => `    {\n${ind(step(`${kk}u`), "      ")}\n    }`).join("\n")
+    : `    for (var kk = 0u; kk < BK; kk++) {\n${ind(step("kk"), "      ")}\n    }`;
+  const loop = dbl
+    ? `${stores}
+  workgroupBarrier();
+  for (; k0 < kend;) {
+    k0 += BK;
+    if (k0 < kend) {
+${loads}
+    }
+${body}
+    if (k0 < kend) {
+${storesTo("(1u - cur)")}
+    }
+    workgroupBarrier();
+    cur = 1u - cur;
+  }`
+    : `  for (; k0 < kend;) {
+${stores}
+    workgroupBarrier();
+    k0 += BK;
+    if (k0 < kend) {
+${loads}
+    }
+${body}
+    workgroupBarrier();
+  }`;
   const as4 = bm / 4 + (vp ? 1 : 0), bs4 = bn / 4 + (vp ? 1 : 0);
   const elem = vp ? `vec4<${half ? "s16" : "f32"}>` : "f32";
   const epilogue = range(v.gm).flatMap((g) =>
@@ -858,7 +958,9 @@ ${
     half ? f16Prelude(storage) : ""
   }// Generated by src/nn/gpu/winograd_gemm.ts: Winograd weight-gradient GEMM ${bm}x${bn}k${v.bk}${
     vp ? ` ${WGRAD_VP}` : ""
-  }${half ? `, dM and V ${storage}` : ""}.
+  }${opts.unroll ? ", unrolled" : ""}${dbl ? ", double-buffered" : ""}${
+    half ? `, dM and V ${storage}` : ""
+  }.
 struct Params { co: u32, ci: u32, ppad: u32, kchunk: u32, kp: u32, alpha: u32, _a: u32, _b: u32 }
 
 @group(0) @binding(0) var<storage, read> dm: array<${elem}>;
@@ -870,8 +972,10 @@ const BK = ${v.bk}u;
 const BK4 = ${Math.max(1, v.bk / 4)}u;
 const AS4 = ${as4}u;
 const BS4 = ${bs4}u;
-var<workgroup> As: array<vec4<f32>, ${v.bk * as4}>;
-var<workgroup> Bs: array<vec4<f32>, ${v.bk * bs4}>;
+const SA = ${v.bk * as4}u;
+const SB = ${v.bk * bs4}u;
+var<workgroup> As: array<vec4<f32>, ${(dbl ? 2 : 1) * v.bk * as4}>;
+var<workgroup> Bs: array<vec4<f32>, ${(dbl ? 2 : 1) * v.bk * bs4}>;
 
 @compute @workgroup_size(${v.wx}, ${v.wy})
 fn wgrad(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -888,19 +992,8 @@ fn wgrad(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wi
 ${acc.join("\n")}
 ${regs.join("\n")}
   var k0 = kbeg;
-${loads}
-  for (; k0 < kend;) {
-${stores}
-    workgroupBarrier();
-    k0 += BK;
-    if (k0 < kend) {
-${loads}
-    }
-    for (var kk = 0u; kk < BK; kk++) {
-${step.map((l) => "      " + l).join("\n")}
-    }
-    workgroupBarrier();
-  }
+${dbl ? "  var cur = 0u;\n" : ""}${loads}
+${loop}
 ${epilogue.join("\n")}
 }
 `;

@@ -25,11 +25,13 @@ import {
   fusedCandidates,
   fusedTestCandidates,
   hardwareCandidates,
-  loadWgradVP,
+  loadWgradVariant,
   loadWinoKernels,
   needsF16Plan,
   testCandidates,
-  WGRAD_VP,
+  WGRAD_VARIANTS,
+  type WgradChoice,
+  wgradVariant,
   type WinoCandidate,
   type WinoKernels,
 } from "./winograd_gemm.ts";
@@ -1061,16 +1063,16 @@ export function compareTrainTiles(
   });
 }
 
-/** The weight-gradient GEMM forced by KIBITZ_NN_WGRAD (`vp` or `legacy`), if any. */
+/** The weight-gradient GEMM forced by KIBITZ_NN_WGRAD (`legacy` or a WGRAD_VARIANTS name). */
 export function forcedWgrad(): string | undefined {
   return envValue("KIBITZ_NN_WGRAD") || undefined;
 }
 
 /**
  * The weight-gradient GEMM training's Winograd layer of `shape` (x [n, ci, h, w], dW [co, ci])
- * runs: the `vp` kernel (src/nn/gpu/winograd_gemm.ts, winogradWgradSource) or null for the
- * built-in one. Forced by `force` (else KIBITZ_NN_WGRAD: `vp` or `legacy`); otherwise on hardware
- * adapters (unless KIBITZ_NN_TUNE=0) the faster of the two on the bucketed shape, timed once per
+ * runs: a `vp` variant (src/nn/gpu/winograd_gemm.ts, WGRAD_VARIANTS) or null for the built-in
+ * one. Forced by `force` (else KIBITZ_NN_WGRAD: `legacy` or a variant's name); otherwise on
+ * hardware adapters (unless KIBITZ_NN_TUNE=0) the fastest on the bucketed shape, timed once per
  * adapter and shape; software adapters run the built-in one.
  */
 export async function pickWgradKernel(
@@ -1079,26 +1081,27 @@ export async function pickWgradKernel(
   m: WinogradTile,
   shape: WinoShape,
   force = forcedWgrad(),
-): Promise<GPUComputePipeline | null> {
+): Promise<WgradChoice | null> {
   const tile = wgradTileOf(kernels.tiles, shape.co, shape.ci);
   if (force !== undefined) {
     if (force === LEGACY) return null;
-    if (force !== WGRAD_VP) {
-      throw new KibitzError(
-        "bad_args",
-        `weight-gradient GEMM "${force}" is not one of ${LEGACY}, ${WGRAD_VP}`,
-      );
+    const v = wgradVariant(force);
+    if (!v) {
+      const names = [LEGACY, ...WGRAD_VARIANTS.map((x) => x.name)].join(", ");
+      throw new KibitzError("bad_args", `weight-gradient GEMM "${force}" is not one of ${names}`);
     }
-    return await loadWgradVP(ctx, tile);
+    return await loadWgradVariant(ctx, tile, v);
   }
   if (ctx.report.isFallback || !tuningOn()) return null;
   const r = await tuneWgrad(ctx, kernels, m, bucketed(shape));
-  return r.winner === WGRAD_VP ? await loadWgradVP(ctx, tile) : null;
+  const v = wgradVariant(r.winner);
+  return v ? await loadWgradVariant(ctx, tile, v) : null;
 }
 
 /**
  * Times training's Winograd weight gradient (input transform, dM transform, GEMM, filter
- * gradient) with the built-in GEMM and with the `vp` one on `shape`, once per adapter and shape.
+ * gradient) with the built-in GEMM and each `vp` variant on `shape`, once per adapter and shape
+ * (a variant that does not compile, e.g. past the workgroup memory, is a row with its error).
  */
 export function tuneWgrad(
   ctx: GpuContext,
@@ -1108,7 +1111,7 @@ export function tuneWgrad(
 ): Promise<WinoTuneResult> {
   const key = `${describeAdapter(ctx.report)}|${JSON.stringify(kernels.tiles)}|${
     winoShapeKey(m, shape.n, shape.ci, shape.co, shape.h, shape.w)
-  }|wgrad`;
+  }|wgrad|${WGRAD_VARIANTS.map((v) => v.name).join(",")}`;
   return memoTuned(key, () => timeWgrad(ctx, kernels, m, shape));
 }
 
@@ -1124,31 +1127,48 @@ async function timeWgrad(
   const w = pool.acquire([s.co, s.ci, 3, 3], "tune.w");
   const dw = pool.acquire([s.co, s.ci, 3, 3], "tune.dw");
   const key = winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w);
-  const vp = await loadWgradVP(ctx, wgradTileOf(kernels.tiles, s.co, s.ci));
-  const runs = [LEGACY, WGRAD_VP].map((name) => {
+  const tile = wgradTileOf(kernels.tiles, s.co, s.ci);
+  const entries: { name: string; rec: GpuRecorder | null; error?: string }[] = [];
+  for (const v of [null, ...WGRAD_VARIANTS]) {
     const rec = new GpuRecorder(ctx, kernels, pool, true);
     rec.winogradTrain = true;
     rec.winograd = m;
-    if (name === WGRAD_VP) rec.wgradChoice.set(key, vp);
-    rec.conv2dBackward(x, w, dy, dw, false);
-    return { name, rec, gemm: rec.ops.filter((o) => o.label.startsWith("winogradWgradGemm")) };
-  });
+    try {
+      if (v) rec.wgradChoice.set(key, await loadWgradVariant(ctx, tile, v));
+      ctx.device.pushErrorScope("validation");
+      rec.conv2dBackward(x, w, dy, dw, false);
+      const err = await ctx.device.popErrorScope();
+      if (err) throw new Error(err.message);
+      entries.push({ name: v?.name ?? LEGACY, rec });
+    } catch (e) {
+      rec.destroy();
+      entries.push({ name: v?.name ?? LEGACY, rec: null, error: (e as Error).message });
+    }
+  }
+  const runs = entries.filter((e): e is { name: string; rec: GpuRecorder } => e.rec !== null)
+    .map((e) => ({
+      ...e,
+      gemm: e.rec.ops.filter((o) => o.label.startsWith("winogradWgradGemm")),
+    }));
   const { best, bestGemm, timer } = await timeWholeAndGemm(ctx, runs, () => 1);
   lastTimed = performance.now();
   for (const e of runs) e.rec.destroy();
   pool.destroy();
-  const winner = best.get(WGRAD_VP)! < best.get(LEGACY)! ? WGRAD_VP : LEGACY;
+  const timings = entries.map((e) => ({
+    name: e.name,
+    ms: best.get(e.name) ?? null,
+    gemmMs: bestGemm.get(e.name) ?? null,
+    ...(e.error ? { error: e.error } : {}),
+  }));
+  const ok = timings.filter((t) => t.ms !== null);
+  if (!ok.length) throw new KibitzError("shader_error", `no weight-gradient GEMM ran on ${key}`);
   return {
     adapter: describeAdapter(ctx.report),
     storage: "f32",
     shape: `wgrad ${key}`,
     dims: s,
-    winner,
-    timings: runs.map((e) => ({
-      name: e.name,
-      ms: best.get(e.name)!,
-      gemmMs: bestGemm.get(e.name)!,
-    })),
+    winner: ok.reduce((a, b) => (b.ms! < a.ms! ? b : a)).name,
+    timings,
     timer,
   };
 }
