@@ -26,6 +26,7 @@ import {
   pickTrainTile,
   pickWgradKernel,
   pickWinoKernels,
+  type TrainTiles,
   type Winograd6Policy,
 } from "./gpu/winograd_tune.ts";
 import {
@@ -994,10 +995,9 @@ export class GpuNet implements PolicyValueNet {
     // The weight gradients of the 3x3 layers (x [size, ci], dW [co, ci]): the tuned GEMM.
     for (const [conv] of foldedLayers(c)) {
       const [co, ci, k] = this.net.params.get(conv)!.shape;
-      const m = k !== 3
-        ? 0
-        : rec.winoOverride.get(directShapeKey(size, ci, co, c.height, c.width, 3, false)) ??
-          chooseWinograd(this.winograd, size, c.height, c.width, ci, co);
+      const dk = directShapeKey(size, ci, co, c.height, c.width, 3, false);
+      const m = k !== 3 ? 0 : rec.wgradOverride.get(dk) ?? rec.winoOverride.get(dk) ??
+        chooseWinograd(this.winograd, size, c.height, c.width, ci, co);
       const key = winoShapeKey(m || 4, size, ci, co, c.height, c.width);
       if (!m || rec.wgradChoice.has(key) || rec.wgradHalf.has(key)) continue;
       const shape = { n: size, ci, co, h: c.height, w: c.width };
@@ -1051,10 +1051,10 @@ export class GpuNet implements PolicyValueNet {
   }
 
   /**
-   * Sets rec.winoOverride to F(6x6) for the training layers (forward and input gradient) that the
-   * selection table runs as F(4x4) where winograd6 says so: "on", or "tuned" on hardware adapters
-   * when the forward, input-gradient and weight-gradient passes time faster (pickTrainTile). f32
-   * training only: f16 training keeps F(4x4).
+   * Sets the tiles of the training layers the selection table runs as F(4x4) where winograd6 says
+   * so: F(6x6) throughout with "on"; with "tuned" on hardware adapters each pass's faster tile
+   * (pickTrainTile): the forward and input-gradient convs in rec.winoOverride, the weight gradient
+   * in rec.wgradOverride. f32 training only: f16 training keeps F(4x4).
    */
   private async trainTiles(rec: GpuRecorder, size: number): Promise<void> {
     const c = this.config;
@@ -1068,12 +1068,15 @@ export class GpuNet implements PolicyValueNet {
       const key = directShapeKey(size, ci, co, c.height, c.width, 3, false);
       if (rec.winoOverride.has(key)) continue;
       const shape = { n: size, ci, co, h: c.height, w: c.width };
-      const six = this.winograd6 === "on" ||
-        await pickTrainTile(this.ctx, this.kernels, shape, this.winogradGemm ?? this.wgradGemm);
-      rec.winoOverride.set(key, six ? 6 : 4);
-      if (!six) continue;
-      await ensureWinograd6(this.ctx, this.kernels, null);
-      rec.winoOverride.set(directShapeKey(size, co, ci, c.height, c.width, 3, false), 6);
+      const t: TrainTiles | null = this.winograd6 === "on"
+        ? { forward: 6, inputGrad: 6, wgrad: 6 }
+        : await pickTrainTile(this.ctx, this.kernels, shape, this.winogradGemm ?? this.wgradGemm);
+      if (!t) continue;
+      if (Object.values(t).includes(6)) await ensureWinograd6(this.ctx, this.kernels, null);
+      rec.winoOverride.set(key, t.forward);
+      rec.wgradOverride.set(key, t.wgrad);
+      const swapped = directShapeKey(size, co, ci, c.height, c.width, 3, false);
+      if (!rec.winoOverride.has(swapped)) rec.winoOverride.set(swapped, t.inputGrad);
     }
   }
 

@@ -4,7 +4,10 @@
 // training steps, while its small-batch plans stay direct.
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
-import { loadHalfKernels } from "../../src/nn/gpu/f16.ts";
+import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "../../src/nn/cpu/conv.ts";
+import { directShapeKey, GpuRecorder } from "../../src/nn/gpu/backend.ts";
+import { ensureWinograd6, loadHalfKernels } from "../../src/nn/gpu/f16.ts";
+import { readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { hardwareCandidates, testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
 import {
@@ -17,6 +20,7 @@ import {
   SIX_CANDIDATES,
   sixCandidates,
   timeBridgedChain,
+  trainTilesOf,
   winogradTuneLog,
 } from "../../src/nn/gpu/winograd_tune.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
@@ -24,7 +28,7 @@ import { CpuNet, GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import { chooseWinograd } from "../../src/nn/winograd.ts";
-import { maxDiff } from "./helpers.ts";
+import { maxDiff, randTensor, relErr } from "./helpers.ts";
 
 Deno.env.set("KIBITZ_NN_F16", "0");
 Deno.env.set("KIBITZ_TUNE_CACHE", "off");
@@ -124,7 +128,7 @@ Deno.test(
 );
 
 Deno.test(
-  "training's F(4x4) against F(6x6): three passes a tile, their sums decide",
+  "training's F(4x4) against F(6x6): three passes a tile, each takes its faster tile",
   opts,
   async () => {
     const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
@@ -148,14 +152,78 @@ Deno.test(
       const sum = r.timings.slice(at - 3, at).reduce((a, t) => a + t.ms!, 0);
       assert.ok(Math.abs(r.timings[at].ms! - sum) < 1e-9, r.timings[at].name);
     }
-    const steps = [r.timings[3], r.timings[7]];
-    assert.equal(r.winner, steps.reduce((a, b) => (b.ms! < a.ms! ? b : a)).name);
+    // Each pass takes its faster tile, and the winner names the three.
+    const tiles = trainTilesOf(r);
+    for (const [at, k] of [[0, "forward"], [1, "inputGrad"], [2, "wgrad"]] as const) {
+      assert.equal(tiles[k], r.timings[at + 4].ms! < r.timings[at].ms! ? 6 : 4, k);
+    }
+    assert.equal(
+      r.winner,
+      `forward F${tiles.forward}, input gradient F${tiles.inputGrad}, weight gradient F${tiles.wgrad}`,
+    );
     // Ci != Co: the input gradient is timed on its own shape (16 -> 8), not the forward's.
     for (const m of [4, 6]) {
       assert.ok(winogradTuneLog().some((t) => t.shape === `F${m}:2x16x12x12->8`), `F${m}`);
     }
     // Software adapters do not tune: training stays at F(4x4).
-    assert.equal(await pickTrainTile(ctx!, kernels, shape), false);
+    assert.equal(await pickTrainTile(ctx!, kernels, shape), null);
+  },
+);
+
+Deno.test("training tiles: each pass alone, F(6x6) only where timed and faster", () => {
+  const row = (name: string, ms: number | null) => ({ name, ms, gemmMs: null });
+  const r = {
+    adapter: "test",
+    storage: "f32",
+    shape: "test",
+    dims: { n: 256, ci: 256, co: 256, h: 26, w: 26 },
+    winner: "",
+    timer: "test",
+    timings: [
+      row("F4 forward a", 2.0),
+      row("F4 input gradient a", 2.0),
+      row("F4 weight gradient vp", 2.5),
+      row("F6 forward b", 1.9),
+      row("F6 input gradient b", null),
+      row("F6 weight gradient vpu", 2.6),
+    ],
+  };
+  assert.deepEqual(trainTilesOf(r), { forward: 6, inputGrad: 4, wgrad: 4 });
+});
+
+Deno.test(
+  "a training layer with its forward at F(6x6) and its weight gradient at F(4x4) matches the CPU",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+    await ensureWinograd6(ctx!, kernels, null);
+    const [n, ci, co, h, w] = [2, 5, 7, 9, 8];
+    const x = randTensor([n, ci, h, w], 71), wt = randTensor([co, ci, 3, 3], 72);
+    const dy = randTensor([n, co, h, w], 73);
+    const pool = new TensorPool(ctx!);
+    const rec = new GpuRecorder(ctx!, kernels, pool, true);
+    rec.winogradTrain = true;
+    rec.winograd = "auto";
+    const key = directShapeKey(n, ci, co, h, w, 3, false);
+    rec.winoOverride.set(key, 6);
+    rec.winoOverride.set(directShapeKey(n, co, ci, h, w, 3, false), 6);
+    rec.wgradOverride.set(key, 4);
+    const [gx, gw, gdy] = [x, wt, dy].map((t) => uploadTensor(ctx!, t.shape, t.data));
+    const y = rec.conv2d(gx, gw);
+    const dw = pool.acquire([co, ci, 3, 3]);
+    const dx = rec.conv2dBackward(gx, gw, gdy, dw, true)!;
+    const labels = rec.ops.map((o) => o.label);
+    for (const l of ["winogradOutput6", "winogradDout4", "winogradFilterGrad4"]) {
+      assert.ok(labels.includes(l), `${l}: ${labels.join(" ")}`);
+    }
+    assert.ok(!labels.includes("winogradDout6"), labels.join(" "));
+    rec.submit();
+    const [gy, gdw, gdx] = await readTensors(ctx!, [y, dw, dx]);
+    assert.ok(relErr(gy, conv2d(x, wt).data) < 1e-4, "forward");
+    assert.ok(relErr(gdw, conv2dBackwardWeight(x, dy, 3).data) < 1e-4, "weight gradient");
+    assert.ok(relErr(gdx, conv2dBackwardInput(dy, wt).data) < 1e-4, "input gradient");
+    rec.destroy();
+    pool.destroy();
   },
 );
 

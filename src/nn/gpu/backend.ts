@@ -233,6 +233,11 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * large-batch tuner's F(6x6)) reads the twin whose rows match that tile.
    */
   readonly otherFilters = new Map<GpuTensor, GpuTensor[]>();
+  /**
+   * Training's weight-gradient tile per layer shape (key directShapeKey of x and dW, f32), where it
+   * differs from the forward conv's (winoOverride): the training tile tuner's per-pass pick.
+   */
+  readonly wgradOverride = new Map<string, WinogradTile>();
   /** Phase marks: the op index where each named phase of the recorded pass begins. */
   readonly marks: { phase: string; at: number }[] = [];
   /**
@@ -1040,7 +1045,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const co = w.shape[0];
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
     const kd = ci * k * k, cols = n * h * wd;
-    const m = this.trainWinograd(x, w);
+    const fm = this.trainWinograd(x, w);
+    const m = fm && (this.wgradOverride.get(directShapeKey(n, ci, co, h, wd, 3, false)) ?? fm);
     // f16 training: one scale of dY for both of its f16 uses (dM and the input gradient's V).
     const scale = m && this.trainHalf ? this.gradScale(dy) : null;
     if (m) this.wgradWinograd(x, dy, dw, m, scale);

@@ -986,27 +986,61 @@ export function compareLargeTiles(
   );
 }
 
+/** The tiles of a training layer's three Winograd passes (each independent of the others). */
+export interface TrainTiles {
+  forward: WinogradTile;
+  inputGrad: WinogradTile;
+  wgrad: WinogradTile;
+}
+
+/** The passes of compareTrainTiles, by their row names. */
+const TRAIN_PASSES = [
+  ["forward", "forward"],
+  ["inputGrad", "input gradient"],
+  ["wgrad", "weight gradient"],
+] as const;
+
 /**
- * Whether training's Winograd layer of `shape` (x [n, ci, h, w], dW [co, ci]), which the selection
- * table runs as F(4x4), runs faster as F(6x6): on hardware adapters (unless KIBITZ_NN_TUNE=0, or a
- * Winograd or weight-gradient GEMM is forced) by compareTrainTiles, once per adapter and bucketed
- * shape. A failed comparison keeps F(4x4).
+ * The tiles a training layer of `shape` (x [n, ci, h, w], dW [co, ci]), which the selection table
+ * runs as F(4x4), runs its passes at: on hardware adapters (unless KIBITZ_NN_TUNE=0, or a
+ * Winograd or weight-gradient GEMM is forced) each pass takes the faster of F(4x4) and F(6x6) in
+ * compareTrainTiles, once per adapter and bucketed shape; null (F(4x4) throughout) otherwise or
+ * where the comparison failed.
  */
 export async function pickTrainTile(
   ctx: GpuContext,
   kernels: NnKernels,
   shape: WinoShape,
   force: string | undefined = forcedWinoGemm() ?? forcedWgrad(),
-): Promise<boolean> {
-  if (ctx.report.isFallback || !tuningOn() || force !== undefined) return false;
+): Promise<TrainTiles | null> {
+  if (ctx.report.isFallback || !tuningOn() || force !== undefined) return null;
   const r = await compareTrainTiles(ctx, kernels, { ...bucketed(shape), k: 3 }).catch(() => null);
-  return r?.winner === "F6 step";
+  return r ? trainTilesOf(r) : null;
+}
+
+/**
+ * Each pass's faster tile in a compareTrainTiles result (rows "F<m> <pass> <kernel>"): F(6x6)
+ * only where it was timed and is faster.
+ */
+export function trainTilesOf(r: WinoTuneResult): TrainTiles {
+  const ms = (m: number, pass: string) =>
+    r.timings.find((t) => t.name.startsWith(`F${m} ${pass} `))?.ms ?? null;
+  const pick = (pass: string): WinogradTile => {
+    const four = ms(4, pass), six = ms(6, pass);
+    return six !== null && (four === null || six < four) ? 6 : 4;
+  };
+  return {
+    forward: pick("forward"),
+    inputGrad: pick("input gradient"),
+    wgrad: pick("weight gradient"),
+  };
 }
 
 /**
  * A training layer's three Winograd passes at F(4x4) and at F(6x6) (cached, logged): the forward
  * conv and the input-gradient conv (Co and Ci swapped) by each tile's best tuned GEMM, and the
- * weight gradient by its best kernel; the rows "F<m> step" (their sum) decide.
+ * weight gradient by its best kernel. The passes are independent computations, so each takes its
+ * faster tile (trainTilesOf; the winner names the three); the rows "F<m> step" are their sums.
  */
 export function compareTrainTiles(
   ctx: GpuContext,
@@ -1042,24 +1076,26 @@ export function compareTrainTiles(
         gemmMs: null,
       });
     }
-    const steps = timings.filter((t) => t.name.endsWith(" step") && t.ms !== null);
-    if (!steps.length) {
+    if (!timings.some((t) => t.ms !== null)) {
       throw new KibitzError(
         "shader_error",
         `no Winograd training pass ran on ${JSON.stringify(s)}`,
       );
     }
-    const r: WinoTuneResult = {
+    const partial: WinoTuneResult = {
       adapter: describeAdapter(ctx.report),
       storage: "f32",
       shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, false)} training, F(4x4) or F(6x6)`,
       dims: s,
-      winner: steps.reduce((a, b) => (b.ms! < a.ms! ? b : a)).name,
+      winner: "",
       timings,
-      timer:
-        "the tuners' best times; the step rows (forward + input gradient + weight gradient) decide",
+      timer: "the tuners' best times; each pass takes its faster tile",
     };
-    return r;
+    const tiles = trainTilesOf(partial);
+    return {
+      ...partial,
+      winner: TRAIN_PASSES.map(([k, label]) => `${label} F${tiles[k]}`).join(", "),
+    };
   });
 }
 
