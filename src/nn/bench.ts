@@ -877,8 +877,11 @@ export const suite: BenchSuite = {
 async function planTiles(net: GpuNet, batch: number, train: boolean): Promise<string> {
   if (net.winograd !== "auto") return "";
   const plan = await net.planFor(batch, train);
-  const n = [...plan.winoOverride.values()].filter((m) => m === 6).length;
-  return n ? `; F(6x6) on ${n} layer shape${n > 1 ? "s" : ""}` : "";
+  const six = (m: Map<string, number>) => [...m.values()].filter((t) => t === 6).length;
+  const n = six(plan.winoOverride), g = six(plan.wgradOverride);
+  return `${n ? `; F(6x6) on ${n} layer shape${n > 1 ? "s" : ""}` : ""}${
+    g ? `; weight gradient F(6x6) on ${g}` : ""
+  }`;
 }
 
 async function planGemms(net: GpuNet, batch: number): Promise<string> {
