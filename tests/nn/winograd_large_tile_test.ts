@@ -35,6 +35,12 @@ Deno.env.set("KIBITZ_TUNE_CACHE", "off");
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
 
+/** The test kernels and the one f32 test candidate the comparisons are timed with. */
+async function tuneSetup() {
+  const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+  return { kernels, cands: testCandidates().filter((c) => !c.half).slice(0, 1) };
+}
+
 Deno.test("the winograd6 policy's values", () => {
   assert.equal(parseWinograd6("tuned"), "tuned");
   assert.equal(parseWinograd6("on"), "on");
@@ -64,9 +70,8 @@ Deno.test("F(6x6) is tuned over F(4x4)'s fastest candidates on the same shape", 
 });
 
 Deno.test("F(4x4) against F(6x6): both tiles' rows, chained rows decide", opts, async () => {
-  const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+  const { kernels, cands } = await tuneSetup();
   const shape = { n: 2, ci: 16, co: 16, h: 12, w: 12, k: 3 };
-  const cands = testCandidates().filter((c) => !c.half).slice(0, 1);
   const r = await compareLargeTiles(ctx!, kernels, null, shape, cands);
   assert.ok(r);
   assert.deepEqual(r.timings.map((t) => t.name.split(" ")[0]), ["F4", "F6"]);
@@ -109,9 +114,8 @@ Deno.test(
   "below the table's threshold: direct, F(4x4) and F(6x6), lone and chained",
   opts,
   async () => {
-    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+    const { kernels, cands } = await tuneSetup();
     const shape = { n: 2, ci: 16, co: 16, h: 6, w: 6, k: 3 };
-    const cands = testCandidates().filter((c) => !c.half).slice(0, 1);
     const r = await compareSmallBatch(ctx!, kernels, null, shape, cands, true, true);
     assert.deepEqual(r.timings.map((t) => t.name.replace(/^(F[46]) [^ ]+/, "$1")), [
       "direct splits=1",
@@ -133,9 +137,8 @@ Deno.test(
   "training's F(4x4) against F(6x6): three passes a tile, each takes its faster tile",
   opts,
   async () => {
-    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+    const { kernels, cands } = await tuneSetup();
     const shape = { n: 2, ci: 8, co: 16, h: 12, w: 12, k: 3 };
-    const cands = testCandidates().filter((c) => !c.half).slice(0, 1);
     const r = await compareTrainTiles(ctx!, kernels, shape, cands);
     assert.ok(r);
     const rows = r.timings.map((t) => t.name.replace(/^(F[46] [a-z ]+?) [^ ]+$/, "$1"));
