@@ -891,7 +891,7 @@ async function planGemms(net: GpuNet, batch: number): Promise<string> {
   if (!labels.some((l) => l.startsWith("winograd") || l.startsWith("wino."))) return "";
   // The weight-gradient GEMMs by variant (label suffix: VP, VPU, ...; none: the built-in one).
   const wgrad = labels.filter((l) => l.startsWith("winogradWgradGemm"))
-    .map((l) => l.replace(/^winogradWgradGemm(Wide)?/, "").toLowerCase() || "legacy");
+    .map((l) => l.replace(/^winogradWgradGemm(Wide|H)?/, "").toLowerCase() || "legacy");
   return `${names.length ? [...new Set(names)].join(", ") : "legacy"}${
     wgrad.length ? `; wgrad ${[...new Set(wgrad)].join(", ")}` : ""
   }${await planTiles(net, batch, true)}`;

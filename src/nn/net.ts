@@ -44,7 +44,12 @@ import {
   wgradTileOf,
   winoShapeKey,
 } from "./gpu/backend.ts";
-import { loadWgradHalf, type WinoKernels } from "./gpu/winograd_gemm.ts";
+import {
+  loadWgradHalf,
+  WGRAD_VARIANTS,
+  wgradVariant,
+  type WinoKernels,
+} from "./gpu/winograd_gemm.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
 import { defaultMapMode, type HostPhases, type MapMode, ReadbackQueue } from "./gpu/readback.ts";
@@ -1001,12 +1006,15 @@ export class GpuNet implements PolicyValueNet {
       const key = winoShapeKey(m || 4, size, ci, co, c.height, c.width);
       if (!m || rec.wgradChoice.has(key) || rec.wgradHalf.has(key)) continue;
       const shape = { n: size, ci, co, h: c.height, w: c.width };
+      const pick = await pickWgradKernel(this.ctx, this.kernels, m, shape, this.wgradGemm);
       if (rec.trainHalf) {
+        // f16 dM and V: the f32 tuner's (or the forced) variant, compiled for f16 storage (`vp`
+        // where the built-in GEMM won: f16 operands need a vp kernel).
         const tile = wgradTileOf(this.kernels.tiles, co, ci);
-        rec.wgradHalf.set(key, await loadWgradHalf(this.ctx, m, tile, rec.trainHalf));
+        const v = wgradVariant(pick?.name ?? WGRAD_VARIANTS[0].name)!;
+        rec.wgradHalf.set(key, await loadWgradHalf(this.ctx, m, tile, rec.trainHalf, v));
         continue;
       }
-      const pick = await pickWgradKernel(this.ctx, this.kernels, m, shape, this.wgradGemm);
       if (pick) rec.wgradChoice.set(key, pick);
     }
   }

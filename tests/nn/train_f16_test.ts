@@ -53,16 +53,17 @@ Deno.test(
 );
 
 /** Weights and losses after three training steps of `cfg` with the given training precision. */
-async function train(precision: TrainPrecision, gemm: string): Promise<{
+async function train(precision: TrainPrecision, gemm: string, wgrad = "vp"): Promise<{
   losses: number[];
   weights: NetWeights;
+  labels: string[];
 }> {
   const net = await GpuNet.create(ctx!, initWeights(cfg, 3), {
     tiled: true,
     tiles: TEST_TILES,
     winograd: 4,
     winogradGemm: gemm,
-    wgradGemm: "vp",
+    wgradGemm: wgrad,
     trainPrecision: precision,
   });
   try {
@@ -70,7 +71,8 @@ async function train(precision: TrainPrecision, gemm: string): Promise<{
     for (let s = 0; s < 3; s++) {
       losses.push((await net.trainStep(syntheticBatch(cfg, 5, 20 + s), hyper)).loss);
     }
-    return { losses, weights: await net.weights() };
+    const labels = (await net.planFor(5, true)).ops.map((o) => o.label);
+    return { losses, weights: await net.weights(), labels };
   } finally {
     net.dispose();
   }
@@ -81,10 +83,17 @@ Deno.test(
   opts,
   async () => {
     const gemm = testCandidates().find((c) => !c.half && !c.gemm?.f16k && c.gemm?.vecA)!.name;
-    const a = await train("f32", gemm), b = await train("f16-emulated", gemm);
-    assert.deepEqual(b.losses, a.losses);
-    for (const [name, t] of a.weights.tensors) {
-      assert.equal(maxDiff(b.weights.tensors.get(name)!.data, t.data), 0, name);
+    // The weight gradient's vp GEMM, and its unrolled, double-buffered variant (f16 training
+    // compiles the variant the f32 tuner picks).
+    for (const wgrad of ["vp", "vpud"]) {
+      const a = await train("f32", gemm, wgrad), b = await train("f16-emulated", gemm, wgrad);
+      assert.deepEqual(b.losses, a.losses, wgrad);
+      const suffix = wgrad.toUpperCase();
+      assert.ok(a.labels.some((l) => new RegExp(`^winogradWgradGemm(Wide)?${suffix}$`).test(l)));
+      assert.ok(b.labels.includes(`winogradWgradGemmH${suffix}`), b.labels.join(" "));
+      for (const [name, t] of a.weights.tensors) {
+        assert.equal(maxDiff(b.weights.tensors.get(name)!.data, t.data), 0, `${wgrad} ${name}`);
+      }
     }
   },
 );

@@ -453,7 +453,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       }
       return {
         ...k,
-        labels: ["winogradInputH", "winogradDoutH", "winogradWgradGemmH", "winogradFilterGradH"],
+        labels: [
+          "winogradInputH",
+          "winogradDoutH",
+          `winogradWgradGemmH${k.variant.toUpperCase()}`,
+          "winogradFilterGradH",
+        ],
         bytes: (k.storage === "f16" ? 2 : 4) as 2 | 4 | null,
       };
     }

@@ -731,6 +731,8 @@ export async function loadWgradVP(ctx: GpuContext, tile: WgradTile): Promise<Wgr
 /** f16 training's weight-gradient kernels for one tile and F(m) (see GpuRecorder.wgradHalf). */
 export interface WgradHalfKernels {
   storage: Exclude<TransformedStorage, "f32">;
+  /** The GEMM's variant (WGRAD_VARIANTS). */
+  variant: string;
   tile: WgradTile;
   /** x -> V, stored f16. */
   input: GPUComputePipeline;
@@ -750,22 +752,26 @@ export function loadWgradHalf(
   m: WinogradTile,
   tile: WgradTile,
   storage: Exclude<TransformedStorage, "f32">,
+  variant: WgradVariant = WGRAD_VARIANTS[0],
 ): Promise<WgradHalfKernels> {
-  const t = { wx: tile.wx, wy: tile.wy, gm: tile.gm, gn: tile.gn, bk: tile.bk };
-  return oncePerDevice(wgradHalfCompiled, ctx, `${m}:${storage}:${JSON.stringify(t)}`, async () => {
+  const t = { wx: tile.wx, wy: tile.wy, gm: tile.gm, gn: tile.gn, bk: variant.bk ?? tile.bk };
+  const opts = { unroll: variant.unroll, double: variant.double };
+  const key = `${m}:${storage}:${variant.name}:${JSON.stringify(t)}`;
+  return oncePerDevice(wgradHalfCompiled, ctx, key, async () => {
     const plain = winogradSource(m, "f32", storage),
       scaled = winogradSource(m, "f32", storage, true);
     return {
       storage,
+      variant: variant.name,
       tile: t,
       input: await computePipeline(ctx, plain, "wino_input", {}, "nn.wgradH.input"),
       dout: await computePipeline(ctx, scaled, "wino_dout", {}, "nn.wgradH.dout"),
       gemm: await computePipeline(
         ctx,
-        winogradWgradSource(t, true, storage),
+        winogradWgradSource(t, true, storage, opts),
         "wgrad",
         {},
-        "nn.wgradH.gemm",
+        `nn.wgradH.${variant.name}`,
       ),
       filterGrad: await computePipeline(
         ctx,
