@@ -418,7 +418,7 @@ export function blockedCandidates(): GemmCandidate[] {
 
 /**
  * Small blocks for small batches (session 27): 32 x 64, 64 x 32 and 32 x 32 outputs from 128 or
- * 64 threads, 4 x 4 a thread. At batch 1 on 26 x 26 a transformed-domain GEMM is 256 x 256 x 49
+ * 64 threads, 4 x 4 a thread, with 16-deep slices and deeper. At batch 1 on 26 x 26 a transformed-domain GEMM is 256 x 256 x 49
  * columns per element: 64 x 64 blocks make 144 workgroups of the 36 elements, too few to fill a
  * datacenter GPU; 32 x 32 blocks make 576. F(6x6)'s 25 tiles pad to 32 columns, not 64.
  */
@@ -427,6 +427,11 @@ export function smallBlockCandidates(): GemmCandidate[] {
     cand(16, 8, 1, 1, 16, true, true, false, false, VP),
     cand(8, 16, 1, 1, 16, true, true, false, false, VP),
     cand(8, 8, 1, 1, 16, true, true, false, false, VP),
+    // Deep slices: a batch-1 GEMM's K loop (256 channels) waits on one round of global loads a
+    // slice with little work to hide it; 32- and 64-deep slices make 8 and 4 rounds, not 16.
+    cand(16, 8, 1, 1, 32, true, true, false, false, VP),
+    cand(8, 16, 1, 1, 32, true, true, false, false, VP),
+    cand(8, 8, 1, 1, 64, true, true, false, false, VP),
   ];
 }
 
@@ -513,8 +518,10 @@ export function testCandidates(): GemmCandidate[] {
     cand(4, 4, 2, 2, 4, true, true, false, true, { ...VP, f16k: 2 }),
     cand(4, 4, 1, 2, 4, true, false, false, false, { ...VP, f16k: 2 }),
     cand(4, 4, 2, 2, 4, true, true, true, true, { ...VP, f16k: 4 }),
-    // The small blocks' twin: 4 x 4 a thread, vec4 U loads, padded A rows, one slice buffer.
+    // The small blocks' twins: 4 x 4 a thread, vec4 U loads, padded A rows, one slice buffer;
+    // and a deep slice (16 channels: several cases end in a partial slice).
     cand(4, 4, 1, 1, 4, true, true, false, false, VP),
+    cand(4, 4, 1, 1, 16, true, true, false, false, VP),
   ];
 }
 
