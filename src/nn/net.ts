@@ -543,7 +543,7 @@ export class GpuNet implements PolicyValueNet {
   private readonly folded = new Map<string, FoldedConv<GpuTensor>>();
   private foldRec: GpuRecorder | null = null;
   private foldDirty = true;
-  /** The folded f32 weight of each 3x3 conv with a filter transform (what F(6x6)'s is made from). */
+  /** The folded f32 weight of each 3x3 conv with a filter transform (F(6x6)'s are made from it). */
   private readonly foldedF32 = new Map<string, GpuTensor>();
   /**
    * F(6x6) filter transforms by the folded conv's own (F(4x4)) transform, made once a plan takes
@@ -1019,7 +1019,7 @@ export class GpuNet implements PolicyValueNet {
     }
   }
 
-  /** Whether some inference plan may run a layer at F(6x6) where the selection table says F(4x4). */
+  /** Whether an inference plan may run a layer at F(6x6) where the selection table says F(4x4). */
   private mayTake6(): boolean {
     return this.winograd === "auto" && this.fused && !!this.tiled &&
       (this.winograd6 === "on" || (this.winograd6 === "tuned" && !this.ctx.report.isFallback));

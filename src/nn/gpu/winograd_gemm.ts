@@ -418,9 +418,10 @@ export function blockedCandidates(): GemmCandidate[] {
 
 /**
  * Small blocks for small batches (session 27): 32 x 64, 64 x 32 and 32 x 32 outputs from 128 or
- * 64 threads, 4 x 4 a thread, with 16-deep slices and deeper. At batch 1 on 26 x 26 a transformed-domain GEMM is 256 x 256 x 49
- * columns per element: 64 x 64 blocks make 144 workgroups of the 36 elements, too few to fill a
- * datacenter GPU; 32 x 32 blocks make 576. F(6x6)'s 25 tiles pad to 32 columns, not 64.
+ * 64 threads, 4 x 4 a thread, with 16-deep slices and deeper. At batch 1 on 26 x 26 a
+ * transformed-domain GEMM is 256 x 256 x 49 columns per element: 64 x 64 blocks make 144
+ * workgroups of the 36 elements, too few to fill a datacenter GPU; 32 x 32 blocks make 576.
+ * F(6x6)'s 25 tiles pad to 32 columns, not 64.
  */
 export function smallBlockCandidates(): GemmCandidate[] {
   return [
@@ -694,7 +695,7 @@ export const WGRAD_VARIANTS: readonly WgradVariant[] = [
   { name: "vpu16", unroll: true, double: false, bk: 16 },
 ];
 
-/** A compiled weight-gradient variant for a conv tile: its pipeline, its tile (slice depth) and name. */
+/** A compiled weight-gradient variant: its pipeline, its tile (with its slice depth), its name. */
 export interface WgradChoice {
   name: string;
   tile: WgradTile;
