@@ -6,7 +6,7 @@
 # 5.8; a warm machine keeps the tuning cache in /tmp): where the cells network's plans spend their
 # GPU time by batch size (the H200's batch 16 took 43 ms a call against 19 for batch 8 of the FC
 # network), the AlphaZero loop's steady self-play rate, and the training step one at a time, with
-# the next step in flight, in f16 and with F(6x6). Default STAGES: all.
+# the next step in flight, in f16 and without F(6x6) (the default tunes it). Default STAGES: all.
 # Session 27: the default plans time F(6x6) against F(4x4) (inference and training); the A/B rows
 # are now "F(6x6) not considered", and stage 1 adds its parity test.
 # Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe (NET=cells-tiny AZ=hive-cells-tiny
@@ -48,7 +48,7 @@ if on 4; then
   cp /tmp/az/log.jsonl $OUT/az.log.jsonl 2>/dev/null
 fi
 
-on 5 && el "5. bench nn train: the step one at a time, with the next in flight, in f16 (trainPrecision), with F(6x6), GPU profile" &&
+on 5 && el "5. bench nn train: the step one at a time, with the next in flight, in f16 (trainPrecision), without F(6x6), GPU profile" &&
 timeout ${T_TRAIN:-150} $D tasks/bench.ts nn quick=1 only=train ${NN_MODEL:+model=$NN_MODEL} --backend gpu \
   --out $OUT/train \
   2>&1 | tail -20
