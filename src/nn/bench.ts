@@ -772,8 +772,9 @@ export const suite: BenchSuite = {
                 }
               });
             }
-            // A/B on hardware: f16 training (the Winograd convs' V, M and dM stored as f16) and
-            // F(4x4) only (the default times F(6x6) against it per layer: winograd6 "tuned").
+            // A/B on hardware: f16 training (the Winograd convs' V, M and dM stored as f16), F(4x4)
+            // only (the default times F(6x6) against it per layer: winograd6 "tuned"), and each
+            // layer's V kept from the forward pass for its weight gradient (opt-in: memory).
             const variants = [
               {
                 what: "gpu f16 V/M",
@@ -788,6 +789,13 @@ export const suite: BenchSuite = {
                 on: true,
                 opts: { winograd6: "off" as const },
                 label: "F(6x6) not considered (winograd6 off)",
+              },
+              {
+                what: "gpu V kept",
+                key: "trainKeepV",
+                on: true,
+                opts: { trainKeepV: true },
+                label: "V kept for the weight gradient (trainKeepV)",
               },
             ];
             for (const v of net instanceof GpuNet && !ctx!.report.isFallback ? variants : []) {
@@ -1370,6 +1378,11 @@ function summaryTable(
         "training step, batch 256, ms, F(6x6) not considered, 2 in flight / GPU ms (one pass)",
         pair(get(`trainNo6:${model}:256`), get(`trainNo6Gpu:${model}:256`)),
         "-",
+      ],
+      [
+        "training step, batch 256, ms, V kept for the weight gradient, 2 in flight / GPU ms (one pass)",
+        pair(get(`trainKeepV:${model}:256`), get(`trainKeepVGpu:${model}:256`)),
+        "<= 300",
       ],
       ["3x3 conv forward, batch 256, 256 filters, ms (direct GEMM)", conv("forward"), "-"],
       [

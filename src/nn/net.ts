@@ -615,7 +615,9 @@ export class GpuNet implements PolicyValueNet {
    * `trainPrecision` the training steps' (see resolveTrainPrecision), `winogradBridge` whether
    * chained Winograd convs are joined by bridges (default KIBITZ_NN_WINO_BRIDGE, else on), and
    * `winograd6` whether layers the selection table runs as F(4x4) may run as F(6x6), in inference
-   * and f32 training (see Winograd6Policy; default KIBITZ_NN_WINO6, else tuned).
+   * and f32 training (see Winograd6Policy; default KIBITZ_NN_WINO6, else tuned), and `trainKeepV`
+   * whether f32 training keeps each layer's Winograd V for its weight gradient (see
+   * GpuRecorder.keepV; default KIBITZ_NN_TRAIN_KEEP_V=1, else off).
    */
   static async create(
     ctx: GpuContext,
@@ -634,6 +636,7 @@ export class GpuNet implements PolicyValueNet {
       trainPrecision?: TrainPrecision;
       winogradBridge?: boolean;
       winograd6?: Winograd6Policy;
+      trainKeepV?: boolean;
     } = {},
   ): Promise<GpuNet> {
     const tiled = opts.tiled ?? !ctx.report.isFallback;
@@ -663,6 +666,7 @@ export class GpuNet implements PolicyValueNet {
     net.winogradBridge = opts.winogradBridge ?? envFlag("KIBITZ_NN_WINO_BRIDGE", true);
     const w6 = envString("KIBITZ_NN_WINO6");
     net.winograd6 = opts.winograd6 ?? (w6 ? parseWinograd6(w6) : "tuned");
+    net.trainKeepV = opts.trainKeepV ?? envFlag("KIBITZ_NN_TRAIN_KEEP_V", false);
     return net;
   }
 
@@ -679,6 +683,15 @@ export class GpuNet implements PolicyValueNet {
    * ("on") or never ("off"). Read when a plan is recorded.
    */
   winograd6: Winograd6Policy = "tuned";
+
+  /**
+   * f32 training plans keep each layer's Winograd V (the input transform of its input) from the
+   * forward pass for the weight gradient instead of computing it again (GpuRecorder.keepV): one
+   * transform fewer a layer (16.8 of the 411 GPU ms of the 19 x 256 step at batch 256 on the
+   * H200), for about 0.46 GB a layer held until its backward at that size. Read when a plan is
+   * recorded.
+   */
+  trainKeepV = false;
 
   /** When inference calls request their readback maps (see ReadbackQueue; KIBITZ_NN_MAP). */
   get mapMode(): MapMode {
@@ -855,6 +868,7 @@ export class GpuNet implements PolicyValueNet {
       }
       rec.trainHalf = this.trainHalf;
     }
+    rec.keepV = train && this.trainKeepV && !rec.trainHalf;
     await this.pickWinograd(rec, size, train);
     if (!train && this.fused) {
       for (const [u4, u6] of this.filters6) rec.otherFilters.set(u4, [u6]);

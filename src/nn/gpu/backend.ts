@@ -238,6 +238,16 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * differs from the forward conv's (winoOverride): the training tile tuner's per-pass pick.
    */
   readonly wgradOverride = new Map<string, WinogradTile>();
+  /**
+   * Training plans keep each forward Winograd conv's V (the input transform of its input) for that
+   * layer's weight gradient, which then skips its own input transform: one transform fewer a
+   * layer, for the memory of every layer's V until its backward (GpuNet's trainKeepV). f32 V only.
+   */
+  keepV = false;
+  /** The forward convs' kept V by their input tensor (keepV), until the weight gradient takes it. */
+  private readonly keptV = new Map<GpuTensor, { v: GpuTensor; m: WinogradTile; ppad: number }>();
+  /** Set while the input-gradient conv records: its V (of dY) is not a layer input's. */
+  private inBackward = false;
   /** Phase marks: the op index where each named phase of the recorded pass begins. */
   readonly marks: { phase: string; at: number }[] = [];
   /**
@@ -408,6 +418,33 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * dU[xi] = dM[xi] V[xi]^T (split-K over the tiles), dW = G^T dU G summed over the splits. f16
    * training (`scale` = gradScale(dy)): V and dM stored as f16, dM times S, dW times 1/S.
    */
+  /**
+   * Keeps a training forward conv's V for the weight gradient (keepV; not `skip`: f16 or scaled
+   * V, a bridged chain), else releases it.
+   */
+  private keepOrRelease(
+    x: GpuTensor,
+    v: GpuTensor,
+    m: WinogradTile,
+    ppad: number,
+    skip: boolean,
+  ): void {
+    if (!this.keepV || !this.winogradTrain || this.inBackward || skip || this.keptV.has(x)) {
+      this.release(v);
+    } else this.keptV.set(x, { v, m, ppad });
+  }
+
+  /** The V kept for input x at tile m and ppad columns (then forgotten), or null; a kept V of
+   * another tile or width is released. */
+  private takeKeptV(x: GpuTensor, m: WinogradTile, ppad: number): GpuTensor | null {
+    const k = this.keptV.get(x);
+    if (!k) return null;
+    this.keptV.delete(x);
+    if (k.m === m && k.ppad === ppad) return k.v;
+    this.release(k.v);
+    return null;
+  }
+
   private wgradWinograd(
     x: GpuTensor,
     dy: GpuTensor,
@@ -419,10 +456,13 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const k = this.wgradKernels(m, winoShapeKey(m, n, ci, co, h, wd), co, ci, scale !== null);
     const sc: Record<number, GPUBuffer> = scale ? { 10: scale.buffer } : {};
     const g = winogradGeometry(m, n, h, wd), ppad = winogradColumns(g.p);
-    const pv = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
-    const v = this.pool.acquire([g.alpha, ci, 1, ppad], "nn.wino", k.bytes);
-    const vb = { 2: x.buffer, 3: v.buffer, 8: pv };
-    this.recordPipeline(k.input, k.labels[0], vb, this.g1(n * ci * g.tiles));
+    const kept = k.bytes === null ? this.takeKeptV(x, m, ppad) : null;
+    const v = kept ?? this.pool.acquire([g.alpha, ci, 1, ppad], "nn.wino", k.bytes);
+    if (!kept) {
+      const pv = this.params([n, ci, co, h, wd, g.tw, g.tiles, ppad]);
+      const vb = { 2: x.buffer, 3: v.buffer, 8: pv };
+      this.recordPipeline(k.input, k.labels[0], vb, this.g1(n * ci * g.tiles));
+    }
     const pd = this.params([n, co, ci, h, wd, g.tw, g.tiles, ppad]);
     const dm = this.pool.acquire([g.alpha, co, 1, ppad], "nn.wino", k.bytes);
     const db = { 2: dy.buffer, 3: dm.buffer, 8: pd, ...sc };
@@ -755,7 +795,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       );
     }
     const mm = this.convForward(v, u, null, true);
-    this.release(v);
+    this.keepOrRelease(x, v, m, ppad, half || scale !== null || next !== null);
     const y = this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, next) ??
       this.winoOutput(
         (b, groups) => this.record(`winogradOutput${H}${m}`, b, groups),
@@ -893,7 +933,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       { 0: u.buffer, 1: v.buffer, 2: mm.buffer, 3: gp },
       winoGemmGroups(k.candidate.gemm, co, ppad, g.alpha),
     );
-    this.release(v);
+    const m = from.m;
+    this.keepOrRelease(x, v, m, ppad, half || tb !== null || scale !== null || next !== null);
     const y = (scale ? null : this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, next)) ??
       this.winoOutput(
         (b, groups) => this.recordPipeline(k.output, `wino.${k.candidate.name}.output`, b, groups),
@@ -1065,7 +1106,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     }
     const wt = this.out([ci, co, k, k]);
     this.record("convFlip", { 0: w.buffer, 2: wt.buffer, 3: p }, this.g1(numel(w.shape)));
+    this.inBackward = true;
     const dx = this.conv2dScaled(dy, wt, scale);
+    this.inBackward = false;
     this.release(wt);
     if (scale) this.release(scale);
     return dx;
