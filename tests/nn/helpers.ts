@@ -1,5 +1,17 @@
 import assert from "node:assert/strict";
+import type { NetConfig } from "../../src/nn/config.ts";
 import { type CpuTensor, cpuTensor, numel, rng } from "../../src/nn/tensor.ts";
+
+/** A two-block, 8-filter tower on a 7 x 7 board: the GPU network tests' small model. */
+export const TINY_TOWER: NetConfig = {
+  blocks: 2,
+  filters: 8,
+  planes: 4,
+  height: 7,
+  width: 7,
+  moves: 12,
+  valueHidden: 16,
+};
 
 /** A tensor of uniform values in [lo, hi) from a seed. */
 export function randTensor(shape: number[], seed: number, lo = -1, hi = 1): CpuTensor {

@@ -8,21 +8,14 @@ import type { NetConfig } from "../../src/nn/config.ts";
 import { GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
+import { TINY_TOWER } from "./helpers.ts";
 
 Deno.env.set("KIBITZ_NN_F16", "0");
 Deno.env.set("KIBITZ_TUNE_CACHE", "off");
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
 
-const cfg: NetConfig = {
-  blocks: 2,
-  filters: 8,
-  planes: 4,
-  height: 7,
-  width: 7,
-  moves: 12,
-  valueHidden: 16,
-};
+const cfg: NetConfig = TINY_TOWER;
 const hyper = { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 };
 
 /** Losses, weights and training-plan labels after three steps. */

@@ -31,7 +31,7 @@ import { CpuNet, GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import { winogradConv2d, type WinogradTile } from "../../src/nn/winograd.ts";
-import { maxDiff, randTensor, relErr } from "./helpers.ts";
+import { maxDiff, randTensor, relErr, TINY_TOWER } from "./helpers.ts";
 // f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
 Deno.env.set("KIBITZ_NN_F16", "0");
 
@@ -205,15 +205,7 @@ Deno.test(
   "the fused GPU network with a forced fused Winograd kernel matches the CPU reference",
   opts,
   async () => {
-    const cfg: NetConfig = {
-      blocks: 2,
-      filters: 8,
-      planes: 4,
-      height: 7,
-      width: 7,
-      moves: 12,
-      valueHidden: 16,
-    };
+    const cfg: NetConfig = TINY_TOWER;
     const w = initWeights(cfg, 9);
     const name = fusedTestCandidates()[0].name;
     const net = await GpuNet.create(ctx!, w, {
@@ -259,15 +251,7 @@ Deno.test(
   "training with a forced fused Winograd kernel (forward and input gradient): weights after two steps match the CPU",
   opts,
   async () => {
-    const cfg: NetConfig = {
-      blocks: 2,
-      filters: 8,
-      planes: 4,
-      height: 7,
-      width: 7,
-      moves: 12,
-      valueHidden: 16,
-    };
+    const cfg: NetConfig = TINY_TOWER;
     const w = initWeights(cfg, 21);
     const h = { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 };
     const cpu = new CpuNet(w);

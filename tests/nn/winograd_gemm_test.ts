@@ -53,7 +53,7 @@ import {
   type WinogradTile,
 } from "../../src/nn/winograd.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
-import { maxDiff, randTensor, relErr } from "./helpers.ts";
+import { maxDiff, randTensor, relErr, TINY_TOWER } from "./helpers.ts";
 // f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
 Deno.env.set("KIBITZ_NN_F16", "0");
 
@@ -313,15 +313,7 @@ Deno.test(
   },
 );
 
-const cfg: NetConfig = {
-  blocks: 2,
-  filters: 8,
-  planes: 4,
-  height: 7,
-  width: 7,
-  moves: 12,
-  valueHidden: 16,
-};
+const cfg: NetConfig = TINY_TOWER;
 Deno.test(
   "fused GPU network with a forced Winograd GEMM variant matches the CPU reference",
   opts,
