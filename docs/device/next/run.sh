@@ -1,8 +1,8 @@
 #!/bin/bash
 # The next device run (written in sessions 24-26, which had no device). Call 1, STAGES="1 2"
 # (at most 7.2 minutes): hardware parity of the sessions' code, the bandwidth and FMA probes
-# (bench gpu-mem, gpu-fma), inference and batch-1 latency in f32 and f16 with the F(4x4)-or-direct
-# tuner, the Winograd bridges' and F(6x6)'s A/B at batch 256. Call 2, STAGES="3 4 5" (at most
+# (bench gpu-mem, gpu-fma), batch-1 latency and then inference in f32 and f16 with the
+# direct-or-Winograd tuner, the Winograd bridges' and F(6x6)'s A/B at batch 256. Call 2, STAGES="3 4 5" (at most
 # 5.8; a warm machine keeps the tuning cache in /tmp): where the cells network's plans spend their
 # GPU time by batch size (the H200's batch 16 took 43 ms a call against 19 for batch 8 of the FC
 # network), the AlphaZero loop's steady self-play rate, and the training step one at a time, with
@@ -30,9 +30,15 @@ timeout ${T_MEM:-40} $D tasks/bench.ts gpu-mem --out $OUT/mem 2>&1 | tail -20
 on 1 && el "1c. bench gpu-fma: register FMAs and the GEMM tilings' inner loops (the full GEMMs: 28-30 TFLOP/s)" &&
 timeout ${T_FMA:-30} $D tasks/bench.ts gpu-fma --out $OUT/fma 2>&1 | tail -12
 
-on 2 && el "2. bench nn infer,latency: f32 and f16, 2 calls in flight at 64/256, batch-1 tuner" &&
-timeout ${T_LAT:-260} $D tasks/bench.ts nn quick=1 only=infer,latency precision=f32,f16 \
+# Latency first (the batch-1 targets), then the inference rows: a process each, so a cap on the
+# inference rows cannot cut the latency ones (bench nn keeps no tuning cache across processes, so
+# batch 1 and 8 are tuned again in 2b: about 15 s).
+on 2 && el "2a. bench nn latency: f32 and f16, the batch-1 and batch-8 tuners (direct, F(4x4), F(6x6))" &&
+timeout ${T_LAT:-110} $D tasks/bench.ts nn quick=1 only=latency precision=f32,f16 \
   --backend gpu --out $OUT/lat 2>&1 | tail -30
+on 2 && el "2b. bench nn infer: f32 and f16, 2 calls in flight at 64/256, the A/B rows at 256" &&
+timeout ${T_INF:-150} $D tasks/bench.ts nn quick=1 only=infer precision=f32,f16 \
+  --backend gpu --out $OUT/inf 2>&1 | tail -30
 
 NET=${NET:-cells-default}
 on 3 && el "3. bench hive-selfplay net=$NET profile=1 (tunes every padded size, then the disk cache has it)" &&
@@ -54,4 +60,4 @@ timeout ${T_TRAIN:-150} $D tasks/bench.ts nn quick=1 only=train ${NN_MODEL:+mode
   2>&1 | tail -20
 cp $KIBITZ_TUNE_CACHE $OUT/tune-cache.json 2>/dev/null
 
-collect mem fma lat sp train
+collect mem fma lat inf sp train
