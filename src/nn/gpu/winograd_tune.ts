@@ -364,6 +364,7 @@ async function timeCandidates(
   cands: WinoCandidate[],
 ): Promise<WinoTuneResult> {
   const act = half?.storage ?? "f32";
+  if (m === 6) await ensureWinograd6(ctx, kernels, half);
   const pool = new TensorPool(ctx);
   const { x, u, bias } = winoTuneInputs(pool, half, m, s);
   const key = winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w);
@@ -804,29 +805,19 @@ export function compareSmallBatch(
       const direct = await tuneDirectSplits(ctx, kernels, half, s) ??
         await timeDirectDefault(ctx, kernels, half, s);
       const wino = await tuneWinograd(ctx, kernels, half, 4, s, candidates);
-      const d = best(direct), w = best(wino);
+      const four = await tileRows(ctx, kernels, half, s, 4, wino, bridged);
       const timings: WinoTiming[] = [
-        { name: `direct ${direct.winner}`, ms: d, gemmMs: null },
-        { name: `F4 ${wino.winner}`, ms: Number.isFinite(w) ? w : null, gemmMs: null },
+        { name: `direct ${direct.winner}`, ms: best(direct), gemmMs: null },
+        four.lone,
       ];
       // In a tower the conv is one of a chain: bridged, it costs its GEMM and a bridge.
-      if (bridged && Number.isFinite(w) && s.ci === s.co && bridgeFits(4, s.h, s.w)) {
-        timings.push(await chainedTiming(ctx, kernels, half, s, 4, wino.winner));
-      }
+      if (four.chained) timings.push(four.chained);
       // F(6x6) (over F(4x4)'s fastest GEMMs): fewer tiles to pad at small batches (batch 1 on
       // 26 x 26: 25 tiles in 32 columns against 49 in 64).
       if (six) {
-        await ensureWinograd6(ctx, kernels, half);
-        const w6 = await tuneWinograd(ctx, kernels, half, 6, s, candidates ?? sixCandidates(wino));
-        const ms = best(w6);
-        timings.push({
-          name: `F6 ${w6.winner}`,
-          ms: Number.isFinite(ms) ? ms : null,
-          gemmMs: null,
-        });
-        if (bridged && Number.isFinite(ms) && s.ci === s.co && bridgeFits(6, s.h, s.w)) {
-          timings.push(await chainedTiming(ctx, kernels, half, s, 6, w6.winner));
-        }
+        const t6 = await tuneSix(ctx, kernels, half, s, wino, candidates);
+        const rows = await tileRows(ctx, kernels, half, s, 6, t6, bridged);
+        timings.push(rows.lone, ...(rows.chained ? [rows.chained] : []));
       }
       const fastest = timings.filter((t) => t.ms !== null)
         .reduce((a, b) => (b.ms! < a.ms! ? b : a));
@@ -872,6 +863,41 @@ async function chainedTiming(
   } catch (e) {
     return { name, ms: null, gemmMs: null, error: (e as Error).message };
   }
+}
+
+/**
+ * Tile m's rows in a comparison from its tuning `t`: its best conv alone ("F<m> <candidate>"),
+ * and with `bridged`, where Ci = Co and the plane fits a bridge, what it adds to a chain of
+ * bridged convs (chainedTiming); null where that does not apply.
+ */
+async function tileRows(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  s: WinoShape,
+  m: WinogradTile,
+  t: WinoTuneResult,
+  bridged: boolean,
+): Promise<{ lone: WinoTiming; chained: WinoTiming | null }> {
+  const ms = best(t);
+  const lone = { name: `F${m} ${t.winner}`, ms: Number.isFinite(ms) ? ms : null, gemmMs: null };
+  const chains = bridged && lone.ms !== null && s.ci === s.co && bridgeFits(m, s.h, s.w);
+  return { lone, chained: chains ? await chainedTiming(ctx, kernels, half, s, m, t.winner) : null };
+}
+
+/**
+ * Shape `s` tuned at F(6x6) once F(4x4) was (`four`): over `candidates` where given, else over
+ * F(4x4)'s fastest (sixCandidates).
+ */
+function tuneSix(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  s: WinoShape,
+  four: WinoTuneResult,
+  candidates?: WinoCandidate[],
+): Promise<WinoTuneResult> {
+  return tuneWinograd(ctx, kernels, half, 6, s, candidates ?? sixCandidates(four));
 }
 
 /** How many of F(4x4)'s fastest GEMM candidates F(6x6) is tuned over on the same shape. */
@@ -951,18 +977,14 @@ export function compareLargeTiles(
     `large-wino${bridged ? "|bridged" : ""}`,
     candidates,
     async () => {
-      await ensureWinograd6(ctx, kernels, half);
-      const lone: WinoTiming[] = [], chained: WinoTiming[] = [];
-      let four: WinoTuneResult | null = null;
-      for (const m of [4, 6] as const) {
-        const t = await tuneWinograd(ctx, kernels, half, m, s, candidates ?? sixCandidates(four));
-        four ??= t;
-        const ms = best(t);
-        lone.push({ name: `F${m} ${t.winner}`, ms: Number.isFinite(ms) ? ms : null, gemmMs: null });
-        if (bridged && Number.isFinite(ms) && s.ci === s.co && bridgeFits(m, s.h, s.w)) {
-          chained.push(await chainedTiming(ctx, kernels, half, s, m, t.winner));
-        }
-      }
+      const t4 = await tuneWinograd(ctx, kernels, half, 4, s, candidates);
+      const t6 = await tuneSix(ctx, kernels, half, s, t4, candidates);
+      const rows = [
+        await tileRows(ctx, kernels, half, s, 4, t4, bridged),
+        await tileRows(ctx, kernels, half, s, 6, t6, bridged),
+      ];
+      const lone = rows.map((r) => r.lone);
+      const chained = rows.flatMap((r) => (r.chained ? [r.chained] : []));
       const timings = [...lone, ...chained];
       const decide = chained.length === 2 && chained.every((t) => t.ms !== null) ? chained : lone;
       const ok = decide.filter((t) => t.ms !== null);
@@ -1049,17 +1071,16 @@ export function compareTrainTiles(
   candidates?: WinoCandidate[],
 ): Promise<WinoTuneResult> {
   return memoCompared(ctx, kernels, null, s, "train-wino", candidates, async () => {
-    await ensureWinograd6(ctx, kernels, null);
     const timings: WinoTiming[] = [];
-    let fw4: WinoTuneResult | null = null, ig4: WinoTuneResult | null = null;
+    // Each conv shape at both tiles: the forward's, and the input gradient's (Ci and Co swapped).
+    const bothTiles = async (shape: WinoShape) => {
+      const four = await tuneWinograd(ctx, kernels, null, 4, shape, candidates);
+      return { 4: four, 6: await tuneSix(ctx, kernels, null, shape, four, candidates) };
+    };
+    const forward = await bothTiles(s);
+    const inputGrad = s.ci === s.co ? forward : await bothTiles({ ...s, ci: s.co, co: s.ci });
     for (const m of [4, 6] as const) {
-      const fw = await tuneWinograd(ctx, kernels, null, m, s, candidates ?? sixCandidates(fw4));
-      fw4 ??= fw;
-      const swapped = { ...s, ci: s.co, co: s.ci };
-      const ig: WinoTuneResult = s.ci === s.co
-        ? fw
-        : await tuneWinograd(ctx, kernels, null, m, swapped, candidates ?? sixCandidates(ig4));
-      ig4 ??= ig;
+      const fw = forward[m], ig = inputGrad[m];
       const wg = await tuneWgrad(ctx, kernels, m, s);
       const parts = [
         { name: `F${m} forward ${fw.winner}`, ms: best(fw) },
@@ -1157,6 +1178,7 @@ async function timeWgrad(
   m: WinogradTile,
   s: WinoShape,
 ): Promise<WinoTuneResult> {
+  if (m === 6) await ensureWinograd6(ctx, kernels, null);
   const pool = new TensorPool(ctx);
   const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x");
   const dy = pool.acquire([s.n, s.co, s.h, s.w], "tune.dy");
