@@ -872,8 +872,8 @@ export class GpuNet implements PolicyValueNet {
     await this.pickWinograd(rec, size, train);
     if (!train && this.fused) {
       for (const [u4, u6] of this.filters6) rec.otherFilters.set(u4, [u6]);
+      if (this.winogradBridge) await this.loadBridges(rec, size);
     }
-    if (!train && this.fused && this.winogradBridge) await this.loadBridges(rec, size);
     this.ctx.device.pushErrorScope("validation");
     const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
     const mask = this.pool.acquire([size, c.moves], "nn.mask");
@@ -936,12 +936,7 @@ export class GpuNet implements PolicyValueNet {
         if (wm === 4) {
           // Above the table's threshold F(6x6) may beat F(4x4) (fewer products, larger transforms).
           const large = await this.largeTile(rec, shape);
-          if (large) {
-            await this.ensureFilters6();
-            rec.winoOverride.set(key, 6);
-            const wk = winoShapeKey(6, size, ci, co, c.height, c.width);
-            if (large.kernels) rec.winoChoice.set(wk, large.kernels);
-          }
+          if (large) await this.takeTile(rec, shape, 6, large.kernels);
           continue;
         }
         if (wm) continue;
@@ -958,10 +953,7 @@ export class GpuNet implements PolicyValueNet {
             this.winograd6 !== "off" && this.filters6Fit(),
           );
           if (small) {
-            if (small.m === 6) await this.ensureFilters6();
-            rec.winoOverride.set(key, small.m);
-            const wk = winoShapeKey(small.m, size, ci, co, c.height, c.width);
-            if (small.kernels) rec.winoChoice.set(wk, small.kernels);
+            await this.takeTile(rec, shape, small.m, small.kernels);
             continue;
           }
         }
@@ -979,10 +971,7 @@ export class GpuNet implements PolicyValueNet {
       return k !== 3 ? [] : train ? [[co, ci], [ci, co]] : [[co, ci]];
     });
     for (const [co, ci] of shapes) {
-      const m = rec.winoOverride.get(
-        directShapeKey(size, ci, co, c.height, c.width, 3, rec.half !== null),
-      ) ??
-        chooseWinograd(this.winograd, size, c.height, c.width, ci, co);
+      const m = rec.winoTileOf(size, ci, co, c.height, c.width);
       if (!m) continue;
       const key = winoShapeKey(m, size, ci, co, c.height, c.width);
       if (rec.winoChoice.has(key)) continue;
@@ -1015,8 +1004,9 @@ export class GpuNet implements PolicyValueNet {
     for (const [conv] of foldedLayers(c)) {
       const [co, ci, k] = this.net.params.get(conv)!.shape;
       const dk = directShapeKey(size, ci, co, c.height, c.width, 3, false);
-      const m = k !== 3 ? 0 : rec.wgradOverride.get(dk) ?? rec.winoOverride.get(dk) ??
-        chooseWinograd(this.winograd, size, c.height, c.width, ci, co);
+      const m = k !== 3
+        ? 0
+        : rec.wgradOverride.get(dk) ?? rec.winoTileOf(size, ci, co, c.height, c.width);
       const key = winoShapeKey(m || 4, size, ci, co, c.height, c.width);
       if (!m || rec.wgradChoice.has(key) || rec.wgradHalf.has(key)) continue;
       const shape = { n: size, ci, co, h: c.height, w: c.width };
@@ -1025,12 +1015,29 @@ export class GpuNet implements PolicyValueNet {
         // f16 dM and V: the f32 tuner's (or the forced) variant, compiled for f16 storage (`vp`
         // where the built-in GEMM won: f16 operands need a vp kernel).
         const tile = wgradTileOf(this.kernels.tiles, co, ci);
-        const v = wgradVariant(pick?.name ?? WGRAD_VARIANTS[0].name)!;
+        const v = pick ? wgradVariant(pick.name)! : WGRAD_VARIANTS[0];
         rec.wgradHalf.set(key, await loadWgradHalf(this.ctx, m, tile, rec.trainHalf, v));
         continue;
       }
       if (pick) rec.wgradChoice.set(key, pick);
     }
+  }
+
+  /**
+   * Runs an inference plan's fused 3x3 layers of `shape` at tile m, with the tuner's `kernels`
+   * (null: the built-in GEMM), in place of the selection table's choice; F(6x6) reads the
+   * network's F(6x6) filter transforms, made first.
+   */
+  private async takeTile(
+    rec: GpuRecorder,
+    shape: { n: number; ci: number; co: number; h: number; w: number },
+    m: WinogradTile,
+    kernels: WinoKernels | null,
+  ): Promise<void> {
+    const { n, ci, co, h, w } = shape;
+    if (m === 6) await this.ensureFilters6();
+    rec.winoOverride.set(directShapeKey(n, ci, co, h, w, 3, rec.half !== null), m);
+    if (kernels) rec.winoChoice.set(winoShapeKey(m, n, ci, co, h, w), kernels);
   }
 
   /** Whether an inference plan may run a layer at F(6x6) where the selection table says F(4x4). */
@@ -1050,7 +1057,6 @@ export class GpuNet implements PolicyValueNet {
   ): Promise<{ kernels: WinoKernels | null } | null> {
     if (!this.mayTake6()) return null;
     if (this.winograd6 === "on") {
-      await ensureWinograd6(this.ctx, this.kernels, rec.half);
       const kernels = await pickWinoKernels(
         this.ctx,
         this.kernels,
@@ -1159,7 +1165,8 @@ export class GpuNet implements PolicyValueNet {
   private async loadBridges(rec: GpuRecorder, size: number): Promise<void> {
     const c = this.config, m = winogradSettingTile(this.winograd);
     if (!m) return;
-    // A layer's tile: the setting's, or F(6x6) where the plan overrides it (filters6 exist then).
+    // A layer's tile: the setting's, or F(6x6) where the plan overrides it (filters6 exist then;
+    // the folds, and with them the transforms convFused is handed, are made after this).
     const plan = (conv: string) => {
       const [co, ci, k] = this.net.params.get(conv)!.shape;
       const t = k === 3 ? rec.winoTileOf(size, ci, co, c.height, c.width) : 0;

@@ -409,18 +409,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   private trainWinograd(x: GpuTensor, w: GpuTensor): 0 | WinogradTile {
     const [n, ci, h, wd] = x.shape, [co, wci, k] = w.shape;
     if (!this.winogradTrain || !this.tiled || k !== 3 || wci !== ci || x.half) return 0;
-    return this.winoOverride.get(directShapeKey(n, ci, co, h, wd, 3, false)) ??
-      chooseWinograd(this.winograd, n, h, wd, ci, co);
+    return this.winoTileOf(n, ci, co, h, wd);
   }
 
   /**
-   * Weight gradient by Winograd: V = the input transform of x, dM = A dY A^T per output tile,
-   * dU[xi] = dM[xi] V[xi]^T (split-K over the tiles), dW = G^T dU G summed over the splits. f16
-   * training (`scale` = gradScale(dy)): V and dM stored as f16, dM times S, dW times 1/S.
-   */
-  /**
-   * Keeps a training forward conv's V for the weight gradient (keepV; not `skip`: f16 or scaled
-   * V, a bridged chain), else releases it.
+   * Keeps a training forward conv's V for the weight gradient (keepV, set on training plans only;
+   * not `skip`: f16 or scaled V), else releases it.
    */
   private keepOrRelease(
     x: GpuTensor,
@@ -429,13 +423,15 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     ppad: number,
     skip: boolean,
   ): void {
-    if (!this.keepV || !this.winogradTrain || this.inBackward || skip || this.keptV.has(x)) {
+    if (!this.keepV || this.inBackward || skip || this.keptV.has(x)) {
       this.release(v);
     } else this.keptV.set(x, { v, m, ppad });
   }
 
-  /** The V kept for input x at tile m and ppad columns (then forgotten), or null; a kept V of
-   * another tile or width is released. */
+  /**
+   * The V kept for input x at tile m and ppad columns (then forgotten), or null; a kept V of
+   * another tile or width is released.
+   */
   private takeKeptV(x: GpuTensor, m: WinogradTile, ppad: number): GpuTensor | null {
     const k = this.keptV.get(x);
     if (!k) return null;
@@ -445,6 +441,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     return null;
   }
 
+  /**
+   * Weight gradient by Winograd: V = the input transform of x (or the forward's, keepV), dM = A dY
+   * A^T per output tile, dU[xi] = dM[xi] V[xi]^T (split-K over the tiles), dW = G^T dU G summed
+   * over the splits. f16 training (`scale` = gradScale(dy)): V and dM stored as f16, dM times S,
+   * dW times 1/S.
+   */
   private wgradWinograd(
     x: GpuTensor,
     dy: GpuTensor,
@@ -591,7 +593,18 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     uRows: number,
   ): WinoPlan | null {
     const m = this.winoTileOf(n, ci, co, h, wd);
-    if (!m || uRows !== (m + 2) * (m + 2)) return null;
+    return m && uRows === (m + 2) * (m + 2) ? this.planAt(m, n, ci, co, h, wd) : null;
+  }
+
+  /** The plan of an F(m) conv of this shape with this recorder's kernels for it. */
+  private planAt(
+    m: WinogradTile,
+    n: number,
+    ci: number,
+    co: number,
+    h: number,
+    wd: number,
+  ): WinoPlan {
     const choice = this.winoChoice.get(winoShapeKey(m, n, ci, co, h, wd));
     return winoPlan(m, choice, winogradGeometry(m, n, h, wd).p);
   }
@@ -621,8 +634,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     if (!m) return null;
     const rows = (m + 2) * (m + 2);
     const at = u.shape[0] === rows ? u : this.otherFilters.get(u)?.find((t) => t.shape[0] === rows);
-    const plan = at ? this.winoPlanOf(n, ci, co, h, wd, rows) : null;
-    return plan && at ? { plan, u: at } : null;
+    return at ? { plan: this.planAt(m, n, ci, co, h, wd), u: at } : null;
   }
 
   /**
@@ -795,7 +807,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       );
     }
     const mm = this.convForward(v, u, null, true);
-    this.keepOrRelease(x, v, m, ppad, half || scale !== null || next !== null);
+    this.keepOrRelease(x, v, m, ppad, half || scale !== null);
     const y = this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, next) ??
       this.winoOutput(
         (b, groups) => this.record(`winogradOutput${H}${m}`, b, groups),
@@ -933,8 +945,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       { 0: u.buffer, 1: v.buffer, 2: mm.buffer, 3: gp },
       winoGemmGroups(k.candidate.gemm, co, ppad, g.alpha),
     );
-    const m = from.m;
-    this.keepOrRelease(x, v, m, ppad, half || tb !== null || scale !== null || next !== null);
+    this.keepOrRelease(x, v, from.m, ppad, half || tb !== null || scale !== null);
     const y = (scale ? null : this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, next)) ??
       this.winoOutput(
         (b, groups) => this.recordPipeline(k.output, `wino.${k.candidate.name}.output`, b, groups),
