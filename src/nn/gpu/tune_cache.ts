@@ -15,6 +15,7 @@ import {
   fusedCandidates,
   hardwareCandidates,
   WGRAD_VARIANTS,
+  wgradVariantSource,
   winogradGemmSource,
   winogradWgradSource,
 } from "./winograd_gemm.ts";
@@ -115,14 +116,7 @@ export function kernelFingerprint(tiles: KernelTiles = HARDWARE_TILES): Promise<
     for (const [co, ci] of [[256, 256], [32, 32]]) {
       const t = wgradTileOf(tiles, co, ci);
       parts.push(winogradWgradSource(t, false));
-      for (const v of WGRAD_VARIANTS) {
-        add(() =>
-          winogradWgradSource({ ...t, bk: v.bk ?? t.bk }, true, "f32", {
-            unroll: v.unroll,
-            double: v.double,
-          })
-        );
-      }
+      for (const v of WGRAD_VARIANTS) add(() => wgradVariantSource(t, v).src);
     }
     const bytes = new TextEncoder().encode(parts.join("\u0000"));
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));

@@ -707,26 +707,32 @@ export function wgradVariant(name: string): WgradVariant | undefined {
   return WGRAD_VARIANTS.find((v) => v.name === name);
 }
 
+/**
+ * A weight-gradient variant on a conv tile: its tile (the variant's slice depth where it has one)
+ * and its WGSL for dM and V stored as `storage`.
+ */
+export function wgradVariantSource(
+  tile: WgradTile,
+  variant: WgradVariant,
+  storage: TransformedStorage = "f32",
+): { tile: WgradTile; src: string } {
+  const t = { wx: tile.wx, wy: tile.wy, gm: tile.gm, gn: tile.gn, bk: variant.bk ?? tile.bk };
+  const opts = { unroll: variant.unroll, double: variant.double };
+  return { tile: t, src: winogradWgradSource(t, true, storage, opts) };
+}
+
 /** Compiles (once per device, tile and variant) a weight-gradient GEMM variant. */
 export async function loadWgradVariant(
   ctx: GpuContext,
   tile: WgradTile,
   variant: WgradVariant,
 ): Promise<WgradChoice> {
-  const t = { wx: tile.wx, wy: tile.wy, gm: tile.gm, gn: tile.gn, bk: variant.bk ?? tile.bk };
-  const opts = { unroll: variant.unroll, double: variant.double };
+  const { tile: t, src } = wgradVariantSource(tile, variant);
   const pipeline = await oncePerDevice(
     wgradCompiled,
     ctx,
-    JSON.stringify({ t, opts }),
-    () =>
-      computePipeline(
-        ctx,
-        winogradWgradSource(t, true, "f32", opts),
-        "wgrad",
-        {},
-        `nn.wgrad.${variant.name}`,
-      ),
+    `${variant.name}:${JSON.stringify(t)}`,
+    () => computePipeline(ctx, src, "wgrad", {}, `nn.wgrad.${variant.name}`),
   );
   return { name: variant.name, tile: t, pipeline };
 }
@@ -762,8 +768,7 @@ export function loadWgradHalf(
   storage: Exclude<TransformedStorage, "f32">,
   variant: WgradVariant = WGRAD_VARIANTS[0],
 ): Promise<WgradHalfKernels> {
-  const t = { wx: tile.wx, wy: tile.wy, gm: tile.gm, gn: tile.gn, bk: variant.bk ?? tile.bk };
-  const opts = { unroll: variant.unroll, double: variant.double };
+  const { tile: t, src } = wgradVariantSource(tile, variant, storage);
   const key = `${m}:${storage}:${variant.name}:${JSON.stringify(t)}`;
   return oncePerDevice(wgradHalfCompiled, ctx, key, async () => {
     const plain = winogradSource(m, "f32", storage),
@@ -774,13 +779,7 @@ export function loadWgradHalf(
       tile: t,
       input: await computePipeline(ctx, plain, "wino_input", {}, "nn.wgradH.input"),
       dout: await computePipeline(ctx, scaled, "wino_dout", {}, "nn.wgradH.dout"),
-      gemm: await computePipeline(
-        ctx,
-        winogradWgradSource(t, true, storage, opts),
-        "wgrad",
-        {},
-        `nn.wgradH.${variant.name}`,
-      ),
+      gemm: await computePipeline(ctx, src, "wgrad", {}, `nn.wgradH.${variant.name}`),
       filterGrad: await computePipeline(
         ctx,
         winogradSource(m, "f32", "f32", true),
