@@ -1,6 +1,6 @@
 #!/bin/bash
 # The next device run (written in sessions 24-26, which had no device). Call 1, STAGES="1 2"
-# (at most 7.2 minutes): hardware parity of the sessions' code, the bandwidth and FMA probes
+# (at most 7.4 minutes): hardware parity of the sessions' code, the bandwidth and FMA probes
 # (bench gpu-mem, gpu-fma), batch-1 latency and then inference in f32 and f16 with the
 # direct-or-Winograd tuner, the Winograd bridges' and F(6x6)'s A/B at batch 256. Call 2, STAGES="3 4 5" (at most
 # 5.8; a warm machine keeps the tuning cache in /tmp): where the cells network's plans spend their
@@ -18,7 +18,7 @@ on() { [[ "$STAGES" == *" $1 "* ]]; }
 el "stages$STAGES"
 
 on 1 && el "1. parity: tuning cache, evaluator prepare, bench hive-selfplay profile" &&
-timeout ${T_TEST:-75} deno test -A --no-check --cached-only tests/nn/tune_cache_test.ts \
+timeout ${T_TEST:-90} deno test -A --no-check --cached-only tests/nn/tune_cache_test.ts \
   tests/alphazero/evaluator_gpu_test.ts tests/alphazero/hive_bench_test.ts \
   tests/nn/train_steps_test.ts tests/nn/gpu_ops_test.ts tests/gpu/mem_bench_test.ts \
   tests/nn/train_f16_test.ts tests/gpu/fma_bench_test.ts tests/nn/winograd_bridge_test.ts \
