@@ -584,7 +584,8 @@ export const suite: BenchSuite = {
           ["default", "gpu-fused-legacy", [64, 256]],
           ["default", "gpu-fused-nobridge", [8, 64, 256]],
           ["default", "gpu-fused-f6", [64, 256]],
-          ["default", "gpu-fused-no6", [64, 256]],
+          ["default", "gpu-fused-f7", [64, 256]],
+          ["default", "gpu-fused-f4", [64, 256]],
           ["default", "gpu-fused-direct", [64, 256]],
           ["default", "gpu-unfused", [64, 256]],
           ["default", "gpu-fused-f16", [1, 8, 64, 256]],
@@ -596,9 +597,10 @@ export const suite: BenchSuite = {
           // The built-in GEMM's A/B (measured in sessions 15 and 23: the tuned GEMM wins) gave
           // its place to the bridges' A/B.
           ["default", "gpu-fused-nobridge", [256]],
-          // The default times F(6x6) against F(4x4) per layer shape (winograd6 "tuned"): the A/B
-          // keeps F(4x4) (the tuner table's "F(4x4) or F(6x6)" rows show both tiles' timings).
-          ["default", "gpu-fused-no6", [256]],
+          // The default times F(6x6) and F(7x7) against F(4x4) per layer shape (winograd6 and
+          // winograd7 "tuned"): the A/B keeps F(4x4) (the tuner table's "F(4x4) or F(6x6) or
+          // F(7x7)" rows show every tile's timings).
+          ["default", "gpu-fused-f4", [256]],
           ["default", "gpu-fused-f16", [1, 8, 64, 256]],
         ]
         : [
@@ -773,7 +775,7 @@ export const suite: BenchSuite = {
               });
             }
             // A/B on hardware: f16 training (the Winograd convs' V, M and dM stored as f16), F(4x4)
-            // only (the default times F(6x6) against it per layer: winograd6 "tuned"), and each
+            // only (the default times F(6x6) and F(7x7) against it per layer), and each
             // layer's V kept from the forward pass for its weight gradient (opt-in: memory).
             const variants = [
               {
@@ -785,10 +787,10 @@ export const suite: BenchSuite = {
               },
               {
                 what: "gpu F(4x4) only",
-                key: "trainNo6",
+                key: "trainF4",
                 on: true,
-                opts: { winograd6: "off" as const },
-                label: "F(6x6) not considered (winograd6 off)",
+                opts: { winograd6: "off" as const, winograd7: "off" as const },
+                label: "F(6x6) and F(7x7) not considered (winograd6, winograd7 off)",
               },
               {
                 what: "gpu V kept",
@@ -879,17 +881,20 @@ export const suite: BenchSuite = {
  * its weight-gradient GEMM ("wgrad legacy" or "wgrad vp"); empty without Winograd.
  */
 /**
- * "; F(6x6) on N layer shapes" where a plan of `batch` runs some layers at F(6x6) in place of the
- * selection table's F(4x4) (the tuner's pick with winograd6 "tuned"), else "".
+ * "; F(6x6) on N layer shapes" (and F(7x7)) where a plan of `batch` runs some layers at a large
+ * tile in place of the selection table's F(4x4) (the tuner's pick), else "".
  */
 async function planTiles(net: GpuNet, batch: number, train: boolean): Promise<string> {
   if (net.winograd !== "auto") return "";
   const plan = await net.planFor(batch, train);
-  const six = (m: Map<string, number>) => [...m.values()].filter((t) => t === 6).length;
-  const n = six(plan.winoOverride), g = six(plan.wgradOverride);
-  return `${n ? `; F(6x6) on ${n} layer shape${n > 1 ? "s" : ""}` : ""}${
-    g ? `; weight gradient F(6x6) on ${g}` : ""
-  }`;
+  const count = (m: Map<string, number>, t: number) =>
+    [...m.values()].filter((x) => x === t).length;
+  return [6, 7].map((t) => {
+    const n = count(plan.winoOverride, t), g = count(plan.wgradOverride, t);
+    return `${n ? `; F(${t}x${t}) on ${n} layer shape${n > 1 ? "s" : ""}` : ""}${
+      g ? `; weight gradient F(${t}x${t}) on ${g}` : ""
+    }`;
+  }).join("");
 }
 
 async function planGemms(net: GpuNet, batch: number): Promise<string> {
@@ -958,7 +963,8 @@ type InferMode =
   | "gpu-fused-legacy"
   | "gpu-fused-nobridge"
   | "gpu-fused-f6"
-  | "gpu-fused-no6"
+  | "gpu-fused-f7"
+  | "gpu-fused-f4"
   | "gpu-fused-direct"
   | "gpu-unfused"
   | "gpu-fused-f16"
@@ -992,13 +998,19 @@ async function inferenceRows(
       })
       : await GpuNet.create(ctx!, weights, {
         fused: im !== "gpu-unfused",
-        winograd: im === "gpu-fused-direct" ? "off" : im === "gpu-fused-f6" ? 6 : undefined,
+        winograd: im === "gpu-fused-direct"
+          ? "off"
+          : im === "gpu-fused-f6"
+          ? 6
+          : im === "gpu-fused-f7"
+          ? 7
+          : undefined,
         precision: "f32",
         // The A/B baselines: Winograd with the built-in GEMM instead of the tuned one; chained
         // Winograd convs with separate output and input transforms instead of bridges.
         ...(im === "gpu-fused-legacy" ? { winogradGemm: "legacy" } : {}),
         ...(im === "gpu-fused-nobridge" ? { winogradBridge: false } : {}),
-        ...(im === "gpu-fused-no6" ? { winograd6: "off" as const } : {}),
+        ...(im === "gpu-fused-f4" ? { winograd6: "off" as const, winograd7: "off" as const } : {}),
       });
     const graph = im === "cpu"
       ? "reference"
@@ -1008,7 +1020,9 @@ async function inferenceRows(
       ? `${im.slice(4)}, Winograd ${net.winograd}${
         net.winogradGemm === "legacy" ? " (built-in GEMM, untuned)" : ""
       }${net.winogradBridge ? "" : " (no bridges: separate output and input transforms)"}${
-        net.winograd6 === "off" ? " (F(6x6) not considered)" : ""
+        net.winograd6 === "off" && net.winograd7 === "off"
+          ? " (F(6x6) and F(7x7) not considered)"
+          : ""
       }`
       : im.slice(4);
     try {
@@ -1321,8 +1335,8 @@ function summaryTable(
         "-",
       ],
       [
-        "inference, batch 256, positions/s by the plan's GPU time alone, F(6x6) not considered (A/B)",
-        get(`${model}:gpu-fused-no6:256:gpu`),
+        "inference, batch 256, positions/s by the plan's GPU time alone, F(4x4) only (A/B)",
+        get(`${model}:gpu-fused-f4:256:gpu`),
         "-",
       ],
       [
@@ -1375,8 +1389,8 @@ function summaryTable(
         "-",
       ],
       [
-        "training step, batch 256, ms, F(6x6) not considered, 2 in flight / GPU ms (one pass)",
-        pair(get(`trainNo6:${model}:256`), get(`trainNo6Gpu:${model}:256`)),
+        "training step, batch 256, ms, F(4x4) only, 2 in flight / GPU ms (one pass)",
+        pair(get(`trainF4:${model}:256`), get(`trainF4Gpu:${model}:256`)),
         "-",
       ],
       [

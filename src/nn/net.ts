@@ -18,7 +18,9 @@ import { bridgeName, loadWinogradBridge } from "./gpu/winograd_bridge.ts";
 import {
   forcedWgrad,
   forcedWinoGemm,
+  type LargeTile,
   parseWinograd6,
+  parseWinograd7,
   pickDirectSplits,
   pickLargeBatchWinograd,
   pickSmallBatchWinograd,
@@ -28,6 +30,7 @@ import {
   pickWinoKernels,
   type TrainTiles,
   type Winograd6Policy,
+  type Winograd7Policy,
 } from "./gpu/winograd_tune.ts";
 import {
   chooseWinograd,
@@ -55,7 +58,7 @@ import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/ten
 import { defaultMapMode, type HostPhases, type MapMode, ReadbackQueue } from "./gpu/readback.ts";
 import {
   deviceHasF16,
-  ensureWinograd6,
+  ensureWinogradTile,
   type HalfKernels,
   type HalfStorage,
   loadHalfKernels,
@@ -543,14 +546,15 @@ export class GpuNet implements PolicyValueNet {
   private readonly folded = new Map<string, FoldedConv<GpuTensor>>();
   private foldRec: GpuRecorder | null = null;
   private foldDirty = true;
-  /** The folded f32 weight of each 3x3 conv with a filter transform (F(6x6)'s are made from it). */
+  /** The folded f32 weight of each 3x3 conv with a filter transform (the large tiles' are made from it). */
   private readonly foldedF32 = new Map<string, GpuTensor>();
   /**
-   * F(6x6) filter transforms by the folded conv's own (F(4x4)) transform, made once a plan takes
-   * F(6x6) for some layer (the large-batch tuner), and their recorder, resubmitted with foldRec.
+   * The large tiles' (F(6x6), F(7x7)) filter transforms by the folded conv's own (F(4x4))
+   * transform, made once a plan takes that tile for some layer (the tuners), and their recorders,
+   * resubmitted with foldRec.
    */
-  private readonly filters6 = new Map<GpuTensor, GpuTensor>();
-  private fold6Rec: GpuRecorder | null = null;
+  private readonly filtersLarge = new Map<LargeTile, Map<GpuTensor, GpuTensor>>();
+  private readonly foldLargeRecs = new Map<LargeTile, GpuRecorder>();
 
   private constructor(
     readonly ctx: GpuContext,
@@ -604,7 +608,7 @@ export class GpuNet implements PolicyValueNet {
    * `tiles` the tile sizes of the tiled GEMMs (default HARDWARE_TILES), `fused` the inference graph
    * (default on; KIBITZ_NN_FUSED=0 turns it off: one op per layer as in training), `winograd` the
    * fused graph's 3x3 algorithm (default "auto" with the tiled kernels: F(4x4,3x3) where the
-   * selection table picks it; KIBITZ_NN_WINOGRAD=off|auto|2|4|6 overrides; direct kernels: off),
+   * selection table picks it; KIBITZ_NN_WINOGRAD=off|auto|2|4|6|7 overrides; direct kernels: off),
    * `precision` the inference storage (see resolvePrecision),
    * `f16Emulate` (tests) the f16 code path with f32 storage, and `winogradGemm` a forced Winograd
    * GEMM variant ("legacy" or a candidate name; default KIBITZ_NN_WINO_GEMM, else autotuned on
@@ -615,7 +619,8 @@ export class GpuNet implements PolicyValueNet {
    * `trainPrecision` the training steps' (see resolveTrainPrecision), `winogradBridge` whether
    * chained Winograd convs are joined by bridges (default KIBITZ_NN_WINO_BRIDGE, else on), and
    * `winograd6` whether layers the selection table runs as F(4x4) may run as F(6x6), in inference
-   * and f32 training (see Winograd6Policy; default KIBITZ_NN_WINO6, else tuned), and `trainKeepV`
+   * and f32 training (see Winograd6Policy; default KIBITZ_NN_WINO6, else tuned), `winograd7` the
+   * same for F(7x7) (see Winograd7Policy; default KIBITZ_NN_WINO7, else tuned), and `trainKeepV`
    * whether f32 training keeps each layer's Winograd V for its weight gradient (see
    * GpuRecorder.keepV; default KIBITZ_NN_TRAIN_KEEP_V=1, else off).
    */
@@ -636,6 +641,7 @@ export class GpuNet implements PolicyValueNet {
       trainPrecision?: TrainPrecision;
       winogradBridge?: boolean;
       winograd6?: Winograd6Policy;
+      winograd7?: Winograd7Policy;
       trainKeepV?: boolean;
     } = {},
   ): Promise<GpuNet> {
@@ -648,7 +654,7 @@ export class GpuNet implements PolicyValueNet {
       : opts.winograd ?? (env ? parseWinograd(env) : "auto");
     const precision = resolvePrecision(ctx, opts.precision, tiled, fused, opts.f16Emulate);
     const half = precision === "f32" ? null : await loadHalfKernels(ctx, kernels.tiles, precision);
-    if (winograd === 6) await ensureWinograd6(ctx, kernels, half);
+    if (typeof winograd === "number") await ensureWinogradTile(ctx, kernels, half, winograd);
     const net = new GpuNet(
       ctx,
       kernels,
@@ -666,6 +672,8 @@ export class GpuNet implements PolicyValueNet {
     net.winogradBridge = opts.winogradBridge ?? envFlag("KIBITZ_NN_WINO_BRIDGE", true);
     const w6 = envString("KIBITZ_NN_WINO6");
     net.winograd6 = opts.winograd6 ?? (w6 ? parseWinograd6(w6) : "tuned");
+    const w7 = envString("KIBITZ_NN_WINO7");
+    net.winograd7 = opts.winograd7 ?? (w7 ? parseWinograd7(w7) : "tuned");
     net.trainKeepV = opts.trainKeepV ?? envFlag("KIBITZ_NN_TRAIN_KEEP_V", false);
     return net;
   }
@@ -683,6 +691,15 @@ export class GpuNet implements PolicyValueNet {
    * ("on") or never ("off"). Read when a plan is recorded.
    */
   winograd6: Winograd6Policy = "tuned";
+
+  /**
+   * Whether layers the selection table runs as F(4x4) may run as F(7x7) (with winograd "auto"; in
+   * inference and f32 training): timed per layer shape on hardware adapters beside F(6x6)
+   * ("tuned"), always ("on", before winograd6's "on") or never ("off"). F(7x7) does 27 % fewer products than F(4x4) on 26 x 26, with
+   * about 5x its f32 rounding error (6.4e-5 against 1.2e-5 of the largest output, 128 channels).
+   * Read when a plan is recorded.
+   */
+  winograd7: Winograd7Policy = "tuned";
 
   /**
    * f32 training plans keep each layer's Winograd V (the input transform of its input) from the
@@ -793,7 +810,7 @@ export class GpuNet implements PolicyValueNet {
     }
     if (this.foldDirty) {
       this.foldRec.submit();
-      this.fold6Rec?.submit();
+      for (const r of this.foldLargeRecs.values()) r.submit();
     }
     this.foldDirty = false;
   }
@@ -808,9 +825,9 @@ export class GpuNet implements PolicyValueNet {
       this.cellCap * 4,
     ) * 4;
     const m = winogradSettingTile(this.winograd);
-    // The transformed input and product: (m+2)^2 values per tile and channel, at F(6x6) too where
-    // a plan may take it.
-    const tiles = !m ? [] : this.mayTake6() ? [4, 6] as const : [m];
+    // The transformed input and product: (m+2)^2 values per tile and channel, at the large tiles
+    // too where a plan may take them.
+    const tiles: WinogradTile[] = !m ? [] : [m, ...this.mayTakeLarge()];
     for (const t of tiles) {
       const g = winogradGeometry(t, 1, c.height, c.width);
       per = Math.max(per, g.alpha * g.tiles * Math.max(c.filters, c.planes) * 4 * 1.1);
@@ -871,7 +888,11 @@ export class GpuNet implements PolicyValueNet {
     rec.keepV = train && this.trainKeepV && !rec.trainHalf;
     await this.pickWinograd(rec, size, train);
     if (!train && this.fused) {
-      for (const [u4, u6] of this.filters6) rec.otherFilters.set(u4, [u6]);
+      for (const filters of this.filtersLarge.values()) {
+        for (const [u4, u] of filters) {
+          rec.otherFilters.set(u4, [...rec.otherFilters.get(u4) ?? [], u]);
+        }
+      }
       if (this.winogradBridge) await this.loadBridges(rec, size);
     }
     this.ctx.device.pushErrorScope("validation");
@@ -934,9 +955,10 @@ export class GpuNet implements PolicyValueNet {
         if (rec.splitChoice.has(key) || rec.winoOverride.has(key)) continue;
         const shape = { n: size, ci, co, h: c.height, w: c.width, k };
         if (wm === 4) {
-          // Above the table's threshold F(6x6) may beat F(4x4) (fewer products, larger transforms).
+          // Above the table's threshold F(6x6) or F(7x7) may beat F(4x4) (fewer products, larger
+          // transforms).
           const large = await this.largeTile(rec, shape);
-          if (large) await this.takeTile(rec, shape, 6, large.kernels);
+          if (large) await this.takeTile(rec, shape, large.m, large.kernels);
           continue;
         }
         if (wm) continue;
@@ -950,7 +972,7 @@ export class GpuNet implements PolicyValueNet {
             this.winogradGemm,
             // The tower's convs share their shape: all go F(4x4) together, then bridged.
             this.winogradBridge,
-            this.winograd6 !== "off" && this.filters6Fit(),
+            this.tunedLarge(),
           );
           if (small) {
             await this.takeTile(rec, shape, small.m, small.kernels);
@@ -1025,8 +1047,8 @@ export class GpuNet implements PolicyValueNet {
 
   /**
    * Runs an inference plan's fused 3x3 layers of `shape` at tile m, with the tuner's `kernels`
-   * (null: the built-in GEMM), in place of the selection table's choice; F(6x6) reads the
-   * network's F(6x6) filter transforms, made first.
+   * (null: the built-in GEMM), in place of the selection table's choice; a large tile reads the
+   * network's filter transforms at that tile, made first.
    */
   private async takeTile(
     rec: GpuRecorder,
@@ -1035,39 +1057,56 @@ export class GpuNet implements PolicyValueNet {
     kernels: WinoKernels | null,
   ): Promise<void> {
     const { n, ci, co, h, w } = shape;
-    if (m === 6) await this.ensureFilters6();
+    if (m === 6 || m === 7) await this.ensureFiltersLarge(m);
     rec.winoOverride.set(directShapeKey(n, ci, co, h, w, 3, rec.half !== null), m);
     if (kernels) rec.winoChoice.set(winoShapeKey(m, n, ci, co, h, w), kernels);
   }
 
-  /** Whether an inference plan may run a layer at F(6x6) where the selection table says F(4x4). */
-  private mayTake6(): boolean {
-    return this.winograd === "auto" && this.fused && !!this.tiled &&
-      (this.winograd6 === "on" || (this.winograd6 === "tuned" && !this.ctx.report.isFallback));
+  /**
+   * The large tiles an inference plan may run a layer at where the selection table says F(4x4):
+   * the forced one (forcedLarge), else on hardware adapters each tile whose policy is "tuned".
+   */
+  private mayTakeLarge(): LargeTile[] {
+    if (this.winograd !== "auto" || !this.fused || !this.tiled) return [];
+    const forced = this.forcedLarge();
+    if (forced) return [forced];
+    if (this.ctx.report.isFallback) return [];
+    return this.tunedLarge();
+  }
+
+  /** The large tile set "on" (winograd7's before winograd6's), else null. */
+  private forcedLarge(): LargeTile | null {
+    return this.winograd7 === "on" ? 7 : this.winograd6 === "on" ? 6 : null;
+  }
+
+  /** The large tiles the tuners may time beside F(4x4): those not "off" whose transforms fit. */
+  private tunedLarge(): LargeTile[] {
+    const tuned = [this.winograd6 !== "off" ? 6 : 0, this.winograd7 !== "off" ? 7 : 0];
+    return tuned.filter((m): m is LargeTile => (m === 6 || m === 7) && this.filtersFit(m));
   }
 
   /**
    * Whether a batch-`size` inference layer of `shape` that the selection table runs as F(4x4)
-   * runs as F(6x6) (see winograd6), with its tuned kernels (null: the built-in GEMM); null: stay
-   * at F(4x4).
+   * runs at a large tile (see winograd6, winograd7), with its tuned kernels (null: the built-in
+   * GEMM); null: stay at F(4x4).
    */
   private async largeTile(
     rec: GpuRecorder,
     shape: { n: number; ci: number; co: number; h: number; w: number },
-  ): Promise<{ kernels: WinoKernels | null } | null> {
-    if (!this.mayTake6()) return null;
-    if (this.winograd6 === "on") {
+  ): Promise<{ m: LargeTile; kernels: WinoKernels | null } | null> {
+    const large = this.mayTakeLarge(), forced = this.forcedLarge();
+    if (!large.length) return null;
+    if (forced) {
       const kernels = await pickWinoKernels(
         this.ctx,
         this.kernels,
         rec.half,
-        6,
+        forced,
         shape,
         this.winogradGemm,
       );
-      return { kernels };
+      return { m: forced, kernels };
     }
-    if (!this.filters6Fit()) return null;
     return await pickLargeBatchWinograd(
       this.ctx,
       this.kernels,
@@ -1075,32 +1114,44 @@ export class GpuNet implements PolicyValueNet {
       shape,
       this.winogradGemm,
       this.winogradBridge,
+      large,
     );
   }
 
   /**
-   * Sets the tiles of the training layers the selection table runs as F(4x4) where winograd6 says
-   * so: F(6x6) throughout with "on"; with "tuned" on hardware adapters each pass's faster tile
-   * (pickTrainTile): the forward and input-gradient convs in rec.winoOverride, the weight gradient
-   * in rec.wgradOverride. f32 training only: f16 training keeps F(4x4).
+   * Sets the tiles of the training layers the selection table runs as F(4x4) where winograd6 and
+   * winograd7 say so: the tile set "on" throughout (forcedLarge); else on hardware adapters each
+   * pass's fastest of F(4x4) and the "tuned" tiles (pickTrainTile): the forward and input-gradient
+   * convs in rec.winoOverride, the weight gradient in rec.wgradOverride. f32 training only: f16
+   * training keeps F(4x4).
    */
   private async trainTiles(rec: GpuRecorder, size: number): Promise<void> {
     const c = this.config;
-    if (this.winograd !== "auto" || !this.tiled || rec.trainHalf || this.winograd6 === "off") {
-      return;
-    }
-    if (this.winograd6 === "tuned" && this.ctx.report.isFallback) return;
+    if (this.winograd !== "auto" || !this.tiled || rec.trainHalf) return;
+    // Training makes its filter transforms each step: no network-held transforms to fit.
+    const large = [this.winograd6 === "tuned" ? 6 : 0, this.winograd7 === "tuned" ? 7 : 0]
+      .filter((m): m is LargeTile => m === 6 || m === 7);
+    const forced = this.forcedLarge();
+    if (!forced && (this.ctx.report.isFallback || !large.length)) return;
     for (const [conv] of foldedLayers(c)) {
       const [co, ci, k] = this.net.params.get(conv)!.shape;
       if (k !== 3 || chooseWinograd(this.winograd, size, c.height, c.width, ci, co) !== 4) continue;
       const key = directShapeKey(size, ci, co, c.height, c.width, 3, false);
       if (rec.winoOverride.has(key)) continue;
       const shape = { n: size, ci, co, h: c.height, w: c.width };
-      const t: TrainTiles | null = this.winograd6 === "on"
-        ? { forward: 6, inputGrad: 6, wgrad: 6 }
-        : await pickTrainTile(this.ctx, this.kernels, shape, this.winogradGemm ?? this.wgradGemm);
+      const t: TrainTiles | null = forced
+        ? { forward: forced, inputGrad: forced, wgrad: forced }
+        : await pickTrainTile(
+          this.ctx,
+          this.kernels,
+          shape,
+          this.winogradGemm ?? this.wgradGemm,
+          large,
+        );
       if (!t) continue;
-      if (Object.values(t).includes(6)) await ensureWinograd6(this.ctx, this.kernels, null);
+      for (const m of new Set(Object.values(t))) {
+        await ensureWinogradTile(this.ctx, this.kernels, null, m);
+      }
       rec.winoOverride.set(key, t.forward);
       rec.wgradOverride.set(key, t.wgrad);
       const swapped = directShapeKey(size, co, ci, c.height, c.width, 3, false);
@@ -1109,12 +1160,12 @@ export class GpuNet implements PolicyValueNet {
   }
 
   /**
-   * Whether the tuner may take F(6x6): the network then keeps filter transforms at both tiles
-   * (F(6x6)'s 64/36 the size of F(4x4)'s), so only where all of F(6x6)'s fit a quarter of the
-   * adapter's largest buffer.
+   * Whether the tuner may take large tile m in inference: the network then keeps filter
+   * transforms at F(4x4) and at m ((m+2)^2/36 the size of F(4x4)'s), so only where all of m's fit
+   * a quarter of the adapter's largest buffer.
    */
-  private filters6Fit(): boolean {
-    return this.filterBytes(6) <= this.ctx.device.limits.maxBufferSize / 4;
+  private filtersFit(m: LargeTile): boolean {
+    return this.filterBytes(m) <= this.ctx.device.limits.maxBufferSize / 4;
   }
 
   /** Bytes of the F(m x m) filter transforms of every 3x3 conv (f32). */
@@ -1128,49 +1179,54 @@ export class GpuNet implements PolicyValueNet {
   }
 
   /**
-   * Makes (once) the F(6x6) filter transforms of the folded 3x3 convs (filters6), from the folded
-   * weights, and records them to be remade whenever the folds are.
+   * Makes (once per tile) large tile m's filter transforms of the folded 3x3 convs (filtersLarge),
+   * from the folded weights, and records them to be remade whenever the folds are.
    */
-  private ensureFilters6(): Promise<void> {
+  private ensureFiltersLarge(m: LargeTile): Promise<void> {
     // Plans recorded concurrently share one making.
-    if (!this.filters6Made) {
-      this.filters6Made = this.makeFilters6();
-      this.filters6Made.catch(() => this.filters6Made = null);
+    let made = this.filtersMade.get(m);
+    if (!made) {
+      made = this.makeFiltersLarge(m);
+      this.filtersMade.set(m, made);
+      made.catch(() => this.filtersMade.delete(m));
     }
-    return this.filters6Made;
+    return made;
   }
-  private filters6Made: Promise<void> | null = null;
+  private readonly filtersMade = new Map<LargeTile, Promise<void>>();
 
-  private async makeFilters6(): Promise<void> {
-    await ensureWinograd6(this.ctx, this.kernels, this.half);
+  private async makeFiltersLarge(m: LargeTile): Promise<void> {
+    await ensureWinogradTile(this.ctx, this.kernels, this.half, m);
     this.refreshFolds();
     const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
+    const filters = new Map<GpuTensor, GpuTensor>(), alpha = (m + 2) * (m + 2);
     for (const [conv, w] of this.foldedF32) {
       const f = this.folded.get(conv)!;
       const [co, ci] = w.shape;
-      const u6: GpuTensor = {
-        shape: [64, co, ci],
-        buffer: storageBuffer(this.ctx, 64 * co * ci * 4, `${conv}.wino6`),
-        size: 64 * co * ci,
+      const u: GpuTensor = {
+        shape: [alpha, co, ci],
+        buffer: storageBuffer(this.ctx, alpha * co * ci * 4, `${conv}.wino${m}`),
+        size: alpha * co * ci,
       };
-      this.owned.push(u6);
-      rec.winogradFilter(w, u6, 6);
-      this.filters6.set(f.u!, u6);
+      this.owned.push(u);
+      rec.winogradFilter(w, u, m);
+      filters.set(f.u!, u);
     }
     rec.submit();
-    this.fold6Rec = rec;
+    this.filtersLarge.set(m, filters);
+    this.foldLargeRecs.set(m, rec);
   }
 
   /** Compiles the bridges a batch-`size` inference plan's tower chain can use (GpuRecorder.bridges). */
   private async loadBridges(rec: GpuRecorder, size: number): Promise<void> {
     const c = this.config, m = winogradSettingTile(this.winograd);
     if (!m) return;
-    // A layer's tile: the setting's, or F(6x6) where the plan overrides it (filters6 exist then;
-    // the folds, and with them the transforms convFused is handed, are made after this).
+    // A layer's tile: the setting's, or a large tile where the plan overrides it (filtersLarge
+    // exist then; the folds, and with them the transforms convFused is handed, are made after
+    // this).
     const plan = (conv: string) => {
       const [co, ci, k] = this.net.params.get(conv)!.shape;
       const t = k === 3 ? rec.winoTileOf(size, ci, co, c.height, c.width) : 0;
-      if (!t || (t !== m && !(t === 6 && this.fold6Rec))) return null;
+      if (!t || (t !== m && !((t === 6 || t === 7) && this.foldLargeRecs.has(t)))) return null;
       return rec.winoPlanOf(size, ci, co, c.height, c.width, (t + 2) * (t + 2));
     };
     for (const l of towerChain(c)) {
@@ -1339,10 +1395,10 @@ export class GpuNet implements PolicyValueNet {
     this.plans.clear();
     this.foldRec?.destroy();
     this.foldRec = null;
-    this.fold6Rec?.destroy();
-    this.fold6Rec = null;
-    this.filters6Made = null;
-    this.filters6.clear();
+    for (const r of this.foldLargeRecs.values()) r.destroy();
+    this.foldLargeRecs.clear();
+    this.filtersMade.clear();
+    this.filtersLarge.clear();
     this.pool.destroy();
     for (const t of this.owned) t.buffer.destroy();
     this.owned.length = 0;

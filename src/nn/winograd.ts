@@ -6,14 +6,15 @@
 //   Y = A^T M A.
 // F(2x2,3x3) does 16 multiplies per 4 outputs (2.25x fewer than direct), F(4x4,3x3) 36 per 16 (4x),
 // F(6x6,3x3) 64 per 36 (5.06x; on a 26 x 26 board 25 tiles of 64 against F(4x4)'s 49 of 36: 9 %
-// fewer products, for about 3x F(4x4)'s f32 rounding error).
+// fewer products, for about 2x F(4x4)'s f32 rounding error), F(7x7,3x3) 81 per 49 (5.44x; 16 tiles
+// of 81 on 26 x 26: 27 % fewer products than F(4x4), for about 5x its f32 rounding error).
 import { f16Prelude } from "./gpu/conv_gemm.ts";
 import { KibitzError } from "../errors.ts";
 import { conv2d } from "./cpu/conv.ts";
 import { type CpuTensor, cpuTensor } from "./tensor.ts";
 
 /** The output tile size m of F(m x m, 3 x 3). */
-export type WinogradTile = 2 | 4 | 6;
+export type WinogradTile = 2 | 4 | 6 | 7;
 
 export interface Matrices {
   /** B^T: a x a, A^T: m x a, G: a x 3 (a = m + 2). */
@@ -21,6 +22,44 @@ export interface Matrices {
   at: number[][];
   g: number[][];
 }
+
+/**
+ * The Toom-Cook matrices of F(m x m, 3 x 3) from its m + 1 finite interpolation points and the
+ * point at infinity (as Lavin's wincnn builds them): A^T[j][i] = p_i^j, G[i] = [1, p_i, p_i^2] /
+ * prod_{k != i} (p_i - p_k), B^T[i] = the coefficients of prod_{k != i} (x - p_k); the infinity
+ * row or column picks the highest-order term. It gives F(4x4)'s table, and F(6x6)'s up to a scale
+ * of each G row against its B^T row.
+ */
+export function toomCook(points: readonly number[], m: number): Matrices {
+  if (points.length !== m + 1) {
+    throw new KibitzError("bad_args", `F(${m}x${m}, 3x3) needs ${m + 1} finite points`);
+  }
+  const times = (a: number[], b: number[]) => {
+    const r = new Array(a.length + b.length - 1).fill(0);
+    a.forEach((x, i) => b.forEach((y, k) => r[i + k] += x * y));
+    return r;
+  };
+  const product = (skip: number) =>
+    points.reduce((q, p, k) => (k === skip ? q : times(q, [-p, 1])), [1]);
+  const at = Array.from(
+    { length: m },
+    (_, j) => [...points.map((p) => p ** j), j === m - 1 ? 1 : 0],
+  );
+  const g = points.map((p, i) => {
+    const f = points.reduce((acc, q, k) => (k === i ? acc : acc * (p - q)), 1);
+    return [1 / f, p / f, (p * p) / f];
+  });
+  const bt = points.map((_, i) => [...product(i), 0]);
+  return { at, g: [...g, [0, 0, 1]], bt: [...bt, product(-1)] };
+}
+
+/**
+ * F(7x7, 3x3)'s finite points, all exact in binary. F(6x6)'s points and an eighth gave 1.0e-4 to
+ * 1.7e-4 (max error over max output, 32-channel sums in f32); a search over 0 with three +-pairs
+ * and one more point from {1, 2, 3, 4, 1/2 ... 4/5} found these at 0.9e-5 to 2.2e-5 on two seeds
+ * (its ten best all avoid +-1 with +-2 and +-1/2 together).
+ */
+const F7_POINTS = [0, 2, -2, 3 / 4, -3 / 4, 5 / 4, -5 / 4, 1 / 4];
 
 const MATRICES: Record<WinogradTile, Matrices> = {
   2: {
@@ -79,6 +118,7 @@ const MATRICES: Record<WinogradTile, Matrices> = {
       [0, 1, -1, 32, -32, 1 / 32, -1 / 32, 1],
     ],
   },
+  7: toomCook(F7_POINTS, 7),
 };
 
 /** The transform matrices of F(m x m, 3 x 3): B^T (a x a), A^T (m x a), G (a x 3), a = m + 2. */
@@ -93,12 +133,12 @@ export function winogradGeometry(m: WinogradTile, n: number, h: number, w: numbe
   return { a, alpha: a * a, th, tw, tiles, p };
 }
 
-/** Checks m is 2, 4 or 6. */
+/** Checks m is 2, 4, 6 or 7. */
 export function winogradTile(m: number): WinogradTile {
-  if (m === 2 || m === 4 || m === 6) return m;
+  if (m === 2 || m === 4 || m === 6 || m === 7) return m;
   throw new KibitzError(
     "bad_args",
-    `Winograd tile must be 2, 4 or 6 (F(2x2,3x3), F(4x4,3x3), F(6x6,3x3)), got ${m}`,
+    `Winograd tile must be 2, 4, 6 or 7 (F(2x2,3x3), F(4x4,3x3), F(6x6,3x3), F(7x7,3x3)), got ${m}`,
   );
 }
 
@@ -556,12 +596,15 @@ ${ind(output)}
 /** Which convolution algorithm 3x3 inference layers use: direct, Winograd by shape, or forced. */
 export type WinogradSetting = "off" | "auto" | WinogradTile;
 
-/** Parses "off", "auto", "2", "4" or "6" (the KIBITZ_NN_WINOGRAD values). */
+/** Parses "off", "auto", "2", "4", "6" or "7" (the KIBITZ_NN_WINOGRAD values). */
 export function parseWinograd(v: string): WinogradSetting {
   if (v === "off" || v === "0") return "off";
   if (v === "auto") return "auto";
-  if (v === "2" || v === "4" || v === "6") return Number(v) as WinogradTile;
-  throw new KibitzError("bad_args", `Winograd setting must be off, auto, 2, 4 or 6, got "${v}"`);
+  if (v === "2" || v === "4" || v === "6" || v === "7") return Number(v) as WinogradTile;
+  throw new KibitzError(
+    "bad_args",
+    `Winograd setting must be off, auto, 2, 4, 6 or 7, got "${v}"`,
+  );
 }
 
 /** The tile a setting computes filter transforms for (auto: F(4x4,3x3)), or 0 when off. */

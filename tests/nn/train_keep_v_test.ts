@@ -19,7 +19,7 @@ const cfg: NetConfig = TINY_TOWER;
 const hyper = { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 };
 
 /** Losses, weights and training-plan labels after three steps. */
-async function train(trainKeepV: boolean, winograd: 4 | 6) {
+async function train(trainKeepV: boolean, winograd: 4 | 6 | 7) {
   const net = await GpuNet.create(ctx!, initWeights(cfg, 5), {
     tiled: true,
     tiles: TEST_TILES,
@@ -40,7 +40,7 @@ async function train(trainKeepV: boolean, winograd: 4 | 6) {
 }
 
 Deno.test("kept V: the same training bits, one input transform fewer a layer", opts, async () => {
-  for (const m of [4, 6] as const) {
+  for (const m of [4, 6, 7] as const) {
     const a = await train(false, m), b = await train(true, m);
     assert.deepEqual(b.losses, a.losses, `F(${m}) losses`);
     for (const [name, t] of a.weights.tensors) {

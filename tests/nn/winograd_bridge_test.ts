@@ -70,15 +70,16 @@ Deno.test("bridge kernels: workgroup-memory fit, one f16 kind, y only when kept"
   );
   assert.throws(() => winogradBridgeSource({ ...spec, h: 64, w: 64 }), /does not fit/);
   assert.notEqual(bridgeName(spec), bridgeName({ ...spec, keepY: true }));
-  // One thread a tile: 49 F(4x4) tiles of 26 x 26 take 64, 25 F(6x6) tiles 32.
+  // One thread a tile: 49 F(4x4) tiles of 26 x 26 take 64, 25 F(6x6) tiles 32, 16 F(7x7) 32.
   assert.equal(bridgeThreads(4, 26, 26), 64);
   assert.equal(bridgeThreads(6, 26, 26), 32);
+  assert.equal(bridgeThreads(7, 26, 26), 32);
   assert.ok(winogradBridgeSource({ ...spec, m: 6 }).includes("@workgroup_size(32)"));
 });
 
 const cases: {
   name: string;
-  winograd: 2 | 4 | 6;
+  winograd: 2 | 4 | 6 | 7;
   gemm: string;
   f16?: boolean | "real";
 }[] = [
@@ -86,6 +87,7 @@ const cases: {
   { name: "F(4x4), built-in GEMM", winograd: 4, gemm: "legacy" },
   { name: "F(6x6), built-in GEMM", winograd: 6, gemm: "legacy" },
   { name: "F(6x6), variant", winograd: 6, gemm: testCandidates()[2].name },
+  { name: "F(7x7), built-in GEMM", winograd: 7, gemm: "legacy" },
   { name: "F(4x4), variant", winograd: 4, gemm: testCandidates()[1].name },
   { name: "F(4x4), f16 activations", winograd: 4, gemm: "legacy", f16: true },
   { name: "F(4x4), f16 V/M variant", winograd: 4, gemm: testCandidates()[4].name, f16: true },

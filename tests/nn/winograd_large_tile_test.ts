@@ -1,12 +1,13 @@
-// F(6x6) where the selection table takes F(4x4) (GpuNet's `winograd6`, src/nn/gpu/winograd_tune.ts
-// compareLargeTiles): the comparison's rows and winner, and a network whose large-batch plans take
-// F(6x6) (made filter transforms, bridges at F(6x6)) against the CPU reference before and after
-// training steps, while its small-batch plans stay direct.
+// F(6x6) and F(7x7) where the selection table takes F(4x4) (GpuNet's `winograd6` and `winograd7`,
+// src/nn/gpu/winograd_tune.ts compareLargeTiles): the comparisons' rows and winners, and networks
+// whose large-batch plans take F(6x6) or F(7x7) (made filter transforms, bridges at that tile)
+// against the CPU reference before and after training steps, while their small-batch plans stay
+// direct.
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
 import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "../../src/nn/cpu/conv.ts";
 import { directShapeKey, GpuRecorder } from "../../src/nn/gpu/backend.ts";
-import { ensureWinograd6, loadHalfKernels } from "../../src/nn/gpu/f16.ts";
+import { ensureWinogradTile, loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { hardwareCandidates, testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
@@ -14,11 +15,12 @@ import {
   compareLargeTiles,
   compareSmallBatch,
   compareTrainTiles,
+  LARGE_CANDIDATES,
+  largeCandidates,
   parseWinograd6,
+  parseWinograd7,
   pickLargeBatchWinograd,
   pickTrainTile,
-  SIX_CANDIDATES,
-  sixCandidates,
   timeBridgedChain,
   trainTilesOf,
   winogradTuneLog,
@@ -46,9 +48,11 @@ Deno.test("the winograd6 policy's values", () => {
   assert.equal(parseWinograd6("on"), "on");
   assert.equal(parseWinograd6("off"), "off");
   assert.throws(() => parseWinograd6("6"), /tuned, on or off/);
+  assert.equal(parseWinograd7("on"), "on");
+  assert.throws(() => parseWinograd7("7"), /KIBITZ_NN_WINO7 must be tuned, on or off/);
 });
 
-Deno.test("F(6x6) is tuned over F(4x4)'s fastest candidates on the same shape", () => {
+Deno.test("the large tiles are tuned over F(4x4)'s fastest candidates on the same shape", () => {
   const names = hardwareCandidates(false).map((c) => c.name);
   const ms = [2.0, 0.5, null, 0.7, 0.9, 3.0, 0.6];
   const four = {
@@ -63,111 +67,121 @@ Deno.test("F(6x6) is tuned over F(4x4)'s fastest candidates on the same shape", 
       ...ms.map((t, i) => ({ name: names[i], ms: t, gemmMs: null })),
     ],
   };
-  assert.equal(SIX_CANDIDATES, 4);
+  assert.equal(LARGE_CANDIDATES, 4);
   // The built-in GEMM (always timed) and untimed candidates are not among them.
-  assert.deepEqual(sixCandidates(four)!.map((c) => c.name), [1, 6, 3, 4].map((i) => names[i]));
-  assert.equal(sixCandidates(null), undefined);
-});
-
-Deno.test("F(4x4) against F(6x6): both tiles' rows, chained rows decide", opts, async () => {
-  const { kernels, cands } = await tuneSetup();
-  const shape = { n: 2, ci: 16, co: 16, h: 12, w: 12, k: 3 };
-  const r = await compareLargeTiles(ctx!, kernels, null, shape, cands);
-  assert.ok(r);
-  assert.deepEqual(r.timings.map((t) => t.name.split(" ")[0]), ["F4", "F6"]);
-  for (const t of r.timings) assert.ok(t.ms !== null && t.ms > 0, t.name);
-  const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
-  assert.equal(r.winner, fastest.name);
-  // With bridges: each tile's chained cost too, and where both were timed they decide.
-  const b = await compareLargeTiles(ctx!, kernels, null, shape, cands, true);
-  assert.ok(b);
-  assert.deepEqual(b.timings.map((t) => t.name.replace(/^(F[46]) [^ ]+/, "$1")), [
-    "F4",
-    "F6",
-    "F4 in a bridged chain",
-    "F6 in a bridged chain",
-  ]);
-  const chained = b.timings.slice(2);
-  for (const [i, m] of ([4, 6] as const).entries()) {
-    const name = b.timings[i].name.slice(3);
-    const chain = await timeBridgedChain(ctx!, kernels, null, shape, name, m);
-    assert.match(chain.shape, new RegExp(`^F${m}:`));
-    const [one, two] = chain.timings.map((t) => t.ms!);
-    assert.equal(chained[i].ms, two > one ? two - one : null, `F${m}`);
-  }
-  const decide = chained.every((t) => t.ms !== null) ? chained : b.timings.slice(0, 2);
-  assert.equal(b.winner, decide.reduce((x, y) => (y.ms! < x.ms! ? y : x)).name);
-  assert.match(b.timer, chained.every((t) => t.ms !== null) ? /chained figures decide/ : /best/);
-  // Software adapters do not tune: the network stays at F(4x4).
-  if (ctx!.report.isFallback) {
-    assert.equal(await pickLargeBatchWinograd(ctx!, kernels, null, shape), null);
-  }
-  // An f16 plan (emulated here) times both tiles' f16-activation kernels, tuned variants included.
-  const half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
-  const h = await compareLargeTiles(ctx!, kernels, half, shape, cands, true);
-  assert.equal(h?.storage, "f16-emulated");
-  assert.equal(h?.timings.length, 4);
-  for (const t of h!.timings.slice(0, 2)) assert.ok(t.ms !== null && t.ms > 0, t.name);
+  assert.deepEqual(largeCandidates(four)!.map((c) => c.name), [1, 6, 3, 4].map((i) => names[i]));
+  assert.equal(largeCandidates(null), undefined);
 });
 
 Deno.test(
-  "below the table's threshold: direct, F(4x4) and F(6x6), lone and chained",
+  "F(4x4) against F(6x6) and F(7x7): every tile's rows, chained rows decide",
+  opts,
+  async () => {
+    const { kernels, cands } = await tuneSetup();
+    const shape = { n: 2, ci: 16, co: 16, h: 12, w: 12, k: 3 };
+    const r = await compareLargeTiles(ctx!, kernels, null, shape, cands);
+    assert.ok(r);
+    assert.deepEqual(r.timings.map((t) => t.name.split(" ")[0]), ["F4", "F6"]);
+    for (const t of r.timings) assert.ok(t.ms !== null && t.ms > 0, t.name);
+    const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));
+    assert.equal(r.winner, fastest.name);
+    // With bridges and F(7x7) too: each tile's chained cost, and where all were timed they decide.
+    const b = await compareLargeTiles(ctx!, kernels, null, shape, cands, true, [6, 7]);
+    assert.ok(b);
+    assert.deepEqual(b.timings.map((t) => t.name.replace(/^(F[467]) [^ ]+/, "$1")), [
+      "F4",
+      "F6",
+      "F7",
+      "F4 in a bridged chain",
+      "F6 in a bridged chain",
+      "F7 in a bridged chain",
+    ]);
+    assert.match(b.shape, / F\(4x4\) or F\(6x6\) or F\(7x7\)$/);
+    const chained = b.timings.slice(3);
+    for (const [i, m] of ([4, 6, 7] as const).entries()) {
+      const name = b.timings[i].name.slice(3);
+      const chain = await timeBridgedChain(ctx!, kernels, null, shape, name, m);
+      assert.match(chain.shape, new RegExp(`^F${m}:`));
+      const [one, two] = chain.timings.map((t) => t.ms!);
+      assert.equal(chained[i].ms, two > one ? two - one : null, `F${m}`);
+    }
+    const decide = chained.every((t) => t.ms !== null) ? chained : b.timings.slice(0, 3);
+    assert.equal(b.winner, decide.reduce((x, y) => (y.ms! < x.ms! ? y : x)).name);
+    assert.match(b.timer, chained.every((t) => t.ms !== null) ? /chained figures decide/ : /best/);
+    // Software adapters do not tune: the network stays at F(4x4).
+    if (ctx!.report.isFallback) {
+      assert.equal(await pickLargeBatchWinograd(ctx!, kernels, null, shape), null);
+      assert.equal(
+        await pickLargeBatchWinograd(ctx!, kernels, null, shape, undefined, true, [6, 7]),
+        null,
+      );
+    }
+    // An f16 plan (emulated here) times both tiles' f16-activation kernels, tuned variants included.
+    const half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
+    const h = await compareLargeTiles(ctx!, kernels, half, shape, cands, true);
+    assert.equal(h?.storage, "f16-emulated");
+    assert.equal(h?.timings.length, 4);
+    for (const t of h!.timings.slice(0, 2)) assert.ok(t.ms !== null && t.ms > 0, t.name);
+  },
+);
+
+Deno.test(
+  "below the table's threshold: direct, F(4x4), F(6x6) and F(7x7), lone and chained",
   opts,
   async () => {
     const { kernels, cands } = await tuneSetup();
     const shape = { n: 2, ci: 16, co: 16, h: 6, w: 6, k: 3 };
-    const r = await compareSmallBatch(ctx!, kernels, null, shape, cands, true, true);
-    assert.deepEqual(r.timings.map((t) => t.name.replace(/^(F[46]) [^ ]+/, "$1")), [
+    const r = await compareSmallBatch(ctx!, kernels, null, shape, cands, true, [6, 7]);
+    assert.deepEqual(r.timings.map((t) => t.name.replace(/^(F[467]) [^ ]+/, "$1")), [
       "direct splits=1",
       "F4",
       "F4 in a bridged chain",
       "F6",
       "F6 in a bridged chain",
+      "F7",
+      "F7 in a bridged chain",
     ]);
-    assert.match(r.shape, /direct or F\(4x4\) or F\(6x6\)$/);
+    assert.match(r.shape, /direct or F\(4x4\) or F\(6x6\) or F\(7x7\)$/);
     const timed = r.timings.filter((t) => t.ms !== null);
     assert.equal(r.winner, timed.reduce((a, b) => (b.ms! < a.ms! ? b : a)).name);
-    // Without `six` the F(6x6) rows are not there (what the network asks with winograd6 off).
+    // Without large tiles their rows are not there (what the network asks with both off).
     const four = await compareSmallBatch(ctx!, kernels, null, shape, cands, true);
-    assert.ok(!four.timings.some((t) => t.name.startsWith("F6")));
+    assert.ok(!four.timings.some((t) => /^F[67]/.test(t.name)));
   },
 );
 
 Deno.test(
-  "training's F(4x4) against F(6x6): three passes a tile, each takes its faster tile",
+  "training's F(4x4) against F(6x6) and F(7x7): three passes a tile, each takes its fastest tile",
   opts,
   async () => {
     const { kernels, cands } = await tuneSetup();
     const shape = { n: 2, ci: 8, co: 16, h: 12, w: 12, k: 3 };
-    const r = await compareTrainTiles(ctx!, kernels, shape, cands);
+    const r = await compareTrainTiles(ctx!, kernels, shape, cands, [6, 7]);
     assert.ok(r);
-    const rows = r.timings.map((t) => t.name.replace(/^(F[46] [a-z ]+?) [^ ]+$/, "$1"));
-    assert.deepEqual(rows, [
-      "F4 forward",
-      "F4 input gradient",
-      "F4 weight gradient",
-      "F4 step",
-      "F6 forward",
-      "F6 input gradient",
-      "F6 weight gradient",
-      "F6 step",
-    ]);
+    const rows = r.timings.map((t) => t.name.replace(/^(F[467] [a-z ]+?) [^ ]+$/, "$1"));
+    assert.deepEqual(
+      rows,
+      [4, 6, 7].flatMap((m) =>
+        ["forward", "input gradient", "weight gradient", "step"].map((p) => `F${m} ${p}`)
+      ),
+    );
     for (const t of r.timings) assert.ok(t.ms !== null && t.ms > 0, t.name);
-    for (const at of [3, 7]) {
+    for (const at of [3, 7, 11]) {
       const sum = r.timings.slice(at - 3, at).reduce((a, t) => a + t.ms!, 0);
       assert.ok(Math.abs(r.timings[at].ms! - sum) < 1e-9, r.timings[at].name);
     }
-    // Each pass takes its faster tile, and the winner names the three.
+    // Each pass takes its fastest tile, and the winner names the three.
     const tiles = trainTilesOf(r);
     for (const [at, k] of [[0, "forward"], [1, "inputGrad"], [2, "wgrad"]] as const) {
-      assert.equal(tiles[k], r.timings[at + 4].ms! < r.timings[at].ms! ? 6 : 4, k);
+      const ms = [0, 4, 8].map((o) => r.timings[at + o].ms!);
+      assert.equal(tiles[k], [4, 6, 7][ms.indexOf(Math.min(...ms))], k);
     }
     assert.equal(
       r.winner,
       `forward F${tiles.forward}, input gradient F${tiles.inputGrad}, weight gradient F${tiles.wgrad}`,
     );
     // Ci != Co: the input gradient is timed on its own shape (16 -> 8), not the forward's.
-    for (const m of [4, 6]) {
+    for (const m of [4, 6, 7]) {
       assert.ok(winogradTuneLog().some((t) => t.shape === `F${m}:2x16x12x12->8`), `F${m}`);
     }
     // Software adapters do not tune: training stays at F(4x4).
@@ -175,7 +189,7 @@ Deno.test(
   },
 );
 
-Deno.test("training tiles: each pass alone, F(6x6) only where timed and faster", () => {
+Deno.test("training tiles: each pass alone, a large tile only where timed and fastest", () => {
   const row = (name: string, ms: number | null) => ({ name, ms, gemmMs: null });
   const r = {
     adapter: "test",
@@ -194,6 +208,13 @@ Deno.test("training tiles: each pass alone, F(6x6) only where timed and faster",
     ],
   };
   assert.deepEqual(trainTilesOf(r), { forward: 6, inputGrad: 4, wgrad: 4 });
+  // F(7x7): slower than F(6x6) in the forward, the fastest input gradient, slower weight gradient.
+  r.timings.push(
+    row("F7 forward b", 1.95),
+    row("F7 input gradient b", 1.8),
+    row("F7 weight gradient vp", 2.5),
+  );
+  assert.deepEqual(trainTilesOf(r), { forward: 6, inputGrad: 7, wgrad: 4 });
 });
 
 Deno.test(
@@ -201,7 +222,7 @@ Deno.test(
   opts,
   async () => {
     const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
-    await ensureWinograd6(ctx!, kernels, null);
+    await ensureWinogradTile(ctx!, kernels, null, 6);
     const [n, ci, co, h, w] = [2, 5, 7, 9, 8];
     const x = randTensor([n, ci, h, w], 71), wt = randTensor([co, ci, 3, 3], 72);
     const dy = randTensor([n, co, h, w], 73);
@@ -246,25 +267,31 @@ const cfg: NetConfig = {
 const big = 114, small = 8;
 
 Deno.test(
-  "a network taking F(6x6) at large batches matches the CPU reference, also after training steps",
+  "networks taking F(6x6) or F(7x7) at large batches match the CPU reference, also after training steps",
   opts,
   async () => {
     assert.equal(chooseWinograd("auto", big, 9, 9, 64, 64), 4);
     assert.equal(chooseWinograd("auto", small, 9, 9, 64, 64), 0);
     const w = initWeights(cfg, 21);
     const cpu = new CpuNet(w);
-    const make = (winograd6: "on" | "off", f16Emulate = false) =>
+    const make = (tile: 4 | 6 | 7, f16Emulate = false) =>
       GpuNet.create(ctx!, w, {
         tiled: true,
         tiles: TEST_TILES,
         fused: true,
-        winograd6,
+        winograd6: tile === 6 ? "on" : "off",
+        winograd7: tile === 7 ? "on" : "off",
         f16Emulate,
         // The built-in GEMM on hardware too (no tuning): the plans' kernel names are fixed, and
         // batch 8 stays direct.
         winogradGemm: "legacy",
       });
-    const [six, four, half] = await Promise.all([make("on"), make("off"), make("on", true)]);
+    const [six, four, half, seven] = await Promise.all([
+      make(6),
+      make(4),
+      make(6, true),
+      make(7),
+    ]);
     const batch = syntheticBatch(cfg, big, 6), h = { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 };
     const labels = async (net: GpuNet, size: number) =>
       (await net.planFor(size, false)).ops.map((o) => o.label);
@@ -282,12 +309,16 @@ Deno.test(
     const want = await cpu.infer(batch);
     await check(six, "F(6x6)", want);
     await check(half, "F(6x6), f16 activations", want);
+    await check(seven, "F(7x7)", want);
     // A training step at the large batch (its forward, input-gradient and weight-gradient convs
-    // F(6x6) too) changes the weights: the F(6x6) filter transforms are made again.
+    // at the large tile too) changes the weights: the filter transforms are made again.
     const step = syntheticBatch(cfg, big, 30);
     await six.trainStep(step, h);
+    await seven.trainStep(step, h);
     await cpu.trainStep(step, h);
-    await check(six, "F(6x6) after a training step", await cpu.infer(batch));
+    const after = await cpu.infer(batch);
+    await check(six, "F(6x6) after a training step", after);
+    await check(seven, "F(7x7) after a training step", after);
     // The tower's two 64 -> 64 convs run F(6x6), joined by a bridge; the stem (4 channels in)
     // stays direct; batch 8 stays direct throughout.
     const l6 = await labels(six, big), l4 = await labels(four, big);
@@ -303,6 +334,11 @@ Deno.test(
       "wino.bridge.F4.9x9.f32.f32-f32",
       "winogradOutput4",
     ]);
+    assert.deepEqual(tower(await labels(seven, big)), [
+      "winogradInput7",
+      "wino.bridge.F7.9x9.f32.f32-f32",
+      "winogradOutput7",
+    ]);
     assert.match(l6[0], /^convForward\w*Fused3$/, "the stem is direct");
     assert.ok(!(await labels(six, small)).some((l) => /wino/i.test(l)), "batch 8 direct");
     assert.deepEqual(tower(await labels(half, big)), [
@@ -316,7 +352,11 @@ Deno.test(
     for (const k of ["winogradInput6", "winogradFilter6", "winogradOutput6", "winogradWgradGemm"]) {
       assert.ok(t6.includes(k), `training at F(6x6): ${k} in ${t6}`);
     }
-    assert.ok(!/winograd\w*6\b/.test(t4), `training with winograd6 off: ${t4}`);
-    for (const net of [six, four, half]) net.dispose();
+    assert.ok(!/winograd\w*[67]\b/.test(t4), `training with winograd6, winograd7 off: ${t4}`);
+    const t7 = await trainLabels(seven);
+    for (const k of ["winogradInput7", "winogradFilter7", "winogradDout7", "winogradFilterGrad7"]) {
+      assert.ok(t7.includes(k), `training at F(7x7): ${k} in ${t7}`);
+    }
+    for (const net of [six, four, half, seven]) net.dispose();
   },
 );

@@ -7,8 +7,8 @@ import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import { oncePerDevice, type PerDevice } from "../../gpu/per_device.ts";
 import { convForwardSource, type ConvStorage, f16Prelude } from "./conv_gemm.ts";
-import { ensureKernels, type KernelTiles, type NnKernels, WINOGRAD6_KERNELS } from "./kernels.ts";
-import { winogradSource } from "../winograd.ts";
+import { ensureKernels, type KernelTiles, LARGE_TILE_KERNELS, type NnKernels } from "./kernels.ts";
+import { winogradSource, type WinogradTile } from "../winograd.ts";
 
 /** The storages of an f16 plan (f16 proper, or its f32-bound emulation for software adapters). */
 export type HalfStorage = Exclude<ConvStorage, "f32">;
@@ -89,14 +89,17 @@ export function f16Entries(tiles: KernelTiles, storage: HalfStorage) {
     winogradOutputH4: [winogradSource(4, storage), "wino_output"],
     winogradInputH6: [winogradSource(6, storage), "wino_input"],
     winogradOutputH6: [winogradSource(6, storage), "wino_output"],
+    winogradInputH7: [winogradSource(7, storage), "wino_input"],
+    winogradOutputH7: [winogradSource(7, storage), "wino_output"],
   } as const;
 }
 
-/** The f16 plan's kernels compiled on demand (ensureHalfKernels): F(6x6)'s transforms. */
-export const HALF_WINOGRAD6_KERNELS: readonly HalfKernelName[] = [
-  "winogradInputH6",
-  "winogradOutputH6",
-];
+/** The f16 plan's kernels compiled on demand (ensureHalfKernels): the large tiles' transforms. */
+export const HALF_LARGE_TILE_KERNELS: Readonly<Record<6 | 7, readonly HalfKernelName[]>> = {
+  6: ["winogradInputH6", "winogradOutputH6"],
+  7: ["winogradInputH7", "winogradOutputH7"],
+};
+const HALF_ON_DEMAND = new Set<string>(Object.values(HALF_LARGE_TILE_KERNELS).flat());
 
 /** Names of the f16 plan's kernels. */
 export type HalfKernelName = keyof ReturnType<typeof f16Entries>;
@@ -126,7 +129,7 @@ export function loadHalfKernels(
   return oncePerDevice(loaded, ctx, `${storage}:${JSON.stringify(tiles)}`, async () => {
     const out: Partial<HalfKernels> = { storage };
     for (const [name, [src, entry]] of Object.entries(f16Entries(tiles, storage))) {
-      if (HALF_WINOGRAD6_KERNELS.includes(name as HalfKernelName)) continue;
+      if (HALF_ON_DEMAND.has(name)) continue;
       out[name as HalfKernelName] = await computePipeline(ctx, src, entry, {}, `nn.${name}`);
     }
     return out as HalfKernels;
@@ -134,16 +137,18 @@ export function loadHalfKernels(
 }
 
 /**
- * Compiles F(6x6)'s on-demand transform kernels into `kernels` and, for an f16 plan, `half` (a
- * network or check that runs F(6x6) calls it first).
+ * Compiles tile m's on-demand transform kernels (F(6x6), F(7x7); nothing for the others) into
+ * `kernels` and, for an f16 plan, `half` (a network or check that runs such a tile calls it first).
  */
-export async function ensureWinograd6(
+export async function ensureWinogradTile(
   ctx: GpuContext,
   kernels: NnKernels,
   half: HalfKernels | null,
+  m: WinogradTile,
 ): Promise<void> {
-  await ensureKernels(ctx, kernels, WINOGRAD6_KERNELS);
-  if (half) await ensureHalfKernels(ctx, half, kernels.tiles, HALF_WINOGRAD6_KERNELS);
+  if (m !== 6 && m !== 7) return;
+  await ensureKernels(ctx, kernels, LARGE_TILE_KERNELS[m]);
+  if (half) await ensureHalfKernels(ctx, half, kernels.tiles, HALF_LARGE_TILE_KERNELS[m]);
 }
 
 /** Compiles the f16 plan's on-demand kernels `names` into `half` (once). */

@@ -125,6 +125,11 @@ const ENTRIES = {
   winogradOutput6: [winogradSource(6), "wino_output"],
   winogradDout6: [winogradSource(6), "wino_dout"],
   winogradFilterGrad6: [winogradSource(6), "wino_filter_grad"],
+  winogradFilter7: [winogradSource(7), "wino_filter"],
+  winogradInput7: [winogradSource(7), "wino_input"],
+  winogradOutput7: [winogradSource(7), "wino_output"],
+  winogradDout7: [winogradSource(7), "wino_dout"],
+  winogradFilterGrad7: [winogradSource(7), "wino_filter_grad"],
   matmulThin: [matmulSrc, "thin_plain"],
   matmulThinBias: [matmulSrc, "thin_bias"],
   matmulRows: [matmulSrc, "rows"],
@@ -208,17 +213,27 @@ const TILED_ONLY = new Set<string>([
 ]);
 
 /**
- * Kernels compiled on demand (ensureKernels), not by loadKernels: F(6x6)'s transforms, twice
- * F(4x4)'s code, which only a plan forced to F(6x6) runs (about 0.4 s to compile on llvmpipe).
+ * Kernels compiled on demand (ensureKernels), not by loadKernels: the transforms of the large
+ * tiles F(6x6) and F(7x7), two to three times F(4x4)'s code, which only a plan that takes one
+ * runs (about 0.4 s and 1 s to compile on llvmpipe), by tile.
  */
-export const WINOGRAD6_KERNELS: readonly KernelName[] = [
-  "winogradFilter6",
-  "winogradInput6",
-  "winogradOutput6",
-  "winogradDout6",
-  "winogradFilterGrad6",
-];
-const ON_DEMAND = new Set<string>(WINOGRAD6_KERNELS);
+export const LARGE_TILE_KERNELS: Readonly<Record<6 | 7, readonly KernelName[]>> = {
+  6: [
+    "winogradFilter6",
+    "winogradInput6",
+    "winogradOutput6",
+    "winogradDout6",
+    "winogradFilterGrad6",
+  ],
+  7: [
+    "winogradFilter7",
+    "winogradInput7",
+    "winogradOutput7",
+    "winogradDout7",
+    "winogradFilterGrad7",
+  ],
+};
+const ON_DEMAND = new Set<string>(Object.values(LARGE_TILE_KERNELS).flat());
 
 /** Compiles the on-demand kernels `names` into `kernels` (once; later calls find them there). */
 export async function ensureKernels(

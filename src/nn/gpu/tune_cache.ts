@@ -88,7 +88,7 @@ export function kernelFingerprint(tiles: KernelTiles = HARDWARE_TILES): Promise<
     for (const st of ["f16", "f16-emulated"] as const) {
       for (const [src] of Object.values(f16Entries(tiles, st))) parts.push(src);
     }
-    for (const m of [2, 4, 6] as const) {
+    for (const m of [2, 4, 6, 7] as const) {
       for (const act of storages) {
         for (const tr of storages) add(() => winogradSource(m, act, tr));
       }

@@ -6,7 +6,7 @@ import { storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
 import { workgroups1d } from "../../gpu/dispatch.ts";
 import { winogradColumns, winogradGeometry, type WinogradTile } from "../winograd.ts";
 import { GpuRecorder } from "./backend.ts";
-import { ensureWinograd6, type HalfKernelName, type HalfKernels } from "./f16.ts";
+import { ensureWinogradTile, type HalfKernelName, type HalfKernels } from "./f16.ts";
 import { HARDWARE_TILES, type KernelName, loadKernels } from "./kernels.ts";
 import { readTensors, TensorPool } from "./tensor.ts";
 import { bridgeBindings, bridgeGroups, loadWinogradBridge } from "./winograd_bridge.ts";
@@ -34,6 +34,7 @@ export const BRIDGE_CASES: readonly BridgeCase[] = [
   { m: 4, n: 1, c: 4, h: 26, w: 26, keepY: true, res: true, relu: true },
   { m: 6, n: 2, c: 3, h: 9, w: 6, keepY: true, res: true, relu: false },
   { m: 6, n: 1, c: 2, h: 26, w: 26, keepY: false, res: false, relu: true },
+  { m: 7, n: 1, c: 2, h: 26, w: 26, keepY: true, res: true, relu: true },
 ];
 
 /**
@@ -70,7 +71,7 @@ export async function winogradBridgeParity(
   cases: readonly BridgeCase[] = BRIDGE_CASES,
 ): Promise<string[]> {
   const kernels = await loadKernels(ctx, HARDWARE_TILES, "direct");
-  if (cases.some((k) => k.m === 6)) await ensureWinograd6(ctx, kernels, half);
+  for (const m of new Set(cases.map((k) => k.m))) await ensureWinogradTile(ctx, kernels, half, m);
   const act = half?.storage ?? "f32";
   if (act === "f16") throw new Error("the bridge check runs f32 or emulated f16 activations");
   const bad: string[] = [];

@@ -17,7 +17,7 @@ import {
   winoShapeKey,
 } from "./backend.ts";
 import { tileSize } from "./conv_gemm.ts";
-import { ensureWinograd6, type HalfKernels } from "./f16.ts";
+import { ensureWinogradTile, type HalfKernels } from "./f16.ts";
 import type { NnKernels } from "./kernels.ts";
 import { type GpuTensor, TensorPool } from "./tensor.ts";
 import {
@@ -364,7 +364,7 @@ async function timeCandidates(
   cands: WinoCandidate[],
 ): Promise<WinoTuneResult> {
   const act = half?.storage ?? "f32";
-  if (m === 6) await ensureWinograd6(ctx, kernels, half);
+  await ensureWinogradTile(ctx, kernels, half, m);
   const pool = new TensorPool(ctx);
   const { x, u, bias } = winoTuneInputs(pool, half, m, s);
   const key = winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w);
@@ -675,7 +675,7 @@ async function winnerKernels(
  * best tuned direct conv (split-K and tile family) is timed against the best tuned Winograd conv
  * (input transform + GEMM + output transform; with `bridged`, where Ci = Co, also the cost a
  * conv adds to a chain of bridged Winograd convs: GEMM + bridge, see timeBridgedChain), once per
- * adapter, storage and bucketed shape; with `six`, F(6x6) too. Returns the winning tile and its
+ * adapter, storage and bucketed shape; the `large` tiles (F(6x6), F(7x7)) too. Returns the winning tile and its
  * kernels (null kernels: the built-in GEMM) when Winograd wins, else null (stay direct).
  */
 export async function pickSmallBatchWinograd(
@@ -685,7 +685,7 @@ export async function pickSmallBatchWinograd(
   shape: WinoShape,
   force = forcedWinoGemm(),
   bridged = false,
-  six = false,
+  large: readonly LargeTile[] = [],
 ): Promise<{ m: WinogradTile; kernels: WinoKernels | null } | null> {
   if (ctx.report.isFallback || !tuningOn() || force !== undefined) return null;
   const s = { ...bucketed(shape), k: 3 };
@@ -693,9 +693,9 @@ export async function pickSmallBatchWinograd(
     return null;
   }
   // A failed comparison leaves the layer direct (what it ran before this option existed).
-  const r = await compareSmallBatch(ctx, kernels, half, s, undefined, bridged, six)
+  const r = await compareSmallBatch(ctx, kernels, half, s, undefined, bridged, large)
     .catch(() => null);
-  for (const m of [4, 6] as const) {
+  for (const m of [4, ...large] as WinogradTile[]) {
     const k = await winnerKernels(ctx, half, r, m);
     if (k) return { m, ...k };
   }
@@ -724,7 +724,7 @@ export function timeBridgedChain(
   const key = `${directTuneKey(ctx, kernels, half, s, 3, `bridged-chain|${name}${tag}`)}`;
   return memoTuned(key, async () => {
     const act = half?.storage ?? "f32";
-    if (m === 6) await ensureWinograd6(ctx, kernels, half);
+    await ensureWinogradTile(ctx, kernels, half, m);
     const pool = new TensorPool(ctx);
     const { x, u, bias } = winoTuneInputs(pool, half, m, s);
     const wk = name === LEGACY
@@ -788,7 +788,7 @@ export function compareSmallBatch(
   s: WinoShape,
   candidates?: WinoCandidate[],
   bridged = false,
-  six = false,
+  large: readonly LargeTile[] = [],
 ): Promise<WinoTuneResult> {
   const act = half?.storage ?? "f32";
   return memoCompared(
@@ -796,7 +796,7 @@ export function compareSmallBatch(
     kernels,
     half,
     s,
-    `small-wino${bridged ? "|bridged" : ""}${six ? "|six" : ""}`,
+    `small-wino${bridged ? "|bridged" : ""}${large.length ? `|large${large.join("")}` : ""}`,
     candidates,
     async () => {
       // Nothing to tune in the direct conv (no split-K or tile options) still leaves its default
@@ -812,11 +812,11 @@ export function compareSmallBatch(
       ];
       // In a tower the conv is one of a chain: bridged, it costs its GEMM and a bridge.
       if (four.chained) timings.push(four.chained);
-      // F(6x6) (over F(4x4)'s fastest GEMMs): fewer tiles to pad at small batches (batch 1 on
-      // 26 x 26: 25 tiles in 32 columns against 49 in 64).
-      if (six) {
-        const t6 = await tuneSix(ctx, kernels, half, s, wino, candidates);
-        const rows = await tileRows(ctx, kernels, half, s, 6, t6, bridged);
+      // F(6x6) and F(7x7) (over F(4x4)'s fastest GEMMs): fewer tiles to pad at small batches
+      // (batch 1 on 26 x 26: 25 or 16 tiles in 32 columns against 49 in 64).
+      for (const m of large) {
+        const t = await tuneLarge(ctx, kernels, half, m, s, wino, candidates);
+        const rows = await tileRows(ctx, kernels, half, s, m, t, bridged);
         timings.push(rows.lone, ...(rows.chained ? [rows.chained] : []));
       }
       const fastest = timings.filter((t) => t.ms !== null)
@@ -824,8 +824,8 @@ export function compareSmallBatch(
       const r: WinoTuneResult = {
         adapter: describeAdapter(ctx.report),
         storage: act,
-        shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, half !== null)} direct or F(4x4)${
-          six ? " or F(6x6)" : ""
+        shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, half !== null)} direct or ${
+          tileNames([4, ...large])
         }`,
         dims: s,
         winner: fastest.name,
@@ -885,36 +885,46 @@ async function tileRows(
   return { lone, chained: chains ? await chainedTiming(ctx, kernels, half, s, m, t.winner) : null };
 }
 
+/** The tiles past F(4x4) that the tuners may time against it where the table takes F(4x4). */
+export type LargeTile = 6 | 7;
+
+/** "F(4x4) or F(6x6) or F(7x7)": the tiles a comparison times, in its shape label. */
+function tileNames(tiles: readonly WinogradTile[]): string {
+  return tiles.map((m) => `F(${m}x${m})`).join(" or ");
+}
+
 /**
- * Shape `s` tuned at F(6x6) once F(4x4) was (`four`): over `candidates` where given, else over
- * F(4x4)'s fastest (sixCandidates).
+ * Shape `s` tuned at the large tile m once F(4x4) was (`four`): over `candidates` where given,
+ * else over F(4x4)'s fastest (largeCandidates).
  */
-function tuneSix(
+function tuneLarge(
   ctx: GpuContext,
   kernels: NnKernels,
   half: HalfKernels | null,
+  m: LargeTile,
   s: WinoShape,
   four: WinoTuneResult,
   candidates?: WinoCandidate[],
 ): Promise<WinoTuneResult> {
-  return tuneWinograd(ctx, kernels, half, 6, s, candidates ?? sixCandidates(four));
+  return tuneWinograd(ctx, kernels, half, m, s, candidates ?? largeCandidates(four));
 }
 
-/** How many of F(4x4)'s fastest GEMM candidates F(6x6) is tuned over on the same shape. */
-export const SIX_CANDIDATES = 4;
+/** How many of F(4x4)'s fastest GEMM candidates a large tile is tuned over on the same shape. */
+export const LARGE_CANDIDATES = 4;
 
 /**
- * The candidates F(6x6) is tuned over once F(4x4) was tuned on the same shape (`four`; null:
- * F(4x4) itself, the default list): F(4x4)'s SIX_CANDIDATES fastest (the built-in GEMM is always
- * timed). Both tiles run the same batched GEMM on similar shapes (64 slices of 25 tiles a board
- * against 36 of 49 on 26 x 26), and the full list would double the tuning time of a plan.
+ * The candidates a large tile (F(6x6), F(7x7)) is tuned over once F(4x4) was tuned on the same
+ * shape (`four`; null: F(4x4) itself, the default list): F(4x4)'s LARGE_CANDIDATES fastest (the
+ * built-in GEMM is always timed). The tiles run the same batched GEMM on similar shapes (on 26 x
+ * 26, 64 or 81 slices of 25 or 16 tiles a board against 36 of 49), and the full list would
+ * multiply the tuning time of a plan.
  */
-export function sixCandidates(four: WinoTuneResult | null): WinoCandidate[] | undefined {
+export function largeCandidates(four: WinoTuneResult | null): WinoCandidate[] | undefined {
   if (!four) return undefined;
   const f16Plan = four.storage !== "f32";
   return four.timings.filter((t) => t.ms !== null && t.name !== LEGACY)
     .sort((a, b) => a.ms! - b.ms!)
-    .slice(0, SIX_CANDIDATES)
+    .slice(0, LARGE_CANDIDATES)
     .map((t) => findCandidate(t.name, f16Plan));
 }
 
@@ -932,11 +942,25 @@ export function parseWinograd6(v: string): Winograd6Policy {
 }
 
 /**
+ * Whether F(7x7) is considered where the selection table takes F(4x4) (GpuNet's `winograd7`,
+ * KIBITZ_NN_WINO7), as Winograd6Policy: "tuned" times it beside F(4x4) (and F(6x6)) per layer
+ * shape on hardware adapters, "on" takes it everywhere the table takes F(4x4) (before F(6x6)'s
+ * "on"), "off" never.
+ */
+export type Winograd7Policy = Winograd6Policy;
+
+/** Parses a Winograd7Policy (the KIBITZ_NN_WINO7 values). */
+export function parseWinograd7(v: string): Winograd7Policy {
+  if (v === "tuned" || v === "on" || v === "off") return v;
+  throw new KibitzError("bad_args", `KIBITZ_NN_WINO7 must be tuned, on or off, got "${v}"`);
+}
+
+/**
  * Whether a fused 3x3 inference conv of `shape` that the selection table runs as F(4x4) runs
- * faster as F(6x6): on hardware adapters (unless KIBITZ_NN_TUNE=0, or a Winograd GEMM is forced),
- * both tiles' best tuned convs are timed (compareLargeTiles), once per adapter, storage and
- * bucketed shape. Returns F(6x6)'s kernels (null kernels: the built-in GEMM) when it wins, else
- * null (stay F(4x4)).
+ * faster at one of the `large` tiles: on hardware adapters (unless KIBITZ_NN_TUNE=0, or a Winograd
+ * GEMM is forced), each tile's best tuned conv is timed (compareLargeTiles), once per adapter,
+ * storage and bucketed shape. Returns the winning tile and its kernels (null kernels: the built-in
+ * GEMM) when a large tile wins, else null (stay F(4x4)).
  */
 export async function pickLargeBatchWinograd(
   ctx: GpuContext,
@@ -945,20 +969,27 @@ export async function pickLargeBatchWinograd(
   shape: WinoShape,
   force = forcedWinoGemm(),
   bridged = false,
-): Promise<{ kernels: WinoKernels | null } | null> {
-  if (ctx.report.isFallback || !tuningOn() || force !== undefined) return null;
+  large: readonly LargeTile[] = [6],
+): Promise<{ m: LargeTile; kernels: WinoKernels | null } | null> {
+  if (ctx.report.isFallback || !tuningOn() || force !== undefined || !large.length) return null;
   const s = { ...bucketed(shape), k: 3 };
   // A failed comparison leaves the layer at F(4x4) (what it ran before this option existed).
-  const r = await compareLargeTiles(ctx, kernels, half, s, undefined, bridged).catch(() => null);
-  return await winnerKernels(ctx, half, r, 6);
+  const r = await compareLargeTiles(ctx, kernels, half, s, undefined, bridged, large)
+    .catch(() => null);
+  for (const m of large) {
+    const k = await winnerKernels(ctx, half, r, m);
+    if (k) return { m, ...k };
+  }
+  return null;
 }
 
 /**
- * F(4x4) against F(6x6) on shape `s` (cached, logged): each tile's best tuned conv (input
- * transform, GEMM, output transform), and with `bridged`, where Ci = Co and both tiles' planes
- * fit a bridge, what each adds to a chain of bridged convs. The chained figures decide where both
- * were timed (a tower's convs run chained), else the lone ones. F(6x6) does 9 % fewer products on
- * a 26 x 26 board (25 tiles of 64 elements against 49 of 36) with larger transforms.
+ * F(4x4) against the `large` tiles on shape `s` (cached, logged): each tile's best tuned conv
+ * (input transform, GEMM, output transform), and with `bridged`, where Ci = Co and every tile's
+ * plane fits a bridge, what each adds to a chain of bridged convs. The chained figures decide
+ * where all were timed (a tower's convs run chained), else the lone ones. On a 26 x 26 board
+ * F(6x6) does 9 % fewer products than F(4x4) (25 tiles of 64 elements against 49 of 36) and F(7x7)
+ * 27 % fewer (16 of 81), with larger transforms.
  */
 export function compareLargeTiles(
   ctx: GpuContext,
@@ -967,6 +998,7 @@ export function compareLargeTiles(
   s: WinoShape,
   candidates?: WinoCandidate[],
   bridged = false,
+  large: readonly LargeTile[] = [6],
 ): Promise<WinoTuneResult> {
   const act = half?.storage ?? "f32";
   return memoCompared(
@@ -974,19 +1006,21 @@ export function compareLargeTiles(
     kernels,
     half,
     s,
-    `large-wino${bridged ? "|bridged" : ""}`,
+    `large-wino${bridged ? "|bridged" : ""}|large${large.join("")}`,
     candidates,
     async () => {
       const t4 = await tuneWinograd(ctx, kernels, half, 4, s, candidates);
-      const t6 = await tuneSix(ctx, kernels, half, s, t4, candidates);
-      const rows = [
-        await tileRows(ctx, kernels, half, s, 4, t4, bridged),
-        await tileRows(ctx, kernels, half, s, 6, t6, bridged),
-      ];
+      const rows = [await tileRows(ctx, kernels, half, s, 4, t4, bridged)];
+      for (const m of large) {
+        const t = await tuneLarge(ctx, kernels, half, m, s, t4, candidates);
+        rows.push(await tileRows(ctx, kernels, half, s, m, t, bridged));
+      }
       const lone = rows.map((r) => r.lone);
       const chained = rows.flatMap((r) => (r.chained ? [r.chained] : []));
       const timings = [...lone, ...chained];
-      const decide = chained.length === 2 && chained.every((t) => t.ms !== null) ? chained : lone;
+      const decide = chained.length === rows.length && chained.every((t) => t.ms !== null)
+        ? chained
+        : lone;
       const ok = decide.filter((t) => t.ms !== null);
       if (!ok.length) {
         throw new KibitzError("shader_error", `no Winograd conv ran on ${JSON.stringify(s)}`);
@@ -995,7 +1029,9 @@ export function compareLargeTiles(
       const r: WinoTuneResult = {
         adapter: describeAdapter(ctx.report),
         storage: act,
-        shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, half !== null)} F(4x4) or F(6x6)`,
+        shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, half !== null)} ${
+          tileNames([4, ...large])
+        }`,
         dims: s,
         winner: fastest.name,
         timings,
@@ -1025,31 +1061,37 @@ const TRAIN_PASSES = [
 /**
  * The tiles a training layer of `shape` (x [n, ci, h, w], dW [co, ci]), which the selection table
  * runs as F(4x4), runs its passes at: on hardware adapters (unless KIBITZ_NN_TUNE=0, or a
- * Winograd or weight-gradient GEMM is forced) each pass takes the faster of F(4x4) and F(6x6) in
- * compareTrainTiles, once per adapter and bucketed shape; null (F(4x4) throughout) otherwise or
- * where the comparison failed.
+ * Winograd or weight-gradient GEMM is forced) each pass takes the fastest of F(4x4) and the
+ * `large` tiles in compareTrainTiles, once per adapter and bucketed shape; null (F(4x4)
+ * throughout) otherwise or where the comparison failed.
  */
 export async function pickTrainTile(
   ctx: GpuContext,
   kernels: NnKernels,
   shape: WinoShape,
   force: string | undefined = forcedWinoGemm() ?? forcedWgrad(),
+  large: readonly LargeTile[] = [6],
 ): Promise<TrainTiles | null> {
-  if (ctx.report.isFallback || !tuningOn() || force !== undefined) return null;
-  const r = await compareTrainTiles(ctx, kernels, { ...bucketed(shape), k: 3 }).catch(() => null);
+  if (ctx.report.isFallback || !tuningOn() || force !== undefined || !large.length) return null;
+  const r = await compareTrainTiles(ctx, kernels, { ...bucketed(shape), k: 3 }, undefined, large)
+    .catch(() => null);
   return r ? trainTilesOf(r) : null;
 }
 
 /**
- * Each pass's faster tile in a compareTrainTiles result (rows "F<m> <pass> <kernel>"): F(6x6)
- * only where it was timed and is faster.
+ * Each pass's fastest tile in a compareTrainTiles result (rows "F<m> <pass> <kernel>"): a large
+ * tile only where it was timed and is faster than F(4x4) and the other large tile.
  */
 export function trainTilesOf(r: WinoTuneResult): TrainTiles {
   const ms = (m: number, pass: string) =>
     r.timings.find((t) => t.name.startsWith(`F${m} ${pass} `))?.ms ?? null;
   const pick = (pass: string): WinogradTile => {
-    const four = ms(4, pass), six = ms(6, pass);
-    return six !== null && (four === null || six < four) ? 6 : 4;
+    let tile: WinogradTile = 4, at = ms(4, pass) ?? Infinity;
+    for (const m of [6, 7] as const) {
+      const t = ms(m, pass);
+      if (t !== null && t < at) [tile, at] = [m, t];
+    }
+    return tile;
   };
   return {
     forward: pick("forward"),
@@ -1059,7 +1101,7 @@ export function trainTilesOf(r: WinoTuneResult): TrainTiles {
 }
 
 /**
- * A training layer's three Winograd passes at F(4x4) and at F(6x6) (cached, logged): the forward
+ * A training layer's three Winograd passes at F(4x4) and at each `large` tile (cached, logged): the forward
  * conv and the input-gradient conv (Co and Ci swapped) by each tile's best tuned GEMM, and the
  * weight gradient by its best kernel. The passes are independent computations, so each takes its
  * faster tile (trainTilesOf; the winner names the three); the rows "F<m> step" are their sums.
@@ -1069,18 +1111,24 @@ export function compareTrainTiles(
   kernels: NnKernels,
   s: WinoShape,
   candidates?: WinoCandidate[],
+  large: readonly LargeTile[] = [6],
 ): Promise<WinoTuneResult> {
-  return memoCompared(ctx, kernels, null, s, "train-wino", candidates, async () => {
+  const key = `train-wino|large${large.join("")}`;
+  return memoCompared(ctx, kernels, null, s, key, candidates, async () => {
     const timings: WinoTiming[] = [];
-    // Each conv shape at both tiles: the forward's, and the input gradient's (Ci and Co swapped).
-    const bothTiles = async (shape: WinoShape) => {
+    // Each conv shape at every tile: the forward's, and the input gradient's (Ci and Co swapped).
+    const allTiles = async (shape: WinoShape) => {
       const four = await tuneWinograd(ctx, kernels, null, 4, shape, candidates);
-      return { 4: four, 6: await tuneSix(ctx, kernels, null, shape, four, candidates) };
+      const out = new Map<WinogradTile, WinoTuneResult>([[4, four]]);
+      for (const m of large) {
+        out.set(m, await tuneLarge(ctx, kernels, null, m, shape, four, candidates));
+      }
+      return out;
     };
-    const forward = await bothTiles(s);
-    const inputGrad = s.ci === s.co ? forward : await bothTiles({ ...s, ci: s.co, co: s.ci });
-    for (const m of [4, 6] as const) {
-      const fw = forward[m], ig = inputGrad[m];
+    const forward = await allTiles(s);
+    const inputGrad = s.ci === s.co ? forward : await allTiles({ ...s, ci: s.co, co: s.ci });
+    for (const m of [4, ...large] as WinogradTile[]) {
+      const fw = forward.get(m)!, ig = inputGrad.get(m)!;
       const wg = await tuneWgrad(ctx, kernels, m, s);
       const parts = [
         { name: `F${m} forward ${fw.winner}`, ms: best(fw) },
@@ -1106,7 +1154,9 @@ export function compareTrainTiles(
     const partial: WinoTuneResult = {
       adapter: describeAdapter(ctx.report),
       storage: "f32",
-      shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, false)} training, F(4x4) or F(6x6)`,
+      shape: `${directShapeKey(s.n, s.ci, s.co, s.h, s.w, 3, false)} training, ${
+        tileNames([4, ...large])
+      }`,
       dims: s,
       winner: "",
       timings,
@@ -1178,7 +1228,7 @@ async function timeWgrad(
   m: WinogradTile,
   s: WinoShape,
 ): Promise<WinoTuneResult> {
-  if (m === 6) await ensureWinograd6(ctx, kernels, null);
+  await ensureWinogradTile(ctx, kernels, null, m);
   const pool = new TensorPool(ctx);
   const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x");
   const dy = pool.acquire([s.n, s.co, s.h, s.w], "tune.dy");
