@@ -13,7 +13,7 @@ import {
   wgradTileOf,
   winoShapeKey,
 } from "../../src/nn/gpu/backend.ts";
-import { loadHalfKernels } from "../../src/nn/gpu/f16.ts";
+import { ensureWinogradTile, loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { HARDWARE_TILES, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import {
@@ -22,6 +22,7 @@ import {
   hardwareCandidates,
   loadWgradVariant,
   loadWinoKernels,
+  narrowCandidates,
   needsF16Plan,
   testCandidates,
   variantColumns,
@@ -86,6 +87,10 @@ Deno.test("every hardware and test variant fits its threads and generates its ke
   for (const n of ["128x128k8t256rudvp", "256x128k8t256rudvp", "128x128k8t256rudvpf4"]) {
     assert.ok(hw.includes(n), n);
   }
+  // The 16-column blocks (session 28) are hardware candidates, and have a test twin.
+  assert.deepEqual(narrowCandidates().map((c) => c.name), ["64x16k16t64ruvp", "32x16k32t32ruvp"]);
+  for (const c of narrowCandidates()) assert.ok(hw.includes(c.name), c.name);
+  assert.ok(testCandidates().some((c) => c.name === "32x16k8t32ruvp"), "the narrow twin");
   assert.ok(hardwareCandidates(false).every((c) => !needsF16Plan(c)), "f32 plans: f32 only");
   // The workgroup memory the kernels declare, and every hardware variant within 48 KiB.
   for (const c of [...hardwareCandidates(true), ...testCandidates()]) {
@@ -115,7 +120,9 @@ async function runVariant(
   res: CpuTensor,
 ): Promise<Float32Array> {
   const pool = new TensorPool(ctx!);
-  const rec = new GpuRecorder(ctx!, await loadKernels(ctx!, TEST_TILES, "tiled"), pool, true);
+  const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+  await ensureWinogradTile(ctx!, kernels, null, m);
+  const rec = new GpuRecorder(ctx!, kernels, pool, true);
   const f16 = needsF16Plan(c);
   if (f16) rec.half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
   const act = f16 ? "f16-emulated" : "f32";
@@ -176,6 +183,29 @@ for (const c of [...testCandidates(), ...(hardware ? hardwareCandidates(true) : 
     },
   );
 }
+
+// Batch 1 on 26 x 26 at F(7x7): 16 tiles, one 16-column block (no padded columns), and at F(4x4)
+// 49 tiles in four blocks, the last partial; the hardware-size 16-column blocks too where checked.
+const narrow = [
+  ...testCandidates().filter((c) => c.name === "32x16k8t32ruvp"),
+  ...(hardware ? narrowCandidates() : []),
+];
+Deno.test(
+  "16-column GEMM blocks at F(7x7) and F(4x4) on a batch-1 26 x 26 board match CPU",
+  opts,
+  async () => {
+    assert.ok(narrow.length >= 1);
+    const x = randTensor([1, 8, 26, 26], 21), wt = randTensor([36, 8, 3, 3], 22);
+    const bias = randTensor([36], 23), res = randTensor([1, 36, 26, 26], 24);
+    const want = convFused(x, wt, bias, res, true).data;
+    for (const c of narrow) {
+      for (const m of [7, 4] as const) {
+        const e = relErr(await runVariant(c, m, x, wt, bias, res), want);
+        assert.ok(e < 2e-4, `${c.name} F(${m}x${m}): relative error ${e}`);
+      }
+    }
+  },
+);
 
 Deno.test("f16 storage of V and M: the CPU twin's error against the direct conv (documented tolerance)", () => {
   // 64 channels, 14 x 14, inputs in [-1, 1], weights in [-0.1, 0.1] (folded-conv scale): the f16

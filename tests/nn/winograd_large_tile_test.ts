@@ -10,7 +10,11 @@ import { directShapeKey, GpuRecorder } from "../../src/nn/gpu/backend.ts";
 import { ensureWinogradTile, loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
-import { hardwareCandidates, testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
+import {
+  hardwareCandidates,
+  narrowCandidates,
+  testCandidates,
+} from "../../src/nn/gpu/winograd_gemm.ts";
 import {
   compareLargeTiles,
   compareSmallBatch,
@@ -71,6 +75,16 @@ Deno.test("the large tiles are tuned over F(4x4)'s fastest candidates on the sam
   // The built-in GEMM (always timed) and untimed candidates are not among them.
   assert.deepEqual(largeCandidates(four)!.map((c) => c.name), [1, 6, 3, 4].map((i) => names[i]));
   assert.equal(largeCandidates(null), undefined);
+  // Small batches add the 16-column blocks, once each (one of them is already among the best).
+  const narrow = narrowCandidates();
+  const withNarrow = largeCandidates(four, [narrow[0], narrow[1], narrow[1]])!.map((c) => c.name);
+  assert.deepEqual(withNarrow, [
+    ...[1, 6, 3, 4].map((i) => names[i]),
+    narrow[0].name,
+    narrow[1].name,
+  ]);
+  const best = hardwareCandidates(false).find((c) => c.name === names[1])!;
+  assert.equal(largeCandidates(four, [best])!.length, 4);
 });
 
 Deno.test(

@@ -8,7 +8,8 @@
 # network), the AlphaZero loop's steady self-play rate, and the training step one at a time, with
 # the next step in flight, in f16 and without F(6x6) (the default tunes it). Default STAGES: all.
 # Session 27: the default plans time F(6x6) against F(4x4) (inference and training); the A/B rows
-# are now "F(6x6) not considered", and stage 1 adds its parity test.
+# are now "F(6x6) not considered", and stage 1 adds its parity test. Session 28: F(7x7) too (rows
+# "F(4x4) or F(6x6) or F(7x7)"); the A/B rows are "F(4x4) only".
 # Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe (NET=cells-tiny AZ=hive-cells-tiny
 # NN_MODEL=tiny for small sizes).
 source docs/device/setup.sh

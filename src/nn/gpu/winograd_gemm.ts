@@ -421,7 +421,7 @@ export function blockedCandidates(): GemmCandidate[] {
  * 64 threads, 4 x 4 a thread, with 16-deep slices and deeper. At batch 1 on 26 x 26 a
  * transformed-domain GEMM is 256 x 256 x 49 columns per element: 64 x 64 blocks make 144
  * workgroups of the 36 elements, too few to fill a datacenter GPU; 32 x 32 blocks make 576.
- * F(6x6)'s 25 tiles pad to 32 columns, not 64.
+ * F(6x6)'s 25 tiles pad to 32 columns, not 64. Then the 16-column blocks (narrowCandidates).
  */
 export function smallBlockCandidates(): GemmCandidate[] {
   return [
@@ -433,6 +433,20 @@ export function smallBlockCandidates(): GemmCandidate[] {
     cand(16, 8, 1, 1, 32, true, true, false, false, VP),
     cand(8, 16, 1, 1, 32, true, true, false, false, VP),
     cand(8, 8, 1, 1, 64, true, true, false, false, VP),
+    ...narrowCandidates(),
+  ];
+}
+
+/**
+ * 16-column blocks (session 28): 64 x 16 from 64 threads and 32 x 16 from 32, 4 x 4 a thread. At
+ * batch 1 on 26 x 26 F(7x7)'s 16 tiles fill them exactly, where 32-column blocks compute twice
+ * the columns; F(4x4)'s 49 tiles pad to 64 columns either way, so F(4x4)'s tuning rarely ranks
+ * them and the small-batch tuner adds them to the large tiles' candidates (largeCandidates).
+ */
+export function narrowCandidates(): GemmCandidate[] {
+  return [
+    cand(4, 16, 1, 1, 16, true, true, false, false, VP),
+    cand(4, 8, 1, 1, 32, true, true, false, false, VP),
   ];
 }
 
@@ -523,6 +537,8 @@ export function testCandidates(): GemmCandidate[] {
     // and a deep slice (16 channels: several cases end in a partial slice).
     cand(4, 4, 1, 1, 4, true, true, false, false, VP),
     cand(4, 4, 1, 1, 16, true, true, false, false, VP),
+    // The 16-column blocks' twin with more rows than columns (32 x 16 from 32 threads).
+    cand(4, 8, 1, 1, 8, true, true, false, false, VP),
   ];
 }
 

@@ -27,6 +27,7 @@ import {
   hardwareCandidates,
   loadWgradVariant,
   loadWinoKernels,
+  narrowCandidates,
   needsF16Plan,
   testCandidates,
   WGRAD_VARIANTS,
@@ -815,7 +816,7 @@ export function compareSmallBatch(
       // F(6x6) and F(7x7) (over F(4x4)'s fastest GEMMs): fewer tiles to pad at small batches
       // (batch 1 on 26 x 26: 25 or 16 tiles in 32 columns against 49 in 64).
       for (const m of large) {
-        const t = await tuneLarge(ctx, kernels, half, m, s, wino, candidates);
+        const t = await tuneLarge(ctx, kernels, half, m, s, wino, candidates, true);
         const rows = await tileRows(ctx, kernels, half, s, m, t, bridged);
         timings.push(rows.lone, ...(rows.chained ? [rows.chained] : []));
       }
@@ -895,7 +896,10 @@ function tileNames(tiles: readonly WinogradTile[]): string {
 
 /**
  * Shape `s` tuned at the large tile m once F(4x4) was (`four`): over `candidates` where given,
- * else over F(4x4)'s fastest (largeCandidates).
+ * else over F(4x4)'s fastest (largeCandidates), with `narrow` the 16-column blocks too (small
+ * batches: batch 1's F(7x7) fills 16 columns). F(7x7) leaves out the f16 V/M (`-h`) variants:
+ * their error there is 6.0e-2 of the largest output against F(4x4)'s 7.2e-3 (CPU twin, 64
+ * channels on 26 x 26).
  */
 function tuneLarge(
   ctx: GpuContext,
@@ -905,8 +909,11 @@ function tuneLarge(
   s: WinoShape,
   four: WinoTuneResult,
   candidates?: WinoCandidate[],
+  narrow = false,
 ): Promise<WinoTuneResult> {
-  return tuneWinograd(ctx, kernels, half, m, s, candidates ?? largeCandidates(four));
+  const list = candidates ?? largeCandidates(four, narrow ? narrowCandidates() : []);
+  const usable = m === 7 ? list?.filter((c) => !c.half) : list;
+  return tuneWinograd(ctx, kernels, half, m, s, usable);
 }
 
 /** How many of F(4x4)'s fastest GEMM candidates a large tile is tuned over on the same shape. */
@@ -919,13 +926,19 @@ export const LARGE_CANDIDATES = 4;
  * 26, 64 or 81 slices of 25 or 16 tiles a board against 36 of 49), and the full list would
  * multiply the tuning time of a plan.
  */
-export function largeCandidates(four: WinoTuneResult | null): WinoCandidate[] | undefined {
+export function largeCandidates(
+  four: WinoTuneResult | null,
+  extra: readonly WinoCandidate[] = [],
+): WinoCandidate[] | undefined {
   if (!four) return undefined;
   const f16Plan = four.storage !== "f32";
-  return four.timings.filter((t) => t.ms !== null && t.name !== LEGACY)
+  const best = four.timings.filter((t) => t.ms !== null && t.name !== LEGACY)
     .sort((a, b) => a.ms! - b.ms!)
     .slice(0, LARGE_CANDIDATES)
     .map((t) => findCandidate(t.name, f16Plan));
+  const out = [...best];
+  for (const c of extra) if (!out.some((b) => b.name === c.name)) out.push(c);
+  return out;
 }
 
 /**
