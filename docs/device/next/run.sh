@@ -1,6 +1,6 @@
 #!/bin/bash
-# The next device run (written in sessions 24-26, which had no device). Call 1, STAGES="1 2"
-# (at most 7.4 minutes): hardware parity of the sessions' code, the bandwidth and FMA probes
+# The next device run (written in sessions 24-28, which had no device). Call 1, STAGES="1 2"
+# (at most 7.7 minutes): hardware parity of the sessions' code, the bandwidth and FMA probes
 # (bench gpu-mem, gpu-fma), batch-1 latency and then inference in f32 and f16 with the
 # direct-or-Winograd tuner, the Winograd bridges' and F(6x6)'s A/B at batch 256. Call 2, STAGES="3 4 5" (at most
 # 5.8; a warm machine keeps the tuning cache in /tmp): where the cells network's plans spend their
@@ -25,6 +25,10 @@ timeout ${T_TEST:-90} deno test -A --no-check --cached-only tests/nn/tune_cache_
   tests/nn/train_f16_test.ts tests/gpu/fma_bench_test.ts tests/nn/winograd_bridge_test.ts \
   tests/nn/winograd_large_tile_test.ts 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -70
+on 1 && el "1a. parity: the 16-column GEMM blocks at F(7x7) and F(4x4) (session 28)" &&
+timeout ${T_NARROW:-15} deno test -A --no-check --cached-only tests/nn/winograd_gemm_test.ts \
+  --filter "/16-column|64x16k16t64ruvp|32x16k32t32ruvp/" 2>&1 |
+  grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror" | tail -8
 
 on 1 && el "1b. bench gpu-mem: bandwidth by kernel shape (the H200's copy probe made 1.48 TB/s)" &&
 timeout ${T_MEM:-40} $D tasks/bench.ts gpu-mem --out $OUT/mem 2>&1 | tail -20
@@ -34,7 +38,7 @@ timeout ${T_FMA:-30} $D tasks/bench.ts gpu-fma --out $OUT/fma 2>&1 | tail -12
 # Latency first (the batch-1 targets), then the inference rows: a process each, so a cap on the
 # inference rows cannot cut the latency ones (bench nn keeps no tuning cache across processes, so
 # batch 1 and 8 are tuned again in 2b: about 15 s).
-on 2 && el "2a. bench nn latency: f32 and f16, the batch-1 and batch-8 tuners (direct, F(4x4), F(6x6))" &&
+on 2 && el "2a. bench nn latency: f32 and f16, the batch-1 and batch-8 tuners (direct, F(4x4), F(6x6), F(7x7))" &&
 timeout ${T_LAT:-110} $D tasks/bench.ts nn quick=1 only=latency precision=f32,f16 \
   --backend gpu --out $OUT/lat 2>&1 | tail -30
 on 2 && el "2b. bench nn infer: f32 and f16, 2 calls in flight at 64/256, the A/B rows at 256" &&
