@@ -79,7 +79,7 @@ Deno.test("bridge kernels: workgroup-memory fit, one f16 kind, y only when kept"
 
 const cases: {
   name: string;
-  winograd: 2 | 4 | 6 | 7;
+  winograd: 2 | 4 | 6;
   gemm: string;
   f16?: boolean | "real";
 }[] = [
@@ -87,7 +87,6 @@ const cases: {
   { name: "F(4x4), built-in GEMM", winograd: 4, gemm: "legacy" },
   { name: "F(6x6), built-in GEMM", winograd: 6, gemm: "legacy" },
   { name: "F(6x6), variant", winograd: 6, gemm: testCandidates()[2].name },
-  { name: "F(7x7), built-in GEMM", winograd: 7, gemm: "legacy" },
   { name: "F(4x4), variant", winograd: 4, gemm: testCandidates()[1].name },
   { name: "F(4x4), f16 activations", winograd: 4, gemm: "legacy", f16: true },
   { name: "F(4x4), f16 V/M variant", winograd: 4, gemm: testCandidates()[4].name, f16: true },
