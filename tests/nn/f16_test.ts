@@ -145,7 +145,7 @@ Deno.test("f16 WGSL: the f16 kernels are the emulated ones under `enable f16;`, 
     assert.doesNotMatch(convForwardSource(HARDWARE_TILES.small, k, true), /s16|f16/);
   }
   assert.match(f16MiscSource("f16"), /out\[i\] = s16\(s\);/);
-  for (const m of [2, 4] as const) {
+  for (const m of [2, 4, 7] as const) {
     const src = winogradSource(m, "f16");
     assert.ok(src.startsWith(real));
     assert.match(src, /x: array<s16>/);
@@ -295,19 +295,22 @@ Deno.test(
 );
 
 Deno.test(
-  "f16-emulated GPU network with Winograd F(2x2)/F(4x4) (f16 input/output transforms) matches the f32 CPU reference",
+  "f16-emulated GPU network with Winograd F(2x2)/F(4x4)/F(7x7) (f16 input/output transforms) matches the f32 CPU reference",
   opts,
   async () => {
     const w = unevenWeights(cfg, 8);
     const batch = syntheticBatch(cfg, 2, 4);
     const want = cpuFusedInfer(w, batch, false);
-    for (const winograd of [2, 4] as const) {
+    for (const winograd of [2, 4, 7] as const) {
       const gpu = await GpuNet.create(ctx!, w, {
         tiled: true,
         tiles,
         fused: true,
         f16Emulate: true,
         winograd,
+        // F(7x7) without bridges: its f16 bridges' bits are checked against these transforms in
+        // tests/nn/winograd_bridge_test.ts, and each costs about 15 s to compile on llvmpipe.
+        winogradBridge: winograd !== 7,
         // The built-in GEMM: on hardware the autotuner may pick a generated variant, whose plan
         // converts around f32 transforms (labels wino.<variant>.*), not the f16 transforms tested here.
         winogradGemm: "legacy",
@@ -325,7 +328,8 @@ Deno.test(
         2 * cfg.blocks + 1,
         labels.join(" "),
       );
-      assert.ok(labels.some((l) => l.includes(".f16-emulated.")), labels.join(" "));
+      const half = winograd === 7 ? "winogradInputH7" : ".f16-emulated.";
+      assert.ok(labels.some((l) => l.includes(half)), labels.join(" "));
       gpu.dispose();
     }
   },
