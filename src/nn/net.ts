@@ -546,7 +546,7 @@ export class GpuNet implements PolicyValueNet {
   private readonly folded = new Map<string, FoldedConv<GpuTensor>>();
   private foldRec: GpuRecorder | null = null;
   private foldDirty = true;
-  /** The folded f32 weight of each 3x3 conv with a filter transform (the large tiles' are made from it). */
+  /** The folded f32 weight of each 3x3 conv with a filter transform (the large tiles' come from it). */
   private readonly foldedF32 = new Map<string, GpuTensor>();
   /**
    * The large tiles' (F(6x6), F(7x7)) filter transforms by the folded conv's own (F(4x4))
@@ -695,9 +695,9 @@ export class GpuNet implements PolicyValueNet {
   /**
    * Whether layers the selection table runs as F(4x4) may run as F(7x7) (with winograd "auto"; in
    * inference and f32 training): timed per layer shape on hardware adapters beside F(6x6)
-   * ("tuned"), always ("on", before winograd6's "on") or never ("off"). F(7x7) does 27 % fewer products than F(4x4) on 26 x 26, with
-   * about 5x its f32 rounding error (6.4e-5 against 1.2e-5 of the largest output, 128 channels).
-   * Read when a plan is recorded.
+   * ("tuned"), always ("on", before winograd6's "on") or never ("off"). F(7x7) does 27 % fewer
+   * products than F(4x4) on 26 x 26, with about 5x its f32 rounding error (6.4e-5 against 1.2e-5
+   * of the largest output, 128 channels). Read when a plan is recorded.
    */
   winograd7: Winograd7Policy = "tuned";
 

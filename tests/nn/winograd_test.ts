@@ -1,7 +1,7 @@
-// Winograd F(2x2,3x3), F(4x4,3x3), F(6x6,3x3) and F(7x7,3x3): the CPU twin against the direct convolution, the GPU
-// transforms + batched GEMM (tiled kernels; test tiles on a software adapter) against the CPU
-// direct convolution with the fused epilogue, the fused network with Winograd forced against the
-// CPU reference, and the selection table.
+// Winograd F(2x2,3x3), F(4x4,3x3), F(6x6,3x3) and F(7x7,3x3): the CPU twin against the direct
+// convolution, the GPU transforms + batched GEMM (tiled kernels; test tiles on a software adapter)
+// against the CPU direct convolution with the fused epilogue, the fused network with Winograd
+// forced against the CPU reference, the Toom-Cook matrices, and the selection table.
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
 import { conv2d } from "../../src/nn/cpu/conv.ts";

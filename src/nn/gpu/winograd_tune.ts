@@ -676,8 +676,9 @@ async function winnerKernels(
  * best tuned direct conv (split-K and tile family) is timed against the best tuned Winograd conv
  * (input transform + GEMM + output transform; with `bridged`, where Ci = Co, also the cost a
  * conv adds to a chain of bridged Winograd convs: GEMM + bridge, see timeBridgedChain), once per
- * adapter, storage and bucketed shape; the `large` tiles (F(6x6), F(7x7)) too. Returns the winning tile and its
- * kernels (null kernels: the built-in GEMM) when Winograd wins, else null (stay direct).
+ * adapter, storage and bucketed shape; the `large` tiles (F(6x6), F(7x7)) too. Returns the
+ * winning tile and its kernels (null kernels: the built-in GEMM) when Winograd wins, else null
+ * (stay direct).
  */
 export async function pickSmallBatchWinograd(
   ctx: GpuContext,
@@ -1114,10 +1115,11 @@ export function trainTilesOf(r: WinoTuneResult): TrainTiles {
 }
 
 /**
- * A training layer's three Winograd passes at F(4x4) and at each `large` tile (cached, logged): the forward
- * conv and the input-gradient conv (Co and Ci swapped) by each tile's best tuned GEMM, and the
- * weight gradient by its best kernel. The passes are independent computations, so each takes its
- * faster tile (trainTilesOf; the winner names the three); the rows "F<m> step" are their sums.
+ * A training layer's three Winograd passes at F(4x4) and at each `large` tile (cached, logged): the
+ * forward conv and the input-gradient conv (Co and Ci swapped) by each tile's best tuned GEMM, and
+ * the weight gradient by its best kernel. The passes are independent computations, so each takes
+ * its fastest tile (trainTilesOf; the winner names the three); the rows "F<m> step" are their
+ * sums.
  */
 export function compareTrainTiles(
   ctx: GpuContext,
