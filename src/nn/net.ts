@@ -1079,10 +1079,17 @@ export class GpuNet implements PolicyValueNet {
     return this.winograd7 === "on" ? 7 : this.winograd6 === "on" ? 6 : null;
   }
 
-  /** The large tiles the tuners may time beside F(4x4): those not "off" whose transforms fit. */
+  /** The large tiles whose policy (winograd6, winograd7) is not "off". */
+  private largeOn(): LargeTile[] {
+    const on: LargeTile[] = [];
+    if (this.winograd6 !== "off") on.push(6);
+    if (this.winograd7 !== "off") on.push(7);
+    return on;
+  }
+
+  /** The large tiles the inference tuners may time beside F(4x4): largeOn whose transforms fit. */
   private tunedLarge(): LargeTile[] {
-    const tuned = [this.winograd6 !== "off" ? 6 : 0, this.winograd7 !== "off" ? 7 : 0];
-    return tuned.filter((m): m is LargeTile => (m === 6 || m === 7) && this.filtersFit(m));
+    return this.largeOn().filter((m) => this.filtersFit(m));
   }
 
   /**
@@ -1128,9 +1135,9 @@ export class GpuNet implements PolicyValueNet {
   private async trainTiles(rec: GpuRecorder, size: number): Promise<void> {
     const c = this.config;
     if (this.winograd !== "auto" || !this.tiled || rec.trainHalf) return;
-    // Training makes its filter transforms each step: no network-held transforms to fit.
-    const large = [this.winograd6 === "tuned" ? 6 : 0, this.winograd7 === "tuned" ? 7 : 0]
-      .filter((m): m is LargeTile => m === 6 || m === 7);
+    // Training makes its filter transforms each step: no network-held transforms to fit. Where no
+    // tile is forced, "on" is absent and largeOn is the tiles set "tuned".
+    const large = this.largeOn();
     const forced = this.forcedLarge();
     if (!forced && (this.ctx.report.isFallback || !large.length)) return;
     for (const [conv] of foldedLayers(c)) {

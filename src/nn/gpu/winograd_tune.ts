@@ -649,21 +649,23 @@ function best(t: WinoTuneResult): number {
 }
 
 /**
- * The kernels of a comparison's winner when it is an F(m x m) row ("F<m> <candidate>[ in a
- * bridged chain]"; null kernels: the built-in GEMM), else (or where they fail to load) null.
+ * The tile and kernels of a comparison's winner when it is an F(m x m) row of one of `tiles`
+ * ("F<m> <candidate>[ in a bridged chain]"; null kernels: the built-in GEMM), else (or where they
+ * fail to load) null.
  */
-async function winnerKernels(
+async function winnerKernels<T extends WinogradTile>(
   ctx: GpuContext,
   half: HalfKernels | null,
   r: WinoTuneResult | null,
-  m: WinogradTile,
-): Promise<{ kernels: WinoKernels | null } | null> {
-  if (!r || !r.winner.startsWith(`F${m} `)) return null;
+  tiles: readonly T[],
+): Promise<{ m: T; kernels: WinoKernels | null } | null> {
+  const m = tiles.find((t) => r?.winner.startsWith(`F${t} `));
+  if (!r || m === undefined) return null;
   const act = half?.storage ?? "f32";
   const name = r.winner.slice(`F${m} `.length).replace(CHAINED, "");
-  if (name === LEGACY) return { kernels: null };
+  if (name === LEGACY) return { m, kernels: null };
   try {
-    return { kernels: await loadWinoKernels(ctx, m, act, findCandidate(name, act !== "f32")) };
+    return { m, kernels: await loadWinoKernels(ctx, m, act, findCandidate(name, act !== "f32")) };
   } catch {
     return null;
   }
@@ -697,11 +699,7 @@ export async function pickSmallBatchWinograd(
   // A failed comparison leaves the layer direct (what it ran before this option existed).
   const r = await compareSmallBatch(ctx, kernels, half, s, undefined, bridged, large)
     .catch(() => null);
-  for (const m of [4, ...large] as WinogradTile[]) {
-    const k = await winnerKernels(ctx, half, r, m);
-    if (k) return { m, ...k };
-  }
-  return null;
+  return await winnerKernels<WinogradTile>(ctx, half, r, [4, ...large]);
 }
 
 /** The suffix of compareSmallBatch's timing of a conv in a bridged chain. */
@@ -990,11 +988,7 @@ export async function pickLargeBatchWinograd(
   // A failed comparison leaves the layer at F(4x4) (what it ran before this option existed).
   const r = await compareLargeTiles(ctx, kernels, half, s, undefined, bridged, large)
     .catch(() => null);
-  for (const m of large) {
-    const k = await winnerKernels(ctx, half, r, m);
-    if (k) return { m, ...k };
-  }
-  return null;
+  return await winnerKernels(ctx, half, r, large);
 }
 
 /**
