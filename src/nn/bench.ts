@@ -290,6 +290,7 @@ export const suite: BenchSuite = {
       "gemm",
       "tune-cache",
       "precision",
+      "modes",
     ]);
     // The bench times the autotuner itself: results from the disk cache (an earlier run) would make
     // its tuner tables stale, so the cache is off unless `tune-cache=1`.
@@ -324,6 +325,8 @@ export const suite: BenchSuite = {
       }
     }
     const want = (section: string) => only === null || only.includes(section);
+    // `modes=gpu-fused-f16`: the inference section's rows of these graphs only (a capped device run).
+    const modes = kv.get("modes")?.split(",").filter((x) => x) ?? null;
     const mode: Mode = opts.full ? "full" : benchFlag(kv, "quick") ? "quick" : "smoke";
     const big = mode !== "smoke";
     const ctx = opts.backend === "cpu" ? null : await getGpu();
@@ -609,7 +612,12 @@ export const suite: BenchSuite = {
           ["small", "gpu-unfused", [1, 8]],
           ["small", "gpu-fused-f16", [1, 8]],
         ];
-      for (const [name, im, batches] of want("infer") ? inferCases : []) {
+      const picked = inferCases.filter(([, im]) => modes === null || modes.includes(im));
+      if (modes && want("infer") && !picked.length) {
+        const known = [...new Set(inferCases.map(([, im]) => im))].join(", ");
+        throw new KibitzError("bad_args", `nn: modes= takes ${known} in ${mode} mode`);
+      }
+      for (const [name, im, batches] of want("infer") ? picked : []) {
         const one: [string, InferMode, number[]] = [
           im === "cpu" ? name : preset(name),
           im,

@@ -54,3 +54,34 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name: "bench nn modes=: the inference rows of the named graphs only; an unknown one is an error",
+  ignore: !ctx,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    try {
+      const r = await suite.run({
+        full: false,
+        backend: "gpu",
+        args: ["quick=1", "only=infer", "tune=", "modes=gpu-fused-nobridge"],
+        log: () => {},
+      });
+      const infer = r.tables.find((t) => /^Inference/i.test(t.title))!;
+      assert.ok(infer.rows.length > 0);
+      for (const x of infer.rows) assert.match(String(x[3]), /^fused-nobridge/, String(x));
+      await assert.rejects(
+        suite.run({
+          full: false,
+          backend: "gpu",
+          args: ["quick=1", "only=infer", "modes=gpu-fused-f8"],
+          log: () => {},
+        }),
+        /modes= takes gpu-fused, .*gpu-fused-f16 in quick mode/,
+      );
+    } finally {
+      setTuneCacheEnabled(true);
+    }
+  },
+});

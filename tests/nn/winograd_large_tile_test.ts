@@ -366,7 +366,7 @@ Deno.test(
     for (const k of ["winogradInput6", "winogradFilter6", "winogradOutput6", "winogradWgradGemm"]) {
       assert.ok(t6.includes(k), `training at F(6x6): ${k} in ${t6}`);
     }
-    assert.ok(!/winograd\w*[67]\b/.test(t4), `training with winograd6, winograd7 off: ${t4}`);
+    assert.ok(!/winograd[A-Za-z]*[67]\b/.test(t4), `training with winograd6, winograd7 off: ${t4}`);
     const t7 = await trainLabels(seven);
     for (const k of ["winogradInput7", "winogradFilter7", "winogradDout7", "winogradFilterGrad7"]) {
       assert.ok(t7.includes(k), `training at F(7x7): ${k} in ${t7}`);

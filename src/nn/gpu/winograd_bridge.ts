@@ -5,7 +5,8 @@
 // between the two convs then never round-trips through memory (and is not written at all where
 // nothing else reads it: a residual block's inner activation), and the chain takes one dispatch a
 // conv fewer. Same arithmetic as wino_output followed by wino_input (src/nn/winograd.ts), so the
-// same bits.
+// same bits in f32 (llvmpipe and an H200); with real f16 activations on an H200 the two differ
+// within rounding (a few activations round to the neighbouring f16; winograd_bridge_test).
 import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import { oncePerDevice, type PerDevice } from "../../gpu/per_device.ts";
