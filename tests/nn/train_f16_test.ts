@@ -99,6 +99,30 @@ Deno.test(
 );
 
 Deno.test(
+  "training with the plane-staged output transform equals the one-thread-a-tile one (f32, f16 emulated)",
+  opts,
+  async () => {
+    const twin = testCandidates().find((c) => c.planeOut)!;
+    const base = twin.name.replace(/-o$/, "");
+    const a = await train("f32", base), b = await train("f32", twin.name);
+    const c = await train("f16-emulated", twin.name);
+    assert.ok(b.labels.includes(`wino.${twin.name}.output-planes`), b.labels.join(" "));
+    // f16 training runs the twin's `-h` form (scaled kernels in the input-gradient convs).
+    assert.ok(c.labels.includes(`wino.${twin.name}-h.output-planes`), c.labels.join(" "));
+    // Software adapters: the same bits (hardware compilers may fuse multiply-adds differently).
+    const tol = ctx!.report.isFallback ? 0 : 1e-5;
+    assert.deepEqual(c.losses, b.losses);
+    for (let s = 0; s < 3; s++) {
+      assert.ok(Math.abs(b.losses[s] - a.losses[s]) <= tol * Math.abs(a.losses[s]), `step ${s}`);
+    }
+    for (const [name, t] of a.weights.tensors) {
+      const d = maxDiff(b.weights.tensors.get(name)!.data, t.data);
+      assert.ok(d <= tol * Math.max(1, maxAbs(t.data)), `${name}: ${d}`);
+    }
+  },
+);
+
+Deno.test(
   "f16 training with an f16-product GEMM (emulated) stays within f32 rounding of f32 training",
   opts,
   async () => {

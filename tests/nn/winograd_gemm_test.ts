@@ -48,6 +48,7 @@ import { initWeights } from "../../src/nn/params.ts";
 import type { CpuTensor } from "../../src/nn/tensor.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import {
+  outputPlanesPerGroup,
   winogradConv2d,
   winogradConv2dF16Products,
   winogradGeometry,
@@ -146,6 +147,12 @@ async function runVariant(
     "GEMM grid",
   );
   assert.ok(variantColumns(c.gemm!, p) < p + gemmBlock(c.gemm!).bn);
+  const planes = rec.ops.some((o) => o.label === `wino.${c.name}.output-planes`);
+  assert.equal(
+    planes,
+    !!c.planeOut,
+    "the plane-staged output transform where the candidate has it",
+  );
   rec.submit();
   const [got] = await readTensors(ctx!, [y]);
   rec.destroy();
@@ -206,6 +213,33 @@ Deno.test(
     }
   },
 );
+
+// The plane-staged output transform (`-o` candidates, session 29) against the same GEMM with the
+// one-thread-a-tile output transform: one plane a workgroup on 26 x 26 at every tile, five on
+// 14 x 14 at F(7x7), and a last workgroup with fewer planes (5 x 7 planes at F(7x7) on 14 x 14).
+Deno.test("the plane-staged output transform equals the one-thread-a-tile one", opts, async () => {
+  const twin = testCandidates().find((c) => c.planeOut)!;
+  const base = testCandidates().find((c) => c.name === twin.name.replace(/-o$/, ""))!;
+  assert.ok(base && !base.planeOut);
+  assert.deepEqual(
+    [[7, 26], [6, 26], [4, 26], [2, 26], [7, 14], [4, 64]].map(([m, s]) =>
+      outputPlanesPerGroup(m as WinogradTile, s, s)
+    ),
+    [1, 1, 1, 1, 5, 0],
+  );
+  for (const [m, n, ci, co, s] of [[7, 1, 6, 5, 26], [6, 1, 6, 5, 26], [7, 5, 4, 7, 14]] as const) {
+    const x = randTensor([n, ci, s, s], 31), wt = randTensor([co, ci, 3, 3], 32);
+    const bias = randTensor([co], 33), res = randTensor([n, co, s, s], 34);
+    const a = await runVariant(twin, m, x, wt, bias, res);
+    const b = await runVariant(base, m, x, wt, bias, res);
+    // Hardware compilers may fuse the epilogue's add into the transform's last product in one
+    // kernel and not the other.
+    const tol = ctx!.report.isFallback ? 0 : 1e-6;
+    assert.ok(relErr(a, b) <= tol, `F(${m}x${m}) ${s} x ${s}: ${relErr(a, b)}`);
+    const want = convFused(x, wt, bias, res, true).data;
+    assert.ok(relErr(a, want) < 2e-4, `F(${m}x${m}) against the CPU: ${relErr(a, want)}`);
+  }
+});
 
 Deno.test("f16 storage of V and M: the CPU twin's error against the direct conv (documented tolerance)", () => {
   // 64 channels, 14 x 14, inputs in [-1, 1], weights in [-0.1, 0.1] (folded-conv scale): the f16

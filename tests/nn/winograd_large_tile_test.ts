@@ -85,6 +85,13 @@ Deno.test("the large tiles are tuned over F(4x4)'s fastest candidates on the sam
   ]);
   const best = hardwareCandidates(false).find((c) => c.name === names[1])!;
   assert.equal(largeCandidates(four, [best])!.length, 4);
+  // Where the fastest has a plane-staged output twin (session 29), the twin is timed too.
+  const fast = { ...four, timings: [{ name: "128x128k8t256ruvp", ms: 0.4, gemmMs: null }] };
+  assert.deepEqual(largeCandidates(fast)!.map((c) => c.name), [
+    "128x128k8t256ruvp",
+    "128x128k8t256ruvp-o",
+  ]);
+  assert.ok(largeCandidates(fast)![1].planeOut);
 });
 
 Deno.test(

@@ -1,11 +1,13 @@
 #!/bin/bash
 # The next device run (session 29's revision of sessions 24-28's script, which session 29 ran on an
 # H200: docs/device/2026-11-27-h200-s29/). What that run left unmeasured or cut, in two calls.
-# Call 1, STAGES="1 2" (at most 6.5 minutes): the tests fixed after that run (train_f16_test's
-# one-step bounds, the real-f16 bridge bound, winograd_large_tile_test's kernel-name check) and
+# Call 1, STAGES="1 2" (at most 7.3 minutes): the tests fixed after that run (train_f16_test's
+# one-step bounds, the real-f16 bridge bound, winograd_large_tile_test's kernel-name check), the
+# plane-staged output transform's parity (session 29's `-o` candidates, never run on hardware) and
 # f16_diag.ts; the latency section in f16 only (f32 was measured: 1.333 GPU ms warm at batch 1,
-# 7.22 calls per floor interval); the f16 inference rows alone (`modes=gpu-fused-f16 tune=`: cut by
-# the cap in session 29, so f16 at batch 256 is unmeasured). Call 2, STAGES="3 4 5" (at most 5.8):
+# 7.22 calls per floor interval); the inference rows in f32 and f16 (`modes=gpu-fused,gpu-fused-f16`:
+# f16 at batch 256 was cut by the cap in session 29; the tuner table shows whether the `-o`
+# candidates win). Call 2, STAGES="3 4 5" (at most 5.8):
 # the cells network's plans by batch size (cut at batch 64 in session 29), the AlphaZero loop's
 # steady self-play rate (not run), and the training step again (298.1 ms one at a time, 300.8 with
 # 2 in flight in session 29: run-to-run spread against the 300 ms target). Default STAGES: all.
@@ -22,15 +24,19 @@ on 1 && el "1. parity on shader-f16: the tests fixed after session 29's run" &&
 timeout ${T_TEST:-75} deno test -A --no-check --cached-only tests/nn/train_f16_test.ts \
   tests/nn/winograd_bridge_test.ts tests/nn/winograd_large_tile_test.ts 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -30
-on 1 && el "1a. f16_diag: real f16 training's distance from f32, the real-f16 bridge's from separate transforms" &&
+on 1 && el "1a. parity: the plane-staged output transform (-o candidates, session 29)" &&
+timeout ${T_PLANE:-40} deno test -A --no-check --cached-only tests/nn/winograd_gemm_test.ts \
+  tests/nn/train_f16_test.ts --filter "/plane-staged|-o /" 2>&1 |
+  grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror" | tail -10
+on 1 && el "1b. f16_diag: real f16 training's distance from f32, the real-f16 bridge's from separate transforms" &&
 timeout ${T_DIAG:-40} $D docs/device/next/f16_diag.ts >$OUT/f16-diag.jsonl 2>&1
 on 1 && tail -5 $OUT/f16-diag.jsonl
 
 on 2 && el "2a. bench nn latency in f16 (f32 in session 29: batch 1 1.333 GPU ms warm, 7.22 calls per floor interval)" &&
-timeout ${T_LAT:-100} $D tasks/bench.ts nn quick=1 only=latency precision=f16 \
+timeout ${T_LAT:-80} $D tasks/bench.ts nn quick=1 only=latency precision=f16 \
   --backend gpu --out $OUT/lat 2>&1 | tail -16
-on 2 && el "2b. bench nn infer, f16 storage alone at 1/8/64/256 (cut by the cap in session 29)" &&
-timeout ${T_INF:-170} $D tasks/bench.ts nn quick=1 only=infer tune= modes=gpu-fused-f16 \
+on 2 && el "2b. bench nn infer: the tuner table at 256 (-o rows), f32 and f16 storage at 1/8/64/256" &&
+timeout ${T_INF:-200} $D tasks/bench.ts nn quick=1 only=infer modes=gpu-fused,gpu-fused-f16 \
   --backend gpu --out $OUT/inf 2>&1 | grep -v "^\[nn\] tune" | tail -16
 
 NET=${NET:-cells-default}

@@ -21,6 +21,7 @@ import {
 import { fusedGroups, type WinoFused } from "./winograd_fused.ts";
 import {
   chooseWinograd,
+  outputPlanesPerGroup,
   winogradColumns,
   winogradGeometry,
   type WinogradSetting,
@@ -947,6 +948,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     );
     this.keepOrRelease(x, v, from.m, ppad, half || tb !== null || scale !== null);
     const y = (scale ? null : this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, next)) ??
+      this.winoOutputPlanes(k, from.m, mm, bias, res, fz, pp, [n, co, h, wd], half, sc) ??
       this.winoOutput(
         (b, groups) => this.recordPipeline(k.output, `wino.${k.candidate.name}.output`, b, groups),
         { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 8: pp, 9: fz, ...sc },
@@ -955,6 +957,38 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
         half,
       );
     this.release(mm);
+    return y;
+  }
+
+  /**
+   * The plane-staged output transform of a planeOut candidate (fz._a = planes a workgroup), or
+   * null where the candidate has none or a plane's tile grid does not fit its workgroup memory.
+   */
+  private winoOutputPlanes(
+    k: WinoKernels,
+    m: WinogradTile,
+    mm: GpuTensor,
+    bias: GpuTensor,
+    res: GpuTensor,
+    fz: GPUBuffer,
+    pp: GPUBuffer,
+    shape: [number, number, number, number],
+    half: boolean,
+    sc: Record<number, GPUBuffer>,
+  ): GpuTensor | null {
+    const [n, co, h, wd] = shape;
+    const pg = k.outputPlanes ? outputPlanesPerGroup(m, h, wd) : 0;
+    const words = this.paramWords.get(fz);
+    if (!k.outputPlanes || !pg || !words) return null;
+    const [relu, hasRes] = words;
+    const fzp = this.params([relu, hasRes, pg, 0]);
+    const y = half ? this.outHalf(shape) : this.out(shape);
+    this.recordPipeline(
+      k.outputPlanes,
+      `wino.${k.candidate.name}.output-planes`,
+      { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 7: y.buffer, 8: pp, 9: fzp, ...sc },
+      bridgeGroups(this.ctx, Math.ceil((n * co) / pg)),
+    );
     return y;
   }
 

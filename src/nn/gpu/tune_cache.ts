@@ -90,7 +90,7 @@ export function kernelFingerprint(tiles: KernelTiles = HARDWARE_TILES): Promise<
     }
     for (const m of [2, 4, 6, 7] as const) {
       for (const act of storages) {
-        for (const tr of storages) add(() => winogradSource(m, act, tr));
+        for (const tr of storages) add(() => winogradSource(m, act, tr, false, true));
       }
       // The bridges (the chained-conv timings): one text per tile covers their generator.
       for (const keepY of [false, true]) {

@@ -356,6 +356,8 @@ export interface GemmCandidate {
   gemm: WinoGemm;
   half: boolean;
   fused?: undefined;
+  /** The plane-staged output transform (`-o`; session 29) where the image's planes fit it. */
+  planeOut?: boolean;
 }
 
 /**
@@ -367,6 +369,7 @@ export interface FusedCandidate {
   fused: WinoFused;
   half: false;
   gemm?: undefined;
+  planeOut?: undefined;
 }
 
 /** Anything the autotuner can pick for a Winograd layer. */
@@ -386,6 +389,15 @@ function cand(
 ): GemmCandidate {
   const gemm = { wx, wy, gm, gn, bk, rowFast, unroll, ...(double ? { double } : {}), ...extra };
   return { name: `${winoGemmName(gemm)}${half ? "-h" : ""}`, gemm, half };
+}
+
+/**
+ * Candidate c with the plane-staged output transform (winograd.ts, wino_output_planes): coalesced
+ * stores of y, for the output transform that ran at about a quarter of the H200's copy bandwidth
+ * in session 29 (0.49 ms for 0.52 GB at F(7x7), batch 256).
+ */
+export function planeOutCandidate(c: GemmCandidate): GemmCandidate {
+  return { ...c, name: `${c.name}-o`, planeOut: true };
 }
 
 /** Whether a candidate runs only in f16 plans: f16 V/M storage, or f16 products. */
@@ -468,6 +480,8 @@ export function f16ProductCandidates(f16VM: boolean): GemmCandidate[] {
   ];
 }
 
+const PLANE_OUT_TILINGS = ["128x128k8t256ruvp", "64x128k8t256ruvp", "128x128k16t256rudvp"];
+
 /**
  * The hardware candidates (256 threads unless named): 8x8, 8x4, 4x8 and 4x4 outputs per thread,
  * slices of 8 or 16, column-major or row-major block order, rolled or unrolled slice loops;
@@ -495,6 +509,9 @@ export function hardwareCandidates(f16VM: boolean): GemmCandidate[] {
     cand(16, 16, 2, 1, 16, true, true, false, true),
     ...blockedCandidates(),
     ...smallBlockCandidates(),
+    // The H200's three fastest F(4x4) tilings at batch 256 in session 29, with the plane-staged
+    // output transform.
+    ...blockedCandidates().filter((c) => PLANE_OUT_TILINGS.includes(c.name)).map(planeOutCandidate),
   ];
   if (!f16VM) return f32;
   return [
@@ -539,6 +556,8 @@ export function testCandidates(): GemmCandidate[] {
     cand(4, 4, 1, 1, 16, true, true, false, false, VP),
     // The 16-column blocks' twin with more rows than columns (32 x 16 from 32 threads).
     cand(4, 8, 1, 1, 8, true, true, false, false, VP),
+    // The plane-staged output transform's twin (of the 16 x 32 one above).
+    planeOutCandidate(cand(4, 4, 1, 2, 4, true, true, false, true, VP)),
   ];
 }
 
@@ -627,6 +646,8 @@ export interface WinoKernels {
   gemm: GPUComputePipeline;
   /** Absent for fused kernels (the output transform is their epilogue). */
   output?: GPUComputePipeline;
+  /** The plane-staged output transform of a planeOut candidate. */
+  outputPlanes?: GPUComputePipeline;
 }
 
 const compiled: PerDevice<WinoKernels> = new WeakMap();
@@ -651,7 +672,8 @@ export function loadWinoKernels(
   const scaled = o.scaled ?? false;
   // f16 products: real f16 unless the plan emulates f16 (software adapters' tests).
   const arith = act === "f16-emulated" || transformed === "f16-emulated" ? "f16-emulated" : "f16";
-  const key = `${m}:${act}:${transformed}:${scaled}:${JSON.stringify(c.gemm ?? c.fused)}`;
+  const planes = !c.fused && !!c.planeOut;
+  const key = `${m}:${act}:${transformed}:${scaled}:${planes}:${JSON.stringify(c.gemm ?? c.fused)}`;
   return oncePerDevice(compiled, ctx, key, async () => {
     const tsrc = winogradSource(m, act, transformed, scaled);
     const label = `nn.wino.${c.name}${scaled ? ".scaled" : ""}`;
@@ -681,6 +703,17 @@ export function loadWinoKernels(
       output: c.fused
         ? undefined
         : await computePipeline(ctx, tsrc, "wino_output", {}, `${label}.output`),
+      ...(planes
+        ? {
+          outputPlanes: await computePipeline(
+            ctx,
+            winogradSource(m, act, transformed, scaled, true),
+            "wino_output_planes",
+            {},
+            `${label}.output-planes`,
+          ),
+        }
+        : {}),
     };
   });
 }
