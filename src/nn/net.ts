@@ -22,6 +22,7 @@ import {
   parseWinograd6,
   parseWinograd7,
   pickDirectSplits,
+  pickLargeBatchUnbridged,
   pickLargeBatchWinograd,
   pickSmallBatchWinograd,
   pickTrainHalfKernels,
@@ -959,6 +960,10 @@ export class GpuNet implements PolicyValueNet {
           // transforms).
           const large = await this.largeTile(rec, shape);
           if (large) await this.takeTile(rec, shape, large.m, large.kernels);
+          // The same comparison may say the tower runs faster unbridged at its tile.
+          if (await this.tunedUnbridged(rec, shape)) {
+            rec.unbridged.add(winoShapeKey(large?.m ?? 4, size, ci, co, c.height, c.width));
+          }
           continue;
         }
         if (wm) continue;
@@ -1126,6 +1131,26 @@ export class GpuNet implements PolicyValueNet {
   }
 
   /**
+   * Whether largeTile's comparison (bridged, the tiles tuned) found the layer faster unbridged;
+   * false where bridges are off or a tile is forced.
+   */
+  private async tunedUnbridged(
+    rec: GpuRecorder,
+    shape: { n: number; ci: number; co: number; h: number; w: number },
+  ): Promise<boolean> {
+    const large = this.mayTakeLarge();
+    if (!this.winogradBridge || !large.length || this.forcedLarge()) return false;
+    return await pickLargeBatchUnbridged(
+      this.ctx,
+      this.kernels,
+      rec.half,
+      shape,
+      this.winogradGemm,
+      large,
+    );
+  }
+
+  /**
    * Sets the tiles of the training layers the selection table runs as F(4x4) where winograd6 and
    * winograd7 say so: the tile set "on" throughout (forcedLarge); else on hardware adapters each
    * pass's fastest of F(4x4) and the "tuned" tiles (pickTrainTile): the forward and input-gradient
@@ -1234,6 +1259,7 @@ export class GpuNet implements PolicyValueNet {
       const [co, ci, k] = this.net.params.get(conv)!.shape;
       const t = k === 3 ? rec.winoTileOf(size, ci, co, c.height, c.width) : 0;
       if (!t || (t !== m && !((t === 6 || t === 7) && this.foldLargeRecs.has(t)))) return null;
+      if (rec.unbridged.has(winoShapeKey(t, size, ci, co, c.height, c.width))) return null;
       return rec.winoPlanOf(size, ci, co, c.height, c.width, (t + 2) * (t + 2));
     };
     for (const l of towerChain(c)) {

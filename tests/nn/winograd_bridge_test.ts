@@ -6,7 +6,7 @@
 // an unwritten bridge output cannot be read by anything but its consumer.
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
-import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
+import { GpuRecorder, winoShapeKey } from "../../src/nn/gpu/backend.ts";
 import { deviceHasF16, loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { winogradBridgeParity } from "../../src/nn/gpu/winograd_bridge_check.ts";
@@ -19,6 +19,7 @@ import {
   winogradBridgeSource,
 } from "../../src/nn/gpu/winograd_bridge.ts";
 import { testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
+import { unbridgedWinner } from "../../src/nn/gpu/winograd_tune.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
 import { towerChain } from "../../src/nn/graph_fused.ts";
 import { CpuNet, GpuNet } from "../../src/nn/net.ts";
@@ -179,4 +180,47 @@ Deno.test("an unwritten bridge output read by another op is an error", opts, asy
   // Its consumer takes the bridge's V.
   rec.convFused(y, w, b, null, true, u);
   assert.ok(!rec.ops.slice(1).some((o) => /input/i.test(o.label)));
+});
+
+Deno.test(
+  "a shape the tuner runs unbridged ends in the output transform, not a bridge",
+  opts,
+  async () => {
+    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
+    const rec = new GpuRecorder(ctx!, kernels, new TensorPool(ctx!), true);
+    rec.winograd = 4;
+    const t = (shape: number[], seed: number) => {
+      const r = randTensor(shape, seed);
+      return uploadTensor(ctx!, r.shape, r.data);
+    };
+    const x = t([1, 8, 6, 6], 1), w = t([8, 8, 3, 3], 2), b = t([8], 3), u = t([36, 8, 8], 4);
+    const plan = rec.winoPlanOf(1, 8, 8, 6, 6, 36);
+    const spec = rec.bridgeSpec(plan, plan, 6, 6, false)!;
+    rec.bridges.set(bridgeName(spec), await loadWinogradBridge(ctx!, spec));
+    rec.unbridged.add(winoShapeKey(4, 1, 8, 8, 6, 6));
+    const y = rec.convFused(x, w, b, null, true, u, { u, keepY: false });
+    assert.ok(!rec.ops.some((o) => o.label.startsWith("wino.bridge.")), "no bridge");
+    assert.ok(rec.ops.some((o) => /^winogradOutput/.test(o.label)), "the output transform");
+    // y is written: a direct conv may read it, and the next Winograd conv runs its input transform.
+    rec.convFused(y, w, b, null, true);
+    const before = rec.ops.length;
+    rec.convFused(y, w, b, null, true, u);
+    assert.ok(rec.ops.slice(before).some((o) => /^winogradInput/.test(o.label)));
+  },
+);
+
+Deno.test("unbridgedWinner: a lone row winning a bridged comparison", () => {
+  const r = {
+    adapter: "test",
+    storage: "f32",
+    shape: "s",
+    dims: { n: 256, ci: 256, co: 256, h: 26, w: 26 },
+    winner: "F7 128x128k8t256ruvp-o",
+    timer: "the tuners' best times; lone and chained figures decide",
+    timings: [],
+  };
+  assert.equal(unbridgedWinner(r), true);
+  assert.equal(unbridgedWinner({ ...r, winner: `${r.winner} in a bridged chain` }), false);
+  // Where the chained costs were not all timed, the lone rows decide alone: nothing to say.
+  assert.equal(unbridgedWinner({ ...r, timer: "the tuners' best times" }), false);
 });

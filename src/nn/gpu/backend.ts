@@ -273,6 +273,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * transform, and its consumer skips the input transform.
    */
   readonly bridges = new Map<string, GPUComputePipeline>();
+  /** Winograd conv shapes (winoShapeKey) the tuner runs unbridged (pickLargeBatchUnbridged). */
+  readonly unbridged = new Set<string>();
   /** The consumer's V written by a bridge, by the producer's output tensor. */
   private readonly bridged = new Map<GpuTensor, { v: GpuTensor; ppad: number }>();
   /** Outputs a bridge did not write (their only reader takes the bridge's V instead). */
@@ -809,7 +811,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     }
     const mm = this.convForward(v, u, null, true);
     this.keepOrRelease(x, v, m, ppad, half || scale !== null);
-    const y = this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, next) ??
+    const y = this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, this.bridgeNext(key, next)) ??
       this.winoOutput(
         (b, groups) => this.record(`winogradOutput${H}${m}`, b, groups),
         { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 8: pp, 9: fz },
@@ -835,6 +837,14 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const y = half ? this.outHalf(shape) : this.out(shape);
     emit({ ...bindings, 7: y.buffer }, this.g1(shape[0] * shape[1] * tiles));
     return y;
+  }
+
+  /** The chain's next conv where this conv (shape `key`) may end in a bridge, else null. */
+  private bridgeNext(
+    key: string,
+    next: ChainNext<GpuTensor> | null,
+  ): ChainNext<GpuTensor> | null {
+    return this.unbridged.has(key) ? null : next;
   }
 
   /** The V a producer's bridge wrote for this conv input (then taken), or null. */
@@ -947,15 +957,20 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       winoGemmGroups(k.candidate.gemm, co, ppad, g.alpha),
     );
     this.keepOrRelease(x, v, from.m, ppad, half || tb !== null || scale !== null);
-    const y = (scale ? null : this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, next)) ??
-      this.winoOutputPlanes(k, from.m, mm, bias, res, fz, pp, [n, co, h, wd], half, sc) ??
-      this.winoOutput(
-        (b, groups) => this.recordPipeline(k.output, `wino.${k.candidate.name}.output`, b, groups),
-        { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 8: pp, 9: fz, ...sc },
-        [n, co, h, wd],
-        g.tiles,
-        half,
-      );
+    const key = winoShapeKey(from.m, n, ci, co, h, wd);
+    const y =
+      (scale
+        ? null
+        : this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, this.bridgeNext(key, next))) ??
+        this.winoOutputPlanes(k, from.m, mm, bias, res, fz, pp, [n, co, h, wd], half, sc) ??
+        this.winoOutput(
+          (b, groups) =>
+            this.recordPipeline(k.output, `wino.${k.candidate.name}.output`, b, groups),
+          { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 8: pp, 9: fz, ...sc },
+          [n, co, h, wd],
+          g.tiles,
+          half,
+        );
     this.release(mm);
     return y;
   }

@@ -983,6 +983,33 @@ export function parseWinograd7(v: string): Winograd7Policy {
 }
 
 /**
+ * Whether a bridged comparison's winner is a lone row: its tile runs faster with separate output
+ * and input transforms than joined by bridges.
+ */
+export function unbridgedWinner(r: WinoTuneResult): boolean {
+  return r.timer.includes("lone and chained") && !CHAINED.test(r.winner);
+}
+
+/**
+ * Whether the tower convs of `shape` run unbridged by pickLargeBatchWinograd's comparison (the
+ * same arguments; its cached result): on hardware adapters with bridges, where a lone row won.
+ */
+export async function pickLargeBatchUnbridged(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  shape: WinoShape,
+  force = forcedWinoGemm(),
+  large: readonly LargeTile[] = [6],
+): Promise<boolean> {
+  if (ctx.report.isFallback || !tuningOn() || force !== undefined || !large.length) return false;
+  const s = { ...bucketed(shape), k: 3 };
+  const r = await compareLargeTiles(ctx, kernels, half, s, undefined, true, large)
+    .catch(() => null);
+  return r !== null && unbridgedWinner(r);
+}
+
+/**
  * Whether a fused 3x3 inference conv of `shape` that the selection table runs as F(4x4) runs
  * faster at one of the `large` tiles: on hardware adapters (unless KIBITZ_NN_TUNE=0, or a Winograd
  * GEMM is forced), each tile's best tuned conv is timed (compareLargeTiles), once per adapter,
@@ -1009,8 +1036,9 @@ export async function pickLargeBatchWinograd(
 /**
  * F(4x4) against the `large` tiles on shape `s` (cached, logged): each tile's best tuned conv
  * (input transform, GEMM, output transform), and with `bridged`, where Ci = Co and every tile's
- * plane fits a bridge, what each adds to a chain of bridged convs. The chained figures decide
- * where all were timed (a tower's convs run chained), else the lone ones. On a 26 x 26 board
+ * plane fits a bridge, what each adds to a chain of bridged convs. Where all chained costs were
+ * timed, lone and chained rows decide together (a tower's convs run chained, or unbridged where a
+ * lone row wins: unbridgedWinner), else the lone ones. On a 26 x 26 board
  * F(6x6) does 9 % fewer products than F(4x4) (25 tiles of 64 elements against 49 of 36) and F(7x7)
  * 27 % fewer (16 of 81), with larger transforms.
  */
@@ -1041,8 +1069,11 @@ export function compareLargeTiles(
       const lone = rows.map((r) => r.lone);
       const chained = rows.flatMap((r) => (r.chained ? [r.chained] : []));
       const timings = [...lone, ...chained];
+      // Where every chained cost was timed, the lone rows compete too (session 29): a lone row
+      // winning means the tower runs that tile unbridged (separate output and input transforms,
+      // e.g. with a plane-staged output transform), see unbridgedWinner.
       const decide = chained.length === rows.length && chained.every((t) => t.ms !== null)
-        ? chained
+        ? timings
         : lone;
       const ok = decide.filter((t) => t.ms !== null);
       if (!ok.length) {
@@ -1058,8 +1089,8 @@ export function compareLargeTiles(
         dims: s,
         winner: fastest.name,
         timings,
-        timer: decide === chained
-          ? "the tuners' best times; chained figures decide"
+        timer: decide === timings
+          ? "the tuners' best times; lone and chained figures decide"
           : "the tuners' best times",
       };
       return r;
