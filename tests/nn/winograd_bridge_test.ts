@@ -161,7 +161,8 @@ Deno.test(
   },
 );
 
-Deno.test("an unwritten bridge output read by another op is an error", opts, async () => {
+/** A recorder with the F(4x4) bridge of an 8-channel 6 x 6 conv chain, and its operands. */
+async function bridgedRecorder() {
   const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
   const rec = new GpuRecorder(ctx!, kernels, new TensorPool(ctx!), true);
   rec.winograd = 4;
@@ -173,6 +174,11 @@ Deno.test("an unwritten bridge output read by another op is an error", opts, asy
   const plan = rec.winoPlanOf(1, 8, 8, 6, 6, 36);
   const spec = rec.bridgeSpec(plan, plan, 6, 6, false)!;
   rec.bridges.set(bridgeName(spec), await loadWinogradBridge(ctx!, spec));
+  return { rec, x, w, b, u };
+}
+
+Deno.test("an unwritten bridge output read by another op is an error", opts, async () => {
+  const { rec, x, w, b, u } = await bridgedRecorder();
   const y = rec.convFused(x, w, b, null, true, u, { u, keepY: false });
   assert.ok(rec.ops.some((o) => o.label.startsWith("wino.bridge.")));
   // A direct conv (no filter transform) would read y itself, which was never written.
@@ -186,17 +192,7 @@ Deno.test(
   "a shape the tuner runs unbridged ends in the output transform, not a bridge",
   opts,
   async () => {
-    const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
-    const rec = new GpuRecorder(ctx!, kernels, new TensorPool(ctx!), true);
-    rec.winograd = 4;
-    const t = (shape: number[], seed: number) => {
-      const r = randTensor(shape, seed);
-      return uploadTensor(ctx!, r.shape, r.data);
-    };
-    const x = t([1, 8, 6, 6], 1), w = t([8, 8, 3, 3], 2), b = t([8], 3), u = t([36, 8, 8], 4);
-    const plan = rec.winoPlanOf(1, 8, 8, 6, 6, 36);
-    const spec = rec.bridgeSpec(plan, plan, 6, 6, false)!;
-    rec.bridges.set(bridgeName(spec), await loadWinogradBridge(ctx!, spec));
+    const { rec, x, w, b, u } = await bridgedRecorder();
     rec.unbridged.add(winoShapeKey(4, 1, 8, 8, 6, 6));
     const y = rec.convFused(x, w, b, null, true, u, { u, keepY: false });
     assert.ok(!rec.ops.some((o) => o.label.startsWith("wino.bridge.")), "no bridge");
