@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { NetConfig } from "../../src/nn/config.ts";
 import { type CpuTensor, cpuTensor, numel, rng } from "../../src/nn/tensor.ts";
+import type { WinoTuneResult } from "../../src/nn/gpu/winograd_tune.ts";
 
 /** A two-block, 8-filter tower on a 7 x 7 board: the GPU network tests' small model. */
 export const TINY_TOWER: NetConfig = {
@@ -82,4 +83,18 @@ export async function rejectsWith(p: Promise<unknown>, re: RegExp): Promise<void
     return;
   }
   assert.fail(`expected a rejection matching ${re}`);
+}
+
+/** A tuner result for the 256 -> 256, 26 x 26 layer at batch 256 (tests of the readers of one). */
+export function tuneResult(r: Partial<WinoTuneResult>): WinoTuneResult {
+  return {
+    adapter: "test",
+    storage: "f32",
+    shape: "test",
+    dims: { n: 256, ci: 256, co: 256, h: 26, w: 26 },
+    winner: "",
+    timer: "test",
+    timings: [],
+    ...r,
+  };
 }

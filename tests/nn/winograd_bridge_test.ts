@@ -25,7 +25,7 @@ import { towerChain } from "../../src/nn/graph_fused.ts";
 import { CpuNet, GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
-import { maxDiff, randTensor } from "./helpers.ts";
+import { maxDiff, randTensor, tuneResult } from "./helpers.ts";
 
 Deno.env.set("KIBITZ_NN_F16", "0");
 Deno.env.set("KIBITZ_TUNE_CACHE", "off");
@@ -206,15 +206,10 @@ Deno.test(
 );
 
 Deno.test("unbridgedWinner: a lone row winning a bridged comparison", () => {
-  const r = {
-    adapter: "test",
-    storage: "f32",
-    shape: "s",
-    dims: { n: 256, ci: 256, co: 256, h: 26, w: 26 },
+  const r = tuneResult({
     winner: "F7 128x128k8t256ruvp-o",
     timer: "the tuners' best times; lone and chained figures decide",
-    timings: [],
-  };
+  });
   assert.equal(unbridgedWinner(r), true);
   assert.equal(unbridgedWinner({ ...r, winner: `${r.winner} in a bridged chain` }), false);
   // Where the chained costs were not all timed, the lone rows decide alone: nothing to say.

@@ -35,7 +35,7 @@ import { CpuNet, GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import { chooseWinograd } from "../../src/nn/winograd.ts";
-import { maxDiff, randTensor, relErr } from "./helpers.ts";
+import { maxDiff, randTensor, relErr, tuneResult } from "./helpers.ts";
 
 Deno.env.set("KIBITZ_NN_F16", "0");
 Deno.env.set("KIBITZ_TUNE_CACHE", "off");
@@ -217,13 +217,7 @@ Deno.test(
 
 Deno.test("training tiles: each pass alone, a large tile only where timed and fastest", () => {
   const row = (name: string, ms: number | null) => ({ name, ms, gemmMs: null });
-  const r = {
-    adapter: "test",
-    storage: "f32",
-    shape: "test",
-    dims: { n: 256, ci: 256, co: 256, h: 26, w: 26 },
-    winner: "",
-    timer: "test",
+  const r = tuneResult({
     timings: [
       row("F4 forward a", 2.0),
       row("F4 input gradient a", 2.0),
@@ -232,7 +226,7 @@ Deno.test("training tiles: each pass alone, a large tile only where timed and fa
       row("F6 input gradient b", null),
       row("F6 weight gradient vpu", 2.6),
     ],
-  };
+  });
   assert.deepEqual(trainTilesOf(r), { forward: 6, inputGrad: 4, wgrad: 4 });
   // F(7x7): slower than F(6x6) in the forward, the fastest input gradient, slower weight gradient.
   r.timings.push(
