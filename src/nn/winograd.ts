@@ -669,18 +669,19 @@ ${ind(lines)}
   }
   workgroupBarrier();
   let hw = p.h * p.w;
-  for (var e = li; e < pg * hw; e += 64u) {
-    let lp = e / hw;
+  for (var lp = 0u; lp < pg; lp++) {
     let pl = first + lp;
     if (pl >= total) { break; }
-    let q = e - lp * hw;
-    let oy = q / p.w;
-    let at = pl * hw + q;
-    let i = lp * gsz + oy * gw + q - oy * p.w;
-    var r = oplane[i >> 2u][i & 3u] + bias[pl % p.co];
-    if (fz.res != 0u) { r += ${half ? "f32(res[at])" : "res[at]"}; }
-    if (fz.relu != 0u) { r = max(r, 0.0); }
-    y[at] = ${half ? "s16(r)" : "r"};
+    let bv = bias[pl % p.co];
+    for (var q = li; q < hw; q += 64u) {
+      let oy = q / p.w;
+      let at = pl * hw + q;
+      let i = lp * gsz + oy * gw + q - oy * p.w;
+      var r = oplane[i >> 2u][i & 3u] + bv;
+      if (fz.res != 0u) { r += ${half ? "f32(res[at])" : "res[at]"}; }
+      if (fz.relu != 0u) { r = max(r, 0.0); }
+      y[at] = ${half ? "s16(r)" : "r"};
+    }
   }
 }
 `;
