@@ -958,11 +958,10 @@ export class GpuNet implements PolicyValueNet {
         if (wm === 4) {
           // Above the table's threshold F(6x6) or F(7x7) may beat F(4x4) (fewer products, larger
           // transforms).
-          const large = await this.largeTile(rec, shape);
-          if (large) await this.takeTile(rec, shape, large.m, large.kernels);
-          // The same comparison may say the tower runs faster unbridged at its tile.
-          if (await this.tunedUnbridged(rec, shape)) {
-            rec.unbridged.add(winoShapeKey(large?.m ?? 4, size, ci, co, c.height, c.width));
+          const { tile, unbridged } = await this.largeTile(rec, shape);
+          if (tile) await this.takeTile(rec, shape, tile.m, tile.kernels);
+          if (unbridged) {
+            rec.unbridged.add(winoShapeKey(tile?.m ?? 4, size, ci, co, c.height, c.width));
           }
           continue;
         }
@@ -1100,14 +1099,15 @@ export class GpuNet implements PolicyValueNet {
   /**
    * Whether a batch-`size` inference layer of `shape` that the selection table runs as F(4x4)
    * runs at a large tile (see winograd6, winograd7), with its tuned kernels (null: the built-in
-   * GEMM); null: stay at F(4x4).
+   * GEMM; `tile` null: stay at F(4x4)), and whether the same comparison found it faster unbridged
+   * at its tile (bridges on, no tile forced).
    */
   private async largeTile(
     rec: GpuRecorder,
     shape: { n: number; ci: number; co: number; h: number; w: number },
-  ): Promise<{ m: LargeTile; kernels: WinoKernels | null } | null> {
+  ): Promise<{ tile: { m: LargeTile; kernels: WinoKernels | null } | null; unbridged: boolean }> {
     const large = this.mayTakeLarge(), forced = this.forcedLarge();
-    if (!large.length) return null;
+    if (!large.length) return { tile: null, unbridged: false };
     if (forced) {
       const kernels = await pickWinoKernels(
         this.ctx,
@@ -1117,9 +1117,9 @@ export class GpuNet implements PolicyValueNet {
         shape,
         this.winogradGemm,
       );
-      return { m: forced, kernels };
+      return { tile: { m: forced, kernels }, unbridged: false };
     }
-    return await pickLargeBatchWinograd(
+    const tile = await pickLargeBatchWinograd(
       this.ctx,
       this.kernels,
       rec.half,
@@ -1128,26 +1128,17 @@ export class GpuNet implements PolicyValueNet {
       this.winogradBridge,
       large,
     );
-  }
-
-  /**
-   * Whether largeTile's comparison (bridged, the tiles tuned) found the layer faster unbridged;
-   * false where bridges are off or a tile is forced.
-   */
-  private async tunedUnbridged(
-    rec: GpuRecorder,
-    shape: { n: number; ci: number; co: number; h: number; w: number },
-  ): Promise<boolean> {
-    const large = this.mayTakeLarge();
-    if (!this.winogradBridge || !large.length || this.forcedLarge()) return false;
-    return await pickLargeBatchUnbridged(
-      this.ctx,
-      this.kernels,
-      rec.half,
-      shape,
-      this.winogradGemm,
-      large,
-    );
+    // The same comparison (cached) says whether the layer runs faster unbridged at its tile.
+    const unbridged = this.winogradBridge &&
+      await pickLargeBatchUnbridged(
+        this.ctx,
+        this.kernels,
+        rec.half,
+        shape,
+        this.winogradGemm,
+        large,
+      );
+    return { tile, unbridged };
   }
 
   /**

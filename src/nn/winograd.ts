@@ -475,9 +475,12 @@ export function winogradSource(
     ...sandwich(gT, gT, "d", "gd", "k"),
     ...gi.flatMap((r) => gi.map((s) => `u_out[o * 9u + ${r * 3 + s}u] = k_${r}_${s};`)),
   ];
+  // M[xi] of the thread's tile, as the output transforms read it.
+  const loadM = (xi: number) =>
+    `${tHalf ? `f32(mm[${xi}u * stride + o])` : `mm[${xi}u * stride + o]`}${down}`;
   const output = outputTransformLines(
     m,
-    (xi) => `${tHalf ? `f32(mm[${xi}u * stride + o])` : `mm[${xi}u * stride + o]`}${down}`,
+    loadM,
     (r, c, v) => `st(yb, y0 + ${r}, x0 + ${c}, ${v}, bv);`,
   );
   const ind = (ls: string[]) => ls.map((l) => `  ${l}`).join("\n");
@@ -487,7 +490,7 @@ export function winogradSource(
       half,
       outputTransformLines(
         m,
-        (xi) => `${tHalf ? `f32(mm[${xi}u * stride + o])` : `mm[${xi}u * stride + o]`}${down}`,
+        loadM,
         (r, c, v) => `ost(pb + ${r}u * gw + ${c}u, ${v});`,
       ),
     )

@@ -10,6 +10,7 @@ import { testCandidates } from "../../../src/nn/gpu/winograd_gemm.ts";
 import { CpuNet, GpuNet, type TrainPrecision } from "../../../src/nn/net.ts";
 import { initWeights, type NetWeights } from "../../../src/nn/params.ts";
 import { syntheticBatch } from "../../../src/nn/train.ts";
+import { maxDiff } from "../../../tests/nn/helpers.ts";
 
 const ctx = await getGpu();
 // DIAG_EMULATE=1: a dry run where f16 is emulated by f32 storage (every f16 figure then 0).
@@ -18,8 +19,6 @@ if (!ctx || (!emulate && !deviceHasF16(ctx))) throw new Error("f16_diag: needs s
 const cfg = { ...NET_PRESETS.tiny, filters: 16, blocks: 2 };
 const hyper = { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 };
 const vec = testCandidates().filter((c) => !c.half && !c.gemm?.f16k && c.gemm?.vecA);
-const maxAbsDiff = (a: Float32Array, b: Float32Array) =>
-  a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
 
 async function train(p: TrainPrecision, gemm: string, steps: number): Promise<NetWeights> {
   const net = await GpuNet.create(ctx!, initWeights(cfg, 3), {
@@ -43,9 +42,9 @@ for (const steps of [1, 3]) {
   const c = await train("f32", (vec[1] ?? vec[0]).name, steps);
   for (const [name, t] of a.tensors) {
     if (!/conv|fc/.test(name)) continue;
-    const upd = maxAbsDiff(t.data, w0.tensors.get(name)!.data);
-    const f16 = maxAbsDiff(b.tensors.get(name)!.data, t.data) / upd;
-    const f32 = maxAbsDiff(c.tensors.get(name)!.data, t.data) / upd;
+    const upd = maxDiff(t.data, w0.tensors.get(name)!.data);
+    const f16 = maxDiff(b.tensors.get(name)!.data, t.data) / upd;
+    const f32 = maxDiff(c.tensors.get(name)!.data, t.data) / upd;
     console.log(JSON.stringify({ train: steps, name, upd, f16OfUpd: f16, otherTilingOfUpd: f32 }));
   }
 }
@@ -74,10 +73,10 @@ for (const cfg of configs) {
   const a = await on.infer(batch), b = await off.infer(batch);
   console.log(JSON.stringify({
     bridge: `${cfg.height}x${cfg.width}`,
-    probs: maxAbsDiff(a.probs, b.probs),
-    value: maxAbsDiff(a.value, b.value),
-    bridgedVsCpu: maxAbsDiff(a.probs, want.probs),
-    separateVsCpu: maxAbsDiff(b.probs, want.probs),
+    probs: maxDiff(a.probs, b.probs),
+    value: maxDiff(a.value, b.value),
+    bridgedVsCpu: maxDiff(a.probs, want.probs),
+    separateVsCpu: maxDiff(b.probs, want.probs),
   }));
   on.dispose();
   off.dispose();

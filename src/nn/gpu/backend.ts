@@ -992,9 +992,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     sc: Record<number, GPUBuffer>,
   ): GpuTensor | null {
     const [n, co, h, wd] = shape;
-    const pg = k.outputPlanes ? outputPlanesPerGroup(m, h, wd) : 0;
-    const words = this.paramWords.get(fz);
-    if (!k.outputPlanes || !pg || !words) return null;
+    if (!k.outputPlanes) return null;
+    const pg = outputPlanesPerGroup(m, h, wd), words = this.paramWords.get(fz);
+    if (!pg || !words) return null;
     const [relu, hasRes] = words;
     const fzp = this.params([relu, hasRes, pg, 0]);
     const y = half ? this.outHalf(shape) : this.out(shape);

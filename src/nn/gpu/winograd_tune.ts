@@ -921,9 +921,10 @@ export const LARGE_CANDIDATES = 4;
 /**
  * The candidates a large tile (F(6x6), F(7x7)) is tuned over once F(4x4) was tuned on the same
  * shape (`four`; null: F(4x4) itself, the default list): F(4x4)'s LARGE_CANDIDATES fastest (the
- * built-in GEMM is always timed), and the fastest one's plane-staged output twin where it has one. The tiles run the same batched GEMM on similar shapes (on 26 x
- * 26, 64 or 81 slices of 25 or 16 tiles a board against 36 of 49), and the full list would
- * multiply the tuning time of a plan.
+ * built-in GEMM is always timed), and the fastest one's plane-staged output twin where it has
+ * one. The tiles run the same batched GEMM on similar shapes (on 26 x 26, 64 or 81 slices of 25
+ * or 16 tiles a board against 36 of 49), and the full list would multiply the tuning time of a
+ * plan.
  */
 export function largeCandidates(
   four: WinoTuneResult | null,
@@ -1002,11 +1003,28 @@ export async function pickLargeBatchUnbridged(
   force = forcedWinoGemm(),
   large: readonly LargeTile[] = [6],
 ): Promise<boolean> {
-  if (ctx.report.isFallback || !tuningOn() || force !== undefined || !large.length) return false;
-  const s = { ...bucketed(shape), k: 3 };
-  const r = await compareLargeTiles(ctx, kernels, half, s, undefined, true, large)
-    .catch(() => null);
+  const r = await largeBatchComparison(ctx, kernels, half, shape, force, true, large);
   return r !== null && unbridgedWinner(r);
+}
+
+/**
+ * compareLargeTiles on a network layer's bucketed shape where the tuners run (hardware adapters,
+ * tuning on, no GEMM forced, some large tile), else null; a failed comparison is null too (the
+ * layer stays at F(4x4), what it ran before the large tiles existed).
+ */
+async function largeBatchComparison(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  shape: WinoShape,
+  force: string | undefined,
+  bridged: boolean,
+  large: readonly LargeTile[],
+): Promise<WinoTuneResult | null> {
+  if (ctx.report.isFallback || !tuningOn() || force !== undefined || !large.length) return null;
+  const s = { ...bucketed(shape), k: 3 };
+  return await compareLargeTiles(ctx, kernels, half, s, undefined, bridged, large)
+    .catch(() => null);
 }
 
 /**
@@ -1025,11 +1043,7 @@ export async function pickLargeBatchWinograd(
   bridged = false,
   large: readonly LargeTile[] = [6],
 ): Promise<{ m: LargeTile; kernels: WinoKernels | null } | null> {
-  if (ctx.report.isFallback || !tuningOn() || force !== undefined || !large.length) return null;
-  const s = { ...bucketed(shape), k: 3 };
-  // A failed comparison leaves the layer at F(4x4) (what it ran before this option existed).
-  const r = await compareLargeTiles(ctx, kernels, half, s, undefined, bridged, large)
-    .catch(() => null);
+  const r = await largeBatchComparison(ctx, kernels, half, shape, force, bridged, large);
   return await winnerKernels(ctx, half, r, large);
 }
 
@@ -1038,9 +1052,9 @@ export async function pickLargeBatchWinograd(
  * (input transform, GEMM, output transform), and with `bridged`, where Ci = Co and every tile's
  * plane fits a bridge, what each adds to a chain of bridged convs. Where all chained costs were
  * timed, lone and chained rows decide together (a tower's convs run chained, or unbridged where a
- * lone row wins: unbridgedWinner), else the lone ones. On a 26 x 26 board
- * F(6x6) does 9 % fewer products than F(4x4) (25 tiles of 64 elements against 49 of 36) and F(7x7)
- * 27 % fewer (16 of 81), with larger transforms.
+ * lone row wins: unbridgedWinner), else the lone ones. On a 26 x 26 board F(6x6) does 9 % fewer
+ * products than F(4x4) (25 tiles of 64 elements against 49 of 36) and F(7x7) 27 % fewer (16 of
+ * 81), with larger transforms.
  */
 export function compareLargeTiles(
   ctx: GpuContext,
