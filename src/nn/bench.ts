@@ -20,6 +20,7 @@ import {
   fusedTestCandidates,
   gemmBlock,
   hardwareCandidates,
+  splitCandidates,
   testCandidates,
   WGRAD_VARIANTS,
 } from "./gpu/winograd_gemm.ts";
@@ -929,6 +930,11 @@ const NEW_GEMMS = new Set([
   ...WGRAD_VARIANTS.map((v) => v.name),
 ]);
 
+/** The split-K GEMM candidates' names (hardware and test sizes). */
+const SPLIT_GEMMS = new Set(
+  [...splitCandidates(), ...testCandidates()].filter((c) => c.gemm.splits).map((c) => c.name),
+);
+
 function fmtMs(v: string | number | null): string {
   return typeof v === "number" ? v.toFixed(3) : "-";
 }
@@ -942,20 +948,26 @@ function newAgainstEarlier(r: WinoTuneResult): Row | null {
   if (!r.shape.startsWith("F") && !r.shape.startsWith("wgrad ")) return null;
   const ok = r.timings.filter((t) => t.ms !== null);
   const best = (xs: typeof ok) => xs.length ? xs.reduce((a, b) => (b.ms! < a.ms! ? b : a)) : null;
-  const old = best(ok.filter((t) => !NEW_GEMMS.has(t.name)));
-  const neu = best(ok.filter((t) => NEW_GEMMS.has(t.name)));
+  // Split-K GEMMs (session 30) on neither side: the tuner table ranks them.
+  const rest = ok.filter((t) => !SPLIT_GEMMS.has(t.name));
+  const old = best(rest.filter((t) => !NEW_GEMMS.has(t.name)));
+  const neu = best(rest.filter((t) => NEW_GEMMS.has(t.name)));
   if (!old || !neu) return null;
   return [old.name, old.ms, old.gemmMs, neu.name, neu.ms, neu.gemmMs, neu.ms! / old.ms!];
 }
 
 /**
  * The DRAM bytes the static traffic model gives a tuner candidate's path (unfused, fused output,
- * fused input + output; f32 V and M), or null for the direct convs' split-K rows.
+ * fused input + output; f32 V and M), or null for the direct convs' split-K rows and the split-K
+ * GEMMs.
  */
 function modelBytes(r: WinoTuneResult, name: string): number | null {
   if (!r.shape.startsWith("F")) return null;
   const m = r.shape.startsWith("F2") ? 2 : 4;
-  const c = [...hardwareCandidates(true), ...testCandidates()].find((x) => x.name === name);
+  const c = [...hardwareCandidates(true), ...splitCandidates(), ...testCandidates()]
+    .find((x) => x.name === name);
+  // The model has no split-K partials (M written and read once a split).
+  if (c?.gemm?.splits) return null;
   const t = winogradTraffic(
     m,
     r.dims,

@@ -402,6 +402,8 @@ export function outputTransformLines(
  * (one thread per (n, ci, tile));
  * `output`: Y [N, Co, H, W] = act(A^T M A + bias + res) from M[xi, co, q] (one thread per
  * (n, co, tile)). `transformed` f16 stores V and M as s16 (f32 arithmetic, one rounding each).
+ * `splits` > 1: M holds a split-K GEMM's partials, [alpha, splits, Co, ppad], which the output
+ * transforms add (in split order) as they read them.
  */
 export function winogradSource(
   m: WinogradTile,
@@ -409,6 +411,7 @@ export function winogradSource(
   transformed: "f32" | "f16" | "f16-emulated" = "f32",
   scaled = false,
   planes = false,
+  splits = 1,
 ): string {
   const { g, at } = MATRICES[m];
   // f16 storage: the activations x, res and y are s16 (converted on load, rounded on store); the
@@ -476,8 +479,11 @@ export function winogradSource(
     ...gi.flatMap((r) => gi.map((s) => `u_out[o * 9u + ${r * 3 + s}u] = k_${r}_${s};`)),
   ];
   // M[xi] of the thread's tile, as the output transforms read it.
+  const readM = (j: number) => (tHalf ? `f32(mm[${j}u * stride + o])` : `mm[${j}u * stride + o]`);
   const loadM = (xi: number) =>
-    `${tHalf ? `f32(mm[${xi}u * stride + o])` : `mm[${xi}u * stride + o]`}${down}`;
+    splits === 1
+      ? `${readM(xi)}${down}`
+      : `(${Array.from({ length: splits }, (_, s) => readM(xi * splits + s)).join(" + ")})${down}`;
   const output = outputTransformLines(
     m,
     loadM,

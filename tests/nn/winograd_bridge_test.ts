@@ -79,6 +79,11 @@ Deno.test("bridge kernels: workgroup-memory fit, one f16 kind, y only when kept"
   assert.ok(winogradBridgeSource({ ...spec, m: 6 }).includes("@workgroup_size(32)"));
 });
 
+/** The test twin that splits its GEMM into n partials. */
+function splitTwin(n: number): string {
+  return testCandidates().find((c) => c.gemm?.splits === n)!.name;
+}
+
 const cases: {
   name: string;
   winograd: 2 | 4 | 6;
@@ -92,6 +97,9 @@ const cases: {
   { name: "F(4x4), variant", winograd: 4, gemm: testCandidates()[1].name },
   { name: "F(4x4), f16 activations", winograd: 4, gemm: "legacy", f16: true },
   { name: "F(4x4), f16 V/M variant", winograd: 4, gemm: testCandidates()[4].name, f16: true },
+  // Split-K GEMMs: the bridges add the partials (".sN" bridges).
+  { name: "F(4x4), split-K variant", winograd: 4, gemm: splitTwin(2) },
+  { name: "F(6x6), split-K variant, f16 activations", winograd: 6, gemm: splitTwin(3), f16: true },
   // Real f16 storage where the adapter has shader-f16 (hardware runs).
   ...(ctx && deviceHasF16(ctx)
     ? [{ name: "F(4x4), real f16", winograd: 4 as const, gemm: "legacy", f16: "real" as const }]
@@ -136,6 +144,12 @@ Deno.test("bridged Winograd chains give the same bits as separate transforms", o
       // only the stem runs an input transform.
       const convs = 2 * cfg.blocks + 1;
       assert.equal(count((l) => l.startsWith("wino.bridge.")), convs - 1, `${what}: bridges`);
+      const split = testCandidates().find((t) => t.name === c.gemm)?.gemm?.splits;
+      assert.equal(
+        count((l) => /^wino\.bridge\..*\.s\d+(\.y)?$/.test(l)),
+        split ? convs - 1 : 0,
+        `${what}: bridges adding split-K partials`,
+      );
       assert.equal(
         count((l) => /^winogradInput|^wino\.[^.]+\.input$/.test(l) && !l.startsWith("wino.bridge")),
         1,

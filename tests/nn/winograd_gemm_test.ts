@@ -24,6 +24,7 @@ import {
   loadWinoKernels,
   narrowCandidates,
   needsF16Plan,
+  splitCandidates,
   testCandidates,
   variantColumns,
   WGRAD_VARIANTS,
@@ -34,10 +35,12 @@ import {
 } from "../../src/nn/gpu/winograd_gemm.ts";
 import {
   compareSmallBatch,
+  defaultCandidates,
   directOptions,
   LEGACY,
   pickWgradKernel,
   pickWinoKernels,
+  splitTuned,
   timeBridgedChain,
   tuneDirectSplits,
   tuneWgrad,
@@ -71,7 +74,8 @@ function assertFastestWins(r: { winner: string; timings: { name: string; ms: num
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
 
 Deno.test("every hardware and test variant fits its threads and generates its kernel", () => {
-  for (const c of [...hardwareCandidates(true), ...testCandidates()]) {
+  const every = [...hardwareCandidates(true), ...splitCandidates(), ...testCandidates()];
+  for (const c of every) {
     checkWinoGemm(c.gemm);
     const src = winogradGemmSource(c.gemm, c.half ? "f16" : "f32");
     assert.ok(src.includes("fn gemm("), c.name);
@@ -94,7 +98,7 @@ Deno.test("every hardware and test variant fits its threads and generates its ke
   assert.ok(testCandidates().some((c) => c.name === "32x16k8t32ruvp"), "the narrow twin");
   assert.ok(hardwareCandidates(false).every((c) => !needsF16Plan(c)), "f32 plans: f32 only");
   // The workgroup memory the kernels declare, and every hardware variant within 48 KiB.
-  for (const c of [...hardwareCandidates(true), ...testCandidates()]) {
+  for (const c of every) {
     const src = winogradGemmSource(c.gemm, c.half ? "f16" : "f32");
     const bytes = [...src.matchAll(/var<workgroup> \w+: array<vec4<(\w+)>, (\d+)>/g)]
       .reduce((sum, m) => sum + Number(m[2]) * (m[1] === "h16" ? 8 : 16), 0);
@@ -106,8 +110,27 @@ Deno.test("every hardware and test variant fits its threads and generates its ke
     () => checkWinoGemm({ ...testCandidates()[0].gemm, bk: 6, wx: 2, wy: 2, vecA: true }),
     /does not fit/,
   );
-  const names = hardwareCandidates(true).map((c) => c.name);
+  const names = [...hardwareCandidates(true), ...splitCandidates()].map((c) => c.name);
   assert.equal(new Set(names).size, names.length, "unique names");
+  // Split-K twins (session 30): named by their partials, tuned only where few tiles fill the GPU.
+  assert.deepEqual(splitCandidates().map((c) => c.name).slice(0, 2), [
+    "32x64k32t128ruvps2",
+    "32x64k32t128ruvps4",
+  ]);
+  assert.ok(splitCandidates().every((c) => !hw.includes(c.name) && !needsF16Plan(c)));
+  assert.ok(splitTuned(4, { n: 1, ci: 256, co: 256, h: 26, w: 26 }), "batch 1");
+  assert.ok(splitTuned(7, { n: 8, ci: 256, co: 256, h: 26, w: 26 }), "batch 8 at F(7x7)");
+  assert.ok(!splitTuned(4, { n: 16, ci: 256, co: 256, h: 26, w: 26 }), "batch 16");
+  const tuned = (n: number) =>
+    defaultCandidates(false, 4, { n, ci: 256, co: 256, h: 26, w: 26 }).map((c) => c.name);
+  assert.ok(tuned(1).includes("32x64k32t128ruvps4") && tuned(1).includes(hw[0]), "batch 1");
+  assert.ok(!tuned(16).some((c) => /s\d$/.test(c)), "batch 16: no split-K candidates");
+  assert.throws(() => checkWinoGemm({ ...testCandidates()[0].gemm, splits: 1 }), /does not fit/);
+  assert.deepEqual(
+    winoGemmGroups(splitCandidates()[1].gemm, 256, 64, 36),
+    [8, 1, 144],
+    "z: alpha x splits",
+  );
   assert.throws(() => checkWinoGemm({ ...testCandidates()[0].gemm, bk: 3 }), /does not fit/);
 });
 
@@ -172,7 +195,12 @@ const hardware = ctx !== null && (!ctx.report.isFallback || !!Deno.env.get("KIBI
 const netTiles = hardware ? HARDWARE_TILES : TEST_TILES;
 // Variants past the device's workgroup memory (llvmpipe: 32 KiB) do not compile there: skipped.
 const wgLimit = ctx?.device.limits.maxComputeWorkgroupStorageSize ?? 0;
-for (const c of [...testCandidates(), ...(hardware ? hardwareCandidates(true) : [])]) {
+for (
+  const c of [
+    ...testCandidates(),
+    ...(hardware ? [...hardwareCandidates(true), ...splitCandidates()] : []),
+  ]
+) {
   Deno.test(
     `Winograd GEMM variant ${c.name} (F(4x4) and F(2x2), fused epilogue) matches CPU`,
     // f16 variants run emulated here (f32 tiles under the f16 text).
@@ -213,6 +241,26 @@ Deno.test(
     }
   },
 );
+
+// Split-K GEMMs (session 30) where they run: batch 1 on 26 x 26, F(4x4) and F(7x7), 40 channels in
+// (uneven chunks, and an empty last partial in 4 and 8 with 16-deep slices); the hardware-size
+// ones where checked.
+const splits = [
+  ...testCandidates().filter((c) => c.gemm?.splits),
+  ...(hardware ? splitCandidates() : []),
+];
+Deno.test("split-K GEMMs on a batch-1 26 x 26 board match CPU", opts, async () => {
+  assert.ok(splits.length >= 2);
+  const x = randTensor([1, 40, 26, 26], 41), wt = randTensor([36, 40, 3, 3], 42);
+  const bias = randTensor([36], 43), res = randTensor([1, 36, 26, 26], 44);
+  const want = convFused(x, wt, bias, res, true).data;
+  for (const c of splits) {
+    for (const m of [4, 7] as const) {
+      const e = relErr(await runVariant(c, m, x, wt, bias, res), want);
+      assert.ok(e < 2e-4, `${c.name} F(${m}x${m}): relative error ${e}`);
+    }
+  }
+});
 
 // The plane-staged output transform (`-o` candidates, session 29) against the same GEMM with the
 // one-thread-a-tile output transform: one plane a workgroup on 26 x 26 at every tile, five on
@@ -404,15 +452,23 @@ Deno.test(
 );
 
 Deno.test(
-  "training with Winograd forward, input gradient and weight gradient (forced F(4x4), F(2x2)): weights after two steps match the CPU",
+  "training with Winograd forward, input gradient and weight gradient (forced F(4x4), F(2x2), split-K F(4x4)): weights after two steps match the CPU",
   opts,
   async () => {
     const w = initWeights(cfg, 21);
     const h = { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 };
     const cpu = new CpuNet(w);
+    // And F(4x4) through a split-K GEMM (its partials added by the output transforms).
+    const split = testCandidates().find((c) => c.gemm?.splits)!.name;
     const nets = await Promise.all(
-      ([4, 2] as const).map((m) =>
-        GpuNet.create(ctx!, w, { tiled: true, tiles: netTiles, fused: true, winograd: m })
+      ([[4], [2], [4, split]] as const).map(([m, winogradGemm]) =>
+        GpuNet.create(ctx!, w, {
+          tiled: true,
+          tiles: netTiles,
+          fused: true,
+          winograd: m,
+          ...(winogradGemm ? { winogradGemm } : {}),
+        })
       ),
     );
     for (let step = 0; step < 2; step++) {
@@ -429,6 +485,9 @@ Deno.test(
       const m = net.winograd;
       for (const k of [`winogradFilter${m}`, `winogradDout${m}`, `winogradFilterGrad${m}`]) {
         assert.ok(labels.includes(k), `${k} in training: ${labels.join(" ")}`);
+      }
+      if (net.winogradGemm) {
+        assert.ok(labels.includes(`wino.${split}.gemm`), `the split GEMM: ${labels.join(" ")}`);
       }
       const got = await net.weights();
       for (const [name, t] of ref.tensors) {

@@ -1,22 +1,22 @@
 #!/bin/bash
-# The next device run (session 29's revision of sessions 24-28's script, which session 29 ran on an
-# H200: docs/device/2026-11-27-h200-s29/). What that run left unmeasured or cut, in two calls.
-# Call 1, STAGES="1 2" (at most 7.3 minutes): the tests fixed after that run (train_f16_test's
-# one-step bounds, the real-f16 bridge bound, winograd_large_tile_test's kernel-name check), the
-# plane-staged output transform's parity (session 29's `-o` candidates, never run on hardware) and
-# f16_diag.ts; the latency section in f16 only (f32 was measured: 1.333 GPU ms warm at batch 1,
-# 7.22 calls per floor interval); the inference rows in f32 and f16 (`modes=gpu-fused,gpu-fused-f16`:
-# f16 at batch 256 was cut by the cap in session 29; the tuner table shows whether the `-o`
-# candidates win). Call 2, STAGES="3 4 5" (at most 5.8):
-# the cells network's plans by batch size (cut at batch 64 in session 29), the AlphaZero loop's
-# steady self-play rate (not run), and the training step again (298.1 ms one at a time, 300.8 with
-# 2 in flight in session 29: run-to-run spread against the 300 ms target). Default STAGES: all.
+# The next device run (session 30's revision; session 29 ran the earlier one on an H200:
+# docs/device/2026-11-27-h200-s29/). Two calls.
+# Call 1, STAGES="1 2" (at most 7.3 minutes): the tests fixed after session 29's run, the parity of
+# the plane-staged output transform (session 29's `-o` candidates) and of the split-K GEMMs
+# (session 30: batch 1's GEMMs ran 288 workgroups, 64 % of its plan), never run on hardware; the
+# latency section in f32 (session 29: 1.333 GPU ms warm at batch 1, 7.22 calls per floor interval:
+# does a split-K GEMM win batch 1 and 8, and reach 8 calls?); the inference rows in f32 and f16
+# (`modes=gpu-fused,gpu-fused-f16`: f16 at 256 was cut in session 29; the tuner table shows
+# whether the `-o` candidates win). Call 2, STAGES="1b 2c 5" (at most 4.5 minutes): f16_diag.ts,
+# the latency section in f16, and the training step again (298.1 ms one at a time, 300.8 with 2 in
+# flight in session 29: the spread against the 300 ms target). Stages 3 and 4 (self-play, the
+# AlphaZero loop) if time is left. Default STAGES: all.
 # Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe (NET=cells-tiny AZ=hive-cells-tiny
 # NN_MODEL=tiny for small sizes; f16 rows and f16_diag.ts need shader-f16, DIAG_EMULATE=1 runs the
 # latter emulated).
 source docs/device/setup.sh
 export KIBITZ_TUNE_CACHE=${KIBITZ_TUNE_CACHE:-/tmp/kibitz-tune.json}
-STAGES=" ${STAGES:-1 2 3 4 5} "
+STAGES=" ${STAGES:-1 2 1b 2c 5 3 4} "
 on() { [[ "$STAGES" == *" $1 "* ]]; }
 el "stages$STAGES"
 
@@ -24,20 +24,24 @@ on 1 && el "1. parity on shader-f16: the tests fixed after session 29's run" &&
 timeout ${T_TEST:-75} deno test -A --no-check --cached-only tests/nn/train_f16_test.ts \
   tests/nn/winograd_bridge_test.ts tests/nn/winograd_large_tile_test.ts 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -30
-on 1 && el "1a. parity: the plane-staged output transform (-o candidates, session 29)" &&
-timeout ${T_PLANE:-40} deno test -A --no-check --cached-only tests/nn/winograd_gemm_test.ts \
-  tests/nn/train_f16_test.ts --filter "/plane-staged|-o /" 2>&1 |
-  grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror" | tail -10
-on 1 && el "1b. f16_diag: real f16 training's distance from f32, the real-f16 bridge's from separate transforms" &&
-timeout ${T_DIAG:-40} $D docs/device/next/f16_diag.ts >$OUT/f16-diag.jsonl 2>&1
-on 1 && tail -5 $OUT/f16-diag.jsonl
+on 1 && el "1a. parity: the plane-staged output transform (-o, session 29) and the split-K GEMMs (session 30)" &&
+timeout ${T_PLANE:-60} deno test -A --no-check --cached-only tests/nn/winograd_gemm_test.ts \
+  tests/nn/train_f16_test.ts --filter "/plane-staged|-o |split-K|s[2-8] \(F/" 2>&1 |
+  grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror" | tail -24
 
-on 2 && el "2a. bench nn latency in f16 (f32 in session 29: batch 1 1.333 GPU ms warm, 7.22 calls per floor interval)" &&
-timeout ${T_LAT:-80} $D tasks/bench.ts nn quick=1 only=latency precision=f16 \
+on 2 && el "2a. bench nn latency in f32 (session 29: batch 1 1.333 GPU ms warm, 7.22 calls per floor interval; split-K rows in the tuner table)" &&
+timeout ${T_LAT:-100} $D tasks/bench.ts nn quick=1 only=latency precision=f32 \
   --backend gpu --out $OUT/lat 2>&1 | tail -16
 on 2 && el "2b. bench nn infer: the tuner table at 256 (-o rows), f32 and f16 storage at 1/8/64/256" &&
 timeout ${T_INF:-200} $D tasks/bench.ts nn quick=1 only=infer modes=gpu-fused,gpu-fused-f16 \
   --backend gpu --out $OUT/inf 2>&1 | grep -v "^\[nn\] tune" | tail -16
+
+on 1b && el "1b. f16_diag: real f16 training's distance from f32, the real-f16 bridge's from separate transforms" &&
+timeout ${T_DIAG:-40} $D docs/device/next/f16_diag.ts >$OUT/f16-diag.jsonl 2>&1
+on 1b && tail -5 $OUT/f16-diag.jsonl
+on 2c && el "2c. bench nn latency in f16" &&
+timeout ${T_LAT16:-80} $D tasks/bench.ts nn quick=1 only=latency precision=f16 \
+  --backend gpu --out $OUT/lat16 2>&1 | tail -16
 
 NET=${NET:-cells-default}
 on 3 && el "3. bench hive-selfplay net=$NET profile=1 (tunes every padded size, then the disk cache has it)" &&
@@ -59,4 +63,4 @@ timeout ${T_TRAIN:-150} $D tasks/bench.ts nn quick=1 only=train ${NN_MODEL:+mode
   2>&1 | tail -20
 cp $KIBITZ_TUNE_CACHE $OUT/tune-cache.json 2>/dev/null
 
-collect lat inf sp train
+collect lat inf lat16 sp train

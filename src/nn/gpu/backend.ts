@@ -654,6 +654,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   ): BridgeSpec | null {
     if (!from || !to || from.m !== to.m || from.choice?.candidate.fused) return null;
     if (to.choice?.candidate.fused || !bridgeFits(from.m, h, wd)) return null;
+    const splits = from.choice?.candidate.gemm?.splits;
     return {
       m: from.m,
       act: this.half?.storage ?? "f32",
@@ -662,6 +663,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       h,
       w: wd,
       keepY,
+      ...(splits ? { splits } : {}),
     };
   }
 
@@ -948,7 +950,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
         this.g1(n * ci * g.tiles),
       );
     }
-    const mm = this.pool.acquire([g.alpha, co, 1, ppad], "nn.wino", tb);
+    // A split-K GEMM writes its partials side by side: M [alpha, splits, Co, ppad].
+    const splits = k.candidate.gemm.splits ?? 1;
+    const mm = this.pool.acquire([g.alpha * splits, co, 1, ppad], "nn.wino", tb);
     const gp = this.params([ci, co, ppad / 4, 0]);
     this.recordPipeline(
       k.gemm,

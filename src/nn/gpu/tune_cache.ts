@@ -14,6 +14,7 @@ import { winogradFusedSource } from "./winograd_fused.ts";
 import {
   fusedCandidates,
   hardwareCandidates,
+  splitCandidates,
   WGRAD_VARIANTS,
   wgradVariantSource,
   winogradGemmSource,
@@ -92,6 +93,8 @@ export function kernelFingerprint(tiles: KernelTiles = HARDWARE_TILES): Promise<
       for (const act of storages) {
         for (const tr of storages) add(() => winogradSource(m, act, tr, false, true));
       }
+      // The split-K candidates' readers of M (one text per tile covers the generator's path).
+      add(() => winogradSource(m, "f32", "f32", false, true, 2));
       // The bridges (the chained-conv timings): one text per tile covers their generator.
       for (const keepY of [false, true]) {
         add(() =>
@@ -106,8 +109,20 @@ export function kernelFingerprint(tiles: KernelTiles = HARDWARE_TILES): Promise<
           })
         );
       }
+      add(() =>
+        winogradBridgeSource({
+          m,
+          act: "f32",
+          mIn: "f32",
+          vOut: "f32",
+          h: 26,
+          w: 26,
+          keepY: false,
+          splits: 2,
+        })
+      );
     }
-    for (const c of hardwareCandidates(true)) {
+    for (const c of [...hardwareCandidates(true), ...splitCandidates()]) {
       for (const tr of storages) add(() => winogradGemmSource(c.gemm, tr));
     }
     for (const c of fusedCandidates()) {

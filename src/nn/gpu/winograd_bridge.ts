@@ -32,6 +32,8 @@ export interface BridgeSpec {
   w: number;
   /** Writes y too (it has other readers: a residual, the heads). */
   keepY: boolean;
+  /** The producer's GEMM split K into this many partials (M [alpha, splits, C, ppadIn]): added. */
+  splits?: number;
 }
 
 /** Workgroup memory limit the bridge keeps to (WebGPU's guaranteed minimum). */
@@ -56,13 +58,15 @@ export function bridgeThreads(m: WinogradTile, h: number, w: number): number {
 
 /** A short name of a spec (labels and cache keys). */
 export function bridgeName(s: BridgeSpec): string {
-  return `F${s.m}.${s.h}x${s.w}.${s.act}.${s.mIn}-${s.vOut}${s.keepY ? ".y" : ""}`;
+  const split = (s.splits ?? 1) > 1 ? `.s${s.splits}` : "";
+  return `F${s.m}.${s.h}x${s.w}.${s.act}.${s.mIn}-${s.vOut}${split}${s.keepY ? ".y" : ""}`;
 }
 
 /**
- * WGSL of the bridge: binding 0 M [alpha, C, ppadIn], 1 bias [C], 2 res [N, C, H, W], 3 y
- * [N, C, H, W] (only with keepY), 4 V [alpha, C, ppadOut], 5 Params, 6 Fuse. One workgroup
- * (bridgeThreads) per plane; dispatch planes as (x, y) with plane = x + y * groups.x.
+ * WGSL of the bridge: binding 0 M [alpha, C, ppadIn] ([alpha, splits, C, ppadIn] with splits),
+ * 1 bias [C], 2 res [N, C, H, W], 3 y [N, C, H, W] (only with keepY), 4 V [alpha, C, ppadOut],
+ * 5 Params, 6 Fuse. One workgroup (bridgeThreads) per plane; dispatch planes as (x, y) with
+ * plane = x + y * groups.x.
  */
 export function winogradBridgeSource(s: BridgeSpec): string {
   const halves = [s.act, s.mIn, s.vOut].filter((t) => t !== "f32");
@@ -79,9 +83,16 @@ export function winogradBridgeSource(s: BridgeSpec): string {
   const { ph, pw } = bridgePlane(m, s.h, s.w);
   const wg = bridgeThreads(m, s.h, s.w);
   const rd = (e: string) => (s.mIn === "f32" ? e : `f32(${e})`);
+  const splits = s.splits ?? 1;
   const output = outputTransformLines(
     m,
-    (xi) => rd(`mm[${xi}u * sin + oi]`),
+    (xi) =>
+      splits === 1
+        ? rd(`mm[${xi}u * sin + oi]`)
+        : `(${
+          Array.from({ length: splits }, (_, j) => rd(`mm[${xi * splits + j}u * sin + oi]`))
+            .join(" + ")
+        })`,
     (r, c, v) => `st(yb, o0.x + ${r}u, o0.y + ${c}u, ${v}, bv);`,
   );
   const input = inputTransformLines(

@@ -56,6 +56,13 @@ export interface WinoGemm {
    * accumulators ("f32 accumulation across chunks").
    */
   f16k?: number;
+  /**
+   * Split-K (session 30): workgroup z = xi splits + s sums its share of the K channels (chunks of
+   * whole slices) into its own partial M; M is then [alpha, splits, Co, ppad] and its readers (the
+   * output transforms and the bridges) add the partials. For small batches, whose GEMMs have too
+   * few blocks to fill a datacenter GPU (batch 1 at F(4x4): 288 workgroups of 32 x 64).
+   */
+  splits?: number;
 }
 
 /** Storage of V and M: f32, f16 (`shader-f16`), or the f16 text bound to f32 (tests). */
@@ -71,7 +78,8 @@ export function checkWinoGemm(v: WinoGemm): void {
   const threads = v.wx * v.wy, { bm, bn } = gemmBlock(v);
   const ok = (v.vecA ? v.bk % 4 === 0 : (bm * v.bk) % threads === 0) &&
     ((v.bk * bn) / 4) % threads === 0 && 128 % bn === 0 && threads <= 256 &&
-    (v.f16k === undefined || (v.f16k > 0 && v.bk % v.f16k === 0));
+    (v.f16k === undefined || (v.f16k > 0 && v.bk % v.f16k === 0)) &&
+    (v.splits === undefined || (Number.isInteger(v.splits) && v.splits >= 2));
   if (!ok) throw new Error(`Winograd GEMM variant ${JSON.stringify(v)} does not fit its threads`);
 }
 
@@ -89,13 +97,15 @@ export function winoGemmWorkgroupBytes(v: WinoGemm, emulated = false): number {
 /**
  * A short name: rows x columns, slice depth, threads, then r (row blocks first), u (unrolled),
  * d (double-buffered slices), v (vec4 loads of U), p (padded A rows), fN (f16 products in chunks
- * of N K steps).
+ * of N K steps), sN (split-K in N partials).
  */
 export function winoGemmName(v: WinoGemm): string {
   const { bm, bn } = gemmBlock(v);
   return `${bm}x${bn}k${v.bk}t${v.wx * v.wy}${v.rowFast ? "r" : ""}${v.unroll ? "u" : ""}${
     v.double ? "d" : ""
-  }${v.vecA ? "v" : ""}${v.padA ? "p" : ""}${v.f16k ? `f${v.f16k}` : ""}`;
+  }${v.vecA ? "v" : ""}${v.padA ? "p" : ""}${v.f16k ? `f${v.f16k}` : ""}${
+    v.splits ? `s${v.splits}` : ""
+  }`;
 }
 
 function range(n: number): number[] {
@@ -106,8 +116,8 @@ function range(n: number): number[] {
  * WGSL of the batched GEMM `gemm`: binding 0 U [alpha, Co, Ci] f32 (vec4s with `vecA`), 1 V
  * [alpha, Ci, ppad] and 2 M [alpha, Co, ppad] (vec4s of f32 or s16), 3 Params { ci, co, ppad4 }.
  * Dispatch (row blocks, column blocks, alpha) when rowFast, else (column blocks, row blocks,
- * alpha). `arith`: the f16 type of an `f16k` variant's products (f16, or f32 under the f16 text
- * in tests).
+ * alpha); z is alpha splits with `splits` (M [alpha, splits, Co, ppad]). `arith`: the f16 type
+ * of an `f16k` variant's products (f16, or f32 under the f16 text in tests).
  */
 export function winogradGemmSource(
   v: WinoGemm,
@@ -125,6 +135,8 @@ export function winogradGemmSource(
   }
   // Type of the workgroup tiles and of the chunk accumulators.
   const tt = hk ? "h16" : "f32";
+  // The end of this workgroup's K range: its split's chunk, or every channel.
+  const ke = v.splits ? "kend" : "p.ci";
   const cvt = (e: string) => (hk ? `h16(${e})` : e);
   // A loads: scalars (la per thread), or vec4s along K (la4 per thread; guarded where the slice's
   // vec4 count does not divide into the threads).
@@ -135,24 +147,24 @@ export function winogradGemmSource(
   const aLoad = (r: number) =>
     v.vecA
       ? `    { let e = t + ${r * threads}u;${guardA ? ` if (e < ${ta4}u) {` : ""}
-      let m = m0 + e / BK4; let k = k0 + 4u * (e % BK4); let ok = m < p.co && k < p.ci;
+      let m = m0 + e / BK4; let k = k0 + 4u * (e % BK4); let ok = m < p.co && k < ${ke};
       let row = ubase + min(m, p.co - 1u) * p.ci;
       if (aligned) {
         ra${r} = select(vec4<f32>(0.0), u[(row + min(k, p.ci - 4u)) / 4u], ok);
       } else {
         ra${r} = vec4<f32>(${
         range(4).map((j) =>
-          `select(0.0, ua(row + min(k + ${j}u, p.ci - 1u)), m < p.co && k + ${j}u < p.ci)`
+          `select(0.0, ua(row + min(k + ${j}u, p.ci - 1u)), m < p.co && k + ${j}u < ${ke})`
         ).join(", ")
       });
       }${guardA ? " }" : ""} }`
       : `    { let e = t + ${r * threads}u; let m = m0 + e / BK; let k = k0 + e % BK;
-      ra${r} = select(0.0, u[ubase + min(m, p.co - 1u) * p.ci + min(k, p.ci - 1u)], m < p.co && k < p.ci); }`;
+      ra${r} = select(0.0, u[ubase + min(m, p.co - 1u) * p.ci + min(k, p.ci - 1u)], m < p.co && k < ${ke}); }`;
   const loads = [
     ...range(la).map(aLoad),
     ...range(lb).map((r) =>
       `    { let e = t + ${r * threads}u; let k = k0 + e / BN4;
-      rb${r} = select(vec4<f32>(0.0), vec4<f32>(vin[vbase + min(k, p.ci - 1u) * p.ppad4 + c04 + e % BN4]), k < p.ci); }`
+      rb${r} = select(vec4<f32>(0.0), vec4<f32>(vin[vbase + min(k, p.ci - 1u) * p.ppad4 + c04 + e % BN4]), k < ${ke}); }`
     ),
   ].join("\n");
   // Double buffering: slice buffer `buf` (0 or 1) starts SA / SB vec4s into As / Bs.
@@ -221,11 +233,11 @@ ${
 ${ind(flush, "      ")}
     }`
     : `    for (var kk = 0u; kk < BK; kk++) {\n${ind(step("kk"), "      ")}\n    }`;
-  const loopSingle = `  for (; k0 < p.ci;) {
+  const loopSingle = `  for (; k0 < ${ke};) {
 ${stores}
     workgroupBarrier();
     k0 += BK;
-    if (k0 < p.ci) {
+    if (k0 < ${ke}) {
 ${loads}
     }
 ${body}
@@ -233,13 +245,13 @@ ${body}
   }`;
   const loopDouble = `${stores}
   workgroupBarrier();
-  for (; k0 < p.ci;) {
+  for (; k0 < ${ke};) {
     k0 += BK;
-    if (k0 < p.ci) {
+    if (k0 < ${ke}) {
 ${loads}
     }
 ${body}
-    if (k0 < p.ci) {
+    if (k0 < ${ke}) {
 ${storesTo("(1u - cur)")}
     }
     workgroupBarrier();
@@ -312,15 +324,24 @@ var<workgroup> Bs: array<vec4<${tt}>, ${((v.double ? 2 : 1) * v.bk * bn) / 4}>;
 @compute @workgroup_size(${v.wx}, ${v.wy})
 fn gemm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
   let t = lid.y * ${v.wx}u + lid.x;
-  let xi = wid.z;
+${
+    v.splits
+      ? `  // Split s of xi: channels [s kc, (s + 1) kc), kc whole slices; its own partial M.
+  let xi = wid.z / ${v.splits}u;
+  let kc = (p.ci + ${v.splits * v.bk - 1}u) / ${v.splits * v.bk}u * BK;
+  let kbeg = (wid.z % ${v.splits}u) * kc;
+  let kend = min(p.ci, kbeg + kc);
+  let mbase = wid.z * p.co * p.ppad4;`
+      : `  let xi = wid.z;
+  let mbase = xi * p.co * p.ppad4;`
+  }
   let m0 = wid.${v.rowFast ? "x" : "y"} * ${bm}u;
   let c04 = wid.${v.rowFast ? "y" : "x"} * BN4;
   let ubase = xi * p.co * p.ci;
   let vbase = xi * p.ci * p.ppad4;
-  let mbase = xi * p.co * p.ppad4;
 ${v.vecA ? "  let aligned = p.ci % 4u == 0u;\n" : ""}${acc.join("\n")}
 ${regs.join("\n")}
-  var k0 = 0u;
+  var k0 = ${v.splits ? "kbeg" : "0u"};
   var cur = 0u;
 ${loads}
 ${v.double ? loopDouble : loopSingle}
@@ -335,7 +356,10 @@ export function variantColumns(v: WinoGemm, p: number): number {
   return Math.ceil(p / bn) * bn;
 }
 
-/** Workgroups of a variant's dispatch for Co rows, ppad columns and alpha transformed elements. */
+/**
+ * Workgroups of a variant's dispatch for Co rows, ppad columns and alpha transformed elements
+ * (times its splits along z).
+ */
 export function winoGemmGroups(
   v: WinoGemm,
   co: number,
@@ -343,8 +367,8 @@ export function winoGemmGroups(
   alpha: number,
 ): [number, number, number] {
   const { bm, bn } = gemmBlock(v);
-  const rows = Math.ceil(co / bm), cols = ppad / bn;
-  return v.rowFast ? [rows, cols, alpha] : [cols, rows, alpha];
+  const rows = Math.ceil(co / bm), cols = ppad / bn, z = alpha * (v.splits ?? 1);
+  return v.rowFast ? [rows, cols, z] : [cols, rows, z];
 }
 
 /**
@@ -385,7 +409,7 @@ function cand(
   unroll: boolean,
   half = false,
   double = false,
-  extra: Pick<WinoGemm, "vecA" | "padA" | "f16k"> = {},
+  extra: Pick<WinoGemm, "vecA" | "padA" | "f16k" | "splits"> = {},
 ): GemmCandidate {
   const gemm = { wx, wy, gm, gn, bk, rowFast, unroll, ...(double ? { double } : {}), ...extra };
   return { name: `${winoGemmName(gemm)}${half ? "-h" : ""}`, gemm, half };
@@ -480,6 +504,31 @@ export function f16ProductCandidates(f16VM: boolean): GemmCandidate[] {
   ];
 }
 
+/** Candidate c with its GEMM split into `splits` partials along K (WinoGemm.splits). */
+export function splitCandidate(c: GemmCandidate, splits: number): GemmCandidate {
+  const gemm = { ...c.gemm, splits };
+  return { ...c, gemm, name: `${winoGemmName(gemm)}${c.half ? "-h" : ""}` };
+}
+
+/**
+ * Split-K twins (session 30) for small batches, where too few blocks fill the GPU: at batch 1 on
+ * 26 x 26 the H200's F(4x4) GEMM (32 x 64 blocks, 32-deep slices) ran 288 workgroups at about 8
+ * TFLOP/s, 28 us a layer, 64 % of the plan. The two 32 x 64 tilings that won batch 1 and 8 in
+ * session 29, 32 x 32 and the 16-column 64 x 16 blocks, in 2 and 4 partials (and 8 of 16-deep
+ * slices: two slices each of 256 channels). The tuner adds them where a layer has few tile columns
+ * (splitTuned); the readers of M add the partials, so a split costs reading M more times.
+ */
+export function splitCandidates(): GemmCandidate[] {
+  const k32 = cand(16, 8, 1, 1, 32, true, true, false, false, VP);
+  const k16 = cand(16, 8, 1, 1, 16, true, true, false, false, VP);
+  const sq = cand(8, 8, 1, 1, 16, true, true, false, false, VP);
+  const narrow = cand(4, 16, 1, 1, 16, true, true, false, false, VP);
+  return [
+    ...[k32, k16, sq, narrow].flatMap((c) => [2, 4].map((n) => splitCandidate(c, n))),
+    splitCandidate(k16, 8),
+  ];
+}
+
 const PLANE_OUT_TILINGS = ["128x128k8t256ruvp", "64x128k8t256ruvp", "128x128k16t256rudvp"];
 
 /**
@@ -558,6 +607,10 @@ export function testCandidates(): GemmCandidate[] {
     cand(4, 8, 1, 1, 8, true, true, false, false, VP),
     // The plane-staged output transform's twin (of the 16 x 32 one above).
     planeOutCandidate(cand(4, 4, 1, 2, 4, true, true, false, true, VP)),
+    // Split-K twins: vec4 U loads in 2 partials; scalar loads with double-buffered slices in 3
+    // (Ci = 5 leaves the last partial empty, Ci = 19 ends one in a partial slice).
+    splitCandidate(cand(4, 4, 1, 1, 4, true, true, false, false, VP), 2),
+    splitCandidate(cand(4, 4, 2, 2, 4, true, true, false, true), 3),
   ];
 }
 
@@ -675,7 +728,8 @@ export function loadWinoKernels(
   const planes = !c.fused && !!c.planeOut;
   const key = `${m}:${act}:${transformed}:${scaled}:${planes}:${JSON.stringify(c.gemm ?? c.fused)}`;
   return oncePerDevice(compiled, ctx, key, async () => {
-    const tsrc = winogradSource(m, act, transformed, scaled);
+    const splits = c.gemm?.splits ?? 1;
+    const tsrc = winogradSource(m, act, transformed, scaled, false, splits);
     const label = `nn.wino.${c.name}${scaled ? ".scaled" : ""}`;
     return {
       candidate: c,
@@ -707,7 +761,7 @@ export function loadWinoKernels(
         ? {
           outputPlanes: await computePipeline(
             ctx,
-            winogradSource(m, act, transformed, scaled, true),
+            winogradSource(m, act, transformed, scaled, true, splits),
             "wino_output_planes",
             {},
             `${label}.output-planes`,

@@ -24,11 +24,13 @@ import {
   f16ProductCandidates,
   fusedCandidates,
   fusedTestCandidates,
+  gemmBlock,
   hardwareCandidates,
   loadWgradVariant,
   loadWinoKernels,
   narrowCandidates,
   needsF16Plan,
+  splitCandidates,
   testCandidates,
   WGRAD_VARIANTS,
   type WgradChoice,
@@ -165,6 +167,7 @@ export function forcedWinoGemm(): string | undefined {
 function findCandidate(name: string, f16Plan: boolean): WinoCandidate {
   const all: WinoCandidate[] = [
     ...hardwareCandidates(true),
+    ...splitCandidates(),
     ...testCandidates(),
     ...fusedCandidates(),
     ...fusedTestCandidates(),
@@ -332,10 +335,34 @@ function winoTuneInputs(
   };
 }
 
+/** Tile columns up to which the tuner also times the split-K candidates (F(4x4): batch 10). */
+export const SPLIT_MAX_TILES = 512;
+
+/** Whether a layer of `shape` at F(m) has few enough tile columns for the split-K candidates. */
+export function splitTuned(m: WinogradTile, shape: WinoShape): boolean {
+  return winogradGeometry(m, shape.n, shape.h, shape.w).p <= SPLIT_MAX_TILES;
+}
+
 /**
- * Times the built-in GEMM and every candidate (default: the hardware candidates; f16 V/M ones
- * in f16 plans with KIBITZ_NN_WINO_F16VM=1)
- * on `shape`, once per adapter, storage and shape (later calls share the result).
+ * The candidates tuneWinograd times by default: the hardware ones (f16 V/M ones in f16 plans with
+ * KIBITZ_NN_WINO_F16VM=1), the fused ones with KIBITZ_NN_WINO_FUSED=1, and the split-K ones
+ * where splitTuned.
+ */
+export function defaultCandidates(
+  f16Plan: boolean,
+  m: WinogradTile,
+  shape: WinoShape,
+): WinoCandidate[] {
+  return [
+    ...hardwareCandidates(f16Plan && tuneF16VM()),
+    ...(fusedTuning() ? fusedCandidates() : []),
+    ...(splitTuned(m, shape) ? splitCandidates() : []),
+  ];
+}
+
+/**
+ * Times the built-in GEMM and every candidate (default: defaultCandidates) on `shape`, once per
+ * adapter, storage and shape (later calls share the result).
  */
 export function tuneWinograd(
   ctx: GpuContext,
@@ -346,10 +373,7 @@ export function tuneWinograd(
   candidates?: WinoCandidate[],
 ): Promise<WinoTuneResult> {
   const act = half?.storage ?? "f32";
-  const cands = candidates ?? [
-    ...hardwareCandidates(act !== "f32" && tuneF16VM()),
-    ...(fusedTuning() ? fusedCandidates() : []),
-  ];
+  const cands = candidates ?? defaultCandidates(act !== "f32", m, shape);
   const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
     winoShapeKey(m, shape.n, shape.ci, shape.co, shape.h, shape.w)
   }|${cands.map((c) => c.name).join(",")}`;
@@ -896,9 +920,9 @@ function tileNames(tiles: readonly WinogradTile[]): string {
 /**
  * Shape `s` tuned at the large tile m once F(4x4) was (`four`): over `candidates` where given,
  * else over F(4x4)'s fastest (largeCandidates), with `narrow` the 16-column blocks too (small
- * batches: batch 1's F(7x7) fills 16 columns). F(7x7) leaves out the f16 V/M (`-h`) variants:
- * their error there is 6.0e-2 of the largest output against F(4x4)'s 7.2e-3 (CPU twin, 64
- * channels on 26 x 26).
+ * batches: batch 1's F(7x7) fills 16 columns), and their split-K twins where splitTuned. F(7x7)
+ * leaves out the f16 V/M (`-h`) variants: their error there is 6.0e-2 of the largest output
+ * against F(4x4)'s 7.2e-3 (CPU twin, 64 channels on 26 x 26).
  */
 function tuneLarge(
   ctx: GpuContext,
@@ -910,7 +934,11 @@ function tuneLarge(
   candidates?: WinoCandidate[],
   narrow = false,
 ): Promise<WinoTuneResult> {
-  const list = candidates ?? largeCandidates(four, narrow ? narrowCandidates() : []);
+  const narrowSplits = narrow && splitTuned(m, s)
+    ? splitCandidates().filter((c) => gemmBlock(c.gemm).bn === 16)
+    : [];
+  const list = candidates ??
+    largeCandidates(four, narrow ? [...narrowCandidates(), ...narrowSplits] : []);
   const usable = m === 7 ? list?.filter((c) => !c.half) : list;
   return tuneWinograd(ctx, kernels, half, m, s, usable);
 }
