@@ -12,8 +12,10 @@ import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { winogradBridgeParity } from "../../src/nn/gpu/winograd_bridge_check.ts";
 import { TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import {
+  bridgeDispatch,
   bridgeFits,
   bridgeName,
+  bridgePlanesPerGroup,
   bridgeThreads,
   loadWinogradBridge,
   winogradBridgeSource,
@@ -77,6 +79,18 @@ Deno.test("bridge kernels: workgroup-memory fit, one f16 kind, y only when kept"
   assert.equal(bridgeThreads(6, 26, 26), 32);
   assert.equal(bridgeThreads(7, 26, 26), 32);
   assert.ok(winogradBridgeSource({ ...spec, m: 6 }).includes("@workgroup_size(32)"));
+  // Several planes a workgroup where one plane's tiles leave half its threads idle (session 30):
+  // F(7x7)'s 16 tiles of 26 x 26 fill a 32-thread workgroup with 2 planes.
+  assert.deepEqual(
+    ([[7, 26, 26], [6, 26, 26], [4, 26, 26], [4, 7, 5], [2, 18, 18], [6, 9, 6]] as const).map(
+      ([m, h, w]) => bridgePlanesPerGroup(m, h, w),
+    ),
+    [2, 1, 1, 8, 1, 16],
+  );
+  if (ctx) {
+    assert.deepEqual(bridgeDispatch(ctx, { ...spec, m: 7 }, 256 * 256), [32768, 1, 1]);
+    assert.deepEqual(bridgeDispatch(ctx, spec, 3), [3, 1, 1]);
+  }
 });
 
 /** The test twin that splits its GEMM into n partials. */

@@ -30,6 +30,7 @@ import {
 import type { ChainNext } from "../graph_fused.ts";
 import {
   bridgeBindings,
+  bridgeDispatch,
   bridgeFits,
   bridgeGroups,
   bridgeName,
@@ -909,7 +910,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       pipeline,
       `wino.bridge.${bridgeName(spec)}`,
       bind,
-      bridgeGroups(this.ctx, n * c),
+      bridgeDispatch(this.ctx, spec, n * c),
     );
     this.bridged.set(y, { v, ppad: to.ppad });
     return y;

@@ -9,7 +9,7 @@ import { GpuRecorder } from "./backend.ts";
 import { ensureWinogradTile, type HalfKernelName, type HalfKernels } from "./f16.ts";
 import { HARDWARE_TILES, type KernelName, loadKernels } from "./kernels.ts";
 import { readTensors, TensorPool } from "./tensor.ts";
-import { bridgeBindings, bridgeGroups, loadWinogradBridge } from "./winograd_bridge.ts";
+import { bridgeBindings, bridgeDispatch, loadWinogradBridge } from "./winograd_bridge.ts";
 
 /** One case: tile, planes (n images of c channels, h x w), and the epilogue. */
 export interface BridgeCase {
@@ -34,7 +34,7 @@ export const BRIDGE_CASES: readonly BridgeCase[] = [
   { m: 4, n: 1, c: 4, h: 26, w: 26, keepY: true, res: true, relu: true },
   { m: 6, n: 2, c: 3, h: 9, w: 6, keepY: true, res: true, relu: false },
   { m: 6, n: 1, c: 2, h: 26, w: 26, keepY: false, res: false, relu: true },
-  { m: 7, n: 1, c: 2, h: 26, w: 26, keepY: true, res: true, relu: true },
+  { m: 7, n: 1, c: 3, h: 26, w: 26, keepY: true, res: true, relu: true },
 ];
 
 /**
@@ -109,7 +109,7 @@ export async function winogradBridgeParity(
       bridge,
       "wino.bridge",
       bridgeBindings({ mm, bias, res, y: k.keepY ? yb : null, v: vb, params: pb, fuse: fz }),
-      bridgeGroups(ctx, planes),
+      bridgeDispatch(ctx, spec, planes),
     );
     rec.submit();
     const t = (b: GPUBuffer, size: number) => ({ shape: [size], buffer: b, size });
