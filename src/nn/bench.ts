@@ -1214,11 +1214,13 @@ async function latencyRuns(
       log(`batch ${size}, ${depth} in flight: ${rate.toFixed(1)} calls/s`);
       await flush();
     }
-    // The host side of calls in flight, eager against deferred map requests (session 17); at
-    // batch 1 also one call at a time (the deferred request must not add latency).
+    // The host side of calls in flight, eager against deferred (session 17) and grouped (session
+    // 30) map requests; at batch 1 also one call at a time (the deferred request must not add
+    // latency).
     if (size === 1) await hostProfileRows(net, b, 1, budget, floor, preset, hostRows);
     const perFloor = await hostProfileRows(net, b, 16, budget, floor, preset, hostRows);
     summary.set(`pipeEager:${size}:16`, perFloor.get("eager") ?? NaN);
+    summary.set(`pipeGrouped:${size}:16`, perFloor.get("grouped") ?? NaN);
     log(
       `batch ${size}, 16 in flight: ${
         [...perFloor].map(([m, v]) => `${m} ${v.toFixed(2)}`).join(", ")
@@ -1380,6 +1382,11 @@ function summaryTable(
         "batch 1: calls per floor interval, 16 in flight, eager map requests (before session 17)",
         get("pipeEager:1:16"),
         "-",
+      ],
+      [
+        "batch 1: calls per floor interval, 16 in flight, grouped map requests (session 30, opt-in)",
+        get("pipeGrouped:1:16"),
+        ">= 8",
       ],
       [
         "batch 1 / 8: plan GPU ms, warm, back to back",

@@ -6,7 +6,7 @@ import { storageBuffer } from "../gpu/buffers.ts";
 import { timeComputePass } from "../gpu/timing.ts";
 import type { GpuNet, NetBatch } from "./net.ts";
 import { countGpuCalls } from "../gpu/api_count.ts";
-import { hostPhases, type MapMode } from "./gpu/readback.ts";
+import { hostPhases, MAP_MODES, type MapMode } from "./gpu/readback.ts";
 import { InferencePipeline } from "./pipeline.ts";
 import { readTensors } from "./gpu/tensor.ts";
 import { syntheticBatch } from "./train.ts";
@@ -117,7 +117,7 @@ export type HostRow = (string | number | null)[];
 export function hostProfileTable(rows: HostRow[]) {
   return {
     title:
-      "Host side of pipelined inference calls (GpuNet, N in flight), per call: map requests eager (each call maps right after its submit, as before session 17) or deferred (a call's map is requested when the next call is encoded, or by a timer after about the GPU time; a call alone in flight maps at once in both; deferred is the default on hardware adapters). Host ms by phase are the JavaScript thread's time inside the calls; `drain` and `request` are map requests, which in Deno 2.9 wait for the GPU to finish every submitted call (a blocking device poll), so on hardware they hold GPU time, not host work. WebGPU API calls counted in a separate run.",
+      "Host side of pipelined inference calls (GpuNet, N in flight), per call: map requests eager (each call maps right after its submit, as before session 17), deferred (a call's map is requested when the next call is encoded, or by a timer after about the GPU time; a call alone in flight maps at once in all modes; deferred is the default on hardware adapters) or grouped (deferred, but requested every second call while 4 or more are in flight; session 30, opt-in: KIBITZ_NN_MAP=grouped). Host ms by phase are the JavaScript thread's time inside the calls; `drain` and `request` are map requests, which in Deno 2.9 wait for the GPU to finish every submitted call (a blocking device poll), so on hardware they hold GPU time, not host work. WebGPU API calls counted in a separate run.",
     columns: [
       "model",
       "batch",
@@ -157,7 +157,7 @@ export async function hostProfileRows(
   const own = net.mapMode;
   const perFloor = new Map<MapMode, number>();
   try {
-    for (const mode of ["eager", "deferred"] as const) {
+    for (const mode of MAP_MODES) {
       net.setMapMode(mode);
       const c0 = net.hostTime.calls;
       const counter = countGpuCalls();
@@ -195,7 +195,7 @@ export async function hostProfileRows(
         p.submit / n,
         p.request / n,
         p.readout / n,
-        mode === "deferred" ? `${p.byNext} / ${p.byTimer}` : "-",
+        mode !== "eager" ? `${p.byNext} / ${p.byTimer}` : "-",
         total / calls,
         byMethod,
       ]);

@@ -1,4 +1,4 @@
-// The readback of GpuNet's inference calls (ReadbackQueue): eager and deferred map requests give
+// The readback of GpuNet's inference calls (ReadbackQueue): eager, deferred and grouped map requests give
 // the bytes readTensors gives, staging buffers are reused, the all-ones mask upload is skipped only
 // while it is still in the buffer, and the WebGPU API counter counts and restores.
 import assert from "node:assert/strict";
@@ -10,7 +10,7 @@ import { CpuNet, GpuNet, type NetOutputs } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { InferencePipeline } from "../../src/nn/pipeline.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
-import { hostPhases, ReadbackQueue } from "../../src/nn/gpu/readback.ts";
+import { GROUP_DEPTH, hostPhases, MAP_MODES, ReadbackQueue } from "../../src/nn/gpu/readback.ts";
 import { type GpuTensor, readTensors } from "../../src/nn/gpu/tensor.ts";
 import { maxDiff } from "./helpers.ts";
 // f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
@@ -25,13 +25,13 @@ function tensor(data: Float32Array): GpuTensor {
 }
 
 Deno.test(
-  "ReadbackQueue: both map modes read what readTensors reads, reusing staging",
+  "ReadbackQueue: every map mode reads what readTensors reads, reusing staging",
   opts,
   async () => {
     const a = tensor(Float32Array.from({ length: 70 }, (_, i) => i * 0.5 - 3));
     const b = tensor(new Float32Array([7, -1, 2.5]));
     const want = await readTensors(ctx!, [a, b]);
-    for (const mode of ["eager", "deferred"] as const) {
+    for (const mode of MAP_MODES) {
       const q = new ReadbackQueue(ctx!, mode);
       const p = hostPhases();
       q.profile = p;
@@ -67,7 +67,7 @@ Deno.test("ReadbackQueue: a call pending at destroy is rejected", opts, async ()
 });
 
 Deno.test(
-  "GpuNet: calls with and without masks, eager and deferred, in flight, equal the CPU net",
+  "GpuNet: calls with and without masks, in every map mode, in flight, equal the CPU net",
   opts,
   async () => {
     const w = initWeights(tiny, 3);
@@ -80,7 +80,7 @@ Deno.test(
     const order = [bare, bare, masked, bare, masked, masked, bare, bare];
     const want: NetOutputs[] = [];
     for (const b of order) want.push(await cpu.infer(b));
-    for (const mapMode of ["eager", "deferred"] as const) {
+    for (const mapMode of MAP_MODES) {
       const net = await GpuNet.create(ctx!, w, { mapMode });
       assert.equal(net.mapMode, mapMode);
       const pipe = new InferencePipeline(net, 4);
@@ -164,4 +164,24 @@ Deno.test("ReadbackQueue: deferred requests a call's map after the next call is 
     assert.equal(q.buffers, 3);
     q.destroy();
   }
+});
+
+Deno.test("ReadbackQueue: grouped requests maps every second call once 4 are in flight", async () => {
+  const t = { shape: [2], size: 2, buffer: {} } as unknown as GpuTensor;
+  const log: string[] = [];
+  const ctx = loggingContext(log);
+  const q = new ReadbackQueue(ctx, "grouped");
+  assert.equal(GROUP_DEPTH, 4);
+  const calls = [0, 1, 2, 3, 4, 5].map(() => q.submit(ctx.device.createCommandEncoder(), [t]));
+  await Promise.all(calls);
+  assert.deepEqual(log, [
+    ...["finish", "submit", "map"], // alone: at once
+    ...["finish", "submit"], // 1 in flight: deferred as in the deferred mode...
+    ...["finish", "map", "submit"],
+    ...["finish", "map", "submit"], // ...until 4 are in flight:
+    ...["finish", "submit"], // one unrequested call: submitted behind it, no wait
+    ...["finish", "map", "map", "submit"], // two: both requested (one wait)
+    "map", // the last one's, by the timer
+  ]);
+  q.destroy();
 });

@@ -30,10 +30,10 @@ timeout ${T_PLANE:-60} deno test -A --no-check --cached-only tests/nn/winograd_g
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror" | tail -24
 
 on 2 && el "2a. bench nn latency in f32 (session 29: batch 1 1.333 GPU ms warm, 7.22 calls per floor interval; split-K rows in the tuner table)" &&
-timeout ${T_LAT:-100} $D tasks/bench.ts nn quick=1 only=latency precision=f32 \
+timeout ${T_LAT:-110} $D tasks/bench.ts nn quick=1 only=latency precision=f32 \
   --backend gpu --out $OUT/lat 2>&1 | tail -16
 on 2 && el "2b. bench nn infer: the tuner table at 256 (-o rows), f32 and f16 storage at 1/8/64/256" &&
-timeout ${T_INF:-200} $D tasks/bench.ts nn quick=1 only=infer modes=gpu-fused,gpu-fused-f16 \
+timeout ${T_INF:-190} $D tasks/bench.ts nn quick=1 only=infer modes=gpu-fused,gpu-fused-f16 \
   --backend gpu --out $OUT/inf 2>&1 | grep -v "^\[nn\] tune" | tail -16
 
 on 1b && el "1b. f16_diag: real f16 training's distance from f32, the real-f16 bridge's from separate transforms" &&
