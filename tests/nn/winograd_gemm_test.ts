@@ -225,20 +225,25 @@ const narrow = [
   ...testCandidates().filter((c) => c.name === "32x16k8t32ruvp"),
   ...(hardware ? narrowCandidates() : []),
 ];
+/** Each candidate at F(7x7) and F(4x4) on a batch-1 26 x 26 board, ci channels to 36, against the CPU. */
+async function checkBatchOne(cands: WinoCandidate[], ci: number, seed: number): Promise<void> {
+  const x = randTensor([1, ci, 26, 26], seed), wt = randTensor([36, ci, 3, 3], seed + 1);
+  const bias = randTensor([36], seed + 2), res = randTensor([1, 36, 26, 26], seed + 3);
+  const want = convFused(x, wt, bias, res, true).data;
+  for (const c of cands) {
+    for (const m of [7, 4] as const) {
+      const e = relErr(await runVariant(c, m, x, wt, bias, res), want);
+      assert.ok(e < 2e-4, `${c.name} F(${m}x${m}): relative error ${e}`);
+    }
+  }
+}
+
 Deno.test(
   "16-column GEMM blocks at F(7x7) and F(4x4) on a batch-1 26 x 26 board match CPU",
   opts,
   async () => {
     assert.ok(narrow.length >= 1);
-    const x = randTensor([1, 8, 26, 26], 21), wt = randTensor([36, 8, 3, 3], 22);
-    const bias = randTensor([36], 23), res = randTensor([1, 36, 26, 26], 24);
-    const want = convFused(x, wt, bias, res, true).data;
-    for (const c of narrow) {
-      for (const m of [7, 4] as const) {
-        const e = relErr(await runVariant(c, m, x, wt, bias, res), want);
-        assert.ok(e < 2e-4, `${c.name} F(${m}x${m}): relative error ${e}`);
-      }
-    }
+    await checkBatchOne(narrow, 8, 21);
   },
 );
 
@@ -251,15 +256,7 @@ const splits = [
 ];
 Deno.test("split-K GEMMs on a batch-1 26 x 26 board match CPU", opts, async () => {
   assert.ok(splits.length >= 2);
-  const x = randTensor([1, 40, 26, 26], 41), wt = randTensor([36, 40, 3, 3], 42);
-  const bias = randTensor([36], 43), res = randTensor([1, 36, 26, 26], 44);
-  const want = convFused(x, wt, bias, res, true).data;
-  for (const c of splits) {
-    for (const m of [4, 7] as const) {
-      const e = relErr(await runVariant(c, m, x, wt, bias, res), want);
-      assert.ok(e < 2e-4, `${c.name} F(${m}x${m}): relative error ${e}`);
-    }
-  }
+  await checkBatchOne(splits, 40, 41);
 });
 
 // The plane-staged output transform (`-o` candidates, session 29) against the same GEMM with the

@@ -95,8 +95,9 @@ export function kernelFingerprint(tiles: KernelTiles = HARDWARE_TILES): Promise<
       }
       // The split-K candidates' readers of M (one text per tile covers the generator's path).
       add(() => winogradSource(m, "f32", "f32", false, true, 2));
-      // The bridges (the chained-conv timings): one text per tile covers their generator.
-      for (const keepY of [false, true]) {
+      // The bridges (the chained-conv timings): one text per tile covers their generator, and one
+      // adding split-K partials.
+      for (const [keepY, splits] of [[false, 1], [true, 1], [false, 2]] as const) {
         add(() =>
           winogradBridgeSource({
             m,
@@ -106,21 +107,10 @@ export function kernelFingerprint(tiles: KernelTiles = HARDWARE_TILES): Promise<
             h: 26,
             w: 26,
             keepY,
+            ...(splits > 1 ? { splits } : {}),
           })
         );
       }
-      add(() =>
-        winogradBridgeSource({
-          m,
-          act: "f32",
-          mIn: "f32",
-          vOut: "f32",
-          h: 26,
-          w: 26,
-          keepY: false,
-          splits: 2,
-        })
-      );
     }
     for (const c of [...hardwareCandidates(true), ...splitCandidates()]) {
       for (const tr of storages) add(() => winogradGemmSource(c.gemm, tr));
