@@ -361,7 +361,7 @@ export const suite: BenchSuite = {
       },
       {
         title:
-          "Autotuner: every Winograd F(4x4,3x3) GEMM variant on the layer shape (input transform + GEMM + output transform) and the fused kernels where KIBITZ_NN_WINO_FUSED=1 (fused-io: one dispatch; fused-o: input transform + fused GEMM and output transform; their GEMM column is the fused kernel), the split-K factors and tile families of the direct convs of small batches (`splits=N`: the default tile family; `64x64 splits=N`: the other one), and for 3x3 layers below the Winograd table's threshold the best direct conv against the best F(4x4) conv (`direct or F(4x4)` rows) (GFLOP/s by the direct count; DRAM GB/s = the traffic model's bytes for the path / ms)",
+          "Autotuner: every Winograd F(4x4,3x3) GEMM variant on the layer shape (input transform + GEMM + output transform) and the fused kernels where KIBITZ_NN_WINO_FUSED=1 (fused-io: one dispatch; fused-o: input transform + fused GEMM and output transform; their GEMM column is the fused kernel), the split-K Winograd GEMMs where a layer has at most 512 tile columns (names ending `sN`: N partials along the channels, added by the output transform), the split-K factors and tile families of the direct convs of small batches (`splits=N`: the default tile family; `64x64 splits=N`: the other one), and for 3x3 layers below the Winograd table's threshold the best direct conv against the best F(4x4) conv (`direct or F(4x4)` rows) (GFLOP/s by the direct count; DRAM GB/s = the traffic model's bytes for the path / ms)",
         columns: [
           "storage",
           "shape",
