@@ -118,8 +118,12 @@ export interface PolicyValueNet {
   readonly backend: "cpu" | "gpu";
   /** Evaluates a batch of any size (inference-mode batch norm). */
   infer(batch: NetBatch): Promise<NetOutputs>;
-  /** One SGD step on a batch with targets (training-mode batch norm). */
-  trainStep(batch: NetBatch, hyper: SgdHyper): Promise<TrainStats>;
+  /**
+   * One SGD step on a batch with targets (training-mode batch norm). `last`: no step follows until
+   * this one's losses are read (a GPU net then requests its readback at once, not after its
+   * deferred timer).
+   */
+  trainStep(batch: NetBatch, hyper: SgdHyper, last?: boolean): Promise<TrainStats>;
   /** Copies the current weights (parameters and running statistics) to the host. */
   weights(): Promise<NetWeights>;
   /** Copies SGD's momentum buffers (one per trainable tensor) to the host, for checkpoints. */
@@ -1334,8 +1338,11 @@ export class GpuNet implements PolicyValueNet {
     return { probs, value };
   }
 
-  /** One GPU training step: forward, backward and SGD in one submit, one batched readback. */
-  async trainStep(batch: NetBatch, hyper: SgdHyper): Promise<TrainStats> {
+  /**
+   * One GPU training step: forward, backward and SGD in one submit, one batched readback (its map
+   * requested at once when `last`, see PolicyValueNet.trainStep).
+   */
+  async trainStep(batch: NetBatch, hyper: SgdHyper, last = false): Promise<TrainStats> {
     checkBatch(this.config, batch, true);
     const cellWidth = this.cellWidthFor(batch.moveCellsWidth);
     if (batch.size > this.maxBatch()) {
@@ -1353,12 +1360,17 @@ export class GpuNet implements PolicyValueNet {
       new Float32Array([hyper.lr, hyper.momentum, hyper.weightDecay, 0]),
     );
     // No yield between the upload above and this submit (see the class comment); the step's map
-    // is requested when the next step is submitted, or alone at once (see ReadbackQueue).
-    const [pl, vl, sq] = await this.trainReadback.submit(plan.rec.encoded(), [
-      plan.out.policyLoss!,
-      plan.out.valueLoss!,
-      plan.l2!,
-    ]);
+    // is requested when the next step is submitted, or alone or last at once (see ReadbackQueue).
+    const [pl, vl, sq] = await this.trainReadback.submit(
+      plan.rec.encoded(),
+      [
+        plan.out.policyLoss!,
+        plan.out.valueLoss!,
+        plan.l2!,
+      ],
+      0,
+      last,
+    );
     const l2 = 0.5 * hyper.weightDecay * sq.reduce((s, v) => s + v, 0);
     return trainStats(pl.subarray(0, batch.size), vl.subarray(0, batch.size), l2);
   }

@@ -20,16 +20,17 @@ export class Trainer {
 
   /**
    * One mini-batch step; resolves with the batch's losses before the update. The step counts (and
-   * the schedule moves on) at the call, so steps may be in flight together (runTrainSteps).
+   * the schedule moves on) at the call, so steps may be in flight together (runTrainSteps);
+   * `last`: no step follows until this one's losses are read (PolicyValueNet.trainStep).
    */
-  async train(batch: NetBatch): Promise<TrainStats & { lr: number }> {
+  async train(batch: NetBatch, last = false): Promise<TrainStats & { lr: number }> {
     const lr = this.lr();
     this.step++;
     const stats = await this.net.trainStep(batch, {
       lr,
       momentum: this.sgd.momentum,
       weightDecay: this.sgd.weightDecay,
-    });
+    }, last);
     return { ...stats, lr };
   }
 }

@@ -7,7 +7,8 @@ import type { NetBatch, TrainStats } from "./net.ts";
 /** What runTrainSteps drives: a Trainer (src/nn/train.ts), whose step counts at each call. */
 export interface StepTrainer {
   step: number;
-  train(batch: NetBatch): Promise<TrainStats & { lr: number }>;
+  /** `last`: no step is submitted before this one's losses are read (the last step, a barrier). */
+  train(batch: NetBatch, last?: boolean): Promise<TrainStats & { lr: number }>;
 }
 
 /** What runTrainSteps needs besides the trainer. */
@@ -41,11 +42,13 @@ export async function runTrainSteps(trainer: StepTrainer, o: TrainStepsOptions):
   };
   try {
     while (trainer.step < o.until) {
-      const stats = trainer.train(o.batch(trainer.step));
+      // The step's number once it counts; a last or barrier step is read before the next one.
+      const next = trainer.step + 1;
+      const alone = next >= o.until || (o.barrier?.(next) ?? false);
+      const stats = trainer.train(o.batch(trainer.step), alone);
       stats.catch(() => {}); // observed by settle, or dropped after an earlier failure
       const step = trainer.step;
       inFlight.push({ step, stats });
-      const alone = step >= o.until || (o.barrier?.(step) ?? false);
       while (inFlight.length >= depth || (alone && inFlight.length > 0)) await settle();
     }
   } finally {

@@ -185,3 +185,22 @@ Deno.test("ReadbackQueue: grouped requests maps every second call once 4 are in 
   ]);
   q.destroy();
 });
+
+Deno.test("ReadbackQueue: a call submitted as the last one maps at once", async () => {
+  const t = { shape: [2], size: 2, buffer: {} } as unknown as GpuTensor;
+  const log: string[] = [];
+  const ctx = loggingContext(log);
+  const q = new ReadbackQueue(ctx, "deferred");
+  const calls = [false, false, true].map((last) =>
+    q.submit(ctx.device.createCommandEncoder(), [t], 0, last)
+  );
+  // Its map right after its submit: not after the deferred timer.
+  assert.deepEqual(log, [
+    ...["finish", "submit", "map"],
+    ...["finish", "submit"],
+    ...["finish", "map", "submit", "map"],
+  ]);
+  await Promise.all(calls);
+  assert.equal(log.length, 9, "nothing left for the timer");
+  q.destroy();
+});

@@ -3,10 +3,11 @@
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
 import { NET_PRESETS } from "../../src/nn/config.ts";
-import { CpuNet, GpuNet, type PolicyValueNet } from "../../src/nn/net.ts";
+import { CpuNet, GpuNet, type NetBatch, type PolicyValueNet } from "../../src/nn/net.ts";
 import { initWeights, type NetWeights } from "../../src/nn/params.ts";
 import { syntheticBatch, Trainer } from "../../src/nn/train.ts";
 import { runTrainSteps } from "../../src/nn/train_steps.ts";
+import type { SgdHyper } from "../../src/nn/backend.ts";
 import { maxDiff } from "./helpers.ts";
 
 const ctx = await getGpu();
@@ -83,12 +84,13 @@ Deno.test(
 
 Deno.test("runTrainSteps: keeps at most depth steps in flight, every barrier alone", async () => {
   let inFlight = 0, most = 0;
-  const submitted: number[] = [];
+  const submitted: number[] = [], lasts: boolean[] = [];
   const net = new CpuNet(initWeights(tiny, 5));
   const trainStep = net.trainStep.bind(net);
-  net.trainStep = (b, h) => {
+  net.trainStep = (b: NetBatch, h: SgdHyper, last?: boolean) => {
     inFlight++;
     most = Math.max(most, inFlight);
+    lasts.push(last ?? false);
     return trainStep(b, h).finally(() => inFlight--);
   };
   const trainer = new Trainer(net, sgd);
@@ -107,6 +109,8 @@ Deno.test("runTrainSteps: keeps at most depth steps in flight, every barrier alo
   });
   assert.deepEqual(submitted, [0, 1, 2, 3, 4, 5]);
   assert.equal(most, 3);
+  // The barrier step and the last one are read before any step follows: a GPU net maps them at once.
+  assert.deepEqual(lasts, [false, true, false, false, false, true]);
 });
 
 Deno.test("runTrainSteps: a failing onStep rethrows after the steps in flight finish", async () => {

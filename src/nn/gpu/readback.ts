@@ -143,9 +143,15 @@ export class ReadbackQueue {
   /**
    * Appends copies of `ts` into one staging buffer to `enc`, submits it (first requesting the maps
    * of earlier deferred calls) and resolves with the tensors' values. `t0`: when the caller's
-   * encoding began (for the profile's encode phase).
+   * encoding began (for the profile's encode phase); `now`: no call follows until this one is read,
+   * so its map is requested at once, as a call alone's is.
    */
-  submit(enc: GPUCommandEncoder, ts: readonly GpuTensor[], t0 = 0): Promise<Float32Array[]> {
+  submit(
+    enc: GPUCommandEncoder,
+    ts: readonly GpuTensor[],
+    t0 = 0,
+    now = false,
+  ): Promise<Float32Array[]> {
     const offsets: number[] = [];
     let total = 0;
     for (const t of ts) {
@@ -173,7 +179,7 @@ export class ReadbackQueue {
     });
     // A call alone (no other in flight) has no next call to overlap: it requests its map now, as
     // the eager mode does, rather than after a timer (about 1-2 ms late in Deno).
-    if (this.mode === "eager" || this.outstanding === 0) {
+    if (this.mode === "eager" || this.outstanding === 0 || now) {
       this.requestPending();
       if (prof) prof.request += performance.now() - submittedAt;
     } else {
