@@ -44,7 +44,7 @@ export interface HostPhases {
   upload: number;
   /** The command encoder, the plan's pass, the readback copies and finish. */
   encode: number;
-  /** Deferred and grouped modes: the map requests of earlier calls made before this submit (a GPU wait). */
+  /** Deferred and grouped modes: earlier calls' map requests made before this submit (a GPU wait). */
   drain: number;
   /** queue.submit. */
   submit: number;

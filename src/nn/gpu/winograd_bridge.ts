@@ -77,8 +77,8 @@ export function bridgeName(s: BridgeSpec): string {
 /**
  * WGSL of the bridge: binding 0 M [alpha, C, ppadIn] ([alpha, splits, C, ppadIn] with splits),
  * 1 bias [C], 2 res [N, C, H, W], 3 y [N, C, H, W] (only with keepY), 4 V [alpha, C, ppadOut],
- * 5 Params, 6 Fuse. One workgroup (bridgeThreads) per bridgePlanesPerGroup planes; dispatch
- * workgroups as (x, y), the first plane of (x, y) is (x + y * groups.x) planes a workgroup.
+ * 5 Params, 6 Fuse. One workgroup (bridgeThreads) per bridgePlanesPerGroup planes, dispatched as
+ * (x, y): workgroup (x, y) takes the planes from (x + y * groups.x) times that count on.
  */
 export function winogradBridgeSource(s: BridgeSpec): string {
   const halves = [s.act, s.mIn, s.vOut].filter((t) => t !== "f32");

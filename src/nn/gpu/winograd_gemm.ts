@@ -514,9 +514,10 @@ export function splitCandidate(c: GemmCandidate, splits: number): GemmCandidate 
  * Split-K twins (session 30) for small batches, where too few blocks fill the GPU: at batch 1 on
  * 26 x 26 the H200's F(4x4) GEMM (32 x 64 blocks, 32-deep slices) ran 288 workgroups at about 8
  * TFLOP/s, 28 us a layer, 64 % of the plan. The two 32 x 64 tilings that won batch 1 and 8 in
- * session 29, 32 x 32 and the 16-column 64 x 16 blocks, in 2 and 4 partials (and 8 of 16-deep
- * slices: two slices each of 256 channels). The tuner adds them where a layer has few tile columns
- * (splitTuned); the readers of M add the partials, so a split costs reading M more times.
+ * session 29, 32 x 32 and the 16-column 64 x 16 blocks, in 2 and 4 partials, and the 32 x 64 one
+ * with 16-deep slices in 8 (two slices each of 256 channels). The tuner adds them where a layer
+ * has few tile columns (splitTuned); the readers of M add the partials, so a split costs reading M
+ * more times.
  */
 export function splitCandidates(): GemmCandidate[] {
   const k32 = cand(16, 8, 1, 1, 32, true, true, false, false, VP);
