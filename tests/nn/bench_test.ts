@@ -86,29 +86,37 @@ Deno.test({
   },
 });
 
+/**
+ * Runs `bench nn` quick on the GPU with `args` while the tuning cache points nowhere, then turns
+ * the cache back on (the bench turns it off for its process).
+ */
+function quickNn(args: string[]) {
+  return withEnv({ KIBITZ_TUNE_CACHE: "/nonexistent/tune.json" }, async () => {
+    try {
+      return await suite.run({
+        full: false,
+        backend: "gpu",
+        args: ["quick=1", ...args],
+        log: () => {},
+      });
+    } finally {
+      setTuneCacheEnabled(true);
+    }
+  });
+}
+
 Deno.test({
   name: "bench nn only=train: the step one at a time and 2 in flight (steady state), a row each",
   ignore: !ctx,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    await withEnv({ KIBITZ_TUNE_CACHE: "/nonexistent/tune.json" }, async () => {
-      try {
-        const r = await suite.run({
-          full: false,
-          backend: "gpu",
-          args: ["quick=1", "only=train"],
-          log: () => {},
-        });
-        const train = r.tables.find((t) => /^Training step/.test(t.title))!;
-        const timers = train.rows.map((x) => String(x[6]));
-        assert.ok(timers.some((t) => /^wall, mean of \d+/.test(t)), timers.join(" | "));
-        const piped = train.rows.filter((x) => String(x[6]).includes("2 steps in flight, steady"));
-        assert.equal(piped.length, 1, timers.join(" | "));
-        assert.ok(Number(piped[0][4]) > 0 && Number(piped[0][5]) > 0, String(piped[0]));
-      } finally {
-        setTuneCacheEnabled(true);
-      }
-    });
+    const r = await quickNn(["only=train"]);
+    const train = r.tables.find((t) => /^Training step/.test(t.title))!;
+    const timers = train.rows.map((x) => String(x[6]));
+    assert.ok(timers.some((t) => /^wall, mean of \d+/.test(t)), timers.join(" | "));
+    const piped = train.rows.filter((x) => String(x[6]).includes("2 steps in flight, steady"));
+    assert.equal(piped.length, 1, timers.join(" | "));
+    assert.ok(Number(piped[0][4]) > 0 && Number(piped[0][5]) > 0, String(piped[0]));
   },
 });

@@ -10,7 +10,13 @@ import { CpuNet, GpuNet, type NetOutputs } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { InferencePipeline } from "../../src/nn/pipeline.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
-import { GROUP_DEPTH, hostPhases, MAP_MODES, ReadbackQueue } from "../../src/nn/gpu/readback.ts";
+import {
+  GROUP_DEPTH,
+  hostPhases,
+  MAP_MODES,
+  type MapMode,
+  ReadbackQueue,
+} from "../../src/nn/gpu/readback.ts";
 import { type GpuTensor, readTensors } from "../../src/nn/gpu/tensor.ts";
 import { maxDiff } from "./helpers.ts";
 // f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
@@ -139,13 +145,20 @@ function loggingContext(log: string[]): GpuContext {
   return { device } as unknown as GpuContext;
 }
 
-Deno.test("ReadbackQueue: deferred requests a call's map after the next call is encoded", async () => {
+/** A queue on the logging device in `mode`, and `submit(now)`: one call of a 2-float tensor. */
+function loggedQueue(mode: MapMode) {
   const t = { shape: [2], size: 2, buffer: {} } as unknown as GpuTensor;
+  const log: string[] = [];
+  const ctx = loggingContext(log);
+  const q = new ReadbackQueue(ctx, mode);
+  const submit = (now = false) => q.submit(ctx.device.createCommandEncoder(), [t], 0, now);
+  return { log, q, submit };
+}
+
+Deno.test("ReadbackQueue: deferred requests a call's map after the next call is encoded", async () => {
   for (const mode of ["eager", "deferred"] as const) {
-    const log: string[] = [];
-    const ctx = loggingContext(log);
-    const q = new ReadbackQueue(ctx, mode);
-    const calls = [0, 1, 2].map(() => q.submit(ctx.device.createCommandEncoder(), [t]));
+    const { log, q, submit } = loggedQueue(mode);
+    const calls = [0, 1, 2].map(() => submit());
     await Promise.all(calls); // the last call's map: by the timer in deferred mode
     const one = ["finish", "submit", "map"];
     assert.deepEqual(
@@ -167,12 +180,9 @@ Deno.test("ReadbackQueue: deferred requests a call's map after the next call is 
 });
 
 Deno.test("ReadbackQueue: grouped requests maps every second call once 4 are in flight", async () => {
-  const t = { shape: [2], size: 2, buffer: {} } as unknown as GpuTensor;
-  const log: string[] = [];
-  const ctx = loggingContext(log);
-  const q = new ReadbackQueue(ctx, "grouped");
+  const { log, q, submit } = loggedQueue("grouped");
   assert.equal(GROUP_DEPTH, 4);
-  const calls = [0, 1, 2, 3, 4, 5].map(() => q.submit(ctx.device.createCommandEncoder(), [t]));
+  const calls = [0, 1, 2, 3, 4, 5].map(() => submit());
   await Promise.all(calls);
   assert.deepEqual(log, [
     ...["finish", "submit", "map"], // alone: at once
@@ -187,13 +197,8 @@ Deno.test("ReadbackQueue: grouped requests maps every second call once 4 are in 
 });
 
 Deno.test("ReadbackQueue: a call submitted as the last one maps at once", async () => {
-  const t = { shape: [2], size: 2, buffer: {} } as unknown as GpuTensor;
-  const log: string[] = [];
-  const ctx = loggingContext(log);
-  const q = new ReadbackQueue(ctx, "deferred");
-  const calls = [false, false, true].map((last) =>
-    q.submit(ctx.device.createCommandEncoder(), [t], 0, last)
-  );
+  const { log, q, submit } = loggedQueue("deferred");
+  const calls = [false, false, true].map((last) => submit(last));
   // Its map right after its submit: not after the deferred timer.
   assert.deepEqual(log, [
     ...["finish", "submit", "map"],
