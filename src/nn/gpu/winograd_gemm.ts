@@ -330,15 +330,14 @@ ${
   let xi = wid.z / ${v.splits}u;
   let kc = (p.ci + ${v.splits * v.bk - 1}u) / ${v.splits * v.bk}u * BK;
   let kbeg = (wid.z % ${v.splits}u) * kc;
-  let kend = min(p.ci, kbeg + kc);
-  let mbase = wid.z * p.co * p.ppad4;`
-      : `  let xi = wid.z;
-  let mbase = xi * p.co * p.ppad4;`
+  let kend = min(p.ci, kbeg + kc);`
+      : `  let xi = wid.z;`
   }
   let m0 = wid.${v.rowFast ? "x" : "y"} * ${bm}u;
   let c04 = wid.${v.rowFast ? "y" : "x"} * BN4;
   let ubase = xi * p.co * p.ci;
   let vbase = xi * p.ci * p.ppad4;
+  let mbase = ${v.splits ? "wid.z" : "xi"} * p.co * p.ppad4;
 ${v.vecA ? "  let aligned = p.ci % 4u == 0u;\n" : ""}${acc.join("\n")}
 ${regs.join("\n")}
   var k0 = ${v.splits ? "kbeg" : "0u"};
