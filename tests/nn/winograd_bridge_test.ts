@@ -146,6 +146,14 @@ Deno.test("bridged Winograd chains give the same bits as separate transforms", o
         // in probs and 4.4e-5 in value, each path within 1.7e-5 of the CPU in probs.
         assert.ok(maxDiff(a.probs, b.probs) <= 2e-4, `${what}: probs`);
         assert.ok(maxDiff(a.value, b.value) <= 2e-4, `${what}: value`);
+      } else if (!ctx!.report.isFallback) {
+        // Hardware: keepY bridges run their epilogue after the transform's outputs went through
+        // workgroup memory, so a multiply-add the compiler fuses into the bias in wino_output
+        // cannot fuse there (session 30; the plane-staged output transform's bound, and real f16's
+        // where an f16 store may then round to the neighbour). Not yet run on hardware.
+        const bound = c.f16 ? 2e-4 : 1e-6;
+        assert.ok(maxDiff(a.probs, b.probs) <= bound, `${what}: probs`);
+        assert.ok(maxDiff(a.value, b.value) <= bound, `${what}: value`);
       } else {
         assert.deepEqual(a.probs, b.probs, `${what}: probs`);
         assert.deepEqual(a.value, b.value, `${what}: value`);
@@ -180,12 +188,15 @@ Deno.test("bridged Winograd chains give the same bits as separate transforms", o
 });
 
 Deno.test(
-  "bridge kernels equal the output then input transforms bit for bit (f32 and f16-emulated activations)",
+  "bridge kernels equal the output then input transforms (bit for bit on software adapters; f32 and f16-emulated activations)",
   opts,
   async () => {
-    assert.deepEqual(await winogradBridgeParity(ctx!), []);
+    // Bit for bit on software adapters; on hardware within 1e-6 (f32) and 2e-3 (emulated f16, where
+    // a last-bit difference may round an activation to the neighbouring f16): see above.
+    const hw = !ctx!.report.isFallback;
+    assert.deepEqual(await winogradBridgeParity(ctx!, null, undefined, hw ? 1e-6 : 0), []);
     const half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
-    assert.deepEqual(await winogradBridgeParity(ctx!, half), []);
+    assert.deepEqual(await winogradBridgeParity(ctx!, half, undefined, hw ? 2e-3 : 0), []);
   },
 );
 

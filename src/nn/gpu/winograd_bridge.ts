@@ -5,8 +5,11 @@
 // between the two convs then never round-trips through memory (and is not written at all where
 // nothing else reads it: a residual block's inner activation), and the chain takes one dispatch a
 // conv fewer. Same arithmetic as wino_output followed by wino_input (src/nn/winograd.ts), so the
-// same bits in f32 (llvmpipe and an H200); with real f16 activations on an H200 the two differ
-// within rounding (a few activations round to the neighbouring f16; winograd_bridge_test).
+// same bits in f32 (llvmpipe and an H200 in session 29); with real f16 activations on an H200 the
+// two differ within rounding (a few activations round to the neighbouring f16;
+// winograd_bridge_test). Since session 30 a bridge that writes y runs the epilogue in a second
+// pass over the plane, in image order (coalesced residual reads and y stores): same bits on
+// llvmpipe, and on hardware a multiply-add fused into the bias in wino_output cannot be here.
 import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import { oncePerDevice, type PerDevice } from "../../gpu/per_device.ts";
@@ -108,10 +111,15 @@ export function winogradBridgeSource(s: BridgeSpec): string {
   const pg = bridgePlanesPerGroup(m, s.h, s.w);
   // With several planes a workgroup, plane slot lp starts pb floats into the workgroup's array.
   const pb = pg === 1 ? "" : "pb, ";
+  // keepY: the transform's outputs go to the plane raw, and the epilogue runs after the barrier in
+  // image order (epiloguePass); else in place (st), where no global memory is touched.
   const output = outputTransformLines(
     m,
     loadM,
-    (r, c, v) => `st(${pb}yb, o0.x + ${r}u, o0.y + ${c}u, ${v}, bv);`,
+    (r, c, v) =>
+      s.keepY
+        ? `raw(${pb}o0.x + ${r}u, o0.y + ${c}u, ${v});`
+        : `st(${pb}yb, o0.x + ${r}u, o0.y + ${c}u, ${v}, bv);`,
   );
   const input = inputTransformLines(
     m,
@@ -120,6 +128,33 @@ export function winogradBridgeSource(s: BridgeSpec): string {
   );
   const ind = (ls: string[]) => ls.map((l) => `    ${l}`).join("\n");
   const vec4s = Math.ceil((pg * ph * pw) / 4);
+  // The epilogue of a keepY bridge, once every tile's outputs are in the plane: consecutive threads
+  // read res and store y at consecutive addresses (a thread a tile's outputs lie m apart: the
+  // output transform's stores ran at a quarter of the H200's copy bandwidth in session 29).
+  const epiloguePass = (first: string) =>
+    s.keepY
+      ? `  let hw = p.h * p.w;
+  for (var q = li; q < ${pg}u * hw; q += ${wg}u) {
+    let lq = q / hw;
+    let pq = ${first} + lq;
+    if (pq < p.n * p.c) {
+      let e = q - lq * hw;
+      let oy = e / p.w;
+      let i = lq * ${ph * pw}u + (oy + 1u) * PW + e - oy * p.w + 1u;
+      let at = pq * hw + e;
+      var r = pld(i) + bias[pq % p.c];
+      if (fz.res != 0u) { r += ${half ? "f32(res[at])" : "res[at]"}; }
+      if (fz.relu != 0u) { r = max(r, 0.0); }
+${
+        half
+          ? "      let h = s16(r);\n      y[at] = h;\n      pst(i, f32(h));"
+          : "      y[at] = r;\n      pst(i, r);"
+      }
+    }
+  }
+  workgroupBarrier();
+`
+      : "";
   const onePlane = `@compute @workgroup_size(${wg})
 fn wino_bridge(
   @builtin(workgroup_id) wid: vec3<u32>,
@@ -132,16 +167,14 @@ fn wino_bridge(
   let img = pl / p.c;
   for (var e = li; e < ${vec4s}u; e += ${wg}u) { plane[e] = vec4<f32>(0.0); }
   workgroupBarrier();
-  let yb = pl * p.h * p.w;
-  let bv = bias[c];
-  let sin = p.c * p.ppadIn;
+${s.keepY ? "" : "  let yb = pl * p.h * p.w;\n  let bv = bias[c];\n"}  let sin = p.c * p.ppadIn;
   for (var t = li; t < p.tiles; t += ${wg}u) {
     let o0 = origin(t);
     let oi = c * p.ppadIn + img * p.tiles + t;
 ${ind(output)}
   }
   workgroupBarrier();
-  let sout = p.c * p.ppadOut;
+${epiloguePass("pl")}  let sout = p.c * p.ppadOut;
   for (var t = li; t < p.tiles; t += ${wg}u) {
     // The input tile of t starts one row and column before its outputs: plane row o0.x is image
     // row o0.x - 1.
@@ -171,18 +204,37 @@ fn wino_bridge(
   workgroupBarrier();
   let o0 = origin(t);
   if (live) {
-    let yb = pl * p.h * p.w;
-    let bv = bias[c];
-    let sin = p.c * p.ppadIn;
+${
+    s.keepY
+      ? ""
+      : "    let yb = pl * p.h * p.w;\n    let bv = bias[c];\n"
+  }    let sin = p.c * p.ppadIn;
     let oi = c * p.ppadIn + img * p.tiles + t;
 ${ind(output)}
   }
   workgroupBarrier();
-  if (live) {
+${epiloguePass(`(wid.x + wid.y * nwg.x) * ${pg}u`)}  if (live) {
     let sout = p.c * p.ppadOut;
     let oo = c * p.ppadOut + img * p.tiles + t;
 ${ind(input)}
   }
+}
+`;
+  const at = `${pb ? "pb + " : ""}(oy + 1u) * PW + ox + 1u`;
+  // keepY: a transform output inside the image, raw, to the plane (epiloguePass finishes it).
+  const raw = `fn raw(${pb ? "pb: u32, " : ""}oy: u32, ox: u32, v: f32) {
+  if (oy >= p.h || ox >= p.w) { return; }
+  pst(${at}, v);
+}
+`;
+  // Else the epilogue of wino_output in place; the value goes to the plane (as y would read back).
+  const st = `fn st(${pb ? "pb: u32, " : ""}yb: u32, oy: u32, ox: u32, v: f32, bv: f32) {
+  if (oy >= p.h || ox >= p.w) { return; }
+  let at = yb + oy * p.w + ox;
+  var r = v + bv;
+  if (fz.res != 0u) { r += ${half ? "f32(res[at])" : "res[at]"}; }
+  if (fz.relu != 0u) { r = max(r, 0.0); }
+${half ? `  pst(${at}, f32(s16(r)));` : `  pst(${at}, r);`}
 }
 `;
   return `${prelude}// Generated by src/nn/gpu/winograd_bridge.ts: the F(${m}x${m}, 3x3) bridge, ${
@@ -211,22 +263,7 @@ var<workgroup> plane: array<vec4<f32>, ${vec4s}>;
 fn pld(i: u32) -> f32 { return plane[i >> 2u][i & 3u]; }
 fn pst(i: u32, v: f32) { plane[i >> 2u][i & 3u] = v; }
 
-// The epilogue of wino_output; the value goes to the plane (as y would read back) and to y.
-fn st(${pg === 1 ? "" : "pb: u32, "}yb: u32, oy: u32, ox: u32, v: f32, bv: f32) {
-  if (oy >= p.h || ox >= p.w) { return; }
-  let at = yb + oy * p.w + ox;
-  var r = v + bv;
-  if (fz.res != 0u) { r += ${half ? "f32(res[at])" : "res[at]"}; }
-  if (fz.relu != 0u) { r = max(r, 0.0); }
-${
-    half
-      ? `  let q = s16(r);\n${s.keepY ? "  y[at] = q;\n" : ""}  pst(${
-        pb ? "pb + " : ""
-      }(oy + 1u) * PW + ox + 1u, f32(q));`
-      : `${s.keepY ? "  y[at] = r;\n" : ""}  pst(${pb ? "pb + " : ""}(oy + 1u) * PW + ox + 1u, r);`
-  }
-}
-
+${s.keepY ? raw : st}
 // Row and column of tile t's first output.
 fn origin(t: u32) -> vec2<u32> {
   let ty = t / p.tw;
