@@ -109,8 +109,6 @@ export function winogradBridgeSource(s: BridgeSpec): string {
   const storeV = (xi: number, v: string) =>
     `v_out[${xi}u * sout + oo] = ${s.vOut === "f32" ? v : `s16(${v})`};`;
   const pg = bridgePlanesPerGroup(m, s.h, s.w);
-  // With several planes a workgroup, plane slot lp starts pb floats into the workgroup's array.
-  const pb = pg === 1 ? "" : "pb, ";
   // keepY: the transform's outputs go to the plane raw, and the epilogue runs after the barrier in
   // image order (epiloguePass); else in place (st), where no global memory is touched.
   const output = outputTransformLines(
@@ -118,12 +116,12 @@ export function winogradBridgeSource(s: BridgeSpec): string {
     loadM,
     (r, c, v) =>
       s.keepY
-        ? `raw(${pb}o0.x + ${r}u, o0.y + ${c}u, ${v});`
-        : `st(${pb}yb, o0.x + ${r}u, o0.y + ${c}u, ${v}, bv);`,
+        ? `raw(pb, o0.x + ${r}u, o0.y + ${c}u, ${v});`
+        : `st(pb, yb, o0.x + ${r}u, o0.y + ${c}u, ${v}, bv);`,
   );
   const input = inputTransformLines(
     m,
-    (r, c) => `pld(${pg === 1 ? "" : "pb + "}(o0.x + ${r}u) * PW + o0.y + ${c}u)`,
+    (r, c) => `pld(pb + (o0.x + ${r}u) * PW + o0.y + ${c}u)`,
     storeV,
   );
   const ind = (ls: string[]) => ls.map((l) => `    ${l}`).join("\n");
@@ -131,110 +129,85 @@ export function winogradBridgeSource(s: BridgeSpec): string {
   // The epilogue of a keepY bridge, once every tile's outputs are in the plane: consecutive threads
   // read res and store y at consecutive addresses (a thread a tile's outputs lie m apart: the
   // output transform's stores ran at a quarter of the H200's copy bandwidth in session 29).
-  const epiloguePass = (first: string) =>
-    s.keepY
-      ? `  let hw = p.h * p.w;
+  const epiloguePass = s.keepY
+    ? `  let hw = p.h * p.w;
   for (var q = li; q < ${pg}u * hw; q += ${wg}u) {
     let lq = q / hw;
-    let pq = ${first} + lq;
-    if (pq < p.n * p.c) {
-      let e = q - lq * hw;
-      let oy = e / p.w;
-      let i = lq * ${ph * pw}u + (oy + 1u) * PW + e - oy * p.w + 1u;
-      let at = pq * hw + e;
-      var r = pld(i) + bias[pq % p.c];
-      if (fz.res != 0u) { r += ${half ? "f32(res[at])" : "res[at]"}; }
-      if (fz.relu != 0u) { r = max(r, 0.0); }
+    let pq = first + lq;
+    if (pq >= p.n * p.c) { break; }
+    let e = q - lq * hw;
+    let oy = e / p.w;
+    let i = lq * ${ph * pw}u + (oy + 1u) * PW + e - oy * p.w + 1u;
+    let at = pq * hw + e;
+    var r = pld(i) + bias[pq % p.c];
+    if (fz.res != 0u) { r += ${half ? "f32(res[at])" : "res[at]"}; }
+    if (fz.relu != 0u) { r = max(r, 0.0); }
 ${
-        half
-          ? "      let h = s16(r);\n      y[at] = h;\n      pst(i, f32(h));"
-          : "      y[at] = r;\n      pst(i, r);"
-      }
+      half
+        ? "    let h = s16(r);\n    y[at] = h;\n    pst(i, f32(h));"
+        : "    y[at] = r;\n    pst(i, r);"
     }
   }
   workgroupBarrier();
 `
-      : "";
-  const onePlane = `@compute @workgroup_size(${wg})
-fn wino_bridge(
-  @builtin(workgroup_id) wid: vec3<u32>,
-  @builtin(num_workgroups) nwg: vec3<u32>,
-  @builtin(local_invocation_index) li: u32,
-) {
-  let pl = wid.x + wid.y * nwg.x;
-  if (pl >= p.n * p.c) { return; }
-  let c = pl % p.c;
-  let img = pl / p.c;
-  for (var e = li; e < ${vec4s}u; e += ${wg}u) { plane[e] = vec4<f32>(0.0); }
-  workgroupBarrier();
-${s.keepY ? "" : "  let yb = pl * p.h * p.w;\n  let bv = bias[c];\n"}  let sin = p.c * p.ppadIn;
-  for (var t = li; t < p.tiles; t += ${wg}u) {
-    let o0 = origin(t);
-    let oi = c * p.ppadIn + img * p.tiles + t;
-${ind(output)}
-  }
-  workgroupBarrier();
-${epiloguePass("pl")}  let sout = p.c * p.ppadOut;
-  for (var t = li; t < p.tiles; t += ${wg}u) {
-    // The input tile of t starts one row and column before its outputs: plane row o0.x is image
-    // row o0.x - 1.
-    let o0 = origin(t);
-    let oo = c * p.ppadOut + img * p.tiles + t;
-${ind(input)}
-  }
-}
-`;
-  // Several planes a workgroup (pg > 1, so every plane's tiles fit the threads: one pass): thread
-  // li takes tile li % tiles of plane slot li / tiles; the barriers stay in uniform control flow.
+    : "";
+  // Thread li takes (plane slot, tile) pairs j = li, li + wg, ...: slot j / tiles, the workgroup's
+  // planes from `first` on, each slot's plane pb floats into the workgroup's array. The barriers
+  // stay in uniform control flow.
   const tiles = winogradGeometry(m, 1, s.h, s.w).tiles;
-  const planes = `@compute @workgroup_size(${wg})
+  const slot = `    let lp = j / ${tiles}u;
+    let t = j - lp * ${tiles}u;
+    let pl = first + lp;
+    if (pl >= p.n * p.c) { break; }
+    let c = pl % p.c;
+    let img = pl / p.c;
+    let pb = lp * ${ph * pw}u;
+    let o0 = origin(t);`;
+  const kernel = `@compute @workgroup_size(${wg})
 fn wino_bridge(
   @builtin(workgroup_id) wid: vec3<u32>,
   @builtin(num_workgroups) nwg: vec3<u32>,
   @builtin(local_invocation_index) li: u32,
 ) {
-  let lp = li / ${tiles}u;
-  let t = li - lp * ${tiles}u;
-  let pl = (wid.x + wid.y * nwg.x) * ${pg}u + lp;
-  let live = lp < ${pg}u && pl < p.n * p.c;
-  let c = pl % p.c;
-  let img = pl / p.c;
-  let pb = lp * ${ph * pw}u;
+  let first = (wid.x + wid.y * nwg.x) * ${pg}u;
   for (var e = li; e < ${vec4s}u; e += ${wg}u) { plane[e] = vec4<f32>(0.0); }
   workgroupBarrier();
-  let o0 = origin(t);
-  if (live) {
+  let sin = p.c * p.ppadIn;
+  for (var j = li; j < ${pg * tiles}u; j += ${wg}u) {
+${slot}
 ${
     s.keepY
       ? ""
       : "    let yb = pl * p.h * p.w;\n    let bv = bias[c];\n"
-  }    let sin = p.c * p.ppadIn;
-    let oi = c * p.ppadIn + img * p.tiles + t;
+  }    let oi = c * p.ppadIn + img * p.tiles + t;
 ${ind(output)}
   }
   workgroupBarrier();
-${epiloguePass(`(wid.x + wid.y * nwg.x) * ${pg}u`)}  if (live) {
-    let sout = p.c * p.ppadOut;
+${epiloguePass}  let sout = p.c * p.ppadOut;
+  for (var j = li; j < ${pg * tiles}u; j += ${wg}u) {
+${slot}
+    // The input tile of t starts one row and column before its outputs: plane row o0.x is image
+    // row o0.x - 1.
     let oo = c * p.ppadOut + img * p.tiles + t;
 ${ind(input)}
   }
 }
 `;
-  const at = `${pb ? "pb + " : ""}(oy + 1u) * PW + ox + 1u`;
+  const inPlane = "pb + (oy + 1u) * PW + ox + 1u";
   // keepY: a transform output inside the image, raw, to the plane (epiloguePass finishes it).
-  const raw = `fn raw(${pb ? "pb: u32, " : ""}oy: u32, ox: u32, v: f32) {
+  const raw = `fn raw(pb: u32, oy: u32, ox: u32, v: f32) {
   if (oy >= p.h || ox >= p.w) { return; }
-  pst(${at}, v);
+  pst(${inPlane}, v);
 }
 `;
   // Else the epilogue of wino_output in place; the value goes to the plane (as y would read back).
-  const st = `fn st(${pb ? "pb: u32, " : ""}yb: u32, oy: u32, ox: u32, v: f32, bv: f32) {
+  const st = `fn st(pb: u32, yb: u32, oy: u32, ox: u32, v: f32, bv: f32) {
   if (oy >= p.h || ox >= p.w) { return; }
   let at = yb + oy * p.w + ox;
   var r = v + bv;
   if (fz.res != 0u) { r += ${half ? "f32(res[at])" : "res[at]"}; }
   if (fz.relu != 0u) { r = max(r, 0.0); }
-${half ? `  pst(${at}, f32(s16(r)));` : `  pst(${at}, r);`}
+${half ? `  pst(${inPlane}, f32(s16(r)));` : `  pst(${inPlane}, r);`}
 }
 `;
   return `${prelude}// Generated by src/nn/gpu/winograd_bridge.ts: the F(${m}x${m}, 3x3) bridge, ${
@@ -270,7 +243,7 @@ fn origin(t: u32) -> vec2<u32> {
   return vec2<u32>(ty * ${m}u, (t - ty * p.tw) * ${m}u);
 }
 
-${pg === 1 ? onePlane : planes}`;
+${kernel}`;
 }
 
 const compiled: PerDevice<GPUComputePipeline> = new WeakMap();
