@@ -983,10 +983,9 @@ function newAgainstEarlier(r: WinoTuneResult): Row | null {
 function modelBytes(r: WinoTuneResult, name: string): number | null {
   if (!r.shape.startsWith("F")) return null;
   const m = r.shape.startsWith("F2") ? 2 : 4;
-  const c = [...hardwareCandidates(true), ...splitCandidates(), ...testCandidates()]
-    .find((x) => x.name === name);
   // The model has no split-K partials (M written and read once a split).
-  if (c?.gemm?.splits) return null;
+  if (SPLIT_GEMMS.has(name)) return null;
+  const c = [...hardwareCandidates(true), ...testCandidates()].find((x) => x.name === name);
   const t = winogradTraffic(
     m,
     r.dims,
