@@ -30,7 +30,6 @@ import {
 import type { ChainNext } from "../graph_fused.ts";
 import {
   bridgeBindings,
-  bridgeDispatch,
   bridgeFits,
   bridgeGroups,
   bridgeName,
@@ -910,7 +909,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       pipeline,
       `wino.bridge.${bridgeName(spec)}`,
       bind,
-      bridgeDispatch(this.ctx, spec, n * c),
+      bridgeGroups(this.ctx, n * c),
     );
     this.bridged.set(y, { v, ppad: to.ppad });
     return y;
