@@ -1238,7 +1238,7 @@ async function latencyRuns(
     if (size === 1) await hostProfileRows(net, b, 1, budget, floor, preset, hostRows);
     const perFloor = await hostProfileRows(net, b, 16, budget, floor, preset, hostRows);
     summary.set(`pipeEager:${size}:16`, perFloor.get("eager") ?? NaN);
-    summary.set(`pipeGrouped:${size}:16`, perFloor.get("grouped") ?? NaN);
+    summary.set(`pipeDeferred:${size}:16`, perFloor.get("deferred") ?? NaN);
     log(
       `batch ${size}, 16 in flight: ${
         [...perFloor].map(([m, v]) => `${m} ${v.toFixed(2)}`).join(", ")
@@ -1402,9 +1402,9 @@ function summaryTable(
         "-",
       ],
       [
-        "batch 1: calls per floor interval, 16 in flight, grouped map requests (session 30, opt-in)",
-        get("pipeGrouped:1:16"),
-        ">= 8",
+        "batch 1: calls per floor interval, 16 in flight, deferred map requests (sessions 17-29)",
+        get("pipeDeferred:1:16"),
+        "-",
       ],
       [
         "batch 1 / 8: plan GPU ms, warm, back to back",

@@ -117,7 +117,7 @@ export type HostRow = (string | number | null)[];
 export function hostProfileTable(rows: HostRow[]) {
   return {
     title:
-      "Host side of pipelined inference calls (GpuNet, N in flight), per call: map requests eager (each call maps right after its submit, as before session 17), deferred (a call's map is requested when the next call is encoded, or by a timer after about the GPU time; a call alone in flight maps at once in all modes; deferred is the default on hardware adapters) or grouped (deferred, but requested every second call while 4 or more are in flight; session 30, opt-in: KIBITZ_NN_MAP=grouped). Host ms by phase are the JavaScript thread's time inside the calls; `drain` and `request` are map requests, which in Deno 2.9 wait for the GPU to finish every submitted call (a blocking device poll), so on hardware they hold GPU time, not host work. WebGPU API calls counted in a separate run.",
+      "Host side of pipelined inference calls (GpuNet, N in flight), per call: map requests eager (each call maps right after its submit, as before session 17), deferred (a call's map is requested when the next call is encoded, or by a timer after about the GPU time; a call alone in flight maps at once in all modes; the default on hardware adapters in sessions 17-29) or grouped (deferred, but requested every second call while 4 or more are in flight; session 30, the default on hardware adapters). Host ms by phase are the JavaScript thread's time inside the calls; `drain` and `request` are map requests, which in Deno 2.9 wait for the GPU to finish every submitted call (a blocking device poll), so on hardware they hold GPU time, not host work. WebGPU API calls counted in a separate run.",
     columns: [
       "model",
       "batch",
