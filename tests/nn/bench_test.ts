@@ -120,3 +120,29 @@ Deno.test({
     assert.ok(Number(piped[0][4]) > 0 && Number(piped[0][5]) > 0, String(piped[0]));
   },
 });
+
+Deno.test({
+  name:
+    "bench nn batches=256: batch-256 rows only, with 4 calls in flight and the plan's kernel profile",
+  ignore: !ctx,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const r = await quickNn(["only=infer", "tune=", "modes=gpu-fused", "batches=256"]);
+    const infer = r.tables.find((t) => /^Inference/i.test(t.title))!;
+    const graphs = infer.rows.map((x) => String(x[3]));
+    for (const x of infer.rows) assert.equal(x[4], 256, String(x));
+    assert.ok(graphs.some((g) => g.endsWith(", 2 calls in flight")), graphs.join(" | "));
+    const four = infer.rows.filter((x) => String(x[3]).endsWith(", 4 calls in flight"));
+    assert.equal(four.length, 1, graphs.join(" | "));
+    assert.ok(Number(four[0][5]) > 0, String(four[0]));
+    const prof = r.tables.find((t) => /^Where a plan's GPU time goes/.test(t.title))!;
+    const plans = new Set(prof.rows.map((x) => String(x[0])));
+    assert.deepEqual([...plans], ["inference, batch 256"]);
+    assert.ok(prof.rows.some((x) => x[1] === "stem and tower" && x[2] !== "(all)"));
+    await assert.rejects(
+      quickNn(["only=infer", "batches=0"]),
+      /batches= takes batch sizes like 8,256, got "0"/,
+    );
+  },
+});

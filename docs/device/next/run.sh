@@ -11,6 +11,8 @@
 # the latency section in f16, and the training step again (298.1 ms one at a time, 300.8 with 2 in
 # flight in session 29: the spread against the 300 ms target). Stages 3 and 4 (self-play, the
 # AlphaZero loop) if time is left. Default STAGES: all.
+# Session 31: MODES= and BATCHES= narrow stage 2b's inference rows (bench nn modes= and batches=),
+# e.g. MODES=gpu-fused,gpu-fused-f16 BATCHES=256 (see GPU_RUN.md, "Next run").
 # Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe (NET=cells-tiny AZ=hive-cells-tiny
 # NN_MODEL=tiny for small sizes; f16 rows and f16_diag.ts need shader-f16, DIAG_EMULATE=1 runs the
 # latter emulated).
@@ -33,7 +35,7 @@ on 2 && el "2a. bench nn latency in f32 (session 29: batch 1 1.333 GPU ms warm, 
 timeout ${T_LAT:-110} $D tasks/bench.ts nn quick=1 only=latency precision=f32 \
   --backend gpu --out $OUT/lat 2>&1 | tail -16
 on 2 && el "2b. bench nn infer: the tuner table at 256 (-o rows), f32 and f16 storage at 1/8/64/256" &&
-timeout ${T_INF:-190} $D tasks/bench.ts nn quick=1 only=infer modes=gpu-fused,gpu-fused-f16 \
+timeout ${T_INF:-190} $D tasks/bench.ts nn quick=1 only=infer modes=${MODES:-gpu-fused,gpu-fused-f16} ${BATCHES:+batches=$BATCHES} \
   --backend gpu --out $OUT/inf 2>&1 | grep -v "^\[nn\] tune" | tail -16
 
 on 1b && el "1b. f16_diag: real f16 training's distance from f32, the real-f16 bridge's from separate transforms" &&
