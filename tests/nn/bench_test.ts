@@ -123,7 +123,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "bench nn batches=256: batch-256 rows only, with 4 calls in flight and the plan's kernel profile",
+    "bench nn batches=256: batch-256 rows only, with 8 calls in flight and the plan's kernel profile",
   ignore: !ctx,
   sanitizeResources: false,
   sanitizeOps: false,
@@ -133,9 +133,9 @@ Deno.test({
     const graphs = infer.rows.map((x) => String(x[3]));
     for (const x of infer.rows) assert.equal(x[4], 256, String(x));
     assert.ok(graphs.some((g) => g.endsWith(", 2 calls in flight")), graphs.join(" | "));
-    const four = infer.rows.filter((x) => String(x[3]).endsWith(", 4 calls in flight"));
-    assert.equal(four.length, 1, graphs.join(" | "));
-    assert.ok(Number(four[0][5]) > 0, String(four[0]));
+    const eight = infer.rows.filter((x) => String(x[3]).endsWith(", 8 calls in flight"));
+    assert.equal(eight.length, 1, graphs.join(" | "));
+    assert.ok(Number(eight[0][5]) > 0, String(eight[0]));
     const prof = r.tables.find((t) => /^Where a plan's GPU time goes/.test(t.title))!;
     const plans = new Set(prof.rows.map((x) => String(x[0])));
     assert.deepEqual([...plans], ["inference, batch 256"]);
