@@ -1,4 +1,5 @@
 import type { GpuContext } from "../../gpu/device.ts";
+import { thinConvFits } from "./conv_thin.ts";
 import { uniformBuffer } from "../../gpu/buffers.ts";
 import { workgroups1d } from "../../gpu/dispatch.ts";
 import type { NnBackend, SgdHyper } from "../backend.ts";
@@ -289,6 +290,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * on real GPUs); without it the direct, barrier-free kernels run (default on software adapters,
    * where llvmpipe compiles each tiled kernel for about a minute).
    */
+  /**
+   * Whether fused 1x1 convs with few outputs at large batches run the thin kernel (conv_thin.ts;
+   * the same bits as the tiled one): tests turn it off to compare the two.
+   */
+  thinConv = true;
+
   constructor(
     readonly ctx: GpuContext,
     readonly kernels: NnKernels,
@@ -699,6 +706,19 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
     const resBuf = (res ?? bias).buffer;
     const cols = n * h * wd;
+    if (this.thinConv && thinConvFits(k, co, cols)) {
+      this.record("convThinFusedH", {
+        0: xh.buffer,
+        1: w.buffer,
+        2: y.buffer,
+        3: p,
+        4: bias.buffer,
+        5: resBuf,
+        6: fz,
+      }, this.g1(cols));
+      if (xh !== x) this.release(xh);
+      return y;
+    }
     const wide = (this.tileChoice.get(directShapeKey(n, ci, co, h, wd, k, true)) ??
       defaultDirectTile(co, cols)) === "wide";
     const tile = wide ? this.kernels.tiles.wide : this.kernels.tiles.small;
@@ -1104,6 +1124,14 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       return y;
     }
     const cols = n * h * wd;
+    if (fuse && !batched && this.thinConv && thinConvFits(k, co, cols)) {
+      this.record(
+        "convThinFused",
+        { 0: x.buffer, 1: w.buffer, 2: y.buffer, 3: p, ...extra },
+        this.g1(cols),
+      );
+      return y;
+    }
     const choice = batched ? undefined : this.tileChoice.get(directShapeKey(n, ci, co, h, wd, k));
     const wide = (choice ?? defaultDirectTile(co, cols)) === "wide";
     const tile = wide ? this.kernels.tiles.wide : this.kernels.tiles.small;

@@ -166,7 +166,7 @@ ${sliceLoop(step)}
 }
 
 /** The fused forward's epilogue inputs: bias [Co], residual [N, Co, H, W], flags. */
-function fusedDecls(resT: string, load: (e: string) => string): string {
+export function fusedDecls(resT: string, load: (e: string) => string): string {
   return `
 
 struct Fuse { relu: u32, res: u32, _a: u32, _b: u32 }

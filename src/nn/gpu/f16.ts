@@ -4,6 +4,7 @@
 // layers, the softmax and the value head stay f32. `f16-emulated` binds s16 to f32: the same kernel
 // text, runnable (and tested) on adapters without `shader-f16`.
 import type { GpuContext } from "../../gpu/device.ts";
+import { thinConvSource } from "./conv_thin.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import { oncePerDevice, type PerDevice } from "../../gpu/per_device.ts";
 import { convForwardSource, type ConvStorage, f16Prelude } from "./conv_gemm.ts";
@@ -80,6 +81,7 @@ export function f16Entries(tiles: KernelTiles, storage: HalfStorage) {
     convForwardPartH1: conv(false, 1, true),
     convForwardWidePartH3: conv(true, 3, true),
     convForwardWidePartH1: conv(true, 1, true),
+    convThinFusedH: [thinConvSource(storage), "thin"],
     toHalf: [misc, "to_half"],
     toFull: [misc, "to_full"],
     sumSplitsFusedH: [misc, "sum_epilogue"],

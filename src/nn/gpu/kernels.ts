@@ -1,3 +1,4 @@
+import { thinConvSource } from "./conv_thin.ts";
 import { KibitzError } from "../../errors.ts";
 import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
@@ -95,6 +96,7 @@ function tiledEntries(tiles: KernelTiles) {
     convForwardFused1: [convForwardSource(tiles.small, 1, true), "forward"],
     convForwardWideFused3: [convForwardSource(tiles.wide, 3, true), "forward"],
     convForwardWideFused1: [convForwardSource(tiles.wide, 1, true), "forward"],
+    convThinFused: [thinConvSource("f32"), "thin"],
     winogradGemm: [convForwardSource(tiles.small, 1, false, true), "forward"],
     winogradGemmWide: [convForwardSource(tiles.wide, 1, false, true), "forward"],
     winogradWgradGemm: [winogradWgradSource(tiles.small), "wgrad"],
