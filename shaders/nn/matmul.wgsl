@@ -17,8 +17,12 @@ const TW = 16u;
 const BM = 4u * TW;
 const BN = 4u * TW;
 const BK = TW;
-var<workgroup> As: array<f32, 4u * TW * TW>;
-var<workgroup> Bs: array<f32, 4u * TW * TW>;
+// Rows of the staged slices padded by one float: a slice loaded along k (below) stores BM or BN
+// floats apart, which without the pad is one bank for all 16 threads of a k run.
+const BMP = BM + 1u;
+const BNP = BN + 1u;
+var<workgroup> As: array<f32, BK * BMP>;
+var<workgroup> Bs: array<f32, BK * BNP>;
 
 struct Acc { r0: vec4<f32>, r1: vec4<f32>, r2: vec4<f32>, r3: vec4<f32> }
 
@@ -30,25 +34,30 @@ fn tile(lid: vec3<u32>, wid: vec3<u32>) -> Acc {
   var r1 = vec4<f32>(0.0);
   var r2 = vec4<f32>(0.0);
   var r3 = vec4<f32>(0.0);
+  // Neighbouring threads load neighbouring floats: A along k unless only m is contiguous (the
+  // weight gradient's dY^T), B along n unless only k is (the forward pass's W^T, which along n
+  // read one float from each of 32 rows 1,352 floats apart at the policy layer).
+  let aAlongM = p.a_sm == 1u && p.a_sk != 1u;
+  let bAlongK = p.b_sk == 1u && p.b_sn != 1u;
   for (var k0 = 0u; k0 < p.k; k0 += BK) {
     for (var r = 0u; r < 4u; r++) {
       let idx = t + TW * TW * r;
       // A: BM rows x BK k; B: BK k x BN cols.
-      let ml = idx / BK;
-      let kl = idx % BK;
+      let ml = select(idx / BK, idx % BM, aAlongM);
+      let kl = select(idx % BK, idx / BM, aAlongM);
       var av = 0.0;
       if (m0 + ml < p.m && k0 + kl < p.k) { av = a[(m0 + ml) * p.a_sm + (k0 + kl) * p.a_sk]; }
-      As[kl * BM + ml] = av;
-      let kb = idx / BN;
-      let nl = idx % BN;
+      As[kl * BMP + ml] = av;
+      let kb = select(idx / BN, idx % BK, bAlongK);
+      let nl = select(idx % BN, idx / BK, bAlongK);
       var bv = 0.0;
       if (k0 + kb < p.k && n0 + nl < p.n) { bv = b[(k0 + kb) * p.b_sk + (n0 + nl) * p.b_sn]; }
-      Bs[kb * BN + nl] = bv;
+      Bs[kb * BNP + nl] = bv;
     }
     workgroupBarrier();
     for (var kk = 0u; kk < BK; kk++) {
-      let ab = kk * BM + lid.y;
-      let bb = kk * BN + lid.x;
+      let ab = kk * BMP + lid.y;
+      let bb = kk * BNP + lid.x;
       let bv = vec4<f32>(Bs[bb], Bs[bb + TW], Bs[bb + 2u * TW], Bs[bb + 3u * TW]);
       r0 = fma(vec4<f32>(As[ab]), bv, r0);
       r1 = fma(vec4<f32>(As[ab + TW]), bv, r1);
