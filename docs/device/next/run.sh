@@ -12,7 +12,8 @@
 # flight in session 29: the spread against the 300 ms target). Stages 3 and 4 (self-play, the
 # AlphaZero loop) if time is left. Default STAGES: all.
 # Session 31: MODES= and BATCHES= narrow stage 2b's inference rows (bench nn modes= and batches=),
-# e.g. MODES=gpu-fused,gpu-fused-f16 BATCHES=256 (see GPU_RUN.md, "Next run").
+# e.g. MODES=gpu-fused,gpu-fused-f16 BATCHES=256 (see GPU_RUN.md, "Next run"). Stage 1c: the thin
+# 1x1 conv and fully connected parity (session 31).
 # Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe (NET=cells-tiny AZ=hive-cells-tiny
 # NN_MODEL=tiny for small sizes; f16 rows and f16_diag.ts need shader-f16, DIAG_EMULATE=1 runs the
 # latter emulated).
@@ -31,6 +32,9 @@ timeout ${T_PLANE:-60} deno test -A --no-check --cached-only tests/nn/winograd_g
   tests/nn/train_f16_test.ts --filter "/plane-staged|-o |split-K|s[2-8] \(F/" 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror" | tail -24
 
+on 1c && el "1c. parity: the thin 1x1 conv (session 31; real f16 here) and the fully connected GEMM's loads" &&
+timeout ${T_THIN:-60} deno test -A --no-check --cached-only tests/nn/conv_thin_test.ts \
+  tests/nn/gpu_ops_test.ts 2>&1 | grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -24
 on 2 && el "2a. bench nn latency in f32 (session 29: batch 1 1.333 GPU ms warm, 7.22 calls per floor interval; split-K rows in the tuner table)" &&
 timeout ${T_LAT:-110} $D tasks/bench.ts nn quick=1 only=latency precision=f32 \
   --backend gpu --out $OUT/lat 2>&1 | tail -16
