@@ -706,16 +706,17 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const p = this.params([n, ci, co, h, wd, k, pad, 0]);
     const resBuf = (res ?? bias).buffer;
     const cols = n * h * wd;
+    const fused = {
+      0: xh.buffer,
+      1: w.buffer,
+      2: y.buffer,
+      3: p,
+      4: bias.buffer,
+      5: resBuf,
+      6: fz,
+    };
     if (this.thinConv && thinConvFits(k, co, cols)) {
-      this.record("convThinFusedH", {
-        0: xh.buffer,
-        1: w.buffer,
-        2: y.buffer,
-        3: p,
-        4: bias.buffer,
-        5: resBuf,
-        6: fz,
-      }, this.g1(cols));
+      this.record("convThinFusedH", fused, this.g1(cols));
       if (xh !== x) this.release(xh);
       return y;
     }
@@ -730,15 +731,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     const kchunk = splits > 1 ? Math.ceil(kd / splits / tile.bk) * tile.bk : 0;
     if (splits > 1) splits = Math.ceil(kd / kchunk);
     if (splits === 1) {
-      this.record(`${kind}FusedH${kernelSize(k)}`, {
-        0: xh.buffer,
-        1: w.buffer,
-        2: y.buffer,
-        3: p,
-        4: bias.buffer,
-        5: resBuf,
-        6: fz,
-      }, [gx, gy, 1]);
+      this.record(`${kind}FusedH${kernelSize(k)}`, fused, [gx, gy, 1]);
     } else {
       const ps = this.params([n, ci, co, h, wd, k, pad, kchunk]);
       const part = this.out([splits, n, co, h, wd]);
