@@ -32,6 +32,8 @@ export interface BrowserCheckResult {
   nn: Record<string, { probs: number; value: number; loss: number }> | null;
   /** The Winograd bridge's cases that differ from the separate transforms (winogradBridgeParity). */
   winogradBridge: string[] | null;
+  /** The thin 1x1 conv's cases that differ from the tiled conv (thinConvParity). */
+  thinConv: string[] | null;
   error?: string;
 }
 
@@ -152,6 +154,8 @@ try {
   out.winogradBridge = ctx
     ? await k.winogradBridgeParity(ctx, null, k.WINOGRAD_BRIDGE_CASES_QUICK)
     : null;
+  await stage("thin 1x1 conv parity");
+  out.thinConv = ctx ? await k.thinConvParity(ctx) : null;
 } catch (e) {
   out.error = String((e && e.stack) || e);
 }

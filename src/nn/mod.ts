@@ -25,6 +25,7 @@ export {
   TEST_TILES as NN_TEST_TILES,
 } from "./gpu/kernels.ts";
 export { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
+export { thinConvParity } from "./gpu/conv_thin_check.ts";
 export {
   BRIDGE_CASES as WINOGRAD_BRIDGE_CASES,
   BRIDGE_CASES_QUICK as WINOGRAD_BRIDGE_CASES_QUICK,

@@ -11,6 +11,7 @@ import {
   thinConvFits,
   thinConvSource,
 } from "../../src/nn/gpu/conv_thin.ts";
+import { thinConvParity } from "../../src/nn/gpu/conv_thin_check.ts";
 import { deviceHasF16, loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { HARDWARE_TILES, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
@@ -108,3 +109,11 @@ for (const storage of storages) {
     );
   }
 }
+
+Deno.test(
+  "thinConvParity (the browser check's): the thin kernel equals the direct fused conv",
+  opts,
+  async () => {
+    assert.deepEqual(await thinConvParity(ctx!), []);
+  },
+);
