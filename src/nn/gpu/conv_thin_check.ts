@@ -9,19 +9,10 @@ import { dispatch, workgroups1d } from "../../gpu/dispatch.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import convDirectSrc from "../../../shaders/nn/conv_direct.wgsl" with { type: "text" };
 import { thinConvSource } from "./conv_thin.ts";
+import { checkRandom } from "./winograd_bridge_check.ts";
 
 /** [n, ci, co, h, w]: two outputs over 64 channels, and 3 over 13 (a remainder after 8). */
 export const THIN_CHECK_CASES: readonly number[][] = [[2, 64, 2, 9, 11], [3, 13, 3, 7, 5]];
-
-function random(size: number, seed: number): Float32Array {
-  const out = new Float32Array(size);
-  let s = seed >>> 0;
-  for (let i = 0; i < size; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = s / 2 ** 31 - 1;
-  }
-  return out;
-}
 
 /**
  * Runs each case (with bias, residual and ReLU) through the thin kernel and through the direct
@@ -37,8 +28,8 @@ export async function thinConvParity(
   for (const [i, [n, ci, co, h, w]] of cases.entries()) {
     const cols = n * h * w, size = n * co * h * w;
     const buf = (data: Float32Array) => storageBuffer(ctx, data, "thin.check");
-    const x = buf(random(n * ci * h * w, 5 + i)), wt = buf(random(co * ci, 17 + i));
-    const bias = buf(random(co, 29 + i)), res = buf(random(size, 41 + i));
+    const x = buf(checkRandom(n * ci * h * w, 5 + i)), wt = buf(checkRandom(co * ci, 17 + i));
+    const bias = buf(checkRandom(co, 29 + i)), res = buf(checkRandom(size, 41 + i));
     const [ya, yb] = [buf(new Float32Array(size)), buf(new Float32Array(size))];
     const u32 = (v: number[]) => uniformBuffer(ctx, new Uint32Array(v).buffer, "thin.check");
     const p = u32([n, ci, co, h, w, 1, 0, 0]), fz = u32([1, 1, 0, 0]);

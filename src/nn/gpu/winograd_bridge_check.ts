@@ -43,7 +43,8 @@ export const BRIDGE_CASES: readonly BridgeCase[] = [
  */
 export const BRIDGE_CASES_QUICK: readonly BridgeCase[] = [BRIDGE_CASES[0], BRIDGE_CASES[2]];
 
-function random(size: number, seed: number): Float32Array {
+/** Deterministic values in [-1, 1) for the GPU checks (the same on every platform). */
+export function checkRandom(size: number, seed: number): Float32Array {
   const out = new Float32Array(size);
   let s = seed >>> 0;
   for (let i = 0; i < size; i++) {
@@ -80,8 +81,9 @@ export async function winogradBridgeParity(
     const ppadIn = winogradColumns(g.p), ppadOut = Math.ceil(g.p / 16) * 16;
     const planes = k.n * k.c, ysize = planes * k.h * k.w, vsize = g.alpha * k.c * ppadOut;
     const buf = (data: Float32Array | number) => storageBuffer(ctx, data, "bridge.check");
-    const mm = buf(random(g.alpha * k.c * ppadIn, 11 + i)), bias = buf(random(k.c, 23 + i));
-    const res = buf(random(ysize, 37 + i));
+    const mm = buf(checkRandom(g.alpha * k.c * ppadIn, 11 + i)),
+      bias = buf(checkRandom(k.c, 23 + i));
+    const res = buf(checkRandom(ysize, 37 + i));
     const [ya, va, yb, vb] = [ysize, vsize, ysize, vsize].map((s) => buf(new Float32Array(s)));
     const u32 = (w: number[]) => uniformBuffer(ctx, new Uint32Array(w).buffer, "bridge.check");
     const fz = u32([k.relu ? 1 : 0, k.res ? 1 : 0, 0, 0]);
