@@ -32,7 +32,7 @@ export interface BrowserCheckResult {
   nn: Record<string, { probs: number; value: number; loss: number }> | null;
   /** The Winograd bridge's cases that differ from the separate transforms (winogradBridgeParity). */
   winogradBridge: string[] | null;
-  /** The thin 1x1 conv's cases that differ from the tiled conv (thinConvParity). */
+  /** The thin 1x1 conv's cases that differ from the direct fused conv (thinConvParity). */
   thinConv: string[] | null;
   error?: string;
 }

@@ -194,6 +194,20 @@ async function pickVariant(
   return `; GEMM ${k ? k.candidate.name : "legacy"}`;
 }
 
+/** A comma-separated list of batch sizes from argument `key=` (empty items skipped). */
+function batchSizes(key: string, value: string, example: string): number[] {
+  return value.split(",").filter((x) => x).map((x) => {
+    const b = Number(x);
+    if (!Number.isInteger(b) || b < 1) {
+      throw new KibitzError(
+        "bad_args",
+        `nn: ${key}= takes batch sizes like ${example}, got "${x}"`,
+      );
+    }
+    return b;
+  });
+}
+
 /**
  * Wall ms a step of `count` (at least 4) training steps on `b` run as the training loops run them
  * (2 in flight), in the steady state: from the second step's losses to the last's, over the steps
@@ -313,13 +327,7 @@ export const suite: BenchSuite = {
     // `tune=64,256`: the batches the autotuner section tunes the 256 -> 256 layer at (hardware,
     // quick and full runs; default 256). `gemm=NAME,...`: training rows with those Winograd GEMMs
     // forced, beside the tuned one (an A/B of the step with the earlier best).
-    const tuneBatches = (kv.get("tune") ?? "256").split(",").filter((x) => x).map((x) => {
-      const b = Number(x);
-      if (!Number.isInteger(b) || b < 1) {
-        throw new KibitzError("bad_args", `nn: tune= takes batch sizes like 64,256, got "${x}"`);
-      }
-      return b;
-    });
+    const tuneBatches = batchSizes("tune", kv.get("tune") ?? "256", "64,256");
     const forcedGemms = (kv.get("gemm") ?? "").split(",").filter((x) => x);
     // `precision=f32,f16`: the latency section once per inference storage (default: the default,
     // `auto`); f16 is skipped on devices without shader-f16.
@@ -343,13 +351,10 @@ export const suite: BenchSuite = {
     // `modes=gpu-fused-f16`: the inference section's rows of these graphs only (a capped device run).
     const modes = kv.get("modes")?.split(",").filter((x) => x) ?? null;
     // `batches=256`: the inference section's rows at these batch sizes only (a capped device run).
-    const onlyBatches = kv.get("batches")?.split(",").filter((x) => x).map((x) => {
-      const b = Number(x);
-      if (!Number.isInteger(b) || b < 1) {
-        throw new KibitzError("bad_args", `nn: batches= takes batch sizes like 8,256, got "${x}"`);
-      }
-      return b;
-    }) ?? null;
+    const batchesArg = kv.get("batches");
+    const onlyBatches = batchesArg === undefined
+      ? null
+      : batchSizes("batches", batchesArg, "8,256");
     const mode: Mode = opts.full ? "full" : benchFlag(kv, "quick") ? "quick" : "smoke";
     const big = mode !== "smoke";
     const ctx = opts.backend === "cpu" ? null : await getGpu();

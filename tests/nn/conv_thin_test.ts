@@ -64,11 +64,9 @@ async function fusedConv(
   const h = (t: ReturnType<typeof up>) => half ? r.toHalf(t) : t;
   const gres = res ? h(up(res)) : null;
   const y = r.convFused(h(up(x)), h(up(w)), up(b), gres, relu);
-  const [got] = await (async () => {
-    const out = half ? r.toFull(y) : y;
-    r.submit();
-    return await readTensors(ctx!, [out]);
-  })();
+  const out = half ? r.toFull(y) : y;
+  r.submit();
+  const [got] = await readTensors(ctx!, [out]);
   const labels = r.ops.map((o) => o.label);
   r.destroy();
   pool.destroy();

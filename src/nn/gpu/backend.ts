@@ -1,5 +1,4 @@
 import type { GpuContext } from "../../gpu/device.ts";
-import { thinConvFits } from "./conv_thin.ts";
 import { uniformBuffer } from "../../gpu/buffers.ts";
 import { workgroups1d } from "../../gpu/dispatch.ts";
 import type { NnBackend, SgdHyper } from "../backend.ts";
@@ -10,6 +9,7 @@ import type { KernelName, KernelTiles, NnKernels } from "./kernels.ts";
 import type { HalfKernelName, HalfKernels, HalfStorage } from "./f16.ts";
 import { type GpuTensor, type TensorPool, uploadTensor } from "./tensor.ts";
 import { type ConvTile, tileSize } from "./conv_gemm.ts";
+import { thinConvFits } from "./conv_thin.ts";
 import { KibitzError } from "../../errors.ts";
 import {
   type TransformedStorage,
@@ -286,16 +286,16 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   private readonly paramWords = new WeakMap<GPUBuffer, number[]>();
 
   /**
-   * `tiled` selects the workgroup-memory kernels (tiled GEMMs, workgroup reductions: the fast path
-   * on real GPUs); without it the direct, barrier-free kernels run (default on software adapters,
-   * where llvmpipe compiles each tiled kernel for about a minute).
-   */
-  /**
    * Whether fused 1x1 convs with few outputs at large batches run the thin kernel (conv_thin.ts;
    * the same bits as the tiled one): tests turn it off to compare the two.
    */
   thinConv = true;
 
+  /**
+   * `tiled` selects the workgroup-memory kernels (tiled GEMMs, workgroup reductions: the fast path
+   * on real GPUs); without it the direct, barrier-free kernels run (default on software adapters,
+   * where llvmpipe compiles each tiled kernel for about a minute).
+   */
   constructor(
     readonly ctx: GpuContext,
     readonly kernels: NnKernels,

@@ -4,10 +4,10 @@
 // layers, the softmax and the value head stay f32. `f16-emulated` binds s16 to f32: the same kernel
 // text, runnable (and tested) on adapters without `shader-f16`.
 import type { GpuContext } from "../../gpu/device.ts";
-import { thinConvSource } from "./conv_thin.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import { oncePerDevice, type PerDevice } from "../../gpu/per_device.ts";
 import { convForwardSource, type ConvStorage, f16Prelude } from "./conv_gemm.ts";
+import { thinConvSource } from "./conv_thin.ts";
 import { ensureKernels, type KernelTiles, LARGE_TILE_KERNELS, type NnKernels } from "./kernels.ts";
 import { winogradSource, type WinogradTile } from "../winograd.ts";
 

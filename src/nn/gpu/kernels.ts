@@ -1,4 +1,3 @@
-import { thinConvSource } from "./conv_thin.ts";
 import { KibitzError } from "../../errors.ts";
 import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
@@ -16,6 +15,7 @@ import fusedSrc from "../../../shaders/nn/fused.wgsl" with { type: "text" };
 import cellsSrc from "../../../shaders/nn/cells.wgsl" with { type: "text" };
 import poolSrc from "../../../shaders/nn/pool.wgsl" with { type: "text" };
 import { convForwardSource, type ConvTile, convWgradSource } from "./conv_gemm.ts";
+import { thinConvSource } from "./conv_thin.ts";
 import { winogradSource } from "../winograd.ts";
 import { winogradWgradSource } from "./winograd_gemm.ts";
 
