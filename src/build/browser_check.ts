@@ -34,6 +34,11 @@ export interface BrowserCheckResult {
   winogradBridge: string[] | null;
   /** The thin 1x1 conv's cases that differ from the direct fused conv (thinConvParity). */
   thinConv: string[] | null;
+  /**
+   * The column-staged Winograd transforms' cases that differ from the one-thread-a-tile ones
+   * (winogradStagedParity).
+   */
+  winogradStaged: string[] | null;
   error?: string;
 }
 
@@ -156,6 +161,10 @@ try {
     : null;
   await stage("thin 1x1 conv parity");
   out.thinConv = ctx ? await k.thinConvParity(ctx) : null;
+  await stage("column-staged Winograd transforms parity");
+  out.winogradStaged = ctx
+    ? await k.winogradStagedParity(ctx, null, k.WINOGRAD_STAGED_CASES_QUICK)
+    : null;
 } catch (e) {
   out.error = String((e && e.stack) || e);
 }

@@ -33,6 +33,11 @@ export {
   winogradBridgeParity,
 } from "./gpu/winograd_bridge_check.ts";
 export {
+  STAGED_CASES as WINOGRAD_STAGED_CASES,
+  STAGED_CASES_QUICK as WINOGRAD_STAGED_CASES_QUICK,
+  winogradStagedParity,
+} from "./gpu/winograd_staged_check.ts";
+export {
   defaultMapMode as defaultNnMapMode,
   type HostPhases as NnHostPhases,
   hostPhases as nnHostPhases,

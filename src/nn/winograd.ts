@@ -296,8 +296,8 @@ function lit(v: number): string {
   return s.includes(".") || s.includes("e") ? s : `${s}.0`;
 }
 
-/** Straight-line code for out[i][j] = sum_k mat[i][k] in[k][j] (or in[j][k] when `right`). */
-function applyRows(
+/** Straight-line code for out[i][j] = sum_k mat[i][k] in[k][j] (the transforms' products). */
+export function applyRows(
   mat: number[][],
   src: (k: number, j: number) => string,
   cols: number,

@@ -56,6 +56,8 @@ Deno.test({
       assert.deepEqual(r.winogradBridge, [], `Winograd bridge on ${r.adapter}`);
       // The thin 1x1 conv equals the tiled one bit for bit there too.
       assert.deepEqual(r.thinConv, [], `thin 1x1 conv on ${r.adapter}`);
+      // The column-staged Winograd transforms equal the one-thread-a-tile ones there too.
+      assert.deepEqual(r.winogradStaged, [], `column-staged Winograd transforms on ${r.adapter}`);
     }
   },
 });

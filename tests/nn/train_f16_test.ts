@@ -9,7 +9,7 @@ import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
 import { deviceHasF16 } from "../../src/nn/gpu/f16.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
-import { testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
+import { testCandidates, type WinoCandidate } from "../../src/nn/gpu/winograd_gemm.ts";
 import { GpuNet, type TrainPrecision } from "../../src/nn/net.ts";
 import { initWeights, type NetWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
@@ -98,29 +98,50 @@ Deno.test(
   },
 );
 
-Deno.test(
-  "training with the plane-staged output transform equals the one-thread-a-tile one (f32, f16 emulated)",
-  opts,
-  async () => {
-    const twin = testCandidates().find((c) => c.planeOut)!;
-    const base = twin.name.replace(/-o$/, "");
-    const a = await train("f32", base), b = await train("f32", twin.name);
-    const c = await train("f16-emulated", twin.name);
-    assert.ok(b.labels.includes(`wino.${twin.name}.output-planes`), b.labels.join(" "));
-    // f16 training runs the twin's `-h` form (scaled kernels in the input-gradient convs).
-    assert.ok(c.labels.includes(`wino.${twin.name}-h.output-planes`), c.labels.join(" "));
-    // Software adapters: the same bits (hardware compilers may fuse multiply-adds differently).
-    const tol = ctx!.report.isFallback ? 0 : 1e-5;
-    assert.deepEqual(c.losses, b.losses);
-    for (let s = 0; s < 3; s++) {
-      assert.ok(Math.abs(b.losses[s] - a.losses[s]) <= tol * Math.abs(a.losses[s]), `step ${s}`);
-    }
-    for (const [name, t] of a.weights.tensors) {
-      const d = maxDiff(b.weights.tensors.get(name)!.data, t.data);
-      assert.ok(d <= tol * Math.max(1, maxAbs(t.data)), `${name}: ${d}`);
-    }
-  },
-);
+// The staged transforms (plane-staged output `-o`, column-staged output `-c64`, column-staged input
+// and output `-ic64`) in training: the forward and input-gradient convs, and f16 training's scaled
+// `-h` forms.
+for (
+  const [what, pick, suffix, entry] of [
+    ["plane-staged", (c: WinoCandidate) => !!c.planeOut, /-o$/, "output-planes"],
+    [
+      "column-staged",
+      (c: WinoCandidate) => !!c.stagedOut && !c.stagedIn,
+      /-c\d*$/,
+      "output-staged",
+    ],
+    [
+      "column-staged input",
+      (c: WinoCandidate) => !!c.stagedIn && !!c.stagedOut,
+      /-ic\d*$/,
+      "input-staged",
+    ],
+  ] as const
+) {
+  Deno.test(
+    `training with the ${what} output transform equals the one-thread-a-tile one (f32, f16 emulated)`,
+    opts,
+    async () => {
+      const twin = testCandidates().find(pick)!;
+      const base = twin.name.replace(suffix, "");
+      const a = await train("f32", base), b = await train("f32", twin.name);
+      const c = await train("f16-emulated", twin.name);
+      assert.ok(b.labels.includes(`wino.${twin.name}.${entry}`), b.labels.join(" "));
+      // f16 training runs the twin's `-h` form (scaled kernels in the input-gradient convs).
+      assert.ok(c.labels.includes(`wino.${twin.name}-h.${entry}`), c.labels.join(" "));
+      // Software adapters: the same bits (hardware compilers may fuse multiply-adds differently).
+      const tol = ctx!.report.isFallback ? 0 : 1e-5;
+      assert.deepEqual(c.losses, b.losses);
+      for (let s = 0; s < 3; s++) {
+        assert.ok(Math.abs(b.losses[s] - a.losses[s]) <= tol * Math.abs(a.losses[s]), `step ${s}`);
+      }
+      for (const [name, t] of a.weights.tensors) {
+        const d = maxDiff(b.weights.tensors.get(name)!.data, t.data);
+        assert.ok(d <= tol * Math.max(1, maxAbs(t.data)), `${name}: ${d}`);
+      }
+    },
+  );
+}
 
 Deno.test(
   "f16 training with an f16-product GEMM (emulated) stays within f32 rounding of f32 training",

@@ -19,12 +19,15 @@ import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "../../src
 import {
   checkWinoGemm,
   gemmBlock,
+  type GemmCandidate,
   hardwareCandidates,
   loadWgradVariant,
   loadWinoKernels,
   narrowCandidates,
   needsF16Plan,
+  splitCandidate,
   splitCandidates,
+  stagedCandidate,
   testCandidates,
   variantColumns,
   WGRAD_VARIANTS,
@@ -37,6 +40,7 @@ import {
   compareSmallBatch,
   defaultCandidates,
   directOptions,
+  halfTwin,
   LEGACY,
   pickWgradKernel,
   pickWinoKernels,
@@ -46,6 +50,7 @@ import {
   tuneWgrad,
   tuneWinograd,
 } from "../../src/nn/gpu/winograd_tune.ts";
+import { stagedColumns } from "../../src/nn/gpu/winograd_staged.ts";
 import { CpuNet, GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import type { CpuTensor } from "../../src/nn/tensor.ts";
@@ -176,6 +181,14 @@ async function runVariant(
     !!c.planeOut,
     "the plane-staged output transform where the candidate has it",
   );
+  const staged = rec.ops.some((o) => o.label === `wino.${c.name}.output-staged`);
+  assert.equal(
+    staged,
+    !!c.stagedOut,
+    "the column-staged output transform where the candidate has it",
+  );
+  const stagedIn = rec.ops.some((o) => o.label === `wino.${c.name}.input-staged`);
+  assert.equal(stagedIn, !!c.stagedIn, "the column-staged input transform where it has it");
   rec.submit();
   const [got] = await readTensors(ctx!, [y]);
   rec.destroy();
@@ -283,6 +296,59 @@ Deno.test("the plane-staged output transform equals the one-thread-a-tile one", 
     assert.ok(relErr(a, b) <= tol, `F(${m}x${m}) ${s} x ${s}: ${relErr(a, b)}`);
     const want = convFused(x, wt, bias, res, true).data;
     assert.ok(relErr(a, want) < 2e-4, `F(${m}x${m}) against the CPU: ${relErr(a, want)}`);
+  }
+});
+
+// The column-staged transforms (`-c` output, `-i` input, `-ic` both; session 32) against the same
+// GEMM with the one-thread-a-tile transforms: every tile; a last block of tile columns cut short
+// (5 x 16 tiles at F(7x7) on 26 x 26 = 80 columns, 7 a block; 28 with the hardware's 256 threads);
+// 14 x 14 boards; split-K partials added as they are read; f16 storage (emulated).
+Deno.test("the column-staged transforms equal the one-thread-a-tile ones", opts, async () => {
+  const twins = testCandidates().filter((c) => c.stagedOut || c.stagedIn) as GemmCandidate[];
+  assert.deepEqual(twins.map((c) => c.name.replace(/^.*-/, "")), ["c64", "i64", "ic64"]);
+  const base = testCandidates().find((c) => c.name === twins[0].name.replace(/-c64$/, ""))!;
+  assert.ok(base && !base.stagedOut && !base.stagedIn);
+  assert.deepEqual(
+    ([7, 6, 4, 2] as const).map((m) => stagedColumns(m, 64) * (m + 2)),
+    [63, 64, 60, 64],
+  );
+  const split = splitCandidate(base as GemmCandidate, 2);
+  const half = halfTwin(base) as GemmCandidate;
+  const cases = [
+    [7, 5, 6, 5, 26],
+    [6, 1, 6, 5, 26],
+    [4, 2, 6, 9, 26],
+    [2, 1, 5, 3, 26],
+    [7, 5, 4, 7, 14],
+    [4, 3, 4, 7, 14],
+  ] as const;
+  for (const [m, n, ci, co, s] of cases) {
+    const x = randTensor([n, ci, s, s], 51), wt = randTensor([co, ci, 3, 3], 52);
+    const bias = randTensor([co], 53), res = randTensor([n, co, s, s], 54);
+    const pairs: [WinoCandidate, WinoCandidate][] = twins.map((t) => [t, base]);
+    if (m === 7 || m === 4) {
+      pairs.push([stagedCandidate(split, "ic", 64), split]);
+      pairs.push([stagedCandidate(half, "ic", 64), half]);
+    }
+    // The hardware candidates' 256-thread workgroups (28 and 42 tile columns a block) where the
+    // hardware-size variants are checked: llvmpipe takes about 40 s to compile the F(7x7) ones.
+    if (hardware && s === 26) pairs.push([stagedCandidate(base as GemmCandidate, "ic"), base]);
+    for (const [t, b] of pairs) {
+      const got = await runVariant(t, m, x, wt, bias, res);
+      const want = await runVariant(b, m, x, wt, bias, res);
+      // Hardware compilers may fuse the epilogue's add into the transform's last product in one
+      // kernel and not the other.
+      const tol = ctx!.report.isFallback ? 0 : 1e-6;
+      const e = relErr(got, want);
+      assert.ok(e <= tol, `${t.name} F(${m}x${m}) ${[n, ci, co, s]}: ${e}`);
+      const cpu = convFused(x, wt, bias, res, true).data;
+      // f16 V and M (the `-h` twin): F(7x7)'s transforms magnify their rounding.
+      const bound = t.half ? 2e-2 : 2e-4;
+      assert.ok(
+        relErr(got, cpu) < bound,
+        `${t.name} F(${m}x${m}) against the CPU: ${relErr(got, cpu)}`,
+      );
+    }
   }
 });
 

@@ -86,13 +86,21 @@ Deno.test("the large tiles are tuned over F(4x4)'s fastest candidates on the sam
   ]);
   const best = hardwareCandidates(false).find((c) => c.name === names[1])!;
   assert.equal(largeCandidates(four, [best])!.length, 4);
-  // Where the fastest has a plane-staged output twin (session 29), the twin is timed too.
+  // Where the fastest has plane-staged and column-staged output twins (sessions 29, 32), the twins
+  // are timed too.
   const fast = { ...four, timings: [{ name: "128x128k8t256ruvp", ms: 0.4, gemmMs: null }] };
   assert.deepEqual(largeCandidates(fast)!.map((c) => c.name), [
     "128x128k8t256ruvp",
     "128x128k8t256ruvp-o",
+    "128x128k8t256ruvp-c",
+    "128x128k8t256ruvp-ic",
   ]);
   assert.ok(largeCandidates(fast)![1].planeOut);
+  assert.equal(largeCandidates(fast)![2].stagedOut, 256);
+  assert.equal(largeCandidates(fast)![3].stagedIn, 256);
+  // A staged twin as the fastest adds no twin of its own.
+  const staged = { ...four, timings: [{ name: "128x128k8t256ruvp-c", ms: 0.4, gemmMs: null }] };
+  assert.deepEqual(largeCandidates(staged)!.map((c) => c.name), ["128x128k8t256ruvp-c"]);
 });
 
 Deno.test(

@@ -36,6 +36,7 @@ import {
   bridgeName,
   type BridgeSpec,
 } from "./winograd_bridge.ts";
+import { stagedGroups } from "./winograd_staged.ts";
 
 /** How a recorder runs one fused 3x3 conv as Winograd (GpuRecorder.winoPlanOf). */
 export interface WinoPlan {
@@ -956,11 +957,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     let v = this.takeBridged(x, ppad);
     if (!v) {
       v = this.pool.acquire([g.alpha, ci, 1, ppad], "nn.wino", tb);
+      const staged = k.inputStaged && k.candidate.stagedIn;
       this.recordPipeline(
-        k.input,
-        `wino.${k.candidate.name}.input`,
+        staged ? k.inputStaged! : k.input,
+        `wino.${k.candidate.name}.${staged ? "input-staged" : "input"}`,
         { 2: x.buffer, 3: v.buffer, 8: pp, ...sc },
-        this.g1(n * ci * g.tiles),
+        staged ? stagedGroups(this.ctx, from.m, staged, ci, g.p) : this.g1(n * ci * g.tiles),
       );
     }
     // A split-K GEMM writes its partials side by side: M [alpha, splits, Co, ppad].
@@ -979,6 +981,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       (scale
         ? null
         : this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, this.bridgeNext(key, next))) ??
+        this.winoOutputStaged(k, from.m, mm, bias, res, fz, pp, [n, co, h, wd], g.p, half, sc) ??
         this.winoOutputPlanes(k, from.m, mm, bias, res, fz, pp, [n, co, h, wd], half, sc) ??
         this.winoOutput(
           (b, groups) =>
@@ -989,6 +992,32 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
           half,
         );
     this.release(mm);
+    return y;
+  }
+
+  /** The column-staged output transform of a stagedOut candidate, or null where it has none. */
+  private winoOutputStaged(
+    k: WinoKernels,
+    m: WinogradTile,
+    mm: GpuTensor,
+    bias: GpuTensor,
+    res: GpuTensor,
+    fz: GPUBuffer,
+    pp: GPUBuffer,
+    shape: [number, number, number, number],
+    p: number,
+    half: boolean,
+    sc: Record<number, GPUBuffer>,
+  ): GpuTensor | null {
+    const threads = k.candidate.stagedOut;
+    if (!k.outputStaged || !threads) return null;
+    const y = half ? this.outHalf(shape) : this.out(shape);
+    this.recordPipeline(
+      k.outputStaged,
+      `wino.${k.candidate.name}.output-staged`,
+      { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 7: y.buffer, 8: pp, 9: fz, ...sc },
+      stagedGroups(this.ctx, m, threads, shape[1], p),
+    );
     return y;
   }
 

@@ -54,7 +54,8 @@ export function checkRandom(size: number, seed: number): Float32Array {
   return out;
 }
 
-function sameBits(a: Float32Array, b: Float32Array): boolean {
+/** Whether two arrays hold the same floats bit for bit. */
+export function sameBits(a: Float32Array, b: Float32Array): boolean {
   const x = new Uint32Array(a.buffer, a.byteOffset, a.length);
   const y = new Uint32Array(b.buffer, b.byteOffset, b.length);
   return x.length === y.length && x.every((v, i) => v === y[i]);

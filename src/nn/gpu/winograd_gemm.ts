@@ -16,6 +16,7 @@ import { oncePerDevice, type PerDevice } from "../../gpu/per_device.ts";
 import { f16Prelude } from "./conv_gemm.ts";
 import { winogradSource, type WinogradTile } from "../winograd.ts";
 import { type WinoFused, winoFusedName, winogradFusedSource } from "./winograd_fused.ts";
+import { winogradInputStagedSource, winogradOutputStagedSource } from "./winograd_staged.ts";
 
 /** Tiling of one transformed-domain GEMM kernel. */
 export interface WinoGemm {
@@ -381,6 +382,13 @@ export interface GemmCandidate {
   fused?: undefined;
   /** The plane-staged output transform (`-o`; session 29) where the image's planes fit it. */
   planeOut?: boolean;
+  /**
+   * The column-staged output transform (`-c`; winograd_staged.ts) with workgroups of about this
+   * many threads.
+   */
+  stagedOut?: number;
+  /** The column-staged input transform (`-i`), as stagedOut. */
+  stagedIn?: number;
 }
 
 /**
@@ -393,6 +401,8 @@ export interface FusedCandidate {
   half: false;
   gemm?: undefined;
   planeOut?: undefined;
+  stagedOut?: undefined;
+  stagedIn?: undefined;
 }
 
 /** Anything the autotuner can pick for a Winograd layer. */
@@ -421,6 +431,25 @@ function cand(
  */
 export function planeOutCandidate(c: GemmCandidate): GemmCandidate {
   return { ...c, name: `${c.name}-o`, planeOut: true };
+}
+
+/**
+ * Candidate c with column-staged transforms (winograd_staged.ts): the output transform's (`c`: m +
+ * 2 loads of M a thread instead of (m + 2)^2, for the output transform that read M at about a
+ * quarter of the H200's bandwidth in sessions 29-31), the input transform's (`i`), or both
+ * (`-ic`); workgroups of about `threads` threads (a suffix N where not 256).
+ */
+export function stagedCandidate(
+  c: GemmCandidate,
+  which: "c" | "i" | "ic",
+  threads = 256,
+): GemmCandidate {
+  return {
+    ...c,
+    name: `${c.name}-${which}${threads === 256 ? "" : threads}`,
+    ...(which.includes("c") ? { stagedOut: threads } : {}),
+    ...(which.includes("i") ? { stagedIn: threads } : {}),
+  };
 }
 
 /** Whether a candidate runs only in f16 plans: f16 V/M storage, or f16 products. */
@@ -561,6 +590,11 @@ export function hardwareCandidates(f16VM: boolean): GemmCandidate[] {
     // The H200's three fastest F(4x4) tilings at batch 256 in session 29, with the plane-staged
     // output transform.
     ...blockedCandidates().filter((c) => PLANE_OUT_TILINGS.includes(c.name)).map(planeOutCandidate),
+    // The same three with column-staged transforms (session 32): the output's, and both.
+    ...blockedCandidates().filter((c) => PLANE_OUT_TILINGS.includes(c.name)).flatMap((c) => [
+      stagedCandidate(c, "c"),
+      stagedCandidate(c, "ic"),
+    ]),
   ];
   if (!f16VM) return f32;
   return [
@@ -607,6 +641,11 @@ export function testCandidates(): GemmCandidate[] {
     cand(4, 8, 1, 1, 8, true, true, false, false, VP),
     // The plane-staged output transform's twin (of the 16 x 32 one above).
     planeOutCandidate(cand(4, 4, 1, 2, 4, true, true, false, true, VP)),
+    // The column-staged transforms' twins (64-thread workgroups: a software adapter compiles
+    // their workgroup memory quickly): the output's, the input's, both.
+    stagedCandidate(cand(4, 4, 1, 2, 4, true, true, false, true, VP), "c", 64),
+    stagedCandidate(cand(4, 4, 1, 2, 4, true, true, false, true, VP), "i", 64),
+    stagedCandidate(cand(4, 4, 1, 2, 4, true, true, false, true, VP), "ic", 64),
     // Split-K twins: vec4 U loads in 2 partials; scalar loads with double-buffered slices in 3
     // (Ci = 5 leaves the last partial empty, Ci = 19 ends one in a partial slice).
     splitCandidate(cand(4, 4, 1, 1, 4, true, true, false, false, VP), 2),
@@ -701,6 +740,10 @@ export interface WinoKernels {
   output?: GPUComputePipeline;
   /** The plane-staged output transform of a planeOut candidate. */
   outputPlanes?: GPUComputePipeline;
+  /** The column-staged output transform of a stagedOut candidate. */
+  outputStaged?: GPUComputePipeline;
+  /** The column-staged input transform of a stagedIn candidate (then in place of `input`). */
+  inputStaged?: GPUComputePipeline;
 }
 
 const compiled: PerDevice<WinoKernels> = new WeakMap();
@@ -726,7 +769,11 @@ export function loadWinoKernels(
   // f16 products: real f16 unless the plan emulates f16 (software adapters' tests).
   const arith = act === "f16-emulated" || transformed === "f16-emulated" ? "f16-emulated" : "f16";
   const planes = !c.fused && !!c.planeOut;
-  const key = `${m}:${act}:${transformed}:${scaled}:${planes}:${JSON.stringify(c.gemm ?? c.fused)}`;
+  const staged = c.fused ? 0 : c.stagedOut ?? 0;
+  const stagedIn = c.fused ? 0 : c.stagedIn ?? 0;
+  const key = `${m}:${act}:${transformed}:${scaled}:${planes}:${staged}:${stagedIn}:${
+    JSON.stringify(c.gemm ?? c.fused)
+  }`;
   return oncePerDevice(compiled, ctx, key, async () => {
     const splits = c.gemm?.splits ?? 1;
     const tsrc = winogradSource(m, act, transformed, scaled, false, splits);
@@ -765,6 +812,28 @@ export function loadWinoKernels(
             "wino_output_planes",
             {},
             `${label}.output-planes`,
+          ),
+        }
+        : {}),
+      ...(stagedIn
+        ? {
+          inputStaged: await computePipeline(
+            ctx,
+            winogradInputStagedSource(m, act, transformed, scaled, stagedIn),
+            "wino_input_staged",
+            {},
+            `${label}.input-staged`,
+          ),
+        }
+        : {}),
+      ...(staged
+        ? {
+          outputStaged: await computePipeline(
+            ctx,
+            winogradOutputStagedSource(m, act, transformed, scaled, splits, staged),
+            "wino_output_staged",
+            {},
+            `${label}.output-staged`,
           ),
         }
         : {}),

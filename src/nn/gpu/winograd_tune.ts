@@ -949,8 +949,8 @@ export const LARGE_CANDIDATES = 4;
 /**
  * The candidates a large tile (F(6x6), F(7x7)) is tuned over once F(4x4) was tuned on the same
  * shape (`four`; null: F(4x4) itself, the default list): F(4x4)'s LARGE_CANDIDATES fastest (the
- * built-in GEMM is always timed), and the fastest one's plane-staged output twin where it has
- * one. The tiles run the same batched GEMM on similar shapes (on 26 x 26, 64 or 81 slices of 25
+ * built-in GEMM is always timed), and the fastest one's plane-staged and column-staged output
+ * twins where it has them. The tiles run the same batched GEMM on similar shapes (on 26 x 26, 64 or 81 slices of 25
  * or 16 tiles a board against 36 of 49), and the full list would multiply the tuning time of a
  * plan.
  */
@@ -966,19 +966,22 @@ export function largeCandidates(
     .map((t) => findCandidate(t.name, f16Plan));
   const out = [...best];
   // The fastest one's plane-staged output twin (session 29): a large tile's output transform stores
-  // m floats apart a thread, so it may win there where it did not at F(4x4).
-  const top = best.find((c) => !c.fused && !c.planeOut);
-  const twin = top && planeOutTwin(top.name, f16Plan);
-  for (const c of [...(twin ? [twin] : []), ...extra]) {
+  // m floats apart a thread, so it may win there where it did not at F(4x4). And its column-staged
+  // twins (session 32): a large tile's thread loads (m + 2)^2 values of M in the plain transform.
+  const top = best.find((c) => !c.fused && !c.planeOut && !c.stagedOut && !c.stagedIn);
+  const twins = top
+    ? (["-o", "-c", "-ic"] as const).map((x) => stagedTwin(top.name, x, f16Plan))
+    : [];
+  for (const c of [...twins.filter((t) => t !== null), ...extra]) {
     if (!out.some((b) => b.name === c.name)) out.push(c);
   }
   return out;
 }
 
-/** The `-o` twin of candidate `name` where one exists, else null. */
-function planeOutTwin(name: string, f16Plan: boolean): WinoCandidate | null {
+/** The `-o` (plane-staged), `-c` or `-ic` (column-staged) twin of candidate `name`, if any. */
+function stagedTwin(name: string, suffix: string, f16Plan: boolean): WinoCandidate | null {
   try {
-    return findCandidate(`${name}-o`, f16Plan);
+    return findCandidate(`${name}${suffix}`, f16Plan);
   } catch {
     return null;
   }

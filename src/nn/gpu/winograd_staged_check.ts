@@ -1,0 +1,101 @@
+// The column-staged Winograd transforms against the one-thread-a-tile ones, kernel by kernel: the
+// same random M through both output transforms (y compared bit for bit) and the same random
+// activations through both input transforms (V compared). No GEMM takes part, so the check
+// compiles in seconds on any WebGPU implementation (the browser check runs it in Chromium's too).
+import type { GpuContext } from "../../gpu/device.ts";
+import { storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
+import { workgroups1d } from "../../gpu/dispatch.ts";
+import { computePipeline } from "../../gpu/pipeline.ts";
+import { winogradColumns, winogradGeometry } from "../winograd.ts";
+import { GpuRecorder } from "./backend.ts";
+import { ensureWinogradTile, type HalfKernelName, type HalfKernels } from "./f16.ts";
+import { HARDWARE_TILES, type KernelName, loadKernels } from "./kernels.ts";
+import { readTensors, TensorPool } from "./tensor.ts";
+import { BRIDGE_CASES, type BridgeCase, checkRandom, sameBits } from "./winograd_bridge_check.ts";
+import {
+  stagedGroups,
+  winogradInputStagedSource,
+  winogradOutputStagedSource,
+} from "./winograd_staged.ts";
+
+/** The bridge check's cases (every tile, epilogues, overhanging tile grids, 81 F(2x2) tiles). */
+export const STAGED_CASES: readonly BridgeCase[] = BRIDGE_CASES;
+
+/** Two of them for slow shader compilers: F(2x2) with residual and ReLU, F(4x4) with ReLU. */
+export const STAGED_CASES_QUICK: readonly BridgeCase[] = [BRIDGE_CASES[0], BRIDGE_CASES[2]];
+
+/**
+ * Runs each case through both output transforms and both input transforms (the kernel tables'
+ * f32 activations, or the f16 plan's with `half`; V and M f32), the staged ones with workgroups of
+ * about `threads` threads; returns the cases whose y or V differ in any bit ([] where they agree).
+ */
+export async function winogradStagedParity(
+  ctx: GpuContext,
+  half: HalfKernels | null = null,
+  cases: readonly BridgeCase[] = STAGED_CASES,
+  threads = 64,
+): Promise<string[]> {
+  const kernels = await loadKernels(ctx, HARDWARE_TILES, "direct");
+  for (const m of new Set(cases.map((k) => k.m))) await ensureWinogradTile(ctx, kernels, half, m);
+  const act = half?.storage ?? "f32";
+  if (act === "f16") throw new Error("the staged check runs f32 or emulated f16 activations");
+  const H = half ? "H" : "";
+  const bad: string[] = [];
+  for (const [i, k] of cases.entries()) {
+    const g = winogradGeometry(k.m, k.n, k.h, k.w), ppad = winogradColumns(g.p);
+    const ysize = k.n * k.c * k.h * k.w, vsize = g.alpha * k.c * ppad;
+    const buf = (data: Float32Array) => storageBuffer(ctx, data, "staged.check");
+    const mm = buf(checkRandom(vsize, 13 + i)), bias = buf(checkRandom(k.c, 27 + i));
+    const res = buf(checkRandom(ysize, 39 + i)), x = buf(checkRandom(ysize, 51 + i));
+    const [ya, yb, va, vb] = [ysize, ysize, vsize, vsize].map((s) => buf(new Float32Array(s)));
+    const u32 = (w: number[]) => uniformBuffer(ctx, new Uint32Array(w).buffer, "staged.check");
+    const fz = u32([k.relu ? 1 : 0, k.res ? 1 : 0, 0, 0]);
+    const pp = u32([k.n, k.c, k.c, k.h, k.w, g.tw, g.tiles, ppad]);
+    const output = await computePipeline(
+      ctx,
+      winogradOutputStagedSource(k.m, act, "f32", false, 1, threads),
+      "wino_output_staged",
+      {},
+      "nn.wino.staged.check.output",
+    );
+    const input = await computePipeline(
+      ctx,
+      winogradInputStagedSource(k.m, act, "f32", false, threads),
+      "wino_input_staged",
+      {},
+      "nn.wino.staged.check.input",
+    );
+    const pool = new TensorPool(ctx);
+    const rec = new GpuRecorder(ctx, kernels, pool, false);
+    rec.half = half;
+    const groups = workgroups1d(ctx, k.n * k.c * g.tiles, 64);
+    const staged = stagedGroups(ctx, k.m, threads, k.c, g.p);
+    const outBind = { 4: mm, 5: bias, 6: res, 8: pp, 9: fz };
+    rec.record(`winogradOutput${H}${k.m}` as KernelName | HalfKernelName, {
+      ...outBind,
+      7: ya,
+    }, groups);
+    rec.recordPipeline(output, "wino.staged.output", { ...outBind, 7: yb }, staged);
+    rec.record(
+      `winogradInput${H}${k.m}` as KernelName | HalfKernelName,
+      { 2: x, 3: va, 8: pp },
+      groups,
+    );
+    rec.recordPipeline(input, "wino.staged.input", { 2: x, 3: vb, 8: pp }, staged);
+    rec.submit();
+    const t = (b: GPUBuffer, size: number) => ({ shape: [size], buffer: b, size });
+    const [yA, yB, vA, vB] = await readTensors(ctx, [
+      t(ya, ysize),
+      t(yb, ysize),
+      t(va, vsize),
+      t(vb, vsize),
+    ]);
+    const name = `F(${k.m}) ${k.n}x${k.c}x${k.h}x${k.w} ${act}`;
+    if (!sameBits(yA, yB)) bad.push(`${name} output`);
+    if (!sameBits(vA, vB)) bad.push(`${name} input`);
+    rec.destroy();
+    pool.destroy();
+    for (const b of [mm, bias, res, x, ya, yb, va, vb, fz, pp]) b.destroy();
+  }
+  return bad;
+}
