@@ -111,7 +111,7 @@ for (
       "output-staged",
     ],
     [
-      "column-staged input",
+      "column-staged input and",
       (c: WinoCandidate) => !!c.stagedIn && !!c.stagedOut,
       /-ic\d*$/,
       "input-staged",
