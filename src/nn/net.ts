@@ -56,7 +56,13 @@ import {
 } from "./gpu/winograd_gemm.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
 import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
-import { defaultMapMode, type HostPhases, type MapMode, ReadbackQueue } from "./gpu/readback.ts";
+import {
+  defaultMapMode,
+  type HostPhases,
+  type MapMode,
+  parseMapGroup,
+  ReadbackQueue,
+} from "./gpu/readback.ts";
 import {
   deviceHasF16,
   ensureWinogradTile,
@@ -724,6 +730,22 @@ export class GpuNet implements PolicyValueNet {
   setMapMode(mode: MapMode): void {
     this.readback.requestPending();
     this.readback.mode = mode;
+  }
+
+  /**
+   * Calls one map request covers in the grouped mode (default 2, KIBITZ_NN_MAP_GROUP): larger
+   * groups empty the GPU's queue less often where many calls are in flight (groups of G need G + 2
+   * in flight).
+   */
+  get mapGroup(): number {
+    return this.readback.mapGroup;
+  }
+
+  /** Sets mapGroup (2 to 64); calls already submitted are requested first. */
+  set mapGroup(g: number) {
+    const n = parseMapGroup(g);
+    this.readback.requestPending();
+    this.readback.mapGroup = n;
   }
 
   /**

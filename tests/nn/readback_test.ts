@@ -11,10 +11,13 @@ import { initWeights } from "../../src/nn/params.ts";
 import { InferencePipeline } from "../../src/nn/pipeline.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import {
+  defaultMapGroup,
   GROUP_DEPTH,
   hostPhases,
+  MAP_GROUP,
   MAP_MODES,
   type MapMode,
+  parseMapGroup,
   ReadbackQueue,
 } from "../../src/nn/gpu/readback.ts";
 import { type GpuTensor, readTensors } from "../../src/nn/gpu/tensor.ts";
@@ -37,22 +40,28 @@ Deno.test(
     const a = tensor(Float32Array.from({ length: 70 }, (_, i) => i * 0.5 - 3));
     const b = tensor(new Float32Array([7, -1, 2.5]));
     const want = await readTensors(ctx!, [a, b]);
-    for (const mode of MAP_MODES) {
+    // Every mode, and the grouped one in groups of 4 with 8 calls in flight (groups need 6).
+    const configs = [
+      ...MAP_MODES.map((m) => [m, MAP_GROUP, 5] as const),
+      ["grouped", 4, 8] as const,
+    ];
+    for (const [mode, group, depth] of configs) {
       const q = new ReadbackQueue(ctx!, mode);
+      q.mapGroup = group;
       const p = hostPhases();
       q.profile = p;
-      // Five calls in flight, then five more: at most five staging buffers ever exist.
+      // `depth` calls in flight, then as many more: at most `depth` staging buffers ever exist.
       for (let round = 0; round < 2; round++) {
         const got = await Promise.all(
-          Array.from({ length: 5 }, () => q.submit(ctx!.device.createCommandEncoder(), [a, b])),
+          Array.from({ length: depth }, () => q.submit(ctx!.device.createCommandEncoder(), [a, b])),
         );
         for (const g of got) {
           assert.deepEqual(g[0], want[0]);
           assert.deepEqual(g[1], want[1]);
         }
       }
-      assert.equal(q.buffers, 5, `${mode}: staging buffers`);
-      assert.equal(p.calls, 10);
+      assert.equal(q.buffers, depth, `${mode} ${group}: staging buffers`);
+      assert.equal(p.calls, 2 * depth);
       assert.ok(p.encode >= 0 && p.submit > 0 && p.readout > 0, JSON.stringify(p));
       q.destroy();
     }
@@ -194,6 +203,44 @@ Deno.test("ReadbackQueue: grouped requests maps every second call once 4 are in 
     "map", // the last one's, by the timer
   ]);
   q.destroy();
+});
+
+Deno.test("ReadbackQueue: grouped in groups of 4 requests maps every fourth call once 6 are in flight", async () => {
+  const { log, q, submit } = loggedQueue("grouped");
+  assert.equal(q.mapGroup, MAP_GROUP);
+  q.mapGroup = 4;
+  const calls = Array.from({ length: 12 }, () => submit());
+  await Promise.all(calls);
+  assert.deepEqual(log, [
+    ...["finish", "submit", "map"], // alone: at once
+    ...["finish", "submit"], // 1 in flight: deferred...
+    ...[0, 1, 2, 3].flatMap(() => ["finish", "map", "submit"]), // ...until 6 are in flight:
+    ...[0, 1, 2].flatMap(() => ["finish", "submit"]), // up to 3 unrequested calls, no wait
+    ...["finish", "map", "map", "map", "map", "submit"], // four: all requested (one wait)
+    ...["finish", "submit", "finish", "submit"],
+    ...["map", "map", "map"], // the last ones', by the timer
+  ]);
+  q.destroy();
+});
+
+Deno.test("map group: KIBITZ_NN_MAP_GROUP and GpuNet.mapGroup take integers from 2 to 64", () => {
+  assert.equal(parseMapGroup("4"), 4);
+  assert.equal(parseMapGroup(64), 64);
+  for (const bad of ["1", "65", "2.5", "x", -3]) {
+    assert.throws(() => parseMapGroup(bad), /integer from 2 to 64, got/);
+  }
+  const prev = Deno.env.get("KIBITZ_NN_MAP_GROUP");
+  try {
+    Deno.env.set("KIBITZ_NN_MAP_GROUP", "6");
+    assert.equal(defaultMapGroup(), 6);
+    Deno.env.set("KIBITZ_NN_MAP_GROUP", "0");
+    assert.throws(() => defaultMapGroup(), /KIBITZ_NN_MAP_GROUP/);
+    Deno.env.delete("KIBITZ_NN_MAP_GROUP");
+    assert.equal(defaultMapGroup(), MAP_GROUP);
+  } finally {
+    if (prev === undefined) Deno.env.delete("KIBITZ_NN_MAP_GROUP");
+    else Deno.env.set("KIBITZ_NN_MAP_GROUP", prev);
+  }
 });
 
 Deno.test("ReadbackQueue: a call submitted as the last one maps at once", async () => {

@@ -17,7 +17,8 @@
 // 1.60 ms a call with 16 in flight against 1.33 GPU ms). The "grouped" mode (session 30; the
 // default on hardware since it measured faster, see defaultMapMode) requests maps every second call
 // while at least GROUP_DEPTH calls are in flight, so half the calls find the one before them still
-// queued behind the GPU's work.
+// queued behind the GPU's work. Its group size (mapGroup, session 32) can be larger where many
+// calls are in flight: at batch 256 each drain cost about 2.1 ms a call on the H200 (session 31).
 import { KibitzError } from "../../errors.ts";
 import { envValue } from "../../env.ts";
 import type { GpuContext } from "../../gpu/device.ts";
@@ -35,8 +36,33 @@ export const MAP_MODES: readonly MapMode[] = ["eager", "deferred", "grouped"];
 /**
  * Calls in flight from which the grouped mode requests maps every second call: fewer would leave
  * a caller waiting on a result whose map was not requested (2 in flight: each waits for the other).
+ * Groups of G calls need G + 2 in flight.
  */
 export const GROUP_DEPTH = 4;
+
+/** The grouped mode's default group: maps requested every second call. */
+export const MAP_GROUP = 2;
+
+/**
+ * The grouped mode's group size: KIBITZ_NN_MAP_GROUP (an integer from 2 to 64) where set, else
+ * MAP_GROUP.
+ */
+export function defaultMapGroup(): number {
+  const v = envValue("KIBITZ_NN_MAP_GROUP");
+  return v === undefined || v === "" ? MAP_GROUP : parseMapGroup(v);
+}
+
+/** Checks a group size: an integer from 2 to 64. */
+export function parseMapGroup(v: string | number): number {
+  const n = typeof v === "number" ? v : Number(v);
+  if (!Number.isInteger(n) || n < 2 || n > 64) {
+    throw new KibitzError(
+      "bad_args",
+      `the grouped map requests' group (KIBITZ_NN_MAP_GROUP, GpuNet.mapGroup) must be an integer from 2 to 64, got "${v}"`,
+    );
+  }
+  return n;
+}
 
 /** Host ms of inference calls by phase, summed over `calls` (the bench's host-side profile). */
 export interface HostPhases {
@@ -104,6 +130,8 @@ export class ReadbackQueue {
   gpuEstimateMs = 0;
   /** Host phases of the calls while set (GpuNet.profileHost); null: not timed. */
   profile: HostPhases | null = null;
+  /** Grouped mode: calls a map request covers (see parseMapGroup). */
+  mapGroup = defaultMapGroup();
 
   /**
    * `maxWaitMs` caps the deferred timer (inference calls: MAX_WAIT_MS); `lateFactor` scales the
@@ -207,13 +235,15 @@ export class ReadbackQueue {
   }
 
   /**
-   * Whether a submit first requests the earlier calls' maps: deferred, always; grouped, unless
-   * only one is unrequested and at least GROUP_DEPTH calls are in flight.
+   * Whether a submit first requests the earlier calls' maps: deferred, always; grouped, once
+   * mapGroup calls are unrequested, or while fewer than max(GROUP_DEPTH, mapGroup + 2) calls are in
+   * flight (a caller awaiting its oldest call finds it requested).
    */
   private drainsNow(): boolean {
     if (this.mode === "eager") return false;
     if (this.mode === "deferred") return true;
-    return this.unrequested.length >= 2 || this.outstanding < GROUP_DEPTH;
+    return this.unrequested.length >= this.mapGroup ||
+      this.outstanding < Math.max(GROUP_DEPTH, this.mapGroup + 2);
   }
 
   /** Requests the maps of every submitted call not yet requested (each map waits for the GPU). */
