@@ -11,6 +11,7 @@ import { f16Entries } from "./f16.ts";
 import { HARDWARE_TILES, kernelSources, type KernelTiles } from "./kernels.ts";
 import { winogradBridgeSource } from "./winograd_bridge.ts";
 import { winogradFusedSource } from "./winograd_fused.ts";
+import { winogradInputStagedSource, winogradOutputStagedSource } from "./winograd_staged.ts";
 import {
   fusedCandidates,
   hardwareCandidates,
@@ -112,7 +113,19 @@ export function kernelFingerprint(tiles: KernelTiles = HARDWARE_TILES): Promise<
         );
       }
     }
-    for (const c of [...hardwareCandidates(true), ...splitCandidates()]) {
+    for (const m of [2, 4, 6, 7] as const) {
+      // The column-staged transforms (`-c`, `-ic` candidates).
+      for (const act of storages) {
+        for (const tr of storages) {
+          add(() => winogradOutputStagedSource(m, act, tr, false, 1, 256));
+          add(() => winogradInputStagedSource(m, act, tr, false, 256));
+        }
+      }
+    }
+    // The candidates' names: a twin that shares its GEMM's text (`-o`, `-c`) is a new candidate.
+    const cands = [...hardwareCandidates(true), ...splitCandidates()];
+    parts.push(cands.map((c) => c.name).join(" "));
+    for (const c of cands) {
       for (const tr of storages) add(() => winogradGemmSource(c.gemm, tr));
     }
     for (const c of fusedCandidates()) {
