@@ -4,12 +4,18 @@
 struct Params { rows: u32, cols: u32, _p0: u32, _p1: u32 }
 
 @group(0) @binding(0) var<storage, read> logits: array<f32>;
-@group(0) @binding(1) var<storage, read> mask: array<f32>;
+// The legal moves, one bit a move, each row in whole words (src/nn/mask_bits.ts).
+@group(0) @binding(1) var<storage, read> mask: array<u32>;
 @group(0) @binding(2) var<storage, read> tgt: array<f32>;
 @group(0) @binding(3) var<storage, read_write> probs: array<f32>;
 @group(0) @binding(4) var<storage, read_write> loss: array<f32>;
 @group(0) @binding(5) var<storage, read_write> grad: array<f32>;
 @group(0) @binding(6) var<uniform> p: Params;
+
+// Whether move i of row r is legal.
+fn legal(r: u32, i: u32) -> bool {
+  return ((mask[r * ((p.cols + 31u) / 32u) + (i >> 5u)] >> (i & 31u)) & 1u) != 0u;
+}
 
 var<workgroup> red: array<f32, 256>;
 var<workgroup> red2: array<f32, 256>;
@@ -36,7 +42,7 @@ fn softmax_row(r: u32, t: u32) -> vec2<f32> {
   let o = r * p.cols;
   var mx = -3.0e38;
   for (var i = t; i < p.cols; i += 256u) {
-    if (mask[o + i] > 0.0) { mx = max(mx, logits[o + i]); }
+    if (legal(r, i)) { mx = max(mx, logits[o + i]); }
   }
   red[t] = mx;
   workgroupBarrier();
@@ -45,7 +51,7 @@ fn softmax_row(r: u32, t: u32) -> vec2<f32> {
   workgroupBarrier();
   var s = 0.0;
   for (var i = t; i < p.cols; i += 256u) {
-    if (mask[o + i] > 0.0) { s += exp(logits[o + i] - mx); }
+    if (legal(r, i)) { s += exp(logits[o + i] - mx); }
   }
   red[t] = s;
   red2[t] = 0.0;
@@ -56,7 +62,7 @@ fn softmax_row(r: u32, t: u32) -> vec2<f32> {
   let shift = mx + log(max(total, 1e-30));
   for (var i = t; i < p.cols; i += 256u) {
     var v = 0.0;
-    if (mask[o + i] > 0.0) { v = exp(logits[o + i] - shift); }
+    if (legal(r, i)) { v = exp(logits[o + i] - shift); }
     probs[o + i] = v;
   }
   return vec2<f32>(shift, select(0.0, 1.0, total > 0.0));
@@ -76,7 +82,7 @@ fn policy(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
   var l = 0.0;
   var mass = 0.0;
   for (var i = t; i < p.cols; i += 256u) {
-    if (mask[o + i] > 0.0) {
+    if (legal(r, i)) {
       l -= tgt[o + i] * (logits[o + i] - sm.x);
       mass += tgt[o + i];
     }
@@ -90,7 +96,7 @@ fn policy(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
   let inv_b = 1.0 / f32(p.rows);
   for (var i = t; i < p.cols; i += 256u) {
     var g = 0.0;
-    if (mask[o + i] > 0.0) { g = (probs[o + i] * tm - tgt[o + i]) * inv_b; }
+    if (legal(r, i)) { g = (probs[o + i] * tm - tgt[o + i]) * inv_b; }
     grad[o + i] = g;
   }
   if (t == 0u) { loss[r] = select(0.0, tl, sm.y > 0.0); }

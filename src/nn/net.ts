@@ -63,6 +63,7 @@ import {
   parseMapGroup,
   ReadbackQueue,
 } from "./gpu/readback.ts";
+import { allLegalMask, maskWords, packMask } from "./mask_bits.ts";
 import {
   deviceHasF16,
   ensureWinogradTile,
@@ -407,6 +408,8 @@ interface GpuPlan {
   l2: GpuTensor | null;
   /** The mask buffer holds all ones (the last call had no mask): a call without one skips it. */
   maskOnes: boolean;
+  /** The packed mask of the last upload (reused: packMask writes every word of a batch's rows). */
+  maskBits: Uint32Array;
 }
 
 /** Storage precision of GPU inference: f32, f16 storage with f32 accumulation, or auto. */
@@ -550,8 +553,8 @@ export class GpuNet implements PolicyValueNet {
   private readonly net: NetTensors<GpuTensor>;
   private readonly plans = new Map<string, Promise<GpuPlan>>();
   private readonly live: GpuPlan[] = [];
-  /** All-legal masks by batch size, for batches without one. */
-  private readonly ones = new Map<number, Float32Array>();
+  /** All-legal masks (packed) by batch size, for batches without one. */
+  private readonly ones = new Map<number, Uint32Array>();
   private readonly owned: GpuTensor[] = [];
   /** Folded conv weights of the fused inference plans, refreshed after training changes them. */
   private readonly folded = new Map<string, FoldedConv<GpuTensor>>();
@@ -924,7 +927,7 @@ export class GpuNet implements PolicyValueNet {
     }
     this.ctx.device.pushErrorScope("validation");
     const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
-    const mask = this.pool.acquire([size, c.moves], "nn.mask");
+    const mask = this.pool.acquire([size, maskWords(c.moves)], "nn.mask");
     const moveCells = cellWidth ? this.pool.acquire([size, cellWidth, 4], "nn.move_cells") : null;
     const policyTarget = train ? this.pool.acquire([size, c.moves], "nn.policy_target") : null;
     const valueTarget = train ? this.pool.acquire([size], "nn.value_target") : null;
@@ -961,6 +964,7 @@ export class GpuNet implements PolicyValueNet {
       out,
       l2,
       maskOnes: false,
+      maskBits: new Uint32Array(size * maskWords(c.moves)),
     };
     this.live.push(plan);
     return plan;
@@ -1290,12 +1294,14 @@ export class GpuNet implements PolicyValueNet {
     writeBuffer(this.ctx, plan.x.buffer, batch.planes);
     // The plan's input buffers are its own (never released to the pool): a mask of all ones
     // written by an earlier call is still there.
-    let mask = batch.mask;
-    if (!mask && !plan.maskOnes) {
-      mask = this.ones.get(batch.size);
-      if (!mask) {
-        this.ones.set(batch.size, mask = new Float32Array(batch.size * this.config.moves).fill(1));
-      }
+    // The mask goes up packed as bits (src/nn/mask_bits.ts).
+    const moves = this.config.moves, words = batch.size * maskWords(moves);
+    let mask: Uint32Array | null = null;
+    if (batch.mask) {
+      mask = packMask(batch.mask, batch.size, moves, plan.maskBits).subarray(0, words);
+    } else if (!plan.maskOnes) {
+      mask = this.ones.get(batch.size) ?? null;
+      if (!mask) this.ones.set(batch.size, mask = allLegalMask(batch.size, moves));
     }
     if (mask) writeBuffer(this.ctx, plan.mask.buffer, mask);
     plan.maskOnes = !batch.mask;

@@ -14,6 +14,7 @@ import { add, relu, reluBackward } from "../../src/nn/cpu/elementwise.ts";
 import { linear, linearBackward } from "../../src/nn/cpu/linear.ts";
 import { policyLoss, valueLoss } from "../../src/nn/cpu/loss.ts";
 import { sgdStep } from "../../src/nn/optimizer.ts";
+import { maskWords, packMask } from "../../src/nn/mask_bits.ts";
 import { GpuRecorder, SUMSQ_GROUPS } from "../../src/nn/gpu/backend.ts";
 import {
   HARDWARE_TILES,
@@ -332,8 +333,11 @@ for (const mode of MODES) {
       const target = randTensor([3, 300], 18, 0, 1);
       for (let i = 0; i < target.data.length; i++) target.data[i] *= mask.data[i];
       const z = randTensor([3, 1], 19, -2, 2), vt = cpuTensor([3], new Float32Array([1, -1, 0.25]));
+      // The GPU reads the mask packed as bits.
+      const words = packMask(mask.data, 3, 300);
+      const packed = cpuTensor([3, maskWords(300)], new Float32Array(words.buffer));
       const got = await onGpu(
-        [logits, mask, target, z, vt],
+        [logits, packed, target, z, vt],
         (r, [gl, gm, gt, gz, gvt]) => {
           const pl = r.policyLoss(gl, gm, gt);
           const sm = r.policyLoss(gl, gm, null);

@@ -87,9 +87,10 @@ Deno.test(
   async () => {
     const w = initWeights(tiny, 3);
     const cpu = new CpuNet(w);
-    const masked = syntheticBatch(tiny, 1, 11);
+    // Three positions: the packed mask's rows (src/nn/mask_bits.ts) at their own words.
+    const masked = syntheticBatch(tiny, 3, 11);
     assert.ok(masked.mask!.some((v) => v === 0), "the synthetic mask has illegal moves");
-    const bare = { size: 1, planes: masked.planes };
+    const bare = { size: 3, planes: masked.planes };
     // The all-ones mask stays in the plan's buffer across calls without one, and a masked call
     // in between must overwrite it (and the next bare call restore it).
     const order = [bare, bare, masked, bare, masked, masked, bare, bare];

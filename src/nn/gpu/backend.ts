@@ -5,6 +5,7 @@ import type { NnBackend, SgdHyper } from "../backend.ts";
 import type { BnParams } from "../cpu/batchnorm.ts";
 import { convGeometry } from "../cpu/conv.ts";
 import { expectShape, numel } from "../tensor.ts";
+import { maskWords } from "../mask_bits.ts";
 import type { KernelName, KernelTiles, NnKernels } from "./kernels.ts";
 import type { HalfKernelName, HalfKernels, HalfStorage } from "./f16.ts";
 import { type GpuTensor, type TensorPool, uploadTensor } from "./tensor.ts";
@@ -1506,10 +1507,13 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     return dx;
   }
 
-  /** Masked softmax, with cross-entropy and its gradient when a target is given. */
+  /**
+   * Masked softmax, with cross-entropy and its gradient when a target is given; `mask` holds the
+   * legal moves packed as bits, [rows, maskWords(cols)] words (src/nn/mask_bits.ts).
+   */
   policyLoss(logits: GpuTensor, mask: GpuTensor, target: GpuTensor | null) {
     const [rows, cols] = logits.shape;
-    expectShape("policy mask", mask.shape, logits.shape);
+    expectShape("policy mask (packed bits)", mask.shape, [rows, maskWords(cols)]);
     const p = this.params([rows, cols, 0, 0]);
     const probs = this.out(logits.shape);
     // One workgroup per row (tiled family) or one invocation per row (direct family).
