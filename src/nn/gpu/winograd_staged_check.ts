@@ -3,14 +3,14 @@
 // activations through both input transforms (V compared). No GEMM takes part, so the check
 // compiles in seconds on any WebGPU implementation (the browser check runs it in Chromium's too).
 import type { GpuContext } from "../../gpu/device.ts";
-import { storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
+import { uniformBuffer } from "../../gpu/buffers.ts";
 import { workgroups1d } from "../../gpu/dispatch.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import { winogradColumns, winogradGeometry } from "../winograd.ts";
 import { GpuRecorder } from "./backend.ts";
 import { ensureWinogradTile, type HalfKernelName, type HalfKernels } from "./f16.ts";
 import { HARDWARE_TILES, type KernelName, loadKernels } from "./kernels.ts";
-import { readTensors, TensorPool } from "./tensor.ts";
+import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./tensor.ts";
 import { BRIDGE_CASES, type BridgeCase, checkRandom, sameBits } from "./winograd_bridge_check.ts";
 import {
   stagedGroups,
@@ -26,8 +26,9 @@ export const STAGED_CASES_QUICK: readonly BridgeCase[] = [BRIDGE_CASES[0], BRIDG
 
 /**
  * Runs each case through both output transforms and both input transforms (the kernel tables'
- * f32 activations, or the f16 plan's with `half`; V and M f32), the staged ones with workgroups of
- * about `threads` threads; returns the cases whose y or V differ in any bit ([] where they agree).
+ * f32 activations, or the f16 plan's with `half`, real f16 included: the activations are cast on
+ * the GPU; V and M f32), the staged ones with workgroups of about `threads` threads; returns the
+ * cases whose y or V differ in any bit ([] where they agree).
  */
 export async function winogradStagedParity(
   ctx: GpuContext,
@@ -38,16 +39,22 @@ export async function winogradStagedParity(
   const kernels = await loadKernels(ctx, HARDWARE_TILES, "direct");
   for (const m of new Set(cases.map((k) => k.m))) await ensureWinogradTile(ctx, kernels, half, m);
   const act = half?.storage ?? "f32";
-  if (act === "f16") throw new Error("the staged check runs f32 or emulated f16 activations");
   const H = half ? "H" : "";
   const bad: string[] = [];
   for (const [i, k] of cases.entries()) {
     const g = winogradGeometry(k.m, k.n, k.h, k.w), ppad = winogradColumns(g.p);
     const ysize = k.n * k.c * k.h * k.w, vsize = g.alpha * k.c * ppad;
-    const buf = (data: Float32Array) => storageBuffer(ctx, data, "staged.check");
-    const mm = buf(checkRandom(vsize, 13 + i)), bias = buf(checkRandom(k.c, 27 + i));
-    const res = buf(checkRandom(ysize, 39 + i)), x = buf(checkRandom(ysize, 51 + i));
-    const [ya, yb, va, vb] = [ysize, ysize, vsize, vsize].map((s) => buf(new Float32Array(s)));
+    const pool = new TensorPool(ctx);
+    const rec = new GpuRecorder(ctx, kernels, pool, false);
+    rec.half = half;
+    const up = (data: Float32Array) => uploadTensor(ctx, [data.length], data, "staged.check");
+    const mm = up(checkRandom(vsize, 13 + i)), bias = up(checkRandom(k.c, 27 + i));
+    const res32 = up(checkRandom(ysize, 39 + i)), x32 = up(checkRandom(ysize, 51 + i));
+    const [za, zb] = [up(new Float32Array(ysize)), up(new Float32Array(ysize))];
+    // The activations in the plan's storage (f16 casts on the GPU where it is f16).
+    const store = (t: GpuTensor) => (half ? rec.toHalf(t) : t);
+    const [res, x, ya, yb] = [res32, x32, za, zb].map(store);
+    const [va, vb] = [up(new Float32Array(vsize)), up(new Float32Array(vsize))];
     const u32 = (w: number[]) => uniformBuffer(ctx, new Uint32Array(w).buffer, "staged.check");
     const fz = u32([k.relu ? 1 : 0, k.res ? 1 : 0, 0, 0]);
     const pp = u32([k.n, k.c, k.c, k.h, k.w, g.tw, g.tiles, ppad]);
@@ -65,37 +72,25 @@ export async function winogradStagedParity(
       {},
       "nn.wino.staged.check.input",
     );
-    const pool = new TensorPool(ctx);
-    const rec = new GpuRecorder(ctx, kernels, pool, false);
-    rec.half = half;
     const groups = workgroups1d(ctx, k.n * k.c * g.tiles, 64);
     const staged = stagedGroups(ctx, k.m, threads, k.c, g.p);
-    const outBind = { 4: mm, 5: bias, 6: res, 8: pp, 9: fz };
-    rec.record(`winogradOutput${H}${k.m}` as KernelName | HalfKernelName, {
-      ...outBind,
-      7: ya,
-    }, groups);
-    rec.recordPipeline(output, "wino.staged.output", { ...outBind, 7: yb }, staged);
-    rec.record(
-      `winogradInput${H}${k.m}` as KernelName | HalfKernelName,
-      { 2: x, 3: va, 8: pp },
-      groups,
-    );
-    rec.recordPipeline(input, "wino.staged.input", { 2: x, 3: vb, 8: pp }, staged);
+    const outBind = { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 8: pp, 9: fz };
+    const name = (e: string) => `winograd${e}${H}${k.m}` as KernelName | HalfKernelName;
+    rec.record(name("Output"), { ...outBind, 7: ya.buffer }, groups);
+    rec.recordPipeline(output, "wino.staged.output", { ...outBind, 7: yb.buffer }, staged);
+    rec.record(name("Input"), { 2: x.buffer, 3: va.buffer, 8: pp }, groups);
+    rec.recordPipeline(input, "wino.staged.input", { 2: x.buffer, 3: vb.buffer, 8: pp }, staged);
+    const full = (t: GpuTensor) => (half ? rec.toFull(t) : t);
+    const outs = [full(ya), full(yb), va, vb];
     rec.submit();
-    const t = (b: GPUBuffer, size: number) => ({ shape: [size], buffer: b, size });
-    const [yA, yB, vA, vB] = await readTensors(ctx, [
-      t(ya, ysize),
-      t(yb, ysize),
-      t(va, vsize),
-      t(vb, vsize),
-    ]);
-    const name = `F(${k.m}) ${k.n}x${k.c}x${k.h}x${k.w} ${act}`;
-    if (!sameBits(yA, yB)) bad.push(`${name} output`);
-    if (!sameBits(vA, vB)) bad.push(`${name} input`);
+    const [yA, yB, vA, vB] = await readTensors(ctx, outs);
+    const label = `F(${k.m}) ${k.n}x${k.c}x${k.h}x${k.w} ${act}`;
+    if (!sameBits(yA, yB)) bad.push(`${label} output`);
+    if (!sameBits(vA, vB)) bad.push(`${label} input`);
     rec.destroy();
     pool.destroy();
-    for (const b of [mm, bias, res, x, ya, yb, va, vb, fz, pp]) b.destroy();
+    for (const t of [mm, bias, res32, x32, za, zb, va, vb]) t.buffer.destroy();
+    for (const b of [fz, pp]) b.destroy();
   }
   return bad;
 }
