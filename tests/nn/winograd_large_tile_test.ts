@@ -25,6 +25,7 @@ import {
   parseWinograd7,
   pickLargeBatchWinograd,
   pickTrainTile,
+  smallWinoEligible,
   timeBridgedChain,
   trainTilesOf,
   unbridgedWinner,
@@ -388,3 +389,15 @@ Deno.test(
     for (const net of [six, four, half, seven]) net.dispose();
   },
 );
+
+Deno.test("small-batch Winograd: the tuner times the stem too (16+ channels in, 64+ out, 49+ tiles)", () => {
+  const sh = (n: number, ci: number, co: number) => ({ n, ci, co, h: 26, w: 26, k: 3 });
+  // The 19 x 256 model's stem (24 planes in) at batch 256 and 1, and its tower.
+  assert.ok(smallWinoEligible(sh(256, 24, 256)));
+  assert.ok(smallWinoEligible(sh(1, 24, 256)));
+  assert.ok(smallWinoEligible(sh(8, 256, 256)));
+  // Too few channels in or out, or too few tiles (a 6 x 6 board: 4 tiles an image).
+  assert.ok(!smallWinoEligible(sh(256, 8, 256)));
+  assert.ok(!smallWinoEligible(sh(256, 24, 32)));
+  assert.ok(!smallWinoEligible({ n: 8, ci: 64, co: 64, h: 6, w: 6, k: 3 }));
+});

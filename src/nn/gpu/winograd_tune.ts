@@ -638,6 +638,23 @@ async function timeSplits(
  */
 export const SMALL_WINO_MIN_TILES = 49;
 
+/**
+ * Fewest input channels at which the small-batch tuner times Winograd against the direct conv. It
+ * was 64 until session 32. The stem (24 planes in, 256 filters out) ran direct at every batch: at
+ * batch 256 it took 0.91 of the f16 plan's 80.1 GPU ms on the H200 (session 31, 21 TFLOP/s), and
+ * its F(7x7) GEMM would do 4.1 GFLOP against the direct conv's 19.1.
+ */
+export const SMALL_WINO_MIN_CI = 16;
+
+/**
+ * Whether the small-batch tuner times Winograd against the direct conv on a 3x3 layer of this
+ * (bucketed) shape: SMALL_WINO_MIN_CI+ channels in, 64+ out, SMALL_WINO_MIN_TILES+ tile columns.
+ */
+export function smallWinoEligible(s: WinoShape): boolean {
+  return s.ci >= SMALL_WINO_MIN_CI && s.co >= 64 &&
+    winogradGeometry(4, s.n, s.h, s.w).p >= SMALL_WINO_MIN_TILES;
+}
+
 const compared = new Map<string, Promise<WinoTuneResult>>();
 
 /**
@@ -698,11 +715,12 @@ async function winnerKernels<T extends WinogradTile>(
 /**
  * Whether a fused 3x3 inference conv of `shape`, which the selection table keeps direct, runs
  * faster as F(4x4): on hardware adapters (unless KIBITZ_NN_TUNE=0, or a Winograd GEMM is forced),
- * for layers with 64+ channels in and out and at least SMALL_WINO_MIN_TILES tile columns, the
- * best tuned direct conv (split-K and tile family) is timed against the best tuned Winograd conv
- * (input transform + GEMM + output transform; with `bridged`, where Ci = Co, also the cost a
- * conv adds to a chain of bridged Winograd convs: GEMM + bridge, see timeBridgedChain), once per
- * adapter, storage and bucketed shape; the `large` tiles (F(6x6), F(7x7)) too. Returns the
+ * for layers with SMALL_WINO_MIN_CI+ channels in, 64+ out and at least SMALL_WINO_MIN_TILES tile
+ * columns, the best tuned direct conv (split-K and tile family) is timed against the best tuned
+ * Winograd conv (input transform + GEMM + output transform; with `bridged`, where Ci = Co, also
+ * the cost a conv adds to a chain of bridged Winograd convs: GEMM + bridge, see
+ * timeBridgedChain), once per adapter, storage and bucketed shape; the `large` tiles (F(6x6),
+ * F(7x7)) too. Returns the
  * winning tile and its kernels (null kernels: the built-in GEMM) when Winograd wins, else null
  * (stay direct).
  */
@@ -717,9 +735,7 @@ export async function pickSmallBatchWinograd(
 ): Promise<{ m: WinogradTile; kernels: WinoKernels | null } | null> {
   if (ctx.report.isFallback || !tuningOn() || force !== undefined) return null;
   const s = { ...bucketed(shape), k: 3 };
-  if (s.ci < 64 || s.co < 64 || winogradGeometry(4, s.n, s.h, s.w).p < SMALL_WINO_MIN_TILES) {
-    return null;
-  }
+  if (!smallWinoEligible(s)) return null;
   // A failed comparison leaves the layer direct (what it ran before this option existed).
   const r = await compareSmallBatch(ctx, kernels, half, s, undefined, bridged, large)
     .catch(() => null);
