@@ -94,11 +94,13 @@ Deno.test("the large tiles are tuned over F(4x4)'s fastest candidates on the sam
     "128x128k8t256ruvp",
     "128x128k8t256ruvp-o",
     "128x128k8t256ruvp-c",
+    "128x128k8t256ruvp-i",
     "128x128k8t256ruvp-ic",
   ]);
   assert.ok(largeCandidates(fast)![1].planeOut);
   assert.equal(largeCandidates(fast)![2].stagedOut, 256);
   assert.equal(largeCandidates(fast)![3].stagedIn, 256);
+  assert.equal(largeCandidates(fast)![4].stagedOut, 256);
   // A staged twin as the fastest adds no twin of its own.
   const staged = { ...four, timings: [{ name: "128x128k8t256ruvp-c", ms: 0.4, gemmMs: null }] };
   assert.deepEqual(largeCandidates(staged)!.map((c) => c.name), ["128x128k8t256ruvp-c"]);

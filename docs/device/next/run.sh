@@ -14,7 +14,7 @@
 # Session 31: MODES= and BATCHES= narrow stage 2b's inference rows (bench nn modes= and batches=),
 # e.g. MODES=gpu-fused,gpu-fused-f16 BATCHES=256 (see GPU_RUN.md, "Next run"). Stage 1c: the thin
 # 1x1 conv and fully connected parity (session 31), and the column-staged Winograd transforms'
-# (session 32: `-c` and `-ic` candidates, every tile at the hardware's 256 threads).
+# (session 32: `-c`, `-i` and `-ic` candidates, every tile at the hardware's 256 threads).
 # Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe (NET=cells-tiny AZ=hive-cells-tiny
 # NN_MODEL=tiny for small sizes; f16 rows and f16_diag.ts need shader-f16, DIAG_EMULATE=1 runs the
 # latter emulated).
@@ -36,7 +36,7 @@ timeout ${T_PLANE:-60} deno test -A --no-check --cached-only tests/nn/winograd_g
 on 1c && el "1c. parity: the thin 1x1 conv (session 31; real f16 here) and the fully connected GEMM's loads" &&
 timeout ${T_THIN:-60} deno test -A --no-check --cached-only tests/nn/conv_thin_test.ts \
   tests/nn/gpu_ops_test.ts 2>&1 | grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -24
-on 1c && el "1c. parity: the column-staged Winograd transforms (session 32; -c and -ic candidates)" &&
+on 1c && el "1c. parity: the column-staged Winograd transforms (session 32; -c, -i and -ic candidates)" &&
 timeout ${T_STAGED:-90} deno test -A --no-check --cached-only tests/nn/winograd_staged_test.ts \
   tests/nn/winograd_gemm_test.ts tests/nn/train_f16_test.ts \
   --filter "/column-staged|winogradStagedParity|-(i|c|ic)(64)? \(F/" 2>&1 |
@@ -44,7 +44,7 @@ timeout ${T_STAGED:-90} deno test -A --no-check --cached-only tests/nn/winograd_
 on 2 && el "2a. bench nn latency in f32 (session 29: batch 1 1.333 GPU ms warm, 7.22 calls per floor interval; split-K rows in the tuner table)" &&
 timeout ${T_LAT:-110} $D tasks/bench.ts nn quick=1 only=latency precision=f32 \
   --backend gpu --out $OUT/lat 2>&1 | tail -16
-on 2 && el "2b. bench nn infer: the tuner table at 256 (-o, -c, -ic rows), f32 and f16 storage at 1/8/64/256" &&
+on 2 && el "2b. bench nn infer: the tuner table at 256 (-o, -c, -i, -ic rows), f32 and f16 storage at 1/8/64/256" &&
 timeout ${T_INF:-190} $D tasks/bench.ts nn quick=1 only=infer modes=${MODES:-gpu-fused,gpu-fused-f16} ${BATCHES:+batches=$BATCHES} \
   --backend gpu --out $OUT/inf 2>&1 | grep -v "^\[nn\] tune" | tail -16
 

@@ -590,9 +590,11 @@ export function hardwareCandidates(f16VM: boolean): GemmCandidate[] {
     // The H200's three fastest F(4x4) tilings at batch 256 in session 29, with the plane-staged
     // output transform.
     ...blockedCandidates().filter((c) => PLANE_OUT_TILINGS.includes(c.name)).map(planeOutCandidate),
-    // The same three with column-staged transforms (session 32): the output's, and both.
+    // The same three with column-staged transforms (session 32): the output's, the input's,
+    // both.
     ...blockedCandidates().filter((c) => PLANE_OUT_TILINGS.includes(c.name)).flatMap((c) => [
       stagedCandidate(c, "c"),
+      stagedCandidate(c, "i"),
       stagedCandidate(c, "ic"),
     ]),
   ];

@@ -986,7 +986,7 @@ export function largeCandidates(
   // twins (session 32): a large tile's thread loads (m + 2)^2 values of M in the plain transform.
   const top = best.find((c) => !c.fused && !c.planeOut && !c.stagedOut && !c.stagedIn);
   const twins = top
-    ? (["-o", "-c", "-ic"] as const).map((x) => stagedTwin(top.name, x, f16Plan))
+    ? (["-o", "-c", "-i", "-ic"] as const).map((x) => stagedTwin(top.name, x, f16Plan))
     : [];
   for (const c of [...twins.filter((t) => t !== null), ...extra]) {
     if (!out.some((b) => b.name === c.name)) out.push(c);
@@ -994,7 +994,7 @@ export function largeCandidates(
   return out;
 }
 
-/** The `-o` (plane-staged), `-c` or `-ic` (column-staged) twin of candidate `name`, if any. */
+/** The `-o` (plane-staged), `-c`, `-i` or `-ic` (column-staged) twin of candidate `name`, if any. */
 function stagedTwin(name: string, suffix: string, f16Plan: boolean): WinoCandidate | null {
   try {
     return findCandidate(`${name}${suffix}`, f16Plan);
