@@ -509,13 +509,7 @@ struct Fuse { relu: u32, res: u32, _a: u32, _b: u32 }
 @group(0) @binding(1) var<storage, read_write> u_out: array<f32>;
 @group(0) @binding(2) var<storage, read> x: array<${act}>;
 @group(0) @binding(3) var<storage, read_write> v_out: array<${vm}>;
-@group(0) @binding(4) var<storage, read> mm: array<${vm}>;
-@group(0) @binding(5) var<storage, read> bias: array<f32>;
-@group(0) @binding(6) var<storage, read> res: array<${act}>;
-@group(0) @binding(7) var<storage, read_write> y: array<${act}>;
-@group(0) @binding(8) var<uniform> p: Params;
-@group(0) @binding(9) var<uniform> fz: Fuse;
-${scaled ? "@group(0) @binding(10) var<storage, read> gscale: array<f32>;\n" : ""}
+${outputBindingsWgsl(act, vm, scaled)}
 fn index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
   return gid.x + gid.y * nwg.x * 64u;
 }
@@ -552,14 +546,7 @@ fn wino_input(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
 ${ind(input)}
 }
 
-fn st(yb: u32, oy: u32, ox: u32, v: f32, bv: f32) {
-  if (oy >= p.h || ox >= p.w) { return; }
-  let at = yb + oy * p.w + ox;
-  var r = v + bv;
-  if (fz.res != 0u) { r += ${ld("res[at]")}; }
-  if (fz.relu != 0u) { r = max(r, 0.0); }
-  y[at] = ${half ? "s16(r)" : "r"};
-}
+${outputStoreWgsl(half)}
 
 fn ldo(xb: u32, iy: u32, ix: u32) -> f32 {
   if (iy >= p.h || ix >= p.w) { return 0.0; }
@@ -612,6 +599,35 @@ fn wino_output(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
 ${ind(output)}
 }
 ${planeOutput}`;
+}
+
+/**
+ * The output transforms' bindings from M on (4 M, 5 bias, 6 res, 7 y, 8 Params, 9 Fuse, 10 gscale
+ * where `scaled`), activations stored as `act`, M as `vm` (WGSL types).
+ */
+export function outputBindingsWgsl(act: string, vm: string, scaled: boolean): string {
+  return `@group(0) @binding(4) var<storage, read> mm: array<${vm}>;
+@group(0) @binding(5) var<storage, read> bias: array<f32>;
+@group(0) @binding(6) var<storage, read> res: array<${act}>;
+@group(0) @binding(7) var<storage, read_write> y: array<${act}>;
+@group(0) @binding(8) var<uniform> p: Params;
+@group(0) @binding(9) var<uniform> fz: Fuse;
+${scaled ? "@group(0) @binding(10) var<storage, read> gscale: array<f32>;\n" : ""}`;
+}
+
+/**
+ * The output transforms' epilogue and store, `st(yb, oy, ox, v, bias)`: y = act(v + bias + res)
+ * inside the image (f16 activations converted on load and rounded on store where `half`).
+ */
+export function outputStoreWgsl(half: boolean): string {
+  return `fn st(yb: u32, oy: u32, ox: u32, v: f32, bv: f32) {
+  if (oy >= p.h || ox >= p.w) { return; }
+  let at = yb + oy * p.w + ox;
+  var r = v + bv;
+  if (fz.res != 0u) { r += ${half ? "f32(res[at])" : "res[at]"}; }
+  if (fz.relu != 0u) { r = max(r, 0.0); }
+  y[at] = ${half ? "s16(r)" : "r"};
+}`;
 }
 
 /**

@@ -983,7 +983,6 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
         ? null
         : this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, this.bridgeNext(key, next))) ??
         this.winoOutputStaged(k, from.m, mm, bias, res, fz, pp, [n, co, h, wd], g.p, half, sc) ??
-        this.winoOutputPlanes(k, from.m, mm, bias, res, fz, pp, [n, co, h, wd], half, sc) ??
         this.winoOutput(
           (b, groups) =>
             this.recordPipeline(k.output, `wino.${k.candidate.name}.output`, b, groups),
@@ -996,7 +995,11 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     return y;
   }
 
-  /** The column-staged output transform of a stagedOut candidate, or null where it has none. */
+  /**
+   * The staged output transform of a candidate that has one: column-staged (stagedOut) or
+   * plane-staged (planeOut, fz._a = planes a workgroup); null where it has none, or where a plane's
+   * tile grid does not fit the plane-staged kernel's workgroup memory.
+   */
   private winoOutputStaged(
     k: WinoKernels,
     m: WinogradTile,
@@ -1010,46 +1013,30 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     half: boolean,
     sc: Record<number, GPUBuffer>,
   ): GpuTensor | null {
-    const threads = k.candidate.stagedOut;
-    if (!k.outputStaged || !threads) return null;
-    const y = half ? this.outHalf(shape) : this.out(shape);
-    this.recordPipeline(
-      k.outputStaged,
-      `wino.${k.candidate.name}.output-staged`,
-      { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 7: y.buffer, 8: pp, 9: fz, ...sc },
-      stagedGroups(this.ctx, m, threads, shape[1], p),
-    );
-    return y;
-  }
-
-  /**
-   * The plane-staged output transform of a planeOut candidate (fz._a = planes a workgroup), or
-   * null where the candidate has none or a plane's tile grid does not fit its workgroup memory.
-   */
-  private winoOutputPlanes(
-    k: WinoKernels,
-    m: WinogradTile,
-    mm: GpuTensor,
-    bias: GpuTensor,
-    res: GpuTensor,
-    fz: GPUBuffer,
-    pp: GPUBuffer,
-    shape: [number, number, number, number],
-    half: boolean,
-    sc: Record<number, GPUBuffer>,
-  ): GpuTensor | null {
     const [n, co, h, wd] = shape;
-    if (!k.outputPlanes) return null;
-    const pg = outputPlanesPerGroup(m, h, wd), words = this.paramWords.get(fz);
-    if (!pg || !words) return null;
-    const [relu, hasRes] = words;
-    const fzp = this.params([relu, hasRes, pg, 0]);
+    const threads = k.candidate.stagedOut;
+    let run: [GPUComputePipeline, string, GPUBuffer, [number, number, number]];
+    if (k.outputStaged && threads) {
+      run = [k.outputStaged, "output-staged", fz, stagedGroups(this.ctx, m, threads, co, p)];
+    } else {
+      const pg = outputPlanesPerGroup(m, h, wd), words = this.paramWords.get(fz);
+      if (!k.outputPlanes || !pg || !words) return null;
+      const [relu, hasRes] = words;
+      const fzp = this.params([relu, hasRes, pg, 0]);
+      run = [
+        k.outputPlanes,
+        "output-planes",
+        fzp,
+        bridgeGroups(this.ctx, Math.ceil((n * co) / pg)),
+      ];
+    }
+    const [pipeline, entry, fuse, groups] = run;
     const y = half ? this.outHalf(shape) : this.out(shape);
     this.recordPipeline(
-      k.outputPlanes,
-      `wino.${k.candidate.name}.output-planes`,
-      { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 7: y.buffer, 8: pp, 9: fzp, ...sc },
-      bridgeGroups(this.ctx, Math.ceil((n * co) / pg)),
+      pipeline,
+      `wino.${k.candidate.name}.${entry}`,
+      { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 7: y.buffer, 8: pp, 9: fuse, ...sc },
+      groups,
     );
     return y;
   }

@@ -17,7 +17,13 @@
 // Both keep the products and sums of wino_output and wino_input in the same order (the same bits
 // on llvmpipe).
 import type { GpuContext } from "../../gpu/device.ts";
-import { applyRows, winogradMatrices, type WinogradTile } from "../winograd.ts";
+import {
+  applyRows,
+  outputBindingsWgsl,
+  outputStoreWgsl,
+  winogradMatrices,
+  type WinogradTile,
+} from "../winograd.ts";
 import { f16Prelude } from "./conv_gemm.ts";
 
 // winograd_gemm.ts's TransformedStorage (it imports this module).
@@ -42,6 +48,51 @@ export function stagedGroups(
 }
 
 /**
+ * What both generators derive from the tile, threads and storages: the alpha side a = m + 2, tile
+ * columns a workgroup, the f16 prelude and the WGSL types of the activations and of V or M.
+ */
+function stagedSetup(
+  m: WinogradTile,
+  threads: number,
+  storage: TransformedStorage,
+  transformed: TransformedStorage,
+) {
+  const half = storage !== "f32", tHalf = transformed !== "f32";
+  if (half && tHalf && storage !== transformed) {
+    throw new Error(`Winograd staged transform: storage ${storage} with V/M in ${transformed}`);
+  }
+  return {
+    a: m + 2,
+    nq: stagedColumns(m, threads),
+    half,
+    tHalf,
+    prelude: half ? f16Prelude(storage) : tHalf ? f16Prelude(transformed) : "",
+    act: half ? "s16" : "f32",
+    vm: tHalf ? "s16" : "f32",
+  };
+}
+
+/**
+ * The entry point's head: workgroup g takes channel c = g / blocks (`channels` of them) and tile
+ * column block g % blocks; its thread li has column q = li % NQ, global column `col`.
+ */
+function stagedEntry(name: string, threads: number, channels: string): string {
+  return `@compute @workgroup_size(${threads})
+fn ${name}(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+  @builtin(local_invocation_index) li: u32,
+) {
+  let cols = p.n * p.tiles;
+  let blocks = (cols + NQ - 1u) / NQ;
+  let g = wid.x + wid.y * nwg.x;
+  let c = g / blocks;
+  if (c >= ${channels}) { return; }
+  let q = li % NQ;
+  let col = (g - c * blocks) * NQ + q;`;
+}
+
+/**
  * WGSL of the column-staged output transform (entry wino_output_staged), with the bindings and
  * uniforms of winogradSource's wino_output: 4 M [alpha, Co, ppad] ([alpha, splits, Co, ppad]
  * with `splits`: the partials are added as they are read), 5 bias, 6 res, 7 y, 8 Params, 9 Fuse,
@@ -57,13 +108,7 @@ export function winogradOutputStagedSource(
   threads: number,
 ): string {
   const { at } = winogradMatrices(m);
-  const a = m + 2, nq = stagedColumns(m, threads);
-  const half = storage !== "f32", tHalf = transformed !== "f32";
-  if (half && tHalf && storage !== transformed) {
-    throw new Error(`Winograd output transform: storage ${storage} with M in ${transformed}`);
-  }
-  const prelude = half ? f16Prelude(storage) : tHalf ? f16Prelude(transformed) : "";
-  const act = half ? "s16" : "f32", vm = tHalf ? "s16" : "f32";
+  const { a, nq, half, tHalf, prelude, act, vm } = stagedSetup(m, threads, storage, transformed);
   const down = scaled ? " * gscale[1]" : "";
   // M[k a + j] of the thread's column j: its partials at (k a + j) splits + s, j's part in o.
   const readM = (
@@ -91,39 +136,14 @@ export function winogradOutputStagedSource(
 struct Params { n: u32, ci: u32, co: u32, h: u32, w: u32, tw: u32, tiles: u32, ppad: u32 }
 struct Fuse { relu: u32, res: u32, _a: u32, _b: u32 }
 
-@group(0) @binding(4) var<storage, read> mm: array<${vm}>;
-@group(0) @binding(5) var<storage, read> bias: array<f32>;
-@group(0) @binding(6) var<storage, read> res: array<${act}>;
-@group(0) @binding(7) var<storage, read_write> y: array<${act}>;
-@group(0) @binding(8) var<uniform> p: Params;
-@group(0) @binding(9) var<uniform> fz: Fuse;
-${scaled ? "@group(0) @binding(10) var<storage, read> gscale: array<f32>;\n" : ""}
+${outputBindingsWgsl(act, vm, scaled)}
 const NQ = ${nq}u;
 // T [m][m + 2][NQ]: row i, column j of tile column q at (i (m + 2) + j) NQ + q.
 var<workgroup> tt: array<f32, ${m * a * nq}>;
 
-fn st(yb: u32, oy: u32, ox: u32, v: f32, bv: f32) {
-  if (oy >= p.h || ox >= p.w) { return; }
-  let at = yb + oy * p.w + ox;
-  var r = v + bv;
-  if (fz.res != 0u) { r += ${half ? "f32(res[at])" : "res[at]"}; }
-  if (fz.relu != 0u) { r = max(r, 0.0); }
-  y[at] = ${half ? "s16(r)" : "r"};
-}
+${outputStoreWgsl(half)}
 
-@compute @workgroup_size(${a * nq})
-fn wino_output_staged(
-  @builtin(workgroup_id) wid: vec3<u32>,
-  @builtin(num_workgroups) nwg: vec3<u32>,
-  @builtin(local_invocation_index) li: u32,
-) {
-  let cols = p.n * p.tiles;
-  let blocks = (cols + NQ - 1u) / NQ;
-  let g = wid.x + wid.y * nwg.x;
-  let c = g / blocks;
-  if (c >= p.co) { return; }
-  let q = li % NQ;
-  let col = (g - c * blocks) * NQ + q;
+${stagedEntry("wino_output_staged", a * nq, "p.co")}
   let stride = p.co * p.ppad;
   if (col < cols) {
     let j = li / NQ;
@@ -162,13 +182,7 @@ export function winogradInputStagedSource(
   threads: number,
 ): string {
   const { bt } = winogradMatrices(m);
-  const a = m + 2, nq = stagedColumns(m, threads);
-  const half = storage !== "f32", tHalf = transformed !== "f32";
-  if (half && tHalf && storage !== transformed) {
-    throw new Error(`Winograd input transform: storage ${storage} with V in ${transformed}`);
-  }
-  const prelude = half ? f16Prelude(storage) : tHalf ? f16Prelude(transformed) : "";
-  const act = half ? "s16" : "f32", vm = tHalf ? "s16" : "f32";
+  const { a, nq, half, tHalf, prelude, act, vm } = stagedSetup(m, threads, storage, transformed);
   const up = scaled ? " * gscale[0]" : "";
   const ind = (ls: string[]) => ls.map((l) => `    ${l}`).join("\n");
   const column = [
@@ -201,19 +215,7 @@ fn ld(xb: u32, iy: i32, ix: i32) -> f32 {
   return ${half ? "f32(x[xb + u32(iy) * p.w + u32(ix)])" : "x[xb + u32(iy) * p.w + u32(ix)]"};
 }
 
-@compute @workgroup_size(${a * nq})
-fn wino_input_staged(
-  @builtin(workgroup_id) wid: vec3<u32>,
-  @builtin(num_workgroups) nwg: vec3<u32>,
-  @builtin(local_invocation_index) li: u32,
-) {
-  let cols = p.n * p.tiles;
-  let blocks = (cols + NQ - 1u) / NQ;
-  let g = wid.x + wid.y * nwg.x;
-  let c = g / blocks;
-  if (c >= p.ci) { return; }
-  let q = li % NQ;
-  let col = (g - c * blocks) * NQ + q;
+${stagedEntry("wino_input_staged", a * nq, "p.ci")}
   let img = col / p.tiles;
   let t = col - img * p.tiles;
   let ty = t / p.tw;
