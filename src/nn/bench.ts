@@ -9,7 +9,9 @@ import {
 import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu, type GpuContext } from "../gpu/device.ts";
 import { timeComputePass } from "../gpu/timing.ts";
+import { queueCopyTimes } from "../gpu/copy_probe.ts";
 import { forwardMacs, type NetConfig, netPreset } from "./config.ts";
+import { maskWords } from "./mask_bits.ts";
 import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "./cpu/conv.ts";
 import { GpuRecorder } from "./gpu/backend.ts";
 import { HARDWARE_TILES, loadKernels, TEST_TILES } from "./gpu/kernels.ts";
@@ -1122,6 +1124,9 @@ async function inferenceRows(
             // Where that time goes, by kernel (each dispatch in its own pass, one sample).
             if (profRows) {
               profileRows(profRows, `inference, batch ${batch}${f16 ? ", f16" : ""}`, prof);
+              // The queue's copies around such a call (session 32): what pipelined calls pay
+              // between one call's work and the next's. The same bytes in f16 plans.
+              if (!f16) await copyRows(ctx, profRows, `inference, batch ${batch}`, cfg, batch);
             }
             await flush();
             // Eight in flight: at least GROUP_DEPTH others outstanding at each submit, so map
@@ -1340,6 +1345,45 @@ function profileTableShape(rows: Row[]) {
     columns: ["plan", "phase", "kernel", "dispatches", "GPU ms", "share of the sum", "timer"],
     rows,
   };
+}
+
+/**
+ * Appends the queue's copy times of one inference call of `batch` positions (queueCopyTimes): the
+ * inputs' upload (planes as f32, the mask packed as bits) and the outputs' readback copy.
+ */
+async function copyRows(
+  ctx: GpuContext,
+  rows: Row[],
+  plan: string,
+  cfg: NetConfig,
+  batch: number,
+): Promise<void> {
+  const pad = (b: number) => Math.ceil(b / 256) * 256;
+  const upload = 4 * batch * (cfg.planes * cfg.height * cfg.width + maskWords(cfg.moves));
+  const readback = pad(4 * batch * cfg.moves) + pad(4 * batch);
+  const t = await queueCopyTimes(ctx, { upload, readback });
+  if (!t) return;
+  const timer =
+    "gpu timestamps: the gap between two passes with the copy less without (median of 5)";
+  const mb = (b: number) => (b / 1e6).toFixed(1);
+  rows.push([
+    plan,
+    "queue copies",
+    `upload (writeBuffer), ${mb(upload)} MB`,
+    null,
+    t.uploadMs,
+    "-",
+    timer,
+  ]);
+  rows.push([
+    plan,
+    "queue copies",
+    `readback copy, ${mb(readback)} MB`,
+    null,
+    t.readbackMs,
+    "-",
+    timer,
+  ]);
 }
 
 /** Appends a plan profile's rows: whole plan, per phase, then the kernels of each phase. */

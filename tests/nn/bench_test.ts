@@ -152,6 +152,13 @@ Deno.test({
     const plans = new Set(prof.rows.map((x) => String(x[0])));
     assert.deepEqual([...plans], ["inference, batch 256"]);
     assert.ok(prof.rows.some((x) => x[1] === "stem and tower" && x[2] !== "(all)"));
+    // The queue's copies of such a call: the upload and the readback copy, timed.
+    const copies = prof.rows.filter((x) => x[1] === "queue copies");
+    assert.deepEqual(copies.map((x) => String(x[2]).split(",")[0]), [
+      "upload (writeBuffer)",
+      "readback copy",
+    ]);
+    for (const x of copies) assert.ok(Number(x[4]) >= 0, String(x));
     await assert.rejects(
       quickNn(["only=infer", "batches=0"]),
       /batches= takes batch sizes like 8,256, got "0"/,
