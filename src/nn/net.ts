@@ -410,6 +410,11 @@ interface GpuPlan {
   maskOnes: boolean;
   /** The packed mask of the last upload (reused: packMask writes every word of a batch's rows). */
   maskBits: Uint32Array;
+  /**
+   * uploadAhead: two staging pairs (planes, mask) that calls fill in turn, and the one the next
+   * call fills; null until the first such call.
+   */
+  ahead: { x: GPUBuffer[]; mask: GPUBuffer[]; next: number } | null;
 }
 
 /** Storage precision of GPU inference: f32, f16 storage with f32 accumulation, or auto. */
@@ -736,6 +741,16 @@ export class GpuNet implements PolicyValueNet {
   }
 
   /**
+   * Inference calls upload their planes and mask into one of two staging buffers, flushed to the
+   * queue at once (an empty submit), and copy them into the plan's inputs on the GPU at the start
+   * of their own command buffer (off by default; KIBITZ_NN_UPLOAD_AHEAD=1 turns it on). Results
+   * are the same bits. With calls in flight the upload then waits behind the previous call's work instead of
+   * after the drain before the next one: it touches no buffer that work reads, so the GPU may
+   * overlap the two. Read per call.
+   */
+  uploadAhead = envFlag("KIBITZ_NN_UPLOAD_AHEAD", false);
+
+  /**
    * Calls one map request covers in the grouped mode (default 2, KIBITZ_NN_MAP_GROUP): larger
    * groups empty the GPU's queue less often where many calls are in flight (groups of G need G + 2
    * in flight).
@@ -965,6 +980,7 @@ export class GpuNet implements PolicyValueNet {
       l2,
       maskOnes: false,
       maskBits: new Uint32Array(size * maskWords(c.moves)),
+      ahead: null,
     };
     this.live.push(plan);
     return plan;
@@ -1290,6 +1306,41 @@ export class GpuNet implements PolicyValueNet {
     }
   }
 
+  /**
+   * uploadAhead's upload of an inference call: planes and packed mask into the plan's next staging
+   * pair, flushed to the queue now; returns the encoder that copies them into the plan's inputs.
+   */
+  private uploadAheadOf(plan: GpuPlan, batch: NetBatch): GPUCommandEncoder {
+    const moves = this.config.moves;
+    if (!plan.ahead) {
+      const make = (bytes: number, label: string) =>
+        this.ctx.device.createBuffer({ size: bytes, usage: 0x4 | 0x8, label }); // COPY_SRC | COPY_DST
+      plan.ahead = {
+        x: [0, 1].map(() => make(plan.x.size * 4, "nn.input.ahead")),
+        mask: [0, 1].map(() => make(plan.mask.size * 4, "nn.mask.ahead")),
+        next: 0,
+      };
+    }
+    const a = plan.ahead, k = a.next;
+    a.next = 1 - k;
+    let mask = batch.mask ? packMask(batch.mask, batch.size, moves, plan.maskBits) : null;
+    if (!mask) {
+      mask = this.ones.get(batch.size) ?? null;
+      if (!mask) this.ones.set(batch.size, mask = allLegalMask(batch.size, moves));
+    }
+    const words = batch.size * maskWords(moves);
+    writeBuffer(this.ctx, a.x[k], batch.planes);
+    writeBuffer(this.ctx, a.mask[k], mask.subarray(0, words));
+    // Rows past the batch stay as the plan's buffers hold them (their outputs are not returned).
+    this.ctx.device.queue.submit([]);
+    plan.maskOnes = false;
+    if (plan.moveCells) writeBuffer(this.ctx, plan.moveCells.buffer, this.paddedCells(plan, batch));
+    const enc = this.ctx.device.createCommandEncoder();
+    enc.copyBufferToBuffer(a.x[k], 0, plan.x.buffer, 0, batch.planes.byteLength);
+    enc.copyBufferToBuffer(a.mask[k], 0, plan.mask.buffer, 0, words * 4);
+    return enc;
+  }
+
   private upload(plan: GpuPlan, batch: NetBatch): void {
     writeBuffer(this.ctx, plan.x.buffer, batch.planes);
     // The plan's input buffers are its own (never released to the pool): a mask of all ones
@@ -1334,13 +1385,18 @@ export class GpuNet implements PolicyValueNet {
     const plan = await this.plan(batch.size, false, cellWidth);
     const t0 = performance.now();
     if (this.fused) this.refreshFolds();
-    this.upload(plan, batch);
+    const enc = this.uploadAhead ? this.uploadAheadOf(plan, batch) : undefined;
+    if (!enc) this.upload(plan, batch);
     const prof = this.readback.profile;
     const t1 = prof ? performance.now() : 0;
     if (prof) prof.upload += t1 - t0;
     // The plan and its readback copies in one submit, all before the first yield (see the class
     // comment); when its map is requested: see ReadbackQueue.
-    const pending = this.readback.submit(plan.rec.encoded(), [plan.out.probs, plan.out.value], t1);
+    const pending = this.readback.submit(
+      plan.rec.encoded(enc),
+      [plan.out.probs, plan.out.value],
+      t1,
+    );
     this.hostTime.calls++;
     this.hostTime.ms += performance.now() - t0;
     const [probs, value] = await pending;
@@ -1454,7 +1510,10 @@ export class GpuNet implements PolicyValueNet {
   dispose(): void {
     this.readback.destroy();
     this.trainReadback.destroy();
-    for (const p of this.live) p.rec.destroy();
+    for (const p of this.live) {
+      p.rec.destroy();
+      for (const b of [...p.ahead?.x ?? [], ...p.ahead?.mask ?? []]) b.destroy();
+    }
     this.live.length = 0;
     this.plans.clear();
     this.foldRec?.destroy();

@@ -143,7 +143,13 @@ Deno.test({
     const graphs = infer.rows.map((x) => String(x[3]));
     for (const x of infer.rows) assert.equal(x[4], 256, String(x));
     assert.ok(graphs.some((g) => g.endsWith(", 2 calls in flight")), graphs.join(" | "));
-    for (const end of [", 8 calls in flight", ", 8 calls in flight, map requests in groups of 4"]) {
+    for (
+      const end of [
+        ", 8 calls in flight",
+        ", 8 calls in flight, map requests in groups of 4",
+        ", 8 calls in flight, inputs uploaded ahead",
+      ]
+    ) {
       const eight = infer.rows.filter((x) => String(x[3]).endsWith(end));
       assert.equal(eight.length, 1, `${end}: ${graphs.join(" | ")}`);
       assert.ok(Number(eight[0][5]) > 0, String(eight[0]));

@@ -82,7 +82,7 @@ Deno.test("ReadbackQueue: a call pending at destroy is rejected", opts, async ()
 });
 
 Deno.test(
-  "GpuNet: calls with and without masks, in every map mode, in flight, equal the CPU net",
+  "GpuNet: calls with and without masks, in every map mode, in flight, uploaded directly or ahead, equal the CPU net",
   opts,
   async () => {
     const w = initWeights(tiny, 3);
@@ -96,21 +96,29 @@ Deno.test(
     const order = [bare, bare, masked, bare, masked, masked, bare, bare];
     const want: NetOutputs[] = [];
     for (const b of order) want.push(await cpu.infer(b));
+    // Every map mode, with the inputs uploaded directly and ahead (GpuNet.uploadAhead).
+    let direct: NetOutputs[] | null = null;
     for (const mapMode of MAP_MODES) {
-      const net = await GpuNet.create(ctx!, w, { mapMode });
-      assert.equal(net.mapMode, mapMode);
-      const pipe = new InferencePipeline(net, 4);
-      const got = await Promise.all(order.map((b) => pipe.evaluateAsync(b)));
-      const one: NetOutputs[] = [];
-      for (const b of order) one.push(await net.infer(b));
-      got.forEach((g, i) => {
-        assert.ok(maxDiff(g.probs, want[i].probs) < 1e-5, `${mapMode} call ${i} probs`);
-        assert.ok(maxDiff(g.value, want[i].value) < 1e-5, `${mapMode} call ${i} value`);
-        // In flight and one at a time: the same bits.
-        assert.equal(maxDiff(g.probs, one[i].probs), 0);
-        assert.equal(maxDiff(g.value, one[i].value), 0);
-      });
-      net.dispose();
+      for (const ahead of [false, true]) {
+        const net = await GpuNet.create(ctx!, w, { mapMode });
+        assert.equal(net.mapMode, mapMode);
+        net.uploadAhead = ahead;
+        const pipe = new InferencePipeline(net, 4);
+        const got = await Promise.all(order.map((b) => pipe.evaluateAsync(b)));
+        const one: NetOutputs[] = [];
+        for (const b of order) one.push(await net.infer(b));
+        const what = `${mapMode}${ahead ? ", ahead" : ""}`;
+        got.forEach((g, i) => {
+          assert.ok(maxDiff(g.probs, want[i].probs) < 1e-5, `${what} call ${i} probs`);
+          assert.ok(maxDiff(g.value, want[i].value) < 1e-5, `${what} call ${i} value`);
+          // In flight and one at a time, ahead and direct: the same bits.
+          assert.equal(maxDiff(g.probs, one[i].probs), 0);
+          assert.equal(maxDiff(g.value, one[i].value), 0);
+          if (direct) assert.equal(maxDiff(g.probs, direct[i].probs), 0, `${what} call ${i}`);
+        });
+        direct ??= got;
+        net.dispose();
+      }
     }
   },
 );

@@ -1705,9 +1705,11 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     this.ctx.device.queue.submit([this.encoded().finish()]);
   }
 
-  /** A command encoder holding the plan's pass, for a caller to append copies before submitting. */
-  encoded(): GPUCommandEncoder {
-    const enc = this.ctx.device.createCommandEncoder();
+  /**
+   * A command encoder holding the plan's pass (after what `enc` already holds), for a caller to
+   * append copies before submitting.
+   */
+  encoded(enc: GPUCommandEncoder = this.ctx.device.createCommandEncoder()): GPUCommandEncoder {
     const pass = enc.beginComputePass();
     this.encode(pass);
     pass.end();
