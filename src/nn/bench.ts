@@ -1143,8 +1143,9 @@ async function inferenceRows(
             await flush();
             // The same with map requests in groups of 4 (session 32): the queue empties every
             // fourth call (groups of G need G + 2 in flight).
-            if (net.mapMode === "grouped") {
-              const group = net.mapGroup;
+            {
+              const group = net.mapGroup, mapMode = net.mapMode;
+              net.setMapMode("grouped");
               net.mapGroup = 4;
               try {
                 const { rate: g4 } = await pipelinedCallsPerS(net, b, 8, budget(mode));
@@ -1160,6 +1161,7 @@ async function inferenceRows(
                 );
               } finally {
                 net.mapGroup = group;
+                net.setMapMode(mapMode);
               }
               await flush();
             }

@@ -4,7 +4,6 @@ import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
 import { suite } from "../../src/nn/bench.ts";
 import { setTuneCacheEnabled, tuneCachePath } from "../../src/nn/gpu/tune_cache.ts";
-import { withEnv } from "../helpers/env.ts";
 
 const ctx = await getGpu();
 
@@ -15,43 +14,41 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    await withEnv({ KIBITZ_TUNE_CACHE: "/nonexistent/tune.json" }, async () => {
-      try {
-        const r = await suite.run({
-          full: false,
-          backend: "gpu",
-          args: ["quick=1", "only=infer,latency", "precision=f32,f16"],
-          log: () => {},
-        });
-        const infer = r.tables.find((t) => /^Inference/i.test(t.title))!;
-        const piped = infer.rows.filter((x) => String(x[3]).endsWith(", 2 calls in flight"));
-        // The default at 64 and 256; the A/Bs without bridges and without F(6x6) at 256.
-        assert.deepEqual(piped.map((x) => x[4]), [64, 256, 256, 256]);
-        for (const x of piped) assert(Number(x[5]) > 0, String(x));
-        // Batch 256 also by the plan's GPU time alone (the pipelining ceiling).
-        const alone = infer.rows.filter((x) =>
-          /GPU time alone \([\d.]+ ms a call\)$/.test(String(x[3]))
-        );
-        assert.deepEqual(alone.map((x) => x[4]), [256, 256, 256]);
-        for (const x of alone) assert(Number(x[5]) > 0, String(x));
-        const lat = r.tables.find((t) => /^Latency/.test(t.title))!;
-        // No shader-f16 here: the f16 pass is skipped, and the f32 one names its storage.
-        const labels = new Set(lat.rows.map((x) => x[0]));
-        assert.deepEqual(
-          [...labels],
-          ctx!.report.features.includes("shader-f16") ? ["tiny f32", "tiny f16"] : ["tiny f32"],
-        );
-        assert.equal(lat.rows.filter((x) => x[2] === "floor").length, 1);
-        // bench nn times the tuner itself: the disk cache is off for the process.
-        assert.equal(tuneCachePath(), null);
-        await assert.rejects(
-          suite.run({ full: false, backend: "gpu", args: ["precision=f8"], log: () => {} }),
-          /precision= takes f32, f16 or auto, got "f8"/,
-        );
-      } finally {
-        setTuneCacheEnabled(true);
-      }
-    });
+    try {
+      const r = await suite.run({
+        full: false,
+        backend: "gpu",
+        args: ["quick=1", "only=infer,latency", "precision=f32,f16"],
+        log: () => {},
+      });
+      const infer = r.tables.find((t) => /^Inference/i.test(t.title))!;
+      const piped = infer.rows.filter((x) => String(x[3]).endsWith(", 2 calls in flight"));
+      // The default at 64 and 256; the A/Bs without bridges and without F(6x6) at 256.
+      assert.deepEqual(piped.map((x) => x[4]), [64, 256, 256, 256]);
+      for (const x of piped) assert(Number(x[5]) > 0, String(x));
+      // Batch 256 also by the plan's GPU time alone (the pipelining ceiling).
+      const alone = infer.rows.filter((x) =>
+        /GPU time alone \([\d.]+ ms a call\)$/.test(String(x[3]))
+      );
+      assert.deepEqual(alone.map((x) => x[4]), [256, 256, 256]);
+      for (const x of alone) assert(Number(x[5]) > 0, String(x));
+      const lat = r.tables.find((t) => /^Latency/.test(t.title))!;
+      // No shader-f16 here: the f16 pass is skipped, and the f32 one names its storage.
+      const labels = new Set(lat.rows.map((x) => x[0]));
+      assert.deepEqual(
+        [...labels],
+        ctx!.report.features.includes("shader-f16") ? ["tiny f32", "tiny f16"] : ["tiny f32"],
+      );
+      assert.equal(lat.rows.filter((x) => x[2] === "floor").length, 1);
+      // bench nn times the tuner itself: the disk cache is off for the process.
+      assert.equal(tuneCachePath(), null);
+      await assert.rejects(
+        suite.run({ full: false, backend: "gpu", args: ["precision=f8"], log: () => {} }),
+        /precision= takes f32, f16 or auto, got "f8"/,
+      );
+    } finally {
+      setTuneCacheEnabled(true);
+    }
   },
 });
 
@@ -87,22 +84,21 @@ Deno.test({
 });
 
 /**
- * Runs `bench nn` quick on the GPU with `args` while the tuning cache points nowhere, then turns
- * the cache back on (the bench turns it off for its process).
+ * Runs `bench nn` quick on the GPU with `args`, then turns the tuning cache back on (the bench
+ * turns it off for its process: module state, not the environment, which the test modules running
+ * beside this one share).
  */
-function quickNn(args: string[]) {
-  return withEnv({ KIBITZ_TUNE_CACHE: "/nonexistent/tune.json" }, async () => {
-    try {
-      return await suite.run({
-        full: false,
-        backend: "gpu",
-        args: ["quick=1", ...args],
-        log: () => {},
-      });
-    } finally {
-      setTuneCacheEnabled(true);
-    }
-  });
+async function quickNn(args: string[]) {
+  try {
+    return await suite.run({
+      full: false,
+      backend: "gpu",
+      args: ["quick=1", ...args],
+      log: () => {},
+    });
+  } finally {
+    setTuneCacheEnabled(true);
+  }
 }
 
 Deno.test({
@@ -128,17 +124,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    // Grouped map requests (the hardware default; software adapters map eagerly) for the row in
-    // groups of 4.
-    const prev = Deno.env.get("KIBITZ_NN_MAP");
-    Deno.env.set("KIBITZ_NN_MAP", "grouped");
-    let r: Awaited<ReturnType<typeof quickNn>>;
-    try {
-      r = await quickNn(["only=infer", "tune=", "modes=gpu-fused", "batches=256"]);
-    } finally {
-      if (prev === undefined) Deno.env.delete("KIBITZ_NN_MAP");
-      else Deno.env.set("KIBITZ_NN_MAP", prev);
-    }
+    const r = await quickNn(["only=infer", "tune=", "modes=gpu-fused", "batches=256"]);
     const infer = r.tables.find((t) => /^Inference/i.test(t.title))!;
     const graphs = infer.rows.map((x) => String(x[3]));
     for (const x of infer.rows) assert.equal(x[4], 256, String(x));

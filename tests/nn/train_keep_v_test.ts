@@ -9,9 +9,12 @@ import { GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import { TINY_TOWER } from "./helpers.ts";
+import { setTuneCacheEnabled } from "../../src/nn/gpu/tune_cache.ts";
 
 Deno.env.set("KIBITZ_NN_F16", "0");
-Deno.env.set("KIBITZ_TUNE_CACHE", "off");
+// The disk cache off for this module (module state: the environment is shared with the test
+// modules running beside this one, tune_cache_test among them).
+setTuneCacheEnabled(false);
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
 

@@ -64,11 +64,14 @@ import {
 } from "../../src/nn/winograd.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
 import { maxDiff, randTensor, relErr, TINY_TOWER } from "./helpers.ts";
+import { setTuneCacheEnabled } from "../../src/nn/gpu/tune_cache.ts";
 // f32 parity: on a hardware adapter with shader-f16, "auto" inference would store f16.
 Deno.env.set("KIBITZ_NN_F16", "0");
 
 // These tests time the tuners: results from an earlier run's disk cache would skip the timing.
-Deno.env.set("KIBITZ_TUNE_CACHE", "off");
+// The disk cache off for this module (module state: the environment is shared with the test
+// modules running beside this one, tune_cache_test among them).
+setTuneCacheEnabled(false);
 const ctx = await getGpu();
 
 /** The tuner's winner is its fastest timing. */

@@ -47,8 +47,7 @@ export const MAP_GROUP = 2;
  * The grouped mode's group size: KIBITZ_NN_MAP_GROUP (an integer from 2 to 64) where set, else
  * MAP_GROUP.
  */
-export function defaultMapGroup(): number {
-  const v = envValue("KIBITZ_NN_MAP_GROUP");
+export function defaultMapGroup(v = envValue("KIBITZ_NN_MAP_GROUP")): number {
   return v === undefined || v === "" ? MAP_GROUP : parseMapGroup(v);
 }
 
