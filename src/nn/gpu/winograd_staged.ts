@@ -6,13 +6,13 @@
 // the m + 2 values M[:, j] and stores T[:, j] = A^T M[:, j]; stage 2 one thread per (output row i,
 // tile): Y[i, :] = T[i, :] A, then the epilogue (bias, residual, ReLU). The one-thread-a-tile
 // transform (wino_output) holds (m + 2)^2 loads a thread: at F(7x7) on the H200 it read M at about
-// a quarter of the card's bandwidth (sessions 29-31), bound by the loads a thread keeps in flight,
-// not by DRAM. Here a thread loads m + 2 values and needs about a tenth of the registers, so the
-// latency is hidden by occupancy.
+// a quarter of the card's bandwidth (sessions 29-31), apparently bound by the loads a thread keeps
+// in flight rather than by DRAM (its DRAM order made no difference). Here a thread loads m + 2
+// values and needs far fewer registers, so occupancy can hide the latency (not yet measured).
 //
 // Input (V = B^T d B): stage 1 one thread per (column j of the input patch, tile): T[:, j] =
-// B^T d[:, j]; stage 2 one thread per (row i, tile): V[i, :] = T[i, :] B, stored as consecutive
-// threads store consecutive columns of V.
+// B^T d[:, j]; stage 2 one thread per (row i, tile): V[i, :] = T[i, :] B, consecutive threads
+// storing consecutive columns of V.
 //
 // Both keep the products and sums of wino_output and wino_input in the same order (the same bits
 // on llvmpipe).
