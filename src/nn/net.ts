@@ -751,6 +751,12 @@ export class GpuNet implements PolicyValueNet {
   uploadAhead = envFlag("KIBITZ_NN_UPLOAD_AHEAD", false);
 
   /**
+   * Training (and unfused) plans run the plain 3x3 convs as Winograd too (default on;
+   * KIBITZ_NN_WINOGRAD_TRAIN=0 turns it off). Read when a plan is recorded.
+   */
+  winogradTrain = envFlag("KIBITZ_NN_WINOGRAD_TRAIN", true);
+
+  /**
    * Calls one map request covers in the grouped mode (default 2, KIBITZ_NN_MAP_GROUP): larger
    * groups empty the GPU's queue less often where many calls are in flight (groups of G need G + 2
    * in flight).
@@ -918,14 +924,14 @@ export class GpuNet implements PolicyValueNet {
     const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
     rec.winograd = this.winograd;
     if (!train && this.fused) rec.half = this.half;
-    // Training (and unfused) plans: Winograd in the plain convs too, unless KIBITZ_NN_WINOGRAD_TRAIN=0.
-    rec.winogradTrain = envFlag("KIBITZ_NN_WINOGRAD_TRAIN", true);
+    // Training (and unfused) plans: Winograd in the plain convs too, unless winogradTrain is off.
+    rec.winogradTrain = this.winogradTrain;
     if (train && this.trainHalf) {
       if (!rec.winogradTrain || this.winograd === "off") {
         throw new KibitzError(
           "bad_args",
           "f16 training stores the Winograd convs' transformed tensors: it needs Winograd in " +
-            "training (KIBITZ_NN_WINOGRAD_TRAIN unset and winograd not off)",
+            "training (winogradTrain, KIBITZ_NN_WINOGRAD_TRAIN, not off; winograd not off)",
         );
       }
       rec.trainHalf = this.trainHalf;
