@@ -63,16 +63,26 @@ export async function queueCopyTimes(
   const resolve = ctx.device.createBuffer({ size: 32, usage: QUERY_RESOLVE | COPY_SRC });
   const qs = ctx.device.createQuerySet({ type: "timestamp", count: 4 });
   const made: { destroy(): void }[] = [out, dst, staging, resolve, qs];
+  // One bind group per spin length (three in all: the calibration run, the timed spin, 1).
+  const binds = new Map<number, GPUBindGroup>();
+  const bindFor = (n: number) => {
+    let bind = binds.get(n);
+    if (!bind) {
+      const params = uniformBuffer(ctx, new Uint32Array([n, 0, 0, 0]).buffer, "copy-probe.p");
+      made.push(params);
+      bind = ctx.device.createBindGroup({
+        layout: pipeline.getBindGroupLayout(0),
+        entries: [{ binding: 0, resource: { buffer: out } }, {
+          binding: 1,
+          resource: { buffer: params },
+        }],
+      });
+      binds.set(n, bind);
+    }
+    return bind;
+  };
   const pass = (enc: GPUCommandEncoder, first: number, n: number) => {
-    const params = uniformBuffer(ctx, new Uint32Array([n, 0, 0, 0]).buffer, "copy-probe.p");
-    made.push(params);
-    const bind = ctx.device.createBindGroup({
-      layout: pipeline.getBindGroupLayout(0),
-      entries: [{ binding: 0, resource: { buffer: out } }, {
-        binding: 1,
-        resource: { buffer: params },
-      }],
-    });
+    const bind = bindFor(n);
     const p = enc.beginComputePass({
       timestampWrites: {
         querySet: qs,

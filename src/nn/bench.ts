@@ -1129,64 +1129,52 @@ async function inferenceRows(
               if (!f16) await copyRows(ctx, profRows, `inference, batch ${batch}`, cfg, batch);
             }
             await flush();
-            // Eight in flight: at least GROUP_DEPTH others outstanding at each submit, so map
-            // requests go out every second call (the grouped mode, the default on hardware) and
-            // the queue empties half as often as with two (each drain leaves the GPU idle until
-            // the next submit). With 4 in flight a submit finds at most 3 others: the deferred mode.
-            const { rate: calls8 } = await pipelinedCallsPerS(net, b, 8, budget(mode));
-            rateRow(`${graph}, 8 calls in flight`, calls8 * batch, `${preset}:${im}:${batch}:8`);
-            log(
-              `infer ${preset} ${graph} batch ${batch}, 8 in flight: ${
-                (calls8 * batch).toFixed(1)
-              } positions/s`,
-            );
-            await flush();
-            // The same with map requests in groups of 4 (session 32): the queue empties every
-            // fourth call (groups of G need G + 2 in flight).
-            {
+            // Eight calls in flight, one row each way: `set` switches the net to the way and
+            // returns what restores it (null: the net already runs it that way; no row).
+            const eight = async (how: string, key: string, set: () => (() => void) | null) => {
+              const restore = set();
+              if (!restore) return;
+              try {
+                const { rate } = await pipelinedCallsPerS(net, b, 8, budget(mode));
+                rateRow(
+                  `${graph}, 8 calls in flight${how}`,
+                  rate * batch,
+                  `${preset}:${im}:${batch}:8${key}`,
+                );
+                log(
+                  `infer ${preset} ${graph} batch ${batch}, 8 in flight${how}: ${
+                    (rate * batch).toFixed(1)
+                  } positions/s`,
+                );
+              } finally {
+                restore();
+              }
+              await flush();
+            };
+            // As is: at least GROUP_DEPTH others outstanding at each submit, so map requests go
+            // out every second call (the grouped mode, the default on hardware) and the queue
+            // empties half as often as with two (each drain leaves the GPU idle until the next
+            // submit). With 4 in flight a submit finds at most 3 others: the deferred mode.
+            await eight("", "", () => () => {});
+            // Map requests in groups of 4 (session 32): the queue empties every fourth call
+            // (groups of G need G + 2 in flight).
+            await eight(", map requests in groups of 4", "g4", () => {
               const group = net.mapGroup, mapMode = net.mapMode;
               net.setMapMode("grouped");
               net.mapGroup = 4;
-              try {
-                const { rate: g4 } = await pipelinedCallsPerS(net, b, 8, budget(mode));
-                rateRow(
-                  `${graph}, 8 calls in flight, map requests in groups of 4`,
-                  g4 * batch,
-                  `${preset}:${im}:${batch}:8g4`,
-                );
-                log(
-                  `infer ${preset} ${graph} batch ${batch}, 8 in flight, groups of 4: ${
-                    (g4 * batch).toFixed(1)
-                  } positions/s`,
-                );
-              } finally {
+              return () => {
                 net.mapGroup = group;
                 net.setMapMode(mapMode);
-              }
-              await flush();
-            }
-            // The same with the inputs uploaded ahead (session 32; GpuNet.uploadAhead): each
-            // call's upload is queued behind the previous call's work, into a buffer that work
-            // does not read, instead of after the drain.
-            if (!net.uploadAhead) {
+              };
+            });
+            // The inputs uploaded ahead (session 32; GpuNet.uploadAhead): each call's upload is
+            // queued behind the previous call's work, into a buffer that work does not read,
+            // instead of after the drain.
+            await eight(", inputs uploaded ahead", "a", () => {
+              if (net.uploadAhead) return null;
               net.uploadAhead = true;
-              try {
-                const { rate: ahead } = await pipelinedCallsPerS(net, b, 8, budget(mode));
-                rateRow(
-                  `${graph}, 8 calls in flight, inputs uploaded ahead`,
-                  ahead * batch,
-                  `${preset}:${im}:${batch}:8a`,
-                );
-                log(
-                  `infer ${preset} ${graph} batch ${batch}, 8 in flight, uploaded ahead: ${
-                    (ahead * batch).toFixed(1)
-                  } positions/s`,
-                );
-              } finally {
-                net.uploadAhead = false;
-              }
-              await flush();
-            }
+              return () => void (net.uploadAhead = false);
+            });
           }
         }
       }
@@ -1390,24 +1378,14 @@ async function copyRows(
   const timer =
     "gpu timestamps: the gap between two passes with the copy less without (median of 5)";
   const mb = (b: number) => (b / 1e6).toFixed(1);
-  rows.push([
-    plan,
-    "queue copies",
-    `upload (writeBuffer), ${mb(upload)} MB`,
-    null,
-    t.uploadMs,
-    "-",
-    timer,
-  ]);
-  rows.push([
-    plan,
-    "queue copies",
-    `readback copy, ${mb(readback)} MB`,
-    null,
-    t.readbackMs,
-    "-",
-    timer,
-  ]);
+  for (
+    const [what, bytes, ms] of [
+      ["upload (writeBuffer)", upload, t.uploadMs],
+      ["readback copy", readback, t.readbackMs],
+    ] as const
+  ) {
+    rows.push([plan, "queue copies", `${what}, ${mb(bytes)} MB`, null, ms, "-", timer]);
+  }
 }
 
 /** Appends a plan profile's rows: whole plan, per phase, then the kernels of each phase. */

@@ -744,9 +744,9 @@ export class GpuNet implements PolicyValueNet {
    * Inference calls upload their planes and mask into one of two staging buffers, flushed to the
    * queue at once (an empty submit), and copy them into the plan's inputs on the GPU at the start
    * of their own command buffer (off by default; KIBITZ_NN_UPLOAD_AHEAD=1 turns it on). Results
-   * are the same bits. With calls in flight the upload then waits behind the previous call's work instead of
-   * after the drain before the next one: it touches no buffer that work reads, so the GPU may
-   * overlap the two. Read per call.
+   * are the same bits. With calls in flight the upload then waits behind the previous call's work
+   * instead of after the drain before the next one: it touches no buffer that work reads, so the
+   * GPU may overlap the two. Read per call.
    */
   uploadAhead = envFlag("KIBITZ_NN_UPLOAD_AHEAD", false);
 
@@ -1317,7 +1317,6 @@ export class GpuNet implements PolicyValueNet {
    * pair, flushed to the queue now; returns the encoder that copies them into the plan's inputs.
    */
   private uploadAheadOf(plan: GpuPlan, batch: NetBatch): GPUCommandEncoder {
-    const moves = this.config.moves;
     if (!plan.ahead) {
       const make = (bytes: number, label: string) =>
         this.ctx.device.createBuffer({ size: bytes, usage: 0x4 | 0x8, label }); // COPY_SRC | COPY_DST
@@ -1329,38 +1328,41 @@ export class GpuNet implements PolicyValueNet {
     }
     const a = plan.ahead, k = a.next;
     a.next = 1 - k;
-    let mask = batch.mask ? packMask(batch.mask, batch.size, moves, plan.maskBits) : null;
-    if (!mask) {
-      mask = this.ones.get(batch.size) ?? null;
-      if (!mask) this.ones.set(batch.size, mask = allLegalMask(batch.size, moves));
-    }
-    const words = batch.size * maskWords(moves);
+    const mask = this.packedMask(plan, batch);
     writeBuffer(this.ctx, a.x[k], batch.planes);
-    writeBuffer(this.ctx, a.mask[k], mask.subarray(0, words));
-    // Rows past the batch stay as the plan's buffers hold them (their outputs are not returned).
+    writeBuffer(this.ctx, a.mask[k], mask);
     this.ctx.device.queue.submit([]);
     plan.maskOnes = false;
     if (plan.moveCells) writeBuffer(this.ctx, plan.moveCells.buffer, this.paddedCells(plan, batch));
+    // The batch's rows only: rows past it stay as the plan's buffers hold them (their outputs are
+    // not returned).
     const enc = this.ctx.device.createCommandEncoder();
     enc.copyBufferToBuffer(a.x[k], 0, plan.x.buffer, 0, batch.planes.byteLength);
-    enc.copyBufferToBuffer(a.mask[k], 0, plan.mask.buffer, 0, words * 4);
+    enc.copyBufferToBuffer(a.mask[k], 0, plan.mask.buffer, 0, mask.byteLength);
     return enc;
+  }
+
+  /**
+   * The batch's mask packed as bits (src/nn/mask_bits.ts), its rows only: packed into the plan's
+   * scratch, or all legal (cached per batch size) where the batch has none.
+   */
+  private packedMask(plan: GpuPlan, batch: NetBatch): Uint32Array {
+    const moves = this.config.moves, words = batch.size * maskWords(moves);
+    if (batch.mask) {
+      return packMask(batch.mask, batch.size, moves, plan.maskBits).subarray(0, words);
+    }
+    let ones = this.ones.get(batch.size);
+    if (!ones) this.ones.set(batch.size, ones = allLegalMask(batch.size, moves));
+    return ones;
   }
 
   private upload(plan: GpuPlan, batch: NetBatch): void {
     writeBuffer(this.ctx, plan.x.buffer, batch.planes);
     // The plan's input buffers are its own (never released to the pool): a mask of all ones
     // written by an earlier call is still there.
-    // The mask goes up packed as bits (src/nn/mask_bits.ts).
-    const moves = this.config.moves, words = batch.size * maskWords(moves);
-    let mask: Uint32Array | null = null;
-    if (batch.mask) {
-      mask = packMask(batch.mask, batch.size, moves, plan.maskBits).subarray(0, words);
-    } else if (!plan.maskOnes) {
-      mask = this.ones.get(batch.size) ?? null;
-      if (!mask) this.ones.set(batch.size, mask = allLegalMask(batch.size, moves));
+    if (batch.mask || !plan.maskOnes) {
+      writeBuffer(this.ctx, plan.mask.buffer, this.packedMask(plan, batch));
     }
-    if (mask) writeBuffer(this.ctx, plan.mask.buffer, mask);
     plan.maskOnes = !batch.mask;
     if (plan.moveCells) writeBuffer(this.ctx, plan.moveCells.buffer, this.paddedCells(plan, batch));
     if (plan.policyTarget && batch.policy) {

@@ -958,12 +958,15 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     let v = this.takeBridged(x, ppad);
     if (!v) {
       v = this.pool.acquire([g.alpha, ci, 1, ppad], "nn.wino", tb);
-      const staged = k.inputStaged && k.candidate.stagedIn;
+      const threads = k.candidate.stagedIn;
+      const [pipeline, entry, groups] = k.inputStaged && threads
+        ? [k.inputStaged, "input-staged", stagedGroups(this.ctx, from.m, threads, ci, g.p)] as const
+        : [k.input, "input", this.g1(n * ci * g.tiles)] as const;
       this.recordPipeline(
-        staged ? k.inputStaged! : k.input,
-        `wino.${k.candidate.name}.${staged ? "input-staged" : "input"}`,
+        pipeline,
+        `wino.${k.candidate.name}.${entry}`,
         { 2: x.buffer, 3: v.buffer, 8: pp, ...sc },
-        staged ? stagedGroups(this.ctx, from.m, staged, ci, g.p) : this.g1(n * ci * g.tiles),
+        groups,
       );
     }
     // A split-K GEMM writes its partials side by side: M [alpha, splits, Co, ppad].

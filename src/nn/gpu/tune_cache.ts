@@ -114,7 +114,7 @@ export function kernelFingerprint(tiles: KernelTiles = HARDWARE_TILES): Promise<
       }
     }
     for (const m of [2, 4, 6, 7] as const) {
-      // The column-staged transforms (`-c`, `-ic` candidates).
+      // The column-staged transforms (`-c`, `-i`, `-ic` candidates).
       for (const act of storages) {
         for (const tr of storages) {
           add(() => winogradOutputStagedSource(m, act, tr, false, 1, 256));

@@ -433,6 +433,12 @@ export function planeOutCandidate(c: GemmCandidate): GemmCandidate {
   return { ...c, name: `${c.name}-o`, planeOut: true };
 }
 
+/** Which transforms a staged candidate stages: the output (`c`), the input (`i`), both. */
+export type StagedKind = "c" | "i" | "ic";
+
+/** Every StagedKind, in the order the candidate lists give them. */
+export const STAGED_KINDS: readonly StagedKind[] = ["c", "i", "ic"];
+
 /**
  * Candidate c with column-staged transforms (winograd_staged.ts): the output transform's (`c`: m +
  * 2 loads of M a thread instead of (m + 2)^2, for the output transform that read M at about a
@@ -441,7 +447,7 @@ export function planeOutCandidate(c: GemmCandidate): GemmCandidate {
  */
 export function stagedCandidate(
   c: GemmCandidate,
-  which: "c" | "i" | "ic",
+  which: StagedKind,
   threads = 256,
 ): GemmCandidate {
   return {
@@ -568,6 +574,7 @@ const PLANE_OUT_TILINGS = ["128x128k8t256ruvp", "64x128k8t256ruvp", "128x128k16t
  * scale against 3.3e-4 for f16 storage of the activations alone (tests/nn/winograd_gemm_test.ts).
  */
 export function hardwareCandidates(f16VM: boolean): GemmCandidate[] {
+  const best = blockedCandidates().filter((c) => PLANE_OUT_TILINGS.includes(c.name));
   const f32 = [
     cand(16, 16, 2, 2, 8, false, false), // the legacy tiling, with vec4 V loads
     cand(16, 16, 2, 2, 8, true, false),
@@ -589,14 +596,10 @@ export function hardwareCandidates(f16VM: boolean): GemmCandidate[] {
     ...smallBlockCandidates(),
     // The H200's three fastest F(4x4) tilings at batch 256 in session 29, with the plane-staged
     // output transform.
-    ...blockedCandidates().filter((c) => PLANE_OUT_TILINGS.includes(c.name)).map(planeOutCandidate),
+    ...best.map(planeOutCandidate),
     // The same three with column-staged transforms (session 32): the output's, the input's,
     // both.
-    ...blockedCandidates().filter((c) => PLANE_OUT_TILINGS.includes(c.name)).flatMap((c) => [
-      stagedCandidate(c, "c"),
-      stagedCandidate(c, "i"),
-      stagedCandidate(c, "ic"),
-    ]),
+    ...best.flatMap((c) => STAGED_KINDS.map((k) => stagedCandidate(c, k))),
   ];
   if (!f16VM) return f32;
   return [
@@ -615,6 +618,8 @@ export function hardwareCandidates(f16VM: boolean): GemmCandidate[] {
  * thread, f32 and f16 V/M), for the parity tests.
  */
 export function testCandidates(): GemmCandidate[] {
+  // The twin of the staged output transforms (16 x 32 from 16 threads).
+  const twin = cand(4, 4, 1, 2, 4, true, true, false, true, VP);
   return [
     cand(4, 4, 1, 1, 4, false, false),
     cand(4, 4, 2, 2, 4, true, true),
@@ -642,12 +647,10 @@ export function testCandidates(): GemmCandidate[] {
     // The 16-column blocks' twin with more rows than columns (32 x 16 from 32 threads).
     cand(4, 8, 1, 1, 8, true, true, false, false, VP),
     // The plane-staged output transform's twin (of the 16 x 32 one above).
-    planeOutCandidate(cand(4, 4, 1, 2, 4, true, true, false, true, VP)),
+    planeOutCandidate(twin),
     // The column-staged transforms' twins (64-thread workgroups: a software adapter compiles
     // their workgroup memory quickly): the output's, the input's, both.
-    stagedCandidate(cand(4, 4, 1, 2, 4, true, true, false, true, VP), "c", 64),
-    stagedCandidate(cand(4, 4, 1, 2, 4, true, true, false, true, VP), "i", 64),
-    stagedCandidate(cand(4, 4, 1, 2, 4, true, true, false, true, VP), "ic", 64),
+    ...STAGED_KINDS.map((k) => stagedCandidate(twin, k, 64)),
     // Split-K twins: vec4 U loads in 2 partials; scalar loads with double-buffered slices in 3
     // (Ci = 5 leaves the last partial empty, Ci = 19 ends one in a partial slice).
     splitCandidate(cand(4, 4, 1, 1, 4, true, true, false, false, VP), 2),
@@ -780,65 +783,39 @@ export function loadWinoKernels(
     const splits = c.gemm?.splits ?? 1;
     const tsrc = winogradSource(m, act, transformed, scaled, false, splits);
     const label = `nn.wino.${c.name}${scaled ? ".scaled" : ""}`;
+    const compile = (src: string, entry: string, what: string) =>
+      computePipeline(ctx, src, entry, {}, `${label}.${what}`);
     return {
       candidate: c,
       act,
       transformed,
       scaled,
-      input: c.fused?.input
-        ? undefined
-        : await computePipeline(ctx, tsrc, "wino_input", {}, `${label}.input`),
+      input: c.fused?.input ? undefined : await compile(tsrc, "wino_input", "input"),
       gemm: c.fused
-        ? await computePipeline(
-          ctx,
-          winogradFusedSource(c.fused, m, act),
-          "fused",
-          {},
-          `${label}.gemm`,
+        ? await compile(winogradFusedSource(c.fused, m, act), "fused", "gemm")
+        : await compile(winogradGemmSource(c.gemm, transformed, arith), "gemm", "gemm"),
+      output: c.fused ? undefined : await compile(tsrc, "wino_output", "output"),
+      outputPlanes: planes
+        ? await compile(
+          winogradSource(m, act, transformed, scaled, true, splits),
+          "wino_output_planes",
+          "output-planes",
         )
-        : await computePipeline(
-          ctx,
-          winogradGemmSource(c.gemm, transformed, arith),
-          "gemm",
-          {},
-          `${label}.gemm`,
-        ),
-      output: c.fused
-        ? undefined
-        : await computePipeline(ctx, tsrc, "wino_output", {}, `${label}.output`),
-      ...(planes
-        ? {
-          outputPlanes: await computePipeline(
-            ctx,
-            winogradSource(m, act, transformed, scaled, true, splits),
-            "wino_output_planes",
-            {},
-            `${label}.output-planes`,
-          ),
-        }
-        : {}),
-      ...(stagedIn
-        ? {
-          inputStaged: await computePipeline(
-            ctx,
-            winogradInputStagedSource(m, act, transformed, scaled, stagedIn),
-            "wino_input_staged",
-            {},
-            `${label}.input-staged`,
-          ),
-        }
-        : {}),
-      ...(staged
-        ? {
-          outputStaged: await computePipeline(
-            ctx,
-            winogradOutputStagedSource(m, act, transformed, scaled, splits, staged),
-            "wino_output_staged",
-            {},
-            `${label}.output-staged`,
-          ),
-        }
-        : {}),
+        : undefined,
+      inputStaged: stagedIn
+        ? await compile(
+          winogradInputStagedSource(m, act, transformed, scaled, stagedIn),
+          "wino_input_staged",
+          "input-staged",
+        )
+        : undefined,
+      outputStaged: staged
+        ? await compile(
+          winogradOutputStagedSource(m, act, transformed, scaled, splits, staged),
+          "wino_output_staged",
+          "output-staged",
+        )
+        : undefined,
     };
   });
 }

@@ -6,7 +6,7 @@ import type { GpuContext } from "../../gpu/device.ts";
 import { uniformBuffer } from "../../gpu/buffers.ts";
 import { workgroups1d } from "../../gpu/dispatch.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
-import { winogradColumns, winogradGeometry } from "../winograd.ts";
+import { winogradColumns, winogradGeometry, type WinogradTile } from "../winograd.ts";
 import { GpuRecorder } from "./backend.ts";
 import { ensureWinogradTile, type HalfKernelName, type HalfKernels } from "./f16.ts";
 import { HARDWARE_TILES, type KernelName, loadKernels } from "./kernels.ts";
@@ -40,6 +40,26 @@ export async function winogradStagedParity(
   for (const m of new Set(cases.map((k) => k.m))) await ensureWinogradTile(ctx, kernels, half, m);
   const act = half?.storage ?? "f32";
   const H = half ? "H" : "";
+  // The staged kernels, once per tile.
+  const staged = new Map<WinogradTile, { output: GPUComputePipeline; input: GPUComputePipeline }>();
+  for (const m of new Set(cases.map((k) => k.m))) {
+    staged.set(m, {
+      output: await computePipeline(
+        ctx,
+        winogradOutputStagedSource(m, act, "f32", false, 1, threads),
+        "wino_output_staged",
+        {},
+        "nn.wino.staged.check.output",
+      ),
+      input: await computePipeline(
+        ctx,
+        winogradInputStagedSource(m, act, "f32", false, threads),
+        "wino_input_staged",
+        {},
+        "nn.wino.staged.check.input",
+      ),
+    });
+  }
   const bad: string[] = [];
   for (const [i, k] of cases.entries()) {
     const g = winogradGeometry(k.m, k.n, k.h, k.w), ppad = winogradColumns(g.p);
@@ -58,28 +78,15 @@ export async function winogradStagedParity(
     const u32 = (w: number[]) => uniformBuffer(ctx, new Uint32Array(w).buffer, "staged.check");
     const fz = u32([k.relu ? 1 : 0, k.res ? 1 : 0, 0, 0]);
     const pp = u32([k.n, k.c, k.c, k.h, k.w, g.tw, g.tiles, ppad]);
-    const output = await computePipeline(
-      ctx,
-      winogradOutputStagedSource(k.m, act, "f32", false, 1, threads),
-      "wino_output_staged",
-      {},
-      "nn.wino.staged.check.output",
-    );
-    const input = await computePipeline(
-      ctx,
-      winogradInputStagedSource(k.m, act, "f32", false, threads),
-      "wino_input_staged",
-      {},
-      "nn.wino.staged.check.input",
-    );
+    const { output, input } = staged.get(k.m)!;
     const groups = workgroups1d(ctx, k.n * k.c * g.tiles, 64);
-    const staged = stagedGroups(ctx, k.m, threads, k.c, g.p);
+    const sgroups = stagedGroups(ctx, k.m, threads, k.c, g.p);
     const outBind = { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 8: pp, 9: fz };
     const name = (e: string) => `winograd${e}${H}${k.m}` as KernelName | HalfKernelName;
     rec.record(name("Output"), { ...outBind, 7: ya.buffer }, groups);
-    rec.recordPipeline(output, "wino.staged.output", { ...outBind, 7: yb.buffer }, staged);
+    rec.recordPipeline(output, "wino.staged.output", { ...outBind, 7: yb.buffer }, sgroups);
     rec.record(name("Input"), { 2: x.buffer, 3: va.buffer, 8: pp }, groups);
-    rec.recordPipeline(input, "wino.staged.input", { 2: x.buffer, 3: vb.buffer, 8: pp }, staged);
+    rec.recordPipeline(input, "wino.staged.input", { 2: x.buffer, 3: vb.buffer, 8: pp }, sgroups);
     const full = (t: GpuTensor) => (half ? rec.toFull(t) : t);
     const outs = [full(ya), full(yb), va, vb];
     rec.submit();

@@ -31,6 +31,7 @@ import {
   narrowCandidates,
   needsF16Plan,
   splitCandidates,
+  STAGED_KINDS,
   testCandidates,
   WGRAD_VARIANTS,
   type WgradChoice,
@@ -720,9 +721,8 @@ async function winnerKernels<T extends WinogradTile>(
  * Winograd conv (input transform + GEMM + output transform; with `bridged`, where Ci = Co, also
  * the cost a conv adds to a chain of bridged Winograd convs: GEMM + bridge, see
  * timeBridgedChain), once per adapter, storage and bucketed shape; the `large` tiles (F(6x6),
- * F(7x7)) too. Returns the
- * winning tile and its kernels (null kernels: the built-in GEMM) when Winograd wins, else null
- * (stay direct).
+ * F(7x7)) too. Returns the winning tile and its kernels (null kernels: the built-in GEMM) when
+ * Winograd wins, else null (stay direct).
  */
 export async function pickSmallBatchWinograd(
   ctx: GpuContext,
@@ -965,10 +965,10 @@ export const LARGE_CANDIDATES = 4;
 /**
  * The candidates a large tile (F(6x6), F(7x7)) is tuned over once F(4x4) was tuned on the same
  * shape (`four`; null: F(4x4) itself, the default list): F(4x4)'s LARGE_CANDIDATES fastest (the
- * built-in GEMM is always timed), and the fastest one's plane-staged and column-staged output
- * twins where it has them. The tiles run the same batched GEMM on similar shapes (on 26 x 26, 64 or 81 slices of 25
- * or 16 tiles a board against 36 of 49), and the full list would multiply the tuning time of a
- * plan.
+ * built-in GEMM is always timed), and the fastest one's plane-staged and column-staged twins
+ * where it has them. The tiles run the same batched GEMM on similar shapes (on 26 x 26, 64 or 81
+ * slices of 25 or 16 tiles a board against 36 of 49), and the full list would multiply the tuning
+ * time of a plan.
  */
 export function largeCandidates(
   four: WinoTuneResult | null,
@@ -986,7 +986,7 @@ export function largeCandidates(
   // twins (session 32): a large tile's thread loads (m + 2)^2 values of M in the plain transform.
   const top = best.find((c) => !c.fused && !c.planeOut && !c.stagedOut && !c.stagedIn);
   const twins = top
-    ? (["-o", "-c", "-i", "-ic"] as const).map((x) => stagedTwin(top.name, x, f16Plan))
+    ? ["o", ...STAGED_KINDS].map((x) => stagedTwin(top.name, `-${x}`, f16Plan))
     : [];
   for (const c of [...twins.filter((t) => t !== null), ...extra]) {
     if (!out.some((b) => b.name === c.name)) out.push(c);
