@@ -58,7 +58,7 @@ class TimedGame<M> implements Game<M> {
   hash(): number {
     return this.t(() => this.g.hash());
   }
-  encode(out: Float32Array, offset: number): void {
+  encode(out: Float32Array | Float16Array, offset: number): void {
     this.t(() => {
       const o = this.outer, i = this.inner;
       if (!o) return this.g.encode(out, offset);

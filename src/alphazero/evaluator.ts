@@ -5,6 +5,7 @@ import { KibitzError } from "../errors.ts";
 import type { Evaluation, Evaluator } from "../mcts/evaluator.ts";
 import { type Game, type GameSpec, inputSize } from "../mcts/game.ts";
 import type { NetBatch, NetOutputs } from "../nn/net.ts";
+import { allocPlanes, isHalfPlanes, type Planes } from "../nn/planes.ts";
 
 /**
  * The one thing the evaluator needs from a network: outputs for a batch. `PolicyValueNet` fits;
@@ -14,6 +15,8 @@ export interface BatchInfer {
   readonly backend: "cpu" | "gpu";
   /** The network's shape; with `cells` (the cells policy head) batches carry move tables. */
   readonly config?: { readonly cells?: unknown };
+  /** The network takes f16 planes as they are (PolicyValueNet.halfPlanes): batches are encoded so. */
+  readonly halfPlanes?: boolean;
   infer(batch: NetBatch): Promise<NetOutputs>;
   /** Readies these batch sizes ahead of the first calls (optional; see PolicyValueNet). */
   prepare?(sizes: readonly number[]): Promise<void>;
@@ -50,7 +53,7 @@ export function paddedSizes(max: number): number[] {
 }
 
 interface Pending {
-  planes: Float32Array;
+  planes: Planes;
   mask: Float32Array;
   reqs: Request[];
 }
@@ -93,7 +96,7 @@ export class BatchEvaluator<M> implements Evaluator<M> {
 
   private fresh(): Pending {
     return {
-      planes: new Float32Array(this.maxBatch * this.per),
+      planes: allocPlanes(this.maxBatch * this.per, this.net.halfPlanes === true),
       mask: new Float32Array(this.maxBatch * this.spec.moves),
       reqs: [],
     };
@@ -160,7 +163,7 @@ export class BatchEvaluator<M> implements Evaluator<M> {
     const moves = this.spec.moves;
     let planes = b.planes.subarray(0, n * this.per), mask = b.mask.subarray(0, n * moves);
     if (size > n) {
-      planes = new Float32Array(size * this.per);
+      planes = allocPlanes(size * this.per, isHalfPlanes(b.planes));
       planes.set(b.planes.subarray(0, n * this.per));
       mask = new Float32Array(size * moves).fill(1);
       mask.set(b.mask.subarray(0, n * moves));

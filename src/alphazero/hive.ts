@@ -134,7 +134,7 @@ export class HiveAzGame implements Game<number> {
   }
 
   /** Seed 003's 24 planes of the (symmetric view of the) position. */
-  encode(out: Float32Array, offset: number): void {
+  encode(out: Float32Array | Float16Array, offset: number): void {
     encodeHivePosition(this.view ?? this.game, out, offset, undefined, this.cellMap());
   }
 

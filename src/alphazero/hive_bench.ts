@@ -26,6 +26,7 @@ import {
 import type { HiveGame } from "../hive/game.ts";
 import { hiveMoveCellRows, packMoveCells } from "../hive/move_cells.ts";
 import type { NetBatch } from "../nn/net.ts";
+import { allocPlanes } from "../nn/planes.ts";
 import { randomGame } from "../hive/playout.ts";
 import { CachedEvaluator } from "../mcts/evaluator.ts";
 import { defaultSearchConfig, Search } from "../mcts/search.ts";
@@ -115,7 +116,8 @@ export const suite: BenchSuite = {
       if (!g.isOver()) positions.push(g);
     }
     for (const size of [1, 16, 64, 256].filter((b) => b <= maxBatch)) {
-      const planes = new Float32Array(size * HIVE_PLANE_SIZE);
+      // Encoded as the evaluator encodes them: f16 where the net takes halves (halfPlanes).
+      const planes = allocPlanes(size * HIVE_PLANE_SIZE, net.halfPlanes);
       const mask = new Float32Array(size * HIVE_POLICY_SIZE);
       const tables: Float32Array[] = [];
       for (let i = 0; i < size; i++) {

@@ -174,13 +174,13 @@ function pinnedCells(g: HiveGame, cells: number[]): Set<number> {
 
 /**
  * Writes the 24 planes of `g` (side to move's view) into `out` at `offset` (HIVE_PLANE_SIZE values,
- * overwritten). Returns the number of occupied cells that fell outside the 26 x 26 window (0 in any
+ * overwritten; f16 rounds the fractions of planes 19, 20, 22 and 23). Returns the number of occupied cells that fell outside the 26 x 26 window (0 in any
  * real game). `legal` may pass the position's legal moves to avoid generating them again, `pos`
  * its hiveCellPositions (shared with the cells head's move table).
  */
 export function encodeHivePosition(
   g: HiveGame,
-  out: Float32Array,
+  out: Float32Array | Float16Array,
   offset = 0,
   legal?: number[],
   pos: Map<number, number> = hiveCellPositions(g),

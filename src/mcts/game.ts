@@ -24,8 +24,11 @@ export interface Game<M> {
   result(): Outcome | null;
   /** A hash of the position (53 bits at most, so it is exact as a number); the evaluation cache key. */
   hash(): number;
-  /** Writes the network input planes ([planes, height, width], side to move's view) at `offset`. */
-  encode(out: Float32Array, offset: number): void;
+  /**
+   * Writes the network input planes ([planes, height, width], side to move's view) at `offset`:
+   * into f32, or f16 for a network that takes halves (PolicyValueNet.halfPlanes).
+   */
+  encode(out: Float32Array | Float16Array, offset: number): void;
   /** Index of a legal move in the network's policy vector, in [0, spec.moves). */
   moveIndex(move: M): number;
   /** A move as text (logs, game records). */

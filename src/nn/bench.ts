@@ -55,6 +55,7 @@ import {
   planCost,
   readbackFloorMs,
 } from "./bench_latency.ts";
+import { isHalfPlanes } from "./planes.ts";
 import { type PlanProfile, profilePlan } from "./bench_profile.ts";
 import { setTuneCacheEnabled } from "./gpu/tune_cache.ts";
 
@@ -263,7 +264,7 @@ async function inferRate(
   batch: number,
   budgetMs: number,
 ): Promise<number> {
-  const b = syntheticBatch(net.config, batch, 5);
+  const b = benchBatch(net, batch);
   await net.infer(b);
   if (ctx && net instanceof GpuNet) {
     await warmUp(ctx, () => net.infer(b));
@@ -1072,7 +1073,9 @@ async function inferenceRows(
     const graph = im === "cpu"
       ? "reference"
       : net instanceof GpuNet && net.precision !== "f32"
-      ? `fused, ${net.precision} storage (f32 accumulation), Winograd ${net.winograd}`
+      ? `fused, ${net.precision} storage (f32 accumulation)${
+        net.halfPlanes ? ", f16 planes" : ""
+      }, Winograd ${net.winograd}`
       : net instanceof GpuNet && net.winograd !== "off"
       ? `${im.slice(4)}, Winograd ${net.winograd}${
         net.winogradGemm === "legacy" ? " (built-in GEMM, untuned)" : ""
@@ -1100,7 +1103,7 @@ async function inferenceRows(
         if (
           net instanceof GpuNet && mode !== "smoke" && batch >= 64 && im.startsWith("gpu-fused")
         ) {
-          const b = syntheticBatch(net.config, batch, 5);
+          const b = benchBatch(net, batch);
           const { rate: calls } = await pipelinedCallsPerS(net, b, 2, budget(mode));
           const piped = calls * batch;
           rateRow(`${graph}, 2 calls in flight`, piped, `${preset}:${im}:${batch}:2`);
@@ -1108,6 +1111,22 @@ async function inferenceRows(
             `infer ${preset} ${graph} batch ${batch}, 2 in flight: ${piped.toFixed(1)} positions/s`,
           );
           await flush();
+          // f16 planes against f32 ones (session 33): the same GPU work, half the planes' upload.
+          if (net.halfPlanes && batch === 256) {
+            const f32 = benchBatch(net, batch, true);
+            const { rate: c32 } = await pipelinedCallsPerS(net, f32, 2, budget(mode));
+            rateRow(
+              `${graph}, 2 calls in flight, planes uploaded as f32 (A/B)`,
+              c32 * batch,
+              `${preset}:${im}:${batch}:2f32`,
+            );
+            log(
+              `infer ${preset} ${graph} batch ${batch}, 2 in flight, f32 planes: ${
+                (c32 * batch).toFixed(1)
+              } positions/s`,
+            );
+            await flush();
+          }
           // The ceiling that pipelining approaches: the plan's GPU time alone, replayed back to back
           // with warm clocks (no upload, no readback).
           if (batch === 256 && ctx) {
@@ -1125,8 +1144,12 @@ async function inferenceRows(
             if (profRows) {
               profileRows(profRows, `inference, batch ${batch}${f16 ? ", f16" : ""}`, prof);
               // The queue's copies around such a call (session 32): what pipelined calls pay
-              // between one call's work and the next's. The same bytes in f16 plans.
-              if (!f16) await copyRows(ctx, profRows, `inference, batch ${batch}`, cfg, batch);
+              // between one call's work and the next's (f16 planes: 2 bytes a value).
+              await copyRows(ctx, profRows, `inference, batch ${batch}${f16 ? ", f16" : ""}`, {
+                cfg,
+                batch,
+                planeBytes: isHalfPlanes(b.planes) ? 2 : 4,
+              });
             }
             await flush();
             // Eight calls in flight, one row each way: `set` switches the net to the way and
@@ -1361,17 +1384,18 @@ function profileTableShape(rows: Row[]) {
 
 /**
  * Appends the queue's copy times of one inference call of `batch` positions (queueCopyTimes): the
- * inputs' upload (planes as f32, the mask packed as bits) and the outputs' readback copy.
+ * inputs' upload (planes at `planeBytes` a value, the mask packed as bits) and the outputs'
+ * readback copy.
  */
 async function copyRows(
   ctx: GpuContext,
   rows: Row[],
   plan: string,
-  cfg: NetConfig,
-  batch: number,
+  { cfg, batch, planeBytes }: { cfg: NetConfig; batch: number; planeBytes: number },
 ): Promise<void> {
   const pad = (b: number) => Math.ceil(b / 256) * 256;
-  const upload = 4 * batch * (cfg.planes * cfg.height * cfg.width + maskWords(cfg.moves));
+  const upload = batch *
+    (planeBytes * cfg.planes * cfg.height * cfg.width + 4 * maskWords(cfg.moves));
   const readback = pad(4 * batch * cfg.moves) + pad(4 * batch);
   const t = await queueCopyTimes(ctx, { upload, readback });
   if (!t) return;
@@ -1476,9 +1500,14 @@ function summaryTable(
         ">= 3150",
       ],
       [
-        "inference f16 storage, batch 256, positions/s, 2 calls in flight",
+        "inference f16 storage, batch 256, positions/s, 2 calls in flight (f16 planes where the adapter has shader-f16)",
         get(`${model}:gpu-fused-f16:256:2`),
         ">= 3150 (f16 storage is the default on hardware)",
+      ],
+      [
+        "inference f16 storage, batch 256, positions/s, 2 calls in flight, planes uploaded as f32 (A/B)",
+        get(`${model}:gpu-fused-f16:256:2f32`),
+        "-",
       ],
       [
         "inference, batch 256, positions/s by the plan's GPU time alone (f32 / f16): the ceiling",

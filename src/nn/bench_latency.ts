@@ -4,12 +4,13 @@
 import type { GpuContext } from "../gpu/device.ts";
 import { storageBuffer } from "../gpu/buffers.ts";
 import { timeComputePass } from "../gpu/timing.ts";
-import type { GpuNet, NetBatch } from "./net.ts";
+import type { GpuNet, NetBatch, PolicyValueNet } from "./net.ts";
 import { countGpuCalls } from "../gpu/api_count.ts";
 import { hostPhases, MAP_MODES, type MapMode } from "./gpu/readback.ts";
 import { InferencePipeline } from "./pipeline.ts";
 import { readTensors } from "./gpu/tensor.ts";
 import { syntheticBatch } from "./train.ts";
+import { hasFloat16Array } from "./planes.ts";
 
 /** Median of a list of numbers. */
 export function median(xs: number[]): number {
@@ -105,9 +106,14 @@ export async function pipelinedCallsPerS(
   return { rate, hostMs: calls ? (net.hostTime.ms - h0.ms) / calls : 0 };
 }
 
-/** A synthetic inference batch of `size` positions for `net`. */
-export function benchBatch(net: GpuNet, size: number): NetBatch {
-  return syntheticBatch(net.config, size, 5);
+/**
+ * A synthetic inference batch of `size` positions for `net`, its planes f16 where the net takes
+ * them so (halfPlanes), as the AlphaZero evaluator encodes them; `f32`: f32 planes regardless.
+ */
+export function benchBatch(net: PolicyValueNet, size: number, f32 = false): NetBatch {
+  const b = syntheticBatch(net.config, size, 5);
+  if (!net.halfPlanes || f32 || !hasFloat16Array()) return b;
+  return { ...b, planes: new Float16Array(b.planes) };
 }
 
 /** One row of the host-side profile table (see hostProfileTable). */

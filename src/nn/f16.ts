@@ -7,6 +7,7 @@ import type { FusedBackend } from "./graph_fused.ts";
 import { CELLS_CONV, foldedLayers, runFusedInference } from "./graph_fused.ts";
 import type { NetBatch, NetOutputs } from "./net.ts";
 import type { NetWeights } from "./params.ts";
+import { planesF32 } from "./planes.ts";
 import { type CpuTensor, cpuTensor } from "./tensor.ts";
 
 /**
@@ -83,7 +84,7 @@ export function cpuFusedInfer(weights: NetWeights, batch: NetBatch, f16: boolean
     ]),
   );
   if (cfg.cells) folded.set(CELLS_CONV, { w: T(CELLS_CONV), b: cpuTensor([cfg.cells.planes]) });
-  const x = cpuTensor([batch.size, cfg.planes, cfg.height, cfg.width], batch.planes);
+  const x = cpuTensor([batch.size, cfg.planes, cfg.height, cfg.width], planesF32(batch.planes));
   const mask = cpuTensor(
     [batch.size, cfg.moves],
     batch.mask ?? new Float32Array(batch.size * cfg.moves).fill(1),

@@ -64,6 +64,7 @@ import {
   ReadbackQueue,
 } from "./gpu/readback.ts";
 import { allLegalMask, maskWords, packMask } from "./mask_bits.ts";
+import { halfBits, isHalfPlanes, type Planes, planesF32 } from "./planes.ts";
 import {
   deviceHasF16,
   ensureWinogradTile,
@@ -78,7 +79,11 @@ import { type CpuTensor, cpuTensor } from "./tensor.ts";
 /** A batch of positions: planes [B, C, H, W], legal-move mask [B, moves] (1 legal, 0 not), targets. */
 export interface NetBatch {
   size: number;
-  planes: Float32Array;
+  /**
+   * f32, or f16 (Float16Array) for a network with `halfPlanes` (an f16 inference plan uploads them
+   * as they are); other networks and training convert f16 planes to f32 on the host.
+   */
+  planes: Planes;
   /** Omitted: every move is legal. */
   mask?: Float32Array;
   /** Target move distributions [B, moves] (training). */
@@ -99,11 +104,12 @@ export interface NetBatch {
 
 /**
  * A batch with its mask and training targets all present (what Required<NetBatch> meant before
- * the cells head): the move table stays optional, as only cells nets need it.
+ * the cells head), its planes f32: the move table stays optional, as only cells nets need it.
  */
 export type TrainBatch =
-  & Required<Omit<NetBatch, "moveCells" | "moveCellsWidth">>
-  & Pick<NetBatch, "moveCells" | "moveCellsWidth">;
+  & Required<Omit<NetBatch, "moveCells" | "moveCellsWidth" | "planes">>
+  & Pick<NetBatch, "moveCells" | "moveCellsWidth">
+  & { planes: Float32Array };
 
 /** Network outputs: masked move probabilities [B, moves] and values [B]. */
 export interface NetOutputs {
@@ -123,6 +129,11 @@ export interface TrainStats {
 export interface PolicyValueNet {
   readonly config: NetConfig;
   readonly backend: "cpu" | "gpu";
+  /**
+   * Whether inference takes f16 planes (Float16Array) as they are: a caller that encodes positions
+   * should encode into them (allocPlanes); other networks convert them to f32 first.
+   */
+  readonly halfPlanes: boolean;
   /** Evaluates a batch of any size (inference-mode batch norm). */
   infer(batch: NetBatch): Promise<NetOutputs>;
   /**
@@ -145,6 +156,13 @@ export interface PolicyValueNet {
   prepare?(sizes: readonly number[]): Promise<void>;
   /** Frees device memory. */
   dispose(): void;
+}
+
+/** The batch with f32 planes (itself where they are; f16 planes converted on the host). */
+function f32Batch(b: NetBatch): NetBatch & { planes: Float32Array } {
+  return isHalfPlanes(b.planes) ? { ...b, planes: planesF32(b.planes) } : b as NetBatch & {
+    planes: Float32Array;
+  };
 }
 
 function checkBatch(cfg: NetConfig, b: NetBatch, train: boolean): void {
@@ -260,6 +278,7 @@ function cloneWeights(w: NetWeights): NetWeights {
 /** The network on the TypeScript reference backend. */
 export class CpuNet implements PolicyValueNet {
   readonly backend = "cpu" as const;
+  readonly halfPlanes = false;
   readonly config: NetConfig;
   private readonly net: NetTensors<CpuTensor>;
 
@@ -283,7 +302,7 @@ export class CpuNet implements PolicyValueNet {
     return this.b instanceof FastCpuBackend;
   }
 
-  private inputs(batch: NetBatch, train: boolean) {
+  private inputs(batch: NetBatch & { planes: Float32Array }, train: boolean) {
     const c = this.config;
     // The output mask is for the fully connected policy layer; a cells net has none.
     if (this.b instanceof FastCpuBackend) this.b.outputMask = c.cells ? null : batch.mask ?? null;
@@ -305,9 +324,10 @@ export class CpuNet implements PolicyValueNet {
    * Inference: the reference pass, or on FastCpuBackend the one-position fast path per row
    * (folded batch norm, only the legal moves' logits; rebuilt after each training step).
    */
-  infer(batch: NetBatch): Promise<NetOutputs> {
+  infer(given: NetBatch): Promise<NetOutputs> {
     return Promise.resolve().then(() => {
-      checkBatch(this.config, batch, false);
+      checkBatch(this.config, given, false);
+      const batch = f32Batch(given);
       if (this.b instanceof FastCpuBackend) return this.inferFast(batch);
       const out = runPass(this.b, this.net, this.inputs(batch, false), null);
       return { probs: out.probs.data, value: out.value.data };
@@ -316,7 +336,7 @@ export class CpuNet implements PolicyValueNet {
 
   private fast: FastInference | null = null;
 
-  private inferFast(batch: NetBatch): NetOutputs {
+  private inferFast(batch: NetBatch & { planes: Float32Array }): NetOutputs {
     const c = this.config, per = c.planes * c.height * c.width;
     this.fast ??= new FastInference({
       config: this.config,
@@ -359,9 +379,10 @@ export class CpuNet implements PolicyValueNet {
   }
 
   /** Reference training step. */
-  trainStep(batch: NetBatch, hyper: SgdHyper): Promise<TrainStats> {
+  trainStep(given: NetBatch, hyper: SgdHyper): Promise<TrainStats> {
     return Promise.resolve().then(() => {
-      checkBatch(this.config, batch, true);
+      checkBatch(this.config, given, true);
+      const batch = f32Batch(given);
       this.fast = null; // the weights change: fold them again at the next inference
       const trainable = this.net.specs.filter((s) => s.trainable);
       const l2 = l2Penalty(trainable.map((s) => this.net.params.get(s.name)!), hyper.weightDecay);
@@ -785,6 +806,14 @@ export class GpuNet implements PolicyValueNet {
     return this.half?.storage ?? "f32";
   }
 
+  /**
+   * f16 storage (fused inference on `shader-f16`): f16 planes are uploaded as they are, half the
+   * bytes, into where the plan would cast its f32 input (see PolicyValueNet.halfPlanes).
+   */
+  get halfPlanes(): boolean {
+    return this.fused && this.precision === "f16";
+  }
+
   /** Records (once) the batch-norm folds of every conv and submits them if the weights changed. */
   private refreshFolds(): void {
     if (!this.foldRec) {
@@ -948,6 +977,7 @@ export class GpuNet implements PolicyValueNet {
     }
     this.ctx.device.pushErrorScope("validation");
     const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
+    if (!train) rec.input = x; // f16 plans: where f16 planes may go (GpuRecorder.halfInput)
     const mask = this.pool.acquire([size, maskWords(c.moves)], "nn.mask");
     const moveCells = cellWidth ? this.pool.acquire([size, cellWidth, 4], "nn.move_cells") : null;
     const policyTarget = train ? this.pool.acquire([size, c.moves], "nn.policy_target") : null;
@@ -1314,9 +1344,10 @@ export class GpuNet implements PolicyValueNet {
 
   /**
    * uploadAhead's upload of an inference call: planes and packed mask into the plan's next staging
-   * pair, flushed to the queue now; returns the encoder that copies them into the plan's inputs.
+   * pair, flushed to the queue now; returns the encoder that copies them into the plan's inputs,
+   * and the op the plan then skips (see inputUpload).
    */
-  private uploadAheadOf(plan: GpuPlan, batch: NetBatch): GPUCommandEncoder {
+  private uploadAheadOf(plan: GpuPlan, batch: NetBatch): { enc: GPUCommandEncoder; skip: number } {
     if (!plan.ahead) {
       const make = (bytes: number, label: string) =>
         this.ctx.device.createBuffer({ size: bytes, usage: 0x4 | 0x8, label }); // COPY_SRC | COPY_DST
@@ -1328,8 +1359,8 @@ export class GpuNet implements PolicyValueNet {
     }
     const a = plan.ahead, k = a.next;
     a.next = 1 - k;
-    const mask = this.packedMask(plan, batch);
-    writeBuffer(this.ctx, a.x[k], batch.planes);
+    const mask = this.packedMask(plan, batch), input = this.inputUpload(plan, batch.planes);
+    writeBuffer(this.ctx, a.x[k], input.data);
     writeBuffer(this.ctx, a.mask[k], mask);
     this.ctx.device.queue.submit([]);
     plan.maskOnes = false;
@@ -1337,9 +1368,9 @@ export class GpuNet implements PolicyValueNet {
     // The batch's rows only: rows past it stay as the plan's buffers hold them (their outputs are
     // not returned).
     const enc = this.ctx.device.createCommandEncoder();
-    enc.copyBufferToBuffer(a.x[k], 0, plan.x.buffer, 0, batch.planes.byteLength);
+    enc.copyBufferToBuffer(a.x[k], 0, input.buffer, 0, Math.ceil(input.data.byteLength / 4) * 4);
     enc.copyBufferToBuffer(a.mask[k], 0, plan.mask.buffer, 0, mask.byteLength);
-    return enc;
+    return { enc, skip: input.skip };
   }
 
   /**
@@ -1356,8 +1387,25 @@ export class GpuNet implements PolicyValueNet {
     return ones;
   }
 
-  private upload(plan: GpuPlan, batch: NetBatch): void {
-    writeBuffer(this.ctx, plan.x.buffer, batch.planes);
+  /**
+   * Where a call's planes go and what is written there: f32 planes into the plan's input; f16
+   * planes, where the plan has a halfInput, into its cast's output as they are (f16 storage) or
+   * widened (f16 emulated with f32 storage), the cast then skipped; else widened into the input.
+   */
+  private inputUpload(
+    plan: GpuPlan,
+    planes: Planes,
+  ): { buffer: GPUBuffer; data: Float32Array | Uint16Array; skip: number } {
+    const half = isHalfPlanes(planes) ? plan.rec.halfInput : null;
+    if (!half) return { buffer: plan.x.buffer, data: planesF32(planes), skip: -1 };
+    const f16 = this.precision === "f16";
+    const data = f16 ? halfBits(planes as Float16Array) : planesF32(planes);
+    return { buffer: half.y.buffer, data, skip: half.op };
+  }
+
+  private upload(plan: GpuPlan, batch: NetBatch): number {
+    const input = this.inputUpload(plan, batch.planes);
+    writeBuffer(this.ctx, input.buffer, input.data);
     // The plan's input buffers are its own (never released to the pool): a mask of all ones
     // written by an earlier call is still there.
     if (batch.mask || !plan.maskOnes) {
@@ -1371,6 +1419,7 @@ export class GpuNet implements PolicyValueNet {
     if (plan.valueTarget && batch.value) {
       writeBuffer(this.ctx, plan.valueTarget.buffer, batch.value);
     }
+    return input.skip;
   }
 
   /** The batch's move table at the plan's width: each position's rows, then -1 padding rows. */
@@ -1393,15 +1442,16 @@ export class GpuNet implements PolicyValueNet {
     const plan = await this.plan(batch.size, false, cellWidth);
     const t0 = performance.now();
     if (this.fused) this.refreshFolds();
-    const enc = this.uploadAhead ? this.uploadAheadOf(plan, batch) : undefined;
-    if (!enc) this.upload(plan, batch);
+    const { enc, skip } = this.uploadAhead
+      ? this.uploadAheadOf(plan, batch)
+      : { enc: undefined, skip: this.upload(plan, batch) };
     const prof = this.readback.profile;
     const t1 = prof ? performance.now() : 0;
     if (prof) prof.upload += t1 - t0;
     // The plan and its readback copies in one submit, all before the first yield (see the class
     // comment); when its map is requested: see ReadbackQueue.
     const pending = this.readback.submit(
-      plan.rec.encoded(enc),
+      plan.rec.encoded(enc, skip),
       [plan.out.probs, plan.out.value],
       t1,
     );

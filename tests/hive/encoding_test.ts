@@ -131,6 +131,22 @@ Deno.test("planes of every real-game position: hex adjacency kept, counts match 
   }
 });
 
+Deno.test("encoding into f16 planes gives the f32 encoding rounded to halves", () => {
+  const x = new Float32Array(HIVE_PLANE_SIZE);
+  // Filled with garbage first: every value is written.
+  const h = new Float16Array(2 * HIVE_PLANE_SIZE).fill(7);
+  for (const r of games().slice(0, 3)) {
+    const g = new HiveGame(r.gameType);
+    for (const s of r.moves) {
+      encodeHivePosition(g, x, 0);
+      encodeHivePosition(g, h, HIVE_PLANE_SIZE);
+      assert.deepEqual(h.subarray(HIVE_PLANE_SIZE), new Float16Array(x), r.name);
+      g.playString(s);
+    }
+  }
+  assert.ok(h.subarray(0, HIVE_PLANE_SIZE).every((v) => v === 7), "nothing before the offset");
+});
+
 Deno.test("planes are from the side to move: my pieces, pinned pieces, hand counts", () => {
   // A line bS1 - wQ - wS1 ... built from UHP moves: the middle piece is the only articulation point.
   const g = new HiveGame("Base");

@@ -217,7 +217,11 @@ Deno.test("cells net: runPass gradients of every head tensor and the stem match 
 });
 
 /** A cells batch of n positions with targets and a move table of width w. */
-function cellsBatch(n: number, w: number, seed: number): Required<NetBatch> {
+function cellsBatch(
+  n: number,
+  w: number,
+  seed: number,
+): Required<NetBatch> & { planes: Float32Array } {
   const { table, mask, policy } = randomTable(n, w, CFG.moves, PER, CELLS.biases, seed);
   const next = rng(seed + 1);
   const planes = new Float32Array(n * CFG.planes * HW).map(() => next() < 0.3 ? 1 : 0);

@@ -97,7 +97,7 @@ export class ConnectFour implements Game<number> {
   }
 
   /** Planes: side to move's discs, the opponent's, ones; [height, width] with row 0 at the top. */
-  encode(out: Float32Array, offset: number): void {
+  encode(out: Float32Array | Float16Array, offset: number): void {
     const me = this.toMove() + 1, hw = this.width * this.height;
     for (let c = 0; c < this.width; c++) {
       for (let r = 0; r < this.height; r++) {

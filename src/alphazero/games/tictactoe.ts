@@ -70,7 +70,7 @@ export class TicTacToe implements Game<number> {
   }
 
   /** Planes: side to move's marks, the opponent's marks, ones. */
-  encode(out: Float32Array, offset: number): void {
+  encode(out: Float32Array | Float16Array, offset: number): void {
     const me = this.toMove() + 1;
     for (let i = 0; i < 9; i++) {
       const c = this.cells[i];

@@ -252,6 +252,25 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   private readonly keptV = new Map<GpuTensor, { v: GpuTensor; m: WinogradTile; ppad: number }>();
   /** Set while the input-gradient conv records: its V (of dY) is not a layer input's. */
   private inBackward = false;
+  /**
+   * The plan's input tensor, set before recording: the ops binding it are counted, and the f16
+   * plan's cast of it noted (see halfInput).
+   */
+  input: GpuTensor | null = null;
+  private inputReaders = 0;
+  /** Every buffer bound by an op recorded so far. */
+  private readonly bound = new Set<GPUBuffer>();
+  private halfCast: { op: number; y: GpuTensor } | null = null;
+
+  /**
+   * Where a caller holding f16 planes may upload them into this plan, and the op it then skips:
+   * the f16 plan's cast (toHalf) of `input` and its output, where that cast is the input's only
+   * reader and its output was bound by no op before it; else null.
+   */
+  get halfInput(): { op: number; y: GpuTensor } | null {
+    return this.inputReaders === 1 ? this.halfCast : null;
+  }
+
   /** Phase marks: the op index where each named phase of the recorded pass begins. */
   readonly marks: { phase: string; at: number }[] = [];
   /**
@@ -348,6 +367,10 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
         } family (loadKernels(ctx, tiles, "${this.tiled ? "tiled" : "direct"}" or "both"))`,
       );
     }
+    for (const b of Object.values(bindings)) {
+      if (b === this.input?.buffer) this.inputReaders++;
+      this.bound.add(b);
+    }
     const bindGroup = this.ctx.device.createBindGroup({
       layout: pipeline.getBindGroupLayout(0),
       entries: Object.entries(bindings).map(([k, buffer]) => ({
@@ -370,6 +393,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   /** Records the f32 -> f16 cast of x into `into` (or a new f16 tensor) and returns it. */
   toHalf(x: GpuTensor, into: GpuTensor | null = null): GpuTensor {
     const y = into ?? this.outHalf(x.shape);
+    if (x === this.input && !this.halfCast && !this.bound.has(y.buffer)) {
+      this.halfCast = { op: this.ops.length, y };
+    }
     const p = this.params([x.size, 0, 0, 0]);
     this.record("toHalf", { 0: x.buffer, 1: y.buffer, 7: p }, this.g1(x.size));
     return y;
@@ -1687,13 +1713,16 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   }
 
   /**
-   * Encodes every recorded op into one compute pass, skipping the pipeline and bind group calls
-   * that would set what is already set (each API call costs the host a crossing into the runtime).
+   * Encodes every recorded op (but op `skip`: halfInput's cast where the caller uploaded halves)
+   * into one compute pass, skipping the pipeline and bind group calls that would set what is
+   * already set (each API call costs the host a crossing into the runtime).
    */
-  encode(pass: GPUComputePassEncoder): void {
+  encode(pass: GPUComputePassEncoder, skip = -1): void {
     let pipeline: GPUComputePipeline | null = null;
     let group: GPUBindGroup | null = null;
-    for (const op of this.ops) {
+    for (let i = 0; i < this.ops.length; i++) {
+      if (i === skip) continue;
+      const op = this.ops[i];
       if (op.pipeline !== pipeline) {
         pass.setPipeline(pipeline = op.pipeline);
         group = null; // a bind group is made for its pipeline's own ("auto") layout
@@ -1710,11 +1739,14 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
 
   /**
    * A command encoder holding the plan's pass (after what `enc` already holds), for a caller to
-   * append copies before submitting.
+   * append copies before submitting (`skip`: see encode).
    */
-  encoded(enc: GPUCommandEncoder = this.ctx.device.createCommandEncoder()): GPUCommandEncoder {
+  encoded(
+    enc: GPUCommandEncoder = this.ctx.device.createCommandEncoder(),
+    skip = -1,
+  ): GPUCommandEncoder {
     const pass = enc.beginComputePass();
-    this.encode(pass);
+    this.encode(pass, skip);
     pass.end();
     return enc;
   }
