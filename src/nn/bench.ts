@@ -10,7 +10,7 @@ import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu, type GpuContext } from "../gpu/device.ts";
 import { timeComputePass } from "../gpu/timing.ts";
 import { queueCopyTimes } from "../gpu/copy_probe.ts";
-import { forwardMacs, type NetConfig, netPreset } from "./config.ts";
+import { forwardMacs, HIVE_MOVES, type NetConfig, netPreset } from "./config.ts";
 import { maskWords } from "./mask_bits.ts";
 import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "./cpu/conv.ts";
 import { GpuRecorder } from "./gpu/backend.ts";
@@ -47,6 +47,7 @@ import { syntheticBatch, Trainer } from "./train.ts";
 import { runTrainSteps } from "./train_steps.ts";
 import { winogradTraffic } from "./gpu/winograd_fused.ts";
 import {
+  BENCH_LEGAL,
   benchBatch,
   callMs,
   hostProfileRows,
@@ -902,6 +903,9 @@ export const suite: BenchSuite = {
       ctx?.report.isFallback
         ? "The adapter is a software rasterizer (llvmpipe): its numbers say nothing about GPU speed, and it runs the direct (untiled) kernels; hardware adapters run the tiled implicit-GEMM kernels."
         : "Pass peak=<GFLOP/s> after the suite name to print the fraction of the GPU's fp32 peak.",
+      `GPU inference batches of the ${HIVE_MOVES}-move models have ${BENCH_LEGAL[0]}-${
+        BENCH_LEGAL[1]
+      } legal moves a position, as Hive positions do (session 33), so calls read back only those moves' probabilities (compact readback; the A/B rows read back all ${HIVE_MOVES}); f16 plans take f16 planes where the adapter has shader-f16, as the AlphaZero evaluator encodes them.`,
     );
     if (model !== null && modelArg === null) {
       report.notes.push(
@@ -1111,18 +1115,24 @@ async function inferenceRows(
             `infer ${preset} ${graph} batch ${batch}, 2 in flight: ${piped.toFixed(1)} positions/s`,
           );
           await flush();
-          // f16 planes against f32 ones (session 33): the same GPU work, half the planes' upload.
-          if (net.halfPlanes && batch === 256) {
-            const f32 = benchBatch(net, batch, true);
-            const { rate: c32 } = await pipelinedCallsPerS(net, f32, 2, budget(mode));
+          // Session 33's A/B rows at 256: f16 planes against f32 ones (the same GPU work, half
+          // the planes' upload), and the compact readback against every move's.
+          const ab = [
+            ["planes uploaded as f32", "2f32", net.halfPlanes, { f32: true }],
+            ["every move's probability read back", "2full", net.compactWidth > 0, { full: true }],
+          ] as const;
+          for (const [how, key, applies, which] of ab) {
+            if (!applies || batch !== 256) continue;
+            const other = benchBatch(net, batch, which);
+            const { rate: c } = await pipelinedCallsPerS(net, other, 2, budget(mode));
             rateRow(
-              `${graph}, 2 calls in flight, planes uploaded as f32 (A/B)`,
-              c32 * batch,
-              `${preset}:${im}:${batch}:2f32`,
+              `${graph}, 2 calls in flight, ${how} (A/B)`,
+              c * batch,
+              `${preset}:${im}:${batch}:${key}`,
             );
             log(
-              `infer ${preset} ${graph} batch ${batch}, 2 in flight, f32 planes: ${
-                (c32 * batch).toFixed(1)
+              `infer ${preset} ${graph} batch ${batch}, 2 in flight, ${how}: ${
+                (c * batch).toFixed(1)
               } positions/s`,
             );
             await flush();
@@ -1149,6 +1159,7 @@ async function inferenceRows(
                 cfg,
                 batch,
                 planeBytes: isHalfPlanes(b.planes) ? 2 : 4,
+                width: net.compactWidth,
               });
             }
             await flush();
@@ -1385,18 +1396,23 @@ function profileTableShape(rows: Row[]) {
 /**
  * Appends the queue's copy times of one inference call of `batch` positions (queueCopyTimes): the
  * inputs' upload (planes at `planeBytes` a value, the mask packed as bits) and the outputs'
- * readback copy.
+ * readback copy (`width` probabilities a position where the net reads back compact, else all).
  */
 async function copyRows(
   ctx: GpuContext,
   rows: Row[],
   plan: string,
-  { cfg, batch, planeBytes }: { cfg: NetConfig; batch: number; planeBytes: number },
+  { cfg, batch, planeBytes, width }: {
+    cfg: NetConfig;
+    batch: number;
+    planeBytes: number;
+    width: number;
+  },
 ): Promise<void> {
   const pad = (b: number) => Math.ceil(b / 256) * 256;
   const upload = batch *
     (planeBytes * cfg.planes * cfg.height * cfg.width + 4 * maskWords(cfg.moves));
-  const readback = pad(4 * batch * cfg.moves) + pad(4 * batch);
+  const readback = pad(4 * batch * (width || cfg.moves)) + pad(4 * batch);
   const t = await queueCopyTimes(ctx, { upload, readback });
   if (!t) return;
   const timer =
@@ -1507,6 +1523,11 @@ function summaryTable(
       [
         "inference f16 storage, batch 256, positions/s, 2 calls in flight, planes uploaded as f32 (A/B)",
         get(`${model}:gpu-fused-f16:256:2f32`),
+        "-",
+      ],
+      [
+        "inference, batch 256, positions/s, 2 calls in flight, every move's probability read back (A/B; f32 / f16)",
+        whole(get(`${model}:gpu-fused:256:2full`), get(`${model}:gpu-fused-f16:256:2full`)),
         "-",
       ],
       [

@@ -10,6 +10,7 @@ import { hostPhases, MAP_MODES, type MapMode } from "./gpu/readback.ts";
 import { InferencePipeline } from "./pipeline.ts";
 import { readTensors } from "./gpu/tensor.ts";
 import { syntheticBatch } from "./train.ts";
+import { rng } from "./tensor.ts";
 import { hasFloat16Array } from "./planes.ts";
 
 /** Median of a list of numbers. */
@@ -107,13 +108,46 @@ export async function pipelinedCallsPerS(
 }
 
 /**
- * A synthetic inference batch of `size` positions for `net`, its planes f16 where the net takes
- * them so (halfPlanes), as the AlphaZero evaluator encodes them; `f32`: f32 planes regardless.
+ * Legal moves a position of the bench's batches has where the net reads back compact (GpuNet's
+ * compactWidth): Hive's range, 50-216 of 5,489 in random Base+MLP games of 10-100 plies.
  */
-export function benchBatch(net: PolicyValueNet, size: number, f32 = false): NetBatch {
-  const b = syntheticBatch(net.config, size, 5);
+export const BENCH_LEGAL: readonly [number, number] = [50, 220];
+
+/**
+ * A synthetic inference batch of `size` positions for `net`: its planes f16 where the net takes
+ * them so (halfPlanes), as the AlphaZero evaluator encodes them (`f32`: f32 planes regardless);
+ * where the net reads back compact, BENCH_LEGAL legal moves a position, as Hive positions have
+ * (the synthetic mask's 70 % would never fit), unless `full`.
+ */
+export function benchBatch(
+  net: PolicyValueNet,
+  size: number,
+  { f32 = false, full = false }: { f32?: boolean; full?: boolean } = {},
+): NetBatch {
+  const b: NetBatch = syntheticBatch(net.config, size, 5);
+  if (!full && ((net as { compactWidth?: number }).compactWidth ?? 0) > 0) {
+    b.mask = sparseMask(size, net.config.moves, 5);
+  }
   if (!net.halfPlanes || f32 || !hasFloat16Array()) return b;
   return { ...b, planes: new Float16Array(b.planes) };
+}
+
+/** A [size, moves] mask with BENCH_LEGAL legal moves a row at random places (move 0 always). */
+function sparseMask(size: number, moves: number, seed: number): Float32Array {
+  const next = rng(seed + 31), [lo, hi] = BENCH_LEGAL;
+  const mask = new Float32Array(size * moves);
+  for (let r = 0; r < size; r++) {
+    const n = Math.min(moves, lo + Math.floor(next() * (hi - lo + 1)));
+    mask[r * moves] = 1;
+    for (let k = 1; k < n;) {
+      const m = Math.floor(next() * moves);
+      if (mask[r * moves + m] === 0) {
+        mask[r * moves + m] = 1;
+        k++;
+      }
+    }
+  }
+  return mask;
 }
 
 /** One row of the host-side profile table (see hostProfileTable). */

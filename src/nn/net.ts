@@ -65,6 +65,7 @@ import {
 } from "./gpu/readback.ts";
 import { allLegalMask, maskWords, packMask } from "./mask_bits.ts";
 import { halfBits, isHalfPlanes, type Planes, planesF32 } from "./planes.ts";
+import { defaultCompactWidth, maxLegal, scatterCompact } from "./compact_probs.ts";
 import {
   deviceHasF16,
   ensureWinogradTile,
@@ -426,6 +427,8 @@ interface GpuPlan {
   policyTarget: GpuTensor | null;
   valueTarget: GpuTensor | null;
   out: PassOutputs<GpuTensor>;
+  /** Inference plans with compaction (GpuNet.compactWidth): the compact readback [size, width]. */
+  compact: GpuTensor | null;
   l2: GpuTensor | null;
   /** The mask buffer holds all ones (the last call had no mask): a call without one skips it. */
   maskOnes: boolean;
@@ -436,6 +439,12 @@ interface GpuPlan {
    * call fills; null until the first such call.
    */
   ahead: { x: GPUBuffer[]; mask: GPUBuffer[]; next: number } | null;
+}
+
+/** What a call's upload did: the op its plan skips (-1: none) and the packed mask it wrote. */
+interface Uploaded {
+  skip: number;
+  mask: Uint32Array | null;
 }
 
 /** Storage precision of GPU inference: f32, f16 storage with f32 accumulation, or auto. */
@@ -620,6 +629,7 @@ export class GpuNet implements PolicyValueNet {
     private readonly trainHalf: HalfStorage | null = null,
   ) {
     this.config = { ...weights.config };
+    this.compactWidth = defaultCompactWidth(this.config.moves);
     this.readback = new ReadbackQueue(ctx, mapMode);
     this.trainReadback = new ReadbackQueue(ctx, "deferred", TRAIN_MAX_WAIT_MS, 1.5);
     this.pool = new TensorPool(ctx);
@@ -770,6 +780,17 @@ export class GpuNet implements PolicyValueNet {
    * GPU may overlap the two. Read per call.
    */
   uploadAhead = envFlag("KIBITZ_NN_UPLOAD_AHEAD", false);
+  /**
+   * Slots a row of the compact readback holds (src/nn/compact_probs.ts; 0: none), read when a
+   * batch size's inference plan is recorded: calls whose rows all have at most that many legal
+   * moves read back only those moves' probabilities. Default defaultCompactWidth (512 for Hive's
+   * 5,489 moves, none below 2,048).
+   */
+  compactWidth: number;
+  /** Whether calls use the compact readback where their plan has it (off: every move's, A/B). */
+  compactReadback = true;
+  /** Inference calls that read back compact so far. */
+  compactCalls = 0;
 
   /**
    * Training (and unfused) plans run the plain 3x3 convs as Winograd too (default on;
@@ -1000,6 +1021,8 @@ export class GpuNet implements PolicyValueNet {
         { x, mask, policyTarget, valueTarget, moveCells },
         train ? hyper : null,
       );
+    const width = train ? 0 : this.compactWidth;
+    const compact = width > 0 ? rec.compactProbs(out.probs, mask, width) : null;
     const err = await this.ctx.device.popErrorScope();
     if (err) {
       throw new KibitzError("shader_error", `recording the ${key} plan failed: ${err.message}`);
@@ -1013,6 +1036,7 @@ export class GpuNet implements PolicyValueNet {
       policyTarget,
       valueTarget,
       out,
+      compact,
       l2,
       maskOnes: false,
       maskBits: new Uint32Array(size * maskWords(c.moves)),
@@ -1345,9 +1369,9 @@ export class GpuNet implements PolicyValueNet {
   /**
    * uploadAhead's upload of an inference call: planes and packed mask into the plan's next staging
    * pair, flushed to the queue now; returns the encoder that copies them into the plan's inputs,
-   * and the op the plan then skips (see inputUpload).
+   * the op the plan then skips (see inputUpload) and the packed mask.
    */
-  private uploadAheadOf(plan: GpuPlan, batch: NetBatch): { enc: GPUCommandEncoder; skip: number } {
+  private uploadAheadOf(plan: GpuPlan, batch: NetBatch): Uploaded & { enc: GPUCommandEncoder } {
     if (!plan.ahead) {
       const make = (bytes: number, label: string) =>
         this.ctx.device.createBuffer({ size: bytes, usage: 0x4 | 0x8, label }); // COPY_SRC | COPY_DST
@@ -1370,7 +1394,7 @@ export class GpuNet implements PolicyValueNet {
     const enc = this.ctx.device.createCommandEncoder();
     enc.copyBufferToBuffer(a.x[k], 0, input.buffer, 0, Math.ceil(input.data.byteLength / 4) * 4);
     enc.copyBufferToBuffer(a.mask[k], 0, plan.mask.buffer, 0, mask.byteLength);
-    return { enc, skip: input.skip };
+    return { enc, skip: input.skip, mask };
   }
 
   /**
@@ -1403,13 +1427,14 @@ export class GpuNet implements PolicyValueNet {
     return { buffer: half.y.buffer, data, skip: half.op };
   }
 
-  private upload(plan: GpuPlan, batch: NetBatch): number {
+  private upload(plan: GpuPlan, batch: NetBatch): Uploaded {
     const input = this.inputUpload(plan, batch.planes);
     writeBuffer(this.ctx, input.buffer, input.data);
     // The plan's input buffers are its own (never released to the pool): a mask of all ones
     // written by an earlier call is still there.
+    let mask: Uint32Array | null = null;
     if (batch.mask || !plan.maskOnes) {
-      writeBuffer(this.ctx, plan.mask.buffer, this.packedMask(plan, batch));
+      writeBuffer(this.ctx, plan.mask.buffer, mask = this.packedMask(plan, batch));
     }
     plan.maskOnes = !batch.mask;
     if (plan.moveCells) writeBuffer(this.ctx, plan.moveCells.buffer, this.paddedCells(plan, batch));
@@ -1419,7 +1444,7 @@ export class GpuNet implements PolicyValueNet {
     if (plan.valueTarget && batch.value) {
       writeBuffer(this.ctx, plan.valueTarget.buffer, batch.value);
     }
-    return input.skip;
+    return { skip: input.skip, mask };
   }
 
   /** The batch's move table at the plan's width: each position's rows, then -1 padding rows. */
@@ -1442,9 +1467,16 @@ export class GpuNet implements PolicyValueNet {
     const plan = await this.plan(batch.size, false, cellWidth);
     const t0 = performance.now();
     if (this.fused) this.refreshFolds();
-    const { enc, skip } = this.uploadAhead
+    const { enc, skip, mask } = this.uploadAhead
       ? this.uploadAheadOf(plan, batch)
-      : { enc: undefined, skip: this.upload(plan, batch) };
+      : { enc: undefined, ...this.upload(plan, batch) };
+    // The compact readback where every row's legal moves fit (with the mask it needs kept: the
+    // plan's packing scratch serves the next call).
+    const compact = plan.compact && this.compactReadback && batch.mask && mask &&
+        maxLegal(mask, batch.size, c.moves) <= plan.compact.shape[1]
+      ? { t: plan.compact, bits: mask.slice() }
+      : null;
+    if (compact) this.compactCalls++;
     const prof = this.readback.profile;
     const t1 = prof ? performance.now() : 0;
     if (prof) prof.upload += t1 - t0;
@@ -1452,13 +1484,18 @@ export class GpuNet implements PolicyValueNet {
     // comment); when its map is requested: see ReadbackQueue.
     const pending = this.readback.submit(
       plan.rec.encoded(enc, skip),
-      [plan.out.probs, plan.out.value],
+      [compact?.t ?? plan.out.probs, plan.out.value],
       t1,
     );
     this.hostTime.calls++;
     this.hostTime.ms += performance.now() - t0;
     const [probs, value] = await pending;
-    return { probs: probs.subarray(0, batch.size * c.moves), value: value.subarray(0, batch.size) };
+    return {
+      probs: compact
+        ? scatterCompact(probs, compact.bits, batch.size, c.moves, compact.t.shape[1])
+        : probs.subarray(0, batch.size * c.moves),
+      value: value.subarray(0, batch.size),
+    };
   }
 
   private async inferChunked(batch: NetBatch, chunk: number): Promise<NetOutputs> {

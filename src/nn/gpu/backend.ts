@@ -401,6 +401,19 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     return y;
   }
 
+  /**
+   * Records the compact readback of `probs` [rows, cols] (src/nn/compact_probs.ts): each row's
+   * legal moves' probabilities by the packed `mask`, in move order, in a row of `width`.
+   */
+  compactProbs(probs: GpuTensor, mask: GpuTensor, width: number): GpuTensor {
+    const [rows, cols] = probs.shape;
+    const y = this.out([rows, width]);
+    const p = this.params([rows, cols, width, 0]);
+    const groups: [number, number, number] = [Math.min(rows, 65535), Math.ceil(rows / 65535), 1];
+    this.record("compactProbs", { 0: probs.buffer, 1: mask.buffer, 2: y.buffer, 3: p }, groups);
+    return y;
+  }
+
   /** Records the f16 -> f32 cast of x and returns the f32 copy. */
   toFull(x: GpuTensor): GpuTensor {
     const y = this.out(x.shape);

@@ -14,6 +14,7 @@ import sgdSrc from "../../../shaders/nn/sgd.wgsl" with { type: "text" };
 import fusedSrc from "../../../shaders/nn/fused.wgsl" with { type: "text" };
 import cellsSrc from "../../../shaders/nn/cells.wgsl" with { type: "text" };
 import poolSrc from "../../../shaders/nn/pool.wgsl" with { type: "text" };
+import compactSrc from "../../../shaders/nn/compact.wgsl" with { type: "text" };
 import { convForwardSource, type ConvTile, convWgradSource } from "./conv_gemm.ts";
 import { thinConvSource } from "./conv_thin.ts";
 import { winogradSource } from "../winograd.ts";
@@ -160,6 +161,7 @@ const ENTRIES = {
   softmaxDirect: [lossDirectSrc, "softmax"],
   policyLossDirect: [lossDirectSrc, "policy"],
   valueOnly: [lossSrc, "value_only"],
+  compactProbs: [compactSrc, "compact"],
   valueLoss: [lossSrc, "value"],
   sgdStep: [sgdSrc, "step"],
   sumsq: [sgdSrc, "sumsq"],

@@ -1,0 +1,65 @@
+// The compact readback of inference calls: when no position of a batch has more than `width`
+// legal moves, the GPU packs each row's legal probabilities to the front of a row of `width`
+// values (shaders/nn/compact.wgsl) and the call reads those back instead of every move's; the
+// host puts them back in place from the mask it packed (every other probability is 0, as the
+// masked softmax writes it). A Hive position has about 50-220 legal moves of 5,489: at batch 256
+// the readback copy is 0.5 MB instead of 5.6 MB, copied on the GPU's queue between one call's
+// work and the next's. Same values, bit for bit.
+import { maskWords } from "./mask_bits.ts";
+
+/** Slots a row of the compact readback holds (Hive: about 2.5 times the most legal moves seen). */
+export const COMPACT_WIDTH = 512;
+
+/**
+ * The compact width for a policy of `moves` moves: COMPACT_WIDTH where it reads back at most a
+ * quarter of the row, else 0 (off: too little to gain over the full row).
+ */
+export function defaultCompactWidth(moves: number): number {
+  return moves >= 4 * COMPACT_WIDTH ? COMPACT_WIDTH : 0;
+}
+
+/** Set bits of a 32-bit word. */
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/** The most legal moves of any of `rows` rows of a packed mask of `moves` moves. */
+export function maxLegal(bits: Uint32Array, rows: number, moves: number): number {
+  const words = maskWords(moves);
+  let most = 0;
+  for (let r = 0; r < rows; r++) {
+    let n = 0;
+    for (let w = r * words, end = w + words; w < end; w++) n += popcount(bits[w]);
+    if (n > most) most = n;
+  }
+  return most;
+}
+
+/**
+ * The full [rows, moves] probabilities from a compact readback (`packed` [rows, width]) and the
+ * packed mask it was made with: each row's legal moves in move order, 0 elsewhere.
+ */
+export function scatterCompact(
+  packed: Float32Array,
+  bits: Uint32Array,
+  rows: number,
+  moves: number,
+  width: number,
+): Float32Array {
+  const words = maskWords(moves), out = new Float32Array(rows * moves);
+  for (let r = 0; r < rows; r++) {
+    let k = r * width;
+    for (let w = 0; w < words; w++) {
+      let b = bits[r * words + w];
+      const base = r * moves + w * 32;
+      while (b !== 0) {
+        const low = b & -b;
+        out[base + 31 - Math.clz32(low)] = packed[k++];
+        b ^= low;
+      }
+    }
+  }
+  return out;
+}
