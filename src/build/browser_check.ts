@@ -39,6 +39,11 @@ export interface BrowserCheckResult {
    * (winogradStagedParity).
    */
   winogradStaged: string[] | null;
+  /**
+   * What the compact readback and f16 planes change against the full readback and f32 planes
+   * (compactReadbackParity).
+   */
+  compactReadback: string[] | null;
   error?: string;
 }
 
@@ -165,6 +170,8 @@ try {
   out.winogradStaged = ctx
     ? await k.winogradStagedParity(ctx, null, k.WINOGRAD_STAGED_CASES_QUICK)
     : null;
+  await stage("compact readback and f16 planes");
+  out.compactReadback = ctx ? await k.compactReadbackParity(ctx) : null;
 } catch (e) {
   out.error = String((e && e.stack) || e);
 }

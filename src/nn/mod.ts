@@ -26,6 +26,16 @@ export {
 } from "./gpu/kernels.ts";
 export { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
 export { thinConvParity } from "./gpu/conv_thin_check.ts";
+export { compactReadbackParity } from "./compact_check.ts";
+export { COMPACT_WIDTH, defaultCompactWidth, maxLegal, scatterCompact } from "./compact_probs.ts";
+export {
+  allocPlanes,
+  halfBits,
+  hasFloat16Array,
+  isHalfPlanes,
+  type Planes,
+  planesF32,
+} from "./planes.ts";
 export {
   BRIDGE_CASES as WINOGRAD_BRIDGE_CASES,
   BRIDGE_CASES_QUICK as WINOGRAD_BRIDGE_CASES_QUICK,

@@ -58,6 +58,8 @@ Deno.test({
       assert.deepEqual(r.thinConv, [], `thin 1x1 conv on ${r.adapter}`);
       // The column-staged Winograd transforms equal the one-thread-a-tile ones there too.
       assert.deepEqual(r.winogradStaged, [], `column-staged Winograd transforms on ${r.adapter}`);
+      // The compact readback and f16 planes change no bit there either.
+      assert.deepEqual(r.compactReadback, [], `compact readback on ${r.adapter}`);
     }
   },
 });

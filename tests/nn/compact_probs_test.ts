@@ -24,6 +24,7 @@ import {
   type PolicyValueNet,
 } from "../../src/nn/net.ts";
 import { BENCH_LEGAL, benchBatch } from "../../src/nn/bench_latency.ts";
+import { compactReadbackParity } from "../../src/nn/compact_check.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { rng } from "../../src/nn/tensor.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
@@ -208,3 +209,11 @@ Deno.test("benchBatch: Hive's legal-move counts where the net reads back compact
     for (const n of counts(b)) assert.ok(n > 3000, `${n} legal moves`);
   }
 });
+
+Deno.test(
+  "compactReadbackParity (what the browser check runs): nothing differs",
+  opts,
+  async () => {
+    assert.deepEqual(await compactReadbackParity(ctx!), []);
+  },
+);
