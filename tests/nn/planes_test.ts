@@ -17,22 +17,14 @@ import {
 } from "../../src/nn/planes.ts";
 import { rng } from "../../src/nn/tensor.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
-import type { NetConfig } from "../../src/nn/config.ts";
+import { NET_PRESETS } from "../../src/nn/config.ts";
 import { BatchEvaluator, type BatchInfer } from "../../src/alphazero/evaluator.ts";
 import { TICTACTOE, TicTacToe } from "../../src/alphazero/games/tictactoe.ts";
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
 const f16opts = { ...opts, ignore: !ctx || !deviceHasF16(ctx) };
-const cfg: NetConfig = {
-  blocks: 1,
-  filters: 8,
-  planes: 4,
-  height: 6,
-  width: 6,
-  moves: 12,
-  valueHidden: 16,
-};
+const cfg = NET_PRESETS.tiny;
 
 /** A batch whose planes are multiples of 1/8 in [-1, 1] (exact in f16), as f32 and as f16. */
 function exactBatch(size: number, seed: number): { f32: NetBatch; f16: NetBatch } {
