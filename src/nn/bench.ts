@@ -1099,7 +1099,12 @@ async function inferenceRows(
         };
         const rate = await inferRate(backend === "gpu" ? ctx : null, net, batch, budget(mode));
         const tiles = net instanceof GpuNet ? await planTiles(net, batch, false) : "";
-        rateRow(`${graph}${tiles}`, rate, `${preset}:${im}:${batch}`);
+        // f16 planes go where the plan casts its input; a plan without that cast widens them.
+        const widened = net instanceof GpuNet && net.halfPlanes &&
+            !(await net.planFor(batch, false)).halfInput
+          ? " (f16 planes widened on the host: the plan has no input cast)"
+          : "";
+        rateRow(`${graph}${tiles}${widened}`, rate, `${preset}:${im}:${batch}`);
         log(`infer ${preset} ${backend} ${graph} batch ${batch}: ${rate.toFixed(1)} positions/s`);
         await flush();
         // Large batches also with two calls in flight, as the AlphaZero evaluator runs them: the
