@@ -5,6 +5,8 @@
 // masked softmax writes it). A Hive position has about 50-220 legal moves of 5,489: at batch 256
 // the readback copy is 0.5 MB instead of 5.6 MB, copied on the GPU's queue between one call's
 // work and the next's. Same values, bit for bit.
+import { KibitzError } from "../errors.ts";
+import { envValue } from "../env.ts";
 import { maskWords } from "./mask_bits.ts";
 
 /** Slots a row of the compact readback holds (Hive: about 2.5 times the most legal moves seen). */
@@ -16,6 +18,23 @@ export const COMPACT_WIDTH = 512;
  */
 export function defaultCompactWidth(moves: number): number {
   return moves >= 4 * COMPACT_WIDTH ? COMPACT_WIDTH : 0;
+}
+
+/**
+ * The compact width a net starts with: KIBITZ_NN_COMPACT where set (0 or "off": none; else the
+ * slots a row holds, a positive integer), else defaultCompactWidth(moves).
+ */
+export function compactWidthSetting(moves: number, v = envValue("KIBITZ_NN_COMPACT")): number {
+  if (v === undefined || v === "") return defaultCompactWidth(moves);
+  if (v === "off") return 0;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) {
+    throw new KibitzError(
+      "bad_args",
+      `KIBITZ_NN_COMPACT must be off, 0 or the compact readback's slots a position (a positive integer), got "${v}"`,
+    );
+  }
+  return n;
 }
 
 /** Set bits of a 32-bit word. */

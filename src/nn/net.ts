@@ -65,7 +65,7 @@ import {
 } from "./gpu/readback.ts";
 import { allLegalMask, maskWords, packMask } from "./mask_bits.ts";
 import { halfBits, isHalfPlanes, type Planes, planesF32 } from "./planes.ts";
-import { defaultCompactWidth, maxLegal, scatterCompact } from "./compact_probs.ts";
+import { compactWidthSetting, maxLegal, scatterCompact } from "./compact_probs.ts";
 import {
   deviceHasF16,
   ensureWinogradTile,
@@ -629,7 +629,7 @@ export class GpuNet implements PolicyValueNet {
     private readonly trainHalf: HalfStorage | null = null,
   ) {
     this.config = { ...weights.config };
-    this.compactWidth = defaultCompactWidth(this.config.moves);
+    this.compactWidth = compactWidthSetting(this.config.moves);
     this.readback = new ReadbackQueue(ctx, mapMode);
     this.trainReadback = new ReadbackQueue(ctx, "deferred", TRAIN_MAX_WAIT_MS, 1.5);
     this.pool = new TensorPool(ctx);
@@ -783,8 +783,8 @@ export class GpuNet implements PolicyValueNet {
   /**
    * Slots a row of the compact readback holds (src/nn/compact_probs.ts; 0: none), read when a
    * batch size's inference plan is recorded: calls whose rows all have at most that many legal
-   * moves read back only those moves' probabilities. Default defaultCompactWidth (512 for Hive's
-   * 5,489 moves, none below 2,048).
+   * moves read back only those moves' probabilities. Default KIBITZ_NN_COMPACT, else
+   * defaultCompactWidth (512 for Hive's 5,489 moves, none below 2,048); see compactWidthSetting.
    */
   compactWidth: number;
   /** Whether calls use the compact readback where their plan has it (off: every move's, A/B). */

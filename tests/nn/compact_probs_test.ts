@@ -9,6 +9,7 @@ import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import {
   COMPACT_WIDTH,
+  compactWidthSetting,
   defaultCompactWidth,
   maxLegal,
   scatterCompact,
@@ -50,6 +51,14 @@ function maskOf(rows: number, moves: number, legal: (r: number) => number, seed:
 Deno.test("compact readback helpers: width, most legal moves, scatter", () => {
   assert.equal(defaultCompactWidth(HIVE_MOVES), COMPACT_WIDTH);
   assert.equal(defaultCompactWidth(4 * COMPACT_WIDTH - 1), 0);
+  // KIBITZ_NN_COMPACT's values (passed in: tests share the process environment).
+  assert.equal(compactWidthSetting(HIVE_MOVES, undefined), COMPACT_WIDTH);
+  assert.equal(compactWidthSetting(HIVE_MOVES, "off"), 0);
+  assert.equal(compactWidthSetting(HIVE_MOVES, "0"), 0);
+  assert.equal(compactWidthSetting(40, "6"), 6);
+  for (const bad of ["-1", "1.5", "many"]) {
+    assert.throws(() => compactWidthSetting(40, bad), /KIBITZ_NN_COMPACT must be off, 0 or/);
+  }
   const moves = 70, mask = maskOf(3, moves, (r) => [5, 0, 70][r], 1);
   const bits = packMask(mask, 3, moves);
   assert.equal(maxLegal(bits, 3, moves), 70);
