@@ -539,7 +539,9 @@ export const suite: BenchSuite = {
         shown.add(r);
         const d = r.dims, flops = 2 * d.n * d.h * d.w * d.ci * d.co * (d.k ?? 3) ** 2;
         const wk = `${r.storage}:${d.n}`;
-        if (!winners.has(wk) && !r.shape.startsWith("wgrad ")) winners.set(wk, r.winner);
+        if (!winners.has(wk) && !r.shape.startsWith("wgrad ") && !r.shape.startsWith("fc ")) {
+          winners.set(wk, r.winner);
+        }
         for (const t of r.timings) {
           const gf = t.ms ? flops / (t.ms * 1e6) : null;
           const bytes = modelBytes(r, t.name);

@@ -66,6 +66,7 @@ import {
 import { allLegalMask, maskWords, packMask } from "./mask_bits.ts";
 import { halfBits, isHalfPlanes, type Planes, planesF32 } from "./planes.ts";
 import { compactWidthSetting, maxLegal, scatterCompact } from "./compact_probs.ts";
+import { type FcKernelPolicy, fcKernelPolicy, pickFcKernels } from "./gpu/fc_tune.ts";
 import {
   deviceHasF16,
   ensureWinogradTile,
@@ -791,6 +792,12 @@ export class GpuNet implements PolicyValueNet {
   compactReadback = true;
   /** Inference calls that read back compact so far. */
   compactCalls = 0;
+  /**
+   * How inference plans pick the fully connected layers' kernel (src/nn/gpu/fc_tune.ts): "tuned"
+   * (the default; KIBITZ_NN_FC overrides) times the tiled matmul against the K-major fcNt on
+   * hardware adapters, "nt" and "tiled" force one. Read when a plan is recorded.
+   */
+  fcKernel: FcKernelPolicy = fcKernelPolicy();
 
   /**
    * Training (and unfused) plans run the plain 3x3 convs as Winograd too (default on;
@@ -988,6 +995,9 @@ export class GpuNet implements PolicyValueNet {
     }
     rec.keepV = train && this.trainKeepV && !rec.trainHalf;
     await this.pickWinograd(rec, size, train);
+    if (!train) {
+      await pickFcKernels(this.ctx, this.kernels, rec, this.fcProducts(size), this.fcKernel);
+    }
     if (!train && this.fused) {
       for (const filters of this.filtersLarge.values()) {
         for (const [u4, u] of filters) {
@@ -1044,6 +1054,12 @@ export class GpuNet implements PolicyValueNet {
     };
     this.live.push(plan);
     return plan;
+  }
+
+  /** The fully connected layers' products [rows, outputs, inputs] at batch `size`. */
+  private fcProducts(size: number): [number, number, number][] {
+    return this.net.specs.filter((s) => s.role === "fc" && s.shape.length === 2)
+      .map((s) => [size, s.shape[0], s.shape[1]]);
   }
 
   /**

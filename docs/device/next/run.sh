@@ -15,7 +15,8 @@
 # e.g. MODES=gpu-fused,gpu-fused-f16 BATCHES=256 (see GPU_RUN.md, "Next run"). Stage 1c: the thin
 # 1x1 conv and fully connected parity (session 31), and the column-staged Winograd transforms'
 # (session 32: `-c`, `-i` and `-ic` candidates, every tile at the hardware's 256 threads), f16
-# planes uploaded as they are (session 33; real f16 here) and the compact readback (session 33).
+# planes uploaded as they are (session 33; real f16 here), the compact readback and the fully
+# connected layers' fcNt (session 33).
 # Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe (NET=cells-tiny AZ=hive-cells-tiny
 # NN_MODEL=tiny for small sizes; f16 rows and f16_diag.ts need shader-f16, DIAG_EMULATE=1 runs the
 # latter emulated).
@@ -34,9 +35,10 @@ timeout ${T_PLANE:-60} deno test -A --no-check --cached-only tests/nn/winograd_g
   tests/nn/train_f16_test.ts --filter "/plane-staged|-o |split-K|s[2-8] \(F/" 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror" | tail -24
 
-on 1c && el "1c. parity: the thin 1x1 conv (session 31; real f16 here), the fully connected GEMM's loads, f16 planes and the compact readback (session 33)" &&
+on 1c && el "1c. parity: the thin 1x1 conv (session 31; real f16 here), the fully connected GEMM's loads, f16 planes, the compact readback and fcNt (session 33)" &&
 timeout ${T_THIN:-60} deno test -A --no-check --cached-only tests/nn/conv_thin_test.ts \
-  tests/nn/gpu_ops_test.ts tests/nn/planes_test.ts tests/nn/compact_probs_test.ts 2>&1 | grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -24
+  tests/nn/gpu_ops_test.ts tests/nn/planes_test.ts tests/nn/compact_probs_test.ts \
+  tests/nn/fc_test.ts 2>&1 | grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -24
 on 1c && el "1c. parity: the column-staged Winograd transforms (session 32; -c, -i and -ic candidates)" &&
 timeout ${T_STAGED:-90} deno test -A --no-check --cached-only tests/nn/winograd_staged_test.ts \
   tests/nn/winograd_gemm_test.ts tests/nn/train_f16_test.ts \

@@ -1,3 +1,4 @@
+import { FC_THIN, fcNtFits, fcShapeKey } from "./fc.ts";
 import type { GpuContext } from "../../gpu/device.ts";
 import { uniformBuffer } from "../../gpu/buffers.ts";
 import { workgroups1d } from "../../gpu/dispatch.ts";
@@ -158,7 +159,7 @@ export function wgradTileOf(tiles: KernelTiles, co: number, ci: number): ConvTil
 const SPLIT_TARGET = 264;
 const SPLIT_MIN = 1024;
 /** Products with at most this many rows or this deep a K use the untiled matmul. */
-const THIN = 8;
+const THIN = FC_THIN;
 /** Thin products with K this long (and contiguous) split K in a workgroup: matmul.wgsl `rows`. */
 const ROWS_MIN_K = 64;
 
@@ -270,6 +271,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   get halfInput(): { op: number; y: GpuTensor } | null {
     return this.inputReaders === 1 ? this.halfCast : null;
   }
+
+  /**
+   * Fully connected layers (key fcShapeKey) that run the K-major forward GEMM (fcNt,
+   * shaders/nn/fc.wgsl) instead of the tiled matmul: the tuner's pick where it timed faster.
+   */
+  readonly fcNt = new Set<string>();
 
   /** Phase marks: the op index where each named phase of the recorded pass begins. */
   readonly marks: { phase: string; at: number }[] = [];
@@ -1493,6 +1500,16 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
       this.record("matmulRows", bind, workgroups1d(this.ctx, n, 1));
     } else if (!this.tiled || m <= THIN || k <= THIN) {
       this.record(bias ? "matmulThinBias" : "matmulThin", bind, this.g1(m * n));
+    } else if (bias && this.fcNt.has(fcShapeKey(m, n, k)) && fcNtFits(m, n, k, strides)) {
+      const tw = this.kernels.tiles.matmul;
+      const fc = {
+        0: a.buffer,
+        1: b.buffer,
+        2: c.buffer,
+        3: this.params([m, n, k, 0]),
+        4: bias.buffer,
+      };
+      this.record("fcNt", fc, [Math.ceil(n / (8 * tw)), Math.ceil(m / (4 * tw)), 1]);
     } else {
       const tile = 4 * this.kernels.tiles.matmul;
       const groups: [number, number, number] = [Math.ceil(n / tile), Math.ceil(m / tile), 1];

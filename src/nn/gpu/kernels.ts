@@ -15,6 +15,7 @@ import fusedSrc from "../../../shaders/nn/fused.wgsl" with { type: "text" };
 import cellsSrc from "../../../shaders/nn/cells.wgsl" with { type: "text" };
 import poolSrc from "../../../shaders/nn/pool.wgsl" with { type: "text" };
 import compactSrc from "../../../shaders/nn/compact.wgsl" with { type: "text" };
+import fcSrc from "../../../shaders/nn/fc.wgsl" with { type: "text" };
 import { convForwardSource, type ConvTile, convWgradSource } from "./conv_gemm.ts";
 import { thinConvSource } from "./conv_thin.ts";
 import { winogradSource } from "../winograd.ts";
@@ -80,11 +81,21 @@ export function matmulSource(tw: number): string {
   );
 }
 
+/**
+ * The fully connected layer's K-major forward GEMM (shaders/nn/fc.wgsl) for a tw x tw workgroup:
+ * 4 tw rows by 8 tw columns a workgroup.
+ */
+export function fcSource(tw: number): string {
+  const wx = specializeWgsl(fcSrc, "const WX = 16u;", `const WX = ${tw}u;`, "shaders/nn/fc.wgsl");
+  return specializeWgsl(wx, "const WY = 16u;", `const WY = ${tw}u;`, "shaders/nn/fc.wgsl");
+}
+
 function tiledEntries(tiles: KernelTiles) {
   const mm = matmulSource(tiles.matmul);
   return {
     matmul: [mm, "plain"],
     matmulBias: [mm, "with_bias"],
+    fcNt: [fcSource(tiles.matmul), "fc_nt"],
     convForward3: [convForwardSource(tiles.small, 3), "forward"],
     convForward1: [convForwardSource(tiles.small, 1), "forward"],
     convWgrad3: [convWgradSource(tiles.small, 3), "wgrad"],

@@ -82,7 +82,7 @@ const tuned = new Map<string, Promise<WinoTuneResult>>();
 let lastTimed = -Infinity;
 
 /** Clock warm-up before timing: none on software adapters or within 3 s of the last tuning. */
-function warmMs(ctx: GpuContext, ms: number): number {
+export function warmMs(ctx: GpuContext, ms: number): number {
   const cold = performance.now() - lastTimed > 3000;
   lastTimed = performance.now();
   return ctx.report.isFallback || !cold ? 0 : ms;
@@ -102,7 +102,10 @@ const log: WinoTuneResult[] = [];
  * and kept in the disk cache (tune_cache.ts): a result stored there for the same kernels is used
  * without timing anything.
  */
-function memoTuned(key: string, run: () => Promise<WinoTuneResult>): Promise<WinoTuneResult> {
+export function memoTuned(
+  key: string,
+  run: () => Promise<WinoTuneResult>,
+): Promise<WinoTuneResult> {
   let hit = tuned.get(key);
   if (!hit) {
     hit = (async () => {
@@ -464,7 +467,12 @@ export function directOptionName(
 }
 
 /** Work per timed pass of the direct-conv tuner on hardware adapters, ms (see timeSplits). */
-const TUNE_PASS_MS = 25;
+export const TUNE_PASS_MS = 25;
+
+/** Notes that a tuning just timed (the next one within 3 s skips its warm-up; see warmMs). */
+export function markTimed(): void {
+  lastTimed = performance.now();
+}
 
 /**
  * The split-K factor and tile family a direct (implicit-GEMM) fused conv of `shape` runs with: on
