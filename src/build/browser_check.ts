@@ -44,6 +44,8 @@ export interface BrowserCheckResult {
    * (compactReadbackParity).
    */
   compactReadback: string[] | null;
+  /** The fully connected cases where fcNt differs from the tiled matmul (fcParity). */
+  fc: string[] | null;
   error?: string;
 }
 
@@ -172,6 +174,8 @@ try {
     : null;
   await stage("compact readback and f16 planes");
   out.compactReadback = ctx ? await k.compactReadbackParity(ctx) : null;
+  await stage("fully connected fcNt parity");
+  out.fc = ctx ? await k.fcParity(ctx) : null;
 } catch (e) {
   out.error = String((e && e.stack) || e);
 }

@@ -60,6 +60,8 @@ Deno.test({
       assert.deepEqual(r.winogradStaged, [], `column-staged Winograd transforms on ${r.adapter}`);
       // The compact readback and f16 planes change no bit there either.
       assert.deepEqual(r.compactReadback, [], `compact readback on ${r.adapter}`);
+      // fcNt equals the tiled matmul bit for bit there too (Tint's compiler, not Naga's).
+      assert.deepEqual(r.fc, [], `fcNt on ${r.adapter}`);
     }
   },
 });
