@@ -21,8 +21,9 @@ const BN = 8u * WX;
 const BK = 16u;
 const A_LOADS = BM * BK / 4u / THREADS;
 const W_LOADS = BN * BK / 4u / THREADS;
-var<workgroup> As: array<vec4<f32>, BK * BM / 4u>;
-var<workgroup> Ws: array<vec4<f32>, BK * BN / 4u>;
+// The A slice (BK rows of BM / 4 vec4s along m), then the W slice (BK rows of BN / 4 along n).
+const W_AT = BK * BM / 4u;
+var<workgroup> tiles: array<vec4<f32>, BK * (BM + BN) / 4u>;
 
 // Row `row` (of `rows`) of a K-major operand at k0 + 4 q: a vec4, zero past either end.
 fn load_a(row: u32, q: u32, k0: u32) -> vec4<f32> {
@@ -35,21 +36,14 @@ fn load_w(row: u32, q: u32, k0: u32) -> vec4<f32> {
   return w[(row * p.k + k0) / 4u + q];
 }
 
-// Stores v (k0 + 4 q .. + 3 of row r of the tile) transposed: element e at k 4 q + e, row r.
-fn store_a(r: u32, q: u32, v: vec4<f32>) {
-  let at = 4u * q * (BM / 4u) + r / 4u;
-  As[at][r % 4u] = v.x;
-  As[at + BM / 4u][r % 4u] = v.y;
-  As[at + 2u * (BM / 4u)][r % 4u] = v.z;
-  As[at + 3u * (BM / 4u)][r % 4u] = v.w;
-}
-
-fn store_w(r: u32, q: u32, v: vec4<f32>) {
-  let at = 4u * q * (BN / 4u) + r / 4u;
-  Ws[at][r % 4u] = v.x;
-  Ws[at + BN / 4u][r % 4u] = v.y;
-  Ws[at + 2u * (BN / 4u)][r % 4u] = v.z;
-  Ws[at + 3u * (BN / 4u)][r % 4u] = v.w;
+// Stores v (k0 + 4 q .. + 3 of row r of a slice at `base`, `row4` vec4s a k) transposed: element e
+// at k 4 q + e, row r.
+fn store(base: u32, row4: u32, r: u32, q: u32, v: vec4<f32>) {
+  let at = base + 4u * q * row4 + r / 4u;
+  tiles[at][r % 4u] = v.x;
+  tiles[at + row4][r % 4u] = v.y;
+  tiles[at + 2u * row4][r % 4u] = v.z;
+  tiles[at + 3u * row4][r % 4u] = v.w;
 }
 
 // Writes 4 columns from n of row m: v + the bias of each column.
@@ -79,17 +73,17 @@ fn fc_nt(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wi
     // Neighbouring threads read neighbouring vec4s of a row (4 a row of the slice).
     for (var l = 0u; l < A_LOADS; l++) {
       let i = t + THREADS * l;
-      store_a(i / 4u, i % 4u, load_a(m0 + i / 4u, i % 4u, k0));
+      store(0u, BM / 4u, i / 4u, i % 4u, load_a(m0 + i / 4u, i % 4u, k0));
     }
     for (var l = 0u; l < W_LOADS; l++) {
       let i = t + THREADS * l;
-      store_w(i / 4u, i % 4u, load_w(n0 + i / 4u, i % 4u, k0));
+      store(W_AT, BN / 4u, i / 4u, i % 4u, load_w(n0 + i / 4u, i % 4u, k0));
     }
     workgroupBarrier();
     for (var kk = 0u; kk < BK; kk++) {
-      let av = As[kk * (BM / 4u) + lid.y];
-      let w0 = Ws[kk * (BN / 4u) + lid.x];
-      let w1 = Ws[kk * (BN / 4u) + WX + lid.x];
+      let av = tiles[kk * (BM / 4u) + lid.y];
+      let w0 = tiles[W_AT + kk * (BN / 4u) + lid.x];
+      let w1 = tiles[W_AT + kk * (BN / 4u) + WX + lid.x];
       c00 = fma(vec4<f32>(av.x), w0, c00);
       c01 = fma(vec4<f32>(av.x), w1, c01);
       c10 = fma(vec4<f32>(av.y), w0, c10);

@@ -63,7 +63,7 @@ Deno.test("GpuNet: fcNt for the fully connected layers changes no bit", opts, as
 
 Deno.test("tuneFc times both kernels and names the faster", opts, async () => {
   const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
-  const r = await tuneFc(ctx!, kernels, 16, 40, 32);
+  const r = await tuneFc(ctx!, kernels, [16, 40, 32]);
   assert.deepEqual(r.timings.map((t) => t.name), [FC_KERNELS.tiled, FC_KERNELS.nt]);
   for (const t of r.timings) assert.ok(t.ms !== null && t.ms > 0, JSON.stringify(t));
   const fastest = r.timings.reduce((a, b) => (b.ms! < a.ms! ? b : a));

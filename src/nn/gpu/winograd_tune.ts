@@ -82,7 +82,7 @@ const tuned = new Map<string, Promise<WinoTuneResult>>();
 let lastTimed = -Infinity;
 
 /** Clock warm-up before timing: none on software adapters or within 3 s of the last tuning. */
-export function warmMs(ctx: GpuContext, ms: number): number {
+function warmMs(ctx: GpuContext, ms: number): number {
   const cold = performance.now() - lastTimed > 3000;
   lastTimed = performance.now();
   return ctx.report.isFallback || !cold ? 0 : ms;
@@ -467,12 +467,7 @@ export function directOptionName(
 }
 
 /** Work per timed pass of the direct-conv tuner on hardware adapters, ms (see timeSplits). */
-export const TUNE_PASS_MS = 25;
-
-/** Notes that a tuning just timed (the next one within 3 s skips its warm-up; see warmMs). */
-export function markTimed(): void {
-  lastTimed = performance.now();
-}
+const TUNE_PASS_MS = 25;
 
 /**
  * The split-K factor and tile family a direct (implicit-GEMM) fused conv of `shape` runs with: on
@@ -588,14 +583,34 @@ async function timeSplits(
     rec.splitChoice.set(key, o.splits);
     rec.tileChoice.set(key, o.tile);
     pool.release(rec.convFused(x, w, bias, null, true));
-    return { sp: o.name, rec };
+    return { name: o.name, rec };
   });
+  const t = await timeUnderLoad(ctx, recs);
+  pool.destroy();
+  return {
+    adapter: describeAdapter(ctx.report),
+    storage: half?.storage ?? "f32",
+    shape: `${key} direct, split-K`,
+    dims: { ...s, k },
+    ...t,
+    timer: `${t.timer}; default ${d}`,
+  };
+}
+
+/**
+ * Times recorded plans against each other under load (the direct-conv and fully connected
+ * tuners): small kernels run for microseconds, and between passes (one readback each, 11 ms in
+ * Deno) an idle GPU lowers its clocks. So every plan runs in each warm-up pass, and timed passes
+ * hold at least TUNE_PASS_MS of work on hardware adapters (20 repetitions at least; 20 on
+ * software ones). Returns each plan's best ms of 3 passes (gemmMs null), the fastest plan's name
+ * and how it was timed; destroys the recorders.
+ */
+export async function timeUnderLoad(
+  ctx: GpuContext,
+  recs: readonly { name: string; rec: GpuRecorder }[],
+): Promise<Pick<WinoTuneResult, "winner" | "timings" | "timer">> {
   const best = new Map<string, number>();
   let timer = "wall";
-  // Small convs run for microseconds: between passes (one readback each, 11 ms in Deno) an idle
-  // GPU lowers its clocks. Warm up with every option in each pass, and time passes of at least
-  // TUNE_PASS_MS of work on hardware adapters (20 repetitions at least), so that the options are
-  // compared under load, as pipelined calls run them.
   const warmUntil = performance.now() + warmMs(ctx, 300);
   do {
     await timeComputePass(ctx, (pass) => {
@@ -607,34 +622,27 @@ async function timeSplits(
     const once = await timeComputePass(ctx, (pass) => e.rec.encode(pass));
     const ms = Math.max(0.005, once.gpuMs ?? once.wallMs);
     repsOf.set(
-      e.sp,
+      e.name,
       ctx.report.isFallback ? 20 : Math.max(20, Math.min(400, Math.ceil(TUNE_PASS_MS / ms))),
     );
   }
   for (let round = 0; round < 3; round++) {
     for (const e of recs) {
-      const reps = repsOf.get(e.sp)!;
+      const reps = repsOf.get(e.name)!;
       const t = await timeComputePass(ctx, (pass) => {
         for (let i = 0; i < reps; i++) e.rec.encode(pass);
       });
       if (t.gpuMs !== null) timer = "gpu timestamps";
-      best.set(e.sp, Math.min(best.get(e.sp) ?? Infinity, (t.gpuMs ?? t.wallMs) / reps));
+      best.set(e.name, Math.min(best.get(e.name) ?? Infinity, (t.gpuMs ?? t.wallMs) / reps));
     }
   }
   lastTimed = performance.now();
   for (const e of recs) e.rec.destroy();
-  pool.destroy();
-  const win = recs.reduce((a, b) => (best.get(b.sp)! < best.get(a.sp)! ? b : a));
+  const reps = [...new Set(repsOf.values())].sort((a, b) => a - b).join("/");
   return {
-    adapter: describeAdapter(ctx.report),
-    storage: half?.storage ?? "f32",
-    shape: `${key} direct, split-K`,
-    dims: { ...s, k },
-    winner: win.sp,
-    timings: recs.map((e) => ({ name: e.sp, ms: best.get(e.sp)!, gemmMs: null })),
-    timer: `${timer}, best of 3 passes of ${
-      [...new Set(repsOf.values())].sort((a, b) => a - b).join("/")
-    } repetitions; default ${d}`,
+    winner: recs.reduce((a, b) => (best.get(b.name)! < best.get(a.name)! ? b : a)).name,
+    timings: recs.map((e) => ({ name: e.name, ms: best.get(e.name)!, gemmMs: null })),
+    timer: `${timer}, best of 3 passes of ${reps} repetitions`,
   };
 }
 
