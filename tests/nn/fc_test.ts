@@ -7,11 +7,14 @@ import { FC_THIN, fcNtFits, fcShapeKey } from "../../src/nn/gpu/fc.ts";
 import { FC_KERNELS, fcKernelPolicy, tuneFc } from "../../src/nn/gpu/fc_tune.ts";
 import { HARDWARE_TILES, loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { fcBothWays, fcParity } from "../../src/nn/gpu/fc_check.ts";
+import { setTuneCacheEnabled } from "../../src/nn/gpu/tune_cache.ts";
 import { NET_PRESETS } from "../../src/nn/config.ts";
 import { GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 
+// Tuning here must not write the user's tune cache.
+setTuneCacheEnabled(false);
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
 
