@@ -24,6 +24,7 @@ export async function compactReadbackParity(ctx: GpuContext): Promise<string[]> 
   const bad: string[] = [];
   try {
     net.compactWidth = WIDTH;
+    net.compactMinBatch = 1;
     const next = rng(77);
     const batch = (legal: number[]): NetBatch => {
       const b: NetBatch = syntheticBatch(cfg, legal.length, 40 + legal[0]);

@@ -65,7 +65,12 @@ import {
 } from "./gpu/readback.ts";
 import { allLegalMask, maskWords, packMask } from "./mask_bits.ts";
 import { halfBits, isHalfPlanes, type Planes, planesF32 } from "./planes.ts";
-import { compactWidthSetting, maxLegal, scatterCompact } from "./compact_probs.ts";
+import {
+  COMPACT_MIN_BATCH,
+  compactWidthSetting,
+  maxLegal,
+  scatterCompact,
+} from "./compact_probs.ts";
 import { type FcKernelPolicy, fcKernelPolicy, pickFcKernels } from "./gpu/fc_tune.ts";
 import {
   deviceHasF16,
@@ -788,6 +793,8 @@ export class GpuNet implements PolicyValueNet {
    * defaultCompactWidth (512 for Hive's 5,489 moves, none below 2,048); see compactWidthSetting.
    */
   compactWidth: number;
+  /** Smallest batch whose plan has the compact readback (COMPACT_MIN_BATCH; tests lower it). */
+  compactMinBatch = COMPACT_MIN_BATCH;
   /** Whether calls use the compact readback where their plan has it (off: every move's, A/B). */
   compactReadback = true;
   /** Inference calls that read back compact so far. */
@@ -1031,7 +1038,7 @@ export class GpuNet implements PolicyValueNet {
         { x, mask, policyTarget, valueTarget, moveCells },
         train ? hyper : null,
       );
-    const width = train ? 0 : this.compactWidth;
+    const width = train || size < this.compactMinBatch ? 0 : this.compactWidth;
     const compact = width > 0 ? rec.compactProbs(out.probs, mask, width) : null;
     const err = await this.ctx.device.popErrorScope();
     if (err) {

@@ -8,6 +8,7 @@ import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import {
+  COMPACT_MIN_BATCH,
   COMPACT_WIDTH,
   compactWidthSetting,
   defaultCompactWidth,
@@ -165,6 +166,7 @@ Deno.test(
       const net = await GpuNet.create(ctx!, w, { tiled, tiles: TEST_TILES, precision: "f32" });
       assert.equal(net.compactWidth, 0, "40 moves: no compaction by default");
       net.compactWidth = 6;
+      net.compactMinBatch = 1;
       const got = await sameAsFull(net, batches);
       assert.equal(net.compactCalls, 2, "batches 0 and 3 read back compact");
       for (let i = 0; i < batches.length; i++) {
@@ -188,6 +190,7 @@ Deno.test("GpuNet: the compact readback of a cells-head net, uploaded ahead", op
   const w = initWeights(cfg, 3);
   const net = await GpuNet.create(ctx!, w, { precision: "f32" });
   net.compactWidth = 6;
+  net.compactMinBatch = 1;
   net.uploadAhead = true;
   // Tables of 6 entries: at most 6 legal moves a row.
   const batches = [1, 2].map((s) => syntheticCellsBatch(cfg, 3, 6, s));
@@ -226,3 +229,16 @@ Deno.test(
     assert.deepEqual(await compactReadbackParity(ctx!), []);
   },
 );
+
+Deno.test("GpuNet: plans below COMPACT_MIN_BATCH have no compaction", opts, async () => {
+  const cfg: NetConfig = { ...NET_PRESETS.tiny, moves: 40 };
+  const net = await GpuNet.create(ctx!, initWeights(cfg, 5), { precision: "f32" });
+  net.compactWidth = 6;
+  const small = { ...syntheticBatch(cfg, 4, 1), mask: maskOf(4, 40, () => 2, 1) };
+  await net.infer(small);
+  assert.equal(net.compactCalls, 0);
+  const labels = (size: number) => net.planFor(size, false).then((r) => r.ops.map((o) => o.label));
+  assert.ok(!(await labels(4)).includes("compactProbs"));
+  assert.ok((await labels(COMPACT_MIN_BATCH)).includes("compactProbs"));
+  net.dispose();
+});
