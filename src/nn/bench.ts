@@ -1114,35 +1114,34 @@ async function inferenceRows(
         if (
           net instanceof GpuNet && mode !== "smoke" && batch >= 64 && im.startsWith("gpu-fused")
         ) {
-          const b = benchBatch(net, batch);
-          const { rate: calls } = await pipelinedCallsPerS(net, b, 2, budget(mode));
-          const piped = calls * batch;
-          rateRow(`${graph}, 2 calls in flight`, piped, `${preset}:${im}:${batch}:2`);
-          log(
-            `infer ${preset} ${graph} batch ${batch}, 2 in flight: ${piped.toFixed(1)} positions/s`,
-          );
-          await flush();
-          // Session 33's A/B rows at 256: f16 planes against f32 ones (the same GPU work, half
-          // the planes' upload), and the compact readback against every move's.
-          const ab = [
-            ["planes uploaded as f32", "2f32", net.halfPlanes, { f32: true }],
-            ["every move's probability read back", "2full", net.compactWidth > 0, { full: true }],
-          ] as const;
-          for (const [how, key, applies, which] of ab) {
-            if (!applies || batch !== 256) continue;
-            const other = benchBatch(net, batch, which);
-            const { rate: c } = await pipelinedCallsPerS(net, other, 2, budget(mode));
+          // One row of `depth` calls of `input` in flight (key suffix `key`; `how` ends the label).
+          const piped = async (input: NetBatch, depth: number, how: string, key: string) => {
+            const { rate } = await pipelinedCallsPerS(net, input, depth, budget(mode));
+            const perS = rate * batch;
             rateRow(
-              `${graph}, 2 calls in flight, ${how} (A/B)`,
-              c * batch,
-              `${preset}:${im}:${batch}:${key}`,
+              `${graph}, ${depth} calls in flight${how}`,
+              perS,
+              `${preset}:${im}:${batch}:${depth}${key}`,
             );
             log(
-              `infer ${preset} ${graph} batch ${batch}, 2 in flight, ${how}: ${
-                (c * batch).toFixed(1)
+              `infer ${preset} ${graph} batch ${batch}, ${depth} in flight${how}: ${
+                perS.toFixed(1)
               } positions/s`,
             );
             await flush();
+          };
+          const b = benchBatch(net, batch);
+          await piped(b, 2, "", "");
+          // Session 33's A/B rows at 256: f16 planes against f32 ones (the same GPU work, half
+          // the planes' upload), and the compact readback against every move's.
+          const ab = [
+            ["planes uploaded as f32", "f32", net.halfPlanes, { f32: true }],
+            ["every move's probability read back", "full", net.compactWidth > 0, { full: true }],
+          ] as const;
+          for (const [how, key, applies, which] of ab) {
+            if (applies && batch === 256) {
+              await piped(benchBatch(net, batch, which), 2, `, ${how} (A/B)`, key);
+            }
           }
           // The ceiling that pipelining approaches: the plan's GPU time alone, replayed back to back
           // with warm clocks (no upload, no readback).
@@ -1176,21 +1175,10 @@ async function inferenceRows(
               const restore = set();
               if (!restore) return;
               try {
-                const { rate } = await pipelinedCallsPerS(net, b, 8, budget(mode));
-                rateRow(
-                  `${graph}, 8 calls in flight${how}`,
-                  rate * batch,
-                  `${preset}:${im}:${batch}:8${key}`,
-                );
-                log(
-                  `infer ${preset} ${graph} batch ${batch}, 8 in flight${how}: ${
-                    (rate * batch).toFixed(1)
-                  } positions/s`,
-                );
+                await piped(b, 8, how, key);
               } finally {
                 restore();
               }
-              await flush();
             };
             // As is: at least GROUP_DEPTH others outstanding at each submit, so map requests go
             // out every second call (the grouped mode, the default on hardware) and the queue

@@ -12,6 +12,7 @@ import { readTensors } from "./gpu/tensor.ts";
 import { syntheticBatch } from "./train.ts";
 import { rng } from "./tensor.ts";
 import { hasFloat16Array } from "./planes.ts";
+import { randomMask } from "./mask_bits.ts";
 
 /** Median of a list of numbers. */
 export function median(xs: number[]): number {
@@ -126,28 +127,16 @@ export function benchBatch(
 ): NetBatch {
   const b: NetBatch = syntheticBatch(net.config, size, 5);
   if (!full && ((net as { compactWidth?: number }).compactWidth ?? 0) > 0) {
-    b.mask = sparseMask(size, net.config.moves, 5);
+    const next = rng(36), [lo, hi] = BENCH_LEGAL;
+    b.mask = randomMask(
+      size,
+      net.config.moves,
+      () => lo + Math.floor(next() * (hi - lo + 1)),
+      next,
+    );
   }
   if (!net.halfPlanes || f32 || !hasFloat16Array()) return b;
   return { ...b, planes: new Float16Array(b.planes) };
-}
-
-/** A [size, moves] mask with BENCH_LEGAL legal moves a row at random places (move 0 always). */
-function sparseMask(size: number, moves: number, seed: number): Float32Array {
-  const next = rng(seed + 31), [lo, hi] = BENCH_LEGAL;
-  const mask = new Float32Array(size * moves);
-  for (let r = 0; r < size; r++) {
-    const n = Math.min(moves, lo + Math.floor(next() * (hi - lo + 1)));
-    mask[r * moves] = 1;
-    for (let k = 1; k < n;) {
-      const m = Math.floor(next() * moves);
-      if (mask[r * moves + m] === 0) {
-        mask[r * moves + m] = 1;
-        k++;
-      }
-    }
-  }
-  return mask;
 }
 
 /** One row of the host-side profile table (see hostProfileTable). */

@@ -6,6 +6,7 @@ import type { GpuContext } from "../gpu/device.ts";
 import { NET_PRESETS, type NetConfig } from "./config.ts";
 import { GpuNet, type NetBatch, type NetOutputs } from "./net.ts";
 import { initWeights } from "./params.ts";
+import { randomMask } from "./mask_bits.ts";
 import { hasFloat16Array } from "./planes.ts";
 import { rng } from "./tensor.ts";
 import { syntheticBatch } from "./train.ts";
@@ -26,19 +27,10 @@ export async function compactReadbackParity(ctx: GpuContext): Promise<string[]> 
     net.compactWidth = WIDTH;
     net.compactMinBatch = 1;
     const next = rng(77);
-    const batch = (legal: number[]): NetBatch => {
-      const b: NetBatch = syntheticBatch(cfg, legal.length, 40 + legal[0]);
-      const mask = new Float32Array(legal.length * MOVES);
-      legal.forEach((n, r) => {
-        for (let k = 0; k < n;) {
-          const m = Math.floor(next() * MOVES);
-          if (mask[r * MOVES + m]) continue;
-          mask[r * MOVES + m] = 1;
-          k++;
-        }
-      });
-      return { ...b, mask };
-    };
+    const batch = (legal: number[]): NetBatch => ({
+      ...syntheticBatch(cfg, legal.length, 40 + legal[0]),
+      mask: randomMask(legal.length, MOVES, (r) => legal[r], next),
+    });
     const batches = [batch([6, 1, 3]), batch([2, 7, 4]), batch([5, 6]), {
       ...syntheticBatch(cfg, 2, 3),
       mask: undefined,

@@ -39,3 +39,26 @@ export function allLegalMask(rows: number, moves: number): Uint32Array {
   for (let r = 0; r < rows; r++) out.set(row, r * row.length);
   return out;
 }
+
+/**
+ * A [rows, moves] mask (1 legal, 0 not) with `legal(r)` legal moves in row r (at most `moves`) at
+ * places drawn from `next` (uniform in [0, 1)): the synthetic masks of benches and checks.
+ */
+export function randomMask(
+  rows: number,
+  moves: number,
+  legal: (r: number) => number,
+  next: () => number,
+): Float32Array {
+  const mask = new Float32Array(rows * moves);
+  for (let r = 0; r < rows; r++) {
+    for (let k = 0, n = Math.min(moves, legal(r)); k < n;) {
+      const at = r * moves + Math.floor(next() * moves);
+      if (mask[at] === 0) {
+        mask[at] = 1;
+        k++;
+      }
+    }
+  }
+  return mask;
+}

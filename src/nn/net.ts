@@ -165,11 +165,9 @@ export interface PolicyValueNet {
   dispose(): void;
 }
 
-/** The batch with f32 planes (itself where they are; f16 planes converted on the host). */
+/** The batch with f32 planes (f16 planes converted on the host; f32 ones not copied). */
 function f32Batch(b: NetBatch): NetBatch & { planes: Float32Array } {
-  return isHalfPlanes(b.planes) ? { ...b, planes: planesF32(b.planes) } : b as NetBatch & {
-    planes: Float32Array;
-  };
+  return { ...b, planes: planesF32(b.planes) };
 }
 
 function checkBatch(cfg: NetConfig, b: NetBatch, train: boolean): void {

@@ -15,7 +15,7 @@ import {
   maxLegal,
   scatterCompact,
 } from "../../src/nn/compact_probs.ts";
-import { maskWords, packMask } from "../../src/nn/mask_bits.ts";
+import { maskWords, packMask, randomMask } from "../../src/nn/mask_bits.ts";
 import { syntheticCellsBatch } from "../../src/nn/cells_batch.ts";
 import { HIVE_MOVES, NET_PRESETS, type NetConfig } from "../../src/nn/config.ts";
 import {
@@ -35,18 +35,9 @@ import { maxDiff } from "./helpers.ts";
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
 
-/** A [rows, moves] mask with `legal(r)` legal moves in row r at random places. */
+/** A [rows, moves] mask with `legal(r)` legal moves in row r at random places (seeded). */
 function maskOf(rows: number, moves: number, legal: (r: number) => number, seed: number) {
-  const next = rng(seed), mask = new Float32Array(rows * moves);
-  for (let r = 0; r < rows; r++) {
-    const ids = [...Array(moves).keys()];
-    for (let i = ids.length - 1; i > 0; i--) {
-      const j = Math.floor(next() * (i + 1));
-      [ids[i], ids[j]] = [ids[j], ids[i]];
-    }
-    for (const m of ids.slice(0, legal(r))) mask[r * moves + m] = 1;
-  }
-  return mask;
+  return randomMask(rows, moves, legal, rng(seed));
 }
 
 Deno.test("compact readback helpers: width, most legal moves, scatter", () => {
@@ -197,12 +188,6 @@ Deno.test("GpuNet: the compact readback of a cells-head net, uploaded ahead", op
   await sameAsFull(net, batches);
   assert.equal(net.compactCalls, 2);
   net.dispose();
-});
-
-Deno.test("maskOf draws the counts asked for (the tests' masks)", () => {
-  const mask = maskOf(3, 9, (r) => r * 4, 2);
-  const bits = packMask(mask, 3, 9);
-  assert.deepEqual([0, 1, 2].map((r) => maxLegal(bits.subarray(r), 1, 9)), [0, 4, 8]);
 });
 
 Deno.test("benchBatch: Hive's legal-move counts where the net reads back compact", () => {

@@ -1,7 +1,9 @@
 // The packed legal-move mask the GPU reads (src/nn/mask_bits.ts): bit i of row r, rows in whole
 // words, legal where the float mask is > 0 (as the CPU graph reads it).
 import assert from "node:assert/strict";
-import { allLegalMask, maskWords, packMask } from "../../src/nn/mask_bits.ts";
+import { allLegalMask, maskWords, packMask, randomMask } from "../../src/nn/mask_bits.ts";
+import { maxLegal } from "../../src/nn/compact_probs.ts";
+import { rng } from "../../src/nn/tensor.ts";
 
 Deno.test("maskWords: whole 32-bit words a row", () => {
   assert.deepEqual([1, 31, 32, 33, 5489].map(maskWords), [1, 1, 1, 2, 172]);
@@ -37,4 +39,11 @@ Deno.test("packMask: bit i & 31 of word (i >> 5) of each row; > 0 is legal", () 
 Deno.test("allLegalMask: every move of every row", () => {
   const m = allLegalMask(2, 33);
   assert.deepEqual([...m], [0xffffffff, 1, 0xffffffff, 1]);
+});
+
+Deno.test("randomMask draws the counts asked for, capped at the moves", () => {
+  const mask = randomMask(4, 9, (r) => [0, 4, 8, 20][r], rng(2));
+  assert.ok(mask.every((v) => v === 0 || v === 1));
+  const bits = packMask(mask, 4, 9);
+  assert.deepEqual([0, 1, 2, 3].map((r) => maxLegal(bits.subarray(r), 1, 9)), [0, 4, 8, 9]);
 });

@@ -785,6 +785,9 @@ export function loadWinoKernels(
     const label = `nn.wino.${c.name}${scaled ? ".scaled" : ""}`;
     const compile = (src: string, entry: string, what: string) =>
       computePipeline(ctx, src, entry, {}, `${label}.${what}`);
+    // A transform the candidate may have: compiled where `on`, its text made only then.
+    const optional = (on: unknown, src: () => string, entry: string, what: string) =>
+      on ? compile(src(), entry, what) : undefined;
     return {
       candidate: c,
       act,
@@ -795,27 +798,24 @@ export function loadWinoKernels(
         ? await compile(winogradFusedSource(c.fused, m, act), "fused", "gemm")
         : await compile(winogradGemmSource(c.gemm, transformed, arith), "gemm", "gemm"),
       output: c.fused ? undefined : await compile(tsrc, "wino_output", "output"),
-      outputPlanes: planes
-        ? await compile(
-          winogradSource(m, act, transformed, scaled, true, splits),
-          "wino_output_planes",
-          "output-planes",
-        )
-        : undefined,
-      inputStaged: stagedIn
-        ? await compile(
-          winogradInputStagedSource(m, act, transformed, scaled, stagedIn),
-          "wino_input_staged",
-          "input-staged",
-        )
-        : undefined,
-      outputStaged: staged
-        ? await compile(
-          winogradOutputStagedSource(m, act, transformed, scaled, splits, staged),
-          "wino_output_staged",
-          "output-staged",
-        )
-        : undefined,
+      outputPlanes: await optional(
+        planes,
+        () => winogradSource(m, act, transformed, scaled, true, splits),
+        "wino_output_planes",
+        "output-planes",
+      ),
+      inputStaged: await optional(
+        stagedIn,
+        () => winogradInputStagedSource(m, act, transformed, scaled, stagedIn),
+        "wino_input_staged",
+        "input-staged",
+      ),
+      outputStaged: await optional(
+        staged,
+        () => winogradOutputStagedSource(m, act, transformed, scaled, splits, staged),
+        "wino_output_staged",
+        "output-staged",
+      ),
     };
   });
 }
