@@ -1,5 +1,5 @@
-// The compact readback and f16 input planes on any WebGPU implementation, against the full
-// readback and f32 planes of the same net: a tiny net (direct kernels, which compile in seconds
+// The compact readback, f16 input planes and the sparse plane upload on any WebGPU implementation,
+// against the full readback and dense f32 planes of the same net: a tiny net (direct kernels, which compile in seconds
 // anywhere, Chromium's SwiftShader included) with 40 moves reading back 6 slots a position. The
 // browser check runs it in Chromium; compact_probs_test on Deno's adapters.
 import type { GpuContext } from "../gpu/device.ts";
@@ -16,8 +16,9 @@ const MOVES = 40, WIDTH = 6;
 
 /**
  * Runs batches that fit the compact readback and some that do not (a row of 7 legal moves, no
- * mask), with f32 and f16 planes; returns what differs from the same net reading back every move
- * from f32 planes, or where the compact readback was not used as it should ([] when all agree).
+ * mask), with f32 and f16 planes, uploaded sparse and dense; returns what differs from the same
+ * net reading back every move from dense f32 planes, or where the compact readback or the sparse
+ * upload was not used as it should ([] when all agree).
  */
 export async function compactReadbackParity(ctx: GpuContext): Promise<string[]> {
   const cfg: NetConfig = { ...NET_PRESETS.tiny, moves: MOVES };
@@ -26,6 +27,7 @@ export async function compactReadbackParity(ctx: GpuContext): Promise<string[]> 
   try {
     net.compactWidth = WIDTH;
     net.compactMinBatch = 1;
+    net.sparseMinBatch = 1;
     const next = rng(77);
     const batch = (legal: number[]): NetBatch => ({
       ...syntheticBatch(cfg, legal.length, 40 + legal[0]),
@@ -40,9 +42,14 @@ export async function compactReadbackParity(ctx: GpuContext): Promise<string[]> 
       a.probs.every((v, k) => Object.is(v, b.probs[k])) &&
       a.value.every((v, k) => Object.is(v, b.value[k]));
     for (const [i, b] of batches.entries()) {
-      // The reference: every move read back, f32 planes.
+      // The reference: every move read back, dense f32 planes.
       net.compactReadback = false;
+      net.sparseUpload = false;
       const want = await net.infer(b);
+      net.sparseUpload = true;
+      const sparse = net.sparseCalls;
+      if (!same(await net.infer(b), want)) bad.push(`batch ${i}: sparse upload`);
+      if (net.sparseCalls === sparse) bad.push(`batch ${i}: sparse upload not used`);
       net.compactReadback = true;
       const before = net.compactCalls;
       if (!same(await net.infer(b), want)) bad.push(`batch ${i}: compact readback`);

@@ -31,6 +31,12 @@ export { FC_CHECK_CASES, fcParity } from "./gpu/fc_check.ts";
 export { type FcKernelPolicy, tuneFc } from "./gpu/fc_tune.ts";
 export { COMPACT_WIDTH, defaultCompactWidth, maxLegal, scatterCompact } from "./compact_probs.ts";
 export {
+  expandSparsePlanes,
+  packSparsePlanes,
+  SPARSE_MIN_BATCH,
+  sparseLayout,
+} from "./sparse_planes.ts";
+export {
   allocPlanes,
   halfBits,
   hasFloat16Array,

@@ -65,6 +65,8 @@ import {
 } from "./gpu/readback.ts";
 import { allLegalMask, maskWords, packMask } from "./mask_bits.ts";
 import { halfBits, isHalfPlanes, type Planes, planesF32 } from "./planes.ts";
+import { SPARSE_MIN_BATCH, sparseLayout, sparseUploadSetting } from "./sparse_planes.ts";
+import { SparseUpload } from "./gpu/sparse_planes.ts";
 import {
   COMPACT_MIN_BATCH,
   compactWidthSetting,
@@ -443,12 +445,24 @@ interface GpuPlan {
    * call fills; null until the first such call.
    */
   ahead: { x: GPUBuffer[]; mask: GPUBuffer[]; next: number } | null;
+  /** The sparse plane upload's buffers (GpuNet.sparseUpload); null until a call first uses it. */
+  sparse: SparseUpload | null;
 }
 
-/** What a call's upload did: the op its plan skips (-1: none) and the packed mask it wrote. */
+/** The expansion of a sparse upload into the plan's input (see GpuNet.inputUpload). */
+interface Expand {
+  pipeline: GPUComputePipeline;
+  target: GPUBuffer;
+}
+
+/**
+ * What a call's upload did: the op its plan skips (-1: none), the packed mask it wrote and the
+ * expansion its planes need (sparse) or null (dense).
+ */
 interface Uploaded {
   skip: number;
   mask: Uint32Array | null;
+  expand: Expand | null;
 }
 
 /** Storage precision of GPU inference: f32, f16 storage with f32 accumulation, or auto. */
@@ -798,6 +812,17 @@ export class GpuNet implements PolicyValueNet {
   /** Inference calls that read back compact so far. */
   compactCalls = 0;
   /**
+   * Whether inference calls of at least sparseMinBatch positions upload their planes sparse
+   * (src/nn/sparse_planes.ts: bases and the cells off them, expanded on the GPU) where the batch
+   * fits SPARSE_SHARE; others, and training, upload dense. Default KIBITZ_NN_SPARSE, else on.
+   * The same bits either way; read per call (off: the bench's A/B row).
+   */
+  sparseUpload = sparseUploadSetting();
+  /** Smallest batch whose inference calls may upload sparse (SPARSE_MIN_BATCH; tests lower it). */
+  sparseMinBatch = SPARSE_MIN_BATCH;
+  /** Inference calls that uploaded their planes sparse so far. */
+  sparseCalls = 0;
+  /**
    * How inference plans pick the fully connected layers' kernel (src/nn/gpu/fc_tune.ts): "tuned"
    * (the default; KIBITZ_NN_FC overrides) times the tiled matmul against the K-major fcNt on
    * hardware adapters, "nt" and "tiled" force one. Read when a plan is recorded.
@@ -1056,6 +1081,7 @@ export class GpuNet implements PolicyValueNet {
       maskOnes: false,
       maskBits: new Uint32Array(size * maskWords(c.moves)),
       ahead: null,
+      sparse: null,
     };
     this.live.push(plan);
     return plan;
@@ -1396,15 +1422,17 @@ export class GpuNet implements PolicyValueNet {
     if (!plan.ahead) {
       const make = (bytes: number, label: string) =>
         this.ctx.device.createBuffer({ size: bytes, usage: 0x4 | 0x8, label }); // COPY_SRC | COPY_DST
+      const [n, planes, h, w] = plan.x.shape;
+      const x = Math.max(plan.x.size, sparseLayout(n, planes, h * w).words) * 4;
       plan.ahead = {
-        x: [0, 1].map(() => make(plan.x.size * 4, "nn.input.ahead")),
+        x: [0, 1].map(() => make(x, "nn.input.ahead")),
         mask: [0, 1].map(() => make(plan.mask.size * 4, "nn.mask.ahead")),
         next: 0,
       };
     }
     const a = plan.ahead, k = a.next;
     a.next = 1 - k;
-    const mask = this.packedMask(plan, batch), input = this.inputUpload(plan, batch.planes);
+    const mask = this.packedMask(plan, batch), input = this.inputUpload(plan, batch, true);
     writeBuffer(this.ctx, a.x[k], input.data);
     writeBuffer(this.ctx, a.mask[k], mask);
     this.ctx.device.queue.submit([]);
@@ -1415,7 +1443,7 @@ export class GpuNet implements PolicyValueNet {
     const enc = this.ctx.device.createCommandEncoder();
     enc.copyBufferToBuffer(a.x[k], 0, input.buffer, 0, Math.ceil(input.data.byteLength / 4) * 4);
     enc.copyBufferToBuffer(a.mask[k], 0, plan.mask.buffer, 0, mask.byteLength);
-    return { enc, skip: input.skip, mask };
+    return { enc, skip: input.skip, mask, expand: input.expand };
   }
 
   /**
@@ -1436,20 +1464,37 @@ export class GpuNet implements PolicyValueNet {
    * Where a call's planes go and what is written there: f32 planes into the plan's input; f16
    * planes, where the plan has a halfInput, into its cast's output as they are (f16 storage) or
    * widened (f16 emulated with f32 storage), the cast then skipped; else widened into the input.
+   * An inference call (`infer`) that may upload sparse (see sparseUpload) and fits writes its
+   * packed planes instead, and returns the expansion into that same place.
    */
   private inputUpload(
     plan: GpuPlan,
-    planes: Planes,
-  ): { buffer: GPUBuffer; data: Float32Array | Uint16Array; skip: number } {
+    batch: NetBatch,
+    infer = false,
+  ): { buffer: GPUBuffer; data: Float32Array | Uint16Array | Uint32Array; skip: number } & {
+    expand: Expand | null;
+  } {
+    const planes = batch.planes;
     const half = isHalfPlanes(planes) ? plan.rec.halfInput : null;
-    if (!half) return { buffer: plan.x.buffer, data: planesF32(planes), skip: -1 };
-    const f16 = this.precision === "f16";
-    const data = f16 ? halfBits(planes as Float16Array) : planesF32(planes);
-    return { buffer: half.y.buffer, data, skip: half.op };
+    const target = half ? half.y.buffer : plan.x.buffer, skip = half ? half.op : -1;
+    const [n, p, h, w] = plan.x.shape;
+    if (infer && this.sparseUpload && batch.size >= this.sparseMinBatch && batch.size === n) {
+      plan.sparse ??= new SparseUpload(this.ctx, n, p, h * w);
+      const data = plan.sparse.pack(planes);
+      if (data) {
+        const pipeline = half ? this.half!.expandPlanesH : this.kernels.expandPlanes;
+        this.sparseCalls++;
+        return { buffer: plan.sparse.buffer, data, skip, expand: { pipeline, target } };
+      }
+    }
+    const data = half && this.precision === "f16"
+      ? halfBits(planes as Float16Array)
+      : planesF32(planes);
+    return { buffer: target, data, skip, expand: null };
   }
 
-  private upload(plan: GpuPlan, batch: NetBatch): Uploaded {
-    const input = this.inputUpload(plan, batch.planes);
+  private upload(plan: GpuPlan, batch: NetBatch, infer = false): Uploaded {
+    const input = this.inputUpload(plan, batch, infer);
     writeBuffer(this.ctx, input.buffer, input.data);
     // The plan's input buffers are its own (never released to the pool): a mask of all ones
     // written by an earlier call is still there.
@@ -1465,7 +1510,7 @@ export class GpuNet implements PolicyValueNet {
     if (plan.valueTarget && batch.value) {
       writeBuffer(this.ctx, plan.valueTarget.buffer, batch.value);
     }
-    return { skip: input.skip, mask };
+    return { skip: input.skip, mask, expand: input.expand };
   }
 
   /** The batch's move table at the plan's width: each position's rows, then -1 padding rows. */
@@ -1488,9 +1533,15 @@ export class GpuNet implements PolicyValueNet {
     const plan = await this.plan(batch.size, false, cellWidth);
     const t0 = performance.now();
     if (this.fused) this.refreshFolds();
-    const { enc, skip, mask } = this.uploadAhead
+    const up = this.uploadAhead
       ? this.uploadAheadOf(plan, batch)
-      : { enc: undefined, ...this.upload(plan, batch) };
+      : { enc: undefined, ...this.upload(plan, batch, true) };
+    const { skip, mask, expand } = up;
+    let enc = up.enc;
+    if (expand) {
+      enc ??= this.ctx.device.createCommandEncoder();
+      plan.sparse!.encode(enc, expand.pipeline, expand.target);
+    }
     // The compact readback where every row's legal moves fit (with the mask it needs kept: the
     // plan's packing scratch serves the next call).
     const compact = plan.compact && this.compactReadback && batch.mask && mask &&
@@ -1629,6 +1680,7 @@ export class GpuNet implements PolicyValueNet {
     for (const p of this.live) {
       p.rec.destroy();
       for (const b of [...p.ahead?.x ?? [], ...p.ahead?.mask ?? []]) b.destroy();
+      p.sparse?.destroy();
     }
     this.live.length = 0;
     this.plans.clear();

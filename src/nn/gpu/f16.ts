@@ -8,6 +8,7 @@ import { computePipeline } from "../../gpu/pipeline.ts";
 import { oncePerDevice, type PerDevice } from "../../gpu/per_device.ts";
 import { convForwardSource, type ConvStorage, f16Prelude } from "./conv_gemm.ts";
 import { thinConvSource } from "./conv_thin.ts";
+import { expandPlanesSource } from "./sparse_planes.ts";
 import { ensureKernels, type KernelTiles, LARGE_TILE_KERNELS, type NnKernels } from "./kernels.ts";
 import { winogradSource, type WinogradTile } from "../winograd.ts";
 
@@ -83,6 +84,7 @@ export function f16Entries(tiles: KernelTiles, storage: HalfStorage) {
     convForwardWidePartH1: conv(true, 1, true),
     convThinFusedH: [thinConvSource(storage), "thin"],
     toHalf: [misc, "to_half"],
+    expandPlanesH: [expandPlanesSource(storage), "expand"],
     toFull: [misc, "to_full"],
     sumSplitsFusedH: [misc, "sum_epilogue"],
     winogradInputH2: [winogradSource(2, storage), "wino_input"],

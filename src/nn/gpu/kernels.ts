@@ -15,6 +15,7 @@ import fusedSrc from "../../../shaders/nn/fused.wgsl" with { type: "text" };
 import cellsSrc from "../../../shaders/nn/cells.wgsl" with { type: "text" };
 import poolSrc from "../../../shaders/nn/pool.wgsl" with { type: "text" };
 import compactSrc from "../../../shaders/nn/compact.wgsl" with { type: "text" };
+import { expandPlanesSource } from "./sparse_planes.ts";
 import fcSrc from "../../../shaders/nn/fc.wgsl" with { type: "text" };
 import { convForwardSource, type ConvTile, convWgradSource } from "./conv_gemm.ts";
 import { thinConvSource } from "./conv_thin.ts";
@@ -173,6 +174,7 @@ const ENTRIES = {
   policyLossDirect: [lossDirectSrc, "policy"],
   valueOnly: [lossSrc, "value_only"],
   compactProbs: [compactSrc, "compact"],
+  expandPlanes: [expandPlanesSource("f32"), "expand"],
   valueLoss: [lossSrc, "value"],
   sgdStep: [sgdSrc, "step"],
   sumsq: [sgdSrc, "sumsq"],
