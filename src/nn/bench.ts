@@ -48,6 +48,7 @@ import { runTrainSteps } from "./train_steps.ts";
 import { winogradTraffic } from "./gpu/winograd_fused.ts";
 import {
   BENCH_LEGAL,
+  BENCH_OFF_BASE,
   benchBatch,
   callMs,
   hostProfileRows,
@@ -57,6 +58,7 @@ import {
   readbackFloorMs,
 } from "./bench_latency.ts";
 import { isHalfPlanes } from "./planes.ts";
+import { packSparsePlanes, SPARSE_MIN_BATCH, sparseLayout } from "./sparse_planes.ts";
 import { type PlanProfile, profilePlan } from "./bench_profile.ts";
 import { setTuneCacheEnabled } from "./gpu/tune_cache.ts";
 
@@ -907,7 +909,11 @@ export const suite: BenchSuite = {
         : "Pass peak=<GFLOP/s> after the suite name to print the fraction of the GPU's fp32 peak.",
       `GPU inference batches of the ${HIVE_MOVES}-move models have ${BENCH_LEGAL[0]}-${
         BENCH_LEGAL[1]
-      } legal moves a position, as Hive positions do (session 33), so calls read back only those moves' probabilities (compact readback; the A/B rows read back all ${HIVE_MOVES}); f16 plans take f16 planes where the adapter has shader-f16, as the AlphaZero evaluator encodes them.`,
+      } legal moves a position, as Hive positions do (session 33), so calls read back only those moves' probabilities (compact readback; the A/B rows read back all ${HIVE_MOVES}); f16 plans take f16 planes where the adapter has shader-f16, as the AlphaZero evaluator encodes them. Their planes have ${
+        Math.round(BENCH_OFF_BASE[0] * 16_224)
+      }-${
+        Math.round(BENCH_OFF_BASE[1] * 16_224)
+      } values a position off 0 (in Hive's 16,224; real games: 66-601, mean 200), and calls of ${SPARSE_MIN_BATCH} or more positions upload them sparse (session 34; the A/B rows upload them dense).`,
     );
     if (model !== null && modelArg === null) {
       report.notes.push(
@@ -1132,15 +1138,28 @@ async function inferenceRows(
           };
           const b = benchBatch(net, batch);
           await piped(b, 2, "", "");
-          // Session 33's A/B rows at 256: f16 planes against f32 ones (the same GPU work, half
-          // the planes' upload), and the compact readback against every move's.
+          // The A/B rows at 256: the sparse upload against dense f16 planes (session 34), dense
+          // f16 planes against dense f32 ones (session 33: the same GPU work, half the planes'
+          // upload), and the compact readback against every move's.
           const ab = [
-            ["planes uploaded as f32", "f32", net.halfPlanes, { f32: true }],
-            ["every move's probability read back", "full", net.compactWidth > 0, { full: true }],
+            ["planes uploaded dense", "dense", net.sparseUpload, {}, false],
+            ["planes uploaded dense as f32", "f32", net.halfPlanes, { f32: true }, false],
+            [
+              "every move's probability read back",
+              "full",
+              net.compactWidth > 0,
+              { full: true },
+              true,
+            ],
           ] as const;
-          for (const [how, key, applies, which] of ab) {
-            if (applies && batch === 256) {
+          for (const [how, key, applies, which, sparse] of ab) {
+            if (!applies || batch !== 256) continue;
+            const was = net.sparseUpload;
+            net.sparseUpload = sparse && was;
+            try {
               await piped(benchBatch(net, batch, which), 2, `, ${how} (A/B)`, key);
+            } finally {
+              net.sparseUpload = was;
             }
           }
           // The ceiling that pipelining approaches: the plan's GPU time alone, replayed back to back
@@ -1165,6 +1184,7 @@ async function inferenceRows(
                 cfg,
                 batch,
                 planeBytes: isHalfPlanes(b.planes) ? 2 : 4,
+                sparseBytes: net.sparseUpload ? sparseBytes(b, cfg) : null,
                 width: net.compactWidth,
               });
             }
@@ -1388,39 +1408,49 @@ function profileTableShape(rows: Row[]) {
   };
 }
 
+/** The bytes of `b`'s planes uploaded sparse (src/nn/sparse_planes.ts), or null if too dense. */
+function sparseBytes(b: NetBatch, cfg: NetConfig): number | null {
+  const area = cfg.height * cfg.width;
+  const words = new Uint32Array(sparseLayout(b.size, cfg.planes, area).words);
+  const used = packSparsePlanes(b.planes, b.size, cfg.planes, area, words);
+  return used < 0 ? null : used * 4;
+}
+
 /**
  * Appends the queue's copy times of one inference call of `batch` positions (queueCopyTimes): the
- * inputs' upload (planes at `planeBytes` a value, the mask packed as bits) and the outputs'
- * readback copy (`width` probabilities a position where the net reads back compact, else all).
+ * inputs' upload (planes at `planeBytes` a value, and sparse at `sparseBytes` where the net
+ * uploads them so; the mask packed as bits) and the outputs' readback copy (`width`
+ * probabilities a position where the net reads back compact, else all).
  */
 async function copyRows(
   ctx: GpuContext,
   rows: Row[],
   plan: string,
-  { cfg, batch, planeBytes, width }: {
+  { cfg, batch, planeBytes, sparseBytes, width }: {
     cfg: NetConfig;
     batch: number;
     planeBytes: number;
+    sparseBytes: number | null;
     width: number;
   },
 ): Promise<void> {
   const pad = (b: number) => Math.ceil(b / 256) * 256;
-  const upload = batch *
-    (planeBytes * cfg.planes * cfg.height * cfg.width + 4 * maskWords(cfg.moves));
+  const mask = batch * 4 * maskWords(cfg.moves);
+  const upload = batch * planeBytes * cfg.planes * cfg.height * cfg.width + mask;
   const readback = pad(4 * batch * (width || cfg.moves)) + pad(4 * batch);
-  const t = await queueCopyTimes(ctx, { upload, readback });
-  if (!t) return;
   const timer =
     "gpu timestamps: the gap between two passes with the copy less without (median of 5)";
   const mb = (b: number) => (b / 1e6).toFixed(1);
-  for (
-    const [what, bytes, ms] of [
-      ["upload (writeBuffer)", upload, t.uploadMs],
-      ["readback copy", readback, t.readbackMs],
-    ] as const
-  ) {
+  const row = (what: string, bytes: number, ms: number) =>
     rows.push([plan, "queue copies", `${what}, ${mb(bytes)} MB`, null, ms, "-", timer]);
+  const t = await queueCopyTimes(ctx, { upload, readback });
+  if (!t) return;
+  row("upload (writeBuffer), dense planes", upload, t.uploadMs);
+  if (sparseBytes !== null) {
+    const sparse = await queueCopyTimes(ctx, { upload: sparseBytes + mask, readback: 4 });
+    if (sparse) row("upload (writeBuffer), sparse planes", sparseBytes + mask, sparse.uploadMs);
   }
+  row("readback copy", readback, t.readbackMs);
 }
 
 /** Appends a plan profile's rows: whole plan, per phase, then the kernels of each phase. */
@@ -1516,7 +1546,12 @@ function summaryTable(
         ">= 3150 (f16 storage is the default on hardware)",
       ],
       [
-        "inference f16 storage, batch 256, positions/s, 2 calls in flight, planes uploaded as f32 (A/B)",
+        "inference, batch 256, positions/s, 2 calls in flight, planes uploaded dense (A/B; f32 / f16)",
+        whole(get(`${model}:gpu-fused:256:2dense`), get(`${model}:gpu-fused-f16:256:2dense`)),
+        "-",
+      ],
+      [
+        "inference f16 storage, batch 256, positions/s, 2 calls in flight, planes uploaded dense as f32 (A/B)",
         get(`${model}:gpu-fused-f16:256:2f32`),
         "-",
       ],

@@ -115,10 +115,18 @@ export async function pipelinedCallsPerS(
 export const BENCH_LEGAL: readonly [number, number] = [50, 220];
 
 /**
- * A synthetic inference batch of `size` positions for `net`: its planes f16 where the net takes
- * them so (halfPlanes), as the AlphaZero evaluator encodes them (`f32`: f32 planes regardless);
- * where the net reads back compact, BENCH_LEGAL legal moves a position, as Hive positions have
- * (the synthetic mask's 70 % would never fit), unless `full`.
+ * Cells a position of the bench's batches has off their planes' bases, as a share of its values:
+ * 66-334 of Hive's 16,224, a mean of 200 as the real games' 594 positions (66-601), so that the
+ * sparse upload carries Hive's bytes.
+ */
+export const BENCH_OFF_BASE: readonly [number, number] = [66 / 16_224, 334 / 16_224];
+
+/**
+ * A synthetic inference batch of `size` positions for `net`: BENCH_OFF_BASE of each position's
+ * values multiples of 1/8 at random cells, 0 elsewhere; its planes f16 where the net takes them
+ * so (halfPlanes), as the AlphaZero evaluator encodes them (`f32`: f32 planes regardless); where
+ * the net reads back compact, BENCH_LEGAL legal moves a position, as Hive positions have (the
+ * synthetic mask's 70 % would never fit), unless `full`.
  */
 export function benchBatch(
   net: PolicyValueNet,
@@ -126,6 +134,14 @@ export function benchBatch(
   { f32 = false, full = false }: { f32?: boolean; full?: boolean } = {},
 ): NetBatch {
   const b: NetBatch = syntheticBatch(net.config, size, 5);
+  const c = net.config, per = c.planes * c.height * c.width, draw = rng(37);
+  const planes = b.planes = new Float32Array(size * per);
+  for (let p = 0; p < size; p++) {
+    const share = BENCH_OFF_BASE[0] + draw() * (BENCH_OFF_BASE[1] - BENCH_OFF_BASE[0]);
+    for (let k = Math.round(per * share); k > 0; k--) {
+      planes[p * per + Math.floor(draw() * per)] = (1 + Math.floor(draw() * 8)) / 8;
+    }
+  }
   if (!full && ((net as { compactWidth?: number }).compactWidth ?? 0) > 0) {
     const next = rng(36), [lo, hi] = BENCH_LEGAL;
     b.mask = randomMask(

@@ -35,10 +35,11 @@ timeout ${T_PLANE:-60} deno test -A --no-check --cached-only tests/nn/winograd_g
   tests/nn/train_f16_test.ts --filter "/plane-staged|-o |split-K|s[2-8] \(F/" 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror" | tail -24
 
-on 1c && el "1c. parity: the thin 1x1 conv (session 31; real f16 here), the fully connected GEMM's loads, f16 planes, the compact readback and fcNt (session 33)" &&
+on 1c && el "1c. parity: the thin 1x1 conv (session 31; real f16 here), the fully connected GEMM's loads, f16 planes, the compact readback and fcNt (session 33), the sparse plane upload (session 34)" &&
 timeout ${T_THIN:-60} deno test -A --no-check --cached-only tests/nn/conv_thin_test.ts \
   tests/nn/gpu_ops_test.ts tests/nn/planes_test.ts tests/nn/compact_probs_test.ts \
-  tests/nn/fc_test.ts 2>&1 | grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -24
+  tests/nn/fc_test.ts tests/nn/sparse_planes_test.ts 2>&1 |
+  grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -30
 on 1c && el "1c. parity: the column-staged Winograd transforms (session 32; -c, -i and -ic candidates)" &&
 timeout ${T_STAGED:-90} deno test -A --no-check --cached-only tests/nn/winograd_staged_test.ts \
   tests/nn/winograd_gemm_test.ts tests/nn/train_f16_test.ts \
