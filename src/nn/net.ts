@@ -1471,7 +1471,10 @@ export class GpuNet implements PolicyValueNet {
     plan: GpuPlan,
     batch: NetBatch,
     infer = false,
-  ): { buffer: GPUBuffer; data: Float32Array | Uint16Array | Uint32Array; skip: number } & {
+  ): {
+    buffer: GPUBuffer;
+    data: Float32Array | Uint16Array | Uint32Array;
+    skip: number;
     expand: Expand | null;
   } {
     const planes = batch.planes;

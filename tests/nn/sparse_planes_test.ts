@@ -79,6 +79,30 @@ Deno.test("sparse planes: packing and its twin keep the bits; too dense falls ba
     const back = expandSparsePlanes(out.subarray(0, used), n, cfg.planes, AREA);
     assert.deepEqual(bitsOf(back), bitsOf(planesF32(src)), src.constructor.name);
   }
+  // f16 planes compared a word (two halves) at a time where they can be: an odd area, and planes
+  // that start off a word, take the one-half loop; both give the same form.
+  const halves = (len: number, at: [number, number][]) => {
+    const x = new Float16Array(len + 1);
+    for (const [k, v] of at) x[1 + k] = v;
+    return x.subarray(1); // off a word
+  };
+  for (
+    const [src, area] of [
+      [halves(8 * 2 * 7, [[2, 0.5], [6, -0], [20, 2], [50, 0.25]]), 7],
+      [halves(8 * 2 * 10, [[1, 1], [3, -0], [19, 0.5], [77, 2], [158, 3]]), 10],
+    ] as const
+  ) {
+    const planes = 2, m = 8;
+    const out = new Uint32Array(sparseLayout(m, planes, area).words + 8);
+    const used = packSparsePlanes(src, m, planes, area, out);
+    assert.ok(used > 0, `area ${area}`);
+    const back = expandSparsePlanes(out.subarray(0, used), m, planes, area);
+    assert.deepEqual(bitsOf(back), bitsOf(planesF32(src)), `area ${area}`);
+    const aligned = new Float16Array(src);
+    const again = new Uint32Array(out.length);
+    assert.equal(packSparsePlanes(aligned, m, planes, area, again), used);
+    assert.deepEqual(again, out, `area ${area}: the word loop's form`);
+  }
   // A batch with every cell different: more entries than the layout holds.
   const dense = planesOf(n, 2, true);
   assert.equal(packSparsePlanes(dense, n, cfg.planes, AREA, new Uint32Array(L.words)), -1);
