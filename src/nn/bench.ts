@@ -1136,30 +1136,48 @@ async function inferenceRows(
             );
             await flush();
           };
+          // The same with the net switched by `set`, which returns what restores it (null: the
+          // net already runs that way; no row).
+          const switched = async (
+            input: NetBatch,
+            depth: number,
+            how: string,
+            key: string,
+            set: () => (() => void) | null,
+          ) => {
+            const restore = set();
+            if (!restore) return;
+            try {
+              await piped(input, depth, how, key);
+            } finally {
+              restore();
+            }
+          };
+          const asIs = () => () => {};
+          const dense = () => {
+            const was = net.sparseUpload;
+            net.sparseUpload = false;
+            return () => void (net.sparseUpload = was);
+          };
           const b = benchBatch(net, batch);
           await piped(b, 2, "", "");
           // The A/B rows at 256: the sparse upload against dense f16 planes (session 34), dense
           // f16 planes against dense f32 ones (session 33: the same GPU work, half the planes'
           // upload), and the compact readback against every move's.
           const ab = [
-            ["planes uploaded dense", "dense", net.sparseUpload, {}, false],
-            ["planes uploaded dense as f32", "f32", net.halfPlanes, { f32: true }, false],
+            ["planes uploaded dense", "dense", net.sparseUpload, {}, dense],
+            ["planes uploaded dense as f32", "f32", net.halfPlanes, { f32: true }, dense],
             [
               "every move's probability read back",
               "full",
               net.compactWidth > 0,
               { full: true },
-              true,
+              asIs,
             ],
           ] as const;
-          for (const [how, key, applies, which, sparse] of ab) {
-            if (!applies || batch !== 256) continue;
-            const was = net.sparseUpload;
-            net.sparseUpload = sparse && was;
-            try {
-              await piped(benchBatch(net, batch, which), 2, `, ${how} (A/B)`, key);
-            } finally {
-              net.sparseUpload = was;
+          for (const [how, key, applies, which, set] of ab) {
+            if (applies && batch === 256) {
+              await switched(benchBatch(net, batch, which), 2, `, ${how} (A/B)`, key, set);
             }
           }
           // The ceiling that pipelining approaches: the plan's GPU time alone, replayed back to back
@@ -1189,22 +1207,14 @@ async function inferenceRows(
               });
             }
             await flush();
-            // Eight calls in flight, one row each way: `set` switches the net to the way and
-            // returns what restores it (null: the net already runs it that way; no row).
-            const eight = async (how: string, key: string, set: () => (() => void) | null) => {
-              const restore = set();
-              if (!restore) return;
-              try {
-                await piped(b, 8, how, key);
-              } finally {
-                restore();
-              }
-            };
+            // Eight calls in flight, one row each way.
+            const eight = (how: string, key: string, set: () => (() => void) | null) =>
+              switched(b, 8, how, key, set);
             // As is: at least GROUP_DEPTH others outstanding at each submit, so map requests go
             // out every second call (the grouped mode, the default on hardware) and the queue
             // empties half as often as with two (each drain leaves the GPU idle until the next
             // submit). With 4 in flight a submit finds at most 3 others: the deferred mode.
-            await eight("", "", () => () => {});
+            await eight("", "", asIs);
             // Map requests in groups of 4 (session 32): the queue empties every fourth call
             // (groups of G need G + 2 in flight).
             await eight(", map requests in groups of 4", "g4", () => {

@@ -1,7 +1,7 @@
 // The compact readback, f16 input planes and the sparse plane upload on any WebGPU implementation,
-// against the full readback and dense f32 planes of the same net: a tiny net (direct kernels, which compile in seconds
-// anywhere, Chromium's SwiftShader included) with 40 moves reading back 6 slots a position. The
-// browser check runs it in Chromium; compact_probs_test on Deno's adapters.
+// against the full readback and dense f32 planes of the same net: a tiny net (direct kernels, which
+// compile in seconds anywhere, Chromium's SwiftShader included) with 40 moves reading back 6 slots
+// a position. The browser check runs it in Chromium; compact_probs_test on Deno's adapters.
 import type { GpuContext } from "../gpu/device.ts";
 import { NET_PRESETS, type NetConfig } from "./config.ts";
 import { GpuNet, type NetBatch, type NetOutputs } from "./net.ts";

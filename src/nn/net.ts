@@ -451,6 +451,7 @@ interface GpuPlan {
 
 /** The expansion of a sparse upload into the plan's input (see GpuNet.inputUpload). */
 interface Expand {
+  sparse: SparseUpload;
   pipeline: GPUComputePipeline;
   target: GPUBuffer;
 }
@@ -1438,8 +1439,6 @@ export class GpuNet implements PolicyValueNet {
     this.ctx.device.queue.submit([]);
     plan.maskOnes = false;
     if (plan.moveCells) writeBuffer(this.ctx, plan.moveCells.buffer, this.paddedCells(plan, batch));
-    // The batch's rows only: rows past it stay as the plan's buffers hold them (their outputs are
-    // not returned).
     const enc = this.ctx.device.createCommandEncoder();
     enc.copyBufferToBuffer(a.x[k], 0, input.buffer, 0, Math.ceil(input.data.byteLength / 4) * 4);
     enc.copyBufferToBuffer(a.mask[k], 0, plan.mask.buffer, 0, mask.byteLength);
@@ -1481,13 +1480,13 @@ export class GpuNet implements PolicyValueNet {
     const half = isHalfPlanes(planes) ? plan.rec.halfInput : null;
     const target = half ? half.y.buffer : plan.x.buffer, skip = half ? half.op : -1;
     const [n, p, h, w] = plan.x.shape;
-    if (infer && this.sparseUpload && batch.size >= this.sparseMinBatch && batch.size === n) {
-      plan.sparse ??= new SparseUpload(this.ctx, n, p, h * w);
-      const data = plan.sparse.pack(planes);
+    if (infer && this.sparseUpload && n >= this.sparseMinBatch) {
+      const sparse = plan.sparse ??= new SparseUpload(this.ctx, n, p, h * w);
+      const data = sparse.pack(planes);
       if (data) {
         const pipeline = half ? this.half!.expandPlanesH : this.kernels.expandPlanes;
         this.sparseCalls++;
-        return { buffer: plan.sparse.buffer, data, skip, expand: { pipeline, target } };
+        return { buffer: sparse.buffer, data, skip, expand: { sparse, pipeline, target } };
       }
     }
     const data = half && this.precision === "f16"
@@ -1543,7 +1542,7 @@ export class GpuNet implements PolicyValueNet {
     let enc = up.enc;
     if (expand) {
       enc ??= this.ctx.device.createCommandEncoder();
-      plan.sparse!.encode(enc, expand.pipeline, expand.target);
+      expand.sparse.encode(enc, expand.pipeline, expand.target);
     }
     // The compact readback where every row's legal moves fit (with the mask it needs kept: the
     // plan's packing scratch serves the next call).
