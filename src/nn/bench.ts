@@ -60,6 +60,7 @@ import {
 import { isHalfPlanes } from "./planes.ts";
 import { packSparsePlanes, SPARSE_MIN_BATCH, sparseLayout } from "./sparse_planes.ts";
 import { type PlanProfile, profilePlan } from "./bench_profile.ts";
+import { MIXED_SHAPE } from "./gpu/winograd_mixed_tune.ts";
 import { setTuneCacheEnabled } from "./gpu/tune_cache.ts";
 
 type Dir =
@@ -946,14 +947,18 @@ export const suite: BenchSuite = {
 async function planTiles(net: GpuNet, batch: number, train: boolean): Promise<string> {
   if (net.winograd !== "auto") return "";
   const plan = await net.planFor(batch, train);
+  // A layer shape running mixed tiles keeps its square tile's override (the tuner's comparison).
   const count = (m: Map<string, number>, t: number) =>
-    [...m.values()].filter((x) => x === t).length;
-  return [6, 7].map((t) => {
-    const n = count(plan.winoOverride, t), g = count(plan.wgradOverride, t);
-    return `${n ? `; F(${t}x${t}) on ${n} layer shape${n > 1 ? "s" : ""}` : ""}${
-      g ? `; weight gradient F(${t}x${t}) on ${g}` : ""
-    }`;
-  }).join("");
+    [...m].filter(([k, x]) => x === t && !plan.mixedChoice.has(k)).length;
+  const mixed = plan.mixedChoice.size;
+  return (mixed
+    ? `; mixed F(7x7)/F(6x6) tiles on ${mixed} layer shape${mixed > 1 ? "s" : ""}`
+    : "") + [6, 7].map((t) => {
+      const n = count(plan.winoOverride, t), g = count(plan.wgradOverride, t);
+      return `${n ? `; F(${t}x${t}) on ${n} layer shape${n > 1 ? "s" : ""}` : ""}${
+        g ? `; weight gradient F(${t}x${t}) on ${g}` : ""
+      }`;
+    }).join("");
 }
 
 async function planGemms(net: GpuNet, batch: number): Promise<string> {
@@ -1012,7 +1017,8 @@ function newAgainstEarlier(r: WinoTuneResult): Row | null {
  * GEMMs.
  */
 function modelBytes(r: WinoTuneResult, name: string): number | null {
-  if (!r.shape.startsWith("F")) return null;
+  // The mixed tiles' comparison (src/nn/gpu/winograd_mixed.ts) has no traffic model.
+  if (!r.shape.startsWith("F") || r.shape.startsWith(MIXED_SHAPE)) return null;
   const m = r.shape.startsWith("F2") ? 2 : 4;
   // The model has no split-K partials (M written and read once a split).
   if (SPLIT_GEMMS.has(name)) return null;
@@ -1059,14 +1065,14 @@ async function inferenceRows(
     if (f16 && !half) continue;
     const cfg = netPreset(preset);
     const weights = initWeights(cfg, 1);
-    const net = backend === "cpu" ? new CpuNet(weights) : f16
-      ? await GpuNet.create(ctx!, weights, {
+    const netOpts: Parameters<typeof GpuNet.create>[2] = f16
+      ? {
         ...(half === "f16"
           ? { fused: true, precision: "f16" as const }
           : { fused: true, tiled: true, tiles: TEST_TILES, f16Emulate: true }),
         winograd: im === "gpu-fused-f16-direct" ? "off" : undefined,
-      })
-      : await GpuNet.create(ctx!, weights, {
+      }
+      : {
         fused: im !== "gpu-unfused",
         winograd: im === "gpu-fused-direct"
           ? "off"
@@ -1081,7 +1087,10 @@ async function inferenceRows(
         ...(im === "gpu-fused-legacy" ? { winogradGemm: "legacy" } : {}),
         ...(im === "gpu-fused-nobridge" ? { winogradBridge: false } : {}),
         ...(im === "gpu-fused-f4" ? { winograd6: "off" as const, winograd7: "off" as const } : {}),
-      });
+      };
+    const net = backend === "cpu"
+      ? new CpuNet(weights)
+      : await GpuNet.create(ctx!, weights, netOpts);
     const graph = im === "cpu"
       ? "reference"
       : net instanceof GpuNet && net.precision !== "f32"
@@ -1193,6 +1202,53 @@ async function inferenceRows(
               batch * 1000 / prof.backToBackMs,
               `${preset}:${im}:${batch}:gpu`,
             );
+            // The mixed F(7x7)/F(6x6) tiles' A/B (session 35) on hardware: the plan's GPU time with
+            // the tuner's choice flipped (on where it kept the square tiles, off where it took
+            // them), profiled where it runs them.
+            if (!ctx.report.isFallback && net.winograd === "auto") {
+              try {
+                const plan = await net.planFor(batch, false), had = plan.mixedChoice.size > 0;
+                summary.set(
+                  `${preset}:${im}:${batch}:gpuMixed${had ? "On" : "Off"}`,
+                  prof.backToBackMs,
+                );
+                const other = await GpuNet.create(ctx, weights, {
+                  ...netOpts,
+                  winogradMixed: had ? "off" : "on",
+                });
+                try {
+                  const p2 = await profilePlan(ctx, await other.planFor(batch, false), {
+                    warmMs: 300,
+                    reps: 4,
+                    samples: 1,
+                  });
+                  const how = had ? "off" : "on";
+                  rateRow(
+                    `${graph}, mixed F(7x7)/F(6x6) tiles ${how} (A/B), GPU time alone (${
+                      p2.backToBackMs.toFixed(2)
+                    } ms a call)`,
+                    batch * 1000 / p2.backToBackMs,
+                    `${preset}:${im}:${batch}:gpuMixedAb`,
+                  );
+                  summary.set(
+                    `${preset}:${im}:${batch}:gpuMixed${had ? "Off" : "On"}`,
+                    p2.backToBackMs,
+                  );
+                  if (profRows && !had) {
+                    profileRows(
+                      profRows,
+                      `inference, batch ${batch}${f16 ? ", f16" : ""}, mixed tiles (A/B)`,
+                      p2,
+                    );
+                  }
+                } finally {
+                  other.dispose();
+                }
+              } catch (e) {
+                log(`mixed tiles A/B, ${graph}: failed: ${(e as Error).message}`);
+              }
+              await flush();
+            }
             // Where that time goes, by kernel (each dispatch in its own pass, one sample).
             if (profRows) {
               profileRows(profRows, `inference, batch ${batch}${f16 ? ", f16" : ""}`, prof);
@@ -1583,6 +1639,19 @@ function summaryTable(
       [
         "inference, batch 256, positions/s by the plan's GPU time alone, F(4x4) only (A/B)",
         get(`${model}:gpu-fused-f4:256:gpu`),
+        "-",
+      ],
+      [
+        "inference, batch 256, GPU ms a call by the plan alone, mixed F(7x7)/F(6x6) tiles on / off (one of them the A/B): f32",
+        pair(get(`${model}:gpu-fused:256:gpuMixedOn`), get(`${model}:gpu-fused:256:gpuMixedOff`)),
+        "-",
+      ],
+      [
+        "inference f16 storage, batch 256, GPU ms a call by the plan alone, mixed F(7x7)/F(6x6) tiles on / off (one of them the A/B)",
+        pair(
+          get(`${model}:gpu-fused-f16:256:gpuMixedOn`),
+          get(`${model}:gpu-fused-f16:256:gpuMixedOff`),
+        ),
         "-",
       ],
       [

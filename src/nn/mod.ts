@@ -83,6 +83,8 @@ export {
   type WinogradSetting,
   type WinogradTile,
 } from "./winograd.ts";
+export { type MixedTiling, mixedTiling, winogradMixedConv2d } from "./winograd_mixed.ts";
+export { parseWinogradMixed, type WinogradMixedPolicy } from "./gpu/winograd_mixed_tune.ts";
 export {
   CELLS_CONV,
   type FoldedConv,

@@ -67,6 +67,13 @@ import { allLegalMask, maskWords, packMask } from "./mask_bits.ts";
 import { halfBits, isHalfPlanes, type Planes, planesF32 } from "./planes.ts";
 import { SPARSE_MIN_BATCH, sparseLayout, sparseUploadSetting } from "./sparse_planes.ts";
 import { SparseUpload } from "./gpu/sparse_planes.ts";
+import type { MixedKernels } from "./gpu/winograd_mixed.ts";
+import {
+  defaultWinogradMixed,
+  pickMixed,
+  type WinogradMixedPolicy,
+} from "./gpu/winograd_mixed_tune.ts";
+import { mixedAlpha } from "./winograd_mixed.ts";
 import {
   COMPACT_MIN_BATCH,
   compactWidthSetting,
@@ -689,7 +696,9 @@ export class GpuNet implements PolicyValueNet {
    * chained Winograd convs are joined by bridges (default KIBITZ_NN_WINO_BRIDGE, else on), and
    * `winograd6` whether layers the selection table runs as F(4x4) may run as F(6x6), in inference
    * and f32 training (see Winograd6Policy; default KIBITZ_NN_WINO6, else tuned), `winograd7` the
-   * same for F(7x7) (see Winograd7Policy; default KIBITZ_NN_WINO7, else tuned), and `trainKeepV`
+   * same for F(7x7) (see Winograd7Policy; default KIBITZ_NN_WINO7, else tuned), `winogradMixed`
+   * whether those layers may run mixed F(7x7)/F(6x6) tiles in inference (see winogradMixed;
+   * default KIBITZ_NN_WINO_MIXED, else tuned), and `trainKeepV`
    * whether f32 training keeps each layer's Winograd V for its weight gradient (see
    * GpuRecorder.keepV; default KIBITZ_NN_TRAIN_KEEP_V=1, else off).
    */
@@ -711,6 +720,7 @@ export class GpuNet implements PolicyValueNet {
       winogradBridge?: boolean;
       winograd6?: Winograd6Policy;
       winograd7?: Winograd7Policy;
+      winogradMixed?: WinogradMixedPolicy;
       trainKeepV?: boolean;
     } = {},
   ): Promise<GpuNet> {
@@ -743,6 +753,7 @@ export class GpuNet implements PolicyValueNet {
     net.winograd6 = opts.winograd6 ?? (w6 ? parseWinograd6(w6) : "tuned");
     const w7 = envString("KIBITZ_NN_WINO7");
     net.winograd7 = opts.winograd7 ?? (w7 ? parseWinograd7(w7) : "tuned");
+    net.winogradMixed = opts.winogradMixed ?? defaultWinogradMixed();
     net.trainKeepV = opts.trainKeepV ?? envFlag("KIBITZ_NN_TRAIN_KEEP_V", false);
     return net;
   }
@@ -769,6 +780,14 @@ export class GpuNet implements PolicyValueNet {
    * of the largest output, 128 channels). Read when a plan is recorded.
    */
   winograd7: Winograd7Policy = "tuned";
+
+  /**
+   * Whether inference layers the selection table runs as F(4x4) may run with mixed F(7x7) and
+   * F(6x6) tiles where the board allows them (src/nn/winograd_mixed.ts; 26 x 26: 10.8 % fewer
+   * GEMM products than F(7x7)): timed against the layer's tile and kernels on hardware adapters
+   * ("tuned"), always ("on"), never ("off"). Not in training. Read when a plan is recorded.
+   */
+  winogradMixed: WinogradMixedPolicy = "tuned";
 
   /**
    * f32 training plans keep each layer's Winograd V (the input transform of its input) from the
@@ -950,6 +969,7 @@ export class GpuNet implements PolicyValueNet {
     if (this.foldDirty) {
       this.foldRec.submit();
       for (const r of this.foldLargeRecs.values()) r.submit();
+      this.foldMixedRec?.submit();
     }
     this.foldDirty = false;
   }
@@ -1035,6 +1055,9 @@ export class GpuNet implements PolicyValueNet {
           rec.otherFilters.set(u4, [...rec.otherFilters.get(u4) ?? [], u]);
         }
       }
+      for (const [u4, u] of this.filtersMixed) {
+        rec.otherFilters.set(u4, [...rec.otherFilters.get(u4) ?? [], u]);
+      }
       if (this.winogradBridge) await this.loadBridges(rec, size);
     }
     this.ctx.device.pushErrorScope("validation");
@@ -1117,6 +1140,7 @@ export class GpuNet implements PolicyValueNet {
           if (unbridged) {
             rec.unbridged.add(winoShapeKey(tile?.m ?? 4, size, ci, co, c.height, c.width));
           }
+          await this.takeMixed(rec, shape, tile);
           continue;
         }
         if (wm) continue;
@@ -1218,6 +1242,77 @@ export class GpuNet implements PolicyValueNet {
     if (m === 6 || m === 7) await this.ensureFiltersLarge(m);
     rec.winoOverride.set(directShapeKey(n, ci, co, h, w, 3, rec.half !== null), m);
     if (kernels) rec.winoChoice.set(winoShapeKey(m, n, ci, co, h, w), kernels);
+  }
+
+  /**
+   * Runs an inference plan's fused 3x3 layers of `shape` with mixed tiles where winogradMixed says
+   * so against the tile they were given (`tile`, null: F(4x4) with its tuned kernels), making the
+   * network's mixed filter transforms first.
+   */
+  private async takeMixed(
+    rec: GpuRecorder,
+    shape: { n: number; ci: number; co: number; h: number; w: number },
+    tile: { m: LargeTile; kernels: WinoKernels | null } | null,
+  ): Promise<void> {
+    const alpha = mixedAlpha(shape.h, shape.w);
+    if (this.winogradMixed === "off" || !alpha || !this.tiled) return;
+    // The mixed transforms are 3.6x F(7x7)'s (289 rows against 81: 2.9 GB for the 19 x 256
+    // network), past the quarter of the largest buffer the square tiles keep to (the H200's is
+    // 4.29 GB): they are taken where they fit one largest buffer.
+    if (this.filterBytes(alpha) > this.ctx.device.limits.maxBufferSize) return;
+    const own = tile
+      ? tile.kernels
+      : await pickWinoKernels(this.ctx, this.kernels, rec.half, 4, shape, this.winogradGemm);
+    const k = await pickMixed(
+      this.ctx,
+      this.kernels,
+      rec.half,
+      shape,
+      tile?.m ?? 4,
+      own,
+      this.winogradMixed,
+    );
+    if (!k) return;
+    await this.ensureFiltersMixed(k);
+    const { n, ci, co, h, w } = shape;
+    rec.mixedChoice.set(directShapeKey(n, ci, co, h, w, 3, rec.half !== null), k);
+  }
+
+  /**
+   * Makes (once) the mixed-tile filter transforms of the folded 3x3 convs (filtersMixed) with k's
+   * filter kernel, and records them to be remade whenever the folds are.
+   */
+  private ensureFiltersMixed(k: MixedKernels): Promise<void> {
+    this.mixedMade ??= this.makeFiltersMixed(k).catch((e) => {
+      this.mixedMade = null;
+      throw e;
+    });
+    return this.mixedMade;
+  }
+  private mixedMade: Promise<void> | null = null;
+  private readonly filtersMixed = new Map<GpuTensor, GpuTensor>();
+  private foldMixedRec: GpuRecorder | null = null;
+
+  private makeFiltersMixed(k: MixedKernels): Promise<void> {
+    this.refreshFolds();
+    const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
+    const alpha = k.tiling.alpha;
+    for (const [conv, w] of this.foldedF32) {
+      const f = this.folded.get(conv)!;
+      const [co, ci, kk] = w.shape;
+      if (kk !== 3 || !f.u) continue;
+      const u: GpuTensor = {
+        shape: [alpha, co, ci],
+        buffer: storageBuffer(this.ctx, alpha * co * ci * 4, `${conv}.winoMixed`),
+        size: alpha * co * ci,
+      };
+      this.owned.push(u);
+      rec.mixedFilter(w, u, k);
+      this.filtersMixed.set(f.u, u);
+    }
+    rec.submit();
+    this.foldMixedRec = rec;
+    return Promise.resolve();
   }
 
   /**
@@ -1342,15 +1437,15 @@ export class GpuNet implements PolicyValueNet {
    * a quarter of the adapter's largest buffer.
    */
   private filtersFit(m: LargeTile): boolean {
-    return this.filterBytes(m) <= this.ctx.device.limits.maxBufferSize / 4;
+    return this.filterBytes((m + 2) * (m + 2)) <= this.ctx.device.limits.maxBufferSize / 4;
   }
 
-  /** Bytes of the F(m x m) filter transforms of every 3x3 conv (f32). */
-  private filterBytes(m: WinogradTile): number {
+  /** Bytes of the filter transforms of every 3x3 conv (f32) with `rows` rows ((m+2)^2 at F(m)). */
+  private filterBytes(rows: number): number {
     let total = 0;
     for (const [conv] of foldedLayers(this.config)) {
       const [co, ci, k] = this.net.params.get(conv)!.shape;
-      if (k === 3) total += (m + 2) * (m + 2) * co * ci * 4;
+      if (k === 3) total += rows * co * ci * 4;
     }
     return total;
   }
@@ -1692,6 +1787,10 @@ export class GpuNet implements PolicyValueNet {
     this.foldLargeRecs.clear();
     this.filtersMade.clear();
     this.filtersLarge.clear();
+    this.foldMixedRec?.destroy();
+    this.foldMixedRec = null;
+    this.mixedMade = null;
+    this.filtersMixed.clear();
     this.pool.destroy();
     for (const t of this.owned) t.buffer.destroy();
     this.owned.length = 0;

@@ -16,7 +16,9 @@
 # 1x1 conv and fully connected parity (session 31), and the column-staged Winograd transforms'
 # (session 32: `-c`, `-i` and `-ic` candidates, every tile at the hardware's 256 threads), f16
 # planes uploaded as they are (session 33; real f16 here), the compact readback and the fully
-# connected layers' fcNt (session 33).
+# connected layers' fcNt (session 33), the sparse plane upload (session 34) and the mixed
+# F(7x7)/F(6x6) tiles (session 35: their kernels at 256 threads, real f16; stage 2b's tuner table
+# has their "F7/F6:" comparison rows and the plan's GPU time with them on and off).
 # Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe (NET=cells-tiny AZ=hive-cells-tiny
 # NN_MODEL=tiny for small sizes; f16 rows and f16_diag.ts need shader-f16, DIAG_EMULATE=1 runs the
 # latter emulated).
@@ -35,11 +37,11 @@ timeout ${T_PLANE:-60} deno test -A --no-check --cached-only tests/nn/winograd_g
   tests/nn/train_f16_test.ts --filter "/plane-staged|-o |split-K|s[2-8] \(F/" 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror" | tail -24
 
-on 1c && el "1c. parity: the thin 1x1 conv (session 31; real f16 here), the fully connected GEMM's loads, f16 planes, the compact readback and fcNt (session 33), the sparse plane upload (session 34)" &&
-timeout ${T_THIN:-60} deno test -A --no-check --cached-only tests/nn/conv_thin_test.ts \
+on 1c && el "1c. parity: the thin 1x1 conv (session 31; real f16 here), the fully connected GEMM's loads, f16 planes, the compact readback and fcNt (session 33), the sparse plane upload (session 34), the mixed F(7x7)/F(6x6) tiles (session 35)" &&
+timeout ${T_THIN:-75} deno test -A --no-check --cached-only tests/nn/conv_thin_test.ts \
   tests/nn/gpu_ops_test.ts tests/nn/planes_test.ts tests/nn/compact_probs_test.ts \
-  tests/nn/fc_test.ts tests/nn/sparse_planes_test.ts 2>&1 |
-  grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -30
+  tests/nn/fc_test.ts tests/nn/sparse_planes_test.ts tests/nn/winograd_mixed_test.ts 2>&1 |
+  grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -45
 on 1c && el "1c. parity: the column-staged Winograd transforms (session 32; -c, -i and -ic candidates)" &&
 timeout ${T_STAGED:-90} deno test -A --no-check --cached-only tests/nn/winograd_staged_test.ts \
   tests/nn/winograd_gemm_test.ts tests/nn/train_f16_test.ts \

@@ -39,6 +39,8 @@ import {
   type BridgeSpec,
 } from "./winograd_bridge.ts";
 import { stagedGroups } from "./winograd_staged.ts";
+import type { MixedKernels } from "./winograd_mixed.ts";
+import { mixedThreads } from "../winograd_mixed.ts";
 
 /** How a recorder runs one fused 3x3 conv as Winograd (GpuRecorder.winoPlanOf). */
 export interface WinoPlan {
@@ -232,6 +234,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * faster than F(4x4) above it (inference's fused convs, training's convs; 0: direct).
    */
   readonly winoOverride = new Map<string, 0 | WinogradTile>();
+  /**
+   * Inference: the fused 3x3 conv shapes (directShapeKey) that run with mixed F(7x7)/F(6x6) tiles
+   * (src/nn/gpu/winograd_mixed.ts), and their kernels; such a conv reads the filter transform
+   * with the tiling's rows among otherFilters, and is no Winograd conv to the bridges.
+   */
+  readonly mixedChoice = new Map<string, MixedKernels>();
   /**
    * Filter transforms of the same folded weights at other tiles, by the transform the graph hands
    * convFused (GpuNet's F(4x4) one): a conv whose shape runs at another tile (winoOverride: the
@@ -623,7 +631,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     }
     const fz = this.params([relu ? 1 : 0, res ? 1 : 0, 0, 0]);
     const [n, ci, h, wd] = x.shape, co = w.shape[0];
-    const wc = w.shape[2] === 3 && u ? this.winoConv(n, ci, co, h, wd, u) : null;
+    const mixed = w.shape[2] === 3 && u ? this.mixedConv(n, ci, co, h, wd, u) : null;
+    const wc = w.shape[2] === 3 && u && !mixed ? this.winoConv(n, ci, co, h, wd, u) : null;
     const plan = wc?.plan ?? null;
     u = wc?.u ?? u;
     if (this.unwritten.has(x) && !(plan && this.bridged.has(x))) {
@@ -632,6 +641,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
         "a bridged conv output was read by other than its consumer",
       );
     }
+    if (mixed) return this.convMixed(x, mixed.u, mixed.k, bias, res ?? bias, fz);
     if (this.half) return this.convFusedHalf(x, w, bias, res, fz, u, plan, next);
     if (plan && u) return this.convWinograd(x, u, plan.m, bias, res ?? bias, fz, false, null, next);
     return this.convForward(x, w, { bias, res: res ?? bias, fz });
@@ -667,12 +677,41 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     return winoPlan(m, choice, winogradGeometry(m, n, h, wd).p);
   }
 
-  /** The Winograd tile a fused 3x3 conv of this shape runs at in this recorder (0: direct). */
+  /**
+   * The Winograd tile a fused 3x3 conv of this shape runs at in this recorder (0: direct, or mixed
+   * tiles: see mixedChoice).
+   */
   winoTileOf(n: number, ci: number, co: number, h: number, wd: number): 0 | WinogradTile {
     const half = this.half !== null;
     if (!half && !this.tiled) return 0;
-    return this.winoOverride.get(directShapeKey(n, ci, co, h, wd, 3, half)) ??
-      chooseWinograd(this.winograd, n, h, wd, ci, co);
+    const key = directShapeKey(n, ci, co, h, wd, 3, half);
+    if (this.mixedChoice.has(key)) return 0;
+    return this.winoOverride.get(key) ?? chooseWinograd(this.winograd, n, h, wd, ci, co);
+  }
+
+  /**
+   * A fused 3x3 conv's mixed-tile kernels and the filter transform they read (`u` or its twin with
+   * the tiling's rows, otherFilters), or null where the conv does not run mixed tiles.
+   */
+  private mixedConv(
+    n: number,
+    ci: number,
+    co: number,
+    h: number,
+    wd: number,
+    u: GpuTensor,
+  ): { k: MixedKernels; u: GpuTensor } | null {
+    const k = this.mixedChoice.get(directShapeKey(n, ci, co, h, wd, 3, this.half !== null));
+    if (!k) return null;
+    const rows = k.tiling.alpha;
+    const at = u.shape[0] === rows ? u : this.otherFilters.get(u)?.find((t) => t.shape[0] === rows);
+    if (!at) {
+      throw new KibitzError(
+        "bad_state",
+        `mixed Winograd tiles on ${n}x${ci}x${h}x${wd}->${co}: no filter transform of ${rows} rows`,
+      );
+    }
+    return { k, u: at };
   }
 
   /**
@@ -815,6 +854,91 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     expectShape("Winograd filter", u.shape, [(m + 2) * (m + 2), co, ci]);
     const p = this.params([0, ci, co, 0, 0, 0, 0, 0]);
     this.record(`winogradFilter${m}`, { 0: w.buffer, 1: u.buffer, 8: p }, this.g1(co * ci));
+  }
+
+  /** Writes the mixed-tile filter transform U [alpha, Co, Ci] of a 3x3 weight into u. */
+  mixedFilter(w: GpuTensor, u: GpuTensor, k: MixedKernels): void {
+    const [co, ci] = w.shape;
+    expectShape("mixed Winograd filter", u.shape, [k.tiling.alpha, co, ci]);
+    const p = this.params([0, ci, co, 0, 0, 0, 0, 0]);
+    const bind = { 0: w.buffer, 1: u.buffer, 8: p };
+    this.recordPipeline(k.filter, "wino.mixed.filter", bind, this.g1(co * ci));
+  }
+
+  /**
+   * The mixed-tile conv alone (y = act(conv + bias + res) from x and its filter transform u), as
+   * convWinogradFused: the tuner times it.
+   */
+  convMixedFused(
+    x: GpuTensor,
+    u: GpuTensor,
+    k: MixedKernels,
+    bias: GpuTensor,
+    res: GpuTensor | null,
+    relu: boolean,
+  ): GpuTensor {
+    const fz = this.params([relu ? 1 : 0, res ? 1 : 0, 0, 0]);
+    return this.convMixed(x, u, k, bias, res ?? bias, fz);
+  }
+
+  /**
+   * Winograd with mixed F(7x7)/F(6x6) tiles (src/nn/winograd_mixed.ts) and the fused epilogue:
+   * input transform, the batched GEMM over the tiling's slices, output transform; f16 activations
+   * where the recorder stores them (x cast first where it is f32), V and M f32.
+   */
+  private convMixed(
+    x: GpuTensor,
+    u: GpuTensor,
+    k: MixedKernels,
+    bias: GpuTensor,
+    res: GpuTensor,
+    fz: GPUBuffer,
+  ): GpuTensor {
+    const half = this.half !== null;
+    if (half !== (k.act !== "f32") || (half && res !== bias && !res.half)) {
+      throw new KibitzError(
+        "bad_args",
+        "mixed Winograd tiles: kernels and tensors differ in storage",
+      );
+    }
+    const xs = half && !x.half ? this.toHalf(x) : x;
+    const [n, ci, h, wd] = xs.shape, co = u.shape[1];
+    const t = k.tiling;
+    if (t.h !== h || t.w !== wd) {
+      throw new KibitzError(
+        "shape_mismatch",
+        `mixed Winograd tiles of ${t.h} x ${t.w} on ${h} x ${wd}`,
+      );
+    }
+    expectShape("mixed Winograd filter", u.shape, [t.alpha, co, ci]);
+    const ppad = variantColumns(k.candidate.gemm, n * t.tiles);
+    const pp = this.params([n, ci, co, h, wd, 0, t.tiles, ppad]);
+    const v = this.pool.acquire([t.alpha, ci, 1, ppad], "nn.wino");
+    const name = `wino.mixed.${k.candidate.name}`;
+    this.recordPipeline(
+      k.input,
+      `${name}.input`,
+      { 2: xs.buffer, 3: v.buffer, 8: pp },
+      this.g1(mixedThreads(t, n, ci)),
+    );
+    if (xs !== x) this.release(xs);
+    const mm = this.pool.acquire([t.alpha, co, 1, ppad], "nn.wino");
+    this.recordPipeline(
+      k.gemm,
+      `${name}.gemm`,
+      { 0: u.buffer, 1: v.buffer, 2: mm.buffer, 3: this.params([ci, co, ppad / 4, 0]) },
+      winoGemmGroups(k.candidate.gemm, co, ppad, t.alpha),
+    );
+    this.release(v);
+    const y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
+    this.recordPipeline(
+      k.output,
+      `${name}.output`,
+      { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 7: y.buffer, 8: pp, 9: fz },
+      this.g1(mixedThreads(t, n, co)),
+    );
+    this.release(mm);
+    return y;
   }
 
   /**

@@ -1,0 +1,95 @@
+// The mixed-tile Winograd conv's kernels on the GPU (src/nn/winograd_mixed.ts): its transforms'
+// pipelines beside one batched GEMM of the square tiles' candidates (289 slices on a 26 x 26
+// board). The inference tuner's side is src/nn/gpu/winograd_mixed_tune.ts.
+import type { GpuContext } from "../../gpu/device.ts";
+import { computePipeline } from "../../gpu/pipeline.ts";
+import { oncePerDevice, type PerDevice } from "../../gpu/per_device.ts";
+import { KibitzError } from "../../errors.ts";
+import { type MixedTiling, winogradMixedSource } from "../winograd_mixed.ts";
+import {
+  type GemmCandidate,
+  hardwareCandidates,
+  testCandidates,
+  type TransformedStorage,
+  type WinoCandidate,
+  winogradGemmSource,
+} from "./winograd_gemm.ts";
+
+/** The compiled kernels of a mixed-tile conv: three transforms and the GEMM of one candidate. */
+export interface MixedKernels {
+  tiling: MixedTiling;
+  candidate: GemmCandidate;
+  act: TransformedStorage;
+  filter: GPUComputePipeline;
+  input: GPUComputePipeline;
+  gemm: GPUComputePipeline;
+  output: GPUComputePipeline;
+}
+
+/**
+ * Whether candidate c's GEMM can run the mixed tiles: a plain GEMM (not fused), V and M in f32,
+ * one partial (the mixed output transform reads one M). Its staged or plane-staged transforms are
+ * the square tiles'; the mixed tiles keep their own.
+ */
+export function mixedGemmFits(c: WinoCandidate | null | undefined): c is GemmCandidate {
+  return !!c && !c.fused && !c.half && (c.gemm.splits ?? 1) === 1;
+}
+
+const compiled: PerDevice<MixedKernels> = new WeakMap();
+
+/** Compiles (once per device) the mixed-tile kernels of tiling t with candidate c's GEMM. */
+export function loadMixedKernels(
+  ctx: GpuContext,
+  t: MixedTiling,
+  act: TransformedStorage,
+  c: GemmCandidate,
+): Promise<MixedKernels> {
+  if (!mixedGemmFits(c)) {
+    throw new KibitzError(
+      "bad_args",
+      `mixed Winograd tiles need a plain f32 V/M GEMM, not ${(c as WinoCandidate).name}`,
+    );
+  }
+  const key = `${t.h}x${t.w}:${act}:${JSON.stringify(c.gemm)}`;
+  return oncePerDevice(compiled, ctx, key, async () => {
+    const src = winogradMixedSource(t, act);
+    const label = `nn.wino.mixed.${c.name}`;
+    const arith = act === "f16-emulated" ? "f16-emulated" : "f16";
+    return {
+      tiling: t,
+      candidate: c,
+      act,
+      filter: await computePipeline(ctx, src, "mixed_filter", {}, `${label}.filter`),
+      input: await computePipeline(ctx, src, "mixed_input", {}, `${label}.input`),
+      gemm: await computePipeline(
+        ctx,
+        winogradGemmSource(c.gemm, "f32", arith),
+        "gemm",
+        {},
+        `${label}.gemm`,
+      ),
+      output: await computePipeline(ctx, src, "mixed_output", {}, `${label}.output`),
+    };
+  });
+}
+
+/** The default GEMM of mixed tiles where the layer's own kernels cannot run them. */
+const HARDWARE_DEFAULT = "128x128k8t256ruvp";
+
+/**
+ * The GEMM candidate a layer's mixed tiles run: the layer's own tuned candidate where it fits
+ * (mixedGemmFits), else the H200's fastest F(7x7) tiling at batch 256 (sessions 29-31), or on
+ * software adapters a 16-thread test tiling that compiles in seconds.
+ */
+export function mixedCandidate(
+  ctx: GpuContext,
+  own: WinoCandidate | null | undefined,
+): GemmCandidate {
+  if (mixedGemmFits(own)) return own;
+  const list = ctx.report.isFallback ? testCandidates() : hardwareCandidates(false);
+  const c = ctx.report.isFallback
+    ? list.find(mixedGemmFits)
+    : list.find((x) => x.name === HARDWARE_DEFAULT);
+  if (!c || !mixedGemmFits(c)) throw new Error("no GEMM candidate for mixed Winograd tiles");
+  return c;
+}

@@ -1,0 +1,130 @@
+// Whether an inference layer runs with mixed F(7x7)/F(6x6) tiles (src/nn/winograd_mixed.ts,
+// src/nn/gpu/winograd_mixed.ts): the policy, and the tuner's comparison against the tile and
+// kernels the layer was given.
+import { describeAdapter, type GpuContext } from "../../gpu/device.ts";
+import { KibitzError } from "../../errors.ts";
+import { envValue } from "../../env.ts";
+import { mixedTiling } from "../winograd_mixed.ts";
+import type { WinogradTile } from "../winograd.ts";
+import type { WinoKernels } from "./winograd_gemm.ts";
+import type { NnKernels } from "./kernels.ts";
+import { ensureWinogradTile, type HalfKernels } from "./f16.ts";
+import { GpuRecorder, winoShapeKey } from "./backend.ts";
+import { TensorPool } from "./tensor.ts";
+import { loadMixedKernels, mixedCandidate, type MixedKernels } from "./winograd_mixed.ts";
+import {
+  bucketed,
+  memoTuned,
+  timeUnderLoad,
+  tuningOn,
+  type WinoShape,
+  type WinoTuneResult,
+} from "./winograd_tune.ts";
+
+/**
+ * Whether a layer may run with mixed F(7x7)/F(6x6) tiles (GpuNet's `winogradMixed`,
+ * KIBITZ_NN_WINO_MIXED): "tuned" times it against the layer's tile and kernels on hardware
+ * adapters (software adapters keep the tile), "on" takes it wherever the board allows it (26 x 26),
+ * "off" never.
+ */
+export type WinogradMixedPolicy = "tuned" | "on" | "off";
+
+/** Parses a WinogradMixedPolicy (the KIBITZ_NN_WINO_MIXED values). */
+export function parseWinogradMixed(v: string): WinogradMixedPolicy {
+  if (v === "tuned" || v === "on" || v === "off") return v;
+  throw new KibitzError("bad_args", `KIBITZ_NN_WINO_MIXED must be tuned, on or off, got "${v}"`);
+}
+
+/** KIBITZ_NN_WINO_MIXED where set, else "tuned". */
+export function defaultWinogradMixed(v = envValue("KIBITZ_NN_WINO_MIXED")): WinogradMixedPolicy {
+  return v === undefined || v === "" ? "tuned" : parseWinogradMixed(v);
+}
+
+/** How the tuning log's mixed-tile shapes begin (no "|": the bench prints them in tables). */
+export const MIXED_SHAPE = "F7/F6:";
+
+/** The key of a mixed-tile layer shape in the tuning log. */
+export function mixedShapeKey(s: WinoShape): string {
+  return `${MIXED_SHAPE}${s.n}x${s.ci}x${s.h}x${s.w}->${s.co}`;
+}
+
+/**
+ * Times a fused 3x3 inference conv of `shape` at its tile m with its kernels (`own`, null: the
+ * built-in GEMM) against the mixed tiles with `mixed`'s kernels, once per adapter, storage,
+ * bucketed shape and pair (the tuning log and disk cache keep it). The winner is `mixed` or the
+ * tile's name (`F7 <candidate>`).
+ */
+export function compareMixed(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  shape: WinoShape,
+  m: WinogradTile,
+  own: WinoKernels | null,
+  mixed: MixedKernels,
+): Promise<WinoTuneResult> {
+  const s = bucketed(shape);
+  const act = half?.storage ?? "f32";
+  const ownName = `F${m} ${own?.candidate.name ?? "legacy"}`;
+  const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
+    mixedShapeKey(s)
+  }|${ownName}|mixed ${mixed.candidate.name}`;
+  return memoTuned(key, async () => {
+    await ensureWinogradTile(ctx, kernels, half, m);
+    const pool = new TensorPool(ctx);
+    const hb = half ? (half.storage === "f16" ? 2 : 4) : null;
+    const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x", hb);
+    const bias = pool.acquire([s.co], "tune.bias");
+    const uTile = pool.acquire([(m + 2) * (m + 2), s.co, s.ci], "tune.u");
+    const uMixed = pool.acquire([mixed.tiling.alpha, s.co, s.ci], "tune.u.mixed");
+    const recs: { name: string; rec: GpuRecorder }[] = [];
+    try {
+      const a = new GpuRecorder(ctx, kernels, pool, true);
+      a.half = half;
+      if (own) a.winoChoice.set(winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w), own);
+      pool.release(a.convWinogradFused(x, uTile, m, bias, null, true));
+      recs.push({ name: ownName, rec: a });
+      const b = new GpuRecorder(ctx, kernels, pool, true);
+      b.half = half;
+      pool.release(b.convMixedFused(x, uMixed, mixed, bias, null, true));
+      recs.push({ name: `mixed ${mixed.candidate.name}`, rec: b });
+      const r = await timeUnderLoad(ctx, recs);
+      return {
+        adapter: describeAdapter(ctx.report),
+        storage: act,
+        shape: mixedShapeKey(s),
+        dims: s,
+        ...r,
+      };
+    } catch (e) {
+      for (const { rec } of recs) rec.destroy();
+      throw e;
+    } finally {
+      pool.destroy();
+    }
+  });
+}
+
+/**
+ * The mixed-tile kernels a fused 3x3 inference conv of `shape` runs, or null where it stays at
+ * its tile m with kernels `own`: "on" takes the mixed tiles wherever the board allows them,
+ * "tuned" where compareMixed finds them faster (hardware adapters, tuning on).
+ */
+export async function pickMixed(
+  ctx: GpuContext,
+  kernels: NnKernels,
+  half: HalfKernels | null,
+  shape: WinoShape,
+  m: WinogradTile,
+  own: WinoKernels | null,
+  policy: WinogradMixedPolicy,
+): Promise<MixedKernels | null> {
+  const t = mixedTiling(shape.h, shape.w);
+  if (!t || policy === "off" || (shape.k ?? 3) !== 3) return null;
+  if (policy === "tuned" && (ctx.report.isFallback || !tuningOn())) return null;
+  const act = half?.storage ?? "f32";
+  const mixed = await loadMixedKernels(ctx, t, act, mixedCandidate(ctx, own?.candidate));
+  if (policy === "on") return mixed;
+  const r = await compareMixed(ctx, kernels, half, shape, m, own, mixed).catch(() => null);
+  return r && r.winner.startsWith("mixed") ? mixed : null;
+}
