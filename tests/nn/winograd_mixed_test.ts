@@ -9,10 +9,12 @@ import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
 import { deviceHasF16, ensureWinogradTile, loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
-import { testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
+import { hardwareCandidates, testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
 import {
   loadMixedKernels,
+  MIXED_TILINGS,
   mixedCandidate,
+  mixedCandidates,
   mixedGemmFits,
 } from "../../src/nn/gpu/winograd_mixed.ts";
 import {
@@ -126,6 +128,22 @@ Deno.test("the winogradMixed policy's values", () => {
   assert.ok(!mixedGemmFits(half), "f16 V/M storage");
   assert.ok(!mixedGemmFits(testCandidates().find((c) => (c.gemm.splits ?? 1) > 1)), "split-K");
   assert.ok(!mixedGemmFits(null));
+  // The hardware tilings exist and can run the mixed tiles.
+  for (const n of MIXED_TILINGS) {
+    assert.ok(mixedGemmFits(hardwareCandidates(false).find((c) => c.name === n)), n);
+  }
+});
+
+Deno.test("the mixed tiles are timed with the layer's own GEMM first", opts, () => {
+  const [, own] = testCandidates();
+  const list = mixedCandidates(ctx!, own);
+  assert.equal(list[0], own);
+  assert.equal(new Set(list.map((c) => c.name)).size, list.length, "no candidate twice");
+  assert.equal(mixedCandidate(ctx!, own), own);
+  // An f16 V/M candidate cannot run them: the next one in the list does.
+  const half = testCandidates().find((c) => c.half)!;
+  assert.ok(!mixedCandidates(ctx!, half).includes(half));
+  assert.ok(mixedGemmFits(mixedCandidate(ctx!, half)));
 });
 
 /** act(conv(x, w) + bias + res) on the CPU: the fused epilogue's reference. */
@@ -311,7 +329,7 @@ Deno.test("the mixed tiles' comparison times both convs and logs its rows", opts
   const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
   const shape = { n: 3, ci: 8, co: 8, h: 13, w: 13 };
   const k = await loadMixedKernels(ctx!, mixedTiling(13, 13)!, "f32", mixedCandidate(ctx!, null));
-  const r = await compareMixed(ctx!, kernels, null, shape, 7, null, k);
+  const r = await compareMixed(ctx!, kernels, null, shape, 7, null, [k]);
   // The batch bucketed to a power of two, as the other tuners'.
   assert.equal(r.shape, `${MIXED_SHAPE}4x8x13x13->8`);
   assert.ok(!r.shape.includes("|"), "the bench prints shapes in tables");
@@ -320,5 +338,18 @@ Deno.test("the mixed tiles' comparison times both convs and logs its rows", opts
   assert.ok(r.timings.some((t) => t.name === r.winner));
   assert.ok(winogradTuneLog().includes(r));
   // Once per process: the same question is not timed again.
-  assert.equal(await compareMixed(ctx!, kernels, null, { ...shape, n: 4 }, 7, null, k), r);
+  assert.equal(await compareMixed(ctx!, kernels, null, { ...shape, n: 4 }, 7, null, [k]), r);
+  // A tiling past the adapter's workgroup memory is a failed row, not a failed comparison
+  // (128 x 128 blocks with 16-deep double-buffered slices, padded rows: 33,280 bytes; llvmpipe
+  // allows 32,768).
+  const big = hardwareCandidates(false).find((c) => c.name === "128x128k16t256rudvp")!;
+  const limit = ctx!.device.limits.maxComputeWorkgroupStorageSize;
+  if (limit < 33280) {
+    const kb = await loadMixedKernels(ctx!, mixedTiling(13, 13)!, "f32", big);
+    const r2 = await compareMixed(ctx!, kernels, null, shape, 7, null, [k, kb]);
+    const row = r2.timings.find((t) => t.name === `mixed ${big.name}`)!;
+    assert.equal(row.ms, null);
+    assert.ok(row.error, "the failure's message");
+    assert.notEqual(r2.winner, row.name);
+  }
 });

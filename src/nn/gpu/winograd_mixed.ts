@@ -73,23 +73,34 @@ export function loadMixedKernels(
   });
 }
 
-/** The default GEMM of mixed tiles where the layer's own kernels cannot run them. */
-const HARDWARE_DEFAULT = "128x128k8t256ruvp";
+/**
+ * The GEMM tilings mixed tiles are timed with on hardware besides the layer's own: the H200's three
+ * fastest F(4x4) tilings at batch 256 (session 29), F(7x7)'s fastest among them (sessions 29-31:
+ * `128x128k8t256ruvp`) first.
+ */
+export const MIXED_TILINGS = ["128x128k8t256ruvp", "64x128k8t256ruvp", "128x128k16t256rudvp"];
 
 /**
- * The GEMM candidate a layer's mixed tiles run: the layer's own tuned candidate where it fits
- * (mixedGemmFits), else the H200's fastest F(7x7) tiling at batch 256 (sessions 29-31), or on
- * software adapters a 16-thread test tiling that compiles in seconds.
+ * The GEMM candidates a layer's mixed tiles are timed with: its own tuned candidate where it fits
+ * (mixedGemmFits), then MIXED_TILINGS; on software adapters one 16-thread test tiling that
+ * compiles in seconds, after the layer's own.
  */
+export function mixedCandidates(
+  ctx: GpuContext,
+  own: WinoCandidate | null | undefined,
+): GemmCandidate[] {
+  const rest = ctx.report.isFallback
+    ? testCandidates().filter(mixedGemmFits).slice(0, 1)
+    : MIXED_TILINGS.map((n) => hardwareCandidates(false).find((c) => c.name === n)!);
+  const out = mixedGemmFits(own) ? [own] : [];
+  for (const c of rest) if (!out.some((x) => x.name === c.name)) out.push(c);
+  return out;
+}
+
+/** The GEMM candidate mixed tiles run where they are not timed: mixedCandidates' first. */
 export function mixedCandidate(
   ctx: GpuContext,
   own: WinoCandidate | null | undefined,
 ): GemmCandidate {
-  if (mixedGemmFits(own)) return own;
-  const list = ctx.report.isFallback ? testCandidates() : hardwareCandidates(false);
-  const c = ctx.report.isFallback
-    ? list.find(mixedGemmFits)
-    : list.find((x) => x.name === HARDWARE_DEFAULT);
-  if (!c || !mixedGemmFits(c)) throw new Error("no GEMM candidate for mixed Winograd tiles");
-  return c;
+  return mixedCandidates(ctx, own)[0];
 }

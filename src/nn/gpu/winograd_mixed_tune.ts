@@ -11,7 +11,12 @@ import type { NnKernels } from "./kernels.ts";
 import { ensureWinogradTile, type HalfKernels } from "./f16.ts";
 import { GpuRecorder, winoShapeKey } from "./backend.ts";
 import { TensorPool } from "./tensor.ts";
-import { loadMixedKernels, mixedCandidate, type MixedKernels } from "./winograd_mixed.ts";
+import {
+  loadMixedKernels,
+  mixedCandidate,
+  mixedCandidates,
+  type MixedKernels,
+} from "./winograd_mixed.ts";
 import {
   bucketed,
   memoTuned,
@@ -50,9 +55,9 @@ export function mixedShapeKey(s: WinoShape): string {
 
 /**
  * Times a fused 3x3 inference conv of `shape` at its tile m with its kernels (`own`, null: the
- * built-in GEMM) against the mixed tiles with `mixed`'s kernels, once per adapter, storage,
- * bucketed shape and pair (the tuning log and disk cache keep it). The winner is `mixed` or the
- * tile's name (`F7 <candidate>`).
+ * built-in GEMM) against the mixed tiles with each of `mixed`'s GEMMs, once per adapter, storage,
+ * bucketed shape and list (the tuning log and disk cache keep it). Rows: `F<m> <candidate>` and
+ * `mixed <candidate>`.
  */
 export function compareMixed(
   ctx: GpuContext,
@@ -61,14 +66,15 @@ export function compareMixed(
   shape: WinoShape,
   m: WinogradTile,
   own: WinoKernels | null,
-  mixed: MixedKernels,
+  mixed: readonly MixedKernels[],
 ): Promise<WinoTuneResult> {
   const s = bucketed(shape);
   const act = half?.storage ?? "f32";
   const ownName = `F${m} ${own?.candidate.name ?? "legacy"}`;
+  const names = mixed.map((k) => `mixed ${k.candidate.name}`);
   const key = `${describeAdapter(ctx.report)}|${act}|${JSON.stringify(kernels.tiles)}|${
     mixedShapeKey(s)
-  }|${ownName}|mixed ${mixed.candidate.name}`;
+  }|${[ownName, ...names].join(",")}`;
   return memoTuned(key, async () => {
     await ensureWinogradTile(ctx, kernels, half, m);
     const pool = new TensorPool(ctx);
@@ -76,18 +82,32 @@ export function compareMixed(
     const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x", hb);
     const bias = pool.acquire([s.co], "tune.bias");
     const uTile = pool.acquire([(m + 2) * (m + 2), s.co, s.ci], "tune.u");
-    const uMixed = pool.acquire([mixed.tiling.alpha, s.co, s.ci], "tune.u.mixed");
     const recs: { name: string; rec: GpuRecorder }[] = [];
     try {
       const a = new GpuRecorder(ctx, kernels, pool, true);
       a.half = half;
+      recs.push({ name: ownName, rec: a });
       if (own) a.winoChoice.set(winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w), own);
       pool.release(a.convWinogradFused(x, uTile, m, bias, null, true));
-      recs.push({ name: ownName, rec: a });
-      const b = new GpuRecorder(ctx, kernels, pool, true);
-      b.half = half;
-      pool.release(b.convMixedFused(x, uMixed, mixed, bias, null, true));
-      recs.push({ name: `mixed ${mixed.candidate.name}`, rec: b });
+      const uMixed = mixed.length
+        ? pool.acquire([mixed[0].tiling.alpha, s.co, s.ci], "tune.u.mixed")
+        : null;
+      // A tiling past the adapter's workgroup memory (WebGPU's 16 KiB default) records a failure.
+      const failed: WinoTuneResult["timings"] = [];
+      for (const [i, k] of mixed.entries()) {
+        const b = new GpuRecorder(ctx, kernels, pool, true);
+        b.half = half;
+        ctx.device.pushErrorScope("validation");
+        const y = b.convMixedFused(x, uMixed!, k, bias, null, true);
+        const err = await ctx.device.popErrorScope();
+        pool.release(y);
+        if (err) {
+          b.destroy();
+          failed.push({ name: names[i], ms: null, gemmMs: null, error: err.message });
+        } else {
+          recs.push({ name: names[i], rec: b });
+        }
+      }
       const r = await timeUnderLoad(ctx, recs);
       return {
         adapter: describeAdapter(ctx.report),
@@ -95,6 +115,7 @@ export function compareMixed(
         shape: mixedShapeKey(s),
         dims: s,
         ...r,
+        timings: [...r.timings, ...failed],
       };
     } catch (e) {
       for (const { rec } of recs) rec.destroy();
@@ -107,8 +128,9 @@ export function compareMixed(
 
 /**
  * The mixed-tile kernels a fused 3x3 inference conv of `shape` runs, or null where it stays at
- * its tile m with kernels `own`: "on" takes the mixed tiles wherever the board allows them,
- * "tuned" where compareMixed finds them faster (hardware adapters, tuning on).
+ * its tile m with kernels `own`: "on" takes the mixed tiles wherever the board allows them (with
+ * mixedCandidate's GEMM), "tuned" where compareMixed finds them faster with one of
+ * mixedCandidates' GEMMs (hardware adapters, tuning on), with the fastest.
  */
 export async function pickMixed(
   ctx: GpuContext,
@@ -123,8 +145,15 @@ export async function pickMixed(
   if (!t || policy === "off" || (shape.k ?? 3) !== 3) return null;
   if (policy === "tuned" && (ctx.report.isFallback || !tuningOn())) return null;
   const act = half?.storage ?? "f32";
-  const mixed = await loadMixedKernels(ctx, t, act, mixedCandidate(ctx, own?.candidate));
-  if (policy === "on") return mixed;
+  if (policy === "on") {
+    return await loadMixedKernels(ctx, t, act, mixedCandidate(ctx, own?.candidate));
+  }
+  // A tiling whose kernels do not compile here is left out (the comparison records the others).
+  const loaded = await Promise.allSettled(
+    mixedCandidates(ctx, own?.candidate).map((c) => loadMixedKernels(ctx, t, act, c)),
+  );
+  const mixed = loaded.flatMap((r) => r.status === "fulfilled" ? [r.value] : []);
+  if (!mixed.length) return null;
   const r = await compareMixed(ctx, kernels, half, shape, m, own, mixed).catch(() => null);
-  return r && r.winner.startsWith("mixed") ? mixed : null;
+  return mixed.find((k) => `mixed ${k.candidate.name}` === r?.winner) ?? null;
 }
