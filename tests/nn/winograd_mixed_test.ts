@@ -137,9 +137,14 @@ Deno.test("the winogradMixed policy's values", () => {
 Deno.test("the mixed tiles are timed with the layer's own GEMM first", opts, () => {
   const [, own] = testCandidates();
   const list = mixedCandidates(ctx!, own);
-  assert.equal(list[0], own);
+  assert.deepEqual(list[0], own);
   assert.equal(new Set(list.map((c) => c.name)).size, list.length, "no candidate twice");
-  assert.equal(mixedCandidate(ctx!, own), own);
+  assert.deepEqual(mixedCandidate(ctx!, own), own);
+  // A candidate with staged transforms brings its GEMM under its plain name.
+  const staged = testCandidates().find((c) => c.stagedOut)!;
+  const first = mixedCandidate(ctx!, staged);
+  assert.equal(first.gemm, staged.gemm);
+  assert.ok(!first.stagedOut && staged.name.startsWith(`${first.name}-`), first.name);
   // An f16 V/M candidate cannot run them: the next one in the list does.
   const half = testCandidates().find((c) => c.half)!;
   assert.ok(!mixedCandidates(ctx!, half).includes(half));

@@ -12,6 +12,7 @@ import {
   testCandidates,
   type TransformedStorage,
   type WinoCandidate,
+  winoGemmName,
   winogradGemmSource,
 } from "./winograd_gemm.ts";
 
@@ -92,7 +93,11 @@ export function mixedCandidates(
   const rest = ctx.report.isFallback
     ? testCandidates().filter(mixedGemmFits).slice(0, 1)
     : MIXED_TILINGS.map((n) => hardwareCandidates(false).find((c) => c.name === n)!);
-  const out = mixedGemmFits(own) ? [own] : [];
+  // The layer's own GEMM by its plain name: its staged or plane-staged transforms are the square
+  // tiles', not the mixed tiles'.
+  const out: GemmCandidate[] = mixedGemmFits(own)
+    ? [{ name: winoGemmName(own.gemm), gemm: own.gemm, half: false }]
+    : [];
   for (const c of rest) if (!out.some((x) => x.name === c.name)) out.push(c);
   return out;
 }
