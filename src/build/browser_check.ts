@@ -46,6 +46,11 @@ export interface BrowserCheckResult {
   compactReadback: string[] | null;
   /** The fully connected cases where fcNt differs from the tiled matmul (fcParity). */
   fc: string[] | null;
+  /**
+   * The mixed F(7x7)/F(6x6) Winograd tiles' cases further from the direct conv than f32 allows
+   * (winogradMixedParity).
+   */
+  winogradMixed: string[] | null;
   error?: string;
 }
 
@@ -176,6 +181,8 @@ try {
   out.compactReadback = ctx ? await k.compactReadbackParity(ctx) : null;
   await stage("fully connected fcNt parity");
   out.fc = ctx ? await k.fcParity(ctx) : null;
+  await stage("mixed F(7x7)/F(6x6) Winograd tiles");
+  out.winogradMixed = ctx ? await k.winogradMixedParity(ctx) : null;
 } catch (e) {
   out.error = String((e && e.stack) || e);
 }

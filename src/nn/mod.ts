@@ -85,6 +85,7 @@ export {
 } from "./winograd.ts";
 export { type MixedTiling, mixedTiling, winogradMixedConv2d } from "./winograd_mixed.ts";
 export { parseWinogradMixed, type WinogradMixedPolicy } from "./gpu/winograd_mixed_tune.ts";
+export { MIXED_CHECK_CASES, winogradMixedParity } from "./gpu/winograd_mixed_check.ts";
 export {
   CELLS_CONV,
   type FoldedConv,

@@ -25,6 +25,7 @@ import {
   pickMixed,
 } from "../../src/nn/gpu/winograd_mixed_tune.ts";
 import { winogradTuneLog } from "../../src/nn/gpu/winograd_tune.ts";
+import { winogradMixedParity } from "../../src/nn/gpu/winograd_mixed_check.ts";
 import { setTuneCacheEnabled } from "../../src/nn/gpu/tune_cache.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
 import { CpuNet, GpuNet } from "../../src/nn/net.ts";
@@ -358,3 +359,11 @@ Deno.test("the mixed tiles' comparison times both convs and logs its rows", opts
     assert.notEqual(r2.winner, row.name);
   }
 });
+
+Deno.test(
+  "winogradMixedParity (the browser check's): the transforms around a CPU GEMM give the direct conv",
+  opts,
+  async () => {
+    assert.deepEqual(await winogradMixedParity(ctx!), []);
+  },
+);

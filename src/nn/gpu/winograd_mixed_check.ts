@@ -1,0 +1,91 @@
+// The mixed-tile Winograd transforms against the direct convolution without a GEMM kernel, so that
+// the check compiles in seconds on any WebGPU implementation (the browser check runs it in
+// Chromium's, whose SwiftShader takes minutes for a tiled GEMM): the GPU's filter and input
+// transforms are read back, their products summed on the CPU (f64, rounded to f32 as M), and the
+// GPU's output transform with its epilogue turns M into y, compared with the direct conv.
+import type { GpuContext } from "../../gpu/device.ts";
+import { readBuffer, storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
+import { workgroups1d } from "../../gpu/dispatch.ts";
+import { computePipeline } from "../../gpu/pipeline.ts";
+import { conv2d } from "../cpu/conv.ts";
+import { cpuTensor } from "../tensor.ts";
+import { mixedThreads, mixedTiling, winogradMixedSource } from "../winograd_mixed.ts";
+import { checkRandom } from "./winograd_bridge_check.ts";
+
+/** [n, ci, co, h, w]: one tile of each class (13 x 13), uneven classes (13 x 19), the 26 x 26 board. */
+export const MIXED_CHECK_CASES: readonly number[][] = [
+  [2, 5, 3, 13, 13],
+  [1, 3, 4, 13, 19],
+  [1, 2, 2, 26, 26],
+];
+
+/**
+ * Runs each case (bias, residual, ReLU) through the mixed transforms in f32 and returns those whose
+ * y is further than 1e-4 of its largest value from act(conv + bias + res), F(7x7)'s f32 error being
+ * about 4e-5 ([] where all agree).
+ */
+export async function winogradMixedParity(
+  ctx: GpuContext,
+  cases: readonly number[][] = MIXED_CHECK_CASES,
+): Promise<string[]> {
+  const bad: string[] = [];
+  for (const [i, [n, ci, co, h, w]] of cases.entries()) {
+    const t = mixedTiling(h, w)!;
+    const src = winogradMixedSource(t);
+    const pipe = (entry: string) => computePipeline(ctx, src, entry, {}, `nn.mixed.check.${entry}`);
+    const [filter, input, output] = await Promise.all(
+      ["mixed_filter", "mixed_input", "mixed_output"].map(pipe),
+    );
+    const ppad = n * t.tiles, size = n * co * h * w;
+    const xs = checkRandom(n * ci * h * w, 3 + i), ws = checkRandom(co * ci * 9, 5 + i);
+    const bs = checkRandom(co, 7 + i), rs = checkRandom(size, 11 + i);
+    const buf = (data: Float32Array | number) => storageBuffer(ctx, data, "mixed.check");
+    const [x, wt, bias, res] = [xs, ws, bs, rs].map(buf);
+    const u = buf(t.alpha * co * ci * 4), v = buf(t.alpha * ci * ppad * 4);
+    const mm = buf(t.alpha * co * ppad * 4), y = buf(size * 4);
+    const p = uniformBuffer(ctx, new Uint32Array([n, ci, co, h, w, 0, t.tiles, ppad]).buffer);
+    const fz = uniformBuffer(ctx, new Uint32Array([1, 1, 0, 0]).buffer);
+    const run = (pl: GPUComputePipeline, bind: Record<number, GPUBuffer>, threads: number) => {
+      const bg = ctx.device.createBindGroup({
+        layout: pl.getBindGroupLayout(0),
+        entries: Object.entries(bind).map(([b, buffer]) => ({ binding: +b, resource: { buffer } })),
+      });
+      const enc = ctx.device.createCommandEncoder(), pass = enc.beginComputePass();
+      pass.setPipeline(pl);
+      pass.setBindGroup(0, bg);
+      pass.dispatchWorkgroups(...workgroups1d(ctx, threads, 64));
+      pass.end();
+      ctx.device.queue.submit([enc.finish()]);
+    };
+    run(filter, { 0: wt, 1: u, 8: p }, co * ci);
+    run(input, { 2: x, 3: v, 8: p }, mixedThreads(t, n, ci));
+    const uh = new Float32Array(await readBuffer(ctx, u));
+    const vh = new Float32Array(await readBuffer(ctx, v));
+    // M[s, co, q] = sum_ci U[s, co, ci] V[s, ci, q] (the columns a class does not use stay 0).
+    const mh = new Float32Array(t.alpha * co * ppad);
+    for (let s = 0; s < t.alpha; s++) {
+      for (let o = 0; o < co; o++) {
+        for (let q = 0; q < ppad; q++) {
+          let acc = 0;
+          for (let c = 0; c < ci; c++) {
+            acc += uh[(s * co + o) * ci + c] * vh[(s * ci + c) * ppad + q];
+          }
+          mh[(s * co + o) * ppad + q] = acc;
+        }
+      }
+    }
+    ctx.device.queue.writeBuffer(mm, 0, mh);
+    run(output, { 4: mm, 5: bias, 6: res, 7: y, 8: p, 9: fz }, mixedThreads(t, n, co));
+    const got = new Float32Array(await readBuffer(ctx, y));
+    const ref = conv2d(cpuTensor([n, ci, h, w], xs), cpuTensor([co, ci, 3, 3], ws)).data;
+    let top = 0, err = 0;
+    for (let j = 0; j < size; j++) {
+      const want = Math.max(0, ref[j] + bs[Math.floor(j / (h * w)) % co] + rs[j]);
+      top = Math.max(top, Math.abs(want));
+      err = Math.max(err, Math.abs(got[j] - want));
+    }
+    if (!(err <= 1e-4 * top)) bad.push(`${n}x${ci}x${h}x${w} -> ${co}: ${err / top}`);
+    for (const b of [x, wt, bias, res, u, v, mm, y, p, fz]) b.destroy();
+  }
+  return bad;
+}
