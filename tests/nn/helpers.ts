@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { NetConfig } from "../../src/nn/config.ts";
 import { type CpuTensor, cpuTensor, numel, rng } from "../../src/nn/tensor.ts";
 import type { WinoTuneResult } from "../../src/nn/gpu/winograd_tune.ts";
+import type { GpuNet } from "../../src/nn/net.ts";
 
 /** A two-block, 8-filter tower on a 7 x 7 board: the GPU network tests' small model. */
 export const TINY_TOWER: NetConfig = {
@@ -97,4 +98,20 @@ export function tuneResult(r: Partial<WinoTuneResult>): WinoTuneResult {
     timings: [],
     ...r,
   };
+}
+
+/** Asserts a network's probabilities and values within `tol` (largest difference) of `want`'s. */
+export function assertOutputsNear(
+  got: { probs: Float32Array; value: Float32Array },
+  want: { probs: Float32Array; value: Float32Array },
+  tol: number,
+  what: string,
+): void {
+  assert.ok(maxDiff(got.probs, want.probs) < tol, `${what}: probs`);
+  assert.ok(maxDiff(got.value, want.value) < tol, `${what}: value`);
+}
+
+/** The kernel labels of a GPU network's inference plan for batch `size`. */
+export async function planLabels(net: GpuNet, size: number): Promise<string[]> {
+  return (await net.planFor(size, false)).ops.map((o) => o.label);
 }

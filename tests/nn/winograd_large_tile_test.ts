@@ -32,11 +32,11 @@ import {
   winogradTuneLog,
 } from "../../src/nn/gpu/winograd_tune.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
-import { CpuNet, GpuNet } from "../../src/nn/net.ts";
+import { CpuNet, GpuNet, type NetOutputs } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import { chooseWinograd } from "../../src/nn/winograd.ts";
-import { maxDiff, randTensor, relErr, tuneResult } from "./helpers.ts";
+import { assertOutputsNear, planLabels, randTensor, relErr, tuneResult } from "./helpers.ts";
 import { setTuneCacheEnabled } from "../../src/nn/gpu/tune_cache.ts";
 
 Deno.env.set("KIBITZ_NN_F16", "0");
@@ -327,19 +327,10 @@ Deno.test(
       make(7),
     ]);
     const batch = syntheticBatch(cfg, big, 6), h = { lr: 0.05, momentum: 0.9, weightDecay: 1e-4 };
-    const labels = async (net: GpuNet, size: number) =>
-      (await net.planFor(size, false)).ops.map((o) => o.label);
-    const check = async (
-      net: GpuNet,
-      what: string,
-      want: { probs: Float32Array; value: Float32Array },
-    ) => {
-      const got = await net.infer(batch);
-      // f16-emulated: activations rounded to f16 between layers.
-      const tol = net === half ? 5e-3 : 1e-4;
-      assert.ok(maxDiff(got.probs, want.probs) < tol, `${what}: probs`);
-      assert.ok(maxDiff(got.value, want.value) < tol, `${what}: value`);
-    };
+    const labels = planLabels;
+    // f16-emulated: activations rounded to f16 between layers.
+    const check = async (net: GpuNet, what: string, want: NetOutputs) =>
+      assertOutputsNear(await net.infer(batch), want, net === half ? 5e-3 : 1e-4, what);
     const want = await cpu.infer(batch);
     await check(six, "F(6x6)", want);
     await check(half, "F(6x6), f16 activations", want);

@@ -28,7 +28,7 @@ import { winogradTuneLog } from "../../src/nn/gpu/winograd_tune.ts";
 import { winogradMixedParity } from "../../src/nn/gpu/winograd_mixed_check.ts";
 import { setTuneCacheEnabled } from "../../src/nn/gpu/tune_cache.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
-import { CpuNet, GpuNet } from "../../src/nn/net.ts";
+import { CpuNet, GpuNet, type NetOutputs } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { syntheticBatch } from "../../src/nn/train.ts";
 import { chooseWinograd, winogradGeometry } from "../../src/nn/winograd.ts";
@@ -41,7 +41,7 @@ import {
   winogradMixedSource,
 } from "../../src/nn/winograd_mixed.ts";
 import { type CpuTensor, cpuTensor } from "../../src/nn/tensor.ts";
-import { maxAbs, maxDiff, randTensor, relErr } from "./helpers.ts";
+import { assertOutputsNear, maxAbs, maxDiff, planLabels, randTensor, relErr } from "./helpers.ts";
 
 // The disk cache off for this module (module state; see winograd_large_tile_test).
 setTuneCacheEnabled(false);
@@ -288,21 +288,13 @@ Deno.test(
       });
     const [mixed, off, half] = await Promise.all([make("on"), make("off"), make("on", true)]);
     const batch = syntheticBatch(cfg, big, 7);
-    const check = async (
-      net: GpuNet,
-      what: string,
-      want: { probs: Float32Array; value: Float32Array },
-    ) => {
-      const got = await net.infer(batch);
-      const tol = net === half ? 5e-3 : 1e-4;
-      assert.ok(maxDiff(got.probs, want.probs) < tol, `${what}: probs`);
-      assert.ok(maxDiff(got.value, want.value) < tol, `${what}: value`);
-    };
+    // f16-emulated: activations rounded to f16 between layers.
+    const check = async (net: GpuNet, what: string, want: NetOutputs) =>
+      assertOutputsNear(await net.infer(batch), want, net === half ? 5e-3 : 1e-4, what);
     const want = await cpu.infer(batch);
     await check(mixed, "mixed tiles", want);
     await check(half, "mixed tiles, f16 activations", want);
-    const labels = async (net: GpuNet, size: number) =>
-      (await net.planFor(size, false)).ops.map((o) => o.label);
+    const labels = planLabels;
     // The tower's two 64 -> 64 convs run mixed tiles (no bridges, no square-tile transforms); the
     // stem (4 channels in) and batch 8 stay direct; with the policy off the tower runs F(4x4).
     const lm = await labels(mixed, big);

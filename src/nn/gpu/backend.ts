@@ -703,8 +703,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   ): { k: MixedKernels; u: GpuTensor } | null {
     const k = this.mixedChoice.get(directShapeKey(n, ci, co, h, wd, 3, this.half !== null));
     if (!k) return null;
-    const rows = k.tiling.alpha;
-    const at = u.shape[0] === rows ? u : this.otherFilters.get(u)?.find((t) => t.shape[0] === rows);
+    const rows = k.tiling.alpha, at = this.filterRows(u, rows);
     if (!at) {
       throw new KibitzError(
         "bad_state",
@@ -729,9 +728,13 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   ): { plan: WinoPlan; u: GpuTensor } | null {
     const m = this.winoTileOf(n, ci, co, h, wd);
     if (!m) return null;
-    const rows = (m + 2) * (m + 2);
-    const at = u.shape[0] === rows ? u : this.otherFilters.get(u)?.find((t) => t.shape[0] === rows);
+    const at = this.filterRows(u, (m + 2) * (m + 2));
     return at ? { plan: this.planAt(m, n, ci, co, h, wd), u: at } : null;
+  }
+
+  /** Filter transform u where it has `rows` rows, else its twin with that many (otherFilters). */
+  private filterRows(u: GpuTensor, rows: number): GpuTensor | undefined {
+    return u.shape[0] === rows ? u : this.otherFilters.get(u)?.find((t) => t.shape[0] === rows);
   }
 
   /**
