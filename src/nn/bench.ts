@@ -45,7 +45,9 @@ import { initWeights } from "./params.ts";
 import { cpuTensor, rng } from "./tensor.ts";
 import { syntheticBatch, Trainer } from "./train.ts";
 import { runTrainSteps } from "./train_steps.ts";
-import { winogradTraffic } from "./gpu/winograd_fused.ts";
+import { unfusedWinogradBytes, winogradTraffic } from "./gpu/winograd_fused.ts";
+import { mixedTiling } from "./winograd_mixed.ts";
+import type { WinogradTile } from "./winograd.ts";
 import {
   BENCH_LEGAL,
   BENCH_OFF_BASE,
@@ -1012,23 +1014,30 @@ function newAgainstEarlier(r: WinoTuneResult): Row | null {
 }
 
 /**
- * The DRAM bytes the static traffic model gives a tuner candidate's path (unfused, fused output,
- * fused input + output; f32 V and M), or null for the direct convs' split-K rows and the split-K
- * GEMMs.
+ * The DRAM bytes the static traffic model gives a tuner row's path (unfused, fused output, fused
+ * input + output; f32 V and M) at the row's tile (F(m) from the shape, or from an `F<m> ` row of
+ * the mixed tiles' comparison; `mixed ` rows: the mixed tiles' slices), or null for the direct
+ * convs, the split-K GEMMs and the bridged chains (two convs a row).
  */
-function modelBytes(r: WinoTuneResult, name: string): number | null {
-  // The mixed tiles' comparison (src/nn/gpu/winograd_mixed.ts) has no traffic model.
-  if (!r.shape.startsWith("F") || r.shape.startsWith(MIXED_SHAPE)) return null;
-  const m = r.shape.startsWith("F2") ? 2 : 4;
-  // The model has no split-K partials (M written and read once a split).
-  if (SPLIT_GEMMS.has(name)) return null;
-  const c = [...hardwareCandidates(true), ...testCandidates()].find((x) => x.name === name);
-  const t = winogradTraffic(
-    m,
-    r.dims,
-    r.storage === "f32" ? 4 : 2,
-    c?.gemm ? gemmBlock(c.gemm) : undefined,
-  );
+export function modelBytes(r: WinoTuneResult, name: string): number | null {
+  if (!r.shape.startsWith("F") || r.shape.includes("chain") || SPLIT_GEMMS.has(name)) return null;
+  const d = r.dims, bytes = r.storage === "f32" ? 4 : 2;
+  const tile = (m: number): m is WinogradTile => m === 2 || m === 4 || m === 6 || m === 7;
+  const block = (cand: string) => {
+    const c = [...hardwareCandidates(true), ...testCandidates()].find((x) => x.name === cand);
+    return c?.gemm ? gemmBlock(c.gemm) : undefined;
+  };
+  if (r.shape.startsWith(MIXED_SHAPE)) {
+    const at = name.indexOf(" "), kind = name.slice(0, at), cand = name.slice(at + 1);
+    const t = mixedTiling(d.h, d.w), m = Number(kind.slice(1));
+    if (kind === "mixed") {
+      return t ? unfusedWinogradBytes(t.alpha, d.n * t.tiles, d, bytes, block(cand)?.bn) : null;
+    }
+    return tile(m) ? winogradTraffic(m, d, bytes, block(cand))[1].dramBytes : null;
+  }
+  const m = Number(r.shape.slice(1, r.shape.indexOf(":")));
+  if (!tile(m)) return null;
+  const t = winogradTraffic(m, d, bytes, block(name));
   return (name.startsWith("fused-io") ? t[3] : name.startsWith("fused-o") ? t[2] : t[1]).dramBytes;
 }
 

@@ -2,7 +2,10 @@
 // flight, the latency section once per requested storage, and the tuning cache left alone.
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
-import { suite } from "../../src/nn/bench.ts";
+import { modelBytes, suite } from "../../src/nn/bench.ts";
+import { unfusedWinogradBytes, winogradTraffic } from "../../src/nn/gpu/winograd_fused.ts";
+import { MIXED_SHAPE } from "../../src/nn/gpu/winograd_mixed_tune.ts";
+import { tuneResult } from "./helpers.ts";
 import { setTuneCacheEnabled, tuneCachePath } from "../../src/nn/gpu/tune_cache.ts";
 
 const ctx = await getGpu();
@@ -159,4 +162,30 @@ Deno.test({
       /batches= takes batch sizes like 8,256, got "0"/,
     );
   },
+});
+
+Deno.test("the tuner table's traffic model: each row at its own tile, mixed tiles by their slices", () => {
+  const dims = { n: 256, ci: 256, co: 256, h: 26, w: 26 };
+  const row = (shape: string, storage = "f16") => tuneResult({ shape, dims, storage });
+  const cand = "128x128k8t256ruvp";
+  const f7 = winogradTraffic(7, dims, 2)[1].dramBytes;
+  // F(7x7)'s rows were modelled as F(4x4)'s until session 35.
+  assert.equal(modelBytes(row("F7:256x256x26x26->256"), cand), f7);
+  assert.notEqual(f7, winogradTraffic(4, dims, 2)[1].dramBytes);
+  assert.equal(
+    modelBytes(row("F4:256x256x26x26->256", "f32"), cand),
+    winogradTraffic(4, dims, 4)[1].dramBytes,
+  );
+  // The mixed tiles: 289 slices of 4 columns an image, 10.8 % fewer than F(7x7)'s 81 of 16.
+  const mixed = modelBytes(row(`${MIXED_SHAPE}256x256x26x26->256`), `mixed ${cand}`)!;
+  assert.equal(mixed, unfusedWinogradBytes(289, 1024, dims, 2, 128));
+  assert.ok(mixed < f7, `${mixed} < ${f7}`);
+  assert.equal(modelBytes(row(`${MIXED_SHAPE}256x256x26x26->256`), `F7 ${cand}`), f7);
+  // Chains (two convs a row), direct convs and weight gradients have no row model.
+  assert.equal(
+    modelBytes(row(`F7:256x256x26x26->256 ${cand}, chain of two bridged`), "one conv"),
+    null,
+  );
+  assert.equal(modelBytes(row("K3h:256x24x26x26->256"), "splits=1"), null);
+  assert.equal(modelBytes(row("wgrad F4:256x256x26x26->256"), "vpu"), null);
 });

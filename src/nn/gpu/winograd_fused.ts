@@ -496,6 +496,7 @@ export function winogradTraffic(
   const xb = s.n * s.ci * s.h * s.w * actBytes, yb = s.n * s.co * s.h * s.w * actBytes;
   const ub = alpha * s.co * s.ci * 4, vb = alpha * s.ci * ppad * 4;
   const vg = alpha * s.ci * gpad * 4, mg = alpha * s.co * gpad * 4;
+  const unfused = unfusedWinogradBytes(alpha, p, s, actBytes, gemmBlk.bn);
   const wb = s.co * s.ci * 9 * actBytes;
   // Epilogue: y written, the residual read (the network's residual layers; an upper bound).
   const epi = 2 * yb;
@@ -510,7 +511,7 @@ export function winogradTraffic(
     { path: "direct implicit GEMM", dramBytes: direct.dram, tileBytes: direct.tile, dispatches: 1 },
     {
       path: `Winograd F(${m}) unfused (transform, GEMM, transform)`,
-      dramBytes: xb + vg + (ub + vg + mg) + (mg + epi),
+      dramBytes: unfused,
       tileBytes: xb * halo + vg + (ub * gCols + vg * gRows + mg) + (mg + epi),
       dispatches: 3,
     },
@@ -527,4 +528,26 @@ export function winogradTraffic(
       dispatches: 1,
     },
   ];
+}
+
+/**
+ * DRAM bytes of an unfused Winograd layer (input transform, GEMM, output transform; each tensor
+ * read or written once per kernel that touches it, f32 V and M) with `alpha` GEMM slices of `p`
+ * tile columns padded to the GEMM's block width `bn`: winogradTraffic's unfused row, and the mixed
+ * tiles' (289 slices of 4 columns an image on 26 x 26).
+ */
+export function unfusedWinogradBytes(
+  alpha: number,
+  p: number,
+  s: { n: number; ci: number; co: number; h: number; w: number },
+  actBytes = 4,
+  bn = 128,
+): number {
+  const gpad = Math.ceil(p / bn) * bn;
+  const xb = s.n * s.ci * s.h * s.w * actBytes, yb = s.n * s.co * s.h * s.w * actBytes;
+  const ub = alpha * s.co * s.ci * 4;
+  const vg = alpha * s.ci * gpad * 4, mg = alpha * s.co * gpad * 4;
+  // Input transform: x read, V written; GEMM: U, V read, M written; output transform: M read, y
+  // written and the residual read (the network's residual layers; an upper bound).
+  return xb + vg + (ub + vg + mg) + (mg + 2 * yb);
 }
