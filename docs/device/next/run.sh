@@ -19,6 +19,7 @@
 # connected layers' fcNt (session 33), the sparse plane upload (session 34) and the mixed
 # F(7x7)/F(6x6) tiles (session 35: their kernels at 256 threads, real f16; stage 2b's tuner table
 # has their "F7/F6:" comparison rows and the plan's GPU time with them on and off).
+# Session 35: stage 2 is 2a and 2b; STAGES="2a" or "2b" runs one of them.
 # Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe (NET=cells-tiny AZ=hive-cells-tiny
 # NN_MODEL=tiny for small sizes; f16 rows and f16_diag.ts need shader-f16, DIAG_EMULATE=1 runs the
 # latter emulated).
@@ -47,10 +48,10 @@ timeout ${T_STAGED:-90} deno test -A --no-check --cached-only tests/nn/winograd_
   tests/nn/winograd_gemm_test.ts tests/nn/train_f16_test.ts \
   --filter "/column-staged|winogradStagedParity|-(i|c|ic)(64)? \(F/" 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -24
-on 2 && el "2a. bench nn latency in f32 (session 29: batch 1 1.333 GPU ms warm, 7.22 calls per floor interval; split-K rows in the tuner table)" &&
+{ on 2 || on 2a; } && el "2a. bench nn latency in f32 (session 29: batch 1 1.333 GPU ms warm, 7.22 calls per floor interval; split-K rows in the tuner table)" &&
 timeout ${T_LAT:-110} $D tasks/bench.ts nn quick=1 only=latency precision=f32 \
   --backend gpu --out $OUT/lat 2>&1 | tail -16
-on 2 && el "2b. bench nn infer: the tuner table at 256 (-o, -c, -i, -ic rows), f32 and f16 storage at 1/8/64/256" &&
+{ on 2 || on 2b; } && el "2b. bench nn infer: the tuner table at 256 (-o, -c, -i, -ic rows, mixed tiles), f32 and f16 storage at 1/8/64/256" &&
 timeout ${T_INF:-190} $D tasks/bench.ts nn quick=1 only=infer modes=${MODES:-gpu-fused,gpu-fused-f16} ${BATCHES:+batches=$BATCHES} \
   --backend gpu --out $OUT/inf 2>&1 | grep -v "^\[nn\] tune" | tail -16
 
