@@ -2,7 +2,6 @@
 // src/nn/gpu/winograd_mixed.ts): the policy, and the tuner's comparison against the tile and
 // kernels the layer was given.
 import { describeAdapter, type GpuContext } from "../../gpu/device.ts";
-import { KibitzError } from "../../errors.ts";
 import { envValue } from "../../env.ts";
 import { mixedTiling } from "../winograd_mixed.ts";
 import type { WinogradTile } from "../winograd.ts";
@@ -20,9 +19,12 @@ import {
 import {
   bucketed,
   memoTuned,
+  parseTilePolicy,
   timeUnderLoad,
   tuningOn,
+  type Winograd6Policy,
   type WinoShape,
+  winoTuneInputs,
   type WinoTuneResult,
 } from "./winograd_tune.ts";
 
@@ -32,12 +34,11 @@ import {
  * adapters (software adapters keep the tile), "on" takes it wherever the board allows it (26 x 26),
  * "off" never.
  */
-export type WinogradMixedPolicy = "tuned" | "on" | "off";
+export type WinogradMixedPolicy = Winograd6Policy;
 
 /** Parses a WinogradMixedPolicy (the KIBITZ_NN_WINO_MIXED values). */
 export function parseWinogradMixed(v: string): WinogradMixedPolicy {
-  if (v === "tuned" || v === "on" || v === "off") return v;
-  throw new KibitzError("bad_args", `KIBITZ_NN_WINO_MIXED must be tuned, on or off, got "${v}"`);
+  return parseTilePolicy("KIBITZ_NN_WINO_MIXED", v);
 }
 
 /** KIBITZ_NN_WINO_MIXED where set, else "tuned". */
@@ -78,10 +79,7 @@ export function compareMixed(
   return memoTuned(key, async () => {
     await ensureWinogradTile(ctx, kernels, half, m);
     const pool = new TensorPool(ctx);
-    const hb = half ? (half.storage === "f16" ? 2 : 4) : null;
-    const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x", hb);
-    const bias = pool.acquire([s.co], "tune.bias");
-    const uTile = pool.acquire([(m + 2) * (m + 2), s.co, s.ci], "tune.u");
+    const { x, u: uTile, bias } = winoTuneInputs(pool, half, m, s);
     const recs: { name: string; rec: GpuRecorder }[] = [];
     try {
       const a = new GpuRecorder(ctx, kernels, pool, true);

@@ -325,7 +325,7 @@ async function timeWholeAndGemm(
 }
 
 /** The input, filter transform and bias a Winograd conv of shape `s` is timed on. */
-function winoTuneInputs(
+export function winoTuneInputs(
   pool: TensorPool,
   half: HalfKernels | null,
   m: WinogradTile,
@@ -1026,10 +1026,15 @@ function stagedTwin(name: string, suffix: string, f16Plan: boolean): WinoCandida
  */
 export type Winograd6Policy = "tuned" | "on" | "off";
 
+/** Parses a tile policy ("tuned", "on" or "off") read from the variable `name`. */
+export function parseTilePolicy(name: string, v: string): Winograd6Policy {
+  if (v === "tuned" || v === "on" || v === "off") return v;
+  throw new KibitzError("bad_args", `${name} must be tuned, on or off, got "${v}"`);
+}
+
 /** Parses a Winograd6Policy (the KIBITZ_NN_WINO6 values). */
 export function parseWinograd6(v: string): Winograd6Policy {
-  if (v === "tuned" || v === "on" || v === "off") return v;
-  throw new KibitzError("bad_args", `KIBITZ_NN_WINO6 must be tuned, on or off, got "${v}"`);
+  return parseTilePolicy("KIBITZ_NN_WINO6", v);
 }
 
 /**
@@ -1042,8 +1047,7 @@ export type Winograd7Policy = Winograd6Policy;
 
 /** Parses a Winograd7Policy (the KIBITZ_NN_WINO7 values). */
 export function parseWinograd7(v: string): Winograd7Policy {
-  if (v === "tuned" || v === "on" || v === "off") return v;
-  throw new KibitzError("bad_args", `KIBITZ_NN_WINO7 must be tuned, on or off, got "${v}"`);
+  return parseTilePolicy("KIBITZ_NN_WINO7", v);
 }
 
 /**
