@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
 import { conv2d } from "../../src/nn/cpu/conv.ts";
+import { convFused } from "../../src/nn/cpu/fused.ts";
 import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
 import { deviceHasF16, ensureWinogradTile, loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
@@ -152,17 +153,6 @@ Deno.test("the mixed tiles are timed with the layer's own GEMM first", opts, () 
   assert.ok(mixedGemmFits(mixedCandidate(ctx!, half)));
 });
 
-/** act(conv(x, w) + bias + res) on the CPU: the fused epilogue's reference. */
-function fusedReference(x: CpuTensor, w: CpuTensor, bias: CpuTensor, res: CpuTensor): Float32Array {
-  const y = conv2d(x, w), [, co, h, wd] = y.shape;
-  const out = new Float32Array(y.data.length);
-  for (let i = 0; i < out.length; i++) {
-    const c = Math.floor(i / (h * wd)) % co;
-    out[i] = Math.max(0, y.data[i] + bias.data[c] + res.data[i]);
-  }
-  return out;
-}
-
 type Storage = "f32" | "f16-emulated" | "f16";
 const storages: Storage[] = [
   "f32",
@@ -181,7 +171,7 @@ for (const storage of storages) {
       for (const [n, ci, co, h, wd] of [[2, 5, 6, 13, 19], [1, 4, 3, 26, 26]]) {
         const x = randTensor([n, ci, h, wd], 11), w = randTensor([co, ci, 3, 3], 12);
         const bias = randTensor([co], 13), res = randTensor([n, co, h, wd], 14);
-        const want = fusedReference(x, w, bias, res);
+        const want = convFused(x, w, bias, res, true).data;
         const t = mixedTiling(h, wd)!;
         const pool = new TensorPool(ctx!);
         const rec = new GpuRecorder(ctx!, kernels, pool, true);
