@@ -1050,13 +1050,10 @@ export class GpuNet implements PolicyValueNet {
       await pickFcKernels(this.ctx, this.kernels, rec, this.fcProducts(size), this.fcKernel);
     }
     if (!train && this.fused) {
-      for (const filters of this.filtersLarge.values()) {
+      for (const filters of [...this.filtersLarge.values(), this.filtersMixed]) {
         for (const [u4, u] of filters) {
           rec.otherFilters.set(u4, [...rec.otherFilters.get(u4) ?? [], u]);
         }
-      }
-      for (const [u4, u] of this.filtersMixed) {
-        rec.otherFilters.set(u4, [...rec.otherFilters.get(u4) ?? [], u]);
       }
       if (this.winogradBridge) await this.loadBridges(rec, size);
     }
@@ -1273,7 +1270,7 @@ export class GpuNet implements PolicyValueNet {
       this.winogradMixed,
     );
     if (!k) return;
-    await this.ensureFiltersMixed(k);
+    this.ensureFiltersMixed(k);
     const { n, ci, co, h, w } = shape;
     rec.mixedChoice.set(directShapeKey(n, ci, co, h, w, 3, rec.half !== null), k);
   }
@@ -1282,38 +1279,19 @@ export class GpuNet implements PolicyValueNet {
    * Makes (once) the mixed-tile filter transforms of the folded 3x3 convs (filtersMixed) with k's
    * filter kernel, and records them to be remade whenever the folds are.
    */
-  private ensureFiltersMixed(k: MixedKernels): Promise<void> {
-    this.mixedMade ??= this.makeFiltersMixed(k).catch((e) => {
-      this.mixedMade = null;
-      throw e;
-    });
-    return this.mixedMade;
-  }
-  private mixedMade: Promise<void> | null = null;
-  private readonly filtersMixed = new Map<GpuTensor, GpuTensor>();
-  private foldMixedRec: GpuRecorder | null = null;
-
-  private makeFiltersMixed(k: MixedKernels): Promise<void> {
+  private ensureFiltersMixed(k: MixedKernels): void {
+    if (this.foldMixedRec) return;
     this.refreshFolds();
-    const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
-    const alpha = k.tiling.alpha;
-    for (const [conv, w] of this.foldedF32) {
-      const f = this.folded.get(conv)!;
-      const [co, ci, kk] = w.shape;
-      if (kk !== 3 || !f.u) continue;
-      const u: GpuTensor = {
-        shape: [alpha, co, ci],
-        buffer: storageBuffer(this.ctx, alpha * co * ci * 4, `${conv}.winoMixed`),
-        size: alpha * co * ci,
-      };
-      this.owned.push(u);
-      rec.mixedFilter(w, u, k);
-      this.filtersMixed.set(f.u, u);
-    }
-    rec.submit();
+    const { filters, rec } = this.makeFilterSet(
+      k.tiling.alpha,
+      "winoMixed",
+      (r, w, u) => r.mixedFilter(w, u, k),
+    );
+    this.filtersMixed = filters;
     this.foldMixedRec = rec;
-    return Promise.resolve();
   }
+  private filtersMixed = new Map<GpuTensor, GpuTensor>();
+  private foldMixedRec: GpuRecorder | null = null;
 
   /**
    * The large tiles an inference plan may run a layer at where the selection table says F(4x4):
@@ -1469,23 +1447,39 @@ export class GpuNet implements PolicyValueNet {
   private async makeFiltersLarge(m: LargeTile): Promise<void> {
     await ensureWinogradTile(this.ctx, this.kernels, this.half, m);
     this.refreshFolds();
-    const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
-    const filters = new Map<GpuTensor, GpuTensor>(), alpha = (m + 2) * (m + 2);
-    for (const [conv, w] of this.foldedF32) {
-      const f = this.folded.get(conv)!;
-      const [co, ci] = w.shape;
-      const u: GpuTensor = {
-        shape: [alpha, co, ci],
-        buffer: storageBuffer(this.ctx, alpha * co * ci * 4, `${conv}.wino${m}`),
-        size: alpha * co * ci,
-      };
-      this.owned.push(u);
-      rec.winogradFilter(w, u, m);
-      filters.set(f.u!, u);
-    }
-    rec.submit();
+    const { filters, rec } = this.makeFilterSet(
+      (m + 2) * (m + 2),
+      `wino${m}`,
+      (r, w, u) => r.winogradFilter(w, u, m),
+    );
     this.filtersLarge.set(m, filters);
     this.foldLargeRecs.set(m, rec);
+  }
+
+  /**
+   * Filter transforms of `rows` rows for every folded 3x3 conv, written by `record` in a recorder
+   * submitted now (and again whenever the folds are remade), by the conv's F(4x4) transform.
+   */
+  private makeFilterSet(
+    rows: number,
+    label: string,
+    record: (rec: GpuRecorder, w: GpuTensor, u: GpuTensor) => void,
+  ): { filters: Map<GpuTensor, GpuTensor>; rec: GpuRecorder } {
+    const rec = new GpuRecorder(this.ctx, this.kernels, this.pool, this.tiled);
+    const filters = new Map<GpuTensor, GpuTensor>();
+    for (const [conv, w] of this.foldedF32) {
+      const [co, ci] = w.shape;
+      const u: GpuTensor = {
+        shape: [rows, co, ci],
+        buffer: storageBuffer(this.ctx, rows * co * ci * 4, `${conv}.${label}`),
+        size: rows * co * ci,
+      };
+      this.owned.push(u);
+      record(rec, w, u);
+      filters.set(this.folded.get(conv)!.u!, u);
+    }
+    rec.submit();
+    return { filters, rec };
   }
 
   /** Compiles the bridges a batch-`size` inference plan's tower chain can use (GpuRecorder.bridges). */
@@ -1789,7 +1783,6 @@ export class GpuNet implements PolicyValueNet {
     this.filtersLarge.clear();
     this.foldMixedRec?.destroy();
     this.foldMixedRec = null;
-    this.mixedMade = null;
     this.filtersMixed.clear();
     this.pool.destroy();
     for (const t of this.owned) t.buffer.destroy();
