@@ -18,6 +18,7 @@ import {
   variantColumns,
   type WgradChoice,
   type WgradHalfKernels,
+  type WinoGemm,
   winoGemmGroups,
   type WinoKernels,
 } from "./winograd_gemm.ts";
@@ -926,12 +927,7 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     );
     if (xs !== x) this.release(xs);
     const mm = this.pool.acquire([t.alpha, co, 1, ppad], "nn.wino");
-    this.recordPipeline(
-      k.gemm,
-      `${name}.gemm`,
-      { 0: u.buffer, 1: v.buffer, 2: mm.buffer, 3: this.params([ci, co, ppad / 4, 0]) },
-      winoGemmGroups(k.candidate.gemm, co, ppad, t.alpha),
-    );
+    this.recordWinoGemm(k.gemm, `${name}.gemm`, k.candidate.gemm, u, v, mm, t.alpha);
     this.release(v);
     const y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
     this.recordPipeline(
@@ -1145,12 +1141,14 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     // A split-K GEMM writes its partials side by side: M [alpha, splits, Co, ppad].
     const splits = k.candidate.gemm.splits ?? 1;
     const mm = this.pool.acquire([g.alpha * splits, co, 1, ppad], "nn.wino", tb);
-    const gp = this.params([ci, co, ppad / 4, 0]);
-    this.recordPipeline(
+    this.recordWinoGemm(
       k.gemm,
       `wino.${k.candidate.name}.gemm`,
-      { 0: u.buffer, 1: v.buffer, 2: mm.buffer, 3: gp },
-      winoGemmGroups(k.candidate.gemm, co, ppad, g.alpha),
+      k.candidate.gemm,
+      u,
+      v,
+      mm,
+      g.alpha,
     );
     this.keepOrRelease(x, v, from.m, ppad, half || tb !== null || scale !== null);
     const key = winoShapeKey(from.m, n, ci, co, h, wd);
@@ -1169,6 +1167,28 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
         );
     this.release(mm);
     return y;
+  }
+
+  /**
+   * Records a tuned batched Winograd GEMM (variant `gemm`): M [alpha (x splits), Co, ppad] =
+   * U [alpha, Co, Ci] V [alpha, Ci, ppad], Ci, Co and ppad read from U and V.
+   */
+  private recordWinoGemm(
+    pipeline: GPUComputePipeline,
+    label: string,
+    gemm: WinoGemm,
+    u: GpuTensor,
+    v: GpuTensor,
+    mm: GpuTensor,
+    alpha: number,
+  ): void {
+    const [, co, ci] = u.shape, ppad = v.shape[3];
+    this.recordPipeline(
+      pipeline,
+      label,
+      { 0: u.buffer, 1: v.buffer, 2: mm.buffer, 3: this.params([ci, co, ppad / 4, 0]) },
+      winoGemmGroups(gemm, co, ppad, alpha),
+    );
   }
 
   /**
