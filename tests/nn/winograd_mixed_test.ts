@@ -10,7 +10,12 @@ import { GpuRecorder } from "../../src/nn/gpu/backend.ts";
 import { deviceHasF16, ensureWinogradTile, loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { readTensors, TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
-import { hardwareCandidates, testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
+import {
+  hardwareCandidates,
+  planeOutCandidate,
+  stagedCandidate,
+  testCandidates,
+} from "../../src/nn/gpu/winograd_gemm.ts";
 import {
   loadMixedKernels,
   MIXED_TILINGS,
@@ -27,6 +32,7 @@ import {
 } from "../../src/nn/gpu/winograd_mixed_tune.ts";
 import { winogradTuneLog } from "../../src/nn/gpu/winograd_tune.ts";
 import { winogradMixedParity } from "../../src/nn/gpu/winograd_mixed_check.ts";
+import { sameBits } from "../../src/nn/gpu/winograd_bridge_check.ts";
 import { setTuneCacheEnabled } from "../../src/nn/gpu/tune_cache.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
 import { CpuNet, GpuNet, type NetOutputs } from "../../src/nn/net.ts";
@@ -141,6 +147,16 @@ Deno.test("the mixed tiles are timed with the layer's own GEMM first", opts, () 
   const list = mixedCandidates(ctx!, own);
   assert.deepEqual(list[0], own);
   assert.equal(new Set(list.map((c) => c.name)).size, list.length, "no candidate twice");
+  // Last, the first one's column-staged twin, and no other staged candidate.
+  const last = list[list.length - 1];
+  assert.equal(last.gemm, own.gemm);
+  assert.ok(last.stagedOut && last.name.startsWith(`${own.name}-c`), last.name);
+  assert.equal(list.filter((c) => c.stagedOut || c.stagedIn || c.planeOut).length, 1);
+  // The mixed tiles have no staged input or plane-staged output transform.
+  const t = mixedTiling(13, 13)!;
+  for (const c of [stagedCandidate(own, "i"), stagedCandidate(own, "ic"), planeOutCandidate(own)]) {
+    assert.throws(() => loadMixedKernels(ctx!, t, "f32", c), /stage only their output/, c.name);
+  }
   assert.deepEqual(mixedCandidate(ctx!, own), own);
   // A candidate with staged transforms brings its GEMM under its plain name.
   const staged = testCandidates().find((c) => c.stagedOut)!;
@@ -162,43 +178,63 @@ const storages: Storage[] = [
 
 for (const storage of storages) {
   Deno.test(
-    `the mixed-tile GPU conv matches the direct conv with the fused epilogue (${storage})`,
+    `the mixed-tile GPU conv matches the direct conv with the fused epilogue, plain and column-staged output (${storage})`,
     opts,
     async () => {
       const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
       const half = storage === "f32" ? null : await loadHalfKernels(ctx!, TEST_TILES, storage);
       const cand = mixedCandidate(ctx!, null);
-      for (const [n, ci, co, h, wd] of [[2, 5, 6, 13, 19], [1, 4, 3, 26, 26]]) {
+      const staged = mixedCandidates(ctx!, null).find((c) => c.stagedOut)!;
+      assert.deepEqual(staged.gemm, cand.gemm);
+      for (const [n, ci, co, h, wd] of [[2, 5, 6, 13, 19], [1, 4, 3, 26, 26], [3, 3, 2, 20, 13]]) {
         const x = randTensor([n, ci, h, wd], 11), w = randTensor([co, ci, 3, 3], 12);
         const bias = randTensor([co], 13), res = randTensor([n, co, h, wd], 14);
         const want = convFused(x, w, bias, res, true).data;
         const t = mixedTiling(h, wd)!;
-        const pool = new TensorPool(ctx!);
-        const rec = new GpuRecorder(ctx!, kernels, pool, true);
-        rec.half = half;
-        const k = await loadMixedKernels(ctx!, t, storage, cand);
-        const up = (c: CpuTensor) => uploadTensor(ctx!, c.shape, c.data);
-        const act = (c: CpuTensor) => half ? rec.toHalf(up(c)) : up(c);
-        const u = pool.acquire([t.alpha, co, ci]);
-        rec.mixedFilter(up(w), u, k);
-        const y = rec.convMixedFused(act(x), u, k, up(bias), act(res), true);
-        const labels = rec.ops.map((o) => o.label).filter((l) => l.startsWith("wino."));
-        assert.deepEqual(labels, [
-          "wino.mixed.filter",
-          ...["input", "gemm", "output"].map((e) => `wino.mixed.${cand.name}.${e}`),
-        ]);
-        const out = half ? rec.toFull(y) : y;
-        rec.submit();
-        const [got] = await readTensors(ctx!, [out]);
-        const e = relErr(got, want);
-        // f16 storage: x, the residual and y rounded to f16.
-        assert.ok(e < (half ? 2e-3 : 2e-5), `${n}x${ci}x${h}x${wd}->${co} ${storage}: ${e}`);
-        rec.destroy();
-        pool.destroy();
+        const outs: Float32Array[] = [];
+        for (const c of [cand, staged]) {
+          const pool = new TensorPool(ctx!);
+          const rec = new GpuRecorder(ctx!, kernels, pool, true);
+          rec.half = half;
+          const k = await loadMixedKernels(ctx!, t, storage, c);
+          const up = (c: CpuTensor) => uploadTensor(ctx!, c.shape, c.data);
+          const act = (c: CpuTensor) => half ? rec.toHalf(up(c)) : up(c);
+          const u = pool.acquire([t.alpha, co, ci]);
+          rec.mixedFilter(up(w), u, k);
+          const y = rec.convMixedFused(act(x), u, k, up(bias), act(res), true);
+          const labels = rec.ops.map((o) => o.label).filter((l) => l.startsWith("wino."));
+          const output = c.stagedOut ? "output-staged" : "output";
+          assert.deepEqual(labels, [
+            "wino.mixed.filter",
+            ...["input", "gemm", output].map((e) => `wino.mixed.${c.name}.${e}`),
+          ]);
+          const out = half ? rec.toFull(y) : y;
+          rec.submit();
+          const [got] = await readTensors(ctx!, [out]);
+          const e = relErr(got, want);
+          // f16 storage: x, the residual and y rounded to f16.
+          const what = `${n}x${ci}x${h}x${wd}->${co} ${storage} ${c.name}`;
+          assert.ok(e < (half ? 2e-3 : 2e-5), `${what}: ${e}`);
+          outs.push(got);
+          rec.destroy();
+          pool.destroy();
+        }
+        // The same products and sums in the same order: the same bits where the compiler does
+        // not fuse them differently (llvmpipe; hardware compilers may contract into FMAs).
+        if (ctx!.report.isFallback) assert.ok(sameBits(outs[0], outs[1]), `${n}x${h}x${wd}`);
       }
     },
   );
 }
+
+Deno.test(
+  "winogradMixedParity with workgroups of 252 threads (the hardware candidates' -c twin), 26 x 26",
+  opts,
+  async () => {
+    // One case: llvmpipe takes about 12 s to compile the kernel's 1,764 floats of workgroup memory.
+    assert.deepEqual(await winogradMixedParity(ctx!, [[2, 3, 3, 26, 26]], 256), []);
+  },
+);
 
 Deno.test(
   "the mixed tiles are no more wrong than F(7x7) on a 26 x 26 board (f32, 128 channels)",
@@ -327,6 +363,15 @@ Deno.test("the mixed tiles' comparison times both convs and logs its rows", opts
   assert.ok(winogradTuneLog().includes(r));
   // Once per process: the same question is not timed again.
   assert.equal(await compareMixed(ctx!, kernels, null, { ...shape, n: 4 }, 7, null, [k]), r);
+  // The column-staged twin is a row of its own (the tuner's `-c` candidate on hardware).
+  const staged = mixedCandidates(ctx!, null).find((c) => c.stagedOut)!;
+  const kc = await loadMixedKernels(ctx!, mixedTiling(13, 13)!, "f32", staged);
+  const rc = await compareMixed(ctx!, kernels, null, shape, 7, null, [k, kc]);
+  assert.deepEqual(rc.timings.map((t) => t.name), [
+    ...r.timings.map((t) => t.name),
+    `mixed ${staged.name}`,
+  ]);
+  assert.ok(rc.timings.every((t) => t.ms !== null && t.ms > 0), JSON.stringify(rc.timings));
   // A tiling past the adapter's workgroup memory is a failed row, not a failed comparison
   // (128 x 128 blocks with 16-deep double-buffered slices, padded rows: 33,280 bytes; llvmpipe
   // allows 32,768).

@@ -42,6 +42,7 @@ import {
 import { stagedGroups } from "./winograd_staged.ts";
 import type { MixedKernels } from "./winograd_mixed.ts";
 import { mixedThreads } from "../winograd_mixed.ts";
+import { mixedStagedGroups } from "./winograd_mixed_staged.ts";
 
 /** How a recorder runs one fused 3x3 conv as Winograd (GpuRecorder.winoPlanOf). */
 export interface WinoPlan {
@@ -887,8 +888,9 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
 
   /**
    * Winograd with mixed F(7x7)/F(6x6) tiles (src/nn/winograd_mixed.ts) and the fused epilogue:
-   * input transform, the batched GEMM over the tiling's slices, output transform; f16 activations
-   * where the recorder stores them (x cast first where it is f32), V and M f32.
+   * input transform, the batched GEMM over the tiling's slices, output transform (column-staged for
+   * a `-c` candidate); f16 activations where the recorder stores them (x cast first where it is
+   * f32), V and M f32.
    */
   private convMixed(
     x: GpuTensor,
@@ -930,11 +932,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     this.recordWinoGemm(k.gemm, `${name}.gemm`, k.candidate.gemm, u, v, mm, t.alpha);
     this.release(v);
     const y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
+    const staged = k.outputStaged && k.candidate.stagedOut;
     this.recordPipeline(
-      k.output,
-      `${name}.output`,
+      staged ? k.outputStaged! : k.output,
+      `${name}.${staged ? "output-staged" : "output"}`,
       { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 7: y.buffer, 8: pp, 9: fz },
-      this.g1(mixedThreads(t, n, co)),
+      staged ? mixedStagedGroups(this.ctx, t, staged, n, co) : this.g1(mixedThreads(t, n, co)),
     );
     this.release(mm);
     return y;

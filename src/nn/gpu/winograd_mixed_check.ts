@@ -2,7 +2,8 @@
 // the check compiles in seconds on any WebGPU implementation (the browser check runs it in
 // Chromium's, whose SwiftShader takes minutes for a tiled GEMM): the GPU's filter and input
 // transforms are read back, their products summed on the CPU (f64, rounded to f32 as M), and the
-// GPU's output transform with its epilogue turns M into y, compared with the direct conv.
+// GPU's output transform with its epilogue turns M into y, compared with the direct conv. The
+// column-staged output transform (`-c`) runs on the same M and must give the same bits.
 import type { GpuContext } from "../../gpu/device.ts";
 import { readBuffer, storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
 import { workgroups1d } from "../../gpu/dispatch.ts";
@@ -10,7 +11,8 @@ import { computePipeline } from "../../gpu/pipeline.ts";
 import { convFused } from "../cpu/fused.ts";
 import { cpuTensor } from "../tensor.ts";
 import { mixedThreads, mixedTiling, winogradMixedSource } from "../winograd_mixed.ts";
-import { checkRandom } from "./winograd_bridge_check.ts";
+import { checkRandom, sameBits } from "./winograd_bridge_check.ts";
+import { mixedStagedGroups, winogradMixedOutputStagedSource } from "./winograd_mixed_staged.ts";
 
 /** [n, ci, co, h, w]: one tile of each class (13 x 13), uneven classes (13 x 19), the 26 x 26 board. */
 export const MIXED_CHECK_CASES: readonly number[][] = [
@@ -22,11 +24,13 @@ export const MIXED_CHECK_CASES: readonly number[][] = [
 /**
  * Runs each case (bias, residual, ReLU) through the mixed transforms in f32 and returns those whose
  * y is further than 1e-4 of its largest value from act(conv + bias + res), F(7x7)'s f32 error being
- * about 4e-5 ([] where all agree).
+ * about 4e-5, or whose column-staged y (workgroups of about `threads` threads) differs from it in
+ * any bit ([] where all agree).
  */
 export async function winogradMixedParity(
   ctx: GpuContext,
   cases: readonly number[][] = MIXED_CHECK_CASES,
+  threads = 64,
 ): Promise<string[]> {
   const bad: string[] = [];
   for (const [i, [n, ci, co, h, w]] of cases.entries()) {
@@ -36,16 +40,27 @@ export async function winogradMixedParity(
     const [filter, input, output] = await Promise.all(
       ["mixed_filter", "mixed_input", "mixed_output"].map(pipe),
     );
+    const staged = await computePipeline(
+      ctx,
+      winogradMixedOutputStagedSource(t, "f32", threads),
+      "mixed_output_staged",
+      {},
+      "nn.mixed.check.mixed_output_staged",
+    );
     const ppad = n * t.tiles, size = n * co * h * w;
     const xs = checkRandom(n * ci * h * w, 3 + i), ws = checkRandom(co * ci * 9, 5 + i);
     const bs = checkRandom(co, 7 + i), rs = checkRandom(size, 11 + i);
     const buf = (data: Float32Array | number) => storageBuffer(ctx, data, "mixed.check");
     const [x, wt, bias, res] = [xs, ws, bs, rs].map(buf);
     const u = buf(t.alpha * co * ci * 4), v = buf(t.alpha * ci * ppad * 4);
-    const mm = buf(t.alpha * co * ppad * 4), y = buf(size * 4);
+    const mm = buf(t.alpha * co * ppad * 4), y = buf(size * 4), ys = buf(size * 4);
     const p = uniformBuffer(ctx, new Uint32Array([n, ci, co, h, w, 0, t.tiles, ppad]).buffer);
     const fz = uniformBuffer(ctx, new Uint32Array([1, 1, 0, 0]).buffer);
-    const run = (pl: GPUComputePipeline, bind: Record<number, GPUBuffer>, threads: number) => {
+    const run = (
+      pl: GPUComputePipeline,
+      bind: Record<number, GPUBuffer>,
+      groups: [number, number, number],
+    ) => {
       const bg = ctx.device.createBindGroup({
         layout: pl.getBindGroupLayout(0),
         entries: Object.entries(bind).map(([b, buffer]) => ({ binding: +b, resource: { buffer } })),
@@ -53,12 +68,13 @@ export async function winogradMixedParity(
       const enc = ctx.device.createCommandEncoder(), pass = enc.beginComputePass();
       pass.setPipeline(pl);
       pass.setBindGroup(0, bg);
-      pass.dispatchWorkgroups(...workgroups1d(ctx, threads, 64));
+      pass.dispatchWorkgroups(...groups);
       pass.end();
       ctx.device.queue.submit([enc.finish()]);
     };
-    run(filter, { 0: wt, 1: u, 8: p }, co * ci);
-    run(input, { 2: x, 3: v, 8: p }, mixedThreads(t, n, ci));
+    const g1 = (count: number) => workgroups1d(ctx, count, 64);
+    run(filter, { 0: wt, 1: u, 8: p }, g1(co * ci));
+    run(input, { 2: x, 3: v, 8: p }, g1(mixedThreads(t, n, ci)));
     const uh = new Float32Array(await readBuffer(ctx, u));
     const vh = new Float32Array(await readBuffer(ctx, v));
     // M[s, co, q] = sum_ci U[s, co, ci] V[s, ci, q] (the columns a class does not use stay 0).
@@ -75,8 +91,11 @@ export async function winogradMixedParity(
       }
     }
     ctx.device.queue.writeBuffer(mm, 0, mh);
-    run(output, { 4: mm, 5: bias, 6: res, 7: y, 8: p, 9: fz }, mixedThreads(t, n, co));
+    run(output, { 4: mm, 5: bias, 6: res, 7: y, 8: p, 9: fz }, g1(mixedThreads(t, n, co)));
+    const stagedGroups = mixedStagedGroups(ctx, t, threads, n, co);
+    run(staged, { 4: mm, 5: bias, 6: res, 7: ys, 8: p, 9: fz }, stagedGroups);
     const got = new Float32Array(await readBuffer(ctx, y));
+    const gotStaged = new Float32Array(await readBuffer(ctx, ys));
     const want = convFused(
       cpuTensor([n, ci, h, w], xs),
       cpuTensor([co, ci, 3, 3], ws),
@@ -89,8 +108,10 @@ export async function winogradMixedParity(
       top = Math.max(top, Math.abs(want[j]));
       err = Math.max(err, Math.abs(got[j] - want[j]));
     }
-    if (!(err <= 1e-4 * top)) bad.push(`${n}x${ci}x${h}x${w} -> ${co}: ${err / top}`);
-    for (const b of [x, wt, bias, res, u, v, mm, y, p, fz]) b.destroy();
+    const name = `${n}x${ci}x${h}x${w} -> ${co}`;
+    if (!(err <= 1e-4 * top)) bad.push(`${name}: ${err / top}`);
+    if (!sameBits(got, gotStaged)) bad.push(`${name}: the staged output transform differs`);
+    for (const b of [x, wt, bias, res, u, v, mm, y, ys, p, fz]) b.destroy();
   }
   return bad;
 }

@@ -1,0 +1,160 @@
+// The column-staged output transform of the mixed F(7x7)/F(6x6) tiles (`-c` mixed candidates):
+// winograd_staged.ts's two stages through workgroup memory, per tile class. A workgroup takes one
+// class, one channel and NQ consecutive columns of that class. Stage 1 runs one thread per (column
+// j of the class's ar x ac grid, tile): it loads the ar values M[:, j] and stores T[:, j] =
+// A_r^T M[:, j]. Stage 2 runs one thread per (output row i, tile): Y[i, :] = T[i, :] A_c, then the
+// epilogue. A thread holds at most 9 loads of M where mixed_output's holds up to 81, which is what
+// the square tiles' staged kernel tries against the F(7x7) output transform's low read rate on the
+// H200 (sessions 29-31). The products and sums are mixed_output's in the same order (the same bits
+// on llvmpipe).
+import type { GpuContext } from "../../gpu/device.ts";
+import {
+  applyRows,
+  outputBindingsWgsl,
+  outputStoreWgsl,
+  TRANSFORM_STRUCTS,
+  winogradMatrices,
+} from "../winograd.ts";
+import type { MixedTiling } from "../winograd_mixed.ts";
+import { f16Prelude } from "./conv_gemm.ts";
+
+/** The widest transformed side of a class (F(7x7)'s 9): stage 1's threads a column. */
+const AC_MAX = 9;
+/** The tallest output side of a class (7): stage 2's threads a column. */
+const MR_MAX = 7;
+
+/** Columns of one class a workgroup takes: as many as `threads` allows at 9 threads a column. */
+export function mixedStagedColumns(threads: number): number {
+  return Math.max(1, Math.floor(threads / AC_MAX));
+}
+
+/** Workgroups of the staged output transform: per class, Co blocks of its n-image columns. */
+export function mixedStagedGroupCount(t: MixedTiling, threads: number, n: number, co: number) {
+  const nq = mixedStagedColumns(threads);
+  return t.classes.reduce((s, k) => s + co * Math.ceil((n * k.tiles) / nq), 0);
+}
+
+/** The dispatch of mixedStagedGroupCount workgroups (2D where it passes one dimension's limit). */
+export function mixedStagedGroups(
+  ctx: GpuContext,
+  t: MixedTiling,
+  threads: number,
+  n: number,
+  co: number,
+): [number, number, number] {
+  const groups = mixedStagedGroupCount(t, threads, n, co);
+  const gx = Math.min(groups, ctx.device.limits.maxComputeWorkgroupsPerDimension);
+  return [gx, Math.ceil(groups / gx), 1];
+}
+
+/**
+ * WGSL of the mixed tiles' column-staged output transform (entry mixed_output_staged), with the
+ * bindings and uniforms of mixed_output (4 M [289, Co, ppad] f32, 5 bias, 6 res, 7 y, 8 Params, 9
+ * Fuse), activations stored as `storage`, workgroups of 9 x mixedStagedColumns(threads) threads.
+ */
+export function winogradMixedOutputStagedSource(
+  t: MixedTiling,
+  storage: "f32" | "f16" | "f16-emulated",
+  threads: number,
+): string {
+  const half = storage !== "f32";
+  const nq = mixedStagedColumns(threads);
+  const ind = (ls: string[], pad: string) => ls.map((l) => `${pad}${l}`).join("\n");
+  // Class i's workgroups end at e_i (cumulative over the classes, each Co blocks of nb_i).
+  const bounds = t.classes.map((k, i) =>
+    `  let nb${i} = (p.n * ${k.tiles}u + NQ - 1u) / NQ;
+  let e${i} = ${i ? `e${i - 1} + ` : ""}p.co * nb${i};`
+  ).join("\n");
+  const pick = t.classes.map((k, i) =>
+    `${i ? " else " : "  "}if (g < e${i}) {
+    kc = ${i}u;
+    let gk = g${i ? ` - e${i - 1}` : ""};
+    c = gk / nb${i};
+    col = (gk - c * nb${i}) * NQ + q;
+    cols = p.n * ${k.tiles}u;
+  }`
+  ).join("");
+  const column = t.classes.map((k, i) => {
+    const { at } = winogradMatrices(k.mr);
+    return `${i ? " else " : "  "}if (kc == ${i}u && li < ${k.ac * nq}u) {
+    let j = li / NQ;
+    let o = c * p.ppad + col + j * stride;
+    let tb = j * NQ + q;
+${
+      ind(
+        [
+          ...Array.from(
+            { length: k.ar },
+            (_, r) => `let q_${r} = mm[${k.offset + r * k.ac}u * stride + o];`,
+          ),
+          ...applyRows(at, (r) => `q_${r}`, 1, (i) => `t_${i}`),
+          ...Array.from({ length: k.mr }, (_, i) => `tt[${i * AC_MAX * nq}u + tb] = t_${i};`),
+        ],
+        "    ",
+      )
+    }
+  }`;
+  }).join("");
+  const row = t.classes.map((k, i) => {
+    const { at } = winogradMatrices(k.mc);
+    return `${i ? " else " : "  "}if (kc == ${i}u && li < ${k.mr * nq}u) {
+    let i = li / NQ;
+    let img = col / ${k.tiles}u;
+    let tl = col - img * ${k.tiles}u;
+    let ty = tl / ${k.tw}u;
+    let oy = ${k.y0}u + ty * ${k.mr}u + i;
+    let x0 = ${k.x0}u + (tl - ty * ${k.tw}u) * ${k.mc}u;
+    let yb = (img * p.co + c) * p.h * p.w;
+    let bv = bias[c];
+    let tb = i * ${AC_MAX * nq}u + q;
+${
+      ind(
+        [
+          ...Array.from({ length: k.ac }, (_, r) => `let w_${r} = tt[${r * nq}u + tb];`),
+          ...applyRows(at, (r) => `w_${r}`, 1, (s) => `r_${s}`),
+          ...Array.from({ length: k.mc }, (_, s) => `st(yb, oy, x0 + ${s}u, r_${s}, bv);`),
+        ],
+        "    ",
+      )
+    }
+  }`;
+  }).join("");
+  return `${
+    half ? f16Prelude(storage) : ""
+  }// Generated by src/nn/gpu/winograd_mixed_staged.ts: the column-staged output transform of mixed
+// F(7x7)/F(6x6) tiles on ${t.h} x ${t.w}, ${nq} columns of a class a workgroup.
+${TRANSFORM_STRUCTS}
+
+${outputBindingsWgsl(half ? "s16" : "f32", "f32", false)}
+const NQ = ${nq}u;
+// T [7][9][NQ]: row i, column j of column q at (i 9 + j) NQ + q.
+var<workgroup> tt: array<f32, ${MR_MAX * AC_MAX * nq}>;
+
+${outputStoreWgsl(half)}
+
+@compute @workgroup_size(${AC_MAX * nq})
+fn mixed_output_staged(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+  @builtin(local_invocation_index) li: u32,
+) {
+  let g = wid.x + wid.y * nwg.x;
+  let q = li % NQ;
+  let stride = p.co * p.ppad;
+${bounds}
+  // The class (4: past the last workgroup), channel and column of this thread.
+  var kc = 4u;
+  var c = 0u;
+  var col = 0u;
+  var cols = 0u;
+${pick}
+  if (col < cols) {
+${column.split("\n").map((l) => `  ${l}`).join("\n")}
+  }
+  workgroupBarrier();
+  if (col < cols) {
+${row.split("\n").map((l) => `  ${l}`).join("\n")}
+  }
+}
+`;
+}
