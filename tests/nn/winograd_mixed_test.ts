@@ -192,28 +192,28 @@ for (const storage of storages) {
         const want = convFused(x, w, bias, res, true).data;
         const t = mixedTiling(h, wd)!;
         const outs: Float32Array[] = [];
-        for (const c of [cand, staged]) {
+        for (const kind of [cand, staged]) {
           const pool = new TensorPool(ctx!);
           const rec = new GpuRecorder(ctx!, kernels, pool, true);
           rec.half = half;
-          const k = await loadMixedKernels(ctx!, t, storage, c);
+          const k = await loadMixedKernels(ctx!, t, storage, kind);
           const up = (c: CpuTensor) => uploadTensor(ctx!, c.shape, c.data);
           const act = (c: CpuTensor) => half ? rec.toHalf(up(c)) : up(c);
           const u = pool.acquire([t.alpha, co, ci]);
           rec.mixedFilter(up(w), u, k);
           const y = rec.convMixedFused(act(x), u, k, up(bias), act(res), true);
           const labels = rec.ops.map((o) => o.label).filter((l) => l.startsWith("wino."));
-          const output = c.stagedOut ? "output-staged" : "output";
+          const output = kind.stagedOut ? "output-staged" : "output";
           assert.deepEqual(labels, [
             "wino.mixed.filter",
-            ...["input", "gemm", output].map((e) => `wino.mixed.${c.name}.${e}`),
+            ...["input", "gemm", output].map((e) => `wino.mixed.${kind.name}.${e}`),
           ]);
           const out = half ? rec.toFull(y) : y;
           rec.submit();
           const [got] = await readTensors(ctx!, [out]);
           const e = relErr(got, want);
           // f16 storage: x, the residual and y rounded to f16.
-          const what = `${n}x${ci}x${h}x${wd}->${co} ${storage} ${c.name}`;
+          const what = `${n}x${ci}x${h}x${wd}->${co} ${storage} ${kind.name}`;
           assert.ok(e < (half ? 2e-3 : 2e-5), `${what}: ${e}`);
           outs.push(got);
           rec.destroy();

@@ -932,12 +932,15 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     this.recordWinoGemm(k.gemm, `${name}.gemm`, k.candidate.gemm, u, v, mm, t.alpha);
     this.release(v);
     const y = half ? this.outHalf([n, co, h, wd]) : this.out([n, co, h, wd]);
-    const staged = k.outputStaged && k.candidate.stagedOut;
+    const threads = k.candidate.stagedOut;
+    const [pipeline, entry, groups] = k.outputStaged && threads
+      ? [k.outputStaged, "output-staged", mixedStagedGroups(this.ctx, t, threads, n, co)] as const
+      : [k.output, "output", this.g1(mixedThreads(t, n, co))] as const;
     this.recordPipeline(
-      staged ? k.outputStaged! : k.output,
-      `${name}.${staged ? "output-staged" : "output"}`,
+      pipeline,
+      `${name}.${entry}`,
       { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 7: y.buffer, 8: pp, 9: fz },
-      staged ? mixedStagedGroups(this.ctx, t, staged, n, co) : this.g1(mixedThreads(t, n, co)),
+      groups,
     );
     this.release(mm);
     return y;

@@ -8,6 +8,7 @@
 // H200 (sessions 29-31). The products and sums are mixed_output's in the same order (the same bits
 // on llvmpipe).
 import type { GpuContext } from "../../gpu/device.ts";
+import { workgroups1d } from "../../gpu/dispatch.ts";
 import {
   applyRows,
   outputBindingsWgsl,
@@ -15,7 +16,7 @@ import {
   TRANSFORM_STRUCTS,
   winogradMatrices,
 } from "../winograd.ts";
-import type { MixedTiling } from "../winograd_mixed.ts";
+import type { MixedClass, MixedTiling } from "../winograd_mixed.ts";
 import { f16Prelude } from "./conv_gemm.ts";
 
 /** The widest transformed side of a class (F(7x7)'s 9): stage 1's threads a column. */
@@ -28,13 +29,10 @@ export function mixedStagedColumns(threads: number): number {
   return Math.max(1, Math.floor(threads / AC_MAX));
 }
 
-/** Workgroups of the staged output transform: per class, Co blocks of its n-image columns. */
-export function mixedStagedGroupCount(t: MixedTiling, threads: number, n: number, co: number) {
-  const nq = mixedStagedColumns(threads);
-  return t.classes.reduce((s, k) => s + co * Math.ceil((n * k.tiles) / nq), 0);
-}
-
-/** The dispatch of mixedStagedGroupCount workgroups (2D where it passes one dimension's limit). */
+/**
+ * The dispatch of the staged output transform: per class, Co blocks of its n-image columns, one
+ * workgroup each (folded into y past one dimension's limit; the kernel skips the extra ones).
+ */
 export function mixedStagedGroups(
   ctx: GpuContext,
   t: MixedTiling,
@@ -42,9 +40,9 @@ export function mixedStagedGroups(
   n: number,
   co: number,
 ): [number, number, number] {
-  const groups = mixedStagedGroupCount(t, threads, n, co);
-  const gx = Math.min(groups, ctx.device.limits.maxComputeWorkgroupsPerDimension);
-  return [gx, Math.ceil(groups / gx), 1];
+  const nq = mixedStagedColumns(threads);
+  const groups = t.classes.reduce((s, k) => s + co * Math.ceil((n * k.tiles) / nq), 0);
+  return workgroups1d(ctx, groups, 1);
 }
 
 /**
@@ -65,60 +63,44 @@ export function winogradMixedOutputStagedSource(
     `  let nb${i} = (p.n * ${k.tiles}u + NQ - 1u) / NQ;
   let e${i} = ${i ? `e${i - 1} + ` : ""}p.co * nb${i};`
   ).join("\n");
-  const pick = t.classes.map((k, i) =>
-    `${i ? " else " : "  "}if (g < e${i}) {
-    kc = ${i}u;
-    let gk = g${i ? ` - e${i - 1}` : ""};
-    c = gk / nb${i};
-    col = (gk - c * nb${i}) * NQ + q;
-    cols = p.n * ${k.tiles}u;
-  }`
-  ).join("");
-  const column = t.classes.map((k, i) => {
-    const { at } = winogradMatrices(k.mr);
-    return `${i ? " else " : "  "}if (kc == ${i}u && li < ${k.ac * nq}u) {
-    let j = li / NQ;
-    let o = c * p.ppad + col + j * stride;
-    let tb = j * NQ + q;
-${
-      ind(
-        [
-          ...Array.from(
-            { length: k.ar },
-            (_, r) => `let q_${r} = mm[${k.offset + r * k.ac}u * stride + o];`,
-          ),
-          ...applyRows(at, (r) => `q_${r}`, 1, (i) => `t_${i}`),
-          ...Array.from({ length: k.mr }, (_, i) => `tt[${i * AC_MAX * nq}u + tb] = t_${i};`),
-        ],
-        "    ",
-      )
-    }
-  }`;
-  }).join("");
-  const row = t.classes.map((k, i) => {
-    const { at } = winogradMatrices(k.mc);
-    return `${i ? " else " : "  "}if (kc == ${i}u && li < ${k.mr * nq}u) {
-    let i = li / NQ;
-    let img = col / ${k.tiles}u;
-    let tl = col - img * ${k.tiles}u;
-    let ty = tl / ${k.tw}u;
-    let oy = ${k.y0}u + ty * ${k.mr}u + i;
-    let x0 = ${k.x0}u + (tl - ty * ${k.tw}u) * ${k.mc}u;
-    let yb = (img * p.co + c) * p.h * p.w;
-    let bv = bias[c];
-    let tb = i * ${AC_MAX * nq}u + q;
-${
-      ind(
-        [
-          ...Array.from({ length: k.ac }, (_, r) => `let w_${r} = tt[${r * nq}u + tb];`),
-          ...applyRows(at, (r) => `w_${r}`, 1, (s) => `r_${s}`),
-          ...Array.from({ length: k.mc }, (_, s) => `st(yb, oy, x0 + ${s}u, r_${s}, bv);`),
-        ],
-        "    ",
-      )
-    }
-  }`;
-  }).join("");
+  // One branch a class, chained with else: `cond` its condition, `body` its lines.
+  type Branch = (k: MixedClass, i: number) => string;
+  const chain = (cond: Branch, body: (k: MixedClass, i: number) => string[]) =>
+    t.classes.map((k, i) =>
+      `${i ? " else " : "  "}if (${cond(k, i)}) {\n${ind(body(k, i), "    ")}\n  }`
+    ).join("");
+  const pick = chain((_, i) => `g < e${i}`, (k, i) => [
+    `kc = ${i}u;`,
+    `let gk = g${i ? ` - e${i - 1}` : ""};`,
+    `c = gk / nb${i};`,
+    `col = (gk - c * nb${i}) * NQ + q;`,
+    `cols = p.n * ${k.tiles}u;`,
+  ]);
+  const column = chain((k, i) => `kc == ${i}u && li < ${k.ac * nq}u`, (k) => [
+    "let j = li / NQ;",
+    "let o = c * p.ppad + col + j * stride;",
+    "let tb = j * NQ + q;",
+    ...Array.from(
+      { length: k.ar },
+      (_, r) => `let q_${r} = mm[${k.offset + r * k.ac}u * stride + o];`,
+    ),
+    ...applyRows(winogradMatrices(k.mr).at, (r) => `q_${r}`, 1, (i) => `t_${i}`),
+    ...Array.from({ length: k.mr }, (_, i) => `tt[${i * AC_MAX * nq}u + tb] = t_${i};`),
+  ]);
+  const row = chain((k, i) => `kc == ${i}u && li < ${k.mr * nq}u`, (k) => [
+    "let i = li / NQ;",
+    `let img = col / ${k.tiles}u;`,
+    `let tl = col - img * ${k.tiles}u;`,
+    `let ty = tl / ${k.tw}u;`,
+    `let oy = ${k.y0}u + ty * ${k.mr}u + i;`,
+    `let x0 = ${k.x0}u + (tl - ty * ${k.tw}u) * ${k.mc}u;`,
+    "let yb = (img * p.co + c) * p.h * p.w;",
+    "let bv = bias[c];",
+    `let tb = i * ${AC_MAX * nq}u + q;`,
+    ...Array.from({ length: k.ac }, (_, r) => `let w_${r} = tt[${r * nq}u + tb];`),
+    ...applyRows(winogradMatrices(k.mc).at, (r) => `w_${r}`, 1, (s) => `r_${s}`),
+    ...Array.from({ length: k.mc }, (_, s) => `st(yb, oy, x0 + ${s}u, r_${s}, bv);`),
+  ]);
   return `${
     half ? f16Prelude(storage) : ""
   }// Generated by src/nn/gpu/winograd_mixed_staged.ts: the column-staged output transform of mixed
