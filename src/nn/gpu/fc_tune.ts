@@ -5,10 +5,10 @@
 import { KibitzError } from "../../errors.ts";
 import { envValue } from "../../env.ts";
 import { describeAdapter, type GpuContext } from "../../gpu/device.ts";
-import { GpuRecorder } from "./backend.ts";
+import type { GpuRecorder } from "./backend.ts";
 import { fcNtFits, fcShapeKey } from "./fc.ts";
 import type { NnKernels } from "./kernels.ts";
-import { TensorPool } from "./tensor.ts";
+import { withTuneScope } from "./tune_scope.ts";
 import { memoTuned, timeUnderLoad, tuningOn, type WinoTuneResult } from "./winograd_tune.ts";
 
 /** The tuner's names of the two kernels. */
@@ -32,27 +32,26 @@ export function tuneFc(
   const key = `${describeAdapter(ctx.report)}|f32|${JSON.stringify(kernels.tiles)}|${
     fcShapeKey(m, n, k)
   }`;
-  return memoTuned(key, async () => {
-    const pool = new TensorPool(ctx);
-    const x = pool.acquire([m, k], "tune.fc.x");
-    const w = pool.acquire([n, k], "tune.fc.w");
-    const bias = pool.acquire([n], "tune.fc.bias");
-    const recs = [FC_KERNELS.tiled, FC_KERNELS.nt].map((name) => {
-      const rec = new GpuRecorder(ctx, kernels, pool, true);
-      if (name === FC_KERNELS.nt) rec.fcNt.add(fcShapeKey(m, n, k));
-      pool.release(rec.linear(x, w, bias));
-      return { name, rec };
-    });
-    const t = await timeUnderLoad(ctx, recs);
-    pool.destroy();
-    return {
-      adapter: describeAdapter(ctx.report),
-      storage: "f32",
-      shape: `fc ${m}x${k}->${n}`,
-      dims: { n: m, ci: k, co: n, h: 1, w: 1, k: 1 },
-      ...t,
-    };
-  });
+  return memoTuned(key, () =>
+    withTuneScope(ctx, kernels, async ({ pool, recorder }) => {
+      const x = pool.acquire([m, k], "tune.fc.x");
+      const w = pool.acquire([n, k], "tune.fc.w");
+      const bias = pool.acquire([n], "tune.fc.bias");
+      const recs = [FC_KERNELS.tiled, FC_KERNELS.nt].map((name) => {
+        const rec = recorder();
+        if (name === FC_KERNELS.nt) rec.fcNt.add(fcShapeKey(m, n, k));
+        pool.release(rec.linear(x, w, bias));
+        return { name, rec };
+      });
+      const t = await timeUnderLoad(ctx, recs);
+      return {
+        adapter: describeAdapter(ctx.report),
+        storage: "f32",
+        shape: `fc ${m}x${k}->${n}`,
+        dims: { n: m, ci: k, co: n, h: 1, w: 1, k: 1 },
+        ...t,
+      };
+    }));
 }
 
 /** How a net picks its fully connected kernel: timed per shape, or forced (tests, A/B). */

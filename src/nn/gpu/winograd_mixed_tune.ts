@@ -8,8 +8,8 @@ import type { WinogradTile } from "../winograd.ts";
 import type { WinoKernels } from "./winograd_gemm.ts";
 import type { NnKernels } from "./kernels.ts";
 import { ensureWinogradTile, type HalfKernels } from "./f16.ts";
-import { GpuRecorder, winoShapeKey } from "./backend.ts";
-import { TensorPool } from "./tensor.ts";
+import { type GpuRecorder, winoShapeKey } from "./backend.ts";
+import { withTuneScope } from "./tune_scope.ts";
 import {
   loadMixedKernels,
   mixedCandidate,
@@ -78,11 +78,10 @@ export function compareMixed(
   }|${[ownName, ...names].join(",")}`;
   return memoTuned(key, async () => {
     await ensureWinogradTile(ctx, kernels, half, m);
-    const pool = new TensorPool(ctx);
-    const { x, u: uTile, bias } = winoTuneInputs(pool, half, m, s);
-    const recs: { name: string; rec: GpuRecorder }[] = [];
-    try {
-      const a = new GpuRecorder(ctx, kernels, pool, true);
+    return withTuneScope(ctx, kernels, async ({ pool, recorder }) => {
+      const { x, u: uTile, bias } = winoTuneInputs(pool, half, m, s);
+      const recs: { name: string; rec: GpuRecorder }[] = [];
+      const a = recorder();
       a.half = half;
       recs.push({ name: ownName, rec: a });
       if (own) a.winoChoice.set(winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w), own);
@@ -93,7 +92,7 @@ export function compareMixed(
       // A tiling past the adapter's workgroup memory (WebGPU's 16 KiB default) records a failure.
       const failed: WinoTuneResult["timings"] = [];
       for (const [i, k] of mixed.entries()) {
-        const b = new GpuRecorder(ctx, kernels, pool, true);
+        const b = recorder();
         b.half = half;
         ctx.device.pushErrorScope("validation");
         const y = b.convMixedFused(x, uMixed!, k, bias, null, true);
@@ -115,12 +114,7 @@ export function compareMixed(
         ...r,
         timings: [...r.timings, ...failed],
       };
-    } catch (e) {
-      for (const { rec } of recs) rec.destroy();
-      throw e;
-    } finally {
-      pool.destroy();
-    }
+    });
   });
 }
 

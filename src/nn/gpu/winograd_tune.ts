@@ -11,7 +11,7 @@ import {
   directDefaultSplits,
   directShapeKey,
   type DirectTile,
-  GpuRecorder,
+  type GpuRecorder,
   type RecordedOp,
   wgradTileOf,
   winoShapeKey,
@@ -19,7 +19,8 @@ import {
 import { tileSize } from "./conv_gemm.ts";
 import { ensureWinogradTile, type HalfKernels } from "./f16.ts";
 import type { NnKernels } from "./kernels.ts";
-import { type GpuTensor, TensorPool } from "./tensor.ts";
+import type { GpuTensor, TensorPool } from "./tensor.ts";
+import { withTuneScope } from "./tune_scope.ts";
 import {
   f16ProductCandidates,
   fusedCandidates,
@@ -394,33 +395,37 @@ async function timeCandidates(
 ): Promise<WinoTuneResult> {
   const act = half?.storage ?? "f32";
   await ensureWinogradTile(ctx, kernels, half, m);
-  const pool = new TensorPool(ctx);
-  const { x, u, bias } = winoTuneInputs(pool, half, m, s);
   const key = winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w);
   const entries: { name: string; rec: GpuRecorder | null; error?: string }[] = [];
-  for (const c of [null, ...cands]) {
-    const rec = new GpuRecorder(ctx, kernels, pool, true);
-    rec.half = half;
-    try {
-      if (c) rec.winoChoice.set(key, await loadWinoKernels(ctx, m, act, c));
-      ctx.device.pushErrorScope("validation");
-      const y = rec.convWinogradFused(x, u, m, bias, null, true);
-      const err = await ctx.device.popErrorScope();
-      if (err) throw new Error(err.message);
-      pool.release(y);
-      entries.push({ name: c?.name ?? LEGACY, rec });
-    } catch (e) {
-      rec.destroy();
-      entries.push({ name: c?.name ?? LEGACY, rec: null, error: (e as Error).message });
-    }
-  }
-  const isGemm = (label: string) => label.endsWith(".gemm") || label.startsWith("winogradGemm");
-  const runs = entries.filter((e): e is { name: string; rec: GpuRecorder } => e.rec !== null)
-    .map((e) => ({ ...e, gemm: e.rec.ops.filter((o) => isGemm(o.label)) }));
-  const { best, bestGemm, timer } = await timeWholeAndGemm(ctx, runs, SOFTWARE_REPS);
-  lastTimed = performance.now();
-  for (const e of entries) e.rec?.destroy();
-  pool.destroy();
+  const { best, bestGemm, timer } = await withTuneScope(
+    ctx,
+    kernels,
+    async ({ pool, recorder }) => {
+      const { x, u, bias } = winoTuneInputs(pool, half, m, s);
+      for (const c of [null, ...cands]) {
+        const rec = recorder();
+        rec.half = half;
+        try {
+          if (c) rec.winoChoice.set(key, await loadWinoKernels(ctx, m, act, c));
+          ctx.device.pushErrorScope("validation");
+          const y = rec.convWinogradFused(x, u, m, bias, null, true);
+          const err = await ctx.device.popErrorScope();
+          if (err) throw new Error(err.message);
+          pool.release(y);
+          entries.push({ name: c?.name ?? LEGACY, rec });
+        } catch (e) {
+          rec.destroy();
+          entries.push({ name: c?.name ?? LEGACY, rec: null, error: (e as Error).message });
+        }
+      }
+      const isGemm = (label: string) => label.endsWith(".gemm") || label.startsWith("winogradGemm");
+      const runs = entries.filter((e): e is { name: string; rec: GpuRecorder } => e.rec !== null)
+        .map((e) => ({ ...e, gemm: e.rec.ops.filter((o) => isGemm(o.label)) }));
+      const timed = await timeWholeAndGemm(ctx, runs, SOFTWARE_REPS);
+      lastTimed = performance.now();
+      return timed;
+    },
+  );
   const timings = entries.map((e) => ({
     name: e.name,
     ms: best.get(e.name) ?? null,
@@ -571,22 +576,22 @@ async function timeSplits(
   options: DirectOption[],
   d: number,
 ): Promise<WinoTuneResult> {
-  const pool = new TensorPool(ctx);
-  const hb = half ? (half.storage === "f16" ? 2 : 4) : null;
-  const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x", hb);
-  const w = pool.acquire([s.co, s.ci, k, k], "tune.w", hb);
-  const bias = pool.acquire([s.co], "tune.bias");
   const key = directShapeKey(s.n, s.ci, s.co, s.h, s.w, k, half !== null);
-  const recs = options.map((o) => {
-    const rec = new GpuRecorder(ctx, kernels, pool, true);
-    rec.half = half;
-    rec.splitChoice.set(key, o.splits);
-    rec.tileChoice.set(key, o.tile);
-    pool.release(rec.convFused(x, w, bias, null, true));
-    return { name: o.name, rec };
+  const t = await withTuneScope(ctx, kernels, ({ pool, recorder }) => {
+    const hb = half ? (half.storage === "f16" ? 2 : 4) : null;
+    const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x", hb);
+    const w = pool.acquire([s.co, s.ci, k, k], "tune.w", hb);
+    const bias = pool.acquire([s.co], "tune.bias");
+    const recs = options.map((o) => {
+      const rec = recorder();
+      rec.half = half;
+      rec.splitChoice.set(key, o.splits);
+      rec.tileChoice.set(key, o.tile);
+      pool.release(rec.convFused(x, w, bias, null, true));
+      return { name: o.name, rec };
+    });
+    return timeUnderLoad(ctx, recs);
   });
-  const t = await timeUnderLoad(ctx, recs);
-  pool.destroy();
   return {
     adapter: describeAdapter(ctx.report),
     storage: half?.storage ?? "f32",
@@ -781,16 +786,15 @@ export function timeBridgedChain(
   return memoTuned(key, async () => {
     const act = half?.storage ?? "f32";
     await ensureWinogradTile(ctx, kernels, half, m);
-    const pool = new TensorPool(ctx);
-    const { x, u, bias } = winoTuneInputs(pool, half, m, s);
-    const wk = name === LEGACY
-      ? null
-      : await loadWinoKernels(ctx, m, act, findCandidate(name, act !== "f32"));
-    const runs: { name: string; rec: GpuRecorder; gemm: RecordedOp[] }[] = [];
-    try {
+    return withTuneScope(ctx, kernels, async ({ pool, recorder }) => {
+      const { x, u, bias } = winoTuneInputs(pool, half, m, s);
+      const wk = name === LEGACY
+        ? null
+        : await loadWinoKernels(ctx, m, act, findCandidate(name, act !== "f32"));
+      const runs: { name: string; rec: GpuRecorder; gemm: RecordedOp[] }[] = [];
       let bridge: [string, GPUComputePipeline] | null = null;
       for (const convs of [1, 2]) {
-        const rec = new GpuRecorder(ctx, kernels, pool, true);
+        const rec = recorder();
         runs.push({ name: convs === 1 ? "one conv" : "two bridged convs", rec, gemm: [] });
         rec.half = half;
         rec.winograd = m;
@@ -826,10 +830,7 @@ export function timeBridgedChain(
         timings,
         timer,
       };
-    } finally {
-      for (const r of runs) r.rec.destroy();
-      pool.destroy();
-    }
+    });
   });
 }
 
@@ -1365,39 +1366,43 @@ async function timeWgrad(
   s: WinoShape,
 ): Promise<WinoTuneResult> {
   await ensureWinogradTile(ctx, kernels, null, m);
-  const pool = new TensorPool(ctx);
-  const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x");
-  const dy = pool.acquire([s.n, s.co, s.h, s.w], "tune.dy");
-  const w = pool.acquire([s.co, s.ci, 3, 3], "tune.w");
-  const dw = pool.acquire([s.co, s.ci, 3, 3], "tune.dw");
   const key = winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w);
   const tile = wgradTileOf(kernels.tiles, s.co, s.ci);
   const entries: { name: string; rec: GpuRecorder | null; error?: string }[] = [];
-  for (const v of [null, ...WGRAD_VARIANTS]) {
-    const rec = new GpuRecorder(ctx, kernels, pool, true);
-    rec.winogradTrain = true;
-    rec.winograd = m;
-    try {
-      if (v) rec.wgradChoice.set(key, await loadWgradVariant(ctx, tile, v));
-      ctx.device.pushErrorScope("validation");
-      rec.conv2dBackward(x, w, dy, dw, false);
-      const err = await ctx.device.popErrorScope();
-      if (err) throw new Error(err.message);
-      entries.push({ name: v?.name ?? LEGACY, rec });
-    } catch (e) {
-      rec.destroy();
-      entries.push({ name: v?.name ?? LEGACY, rec: null, error: (e as Error).message });
-    }
-  }
-  const runs = entries.filter((e): e is { name: string; rec: GpuRecorder } => e.rec !== null)
-    .map((e) => ({
-      ...e,
-      gemm: e.rec.ops.filter((o) => o.label.startsWith("winogradWgradGemm")),
-    }));
-  const { best, bestGemm, timer } = await timeWholeAndGemm(ctx, runs, () => 1);
-  lastTimed = performance.now();
-  for (const e of runs) e.rec.destroy();
-  pool.destroy();
+  const { best, bestGemm, timer } = await withTuneScope(
+    ctx,
+    kernels,
+    async ({ pool, recorder }) => {
+      const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x");
+      const dy = pool.acquire([s.n, s.co, s.h, s.w], "tune.dy");
+      const w = pool.acquire([s.co, s.ci, 3, 3], "tune.w");
+      const dw = pool.acquire([s.co, s.ci, 3, 3], "tune.dw");
+      for (const v of [null, ...WGRAD_VARIANTS]) {
+        const rec = recorder();
+        rec.winogradTrain = true;
+        rec.winograd = m;
+        try {
+          if (v) rec.wgradChoice.set(key, await loadWgradVariant(ctx, tile, v));
+          ctx.device.pushErrorScope("validation");
+          rec.conv2dBackward(x, w, dy, dw, false);
+          const err = await ctx.device.popErrorScope();
+          if (err) throw new Error(err.message);
+          entries.push({ name: v?.name ?? LEGACY, rec });
+        } catch (e) {
+          rec.destroy();
+          entries.push({ name: v?.name ?? LEGACY, rec: null, error: (e as Error).message });
+        }
+      }
+      const runs = entries.filter((e): e is { name: string; rec: GpuRecorder } => e.rec !== null)
+        .map((e) => ({
+          ...e,
+          gemm: e.rec.ops.filter((o) => o.label.startsWith("winogradWgradGemm")),
+        }));
+      const timed = await timeWholeAndGemm(ctx, runs, () => 1);
+      lastTimed = performance.now();
+      return timed;
+    },
+  );
   const timings = entries.map((e) => ({
     name: e.name,
     ms: best.get(e.name) ?? null,
