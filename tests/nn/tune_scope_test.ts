@@ -39,7 +39,6 @@ for (const ending of ["returns", "throws"] as const) {
         const bias = pool.acquire([3], "test.bias");
         const recs = [recorder(), recorder()];
         for (const rec of recs) pool.release(rec.linear(x, w, bias));
-        recs[0].destroy(); // a tuner may drop a failed candidate early; the scope's destroy is safe
         assert.ok(recs[1].uniforms.length > 0, "linear records a uniform");
         assert.ok(pool.bytes > 0);
         assert.equal(await writeFails(x.buffer), false, "alive inside the pass");

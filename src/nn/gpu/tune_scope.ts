@@ -9,7 +9,7 @@ import { TensorPool } from "./tensor.ts";
 /** A tuning pass's scratch: one tensor pool and the recorders made on it. */
 export interface TuneScope {
   readonly pool: TensorPool;
-  /** A new tiled recorder on the pool, destroyed with the scope (destroying it sooner is fine). */
+  /** A new tiled recorder on the pool, destroyed with the scope. */
   recorder(): GpuRecorder;
 }
 

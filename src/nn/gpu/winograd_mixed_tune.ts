@@ -99,7 +99,6 @@ export function compareMixed(
         const err = await ctx.device.popErrorScope();
         pool.release(y);
         if (err) {
-          b.destroy();
           failed.push({ name: names[i], ms: null, gemmMs: null, error: err.message });
         } else {
           recs.push({ name: names[i], rec: b });

@@ -414,7 +414,6 @@ async function timeCandidates(
           pool.release(y);
           entries.push({ name: c?.name ?? LEGACY, rec });
         } catch (e) {
-          rec.destroy();
           entries.push({ name: c?.name ?? LEGACY, rec: null, error: (e as Error).message });
         }
       }
@@ -608,7 +607,7 @@ async function timeSplits(
  * Deno) an idle GPU lowers its clocks. So every plan runs in each warm-up pass, and timed passes
  * hold at least TUNE_PASS_MS of work on hardware adapters (20 repetitions at least; 20 on
  * software ones). Returns each plan's best ms of 3 passes (gemmMs null), the fastest plan's name
- * and how it was timed; destroys the recorders.
+ * and how it was timed (the recorders stay with their tune scope).
  */
 export async function timeUnderLoad(
   ctx: GpuContext,
@@ -642,7 +641,6 @@ export async function timeUnderLoad(
     }
   }
   lastTimed = performance.now();
-  for (const e of recs) e.rec.destroy();
   const reps = [...new Set(repsOf.values())].sort((a, b) => a - b).join("/");
   return {
     winner: recs.reduce((a, b) => (best.get(b.name)! < best.get(a.name)! ? b : a)).name,
@@ -1389,7 +1387,6 @@ async function timeWgrad(
           if (err) throw new Error(err.message);
           entries.push({ name: v?.name ?? LEGACY, rec });
         } catch (e) {
-          rec.destroy();
           entries.push({ name: v?.name ?? LEGACY, rec: null, error: (e as Error).message });
         }
       }
