@@ -59,6 +59,22 @@ export function writeBuffer(ctx: GpuContext, buffer: GPUBuffer, data: GpuArray, 
   }
 }
 
+/**
+ * Maps a MAP_READ staging buffer whose copies are submitted, returns its first `byteLength` bytes
+ * and destroys it, also when the map fails (a lost device), so a failed readback leaks nothing.
+ */
+export async function readStaging(
+  staging: GPUBuffer,
+  byteLength = staging.size,
+): Promise<ArrayBuffer> {
+  try {
+    await staging.mapAsync(0x1); // READ
+    return staging.getMappedRange().slice(0, byteLength);
+  } finally {
+    staging.destroy(); // unmaps too
+  }
+}
+
 /** Copies a buffer back to the CPU (one round trip: batch work before calling this). */
 export async function readBuffer(
   ctx: GpuContext,
@@ -70,9 +86,5 @@ export async function readBuffer(
   const enc = ctx.device.createCommandEncoder();
   enc.copyBufferToBuffer(buffer, 0, staging, 0, size);
   ctx.device.queue.submit([enc.finish()]);
-  await staging.mapAsync(0x1);
-  const out = staging.getMappedRange().slice(0, byteLength);
-  staging.unmap();
-  staging.destroy();
-  return out;
+  return await readStaging(staging, byteLength);
 }

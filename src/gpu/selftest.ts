@@ -2,6 +2,7 @@ import type { GpuContext } from "./device.ts";
 import { computePipeline } from "./pipeline.ts";
 import { readBuffer, storageBuffer, uniformBuffer } from "./buffers.ts";
 import { dispatch, workgroups1d } from "./dispatch.ts";
+import { withOwned } from "./owned.ts";
 import source from "../../shaders/gpu/selftest.wgsl" with { type: "text" };
 
 /** Outcome of the GPU self-test kernel. */
@@ -18,13 +19,17 @@ export async function gpuSelfTest(ctx: GpuContext, n = 100_003): Promise<SelfTes
   for (let i = 0; i < n; i++) a[i] = (Math.imul(i, 2654435761) >>> 0) ^ 0x5bd1e995;
   const params = new Uint32Array([n]);
   const pipeline = await computePipeline(ctx, source, "main", {}, "selftest");
-  const bufA = storageBuffer(ctx, a, "selftest.a");
-  const bufOut = storageBuffer(ctx, n * 4, "selftest.out");
-  const bufF = storageBuffer(ctx, n * 4, "selftest.f");
-  const bufP = uniformBuffer(ctx, params.buffer);
-  await dispatch(ctx, pipeline, [bufA, bufOut, bufF, bufP], workgroups1d(ctx, n, 64));
-  const out = new Uint32Array(await readBuffer(ctx, bufOut, n * 4));
-  const f = new Float32Array(await readBuffer(ctx, bufF, n * 4));
+  const [out, f] = await withOwned(async (own) => {
+    const bufA = own(storageBuffer(ctx, a, "selftest.a"));
+    const bufOut = own(storageBuffer(ctx, n * 4, "selftest.out"));
+    const bufF = own(storageBuffer(ctx, n * 4, "selftest.f"));
+    const bufP = own(uniformBuffer(ctx, params.buffer));
+    await dispatch(ctx, pipeline, [bufA, bufOut, bufF, bufP], workgroups1d(ctx, n, 64));
+    return [
+      new Uint32Array(await readBuffer(ctx, bufOut, n * 4)),
+      new Float32Array(await readBuffer(ctx, bufF, n * 4)),
+    ] as const;
+  });
   let mismatches = 0;
   let firstMismatch: string | null = null;
   for (let i = 0; i < n; i++) {
@@ -37,6 +42,5 @@ export async function gpuSelfTest(ctx: GpuContext, n = 100_003): Promise<SelfTes
       firstMismatch ??= `index ${i}: got (${out[i]}, ${f[i]}), want (${want}, ${wantF})`;
     }
   }
-  for (const b of [bufA, bufOut, bufF, bufP]) b.destroy();
   return { ok: mismatches === 0, n, mismatches, firstMismatch };
 }

@@ -1,5 +1,6 @@
 import type { GpuContext } from "./device.ts";
 import { readBuffer } from "./buffers.ts";
+import { withOwned } from "./owned.ts";
 import { KibitzError } from "../errors.ts";
 
 /** Result of a timed GPU run: GPU-side nanoseconds when timestamp queries exist, wall time always. */
@@ -14,32 +15,32 @@ export async function timeComputePass(
   record: (pass: GPUComputePassEncoder) => void,
 ): Promise<GpuTiming> {
   const t0 = performance.now();
-  const enc = ctx.device.createCommandEncoder();
-  let querySet: GPUQuerySet | null = null;
-  let resolve: GPUBuffer | null = null;
-  if (ctx.timestamps) {
-    querySet = ctx.device.createQuerySet({ type: "timestamp", count: 2 });
-    resolve = ctx.device.createBuffer({ size: 16, usage: 0x200 | 0x4 }); // QUERY_RESOLVE | COPY_SRC
-  }
-  const pass = enc.beginComputePass(
-    querySet
-      ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } }
-      : {},
-  );
-  record(pass);
-  pass.end();
-  if (querySet && resolve) enc.resolveQuerySet(querySet, 0, 2, resolve, 0);
-  ctx.device.queue.submit([enc.finish()]);
-  let gpuMs: number | null = null;
-  if (resolve) {
+  const gpuMs = await withOwned(async (own) => {
+    const enc = ctx.device.createCommandEncoder();
+    let querySet: GPUQuerySet | null = null;
+    let resolve: GPUBuffer | null = null;
+    if (ctx.timestamps) {
+      querySet = own(ctx.device.createQuerySet({ type: "timestamp", count: 2 }));
+      // QUERY_RESOLVE | COPY_SRC
+      resolve = own(ctx.device.createBuffer({ size: 16, usage: 0x200 | 0x4 }));
+    }
+    const pass = enc.beginComputePass(
+      querySet
+        ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } }
+        : {},
+    );
+    record(pass);
+    pass.end();
+    if (querySet && resolve) enc.resolveQuerySet(querySet, 0, 2, resolve, 0);
+    ctx.device.queue.submit([enc.finish()]);
+    if (!resolve) {
+      await ctx.device.queue.onSubmittedWorkDone();
+      return null;
+    }
     const t = new BigUint64Array(await readBuffer(ctx, resolve, 16));
     const ns = Number(t[1] - t[0]);
-    gpuMs = ns > 0 ? ns / 1e6 : null;
-    resolve.destroy();
-    querySet?.destroy();
-  } else {
-    await ctx.device.queue.onSubmittedWorkDone();
-  }
+    return ns > 0 ? ns / 1e6 : null;
+  });
   return { gpuMs, wallMs: performance.now() - t0 };
 }
 
@@ -62,35 +63,39 @@ export async function timeComputePasses(
   records: ((pass: GPUComputePassEncoder) => void)[],
 ): Promise<GpuPassTimings> {
   const t0 = performance.now();
-  const enc = ctx.device.createCommandEncoder();
-  const sets: { qs: GPUQuerySet; count: number; resolve: GPUBuffer }[] = [];
-  const perSet = QUERY_CHUNK / 2;
-  records.forEach((record, i) => {
-    let ts: GPUComputePassTimestampWrites | undefined;
-    if (ctx.timestamps) {
-      if (i % perSet === 0) {
-        const count = 2 * Math.min(perSet, records.length - i);
-        sets.push({
-          qs: ctx.device.createQuerySet({ type: "timestamp", count }),
-          count,
-          resolve: ctx.device.createBuffer({ size: 8 * count, usage: 0x200 | 0x4 }),
-        });
-      }
-      const slot = 2 * (i % perSet);
-      ts = {
-        querySet: sets[sets.length - 1].qs,
-        beginningOfPassWriteIndex: slot,
-        endOfPassWriteIndex: slot + 1,
-      };
-    }
-    const pass = enc.beginComputePass(ts ? { timestampWrites: ts } : {});
-    record(pass);
-    pass.end();
-  });
-  for (const s of sets) enc.resolveQuerySet(s.qs, 0, s.count, s.resolve, 0);
-  ctx.device.queue.submit([enc.finish()]);
   const passMs: (number | null)[] = records.map(() => null);
-  if (sets.length) {
+  await withOwned(async (own) => {
+    const enc = ctx.device.createCommandEncoder();
+    const sets: { qs: GPUQuerySet; count: number; resolve: GPUBuffer }[] = [];
+    const perSet = QUERY_CHUNK / 2;
+    records.forEach((record, i) => {
+      let ts: GPUComputePassTimestampWrites | undefined;
+      if (ctx.timestamps) {
+        if (i % perSet === 0) {
+          const count = 2 * Math.min(perSet, records.length - i);
+          sets.push({
+            qs: own(ctx.device.createQuerySet({ type: "timestamp", count })),
+            count,
+            resolve: own(ctx.device.createBuffer({ size: 8 * count, usage: 0x200 | 0x4 })),
+          });
+        }
+        const slot = 2 * (i % perSet);
+        ts = {
+          querySet: sets[sets.length - 1].qs,
+          beginningOfPassWriteIndex: slot,
+          endOfPassWriteIndex: slot + 1,
+        };
+      }
+      const pass = enc.beginComputePass(ts ? { timestampWrites: ts } : {});
+      record(pass);
+      pass.end();
+    });
+    for (const s of sets) enc.resolveQuerySet(s.qs, 0, s.count, s.resolve, 0);
+    ctx.device.queue.submit([enc.finish()]);
+    if (!sets.length) {
+      await ctx.device.queue.onSubmittedWorkDone();
+      return;
+    }
     const data = await Promise.all(sets.map((s) => readBuffer(ctx, s.resolve, 8 * s.count)));
     data.forEach((buf, k) => {
       const t = new BigUint64Array(buf);
@@ -99,13 +104,7 @@ export async function timeComputePasses(
         passMs[k * perSet + j] = ns >= 0 ? ns / 1e6 : null;
       }
     });
-    for (const s of sets) {
-      s.resolve.destroy();
-      s.qs.destroy();
-    }
-  } else {
-    await ctx.device.queue.onSubmittedWorkDone();
-  }
+  });
   return { passMs, wallMs: performance.now() - t0 };
 }
 

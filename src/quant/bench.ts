@@ -10,6 +10,7 @@ import { formatInfo, type QuantFormat, storeBytes } from "./format.ts";
 import { createQuantStore, decodeAll, encodeAll, type QuantStore } from "./store.ts";
 import { updateAll, type UpdateOp } from "./update.ts";
 import { destroyGpuQuantStore, recordGpuUpdate, uploadQuantStore } from "./gpu.ts";
+import { withOwned } from "../gpu/owned.ts";
 
 /** Which formats each fused update applies to (unsigned regrets only for CFR+/DCFR+). */
 export const OP_FORMATS: Record<Exclude<UpdateOp, "set">, QuantFormat[]> = {
@@ -93,25 +94,24 @@ export async function gpuSpeed(
   block: number,
 ): Promise<QuantSpeed> {
   const s = benchStore(op, format, n, block);
-  const g = uploadQuantStore(ctx, s);
-  const input = storageBuffer(ctx, inputs(s.n, op !== "strategy"));
-  const run = async (reps: number, from: number) => {
-    const enc = ctx.device.createCommandEncoder();
-    const params: GPUBuffer[] = [];
-    for (let r = 0; r < reps; r++) {
-      params.push(
-        await recordGpuUpdate(g, enc, op, input, 0.9, 0.5, { seed: 1, iteration: from + r }),
-      );
-    }
-    ctx.device.queue.submit([enc.finish()]);
-    await ctx.device.queue.onSubmittedWorkDone();
-    for (const p of params) p.destroy();
-    return reps;
-  };
-  await run(1, 1); // compile pipelines and warm up
-  const timed = await timeUpdates((done) => run(4, 10 + done));
-  input.destroy();
-  destroyGpuQuantStore(g);
+  const timed = await withOwned(async (own) => {
+    const g = uploadQuantStore(ctx, s);
+    own({ destroy: () => destroyGpuQuantStore(g) });
+    const input = own(storageBuffer(ctx, inputs(s.n, op !== "strategy")));
+    const run = (reps: number, from: number) =>
+      withOwned(async (ownPass) => {
+        const enc = ctx.device.createCommandEncoder();
+        for (let r = 0; r < reps; r++) {
+          const key = { seed: 1, iteration: from + r };
+          ownPass(await recordGpuUpdate(g, enc, op, input, 0.9, 0.5, key));
+        }
+        ctx.device.queue.submit([enc.finish()]);
+        await ctx.device.queue.onSubmittedWorkDone();
+        return reps;
+      });
+    await run(1, 1); // compile pipelines and warm up
+    return await timeUpdates((done) => run(4, 10 + done));
+  });
   return speed(op, format, "gpu", s, timed);
 }
 

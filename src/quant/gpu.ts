@@ -1,4 +1,5 @@
 import { KibitzError } from "../errors.ts";
+import { withOwned } from "../gpu/owned.ts";
 import {
   bindGroup,
   type BindingKind,
@@ -152,12 +153,13 @@ export async function gpuUpdate(
   key: RoundingKey,
   check = true,
 ): Promise<void> {
-  const encoder = g.ctx.device.createCommandEncoder();
-  const params = await recordGpuUpdate(g, encoder, op, input, a, c, key);
-  g.ctx.device.queue.submit([encoder.finish()]);
-  if (check) await checkGpuQuantFlags(g);
-  else await g.ctx.device.queue.onSubmittedWorkDone();
-  params.destroy();
+  await withOwned(async (own) => {
+    const encoder = g.ctx.device.createCommandEncoder();
+    own(await recordGpuUpdate(g, encoder, op, input, a, c, key));
+    g.ctx.device.queue.submit([encoder.finish()]);
+    if (check) await checkGpuQuantFlags(g);
+    else await g.ctx.device.queue.onSubmittedWorkDone();
+  });
 }
 
 /** Throws a `non_finite` error if a GPU update produced NaN or infinity (costs one readback). */

@@ -1,6 +1,6 @@
 import { KibitzError } from "../../errors.ts";
 import type { GpuContext } from "../../gpu/device.ts";
-import { storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
+import { readStaging, storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
 import { type BindingKind, computePipeline } from "../../gpu/pipeline.ts";
 import { type CfrExploitability, dealMass } from "../evaluate.ts";
 import type { CfrGame } from "../game.ts";
@@ -754,11 +754,12 @@ export class GpuCfrSolver {
     enc.copyBufferToBuffer(resolve, 0, staging, 0, 16 * n);
     dev.queue.submit([enc.finish()]);
     this.iteration++;
-    await staging.mapAsync(0x1);
-    const t = new BigUint64Array(staging.getMappedRange().slice(0));
-    staging.unmap();
-    for (const b of [staging, resolve]) b.destroy();
-    qs.destroy();
+    const t = new BigUint64Array(
+      await readStaging(staging).finally(() => {
+        resolve.destroy();
+        qs.destroy();
+      }),
+    );
     const out: Record<string, number> = {};
     cmds.forEach((c, i) => {
       const ns = Number(t[2 * i + 1] - t[2 * i]);
@@ -778,10 +779,7 @@ export class GpuCfrSolver {
     const staging = dev.createBuffer({ size: bytes, usage: 0x1 | 0x8 });
     enc.copyBufferToBuffer(this.scratch, this.scratch.size - bytes, staging, 0, bytes);
     dev.queue.submit([enc.finish()]);
-    await staging.mapAsync(0x1);
-    const rows = new Float32Array(staging.getMappedRange().slice(0));
-    staging.unmap();
-    staging.destroy();
+    const rows = new Float32Array(await readStaging(staging));
     const value = (slot: number, p: 0 | 1) => {
       const w = this.game.initialWeights(p);
       let v = 0;
@@ -819,13 +817,8 @@ export class GpuCfrSolver {
       return st;
     });
     dev.queue.submit([enc.finish()]);
-    const out = await Promise.all(stagings.map(async (st, i) => {
-      await st.mapAsync(0x1);
-      const a = st.getMappedRange().slice(0, srcs[i][1]);
-      st.unmap();
-      st.destroy();
-      return a;
-    }));
+    const reads = stagings.map((st, i) => readStaging(st, srcs[i][1]));
+    const out = await Promise.all(reads);
     const B = this.blocks;
     const sc = this.scales ? new Float32Array(out[out.length - 1]) : null;
     const part = (k: number) => sc ? sc.slice(3 * k * B, 3 * k * B + B) : new Float32Array(0);
@@ -899,9 +892,7 @@ export class GpuCfrSolver {
     enc.copyBufferToBuffer(this.strategy, 4 * w0, st, 0, (w1 - w0) * 4);
     if (this.scales) enc.copyBufferToBuffer(this.scales, 4 * (3 * this.blocks + b), st, size, 4);
     dev.queue.submit([enc.finish()]);
-    await st.mapAsync(0x1);
-    const raw = st.getMappedRange().slice(0);
-    st.unmap(), st.destroy();
+    const raw = await readStaging(st);
     const words = new Uint32Array(raw, 0, w1 - w0), out = new Float32Array(e1 - e0);
     if (sf === "f32") {
       out.set(new Float32Array(raw, 0, e1 - e0));

@@ -6,6 +6,7 @@
 import type { GpuContext } from "../../gpu/device.ts";
 import { readBuffer, storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
 import { dispatch, workgroups1d } from "../../gpu/dispatch.ts";
+import { withOwned } from "../../gpu/owned.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import convDirectSrc from "../../../shaders/nn/conv_direct.wgsl" with { type: "text" };
 import { thinConvSource } from "./conv_thin.ts";
@@ -27,20 +28,22 @@ export async function thinConvParity(
   const bad: string[] = [];
   for (const [i, [n, ci, co, h, w]] of cases.entries()) {
     const cols = n * h * w, size = n * co * h * w;
-    const buf = (data: Float32Array) => storageBuffer(ctx, data, "thin.check");
-    const x = buf(checkRandom(n * ci * h * w, 5 + i)), wt = buf(checkRandom(co * ci, 17 + i));
-    const bias = buf(checkRandom(co, 29 + i)), res = buf(checkRandom(size, 41 + i));
-    const [ya, yb] = [buf(new Float32Array(size)), buf(new Float32Array(size))];
-    const u32 = (v: number[]) => uniformBuffer(ctx, new Uint32Array(v).buffer, "thin.check");
-    const p = u32([n, ci, co, h, w, 1, 0, 0]), fz = u32([1, 1, 0, 0]);
-    const enc = ctx.device.createCommandEncoder();
-    await dispatch(ctx, thin, [x, wt, ya, p, bias, res, fz], workgroups1d(ctx, cols, 64), enc);
-    await dispatch(ctx, direct, [x, wt, yb, p, bias, res, fz], workgroups1d(ctx, size, 64), enc);
-    ctx.device.queue.submit([enc.finish()]);
-    const a = new Uint32Array(await readBuffer(ctx, ya));
-    const b = new Uint32Array(await readBuffer(ctx, yb));
-    if (a.some((v, j) => v !== b[j])) bad.push(`${n}x${ci}x${h}x${w} -> ${co}`);
-    for (const t of [x, wt, bias, res, ya, yb, p, fz]) t.destroy();
+    const same = await withOwned(async (own) => {
+      const buf = (data: Float32Array) => own(storageBuffer(ctx, data, "thin.check"));
+      const x = buf(checkRandom(n * ci * h * w, 5 + i)), wt = buf(checkRandom(co * ci, 17 + i));
+      const bias = buf(checkRandom(co, 29 + i)), res = buf(checkRandom(size, 41 + i));
+      const [ya, yb] = [buf(new Float32Array(size)), buf(new Float32Array(size))];
+      const u32 = (v: number[]) => own(uniformBuffer(ctx, new Uint32Array(v).buffer, "thin.check"));
+      const p = u32([n, ci, co, h, w, 1, 0, 0]), fz = u32([1, 1, 0, 0]);
+      const enc = ctx.device.createCommandEncoder();
+      await dispatch(ctx, thin, [x, wt, ya, p, bias, res, fz], workgroups1d(ctx, cols, 64), enc);
+      await dispatch(ctx, direct, [x, wt, yb, p, bias, res, fz], workgroups1d(ctx, size, 64), enc);
+      ctx.device.queue.submit([enc.finish()]);
+      const a = new Uint32Array(await readBuffer(ctx, ya));
+      const b = new Uint32Array(await readBuffer(ctx, yb));
+      return a.every((v, j) => v === b[j]);
+    });
+    if (!same) bad.push(`${n}x${ci}x${h}x${w} -> ${co}`);
   }
   return bad;
 }

@@ -4,10 +4,10 @@
 import type { GpuContext } from "../../gpu/device.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import { rng } from "../tensor.ts";
-import { GpuRecorder } from "./backend.ts";
 import { fcShapeKey } from "./fc.ts";
 import { fcSource, type KernelTiles, matmulSource, type NnKernels, TEST_TILES } from "./kernels.ts";
-import { readTensors, TensorPool, uploadTensor } from "./tensor.ts";
+import { withScratch } from "./scratch_scope.ts";
+import { readTensors, uploadTensor } from "./tensor.ts";
 
 /** [m, n, k]: products that cut the tiles short along M, N and K, and one of whole tiles. */
 export const FC_CHECK_CASES: readonly [number, number, number][] = [
@@ -32,25 +32,33 @@ export async function fcBothWays(
     fcNt: await computePipeline(ctx, fcSource(tw), "fc_nt", {}, "nn.fc.check"),
     matmulBias: await computePipeline(ctx, matmulSource(tw), "with_bias", {}, "nn.fc.check"),
   } as unknown as NnKernels;
-  const pool = new TensorPool(ctx);
-  const next = rng(seed);
-  const rand = (len: number) => Float32Array.from({ length: len }, () => next() * 2 - 1);
-  const x = uploadTensor(ctx, [m, k], rand(m * k), "fc.check.x");
-  const w = uploadTensor(ctx, [n, k], rand(n * k), "fc.check.w");
-  const bias = uploadTensor(ctx, [n], rand(n), "fc.check.bias");
-  const out: Float32Array[] = [], labels: string[][] = [];
-  for (const nt of [false, true]) {
-    const rec = new GpuRecorder(ctx, kernels, pool, true);
-    if (nt) rec.fcNt.add(fcShapeKey(m, n, k));
-    const y = rec.linear(x, w, bias);
-    labels.push(rec.ops.map((o) => o.label));
-    rec.submit();
-    out.push((await readTensors(ctx, [y]))[0]);
-    rec.destroy();
-  }
-  pool.destroy();
-  for (const t of [x, w, bias]) t.buffer.destroy();
-  return { out, labels };
+  return withScratch(ctx, kernels, async ({ recorder, own }) => {
+    const next = rng(seed);
+    const upload = (shape: number[], label: string) => {
+      const size = shape.reduce((p, d) => p * d, 1);
+      const t = uploadTensor(
+        ctx,
+        shape,
+        Float32Array.from({ length: size }, () => next() * 2 - 1),
+        label,
+      );
+      own(t.buffer);
+      return t;
+    };
+    const x = upload([m, k], "fc.check.x");
+    const w = upload([n, k], "fc.check.w");
+    const bias = upload([n], "fc.check.bias");
+    const out: Float32Array[] = [], labels: string[][] = [];
+    for (const nt of [false, true]) {
+      const rec = recorder();
+      if (nt) rec.fcNt.add(fcShapeKey(m, n, k));
+      const y = rec.linear(x, w, bias);
+      labels.push(rec.ops.map((o) => o.label));
+      rec.submit();
+      out.push((await readTensors(ctx, [y]))[0]);
+    }
+    return { out, labels };
+  });
 }
 
 /** Runs each case both ways at the test workgroup size; returns those that differ in any bit. */

@@ -8,7 +8,7 @@ import { describeAdapter, type GpuContext } from "../../gpu/device.ts";
 import type { GpuRecorder } from "./backend.ts";
 import { fcNtFits, fcShapeKey } from "./fc.ts";
 import type { NnKernels } from "./kernels.ts";
-import { withTuneScope } from "./tune_scope.ts";
+import { withScratch } from "./scratch_scope.ts";
 import { memoTuned, timeUnderLoad, tuningOn, type WinoTuneResult } from "./winograd_tune.ts";
 
 /** The tuner's names of the two kernels. */
@@ -33,7 +33,7 @@ export function tuneFc(
     fcShapeKey(m, n, k)
   }`;
   return memoTuned(key, () =>
-    withTuneScope(ctx, kernels, async ({ pool, recorder }) => {
+    withScratch(ctx, kernels, async ({ pool, recorder }) => {
       const x = pool.acquire([m, k], "tune.fc.x");
       const w = pool.acquire([n, k], "tune.fc.w");
       const bias = pool.acquire([n], "tune.fc.bias");

@@ -1,5 +1,5 @@
 import type { GpuContext } from "../../gpu/device.ts";
-import { storageBuffer } from "../../gpu/buffers.ts";
+import { readStaging, storageBuffer } from "../../gpu/buffers.ts";
 import { numel, type Shaped } from "../tensor.ts";
 
 /**
@@ -95,10 +95,6 @@ export async function readTensors(
     if (t.size > 0) enc.copyBufferToBuffer(t.buffer, 0, staging, offsets[i], t.size * 4);
   });
   ctx.device.queue.submit([enc.finish()]);
-  await staging.mapAsync(0x1);
-  const mapped = staging.getMappedRange();
-  const out = ts.map((t, i) => new Float32Array(mapped.slice(offsets[i], offsets[i] + t.size * 4)));
-  staging.unmap();
-  staging.destroy();
-  return out;
+  const mapped = await readStaging(staging);
+  return ts.map((t, i) => new Float32Array(mapped.slice(offsets[i], offsets[i] + t.size * 4)));
 }

@@ -5,10 +5,10 @@ import type { GpuContext } from "../../gpu/device.ts";
 import { storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
 import { workgroups1d } from "../../gpu/dispatch.ts";
 import { winogradColumns, winogradGeometry, type WinogradTile } from "../winograd.ts";
-import { GpuRecorder } from "./backend.ts";
 import { ensureWinogradTile, type HalfKernelName, type HalfKernels } from "./f16.ts";
 import { HARDWARE_TILES, type KernelName, loadKernels } from "./kernels.ts";
-import { readTensors, TensorPool } from "./tensor.ts";
+import { withScratch } from "./scratch_scope.ts";
+import { readTensors } from "./tensor.ts";
 import { bridgeBindings, bridgeGroups, loadWinogradBridge } from "./winograd_bridge.ts";
 
 /** One case: tile, planes (n images of c channels, h x w), and the epilogue. */
@@ -81,53 +81,51 @@ export async function winogradBridgeParity(
     const g = winogradGeometry(k.m, k.n, k.h, k.w);
     const ppadIn = winogradColumns(g.p), ppadOut = Math.ceil(g.p / 16) * 16;
     const planes = k.n * k.c, ysize = planes * k.h * k.w, vsize = g.alpha * k.c * ppadOut;
-    const buf = (data: Float32Array | number) => storageBuffer(ctx, data, "bridge.check");
-    const mm = buf(checkRandom(g.alpha * k.c * ppadIn, 11 + i)),
-      bias = buf(checkRandom(k.c, 23 + i));
-    const res = buf(checkRandom(ysize, 37 + i));
-    const [ya, va, yb, vb] = [ysize, vsize, ysize, vsize].map((s) => buf(new Float32Array(s)));
-    const u32 = (w: number[]) => uniformBuffer(ctx, new Uint32Array(w).buffer, "bridge.check");
-    const fz = u32([k.relu ? 1 : 0, k.res ? 1 : 0, 0, 0]);
-    const geom = [k.n, k.c, k.c, k.h, k.w, g.tw, g.tiles];
-    const pin = u32([...geom, ppadIn]), pout = u32([...geom, ppadOut]);
-    const pb = u32([k.n, k.c, k.h, k.w, g.tw, g.tiles, ppadIn, ppadOut]);
     const spec = { m: k.m, act, mIn: "f32", vOut: "f32", h: k.h, w: k.w, keepY: k.keepY } as const;
     const bridge = await loadWinogradBridge(ctx, spec);
-    const pool = new TensorPool(ctx);
-    const rec = new GpuRecorder(ctx, kernels, pool, false);
-    rec.half = half;
-    const H = half ? "H" : "";
-    const groups = workgroups1d(ctx, planes * g.tiles, 64);
-    rec.record(`winogradOutput${H}${k.m}` as KernelName | HalfKernelName, {
-      4: mm,
-      5: bias,
-      6: res,
-      7: ya,
-      8: pin,
-      9: fz,
-    }, groups);
-    const input = `winogradInput${H}${k.m}` as KernelName | HalfKernelName;
-    rec.record(input, { 2: ya, 3: va, 8: pout }, groups);
-    rec.recordPipeline(
-      bridge,
-      "wino.bridge",
-      bridgeBindings({ mm, bias, res, y: k.keepY ? yb : null, v: vb, params: pb, fuse: fz }),
-      bridgeGroups(ctx, planes),
-    );
-    rec.submit();
-    const t = (b: GPUBuffer, size: number) => ({ shape: [size], buffer: b, size });
-    const [yA, vA, yB, vB] = await readTensors(ctx, [
-      t(ya, ysize),
-      t(va, vsize),
-      t(yb, ysize),
-      t(vb, vsize),
-    ]);
-    if (!sameBits(vA, vB) || (k.keepY && !sameBits(yA, yB))) {
-      bad.push(`F(${k.m}) ${k.n}x${k.c}x${k.h}x${k.w}${k.keepY ? " y" : ""} ${act}`);
-    }
-    rec.destroy();
-    pool.destroy();
-    for (const b of [mm, bias, res, ya, va, yb, vb, fz, pin, pout, pb]) b.destroy();
+    const same = await withScratch(ctx, kernels, async ({ recorder, own }) => {
+      const buf = (data: Float32Array | number) => own(storageBuffer(ctx, data, "bridge.check"));
+      const mm = buf(checkRandom(g.alpha * k.c * ppadIn, 11 + i)),
+        bias = buf(checkRandom(k.c, 23 + i));
+      const res = buf(checkRandom(ysize, 37 + i));
+      const [ya, va, yb, vb] = [ysize, vsize, ysize, vsize].map((s) => buf(new Float32Array(s)));
+      const u32 = (w: number[]) =>
+        own(uniformBuffer(ctx, new Uint32Array(w).buffer, "bridge.check"));
+      const fz = u32([k.relu ? 1 : 0, k.res ? 1 : 0, 0, 0]);
+      const geom = [k.n, k.c, k.c, k.h, k.w, g.tw, g.tiles];
+      const pin = u32([...geom, ppadIn]), pout = u32([...geom, ppadOut]);
+      const pb = u32([k.n, k.c, k.h, k.w, g.tw, g.tiles, ppadIn, ppadOut]);
+      const rec = recorder(false);
+      rec.half = half;
+      const H = half ? "H" : "";
+      const groups = workgroups1d(ctx, planes * g.tiles, 64);
+      rec.record(`winogradOutput${H}${k.m}` as KernelName | HalfKernelName, {
+        4: mm,
+        5: bias,
+        6: res,
+        7: ya,
+        8: pin,
+        9: fz,
+      }, groups);
+      const input = `winogradInput${H}${k.m}` as KernelName | HalfKernelName;
+      rec.record(input, { 2: ya, 3: va, 8: pout }, groups);
+      rec.recordPipeline(
+        bridge,
+        "wino.bridge",
+        bridgeBindings({ mm, bias, res, y: k.keepY ? yb : null, v: vb, params: pb, fuse: fz }),
+        bridgeGroups(ctx, planes),
+      );
+      rec.submit();
+      const t = (b: GPUBuffer, size: number) => ({ shape: [size], buffer: b, size });
+      const [yA, vA, yB, vB] = await readTensors(ctx, [
+        t(ya, ysize),
+        t(va, vsize),
+        t(yb, ysize),
+        t(vb, vsize),
+      ]);
+      return sameBits(vA, vB) && (!k.keepY || sameBits(yA, yB));
+    });
+    if (!same) bad.push(`F(${k.m}) ${k.n}x${k.c}x${k.h}x${k.w}${k.keepY ? " y" : ""} ${act}`);
   }
   return bad;
 }

@@ -7,6 +7,7 @@
 import type { GpuContext } from "../../gpu/device.ts";
 import { readBuffer, storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
 import { workgroups1d } from "../../gpu/dispatch.ts";
+import { withOwned } from "../../gpu/owned.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import { convFused } from "../cpu/fused.ts";
 import { cpuTensor } from "../tensor.ts";
@@ -50,52 +51,61 @@ export async function winogradMixedParity(
     const ppad = n * t.tiles, size = n * co * h * w;
     const xs = checkRandom(n * ci * h * w, 3 + i), ws = checkRandom(co * ci * 9, 5 + i);
     const bs = checkRandom(co, 7 + i), rs = checkRandom(size, 11 + i);
-    const buf = (data: Float32Array | number) => storageBuffer(ctx, data, "mixed.check");
-    const [x, wt, bias, res] = [xs, ws, bs, rs].map(buf);
-    const u = buf(t.alpha * co * ci * 4), v = buf(t.alpha * ci * ppad * 4);
-    const mm = buf(t.alpha * co * ppad * 4), y = buf(size * 4), ys = buf(size * 4);
-    const p = uniformBuffer(ctx, new Uint32Array([n, ci, co, h, w, 0, t.tiles, ppad]).buffer);
-    const fz = uniformBuffer(ctx, new Uint32Array([1, 1, 0, 0]).buffer);
-    const run = (
-      pl: GPUComputePipeline,
-      bind: Record<number, GPUBuffer>,
-      groups: [number, number, number],
-    ) => {
-      const bg = ctx.device.createBindGroup({
-        layout: pl.getBindGroupLayout(0),
-        entries: Object.entries(bind).map(([b, buffer]) => ({ binding: +b, resource: { buffer } })),
-      });
-      const enc = ctx.device.createCommandEncoder(), pass = enc.beginComputePass();
-      pass.setPipeline(pl);
-      pass.setBindGroup(0, bg);
-      pass.dispatchWorkgroups(...groups);
-      pass.end();
-      ctx.device.queue.submit([enc.finish()]);
-    };
-    const g1 = (count: number) => workgroups1d(ctx, count, 64);
-    run(filter, { 0: wt, 1: u, 8: p }, g1(co * ci));
-    run(input, { 2: x, 3: v, 8: p }, g1(mixedThreads(t, n, ci)));
-    const uh = new Float32Array(await readBuffer(ctx, u));
-    const vh = new Float32Array(await readBuffer(ctx, v));
-    // M[s, co, q] = sum_ci U[s, co, ci] V[s, ci, q] (the columns a class does not use stay 0).
-    const mh = new Float32Array(t.alpha * co * ppad);
-    for (let s = 0; s < t.alpha; s++) {
-      for (let o = 0; o < co; o++) {
-        for (let q = 0; q < ppad; q++) {
-          let acc = 0;
-          for (let c = 0; c < ci; c++) {
-            acc += uh[(s * co + o) * ci + c] * vh[(s * ci + c) * ppad + q];
+    const [got, gotStaged] = await withOwned(async (own) => {
+      const buf = (data: Float32Array | number) => own(storageBuffer(ctx, data, "mixed.check"));
+      const [x, wt, bias, res] = [xs, ws, bs, rs].map(buf);
+      const u = buf(t.alpha * co * ci * 4), v = buf(t.alpha * ci * ppad * 4);
+      const mm = buf(t.alpha * co * ppad * 4), y = buf(size * 4), ys = buf(size * 4);
+      const p = own(
+        uniformBuffer(ctx, new Uint32Array([n, ci, co, h, w, 0, t.tiles, ppad]).buffer),
+      );
+      const fz = own(uniformBuffer(ctx, new Uint32Array([1, 1, 0, 0]).buffer));
+      const run = (
+        pl: GPUComputePipeline,
+        bind: Record<number, GPUBuffer>,
+        groups: [number, number, number],
+      ) => {
+        const bg = ctx.device.createBindGroup({
+          layout: pl.getBindGroupLayout(0),
+          entries: Object.entries(bind).map(([b, buffer]) => ({
+            binding: +b,
+            resource: { buffer },
+          })),
+        });
+        const enc = ctx.device.createCommandEncoder(), pass = enc.beginComputePass();
+        pass.setPipeline(pl);
+        pass.setBindGroup(0, bg);
+        pass.dispatchWorkgroups(...groups);
+        pass.end();
+        ctx.device.queue.submit([enc.finish()]);
+      };
+      const g1 = (count: number) => workgroups1d(ctx, count, 64);
+      run(filter, { 0: wt, 1: u, 8: p }, g1(co * ci));
+      run(input, { 2: x, 3: v, 8: p }, g1(mixedThreads(t, n, ci)));
+      const uh = new Float32Array(await readBuffer(ctx, u));
+      const vh = new Float32Array(await readBuffer(ctx, v));
+      // M[s, co, q] = sum_ci U[s, co, ci] V[s, ci, q] (the columns a class does not use stay 0).
+      const mh = new Float32Array(t.alpha * co * ppad);
+      for (let s = 0; s < t.alpha; s++) {
+        for (let o = 0; o < co; o++) {
+          for (let q = 0; q < ppad; q++) {
+            let acc = 0;
+            for (let c = 0; c < ci; c++) {
+              acc += uh[(s * co + o) * ci + c] * vh[(s * ci + c) * ppad + q];
+            }
+            mh[(s * co + o) * ppad + q] = acc;
           }
-          mh[(s * co + o) * ppad + q] = acc;
         }
       }
-    }
-    ctx.device.queue.writeBuffer(mm, 0, mh);
-    run(output, { 4: mm, 5: bias, 6: res, 7: y, 8: p, 9: fz }, g1(mixedThreads(t, n, co)));
-    const stagedGroups = mixedStagedGroups(ctx, t, threads, n, co);
-    run(staged, { 4: mm, 5: bias, 6: res, 7: ys, 8: p, 9: fz }, stagedGroups);
-    const got = new Float32Array(await readBuffer(ctx, y));
-    const gotStaged = new Float32Array(await readBuffer(ctx, ys));
+      ctx.device.queue.writeBuffer(mm, 0, mh);
+      run(output, { 4: mm, 5: bias, 6: res, 7: y, 8: p, 9: fz }, g1(mixedThreads(t, n, co)));
+      const stagedGroups = mixedStagedGroups(ctx, t, threads, n, co);
+      run(staged, { 4: mm, 5: bias, 6: res, 7: ys, 8: p, 9: fz }, stagedGroups);
+      return [
+        new Float32Array(await readBuffer(ctx, y)),
+        new Float32Array(await readBuffer(ctx, ys)),
+      ];
+    });
     const want = convFused(
       cpuTensor([n, ci, h, w], xs),
       cpuTensor([co, ci, 3, 3], ws),
@@ -111,7 +121,6 @@ export async function winogradMixedParity(
     const name = `${n}x${ci}x${h}x${w} -> ${co}`;
     if (!(err <= 1e-4 * top)) bad.push(`${name}: ${err / top}`);
     if (!sameBits(got, gotStaged)) bad.push(`${name}: the staged output transform differs`);
-    for (const b of [x, wt, bias, res, u, v, mm, y, ys, p, fz]) b.destroy();
   }
   return bad;
 }

@@ -9,7 +9,7 @@ import type { WinoKernels } from "./winograd_gemm.ts";
 import type { NnKernels } from "./kernels.ts";
 import { ensureWinogradTile, type HalfKernels } from "./f16.ts";
 import { type GpuRecorder, winoShapeKey } from "./backend.ts";
-import { withTuneScope } from "./tune_scope.ts";
+import { withScratch } from "./scratch_scope.ts";
 import {
   loadMixedKernels,
   mixedCandidate,
@@ -78,7 +78,7 @@ export function compareMixed(
   }|${[ownName, ...names].join(",")}`;
   return memoTuned(key, async () => {
     await ensureWinogradTile(ctx, kernels, half, m);
-    return withTuneScope(ctx, kernels, async ({ pool, recorder }) => {
+    return withScratch(ctx, kernels, async ({ pool, recorder }) => {
       const { x, u: uTile, bias } = winoTuneInputs(pool, half, m, s);
       const recs: { name: string; rec: GpuRecorder }[] = [];
       const a = recorder();

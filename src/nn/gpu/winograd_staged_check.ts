@@ -7,10 +7,10 @@ import { uniformBuffer } from "../../gpu/buffers.ts";
 import { workgroups1d } from "../../gpu/dispatch.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import { winogradColumns, winogradGeometry, type WinogradTile } from "../winograd.ts";
-import { GpuRecorder } from "./backend.ts";
 import { ensureWinogradTile, type HalfKernelName, type HalfKernels } from "./f16.ts";
 import { HARDWARE_TILES, type KernelName, loadKernels } from "./kernels.ts";
-import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./tensor.ts";
+import { withScratch } from "./scratch_scope.ts";
+import { type GpuTensor, readTensors, uploadTensor } from "./tensor.ts";
 import { BRIDGE_CASES, type BridgeCase, checkRandom, sameBits } from "./winograd_bridge_check.ts";
 import {
   stagedGroups,
@@ -64,40 +64,43 @@ export async function winogradStagedParity(
   for (const [i, k] of cases.entries()) {
     const g = winogradGeometry(k.m, k.n, k.h, k.w), ppad = winogradColumns(g.p);
     const ysize = k.n * k.c * k.h * k.w, vsize = g.alpha * k.c * ppad;
-    const pool = new TensorPool(ctx);
-    const rec = new GpuRecorder(ctx, kernels, pool, false);
-    rec.half = half;
-    const up = (data: Float32Array) => uploadTensor(ctx, [data.length], data, "staged.check");
-    const mm = up(checkRandom(vsize, 13 + i)), bias = up(checkRandom(k.c, 27 + i));
-    const res32 = up(checkRandom(ysize, 39 + i)), x32 = up(checkRandom(ysize, 51 + i));
-    const [za, zb] = [up(new Float32Array(ysize)), up(new Float32Array(ysize))];
-    // The activations in the plan's storage (f16 casts on the GPU where it is f16).
-    const store = (t: GpuTensor) => (half ? rec.toHalf(t) : t);
-    const [res, x, ya, yb] = [res32, x32, za, zb].map(store);
-    const [va, vb] = [up(new Float32Array(vsize)), up(new Float32Array(vsize))];
-    const u32 = (w: number[]) => uniformBuffer(ctx, new Uint32Array(w).buffer, "staged.check");
-    const fz = u32([k.relu ? 1 : 0, k.res ? 1 : 0, 0, 0]);
-    const pp = u32([k.n, k.c, k.c, k.h, k.w, g.tw, g.tiles, ppad]);
-    const { output, input } = staged.get(k.m)!;
-    const groups = workgroups1d(ctx, k.n * k.c * g.tiles, 64);
-    const sgroups = stagedGroups(ctx, k.m, threads, k.c, g.p);
-    const outBind = { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 8: pp, 9: fz };
-    const name = (e: string) => `winograd${e}${H}${k.m}` as KernelName | HalfKernelName;
-    rec.record(name("Output"), { ...outBind, 7: ya.buffer }, groups);
-    rec.recordPipeline(output, "wino.staged.output", { ...outBind, 7: yb.buffer }, sgroups);
-    rec.record(name("Input"), { 2: x.buffer, 3: va.buffer, 8: pp }, groups);
-    rec.recordPipeline(input, "wino.staged.input", { 2: x.buffer, 3: vb.buffer, 8: pp }, sgroups);
-    const full = (t: GpuTensor) => (half ? rec.toFull(t) : t);
-    const outs = [full(ya), full(yb), va, vb];
-    rec.submit();
-    const [yA, yB, vA, vB] = await readTensors(ctx, outs);
     const label = `F(${k.m}) ${k.n}x${k.c}x${k.h}x${k.w} ${act}`;
-    if (!sameBits(yA, yB)) bad.push(`${label} output`);
-    if (!sameBits(vA, vB)) bad.push(`${label} input`);
-    rec.destroy();
-    pool.destroy();
-    for (const t of [mm, bias, res32, x32, za, zb, va, vb]) t.buffer.destroy();
-    for (const b of [fz, pp]) b.destroy();
+    const { output, input } = staged.get(k.m)!;
+    const [sameY, sameV] = await withScratch(ctx, kernels, async ({ recorder, own }) => {
+      const rec = recorder(false);
+      rec.half = half;
+      const up = (data: Float32Array) => {
+        const t = uploadTensor(ctx, [data.length], data, "staged.check");
+        own(t.buffer);
+        return t;
+      };
+      const mm = up(checkRandom(vsize, 13 + i)), bias = up(checkRandom(k.c, 27 + i));
+      const res32 = up(checkRandom(ysize, 39 + i)), x32 = up(checkRandom(ysize, 51 + i));
+      const [za, zb] = [up(new Float32Array(ysize)), up(new Float32Array(ysize))];
+      // The activations in the plan's storage (f16 casts on the GPU where it is f16).
+      const store = (t: GpuTensor) => (half ? rec.toHalf(t) : t);
+      const [res, x, ya, yb] = [res32, x32, za, zb].map(store);
+      const [va, vb] = [up(new Float32Array(vsize)), up(new Float32Array(vsize))];
+      const u32 = (w: number[]) =>
+        own(uniformBuffer(ctx, new Uint32Array(w).buffer, "staged.check"));
+      const fz = u32([k.relu ? 1 : 0, k.res ? 1 : 0, 0, 0]);
+      const pp = u32([k.n, k.c, k.c, k.h, k.w, g.tw, g.tiles, ppad]);
+      const groups = workgroups1d(ctx, k.n * k.c * g.tiles, 64);
+      const sgroups = stagedGroups(ctx, k.m, threads, k.c, g.p);
+      const outBind = { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 8: pp, 9: fz };
+      const name = (e: string) => `winograd${e}${H}${k.m}` as KernelName | HalfKernelName;
+      rec.record(name("Output"), { ...outBind, 7: ya.buffer }, groups);
+      rec.recordPipeline(output, "wino.staged.output", { ...outBind, 7: yb.buffer }, sgroups);
+      rec.record(name("Input"), { 2: x.buffer, 3: va.buffer, 8: pp }, groups);
+      rec.recordPipeline(input, "wino.staged.input", { 2: x.buffer, 3: vb.buffer, 8: pp }, sgroups);
+      const full = (t: GpuTensor) => (half ? rec.toFull(t) : t);
+      const outs = [full(ya), full(yb), va, vb];
+      rec.submit();
+      const [yA, yB, vA, vB] = await readTensors(ctx, outs);
+      return [sameBits(yA, yB), sameBits(vA, vB)];
+    });
+    if (!sameY) bad.push(`${label} output`);
+    if (!sameV) bad.push(`${label} input`);
   }
   return bad;
 }

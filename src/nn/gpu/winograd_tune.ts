@@ -20,7 +20,7 @@ import { tileSize } from "./conv_gemm.ts";
 import { ensureWinogradTile, type HalfKernels } from "./f16.ts";
 import type { NnKernels } from "./kernels.ts";
 import type { GpuTensor, TensorPool } from "./tensor.ts";
-import { withTuneScope } from "./tune_scope.ts";
+import { withScratch } from "./scratch_scope.ts";
 import {
   f16ProductCandidates,
   fusedCandidates,
@@ -397,7 +397,7 @@ async function timeCandidates(
   await ensureWinogradTile(ctx, kernels, half, m);
   const key = winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w);
   const entries: { name: string; rec: GpuRecorder | null; error?: string }[] = [];
-  const { best, bestGemm, timer } = await withTuneScope(
+  const { best, bestGemm, timer } = await withScratch(
     ctx,
     kernels,
     async ({ pool, recorder }) => {
@@ -576,7 +576,7 @@ async function timeSplits(
   d: number,
 ): Promise<WinoTuneResult> {
   const key = directShapeKey(s.n, s.ci, s.co, s.h, s.w, k, half !== null);
-  const t = await withTuneScope(ctx, kernels, ({ pool, recorder }) => {
+  const t = await withScratch(ctx, kernels, ({ pool, recorder }) => {
     const hb = half ? (half.storage === "f16" ? 2 : 4) : null;
     const x = pool.acquire([s.n, s.ci, s.h, s.w], "tune.x", hb);
     const w = pool.acquire([s.co, s.ci, k, k], "tune.w", hb);
@@ -607,7 +607,7 @@ async function timeSplits(
  * Deno) an idle GPU lowers its clocks. So every plan runs in each warm-up pass, and timed passes
  * hold at least TUNE_PASS_MS of work on hardware adapters (20 repetitions at least; 20 on
  * software ones). Returns each plan's best ms of 3 passes (gemmMs null), the fastest plan's name
- * and how it was timed (the recorders stay with their tune scope).
+ * and how it was timed (the recorders stay with their scratch scope).
  */
 export async function timeUnderLoad(
   ctx: GpuContext,
@@ -784,7 +784,7 @@ export function timeBridgedChain(
   return memoTuned(key, async () => {
     const act = half?.storage ?? "f32";
     await ensureWinogradTile(ctx, kernels, half, m);
-    return withTuneScope(ctx, kernels, async ({ pool, recorder }) => {
+    return withScratch(ctx, kernels, async ({ pool, recorder }) => {
       const { x, u, bias } = winoTuneInputs(pool, half, m, s);
       const wk = name === LEGACY
         ? null
@@ -1367,7 +1367,7 @@ async function timeWgrad(
   const key = winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w);
   const tile = wgradTileOf(kernels.tiles, s.co, s.ci);
   const entries: { name: string; rec: GpuRecorder | null; error?: string }[] = [];
-  const { best, bestGemm, timer } = await withTuneScope(
+  const { best, bestGemm, timer } = await withScratch(
     ctx,
     kernels,
     async ({ pool, recorder }) => {

@@ -1,4 +1,4 @@
-// withTuneScope on WebGPU (llvmpipe in CI): a tuning pass's pool and recorders are freed when the
+// withScratch on WebGPU (llvmpipe in CI): a tuning pass's pool and recorders are freed when the
 // pass returns and when it throws; a freed buffer is seen as destroyed by the device itself (a
 // write to it fails validation), not only by the pool's own count.
 import assert from "node:assert/strict";
@@ -6,7 +6,7 @@ import { getGpu } from "../../src/gpu/device.ts";
 import type { GpuRecorder } from "../../src/nn/gpu/backend.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import type { TensorPool } from "../../src/nn/gpu/tensor.ts";
-import { withTuneScope } from "../../src/nn/gpu/tune_scope.ts";
+import { withScratch } from "../../src/nn/gpu/scratch_scope.ts";
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
@@ -28,12 +28,12 @@ interface Seen {
 
 for (const ending of ["returns", "throws"] as const) {
   Deno.test(
-    `withTuneScope frees the pool and recorders when the pass ${ending}`,
+    `withScratch frees the pool and recorders when the pass ${ending}`,
     opts,
     async () => {
       const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
       let seen: Seen | null = null;
-      const pass = withTuneScope(ctx!, kernels, async ({ pool, recorder }) => {
+      const pass = withScratch(ctx!, kernels, async ({ pool, recorder }) => {
         const x = pool.acquire([4, 8], "test.x");
         const w = pool.acquire([3, 8], "test.w");
         const bias = pool.acquire([3], "test.bias");

@@ -1,0 +1,160 @@
+// GPU memory of one pass is freed on every exit. withOwned destroys what a pass owned, latest first,
+// when it returns and when it throws. Then every readback, parity check and update that allocates
+// GPU buffers runs on a device that fails its k-th buffer allocation, for each k up to the number
+// the run makes. Each time, every buffer made before the failure must be destroyed afterwards. The
+// device itself must see each one as destroyed: a write to it fails validation.
+import assert from "node:assert/strict";
+import { getGpu, type GpuContext, readBuffer, storageBuffer } from "../../src/gpu/mod.ts";
+import { readStaging } from "../../src/gpu/buffers.ts";
+import { withOwned } from "../../src/gpu/owned.ts";
+import { fcBothWays } from "../../src/nn/gpu/fc_check.ts";
+import { thinConvParity } from "../../src/nn/gpu/conv_thin_check.ts";
+import { winogradMixedParity } from "../../src/nn/gpu/winograd_mixed_check.ts";
+import { TEST_TILES } from "../../src/nn/gpu/kernels.ts";
+import { readTensors, uploadTensor } from "../../src/nn/gpu/tensor.ts";
+import {
+  createQuantStore,
+  destroyGpuQuantStore,
+  gpuUpdate,
+  uploadQuantStore,
+} from "../../src/quant/mod.ts";
+
+const ctx = await getGpu();
+const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
+const COPY_DST = 0x8;
+
+Deno.test("withOwned destroys what the pass owned, latest first, on return and on throw", async () => {
+  for (const ending of ["returns", "throws"] as const) {
+    const order: string[] = [];
+    const item = (name: string) => ({ destroy: () => order.push(name) });
+    const pass = withOwned(async (own) => {
+      own(item("pool"));
+      await Promise.resolve();
+      own(item("recorder"));
+      own(item("buffer"));
+      if (ending === "throws") throw new Error("lost");
+      return 7;
+    });
+    if (ending === "throws") await assert.rejects(pass, /lost/);
+    else assert.equal(await pass, 7);
+    assert.deepEqual(order, ["buffer", "recorder", "pool"], ending);
+  }
+});
+
+/** Whether writing to `buffer` fails validation (true once it is destroyed). */
+async function writeFails(buffer: GPUBuffer): Promise<boolean> {
+  ctx!.device.pushErrorScope("validation");
+  ctx!.device.queue.writeBuffer(buffer, 0, new Uint8Array(4));
+  return (await ctx!.device.popErrorScope()) !== null;
+}
+
+/**
+ * The context with a device that records every buffer it makes and throws at the `failAt`-th
+ * (1-based; never when null), as a device out of memory would.
+ */
+function trackedCtx(failAt: number | null): { ctx: GpuContext; made: GPUBuffer[] } {
+  const made: GPUBuffer[] = [];
+  let count = 0;
+  const device = new Proxy(ctx!.device, {
+    get(target, prop) {
+      if (prop === "createBuffer") {
+        return (desc: GPUBufferDescriptor) => {
+          if (++count === failAt) throw new Error(`injected: buffer ${count} out of memory`);
+          const b = target.createBuffer(desc);
+          made.push(b);
+          return b;
+        };
+      }
+      const v = Reflect.get(target, prop, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  return { ctx: { ...ctx!, device }, made };
+}
+
+/** Fails unless every writable buffer in `made` is destroyed (the others cannot be probed). */
+async function assertFreed(made: GPUBuffer[], what: string): Promise<void> {
+  for (const [i, b] of made.entries()) {
+    if (b.usage & COPY_DST) {
+      assert.ok(await writeFails(b), `${what}: buffer ${i} (${b.label}) lives`);
+    }
+  }
+}
+
+/**
+ * Runs `pass` once to count its buffers, then once failing at each of them; every run must leave
+ * none alive. Returns how many buffers a whole run makes.
+ */
+async function freedOnEveryExit(
+  name: string,
+  pass: (c: GpuContext) => Promise<unknown>,
+): Promise<number> {
+  const whole = trackedCtx(null);
+  await pass(whole.ctx);
+  await assertFreed(whole.made, `${name}, whole run`);
+  for (let k = 1; k <= whole.made.length; k++) {
+    const run = trackedCtx(k);
+    await assert.rejects(pass(run.ctx), /injected/, `${name}: failing at buffer ${k}`);
+    assert.equal(run.made.length, k - 1);
+    await assertFreed(run.made, `${name}, failing at buffer ${k}`);
+  }
+  return whole.made.length;
+}
+
+Deno.test(
+  "the probe sees a live buffer as live and a destroyed one as destroyed",
+  opts,
+  async () => {
+    const b = storageBuffer(ctx!, 16, "probe");
+    assert.equal(await writeFails(b), false);
+    b.destroy();
+    assert.ok(await writeFails(b));
+  },
+);
+
+Deno.test("readbacks free their staging buffer on every exit", opts, async () => {
+  const src = storageBuffer(ctx!, new Float32Array([1, 2, 3]), "src");
+  const t = uploadTensor(ctx!, [5], new Float32Array([1, 2, 3, 4, 5]), "t");
+  assert.equal(await freedOnEveryExit("readBuffer", (c) => readBuffer(c, src, 12)), 1);
+  assert.equal(await freedOnEveryExit("readTensors", (c) => readTensors(c, [t, t])), 1);
+  // A map that fails (a buffer that cannot be mapped for reading) still destroys it.
+  const unmappable = ctx!.device.createBuffer({ size: 16, usage: COPY_DST });
+  ctx!.device.pushErrorScope("validation");
+  await assert.rejects(readStaging(unmappable));
+  assert.ok(await ctx!.device.popErrorScope(), "mapping it fails validation");
+  assert.ok(await writeFails(unmappable));
+  src.destroy();
+  t.buffer.destroy();
+});
+
+Deno.test("parity checks free their buffers on every exit", opts, async () => {
+  const fc = await freedOnEveryExit("fcBothWays", async (c) => {
+    const { out } = await fcBothWays(c, TEST_TILES, [9, 5, 12], 3);
+    assert.equal(out.length, 2);
+  });
+  const thin = await freedOnEveryExit("thinConvParity", async (c) => {
+    assert.deepEqual(await thinConvParity(c, [[3, 13, 3, 7, 5]]), []);
+  });
+  const mixed = await freedOnEveryExit("winogradMixedParity", async (c) => {
+    assert.deepEqual(await winogradMixedParity(c, [[2, 5, 3, 13, 13]]), []);
+  });
+  assert.ok(fc >= 6 && thin >= 9 && mixed >= 12, `${fc} ${thin} ${mixed} buffers`);
+});
+
+Deno.test(
+  "a quantized update that fails on a non-finite result frees its parameters",
+  opts,
+  async () => {
+    const tracked = trackedCtx(null);
+    const g = uploadQuantStore(tracked.ctx, createQuantStore("u8", [4]));
+    const before = tracked.made.length;
+    const input = storageBuffer(ctx!, new Float32Array([1, Infinity, 2, 3]), "input");
+    const key = { seed: 1, iteration: 1, mode: "nearest" as const };
+    await assert.rejects(gpuUpdate(g, "set", input, 0, 0, key), /non-finite|NaN|infinite/i);
+    const params = tracked.made.slice(before);
+    assert.ok(params.length >= 1, "the update made its parameter buffer");
+    await assertFreed(params, "gpuUpdate");
+    destroyGpuQuantStore(g);
+    input.destroy();
+  },
+);
