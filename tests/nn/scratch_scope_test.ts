@@ -1,7 +1,8 @@
-// withScratch on WebGPU (llvmpipe in CI): a tuning pass's pool and recorders are freed when the
-// pass returns and when it throws; a freed buffer is seen as destroyed by the device itself (a
+// withScratch on WebGPU (llvmpipe in CI): a tuning pass's pool, recorders (tiled and untiled) and
+// owned buffers are freed when the pass returns and when it throws; a freed buffer is seen as destroyed by the device itself (a
 // write to it fails validation), not only by the pool's own count.
 import assert from "node:assert/strict";
+import { storageBuffer } from "../../src/gpu/buffers.ts";
 import { getGpu } from "../../src/gpu/device.ts";
 import type { GpuRecorder } from "../../src/nn/gpu/backend.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
@@ -24,25 +25,28 @@ interface Seen {
   buffer: GPUBuffer;
   recs: GpuRecorder[];
   uniform: GPUBuffer;
+  owned: GPUBuffer;
 }
 
 for (const ending of ["returns", "throws"] as const) {
   Deno.test(
-    `withScratch frees the pool and recorders when the pass ${ending}`,
+    `withScratch frees the pool, recorders and owned buffers when the pass ${ending}`,
     opts,
     async () => {
       const kernels = await loadKernels(ctx!, TEST_TILES, "tiled");
       let seen: Seen | null = null;
-      const pass = withScratch(ctx!, kernels, async ({ pool, recorder }) => {
+      const pass = withScratch(ctx!, kernels, async ({ pool, recorder, own }) => {
         const x = pool.acquire([4, 8], "test.x");
         const w = pool.acquire([3, 8], "test.w");
         const bias = pool.acquire([3], "test.bias");
-        const recs = [recorder(), recorder()];
+        const recs = [recorder(), recorder(false)];
+        const owned = own(storageBuffer(ctx!, 64, "test.owned"));
         for (const rec of recs) pool.release(rec.linear(x, w, bias));
         assert.ok(recs[1].uniforms.length > 0, "linear records a uniform");
         assert.ok(pool.bytes > 0);
         assert.equal(await writeFails(x.buffer), false, "alive inside the pass");
-        seen = { pool, buffer: x.buffer, recs, uniform: recs[1].uniforms[0] };
+        assert.equal(await writeFails(owned), false, "owned: alive inside the pass");
+        seen = { pool, buffer: x.buffer, recs, uniform: recs[1].uniforms[0], owned };
         if (ending === "throws") throw new Error("device lost mid-pass");
         return 42;
       });
@@ -54,6 +58,7 @@ for (const ending of ["returns", "throws"] as const) {
       for (const rec of s.recs) assert.equal(rec.uniforms.length, 0);
       assert.ok(await writeFails(s.buffer), "the pooled buffer is destroyed");
       assert.ok(await writeFails(s.uniform), "the recorder's uniform is destroyed");
+      assert.ok(await writeFails(s.owned), "the owned buffer is destroyed");
     },
   );
 }
