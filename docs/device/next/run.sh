@@ -38,10 +38,11 @@ timeout ${T_PLANE:-60} deno test -A --no-check --cached-only tests/nn/winograd_g
   tests/nn/train_f16_test.ts --filter "/plane-staged|-o |split-K|s[2-8] \(F/" 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror" | tail -24
 
-on 1c && el "1c. parity: the thin 1x1 conv (session 31; real f16 here), the fully connected GEMM's loads, f16 planes, the compact readback and fcNt (session 33), the sparse plane upload (session 34), the mixed F(7x7)/F(6x6) tiles (session 35)" &&
+on 1c && el "1c. parity: the thin 1x1 conv (session 31; real f16 here), the fully connected GEMM's loads, f16 planes, the compact readback and fcNt (session 33), the sparse plane upload (session 34), the mixed F(7x7)/F(6x6) tiles (session 35), GPU scratch freed on every exit (session 39)" &&
 timeout ${T_THIN:-75} deno test -A --no-check --cached-only tests/nn/conv_thin_test.ts \
   tests/nn/gpu_ops_test.ts tests/nn/planes_test.ts tests/nn/compact_probs_test.ts \
-  tests/nn/fc_test.ts tests/nn/sparse_planes_test.ts tests/nn/winograd_mixed_test.ts 2>&1 |
+  tests/nn/fc_test.ts tests/nn/sparse_planes_test.ts tests/nn/winograd_mixed_test.ts \
+  tests/gpu/owned_test.ts tests/nn/scratch_scope_test.ts 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -80
 on 1c && el "1c. parity: the column-staged Winograd transforms (session 32; -c, -i and -ic candidates)" &&
 timeout ${T_STAGED:-90} deno test -A --no-check --cached-only tests/nn/winograd_staged_test.ts \
