@@ -4,6 +4,7 @@
 // the run makes. Each time, every buffer made before the failure must be destroyed afterwards. The
 // device itself must see each one as destroyed: a write to it fails validation.
 import assert from "node:assert/strict";
+import { writeFails } from "../helpers/gpu_freed.ts";
 import { getGpu, type GpuContext, readBuffer, storageBuffer } from "../../src/gpu/mod.ts";
 import { readStaging } from "../../src/gpu/buffers.ts";
 import { withOwned } from "../../src/gpu/owned.ts";
@@ -41,13 +42,6 @@ Deno.test("withOwned destroys what the pass owned, latest first, on return and o
   }
 });
 
-/** Whether writing to `buffer` fails validation (true once it is destroyed). */
-async function writeFails(buffer: GPUBuffer): Promise<boolean> {
-  ctx!.device.pushErrorScope("validation");
-  ctx!.device.queue.writeBuffer(buffer, 0, new Uint8Array(4));
-  return (await ctx!.device.popErrorScope()) !== null;
-}
-
 /**
  * The context with a device that records every buffer it makes and throws at the `failAt`-th
  * (1-based; never when null), as a device out of memory would.
@@ -76,7 +70,7 @@ function trackedCtx(failAt: number | null): { ctx: GpuContext; made: GPUBuffer[]
 async function assertFreed(made: GPUBuffer[], what: string): Promise<void> {
   for (const [i, b] of made.entries()) {
     if (b.usage & COPY_DST) {
-      assert.ok(await writeFails(b), `${what}: buffer ${i} (${b.label}) lives`);
+      assert.ok(await writeFails(ctx!, b), `${what}: buffer ${i} (${b.label}) lives`);
     }
   }
 }
@@ -106,9 +100,9 @@ Deno.test(
   opts,
   async () => {
     const b = storageBuffer(ctx!, 16, "probe");
-    assert.equal(await writeFails(b), false);
+    assert.equal(await writeFails(ctx!, b), false);
     b.destroy();
-    assert.ok(await writeFails(b));
+    assert.ok(await writeFails(ctx!, b));
   },
 );
 
@@ -122,7 +116,7 @@ Deno.test("readbacks free their staging buffer on every exit", opts, async () =>
   ctx!.device.pushErrorScope("validation");
   await assert.rejects(readStaging(unmappable));
   assert.ok(await ctx!.device.popErrorScope(), "mapping it fails validation");
-  assert.ok(await writeFails(unmappable));
+  assert.ok(await writeFails(ctx!, unmappable));
   src.destroy();
   t.buffer.destroy();
 });

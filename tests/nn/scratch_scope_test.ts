@@ -2,6 +2,7 @@
 // owned buffers are freed when the pass returns and when it throws; a freed buffer is seen as destroyed by the device itself (a
 // write to it fails validation), not only by the pool's own count.
 import assert from "node:assert/strict";
+import { writeFails } from "../helpers/gpu_freed.ts";
 import { storageBuffer } from "../../src/gpu/buffers.ts";
 import { getGpu } from "../../src/gpu/device.ts";
 import type { GpuRecorder } from "../../src/nn/gpu/backend.ts";
@@ -11,13 +12,6 @@ import { withScratch } from "../../src/nn/gpu/scratch_scope.ts";
 
 const ctx = await getGpu();
 const opts = { ignore: !ctx, sanitizeResources: false, sanitizeOps: false };
-
-/** Whether writing to `buffer` fails validation (true once it is destroyed). */
-async function writeFails(buffer: GPUBuffer): Promise<boolean> {
-  ctx!.device.pushErrorScope("validation");
-  ctx!.device.queue.writeBuffer(buffer, 0, new Float32Array(1));
-  return (await ctx!.device.popErrorScope()) !== null;
-}
 
 /** A pass's leftovers: its pool, a pooled buffer, its recorders and one of their uniforms. */
 interface Seen {
@@ -44,8 +38,8 @@ for (const ending of ["returns", "throws"] as const) {
         for (const rec of recs) pool.release(rec.linear(x, w, bias));
         assert.ok(recs[1].uniforms.length > 0, "linear records a uniform");
         assert.ok(pool.bytes > 0);
-        assert.equal(await writeFails(x.buffer), false, "alive inside the pass");
-        assert.equal(await writeFails(owned), false, "owned: alive inside the pass");
+        assert.equal(await writeFails(ctx!, x.buffer), false, "alive inside the pass");
+        assert.equal(await writeFails(ctx!, owned), false, "owned: alive inside the pass");
         seen = { pool, buffer: x.buffer, recs, uniform: recs[1].uniforms[0], owned };
         if (ending === "throws") throw new Error("device lost mid-pass");
         return 42;
@@ -56,9 +50,9 @@ for (const ending of ["returns", "throws"] as const) {
       assert.ok(s);
       assert.equal(s.pool.bytes, 0);
       for (const rec of s.recs) assert.equal(rec.uniforms.length, 0);
-      assert.ok(await writeFails(s.buffer), "the pooled buffer is destroyed");
-      assert.ok(await writeFails(s.uniform), "the recorder's uniform is destroyed");
-      assert.ok(await writeFails(s.owned), "the owned buffer is destroyed");
+      assert.ok(await writeFails(ctx!, s.buffer), "the pooled buffer is destroyed");
+      assert.ok(await writeFails(ctx!, s.uniform), "the recorder's uniform is destroyed");
+      assert.ok(await writeFails(ctx!, s.owned), "the owned buffer is destroyed");
     },
   );
 }
