@@ -1,5 +1,6 @@
 import { KibitzError } from "../errors.ts";
 import type { GpuContext } from "./device.ts";
+import { withValidation } from "./error_scope.ts";
 
 /** Compiles (or reuses) a shader module; compilation errors throw with the WGSL messages and lines. */
 export async function shaderModule(
@@ -9,10 +10,12 @@ export async function shaderModule(
 ): Promise<GPUShaderModule> {
   const hit = ctx.modules.get(code);
   if (hit) return hit;
-  ctx.device.pushErrorScope("validation");
-  const module = ctx.device.createShaderModule({ code, label });
+  // Popped before the compilation info is awaited, so that no other caller's scope interleaves.
+  const { value: module, error: err } = await withValidation(
+    ctx,
+    () => ctx.device.createShaderModule({ code, label }),
+  );
   const info = await module.getCompilationInfo();
-  const err = await ctx.device.popErrorScope();
   const errors = info.messages.filter((m) => m.type === "error");
   if (errors.length > 0 || err) {
     const text = errors.map((m) => `  ${label}:${m.lineNum}:${m.linePos}: ${m.message}`).join("\n");
@@ -48,28 +51,28 @@ export async function computePipeline(
   const hit = ctx.pipelines.get(key);
   if (hit) return hit;
   const module = await shaderModule(ctx, code, label);
-  ctx.device.pushErrorScope("validation");
-  const layout: GPUPipelineLayout | "auto" = bindings
-    ? ctx.device.createPipelineLayout({
-      bindGroupLayouts: [
-        ctx.device.createBindGroupLayout({
-          entries: bindings.map((type, binding) => ({
-            binding,
-            visibility: 4, // GPUShaderStage.COMPUTE
-            buffer: type === "uniform-dynamic"
-              ? { type: "uniform" as const, hasDynamicOffset: true }
-              : { type },
-          })),
-        }),
-      ],
-    })
-    : "auto";
-  const pipeline = ctx.device.createComputePipeline({
-    label,
-    layout,
-    compute: { module, entryPoint, constants },
+  const { value: pipeline, error: err } = await withValidation(ctx, () => {
+    const layout: GPUPipelineLayout | "auto" = bindings
+      ? ctx.device.createPipelineLayout({
+        bindGroupLayouts: [
+          ctx.device.createBindGroupLayout({
+            entries: bindings.map((type, binding) => ({
+              binding,
+              visibility: 4, // GPUShaderStage.COMPUTE
+              buffer: type === "uniform-dynamic"
+                ? { type: "uniform" as const, hasDynamicOffset: true }
+                : { type },
+            })),
+          }),
+        ],
+      })
+      : "auto";
+    return ctx.device.createComputePipeline({
+      label,
+      layout,
+      compute: { module, entryPoint, constants },
+    });
   });
-  const err = await ctx.device.popErrorScope();
   if (err) throw new KibitzError("shader_error", `pipeline ${label} is invalid: ${err.message}`);
   ctx.pipelines.set(key, pipeline);
   return pipeline;
@@ -82,12 +85,11 @@ export async function bindGroup(
   buffers: GPUBuffer[],
   group = 0,
 ): Promise<GPUBindGroup> {
-  ctx.device.pushErrorScope("validation");
-  const bg = ctx.device.createBindGroup({
-    layout: pipeline.getBindGroupLayout(group),
-    entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
-  });
-  const err = await ctx.device.popErrorScope();
+  const { value: bg, error: err } = await withValidation(ctx, () =>
+    ctx.device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(group),
+      entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
+    }));
   if (err) {
     throw new KibitzError(
       "shader_error",

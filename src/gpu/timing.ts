@@ -1,6 +1,7 @@
 import type { GpuContext } from "./device.ts";
 import { readBuffer } from "./buffers.ts";
 import { withOwned } from "./owned.ts";
+import { withValidation } from "./error_scope.ts";
 import { KibitzError } from "../errors.ts";
 
 /** Result of a timed GPU run: GPU-side nanoseconds when timestamp queries exist, wall time always. */
@@ -118,10 +119,16 @@ export async function bestOfThreePasses(
   what: string,
   record: (pass: GPUComputePassEncoder) => void,
 ): Promise<{ ms: number; timer: string }> {
-  ctx.device.pushErrorScope("validation");
-  await timeComputePass(ctx, record);
-  const err = await ctx.device.popErrorScope();
-  if (err) throw new KibitzError("shader_error", `${what}: ${err.message}`);
+  // The pass is encoded and submitted before timeComputePass first yields: the scope covers that
+  // and is popped at once; the run's readback is awaited outside it (a handler is attached at once
+  // so that a failed readback is not reported as unhandled while the scope is popped).
+  const { value: run, error } = await withValidation(ctx, () => {
+    const p = timeComputePass(ctx, record);
+    p.catch(() => null);
+    return { p };
+  });
+  if (error) throw new KibitzError("shader_error", `${what}: ${error.message}`);
+  await run.p;
   let best = Infinity, timer = "wall";
   for (let s = 0; s < 3; s++) {
     const t = await timeComputePass(ctx, record);

@@ -1,5 +1,6 @@
 import { KibitzError } from "../errors.ts";
 import type { GpuContext } from "../gpu/device.ts";
+import { withValidation } from "../gpu/error_scope.ts";
 import { writeBuffer } from "../gpu/buffers.ts";
 import type { SgdHyper } from "./backend.ts";
 import type { NetConfig } from "./config.ts";
@@ -1057,37 +1058,31 @@ export class GpuNet implements PolicyValueNet {
       }
       if (this.winogradBridge) await this.loadBridges(rec, size);
     }
-    this.ctx.device.pushErrorScope("validation");
-    const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
-    if (!train) rec.input = x; // f16 plans: where f16 planes may go (GpuRecorder.halfInput)
-    const mask = this.pool.acquire([size, maskWords(c.moves)], "nn.mask");
-    const moveCells = cellWidth ? this.pool.acquire([size, cellWidth, 4], "nn.move_cells") : null;
-    const policyTarget = train ? this.pool.acquire([size, c.moves], "nn.policy_target") : null;
-    const valueTarget = train ? this.pool.acquire([size], "nn.value_target") : null;
-    let l2: GpuTensor | null = null;
-    if (train) {
-      const trainable = this.net.specs.filter((s) => s.trainable);
-      // Partial sums of squares, SUMSQ_GROUPS a tensor: trainStep adds them all.
-      l2 = this.pool.acquire([trainable.length * SUMSQ_GROUPS], "nn.l2");
-      rec.mark("L2 norm (loss readout)");
-      trainable.forEach((s, i) => rec.sumSquares(this.net.params.get(s.name)!, l2!, i));
+    // What this recording takes from the shared pool: all of it inside the synchronous window, so
+    // no other recording's buffers are among it; handed back if the recording fails.
+    let taken: GPUBuffer[] = [];
+    const recordWindow = () => {
+      if (!train && this.fused) this.refreshFolds();
+      const before = this.pool.held();
+      try {
+        return this.recordGraph(rec, size, train, cellWidth);
+      } finally {
+        taken = this.pool.takenSince(before);
+      }
+    };
+    let recorded;
+    try {
+      const { value, error } = await withValidation(this.ctx, recordWindow);
+      if (error) {
+        throw new KibitzError("shader_error", `recording the ${key} plan failed: ${error.message}`);
+      }
+      recorded = value;
+    } catch (e) {
+      rec.destroy();
+      this.pool.releaseBuffers(taken);
+      throw e;
     }
-    const hyper = { lr: 0, momentum: 0.9, weightDecay: 1e-4 };
-    if (!train && this.fused) this.refreshFolds();
-    const out = !train && this.fused
-      ? runFusedInference(rec, c, this.net.params, this.folded, x, mask, moveCells)
-      : runPass(
-        rec,
-        this.net,
-        { x, mask, policyTarget, valueTarget, moveCells },
-        train ? hyper : null,
-      );
-    const width = train || size < this.compactMinBatch ? 0 : this.compactWidth;
-    const compact = width > 0 ? rec.compactProbs(out.probs, mask, width) : null;
-    const err = await this.ctx.device.popErrorScope();
-    if (err) {
-      throw new KibitzError("shader_error", `recording the ${key} plan failed: ${err.message}`);
-    }
+    const { x, mask, moveCells, policyTarget, valueTarget, l2, out, compact } = recorded;
     const plan = {
       rec,
       x,
@@ -1106,6 +1101,37 @@ export class GpuNet implements PolicyValueNet {
     };
     this.live.push(plan);
     return plan;
+  }
+
+  /** Records a plan's graph on `rec`: its inputs, targets and outputs, taken from the pool. */
+  private recordGraph(rec: GpuRecorder, size: number, train: boolean, cellWidth: number) {
+    const c = this.config;
+    const x = this.pool.acquire([size, c.planes, c.height, c.width], "nn.input");
+    if (!train) rec.input = x; // f16 plans: where f16 planes may go (GpuRecorder.halfInput)
+    const mask = this.pool.acquire([size, maskWords(c.moves)], "nn.mask");
+    const moveCells = cellWidth ? this.pool.acquire([size, cellWidth, 4], "nn.move_cells") : null;
+    const policyTarget = train ? this.pool.acquire([size, c.moves], "nn.policy_target") : null;
+    const valueTarget = train ? this.pool.acquire([size], "nn.value_target") : null;
+    let l2: GpuTensor | null = null;
+    if (train) {
+      const trainable = this.net.specs.filter((s) => s.trainable);
+      // Partial sums of squares, SUMSQ_GROUPS a tensor: trainStep adds them all.
+      l2 = this.pool.acquire([trainable.length * SUMSQ_GROUPS], "nn.l2");
+      rec.mark("L2 norm (loss readout)");
+      trainable.forEach((s, i) => rec.sumSquares(this.net.params.get(s.name)!, l2!, i));
+    }
+    const hyper = { lr: 0, momentum: 0.9, weightDecay: 1e-4 };
+    const out = !train && this.fused
+      ? runFusedInference(rec, c, this.net.params, this.folded, x, mask, moveCells)
+      : runPass(
+        rec,
+        this.net,
+        { x, mask, policyTarget, valueTarget, moveCells },
+        train ? hyper : null,
+      );
+    const width = train || size < this.compactMinBatch ? 0 : this.compactWidth;
+    const compact = width > 0 ? rec.compactProbs(out.probs, mask, width) : null;
+    return { x, mask, moveCells, policyTarget, valueTarget, l2, out, compact };
   }
 
   /** The fully connected layers' products [rows, outputs, inputs] at batch `size`. */

@@ -2,6 +2,7 @@ import { KibitzError } from "../../errors.ts";
 import type { GpuContext } from "../../gpu/device.ts";
 import { readStaging, storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
 import { type BindingKind, computePipeline } from "../../gpu/pipeline.ts";
+import { withValidation } from "../../gpu/error_scope.ts";
 import { type CfrExploitability, dealMass } from "../evaluate.ts";
 import type { CfrGame } from "../game.ts";
 import type { CfrSolver, SolverOptions } from "../solver.ts";
@@ -659,20 +660,19 @@ export class GpuCfrSolver {
       words[DISC_MODE] = mode;
       ctx.device.queue.writeBuffer(disc, slot * DISC_STRIDE, words);
     }
-    ctx.device.pushErrorScope("validation");
-    const bind = ctx.device.createBindGroup({
-      layout: pipelines.get("init")!.getBindGroupLayout(0),
-      entries: [params, disc, ...buffers].map((buffer, binding) => ({
-        binding,
-        resource: binding === 0
-          ? { buffer, size: 32 }
-          : binding === 1
-          ? { buffer, size: DISC_WORDS * 4 }
-          : { buffer },
-      })),
-    });
-    const err = await ctx.device.popErrorScope();
-    if (err) throw new KibitzError("shader_error", `cfr bind group is invalid: ${err.message}`);
+    const { value: bind, error } = await withValidation(ctx, () =>
+      ctx.device.createBindGroup({
+        layout: pipelines.get("init")!.getBindGroupLayout(0),
+        entries: [params, disc, ...buffers].map((buffer, binding) => ({
+          binding,
+          resource: binding === 0
+            ? { buffer, size: 32 }
+            : binding === 1
+            ? { buffer, size: DISC_WORDS * 4 }
+            : { buffer },
+        })),
+      }));
+    if (error) throw new KibitzError("shader_error", `cfr bind group is invalid: ${error.message}`);
     let bytes = 0;
     for (const b of [params, disc, ...buffers]) bytes += b.size;
     const seed = options.seed ?? 0;

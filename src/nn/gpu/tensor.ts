@@ -55,6 +55,22 @@ export class TensorPool {
     if (!list.includes(t.buffer)) list.push(t.buffer);
   }
 
+  /** The buffers handed out and not returned (a snapshot). */
+  held(): Set<GPUBuffer> {
+    const free = new Set([...this.free.values()].flat());
+    return new Set(this.all.filter((b) => !free.has(b)));
+  }
+
+  /** The buffers held now and not in `before` (a snapshot from held()): what a recording took. */
+  takenSince(before: ReadonlySet<GPUBuffer>): GPUBuffer[] {
+    return [...this.held()].filter((b) => !before.has(b));
+  }
+
+  /** Returns buffers to the pool (what a failed recording took, so a retry reuses them). */
+  releaseBuffers(buffers: readonly GPUBuffer[]): void {
+    for (const buffer of buffers) this.release({ shape: [], buffer, size: 0 });
+  }
+
   /** Destroys every buffer the pool created. */
   destroy(): void {
     for (const b of this.all) b.destroy();

@@ -10,6 +10,7 @@ import type { NnKernels } from "./kernels.ts";
 import { ensureWinogradTile, type HalfKernels } from "./f16.ts";
 import { type GpuRecorder, winoShapeKey } from "./backend.ts";
 import { withScratch } from "./scratch_scope.ts";
+import { withValidation } from "../../gpu/error_scope.ts";
 import {
   loadMixedKernels,
   mixedCandidate,
@@ -94,12 +95,13 @@ export function compareMixed(
       for (const [i, k] of mixed.entries()) {
         const b = recorder();
         b.half = half;
-        ctx.device.pushErrorScope("validation");
-        const y = b.convMixedFused(x, uMixed!, k, bias, null, true);
-        const err = await ctx.device.popErrorScope();
+        const { value: y, error } = await withValidation(
+          ctx,
+          () => b.convMixedFused(x, uMixed!, k, bias, null, true),
+        );
         pool.release(y);
-        if (err) {
-          failed.push({ name: names[i], ms: null, gemmMs: null, error: err.message });
+        if (error) {
+          failed.push({ name: names[i], ms: null, gemmMs: null, error: error.message });
         } else {
           recs.push({ name: names[i], rec: b });
         }

@@ -21,6 +21,7 @@ import { ensureWinogradTile, type HalfKernels } from "./f16.ts";
 import type { NnKernels } from "./kernels.ts";
 import type { GpuTensor, TensorPool } from "./tensor.ts";
 import { withScratch } from "./scratch_scope.ts";
+import { withValidation } from "../../gpu/error_scope.ts";
 import {
   f16ProductCandidates,
   fusedCandidates,
@@ -407,10 +408,11 @@ async function timeCandidates(
         rec.half = half;
         try {
           if (c) rec.winoChoice.set(key, await loadWinoKernels(ctx, m, act, c));
-          ctx.device.pushErrorScope("validation");
-          const y = rec.convWinogradFused(x, u, m, bias, null, true);
-          const err = await ctx.device.popErrorScope();
-          if (err) throw new Error(err.message);
+          const { value: y, error } = await withValidation(
+            ctx,
+            () => rec.convWinogradFused(x, u, m, bias, null, true),
+          );
+          if (error) throw new Error(error.message);
           pool.release(y);
           entries.push({ name: c?.name ?? LEGACY, rec });
         } catch (e) {
@@ -804,12 +806,12 @@ export function timeBridgedChain(
           bridge = [bridgeName(spec), await loadWinogradBridge(ctx, spec)];
           rec.bridges.set(...bridge);
         }
-        ctx.device.pushErrorScope("validation");
         const next = bridge ? { u, keepY: false } : null;
-        let y = rec.convWinogradFused(x, u, m, bias, null, true, next);
-        if (bridge) y = rec.convWinogradFused(y, u, m, bias, null, true);
-        const err = await ctx.device.popErrorScope();
-        if (err) throw new Error(err.message);
+        const { value: y, error } = await withValidation(ctx, () => {
+          const y1 = rec.convWinogradFused(x, u, m, bias, null, true, next);
+          return bridge ? rec.convWinogradFused(y1, u, m, bias, null, true) : y1;
+        });
+        if (error) throw new Error(error.message);
         pool.release(y);
       }
       const { best, timer } = await timeWholeAndGemm(ctx, runs, SOFTWARE_REPS);
@@ -1381,10 +1383,11 @@ async function timeWgrad(
         rec.winograd = m;
         try {
           if (v) rec.wgradChoice.set(key, await loadWgradVariant(ctx, tile, v));
-          ctx.device.pushErrorScope("validation");
-          rec.conv2dBackward(x, w, dy, dw, false);
-          const err = await ctx.device.popErrorScope();
-          if (err) throw new Error(err.message);
+          const { error } = await withValidation(
+            ctx,
+            () => rec.conv2dBackward(x, w, dy, dw, false),
+          );
+          if (error) throw new Error(error.message);
           entries.push({ name: v?.name ?? LEGACY, rec });
         } catch (e) {
           entries.push({ name: v?.name ?? LEGACY, rec: null, error: (e as Error).message });
