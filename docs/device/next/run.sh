@@ -42,7 +42,7 @@ on 1c && el "1c. parity: the thin 1x1 conv (session 31; real f16 here), the full
 timeout ${T_THIN:-75} deno test -A --no-check --cached-only tests/nn/conv_thin_test.ts \
   tests/nn/gpu_ops_test.ts tests/nn/planes_test.ts tests/nn/compact_probs_test.ts \
   tests/nn/fc_test.ts tests/nn/sparse_planes_test.ts tests/nn/winograd_mixed_test.ts \
-  tests/gpu/owned_test.ts tests/nn/scratch_scope_test.ts 2>&1 |
+  tests/gpu/owned_test.ts tests/nn/scratch_scope_test.ts tests/gpu/error_scope_test.ts 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -80
 on 1c && el "1c. parity: the column-staged Winograd transforms (session 32; -c, -i and -ic candidates)" &&
 timeout ${T_STAGED:-90} deno test -A --no-check --cached-only tests/nn/winograd_staged_test.ts \
