@@ -26,3 +26,21 @@ export async function withOwned<T>(pass: (own: Own) => Promise<T>): Promise<T> {
     for (let i = owned.length - 1; i >= 0; i--) owned[i].destroy();
   }
 }
+
+/**
+ * Runs `build`, which makes GPU objects meant to outlive it (a solver's buffers): when it throws,
+ * everything it kept is destroyed, the latest first; when it returns, all of it stays alive.
+ */
+export async function withRollback<T>(build: (keep: Own) => Promise<T>): Promise<T> {
+  const kept: Destroyable[] = [];
+  const keep: Own = (x) => {
+    kept.push(x);
+    return x;
+  };
+  try {
+    return await build(keep);
+  } catch (e) {
+    for (let i = kept.length - 1; i >= 0; i--) kept[i].destroy();
+    throw e;
+  }
+}

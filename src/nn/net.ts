@@ -1,6 +1,6 @@
 import { KibitzError } from "../errors.ts";
-import type { GpuContext } from "../gpu/device.ts";
-import { withValidation } from "../gpu/error_scope.ts";
+import { describeAdapter, type GpuContext } from "../gpu/device.ts";
+import { withErrorScopes } from "../gpu/error_scope.ts";
 import { writeBuffer } from "../gpu/buffers.ts";
 import type { SgdHyper } from "./backend.ts";
 import type { NetConfig } from "./config.ts";
@@ -56,7 +56,13 @@ import {
   type WinoKernels,
 } from "./gpu/winograd_gemm.ts";
 import { type KernelTiles, loadKernels, type NnKernels } from "./gpu/kernels.ts";
-import { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
+import {
+  type GpuTensor,
+  type PoolTaken,
+  readTensors,
+  TensorPool,
+  uploadTensor,
+} from "./gpu/tensor.ts";
 import {
   defaultMapMode,
   type HostPhases,
@@ -1059,11 +1065,11 @@ export class GpuNet implements PolicyValueNet {
       if (this.winogradBridge) await this.loadBridges(rec, size);
     }
     // What this recording takes from the shared pool: all of it inside the synchronous window, so
-    // no other recording's buffers are among it; handed back if the recording fails.
-    let taken: GPUBuffer[] = [];
+    // no other recording's buffers are among it; given back if the recording fails.
+    let taken: PoolTaken = { made: [], reused: [] };
     const recordWindow = () => {
       if (!train && this.fused) this.refreshFolds();
-      const before = this.pool.held();
+      const before = this.pool.snapshot();
       try {
         return this.recordGraph(rec, size, train, cellWidth);
       } finally {
@@ -1072,14 +1078,35 @@ export class GpuNet implements PolicyValueNet {
     };
     let recorded;
     try {
-      const { value, error } = await withValidation(this.ctx, recordWindow);
-      if (error) {
-        throw new KibitzError("shader_error", `recording the ${key} plan failed: ${error.message}`);
+      const { value, errors } = await withErrorScopes(
+        this.ctx,
+        ["out-of-memory", "validation"],
+        recordWindow,
+      );
+      const oom = errors["out-of-memory"], invalid = errors.validation;
+      if (oom) {
+        const bytes = taken.made.reduce((sum, b) => sum + b.size, 0);
+        throw new KibitzError(
+          "gpu_too_large",
+          `the batch-${size} ${train ? "training" : "inference"} plan needs ${
+            (bytes / 2 ** 20).toFixed(1)
+          } MiB more device memory (the net holds ${
+            ((this.pool.bytes - bytes) / 2 ** 20).toFixed(1)
+          } MiB already) and ${
+            describeAdapter(this.ctx.report)
+          } could not allocate it: ${oom.message}; use smaller batches`,
+        );
+      }
+      if (invalid) {
+        throw new KibitzError(
+          "shader_error",
+          `recording the ${key} plan failed: ${invalid.message}`,
+        );
       }
       recorded = value;
     } catch (e) {
       rec.destroy();
-      this.pool.releaseBuffers(taken);
+      this.pool.giveBack(taken);
       throw e;
     }
     const { x, mask, moveCells, policyTarget, valueTarget, l2, out, compact } = recorded;

@@ -11,6 +11,8 @@ import { formatInfo } from "../../src/quant/format.ts";
 import { KUHN_VALUE, kuhnGame } from "../../src/games/kuhn.ts";
 import { LEDUC_VALUE, leducGame } from "../../src/games/leduc.ts";
 import { spotTree } from "../helpers/spots.ts";
+import { faultyGpu } from "../helpers/gpu_faults.ts";
+import { writeFails } from "../helpers/gpu_freed.ts";
 
 // Tolerances. The GPU sums in f32 in its own order (the CPU sums a node's value over actions and
 // the regret-matching denominators in f64), so single values differ in the last bits; after two
@@ -206,5 +208,31 @@ Deno.test({
         (e) => isKibitzError(e, "gpu_unsupported") && re.test(e.message),
       );
     }
+  },
+});
+
+Deno.test({
+  name: "gpu cfr: a solve the device cannot allocate is refused by name, and its buffers freed",
+  ignore: !hasAdapter,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    // The device reports every allocation scope as out of memory (a spot above the device's
+    // memory while each buffer is under the binding limit).
+    const gpu = faultyGpu(ctx!, { oom: () => true });
+    const g = kuhnGame();
+    await assert.rejects(
+      GpuCfrSolver.create(gpu.ctx, buildTree(g), g, {}),
+      (e) =>
+        isKibitzError(e, "gpu_too_large") &&
+        /could not allocate the .* of device memory .*gpu_memory_mb/.test(e.message),
+    );
+    const writable = gpu.made.filter((b) => b.usage & 0x8);
+    assert.ok(writable.length >= 8, `${writable.length} buffers made`);
+    for (const b of writable) assert.ok(await writeFails(ctx!, b), `${b.label} lives on`);
+    // The same spot on the same device then solves.
+    const s = await GpuCfrSolver.create(ctx!, buildTree(g), g, {});
+    s.run(2);
+    s.destroy();
   },
 });

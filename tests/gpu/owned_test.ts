@@ -4,10 +4,11 @@
 // the run makes. Each time, every buffer made before the failure must be destroyed afterwards. The
 // device itself must see each one as destroyed: a write to it fails validation.
 import assert from "node:assert/strict";
+import { faultyGpu } from "../helpers/gpu_faults.ts";
 import { writeFails } from "../helpers/gpu_freed.ts";
 import { getGpu, type GpuContext, readBuffer, storageBuffer } from "../../src/gpu/mod.ts";
 import { readStaging } from "../../src/gpu/buffers.ts";
-import { withOwned } from "../../src/gpu/owned.ts";
+import { withOwned, withRollback } from "../../src/gpu/owned.ts";
 import { fcBothWays } from "../../src/nn/gpu/fc_check.ts";
 import { thinConvParity } from "../../src/nn/gpu/conv_thin_check.ts";
 import { winogradMixedParity } from "../../src/nn/gpu/winograd_mixed_check.ts";
@@ -42,29 +43,22 @@ Deno.test("withOwned destroys what the pass owned, latest first, on return and o
   }
 });
 
-/**
- * The context with a device that records every buffer it makes and throws at the `failAt`-th
- * (1-based; never when null), as a device out of memory would.
- */
-function trackedCtx(failAt: number | null): { ctx: GpuContext; made: GPUBuffer[] } {
-  const made: GPUBuffer[] = [];
-  let count = 0;
-  const device = new Proxy(ctx!.device, {
-    get(target, prop) {
-      if (prop === "createBuffer") {
-        return (desc: GPUBufferDescriptor) => {
-          if (++count === failAt) throw new Error(`injected: buffer ${count} out of memory`);
-          const b = target.createBuffer(desc);
-          made.push(b);
-          return b;
-        };
-      }
-      const v = Reflect.get(target, prop, target);
-      return typeof v === "function" ? v.bind(target) : v;
-    },
-  });
-  return { ctx: { ...ctx!, device }, made };
-}
+Deno.test("withRollback keeps what was built when it returns and destroys it when it throws", async () => {
+  for (const ending of ["returns", "throws"] as const) {
+    const order: string[] = [];
+    const item = (name: string) => ({ destroy: () => order.push(name) });
+    const build = withRollback(async (keep) => {
+      keep(item("buffers"));
+      await Promise.resolve();
+      keep(item("bind group"));
+      if (ending === "throws") throw new Error("out of memory");
+      return 3;
+    });
+    if (ending === "throws") await assert.rejects(build, /out of memory/);
+    else assert.equal(await build, 3);
+    assert.deepEqual(order, ending === "throws" ? ["bind group", "buffers"] : [], ending);
+  }
+});
 
 /** Fails unless every writable buffer in `made` is destroyed (the others cannot be probed). */
 async function assertFreed(made: GPUBuffer[], what: string): Promise<void> {
@@ -83,11 +77,11 @@ async function freedOnEveryExit(
   name: string,
   pass: (c: GpuContext) => Promise<unknown>,
 ): Promise<number> {
-  const whole = trackedCtx(null);
+  const whole = faultyGpu(ctx!);
   await pass(whole.ctx);
   await assertFreed(whole.made, `${name}, whole run`);
   for (let k = 1; k <= whole.made.length; k++) {
-    const run = trackedCtx(k);
+    const run = faultyGpu(ctx!, { failAt: k });
     await assert.rejects(pass(run.ctx), /injected/, `${name}: failing at buffer ${k}`);
     assert.equal(run.made.length, k - 1);
     await assertFreed(run.made, `${name}, failing at buffer ${k}`);
@@ -139,7 +133,7 @@ Deno.test(
   "a quantized update that fails on a non-finite result frees its parameters",
   opts,
   async () => {
-    const tracked = trackedCtx(null);
+    const tracked = faultyGpu(ctx!);
     const g = uploadQuantStore(tracked.ctx, createQuantStore("u8", [4]));
     const before = tracked.made.length;
     const input = storageBuffer(ctx!, new Float32Array([1, Infinity, 2, 3]), "input");

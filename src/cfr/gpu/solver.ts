@@ -1,8 +1,9 @@
 import { KibitzError } from "../../errors.ts";
-import type { GpuContext } from "../../gpu/device.ts";
-import { readStaging, storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
+import { describeAdapter, type GpuContext } from "../../gpu/device.ts";
+import { type GpuArray, readStaging, storageBuffer, uniformBuffer } from "../../gpu/buffers.ts";
 import { type BindingKind, computePipeline } from "../../gpu/pipeline.ts";
-import { withValidation } from "../../gpu/error_scope.ts";
+import { withErrorScope, withValidation } from "../../gpu/error_scope.ts";
+import { withRollback } from "../../gpu/owned.ts";
 import { type CfrExploitability, dealMass } from "../evaluate.ts";
 import type { CfrGame } from "../game.ts";
 import type { CfrSolver, SolverOptions } from "../solver.ts";
@@ -628,51 +629,77 @@ export class GpuCfrSolver {
       pipelines.set(e, await computePipeline(ctx, code, e, {}, `cfr_${e}`, layout));
     }
     const scratchWords = L.results + 4 * hm;
-    const buffers = [
-      storageBuffer(ctx, aux, "cfr aux"),
-      storageBuffer(ctx, vecBytes, "cfr reach"),
-      storageBuffer(ctx, 4, "cfr unused"),
-      storageBuffer(ctx, valsBytes, "cfr vals"),
-      storageBuffer(ctx, storeBytes(rf), "cfr regrets"),
-      storageBuffer(ctx, storeBytes(sf), "cfr strategy"),
-      storageBuffer(ctx, algorithm === "pdcfr+" ? storeBytes(rf) : 4, "cfr predicted"),
-      storageBuffer(ctx, scratchWords * 4, "cfr scratch"),
-    ];
-    if (quant) {
-      buffers.push(
-        storageBuffer(ctx, scaleWords(algorithm, blocks) * 4, "cfr scales"),
-        storageBuffer(ctx, 2 * Math.max(1, plan.inpHalf) * 4, "cfr inputs"),
-      );
-    }
-    // Per-iteration uniforms (discounts, rounding keys, mode): one slot per iteration of a
-    // submission, and the check modes' slots, picked per dispatch by a dynamic offset.
-    const disc = ctx.device.createBuffer({
-      size: DISC_SLOTS * DISC_STRIDE,
-      usage: 0x40 | 0x8,
-      label: "cfr disc",
+    const { buffers, disc, params, bind } = await withRollback(async (keep) => {
+      // Every buffer of the solve in one out-of-memory scope: a spot that needs more than the
+      // device's memory (each buffer under the binding limit) is refused by name.
+      const { value: made, error: oom } = await withErrorScope(ctx, "out-of-memory", () => {
+        const store = (size: GpuArray | number, label: string) =>
+          keep(storageBuffer(ctx, size, label));
+        const buffers = [
+          store(aux, "cfr aux"),
+          store(vecBytes, "cfr reach"),
+          store(4, "cfr unused"),
+          store(valsBytes, "cfr vals"),
+          store(storeBytes(rf), "cfr regrets"),
+          store(storeBytes(sf), "cfr strategy"),
+          store(algorithm === "pdcfr+" ? storeBytes(rf) : 4, "cfr predicted"),
+          store(scratchWords * 4, "cfr scratch"),
+        ];
+        if (quant) {
+          buffers.push(
+            store(scaleWords(algorithm, blocks) * 4, "cfr scales"),
+            store(2 * Math.max(1, plan.inpHalf) * 4, "cfr inputs"),
+          );
+        }
+        // Per-iteration uniforms (discounts, rounding keys, mode): one slot per iteration of a
+        // submission, and the check modes' slots, picked per dispatch by a dynamic offset.
+        const disc = keep(ctx.device.createBuffer({
+          size: DISC_SLOTS * DISC_STRIDE,
+          usage: 0x40 | 0x8,
+          label: "cfr disc",
+        }));
+        const paramWords = new Uint32Array(
+          Math.max(1, commands.paramSets.length) * PARAM_STRIDE / 4,
+        );
+        commands.paramSets.forEach((w, i) => paramWords.set(w, i * PARAM_STRIDE / 4));
+        const params = keep(uniformBuffer(ctx, paramWords.buffer, "cfr params"));
+        return { buffers, disc, params };
+      });
+      if (oom) {
+        throw new KibitzError(
+          "gpu_too_large",
+          `GPU solve: ${describeAdapter(ctx.report)} could not allocate the ${
+            mib(planned.bytes)
+          } of device memory the solve needs (${
+            Object.entries(planned.parts).map(([k, v]) => `${k} ${mib(v)}`).join(", ")
+          }): ${oom.message}; set solver.gpu_memory_mb below the device's free memory (the ` +
+            `lower tree is then solved in chunks), use smaller formats or the CPU backend`,
+        );
+      }
+      const { buffers, disc, params } = made;
+      for (const [slot, mode] of [[BR_SLOT, MODE_BR], [EV_SLOT, MODE_EV]]) {
+        const words = new Uint32Array(DISC_WORDS);
+        words[DISC_MODE] = mode;
+        ctx.device.queue.writeBuffer(disc, slot * DISC_STRIDE, words);
+      }
+      const { value: bind, error } = await withValidation(ctx, () =>
+        ctx.device.createBindGroup({
+          layout: pipelines.get("init")!.getBindGroupLayout(0),
+          entries: [params, disc, ...buffers].map((buffer, binding) => ({
+            binding,
+            resource: binding === 0
+              ? { buffer, size: 32 }
+              : binding === 1
+              ? { buffer, size: DISC_WORDS * 4 }
+              : { buffer },
+          })),
+        }));
+      if (error) {
+        throw new KibitzError("shader_error", `cfr bind group is invalid: ${error.message}`);
+      }
+      return { buffers, disc, params, bind };
     });
-    const { train, evaluate, paramSets } = commands;
-    const paramWords = new Uint32Array(Math.max(1, paramSets.length) * PARAM_STRIDE / 4);
-    paramSets.forEach((w, i) => paramWords.set(w, i * PARAM_STRIDE / 4));
-    const params = uniformBuffer(ctx, paramWords.buffer, "cfr params");
-    for (const [slot, mode] of [[BR_SLOT, MODE_BR], [EV_SLOT, MODE_EV]]) {
-      const words = new Uint32Array(DISC_WORDS);
-      words[DISC_MODE] = mode;
-      ctx.device.queue.writeBuffer(disc, slot * DISC_STRIDE, words);
-    }
-    const { value: bind, error } = await withValidation(ctx, () =>
-      ctx.device.createBindGroup({
-        layout: pipelines.get("init")!.getBindGroupLayout(0),
-        entries: [params, disc, ...buffers].map((buffer, binding) => ({
-          binding,
-          resource: binding === 0
-            ? { buffer, size: 32 }
-            : binding === 1
-            ? { buffer, size: DISC_WORDS * 4 }
-            : { buffer },
-        })),
-      }));
-    if (error) throw new KibitzError("shader_error", `cfr bind group is invalid: ${error.message}`);
+    const { train, evaluate } = commands;
     let bytes = 0;
     for (const b of [params, disc, ...buffers]) bytes += b.size;
     const seed = options.seed ?? 0;

@@ -12,6 +12,18 @@ export interface GpuTensor extends Shaped {
   readonly half?: boolean;
 }
 
+/** A pool's buffers at one moment (see TensorPool.snapshot). */
+export interface PoolSnapshot {
+  readonly held: ReadonlySet<GPUBuffer>;
+  readonly all: ReadonlySet<GPUBuffer>;
+}
+
+/** What a recording took from a pool (see TensorPool.takenSince). */
+export interface PoolTaken {
+  readonly made: readonly GPUBuffer[];
+  readonly reused: readonly GPUBuffer[];
+}
+
 /**
  * Hands out storage buffers by size and takes them back, so the buffers of dead activations are
  * reused by later ops (and by later plans: a plan writes its scratch before reading it).
@@ -55,20 +67,40 @@ export class TensorPool {
     if (!list.includes(t.buffer)) list.push(t.buffer);
   }
 
-  /** The buffers handed out and not returned (a snapshot). */
-  held(): Set<GPUBuffer> {
+  /** The buffers handed out and not returned, and every buffer the pool has (a snapshot). */
+  snapshot(): PoolSnapshot {
     const free = new Set([...this.free.values()].flat());
-    return new Set(this.all.filter((b) => !free.has(b)));
+    return { held: new Set(this.all.filter((b) => !free.has(b))), all: new Set(this.all) };
   }
 
-  /** The buffers held now and not in `before` (a snapshot from held()): what a recording took. */
-  takenSince(before: ReadonlySet<GPUBuffer>): GPUBuffer[] {
-    return [...this.held()].filter((b) => !before.has(b));
+  /**
+   * What a recording took since `before`: the buffers created since (`made`, returned to the pool
+   * or not), and the older ones it holds that were free then (`reused`: scratch of earlier plans).
+   */
+  takenSince(before: PoolSnapshot): PoolTaken {
+    const now = this.snapshot();
+    return {
+      made: this.all.filter((b) => !before.all.has(b)),
+      reused: this.all.filter((b) => before.all.has(b) && now.held.has(b) && !before.held.has(b)),
+    };
   }
 
-  /** Returns buffers to the pool (what a failed recording took, so a retry reuses them). */
-  releaseBuffers(buffers: readonly GPUBuffer[]): void {
-    for (const buffer of buffers) this.release({ shape: [], buffer, size: 0 });
+  /**
+   * Undoes what a failed recording took: the buffers it made are destroyed and dropped (after a
+   * failed allocation some are invalid), and the ones it reused go back to the free list, where
+   * the earlier plans whose scratch they are still expect them.
+   */
+  giveBack(taken: PoolTaken): void {
+    const gone = new Set(taken.made);
+    for (const b of gone) {
+      b.destroy();
+      this.bytes -= b.size;
+    }
+    const keep = this.all.filter((b) => !gone.has(b));
+    this.all.length = 0;
+    this.all.push(...keep);
+    for (const [size, list] of this.free) this.free.set(size, list.filter((b) => !gone.has(b)));
+    for (const buffer of taken.reused) this.release({ shape: [], buffer, size: 0 });
   }
 
   /** Destroys every buffer the pool created. */
