@@ -1,6 +1,6 @@
-// GPU memory held for the length of one async pass (a parity check, a tuning pass): a pass can throw
-// (a lost device, a failed readback, a shader that fails to compile), and what it allocated must not
-// then live on until the device is dropped.
+// GPU memory held for the length of one async pass (a parity check, a tuning pass) or built by one
+// (a solver's buffers): a pass can throw (a lost device, a failed readback, a shader that fails to
+// compile), and what it allocated must not then live on until the device is dropped.
 
 /** Anything that holds GPU memory until destroyed (a buffer, a recorder, a tensor pool). */
 export interface Destroyable {
@@ -10,20 +10,31 @@ export interface Destroyable {
 /** Hands `x` to the pass's owner, which destroys it when the pass ends; returns `x`. */
 export type Own = <T extends Destroyable>(x: T) => T;
 
+/** A list of owned objects and the function that destroys them all, the latest first. */
+function ownership(): { own: Own; destroyAll: () => void } {
+  const owned: Destroyable[] = [];
+  return {
+    own: (x) => {
+      owned.push(x);
+      return x;
+    },
+    destroyAll: () => {
+      for (let i = owned.length - 1; i >= 0; i--) owned[i].destroy();
+      owned.length = 0;
+    },
+  };
+}
+
 /**
  * Runs `pass` and destroys everything it owned when it ends, returned or thrown, the latest first
  * (a recorder before the pool it draws from).
  */
 export async function withOwned<T>(pass: (own: Own) => Promise<T>): Promise<T> {
-  const owned: Destroyable[] = [];
-  const own: Own = (x) => {
-    owned.push(x);
-    return x;
-  };
+  const { own, destroyAll } = ownership();
   try {
     return await pass(own);
   } finally {
-    for (let i = owned.length - 1; i >= 0; i--) owned[i].destroy();
+    destroyAll();
   }
 }
 
@@ -32,15 +43,11 @@ export async function withOwned<T>(pass: (own: Own) => Promise<T>): Promise<T> {
  * everything it kept is destroyed, the latest first; when it returns, all of it stays alive.
  */
 export async function withRollback<T>(build: (keep: Own) => Promise<T>): Promise<T> {
-  const kept: Destroyable[] = [];
-  const keep: Own = (x) => {
-    kept.push(x);
-    return x;
-  };
+  const { own, destroyAll } = ownership();
   try {
-    return await build(keep);
+    return await build(own);
   } catch (e) {
-    for (let i = kept.length - 1; i >= 0; i--) kept[i].destroy();
+    destroyAll();
     throw e;
   }
 }
