@@ -213,7 +213,7 @@ export async function selfPlayStage(
     hooks.progress?.(
       `iteration ${iteration} self-play: network ready for batch sizes ${
         paddedSizes(preset.maxBatch).join(", ")
-      } in ${player.prepareSeconds.toFixed(2)} s`,
+      } in ${player.prepareSeconds.toFixed(2)} s${memoryNote(player.net)}`,
       true,
     );
   }
@@ -494,3 +494,11 @@ export async function runLoop(
 }
 
 class StopSignal extends Error {}
+
+/** Tells the user when the device could not hold the largest batch and it runs in parts. */
+function memoryNote(net: PolicyValueNet): string {
+  const cap = net.memoryCap ?? Infinity;
+  return Number.isFinite(cap)
+    ? ` (the device's memory holds batches of at most ${cap}: larger ones run in parts)`
+    : "";
+}

@@ -1,4 +1,4 @@
-import { KibitzError } from "../errors.ts";
+import { isKibitzError, KibitzError } from "../errors.ts";
 import { describeAdapter, type GpuContext } from "../gpu/device.ts";
 import { withErrorScopes } from "../gpu/error_scope.ts";
 import { writeBuffer } from "../gpu/buffers.ts";
@@ -177,6 +177,11 @@ export interface PolicyValueNet {
    * Absent where there is nothing to prepare (the CPU).
    */
   prepare?(sizes: readonly number[]): Promise<void>;
+  /**
+   * The largest inference batch the device could hold a plan for, where a larger one ran out of
+   * its memory (larger batches then run in parts); Infinity or absent otherwise.
+   */
+  readonly memoryCap?: number;
   /** Frees device memory. */
   dispose(): void;
 }
@@ -981,6 +986,15 @@ export class GpuNet implements PolicyValueNet {
     this.foldDirty = false;
   }
 
+  /**
+   * The largest inference batch the device could allocate a plan for, after a plan of a larger one
+   * failed for lack of memory (Infinity until then); inference splits larger batches into chunks.
+   */
+  get memoryCap(): number {
+    return this.inferCap;
+  }
+  private inferCap = Infinity;
+
   /** Largest batch per submit: its biggest activation fits one storage binding (and the cap). */
   maxBatch(): number {
     const c = this.config;
@@ -1672,9 +1686,18 @@ export class GpuNet implements PolicyValueNet {
   async infer(batch: NetBatch): Promise<NetOutputs> {
     checkBatch(this.config, batch, false);
     const cellWidth = this.cellWidthFor(batch.moveCellsWidth);
-    const c = this.config, chunk = this.maxBatch();
+    const c = this.config, chunk = Math.min(this.maxBatch(), this.inferCap);
     if (batch.size > chunk) return await this.inferChunked(batch, chunk);
-    const plan = await this.plan(batch.size, false, cellWidth);
+    let plan: GpuPlan;
+    try {
+      plan = await this.plan(batch.size, false, cellWidth);
+    } catch (e) {
+      if (!isKibitzError(e, "gpu_too_large") || batch.size < 2) throw e;
+      // The device cannot hold this batch's plan (a smaller GPU): run it, and every later batch
+      // as large, in halves; the failed recording has given back what it took.
+      this.inferCap = Math.min(this.inferCap, Math.ceil(batch.size / 2));
+      return await this.inferChunked(batch, this.inferCap);
+    }
     const t0 = performance.now();
     if (this.fused) this.refreshFolds();
     const up = this.uploadAhead
@@ -1799,7 +1822,7 @@ export class GpuNet implements PolicyValueNet {
 
   /** Records the inference plans of `sizes` (each split as infer would) at the current table width. */
   async prepare(sizes: readonly number[]): Promise<void> {
-    const chunk = this.maxBatch(), width = this.cellWidthFor(undefined);
+    const width = this.cellWidthFor(undefined);
     for (const size of sizes) {
       if (!Number.isInteger(size) || size < 1) {
         throw new KibitzError(
@@ -1807,8 +1830,18 @@ export class GpuNet implements PolicyValueNet {
           `prepare: batch sizes are positive integers, got ${size}`,
         );
       }
-      await this.plan(Math.min(size, chunk), false, width);
-      if (size > chunk && size % chunk) await this.plan(size % chunk, false, width);
+      // The plans infer will take: halved, as infer does, while the device cannot hold one.
+      for (;;) {
+        const chunk = Math.min(this.maxBatch(), this.inferCap), first = Math.min(size, chunk);
+        try {
+          await this.plan(first, false, width);
+          if (size > chunk && size % chunk) await this.plan(size % chunk, false, width);
+          break;
+        } catch (e) {
+          if (!isKibitzError(e, "gpu_too_large") || first < 2) throw e;
+          this.inferCap = Math.min(this.inferCap, Math.ceil(first / 2));
+        }
+      }
     }
   }
 

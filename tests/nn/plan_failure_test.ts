@@ -51,12 +51,14 @@ for (const how of ["throw", "validation", "out of memory"] as const) {
     const name = `${mode === "inference" ? "an" : "a"} ${mode} plan whose recording fails (${how})`;
     Deno.test(`${name} leaves nothing behind`, opts, async () => {
       const weights = initWeights(tiny, 5);
-      const [two, three] = [syntheticBatch(tiny, 2, 8), syntheticBatch(tiny, 3, 9)];
+      // An inference batch the device cannot hold runs in halves (the next test); one of 1 cannot.
+      const n = how === "out of memory" && mode === "inference" ? 1 : 3;
+      const [two, three] = [syntheticBatch(tiny, 2, 8), syntheticBatch(tiny, n, 9)];
       const hyper = { lr: 0.01, momentum: 0.9, weightDecay: 1e-4 };
       const step = (net: GpuNet, batch: typeof two, train: boolean) =>
         train ? net.trainStep(batch, hyper, true) : net.infer(batch);
       const run = (net: GpuNet, batch: typeof two) => step(net, batch, mode === "training");
-      // A plan of the other mode at batch 3: its scratch has the failing plan's sizes.
+      // A plan of the other mode at the failing size: its scratch has the failing plan's sizes.
       const other = (net: GpuNet) => step(net, three, mode === "inference");
       const sequence = async (net: GpuNet, between: () => Promise<void>) => [
         await other(net),
@@ -85,7 +87,7 @@ for (const how of ["throw", "validation", "out of memory"] as const) {
           : how === "validation"
           ? /plan failed/
           : new RegExp(
-            `batch-3 ${mode} plan needs [0-9.]+ MiB more device memory.*smaller batches`,
+            `batch-${n} ${mode} plan needs [0-9.]+ MiB more device memory.*smaller batches`,
           );
         await assert.rejects(run(net, three), expected);
         const madeThen = gpu.made.slice(mark).filter((b) => b.usage & COPY_DST);
@@ -123,5 +125,44 @@ Deno.test(
     assert.deepEqual(await net.infer(five), want);
     net.dispose();
     fresh.dispose();
+  },
+);
+
+Deno.test(
+  "an inference batch the device cannot hold runs in halves from then on",
+  opts,
+  async () => {
+    const weights = initWeights(tiny, 7);
+    const four = syntheticBatch(tiny, 4, 13);
+    // The oracle: a fresh net's batch-2 plan over each half of the batch.
+    const fresh = await GpuNet.create(ctx!, weights);
+    const per = tiny.planes * tiny.height * tiny.width;
+    const halves = [0, 2].map((s) => ({
+      size: 2,
+      planes: four.planes.slice(s * per, (s + 2) * per),
+      mask: four.mask!.slice(s * tiny.moves, (s + 2) * tiny.moves),
+    }));
+    const parts = [await fresh.infer(halves[0]), await fresh.infer(halves[1])];
+
+    let fails = 1;
+    const gpu = faultyGpu(ctx!, { oom: () => fails-- > 0 });
+    const net = await GpuNet.create(gpu.ctx, weights);
+    assert.equal(net.memoryCap, Infinity);
+    const got = await net.infer(four);
+    assert.equal(net.memoryCap, 2);
+    assert.deepEqual(got.probs, Float32Array.from([...parts[0].probs, ...parts[1].probs]));
+    assert.deepEqual(got.value, Float32Array.from([...parts[0].value, ...parts[1].value]));
+    assert.deepEqual(await net.infer(four), got, "later batches of 4 run in halves too");
+    assert.deepEqual(net.planKeys(), ["infer:2"]);
+    await net.prepare([4, 3]);
+    assert.deepEqual(net.planKeys().sort(), ["infer:1", "infer:2"]);
+
+    // Batch 1 cannot be halved: refused by name.
+    const one = await GpuNet.create(faultyGpu(ctx!, { oom: () => true }).ctx, weights);
+    await assert.rejects(
+      one.infer(syntheticBatch(tiny, 1, 14)),
+      /gpu_too_large|batch-1 inference plan needs/,
+    );
+    for (const n of [net, one, fresh]) n.dispose();
   },
 );
