@@ -72,6 +72,7 @@ export type ErrorCode =
   | "no_gpu"
   | "no_gpu_backend"
   | "gpu_selftest"
+  | "gpu_lost"
   | "shader_error"
   | "missing_kernel"
   | "worker_failed"
@@ -94,6 +95,7 @@ export const ENVIRONMENT_ERRORS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "no_gpu",
   "no_gpu_backend",
   "gpu_selftest",
+  "gpu_lost",
   "shader_error",
   "missing_kernel",
   "worker_failed",

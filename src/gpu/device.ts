@@ -24,6 +24,11 @@ export interface GpuContext {
   modules: Map<string, GPUShaderModule>;
   /** Compute pipelines keyed by source + entry point + constants. */
   pipelines: Map<string, GPUComputePipeline>;
+  /**
+   * Why the device was lost (a driver reset, the GPU process restarting, destroy()), once it is;
+   * null while it works. Work on a lost device fails or returns nothing: see lostDeviceError.
+   */
+  lost: { reason: string; message: string } | null;
 }
 
 const LIMIT_KEYS = [
@@ -92,15 +97,88 @@ async function acquire(): Promise<GpuContext | null> {
       LIMIT_KEYS.map((k) => [k, (device.limits as unknown as Record<string, number>)[k]]),
     ),
   };
-  return { adapter, device, report, timestamps, modules: new Map(), pipelines: new Map() };
+  const ctx: GpuContext = {
+    adapter,
+    device,
+    report,
+    timestamps,
+    modules: new Map(),
+    pipelines: new Map(),
+    lost: null,
+  };
+  device.lost.then((info) => {
+    ctx.lost = { reason: info.reason ?? "unknown", message: info.message };
+    // The shared context: the next getGpu() acquires a new device.
+    if (shared === ctx) cached = shared = null;
+  });
+  return ctx;
 }
+
+/** The context getGpu() handed out last, while its device works. */
+let shared: GpuContext | null = null;
+
+/**
+ * A context with a device of its own, not the shared one (null without an adapter): for work that
+ * must not share a device's fate or its error scopes with the rest of the process.
+ */
+export function acquireGpu(): Promise<GpuContext | null> {
+  return acquire();
+}
+
+/**
+ * The gpu_lost error for work that failed with `cause` on `ctx`, when its device is lost (null
+ * when it is not, after a short wait: the loss can be reported just after the failure it caused).
+ */
+export async function lostDeviceError(
+  ctx: GpuContext,
+  what: string,
+  cause?: unknown,
+): Promise<KibitzError | null> {
+  if (!ctx.lost) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waited = new Promise((r) => timer = setTimeout(r, LOSS_WAIT_MS));
+    await Promise.race([ctx.device.lost, waited]);
+    clearTimeout(timer);
+  }
+  const lost = ctx.lost;
+  if (!lost) return null;
+  return new KibitzError(
+    "gpu_lost",
+    `${what}: the GPU device was lost (${lost.reason}${
+      lost.message ? `: ${lost.message}` : ""
+    }); ` +
+      "work on it since the last checkpoint is gone: run again (a new device is acquired) or " +
+      "use --backend cpu",
+    { cause },
+  );
+}
+
+/**
+ * The error to throw for `e`, a failure of work on `ctx`: gpu_lost when the device is lost, else
+ * `e` itself (our own refusals, a KibitzError, are not awaited: they are not the device's doing).
+ */
+export async function deviceFailure(ctx: GpuContext, what: string, e: unknown): Promise<unknown> {
+  if (e instanceof KibitzError && !ctx.lost) return e;
+  return (await lostDeviceError(ctx, what, e)) ?? e;
+}
+
+/** How long lostDeviceError waits for a loss to be reported after a failure. */
+const LOSS_WAIT_MS = 50;
 
 /**
  * Returns the shared GPU context, or null when no WebGPU adapter exists or KIBITZ_NO_GPU=1
  * (acquired once per process).
  */
 export function getGpu(): Promise<GpuContext | null> {
-  if (!cached) cached = acquire();
+  if (!cached) {
+    const got = acquire();
+    cached = got;
+    got.then((ctx) => {
+      // A loss reported before this resolved leaves the cache cleared.
+      if (cached === got) shared = ctx?.lost ? null : ctx;
+      if (ctx?.lost && cached === got) cached = null;
+    });
+  }
   return cached;
 }
 

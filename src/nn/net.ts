@@ -1,5 +1,5 @@
 import { isKibitzError, KibitzError } from "../errors.ts";
-import { describeAdapter, type GpuContext } from "../gpu/device.ts";
+import { describeAdapter, deviceFailure, type GpuContext, lostDeviceError } from "../gpu/device.ts";
 import { withErrorScopes } from "../gpu/error_scope.ts";
 import { writeBuffer } from "../gpu/buffers.ts";
 import type { SgdHyper } from "./backend.ts";
@@ -1682,8 +1682,25 @@ export class GpuNet implements PolicyValueNet {
     return out;
   }
 
+  /**
+   * Runs `work` and reports a failure caused by a lost device as gpu_lost (work on a lost device
+   * fails with odd errors, or none); refuses at once once the device is known to be lost.
+   */
+  private async guarded<T>(what: string, work: () => Promise<T>): Promise<T> {
+    if (this.ctx.lost) throw await lostDeviceError(this.ctx, what);
+    try {
+      return await work();
+    } catch (e) {
+      throw await deviceFailure(this.ctx, what, e);
+    }
+  }
+
   /** GPU inference; batches larger than one storage binding allows are split into chunks. */
-  async infer(batch: NetBatch): Promise<NetOutputs> {
+  infer(batch: NetBatch): Promise<NetOutputs> {
+    return this.guarded("inference", () => this.inferOn(batch));
+  }
+
+  private async inferOn(batch: NetBatch): Promise<NetOutputs> {
     checkBatch(this.config, batch, false);
     const cellWidth = this.cellWidthFor(batch.moveCellsWidth);
     const c = this.config, chunk = Math.min(this.maxBatch(), this.inferCap);
@@ -1760,7 +1777,11 @@ export class GpuNet implements PolicyValueNet {
    * One GPU training step: forward, backward and SGD in one submit, one batched readback (its map
    * requested at once when `last`, see PolicyValueNet.trainStep).
    */
-  async trainStep(batch: NetBatch, hyper: SgdHyper, last = false): Promise<TrainStats> {
+  trainStep(batch: NetBatch, hyper: SgdHyper, last = false): Promise<TrainStats> {
+    return this.guarded("training step", () => this.trainOn(batch, hyper, last));
+  }
+
+  private async trainOn(batch: NetBatch, hyper: SgdHyper, last: boolean): Promise<TrainStats> {
     checkBatch(this.config, batch, true);
     const cellWidth = this.cellWidthFor(batch.moveCellsWidth);
     if (batch.size > this.maxBatch()) {
@@ -1796,7 +1817,10 @@ export class GpuNet implements PolicyValueNet {
   /** Reads every parameter and running statistic back in one batched readback. */
   async weights(): Promise<NetWeights> {
     const specs = this.net.specs;
-    const data = await readTensors(this.ctx, specs.map((s) => this.net.params.get(s.name)!));
+    const data = await this.guarded(
+      "reading the weights",
+      () => readTensors(this.ctx, specs.map((s) => this.net.params.get(s.name)!)),
+    );
     const tensors = new Map<string, CpuTensor>();
     specs.forEach((s, i) => tensors.set(s.name, cpuTensor(s.shape, data[i])));
     return { config: { ...this.config }, specs, tensors };
@@ -1805,7 +1829,10 @@ export class GpuNet implements PolicyValueNet {
   /** Reads the momentum buffers back in one batched readback. */
   async velocity(): Promise<Map<string, Float32Array>> {
     const names = [...this.net.velocity!.keys()];
-    const data = await readTensors(this.ctx, names.map((n) => this.net.velocity!.get(n)!));
+    const data = await this.guarded(
+      "reading the momentum",
+      () => readTensors(this.ctx, names.map((n) => this.net.velocity!.get(n)!)),
+    );
     return new Map(names.map((n, i) => [n, data[i]]));
   }
 
@@ -1821,7 +1848,11 @@ export class GpuNet implements PolicyValueNet {
   }
 
   /** Records the inference plans of `sizes` (each split as infer would) at the current table width. */
-  async prepare(sizes: readonly number[]): Promise<void> {
+  prepare(sizes: readonly number[]): Promise<void> {
+    return this.guarded("preparing plans", () => this.prepareOn(sizes));
+  }
+
+  private async prepareOn(sizes: readonly number[]): Promise<void> {
     const width = this.cellWidthFor(undefined);
     for (const size of sizes) {
       if (!Number.isInteger(size) || size < 1) {

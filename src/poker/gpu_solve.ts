@@ -7,7 +7,7 @@ import {
 import type { CfrExploitability } from "../cfr/evaluate.ts";
 import type { CfrSolver, SolverOptions } from "../cfr/solver.ts";
 import { isKibitzError, KibitzError } from "../errors.ts";
-import { describeAdapter, getGpu, type GpuContext } from "../gpu/device.ts";
+import { describeAdapter, deviceFailure, getGpu, type GpuContext } from "../gpu/device.ts";
 import { formatBytes } from "./memory.ts";
 import { regretFormat, strategyFormat } from "../quant/format.ts";
 import { regretsNonNegative } from "../cfr/schedule.ts";
@@ -161,7 +161,10 @@ export async function runGpuSolve(
     };
     while (!done && gpu.iteration < s.maxIterations) {
       gpu.run(Math.min(every, s.maxIterations - gpu.iteration));
-      pending.push({ it: gpu.iteration, p: gpu.exploitability() });
+      const p = gpu.exploitability();
+      // Awaited in turn by settle; a failure of one queued behind a failing check is not unhandled.
+      p.catch(() => {});
+      pending.push({ it: gpu.iteration, p });
       if (pending.length >= 2) await settle();
     }
     while (pending.length > 0) await settle();
@@ -176,6 +179,8 @@ export async function runGpuSolve(
       stoppedBy,
       reached,
     };
+  } catch (e) {
+    throw await deviceFailure(ctx, "GPU solve", e);
   } finally {
     gpu.destroy();
   }

@@ -1,0 +1,80 @@
+// A lost device: the network reports its work as gpu_lost (not the odd errors, or silence, a lost
+// device gives), refuses further work at once, and getGpu() acquires a new device for what comes
+// next; a GPU solve reports the loss as gpu_lost too. Each test loses a device of its own
+// (acquireGpu), or the shared one in a child process.
+import assert from "node:assert/strict";
+import { acquireGpu, getGpu } from "../../src/gpu/device.ts";
+import { isKibitzError } from "../../src/errors.ts";
+import { NET_PRESETS } from "../../src/nn/config.ts";
+import { GpuNet } from "../../src/nn/net.ts";
+import { initWeights } from "../../src/nn/params.ts";
+import { syntheticBatch } from "../../src/nn/train.ts";
+import { parseSolveConfig } from "../../src/poker/config.ts";
+import { prepareSpot, runSolve } from "../../src/poker/solve.ts";
+import { riverSpot } from "../helpers/spots.ts";
+
+const shared = await getGpu();
+const opts = { ignore: !shared, sanitizeResources: false, sanitizeOps: false };
+const tiny = NET_PRESETS.tiny;
+const lostError = (e: unknown) => isKibitzError(e, "gpu_lost") && /destroyed/.test(e.message);
+
+Deno.test("work on a network whose device is lost fails as gpu_lost", opts, async () => {
+  const ctx = (await acquireGpu())!;
+  const net = await GpuNet.create(ctx, initWeights(tiny, 3));
+  const batch = syntheticBatch(tiny, 2, 4);
+  const hyper = { lr: 0.01, momentum: 0.9, weightDecay: 1e-4 };
+  await net.infer(batch);
+  await net.trainStep(batch, hyper, true);
+  const lost = () => ctx.lost; // read afresh (the device's lost handler sets it)
+  assert.equal(lost(), null);
+  ctx.device.destroy();
+  // Right away, before the loss is reported: the call fails, and is named for what it is.
+  await assert.rejects(net.infer(syntheticBatch(tiny, 3, 5)), lostError);
+  assert.equal(lost()?.reason, "destroyed");
+  // Once known: every kind of work is refused at once.
+  await assert.rejects(net.infer(batch), lostError);
+  await assert.rejects(net.trainStep(batch, hyper, true), lostError);
+  await assert.rejects(net.weights(), lostError);
+  await assert.rejects(net.prepare([5]), lostError);
+  net.dispose();
+  // Input mistakes are still reported as such on a working device.
+  const ok = await GpuNet.create(shared!, initWeights(tiny, 3));
+  await assert.rejects(ok.infer({ ...batch, size: 0 }), (e) => isKibitzError(e) && !lostError(e));
+  ok.dispose();
+});
+
+Deno.test("getGpu acquires a new device once the shared one is lost", opts, async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("../fixtures/gpu/shared_device_lost.ts", import.meta.url).pathname],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!;
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  const got = JSON.parse(text);
+  if (got.skipped) return;
+  assert.equal(got.lost.reason, "destroyed");
+  assert.equal(got.fresh, true);
+  assert.equal(got.secondLost, null);
+  assert.equal(got.selfTest, true);
+});
+
+Deno.test("a GPU solve whose device is lost fails as gpu_lost", opts, async () => {
+  const ctx = (await acquireGpu())!;
+  const cfg = parseSolveConfig(
+    `${riverSpot("66%, a", "a")}[solver]\nthreads = 1\nmax_iterations = 60\n` +
+      "target_exploitability_pct = 0\n",
+  );
+  let progress = 0;
+  await assert.rejects(
+    runSolve(prepareSpot(cfg), {
+      backend: { backend: "gpu", reason: "test", ctx },
+      every: 10,
+      onProgress: () => {
+        if (++progress === 1) ctx.device.destroy();
+      },
+    }),
+    (e) => isKibitzError(e, "gpu_lost") && /GPU solve: .*destroyed/.test(e.message),
+  );
+  assert.ok(progress >= 1); // a check already queued may still report
+});
