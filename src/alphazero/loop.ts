@@ -12,6 +12,7 @@ import { CachedEvaluator, type Evaluator } from "../mcts/evaluator.ts";
 import { type GameSpec, inputSize } from "../mcts/game.ts";
 import { loadCheckpoint, saveCheckpoint } from "../nn/checkpoint.ts";
 import { createNet } from "../nn/create.ts";
+import { RecoveringNet } from "../nn/recovering_net.ts";
 import type { PolicyValueNet } from "../nn/net.ts";
 import { initWeights, type NetWeights } from "../nn/params.ts";
 import { type ArenaGame, type ArenaResult, arenaTotals, runArena } from "./arena.ts";
@@ -65,8 +66,9 @@ export interface NetPlayer {
 
 /**
  * Builds a network on `backend` with its batched, cached evaluator. On the GPU two batches may be
- * in flight (the readback of one overlaps the work of the next), and every padded batch size is
- * readied before play (see BatchEvaluator.prepare); the CPU runs one batch at a time.
+ * in flight (the readback of one overlaps the work of the next), every padded batch size is
+ * readied before play (see BatchEvaluator.prepare), and a lost device is replaced by a new one
+ * (RecoveringNet; `onRecover` hears of it); the CPU runs one batch at a time.
  */
 export async function netPlayer(
   weights: NetWeights,
@@ -74,8 +76,12 @@ export async function netPlayer(
   backend: string,
   maxBatch: number,
   cacheSize: number,
+  onRecover: (message: string) => void = (m) => console.error(`warning: ${m}`),
 ): Promise<NetPlayer> {
-  const net = await createNet(weights, backend);
+  const built = await createNet(weights, backend);
+  const net = built.backend === "gpu"
+    ? new RecoveringNet(built, () => createNet(weights, backend), onRecover)
+    : built;
   const batcher = new BatchEvaluator(net, game, maxBatch, net.backend === "gpu" ? 2 : 1);
   const cache = cacheSize > 0 ? new CachedEvaluator(batcher, cacheSize) : null;
   let prepareSeconds: number;

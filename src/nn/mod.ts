@@ -27,6 +27,7 @@ export {
 export { type GpuTensor, readTensors, TensorPool, uploadTensor } from "./gpu/tensor.ts";
 export { thinConvParity } from "./gpu/conv_thin_check.ts";
 export { compactReadbackParity } from "./compact_check.ts";
+export { RecoveringNet } from "./recovering_net.ts";
 export { FC_CHECK_CASES, fcParity } from "./gpu/fc_check.ts";
 export { type FcKernelPolicy, tuneFc } from "./gpu/fc_tune.ts";
 export { COMPACT_WIDTH, defaultCompactWidth, maxLegal, scatterCompact } from "./compact_probs.ts";
