@@ -7,10 +7,11 @@
 //   log.jsonl                    one line per finished iteration (losses, arena, speeds)
 //   state.json                   the iteration in progress and the best network's generation
 import { writeFileAtomic } from "../cli/atomic.ts";
-import { KibitzError } from "../errors.ts";
+import { isKibitzError, KibitzError } from "../errors.ts";
 import { CachedEvaluator, type Evaluator } from "../mcts/evaluator.ts";
 import { type GameSpec, inputSize } from "../mcts/game.ts";
 import { loadCheckpoint, saveCheckpoint } from "../nn/checkpoint.ts";
+import { lostDeviceSummary } from "../gpu/device.ts";
 import { createNet } from "../nn/create.ts";
 import { RecoveringNet } from "../nn/recovering_net.ts";
 import type { PolicyValueNet } from "../nn/net.ts";
@@ -365,6 +366,7 @@ export async function runLoop(
   const logPath = `${dir}/log.jsonl`;
   const written: IterationLog[] = [];
   const say = (t: string, force = false) => hooks.progress?.(t, force);
+  let lostDevices = 0;
   while (preset.iterations === 0 || state.iteration <= preset.iterations) {
     const it = state.iteration;
     // 1. Self-play with the best network.
@@ -428,6 +430,18 @@ export async function runLoop(
           checkpointAt,
         );
       } catch (e) {
+        if (isKibitzError(e, "gpu_lost") && lostDevices < MAX_LOST_DEVICES) {
+          // The candidate's weights since its last checkpoint went with the device: train again
+          // from that checkpoint (the same batches: they follow the step) on a new device.
+          lostDevices++;
+          say(
+            `iteration ${it} train: ${lostDeviceSummary(e)}; resuming ` +
+              `from the last checkpoint on a new device (${lostDevices} of at most ` +
+              `${MAX_LOST_DEVICES})`,
+            true,
+          );
+          continue;
+        }
         if (!(e instanceof StopSignal)) throw e;
         break;
       } finally {
@@ -500,6 +514,9 @@ export async function runLoop(
 }
 
 class StopSignal extends Error {}
+
+/** Lost GPU devices a run's training survives (each resumes from the candidate's checkpoint). */
+const MAX_LOST_DEVICES = 3;
 
 /** Tells the user when the device could not hold the largest batch and it runs in parts. */
 function memoryNote(net: PolicyValueNet): string {

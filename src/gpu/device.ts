@@ -153,6 +153,11 @@ export async function lostDeviceError(
   );
 }
 
+/** A gpu_lost error's message without its advice (for callers that recover by themselves). */
+export function lostDeviceSummary(e: Error): string {
+  return e.message.replace(/; work on it since .*$/, "");
+}
+
 /**
  * The error to throw for `e`, a failure of work on `ctx`: gpu_lost when the device is lost, else
  * `e` itself (our own refusals, a KibitzError, are not awaited: they are not the device's doing).
@@ -221,6 +226,6 @@ export async function resolveBackend(name: string): Promise<"cpu" | "gpu"> {
 export async function releaseGpu(): Promise<void> {
   if (!cached) return;
   const ctx = await cached;
-  cached = null;
+  cached = shared = null; // its loss then clears nothing a later getGpu() cached
   ctx?.device.destroy();
 }

@@ -2,6 +2,7 @@
 // device is lost (a driver reset, a browser's GPU process restarting), the network is built again
 // from the host's weights (on a new device, or wherever `build` puts it) and the call retried.
 import { isKibitzError } from "../errors.ts";
+import { lostDeviceSummary } from "../gpu/device.ts";
 import type { SgdHyper } from "./backend.ts";
 import type { NetBatch, NetOutputs, PolicyValueNet, TrainStats } from "./net.ts";
 import type { NetWeights } from "./params.ts";
@@ -58,9 +59,7 @@ export class RecoveringNet implements PolicyValueNet {
         this.net = fresh;
         this.recoveries++;
         this.onRecover(
-          `${
-            cause.message.replace(/: run again.*$/, "")
-          }; the network was rebuilt on the ${fresh.backend} ` +
+          `${lostDeviceSummary(cause)}; the network was rebuilt on the ${fresh.backend} ` +
             `(recovery ${this.recoveries} of at most ${this.maxRecoveries}) and the call retried`,
         );
         return fresh;

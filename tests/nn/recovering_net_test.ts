@@ -39,6 +39,7 @@ Deno.test(
     assert.equal(made.length, 2, "one rebuild");
     assert.equal(heard.length, 1);
     assert.match(heard[0], /device was lost \(destroyed.*rebuilt on the gpu/);
+    assert.doesNotMatch(heard[0], /run again/, "no advice to rerun: it recovered");
     assert.equal(made[1].lost, null);
     net.dispose();
   },
