@@ -42,6 +42,7 @@ Deno.test(
     assert.doesNotMatch(heard[0], /run again/, "no advice to rerun: it recovered");
     assert.equal(made[1].lost, null);
     net.dispose();
+    for (const c of made) c.device.destroy(); // devices of their own: not left for teardown
   },
 );
 
