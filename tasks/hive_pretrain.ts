@@ -10,7 +10,7 @@ import { HIVE_CELLS } from "../src/hive/move_cells.ts";
 await runMain(async () => {
   const args = parseTaskArgs(
     Deno.args,
-    "deno task hive-pretrain --store FILE[,FILE...] --out CHECKPOINT [--net cpu|small|default|tiny] [--head fc|cells] [--epochs N]",
+    "deno task hive-pretrain --store FILE[,FILE...] --out CHECKPOINT [--net cpu|small|default|tiny] [--head fc|cells] [--epochs N] [--resume]",
     "Supervised warm start of the Hive network (seed 003, section 6): positions of stored games\n" +
       "(JSON lines from `deno task ingest` or `deno task hive-games`) -> 24 planes; policy target =\n" +
       "the move played, value target = the final result for the side to move. Validation games are\n" +
@@ -56,6 +56,11 @@ await runMain(async () => {
         help: "also evaluate this model on the same validation positions (printed per epoch)",
       },
       epochs: { type: "string", default: "3", help: "passes over the training games" },
+      resume: {
+        type: "boolean",
+        help: "continue the run whose checkpoint is at --out (the same arguments and stores): " +
+          "the epochs it trained are skipped, the rest train as they would have",
+      },
       "stop-after": {
         type: "string",
         default: "0",
@@ -154,6 +159,7 @@ await runMain(async () => {
     modelName: String(v.name),
     epochs: intOption(v, "epochs", 3, 1),
     stopAfter: intOption(v, "stop-after", 0, 0),
+    resume: v.resume === true,
     batch: intOption(v, "batch", 32, 1, 4096),
     positionsPerEpoch: intOption(v, "positions-per-epoch", 0, 0),
     valFraction: numberOption(v, "val-fraction", 0.1),

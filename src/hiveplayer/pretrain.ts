@@ -390,6 +390,11 @@ export interface PretrainOptions {
   stopAfter?: number;
   /** Each marked (markTactical) position appears this many times per epoch (1 or absent: once). */
   oversample?: number;
+  /**
+   * Epochs a resumed run has already trained: their samples and shuffles are drawn again without
+   * training, so later epochs get the same ones as an uninterrupted run, and the schedule moves on.
+   */
+  resumeAfter?: number;
 }
 
 /** One epoch's report. */
@@ -449,6 +454,10 @@ export async function pretrain(
       [s[i], s[j]] = [s[j], s[i]];
     }
     const take = o.positionsPerEpoch > 0 ? Math.min(o.positionsPerEpoch, s.length) : s.length;
+    if (epoch <= (o.resumeAfter ?? 0)) {
+      trainer.step += Math.ceil(take / o.batch);
+      continue;
+    }
     let pl = 0, vl = 0, seen = 0, lr = 0;
     // The epoch's batches as steps first + 0, 1, ...: the next one trains while one is reported.
     const first = trainer.step;

@@ -1,10 +1,10 @@
 // The whole warm-start run behind `deno task hive-pretrain`: read stores, split by game, train,
 // log every epoch (JSON lines) and save the checkpoint after each one.
 import { writeFileAtomic } from "../cli/atomic.ts";
-import { KibitzError } from "../errors.ts";
+import { isKibitzError, KibitzError } from "../errors.ts";
 import { encodeHiveModel, loadHiveModel } from "../nn/model_file.ts";
 import type { NetWeights } from "../nn/params.ts";
-import { saveCheckpoint } from "../nn/checkpoint.ts";
+import { type Checkpoint, loadCheckpoint, saveCheckpoint } from "../nn/checkpoint.ts";
 import type { NetConfig } from "../nn/config.ts";
 import { createNet } from "../nn/create.ts";
 import { countParams, initWeights } from "../nn/params.ts";
@@ -52,6 +52,11 @@ export interface PretrainRun {
   winnerMovesOnly?: boolean;
   /** Stop after this epoch of the `epochs`-long schedule (0: none). */
   stopAfter?: number;
+  /**
+   * Continue the run whose last epoch's checkpoint is at `out` (same games and settings): the
+   * epochs it trained are skipped, later ones get the samples and schedule they would have had.
+   */
+  resume?: boolean;
   /**
    * Engine-value distillation for the training games (validation keeps the results):
    * lambda x tanh(alpha-beta score at `depth` / `scale`) + (1 - lambda) x result.
@@ -125,10 +130,44 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
   const cells = o.net.cells !== undefined;
   const valBatches = validationBatches(val, o.valPositions, o.batch, o.seed, cells);
   const steps = pretrainSteps(trainPositions, o.epochs, o.batch, o.positionsPerEpoch);
-  const weights = o.init
+  // What the run trains on and how, kept in every epoch's checkpoint: a resumed run must match it.
+  const run = JSON.stringify({
+    stores: o.stores,
+    valStores: o.valStores ?? null,
+    net: o.net,
+    init: o.init,
+    games: games.length,
+    trainPositions,
+    epochs: o.epochs,
+    batch: o.batch,
+    positionsPerEpoch: o.positionsPerEpoch,
+    valFraction: o.valFraction,
+    valPositions: o.valPositions,
+    maxGames: o.maxGames,
+    finishedOnly: o.finishedOnly,
+    winnerMovesOnly: o.winnerMovesOnly ?? false,
+    engineValues: o.engineValues ?? null,
+    oversample: o.oversample ?? 1,
+    lrMax: o.lrMax,
+    lrMin: o.lrMin,
+    augment: o.augment,
+    seed: o.seed,
+  });
+  const resumed = o.resume ? await resumable(o.out, o.net, run) : null;
+  const resumeAfter = resumed ? Number(resumed.meta.epoch) : 0;
+  const last = o.stopAfter ? Math.min(o.stopAfter, o.epochs) : o.epochs;
+  if (resumeAfter >= last) {
+    o.say(`${o.out} is trained through epoch ${resumeAfter}: nothing to resume`);
+    return [];
+  }
+  const weights = resumed
+    ? resumed.weights
+    : o.init
     ? await initFrom(o.init, o.net, o.seed, o.say)
     : initWeights(o.net, o.seed);
   const net = await createNet(weights, o.backend);
+  if (resumed?.velocity) net.setVelocity(resumed.velocity);
+  if (resumed) o.say(`resuming ${o.out} after epoch ${resumeAfter} of ${o.epochs}`);
   o.say(
     `${games.length} games (${skipped} skipped): ${train.length} training (${trainPositions} ` +
       `positions), ${val.length} validation (${valBatches.reduce((a, b) => a + b.size, 0)} ` +
@@ -177,6 +216,7 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
         seed: o.seed,
         sgd,
         positionsPerEpoch: o.positionsPerEpoch,
+        resumeAfter,
       },
       async (r) => {
         if (reference) r.reference = reference;
@@ -190,7 +230,7 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
           stores: o.stores.join(","),
         };
         const w = await net.weights();
-        await saveCheckpoint(o.out, w, meta);
+        await saveCheckpoint(o.out, w, { ...meta, run }, await net.velocity());
         if (o.model) await writeFileAtomic(o.model, encodeHiveModel(w, meta));
         await Deno.writeTextFile(o.log, JSON.stringify(r) + "\n", { append: true });
       },
@@ -199,6 +239,31 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
   } finally {
     net.dispose();
   }
+}
+
+/**
+ * The checkpoint a resumed run continues from: the last epoch's at `out`, saved by a run with the
+ * same games and settings (`run`), else a clear error naming what to do.
+ */
+async function resumable(out: string, net: NetConfig, run: string): Promise<Checkpoint> {
+  let ck: Checkpoint;
+  try {
+    ck = await loadCheckpoint(out, net);
+  } catch (e) {
+    if (!isKibitzError(e, "not_found")) throw e;
+    throw new KibitzError("bad_args", `--resume: no checkpoint at ${out} yet (start without it)`);
+  }
+  if (ck.meta.kind !== "hive-pretrain" || !(Number(ck.meta.epoch) >= 1)) {
+    throw new KibitzError("bad_args", `--resume: ${out} is not a hive-pretrain epoch checkpoint`);
+  }
+  if (ck.meta.run !== run) {
+    throw new KibitzError(
+      "bad_args",
+      `--resume: ${out} was trained on other games or settings; resume with the arguments ` +
+        "(and stores) it started with, or start over without --resume",
+    );
+  }
+  return ck;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { deepEqual, equal, ok } from "node:assert/strict";
+import { deepEqual, equal, ok, rejects } from "node:assert/strict";
 import { HIVE_NETS } from "../../src/alphazero/hive.ts";
 import { playEngineGame } from "../../src/hiveplayer/engine_games.ts";
 import { HiveGame } from "../../src/hive/game.ts";
@@ -269,4 +269,60 @@ Deno.test("pretrain: markTactical marks the winning move and new five-neighbour 
   equal(over.filter((s) => s.ply === 28).length, 4);
   equal(over.filter((s) => s.ply === 0).length, pg.tactical![0] ? 4 : 1);
   equal(oversampleTactical([pg], samples, 1), samples);
+});
+
+Deno.test("pretrain: a resumed run ends where an uninterrupted one does; other settings are refused", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const store = `${dir}/games.jsonl`;
+    await Deno.writeTextFile(store, games(4).map((g) => JSON.stringify(g)).join("\n") + "\n");
+    const said: string[] = [];
+    const run = (out: string, extra: { stopAfter?: number; resume?: boolean; seed?: number }) =>
+      runPretrain({
+        stores: [store],
+        out,
+        log: `${out}.log.jsonl`,
+        net: { ...HIVE_NETS.tiny },
+        netName: "tiny",
+        init: null,
+        model: null,
+        modelName: "test-net",
+        epochs: 3,
+        batch: 4,
+        positionsPerEpoch: 8,
+        valFraction: 0.25,
+        valPositions: 4,
+        maxGames: 0,
+        finishedOnly: false,
+        lrMax: 0.01,
+        lrMin: 0.001,
+        augment: true,
+        oversample: 2,
+        backend: "cpu",
+        seed: 1,
+        say: (t) => said.push(t),
+        step: () => {},
+        epoch: () => {},
+        ...extra,
+      });
+    const whole = await run(`${dir}/whole.kbnn`, {});
+    equal(whole.length, 3);
+    const first = await run(`${dir}/parts.kbnn`, { stopAfter: 1 });
+    equal(first.length, 1);
+    const rest = await run(`${dir}/parts.kbnn`, { resume: true });
+    deepEqual(rest.map((r) => r.epoch), [2, 3]);
+    ok(said.some((t) => /resuming .*parts\.kbnn after epoch 1 of 3/.test(t)));
+    const strip = (r: { seconds: number }) => ({ ...r, seconds: 0 });
+    deepEqual([...first, ...rest].map(strip), whole.map(strip));
+    const w = (p: string) => decodeHiveModel(Deno.readFileSync(p)).weights.tensors;
+    const [a, b] = [w(`${dir}/whole.kbnn`), w(`${dir}/parts.kbnn`)];
+    for (const [name, t] of a) deepEqual(b.get(name)!.data, t.data, name);
+    // Nothing left to resume; other settings and a missing checkpoint are clear errors.
+    deepEqual(await run(`${dir}/parts.kbnn`, { resume: true }), []);
+    ok(said.at(-1)!.includes("trained through epoch 3: nothing to resume"));
+    await rejects(run(`${dir}/parts.kbnn`, { resume: true, seed: 2 }), /other games or settings/);
+    await rejects(run(`${dir}/none.kbnn`, { resume: true }), /no checkpoint at .*none\.kbnn/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
