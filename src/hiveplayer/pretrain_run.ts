@@ -6,6 +6,7 @@ import { encodeHiveModel, loadHiveModel } from "../nn/model_file.ts";
 import type { NetWeights } from "../nn/params.ts";
 import { type Checkpoint, loadCheckpoint, saveCheckpoint } from "../nn/checkpoint.ts";
 import type { NetConfig } from "../nn/config.ts";
+import { lostDeviceSummary } from "../gpu/device.ts";
 import { createNet } from "../nn/create.ts";
 import { countParams, initWeights } from "../nn/params.ts";
 import { readGameStore, type StoredGame } from "../sgf/store.ts";
@@ -153,45 +154,13 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
     augment: o.augment,
     seed: o.seed,
   });
-  const resumed = o.resume ? await resumable(o.out, o.net, run) : null;
-  const resumeAfter = resumed ? Number(resumed.meta.epoch) : 0;
+  const first = o.resume ? await resumable(o.out, o.net, run) : null;
   const last = o.stopAfter ? Math.min(o.stopAfter, o.epochs) : o.epochs;
-  if (resumeAfter >= last) {
-    o.say(`${o.out} is trained through epoch ${resumeAfter}: nothing to resume`);
+  if (first && Number(first.meta.epoch) >= last) {
+    o.say(`${o.out} is trained through epoch ${first.meta.epoch}: nothing to resume`);
     return [];
   }
-  const weights = resumed
-    ? resumed.weights
-    : o.init
-    ? await initFrom(o.init, o.net, o.seed, o.say)
-    : initWeights(o.net, o.seed);
-  const net = await createNet(weights, o.backend);
-  if (resumed?.velocity) net.setVelocity(resumed.velocity);
-  if (resumed) o.say(`resuming ${o.out} after epoch ${resumeAfter} of ${o.epochs}`);
-  o.say(
-    `${games.length} games (${skipped} skipped): ${train.length} training (${trainPositions} ` +
-      `positions), ${val.length} validation (${valBatches.reduce((a, b) => a + b.size, 0)} ` +
-      `positions used); net ${o.netName} ${o.net.blocks} x ${o.net.filters} (${
-        countParams(o.net)
-      } parameters, ${cells ? "cells" : "FC"} policy head, ${
-        o.net.valuePool ? `pooled value head of ${o.net.valuePool}` : "board-wide value head"
-      }) on ${net.backend}; ${steps} steps of ${o.batch}${o.augment ? ", 12 symmetries" : ""}`,
-  );
   let reference: EpochReport["reference"];
-  if (o.compare) {
-    const ref = await createNet((await loadHiveModel(o.compare)).weights, o.backend);
-    try {
-      reference = await evaluateBatches(ref, valBatches);
-    } finally {
-      ref.dispose();
-    }
-    const f = (x: number) => x.toFixed(3);
-    o.say(
-      `reference ${o.compare} on the same validation positions: policy loss ${
-        f(reference.policyLoss)
-      } top-1 ${f(reference.top1)} top-5 ${f(reference.top5)} value MSE ${f(reference.valueMse)}`,
-    );
-  }
   const dir = o.out.includes("/") ? o.out.slice(0, o.out.lastIndexOf("/")) : "";
   if (dir) await Deno.mkdir(dir, { recursive: true });
   const sgd = {
@@ -201,45 +170,108 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
     lrMin: o.lrMin,
     totalSteps: steps,
   };
-  try {
-    return await pretrain(
-      net,
-      train,
-      valBatches,
-      {
-        epochs: o.epochs,
-        batch: o.batch,
-        augment: o.augment,
-        winnerMovesOnly: o.winnerMovesOnly ?? false,
-        stopAfter: o.stopAfter ?? 0,
-        oversample: o.oversample ?? 1,
-        seed: o.seed,
-        sgd,
-        positionsPerEpoch: o.positionsPerEpoch,
-        resumeAfter,
-      },
-      async (r) => {
-        if (reference) r.reference = reference;
-        o.epoch(r);
-        const meta = {
-          name: o.modelName,
-          kind: "hive-pretrain",
-          net: o.netName,
-          epoch: r.epoch,
-          games: games.length,
-          stores: o.stores.join(","),
-        };
-        const w = await net.weights();
-        await saveCheckpoint(o.out, w, { ...meta, run }, await net.velocity());
-        if (o.model) await writeFileAtomic(o.model, encodeHiveModel(w, meta));
-        await Deno.writeTextFile(o.log, JSON.stringify(r) + "\n", { append: true });
-      },
-      o.step,
-    );
-  } finally {
-    net.dispose();
+  // The epochs this call trained (and saved), over every attempt.
+  const reports: EpochReport[] = [];
+  for (let lost = 0;; lost++) {
+    // After a lost device: from the last epoch's checkpoint where this run saved one (or started
+    // from one), else from the start.
+    const resumed = lost === 0
+      ? first
+      : o.resume || reports.length > 0
+      ? await resumable(o.out, o.net, run)
+      : null;
+    const resumeAfter = resumed ? Number(resumed.meta.epoch) : 0;
+    const weights = resumed
+      ? resumed.weights
+      : o.init
+      ? await initFrom(o.init, o.net, o.seed, o.say)
+      : initWeights(o.net, o.seed);
+    const net = await createNet(weights, o.backend);
+    try {
+      if (resumed?.velocity) net.setVelocity(resumed.velocity);
+      if (resumed) o.say(`resuming ${o.out} after epoch ${resumeAfter} of ${o.epochs}`);
+      if (lost === 0) {
+        o.say(
+          `${games.length} games (${skipped} skipped): ${train.length} training (${trainPositions} ` +
+            `positions), ${val.length} validation (${valBatches.reduce((a, b) => a + b.size, 0)} ` +
+            `positions used); net ${o.netName} ${o.net.blocks} x ${o.net.filters} (${
+              countParams(o.net)
+            } parameters, ${cells ? "cells" : "FC"} policy head, ${
+              o.net.valuePool ? `pooled value head of ${o.net.valuePool}` : "board-wide value head"
+            }) on ${net.backend}; ${steps} steps of ${o.batch}${
+              o.augment ? ", 12 symmetries" : ""
+            }`,
+        );
+        if (o.compare) {
+          const ref = await createNet((await loadHiveModel(o.compare)).weights, o.backend);
+          try {
+            reference = await evaluateBatches(ref, valBatches);
+          } finally {
+            ref.dispose();
+          }
+          const f = (x: number) => x.toFixed(3);
+          o.say(
+            `reference ${o.compare} on the same validation positions: policy loss ${
+              f(reference.policyLoss)
+            } top-1 ${f(reference.top1)} top-5 ${f(reference.top5)} value MSE ${
+              f(reference.valueMse)
+            }`,
+          );
+        }
+      }
+      await pretrain(
+        net,
+        train,
+        valBatches,
+        {
+          epochs: o.epochs,
+          batch: o.batch,
+          augment: o.augment,
+          winnerMovesOnly: o.winnerMovesOnly ?? false,
+          stopAfter: o.stopAfter ?? 0,
+          oversample: o.oversample ?? 1,
+          seed: o.seed,
+          sgd,
+          positionsPerEpoch: o.positionsPerEpoch,
+          resumeAfter,
+        },
+        async (r) => {
+          if (reference) r.reference = reference;
+          const meta = {
+            name: o.modelName,
+            kind: "hive-pretrain",
+            net: o.netName,
+            epoch: r.epoch,
+            games: games.length,
+            stores: o.stores.join(","),
+          };
+          const w = await net.weights();
+          await saveCheckpoint(o.out, w, { ...meta, run }, await net.velocity());
+          if (o.model) await writeFileAtomic(o.model, encodeHiveModel(w, meta));
+          await Deno.writeTextFile(o.log, JSON.stringify(r) + "\n", { append: true });
+          reports.push(r);
+          o.epoch(r);
+        },
+        o.step,
+      );
+      return reports;
+    } catch (e) {
+      if (!isKibitzError(e, "gpu_lost") || lost >= MAX_LOST_DEVICES) throw e;
+      o.say(
+        `${lostDeviceSummary(e)}; ${
+          o.resume || reports.length > 0
+            ? "resuming from the last epoch's checkpoint"
+            : "starting over"
+        } on a new device (${lost + 1} of at most ${MAX_LOST_DEVICES})`,
+      );
+    } finally {
+      net.dispose();
+    }
   }
 }
+
+/** Lost GPU devices a pretraining run survives (each resumes from its last epoch's checkpoint). */
+const MAX_LOST_DEVICES = 3;
 
 /**
  * The checkpoint a resumed run continues from: the last epoch's at `out`, saved by a run with the
