@@ -3,6 +3,7 @@
 // device's, so it runs in a process of its own (tests/fixtures/gpu/az_device_lost.ts).
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
+import { runFixture } from "../helpers/child_fixture.ts";
 
 const ctx = await getGpu();
 
@@ -12,15 +13,11 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir();
     try {
-      const script = new URL("../fixtures/gpu/az_device_lost.ts", import.meta.url).pathname;
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", script, dir],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-      const got = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!);
-      if (got.skipped) return;
+      const got = await runFixture<{ lost: boolean; resumed: string[]; same: boolean }>(
+        "gpu/az_device_lost.ts",
+        dir,
+      );
+      if ("skipped" in got) return;
       assert.equal(got.lost, true, "the device was destroyed in training");
       assert.equal(got.resumed.length, 1);
       assert.match(

@@ -12,6 +12,7 @@ import { syntheticBatch } from "../../src/nn/train.ts";
 import { parseSolveConfig } from "../../src/poker/config.ts";
 import { prepareSpot, runSolve } from "../../src/poker/solve.ts";
 import { riverSpot } from "../helpers/spots.ts";
+import { runFixture } from "../helpers/child_fixture.ts";
 
 const shared = await getGpu();
 const opts = { ignore: !shared, sanitizeResources: false, sanitizeOps: false };
@@ -44,15 +45,13 @@ Deno.test("work on a network whose device is lost fails as gpu_lost", opts, asyn
 });
 
 Deno.test("getGpu acquires a new device once the shared one is lost", opts, async () => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("../fixtures/gpu/shared_device_lost.ts", import.meta.url).pathname],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!;
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  const got = JSON.parse(text);
-  if (got.skipped) return;
+  const got = await runFixture<{
+    lost: { reason: string };
+    fresh: boolean;
+    secondLost: unknown;
+    selfTest: boolean;
+  }>("gpu/shared_device_lost.ts");
+  if ("skipped" in got) return;
   assert.equal(got.lost.reason, "destroyed");
   assert.equal(got.fresh, true);
   assert.equal(got.secondLost, null);

@@ -3,6 +3,7 @@
 // its own (tests/fixtures/gpu/pretrain_device_lost.ts).
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
+import { runFixture } from "../helpers/child_fixture.ts";
 
 const ctx = await getGpu();
 
@@ -12,15 +13,14 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir();
     try {
-      const script = new URL("../fixtures/gpu/pretrain_device_lost.ts", import.meta.url).pathname;
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", script, dir],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-      const got = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!);
-      if (got.skipped) return;
+      const got = await runFixture<{
+        lost: boolean;
+        notes: string[];
+        sameWeights: boolean;
+        sameReports: boolean;
+        epochs: number[];
+      }>("gpu/pretrain_device_lost.ts", dir);
+      if ("skipped" in got) return;
       assert.equal(got.lost, true);
       assert.deepEqual(got.epochs, [1, 2, 3]);
       assert.equal(got.notes.length, 2, got.notes.join("\n"));

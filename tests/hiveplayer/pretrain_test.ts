@@ -15,22 +15,12 @@ import {
 } from "../../src/hiveplayer/pretrain.ts";
 import { runPretrain } from "../../src/hiveplayer/pretrain_run.ts";
 import { initWeights } from "../../src/nn/params.ts";
-import type { StoredGame } from "../../src/sgf/store.ts";
 import { searchBestMove } from "../../src/uhp/alphabeta.ts";
 import { WON_ENGINE_GAME } from "../helpers/hive_games.ts";
+import { ENGINE_GAME_OPTS, engineGames, engineStore, tinyRun } from "../helpers/pretrain_runs.ts";
 
-const OPTS = {
-  gameType: "Base+MLP",
-  randomPlies: 6,
-  depth: 1,
-  timeMs: 0,
-  maxPlies: 10,
-  otherDepth: 0,
-};
-
-function games(n: number): StoredGame[] {
-  return Array.from({ length: n }, (_, i) => playEngineGame(i + 1, OPTS));
-}
+const OPTS = ENGINE_GAME_OPTS;
+const games = engineGames;
 
 Deno.test("hive-games: engine games replay, are labelled, and are seeded", () => {
   const a = games(3), b = games(3);
@@ -73,31 +63,13 @@ Deno.test("pretrain: a tiny run end to end writes a checkpoint, a model file and
   try {
     const store = `${dir}/games.jsonl`;
     await Deno.writeTextFile(store, games(4).map((g) => JSON.stringify(g)).join("\n") + "\n");
-    const reports = await runPretrain({
-      stores: [store],
-      out: `${dir}/net.kbnn`,
-      log: `${dir}/log.jsonl`,
-      net: { ...HIVE_NETS.tiny },
-      netName: "tiny",
-      init: null,
-      model: `${dir}/net.kbhz`,
-      modelName: "test-net",
-      epochs: 1,
-      batch: 4,
-      positionsPerEpoch: 8,
-      valFraction: 0.25,
-      valPositions: 4,
-      maxGames: 0,
-      finishedOnly: false,
-      lrMax: 0.01,
-      lrMin: 0.001,
-      augment: true,
-      backend: "cpu",
-      seed: 1,
-      say: () => {},
-      step: () => {},
-      epoch: () => {},
-    });
+    const reports = await runPretrain(
+      tinyRun(store, `${dir}/net.kbnn`, {
+        log: `${dir}/log.jsonl`,
+        model: `${dir}/net.kbhz`,
+        epochs: 1,
+      }),
+    );
     equal(reports.length, 1);
     equal(reports[0].trainPositions, 8);
     equal(reports[0].val.positions, 4);
@@ -115,34 +87,18 @@ Deno.test("pretrain: a tiny run end to end writes a checkpoint, a model file and
       valStore,
       games(6).slice(4).map((g) => JSON.stringify(g)).join("\n") + "\n",
     );
-    const r2s = await runPretrain({
-      stores: [store],
-      valStores: [valStore, store], // games also in --store stay training games
-      out: `${dir}/net2.kbnn`,
-      log: `${dir}/log2.jsonl`,
-      net: { ...HIVE_NETS.tiny },
-      netName: "tiny",
-      init: `${dir}/net.kbnn`,
-      model: null,
-      modelName: "test-net",
-      epochs: 3,
-      stopAfter: 1, // one epoch of a three-epoch schedule
-      batch: 4,
-      positionsPerEpoch: 4,
-      valFraction: 0.25,
-      valPositions: 100,
-      maxGames: 0,
-      finishedOnly: false,
-      winnerMovesOnly: true,
-      lrMax: 0.01,
-      lrMin: 0.001,
-      augment: true,
-      backend: "cpu-fast",
-      seed: 1,
-      say: () => {},
-      step: () => {},
-      epoch: () => {},
-    });
+    const r2s = await runPretrain(
+      tinyRun(store, `${dir}/net2.kbnn`, {
+        valStores: [valStore, store], // games also in --store stay training games
+        log: `${dir}/log2.jsonl`,
+        init: `${dir}/net.kbnn`,
+        stopAfter: 1, // one epoch of a three-epoch schedule
+        positionsPerEpoch: 4,
+        valPositions: 100,
+        winnerMovesOnly: true,
+        backend: "cpu-fast",
+      }),
+    );
     equal(r2s.length, 1);
     const r2 = r2s[0];
     ok(r2.lr > 0.005, `lr ${r2.lr}: still high after a third of the schedule`);
@@ -274,37 +230,10 @@ Deno.test("pretrain: markTactical marks the winning move and new five-neighbour 
 Deno.test("pretrain: a resumed run ends where an uninterrupted one does; other settings are refused", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const store = `${dir}/games.jsonl`;
-    await Deno.writeTextFile(store, games(4).map((g) => JSON.stringify(g)).join("\n") + "\n");
+    const store = await engineStore(dir);
     const said: string[] = [];
     const run = (out: string, extra: { stopAfter?: number; resume?: boolean; seed?: number }) =>
-      runPretrain({
-        stores: [store],
-        out,
-        log: `${out}.log.jsonl`,
-        net: { ...HIVE_NETS.tiny },
-        netName: "tiny",
-        init: null,
-        model: null,
-        modelName: "test-net",
-        epochs: 3,
-        batch: 4,
-        positionsPerEpoch: 8,
-        valFraction: 0.25,
-        valPositions: 4,
-        maxGames: 0,
-        finishedOnly: false,
-        lrMax: 0.01,
-        lrMin: 0.001,
-        augment: true,
-        oversample: 2,
-        backend: "cpu",
-        seed: 1,
-        say: (t) => said.push(t),
-        step: () => {},
-        epoch: () => {},
-        ...extra,
-      });
+      runPretrain(tinyRun(store, out, { oversample: 2, say: (t) => said.push(t), ...extra }));
     const whole = await run(`${dir}/whole.kbnn`, {});
     equal(whole.length, 3);
     const first = await run(`${dir}/parts.kbnn`, { stopAfter: 1 });
