@@ -11,7 +11,7 @@ import { isKibitzError, KibitzError } from "../errors.ts";
 import { CachedEvaluator, type Evaluator } from "../mcts/evaluator.ts";
 import { type GameSpec, inputSize } from "../mcts/game.ts";
 import { loadCheckpoint, saveCheckpoint } from "../nn/checkpoint.ts";
-import { lostDeviceSummary } from "../gpu/device.ts";
+import { LOST_DEVICE_RETRIES, lostDeviceSummary } from "../gpu/device.ts";
 import { createNet } from "../nn/create.ts";
 import { RecoveringNet } from "../nn/recovering_net.ts";
 import type { PolicyValueNet } from "../nn/net.ts";
@@ -430,14 +430,14 @@ export async function runLoop(
           checkpointAt,
         );
       } catch (e) {
-        if (isKibitzError(e, "gpu_lost") && lostDevices < MAX_LOST_DEVICES) {
+        if (isKibitzError(e, "gpu_lost") && lostDevices < LOST_DEVICE_RETRIES) {
           // The candidate's weights since its last checkpoint went with the device: train again
           // from that checkpoint (the same batches: they follow the step) on a new device.
           lostDevices++;
           say(
             `iteration ${it} train: ${lostDeviceSummary(e)}; resuming ` +
               `from the last checkpoint on a new device (${lostDevices} of at most ` +
-              `${MAX_LOST_DEVICES})`,
+              `${LOST_DEVICE_RETRIES})`,
             true,
           );
           continue;
@@ -514,9 +514,6 @@ export async function runLoop(
 }
 
 class StopSignal extends Error {}
-
-/** Lost GPU devices a run's training survives (each resumes from the candidate's checkpoint). */
-const MAX_LOST_DEVICES = 3;
 
 /** Tells the user when the device could not hold the largest batch and it runs in parts. */
 function memoryNote(net: PolicyValueNet): string {

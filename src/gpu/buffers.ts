@@ -60,19 +60,28 @@ export function writeBuffer(ctx: GpuContext, buffer: GPUBuffer, data: GpuArray, 
 }
 
 /**
- * Maps a MAP_READ staging buffer whose copies are submitted, returns its first `byteLength` bytes
- * and destroys it, also when the map fails (a lost device), so a failed readback leaks nothing.
+ * Maps a MAP_READ staging buffer whose copies are submitted, returns what `read` takes from its
+ * mapped range (which is gone afterwards: `read` copies what it keeps) and destroys it, also when
+ * the map fails (a lost device), so a failed readback leaks nothing.
  */
-export async function readStaging(
+export async function mapStaging<T>(
   staging: GPUBuffer,
-  byteLength = staging.size,
-): Promise<ArrayBuffer> {
+  read: (mapped: ArrayBuffer) => T,
+): Promise<T> {
   try {
     await staging.mapAsync(0x1); // READ
-    return staging.getMappedRange().slice(0, byteLength);
+    return read(staging.getMappedRange());
   } finally {
     staging.destroy(); // unmaps too
   }
+}
+
+/** mapStaging's copy of the first `byteLength` bytes (all by default). */
+export function readStaging(
+  staging: GPUBuffer,
+  byteLength = staging.size,
+): Promise<ArrayBuffer> {
+  return mapStaging(staging, (mapped) => mapped.slice(0, byteLength));
 }
 
 /** Copies a buffer back to the CPU (one round trip: batch work before calling this). */

@@ -167,6 +167,12 @@ export async function deviceFailure(ctx: GpuContext, what: string, e: unknown): 
   return (await lostDeviceError(ctx, what, e)) ?? e;
 }
 
+/**
+ * Lost devices a long run survives by rebuilding on a new one (a self-play player's network, the
+ * az loop's training, a pretraining run); past that the loss is reported.
+ */
+export const LOST_DEVICE_RETRIES = 3;
+
 /** How long lostDeviceError waits for a loss to be reported after a failure. */
 const LOSS_WAIT_MS = 50;
 
@@ -179,9 +185,10 @@ export function getGpu(): Promise<GpuContext | null> {
     const got = acquire();
     cached = got;
     got.then((ctx) => {
+      if (cached !== got) return;
       // A loss reported before this resolved leaves the cache cleared.
-      if (cached === got) shared = ctx?.lost ? null : ctx;
-      if (ctx?.lost && cached === got) cached = null;
+      if (ctx?.lost) cached = null;
+      else shared = ctx;
     });
   }
   return cached;

@@ -6,7 +6,7 @@ import { encodeHiveModel, loadHiveModel } from "../nn/model_file.ts";
 import type { NetWeights } from "../nn/params.ts";
 import { type Checkpoint, loadCheckpoint, saveCheckpoint } from "../nn/checkpoint.ts";
 import type { NetConfig } from "../nn/config.ts";
-import { lostDeviceSummary } from "../gpu/device.ts";
+import { LOST_DEVICE_RETRIES, lostDeviceSummary } from "../gpu/device.ts";
 import { createNet } from "../nn/create.ts";
 import { countParams, initWeights } from "../nn/params.ts";
 import { readGameStore, type StoredGame } from "../sgf/store.ts";
@@ -256,22 +256,19 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
       );
       return reports;
     } catch (e) {
-      if (!isKibitzError(e, "gpu_lost") || lost >= MAX_LOST_DEVICES) throw e;
+      if (!isKibitzError(e, "gpu_lost") || lost >= LOST_DEVICE_RETRIES) throw e;
       o.say(
         `${lostDeviceSummary(e)}; ${
           o.resume || reports.length > 0
             ? "resuming from the last epoch's checkpoint"
             : "starting over"
-        } on a new device (${lost + 1} of at most ${MAX_LOST_DEVICES})`,
+        } on a new device (${lost + 1} of at most ${LOST_DEVICE_RETRIES})`,
       );
     } finally {
       net.dispose();
     }
   }
 }
-
-/** Lost GPU devices a pretraining run survives (each resumes from its last epoch's checkpoint). */
-const MAX_LOST_DEVICES = 3;
 
 /**
  * The checkpoint a resumed run continues from: the last epoch's at `out`, saved by a run with the

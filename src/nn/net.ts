@@ -995,6 +995,16 @@ export class GpuNet implements PolicyValueNet {
   }
   private inferCap = Infinity;
 
+  /**
+   * After `e` failed a plan of `size`: where the device could not hold it (gpu_too_large) and it
+   * can be halved, lowers the memory cap to half of it, so this and every later batch as large
+   * runs in halves (the failed recording has given back what it took); else rethrows `e`.
+   */
+  private halveCap(e: unknown, size: number): void {
+    if (!isKibitzError(e, "gpu_too_large") || size < 2) throw e;
+    this.inferCap = Math.min(this.inferCap, Math.ceil(size / 2));
+  }
+
   /** Largest batch per submit: its biggest activation fits one storage binding (and the cap). */
   maxBatch(): number {
     const c = this.config;
@@ -1709,10 +1719,7 @@ export class GpuNet implements PolicyValueNet {
     try {
       plan = await this.plan(batch.size, false, cellWidth);
     } catch (e) {
-      if (!isKibitzError(e, "gpu_too_large") || batch.size < 2) throw e;
-      // The device cannot hold this batch's plan (a smaller GPU): run it, and every later batch
-      // as large, in halves; the failed recording has given back what it took.
-      this.inferCap = Math.min(this.inferCap, Math.ceil(batch.size / 2));
+      this.halveCap(e, batch.size);
       return await this.inferChunked(batch, this.inferCap);
     }
     const t0 = performance.now();
@@ -1869,8 +1876,7 @@ export class GpuNet implements PolicyValueNet {
           if (size > chunk && size % chunk) await this.plan(size % chunk, false, width);
           break;
         } catch (e) {
-          if (!isKibitzError(e, "gpu_too_large") || first < 2) throw e;
-          this.inferCap = Math.min(this.inferCap, Math.ceil(first / 2));
+          this.halveCap(e, first);
         }
       }
     }

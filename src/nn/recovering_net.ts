@@ -2,7 +2,7 @@
 // device is lost (a driver reset, a browser's GPU process restarting), the network is built again
 // from the host's weights (on a new device, or wherever `build` puts it) and the call retried.
 import { isKibitzError } from "../errors.ts";
-import { lostDeviceSummary } from "../gpu/device.ts";
+import { LOST_DEVICE_RETRIES, lostDeviceSummary } from "../gpu/device.ts";
 import type { SgdHyper } from "./backend.ts";
 import type { NetBatch, NetOutputs, PolicyValueNet, TrainStats } from "./net.ts";
 import type { NetWeights } from "./params.ts";
@@ -21,7 +21,7 @@ export class RecoveringNet implements PolicyValueNet {
     private net: PolicyValueNet,
     private readonly build: () => Promise<PolicyValueNet>,
     private readonly onRecover: (message: string) => void = () => {},
-    private readonly maxRecoveries = 3,
+    private readonly maxRecoveries = LOST_DEVICE_RETRIES,
   ) {}
 
   get config() {

@@ -1,5 +1,5 @@
 import type { GpuContext } from "../../gpu/device.ts";
-import { readStaging, storageBuffer } from "../../gpu/buffers.ts";
+import { mapStaging, storageBuffer } from "../../gpu/buffers.ts";
 import { numel, type Shaped } from "../tensor.ts";
 
 /**
@@ -143,6 +143,9 @@ export async function readTensors(
     if (t.size > 0) enc.copyBufferToBuffer(t.buffer, 0, staging, offsets[i], t.size * 4);
   });
   ctx.device.queue.submit([enc.finish()]);
-  const mapped = await readStaging(staging);
-  return ts.map((t, i) => new Float32Array(mapped.slice(offsets[i], offsets[i] + t.size * 4)));
+  return await mapStaging(
+    staging,
+    (mapped) =>
+      ts.map((t, i) => new Float32Array(mapped.slice(offsets[i], offsets[i] + t.size * 4))),
+  );
 }
