@@ -21,15 +21,18 @@ import {
 } from "../src/poker/results.ts";
 import { expandSpot, prepareSpot, savedPolicy } from "../src/poker/solve.ts";
 import { warmStartRunner } from "../src/poker/warmstart_solve.ts";
+import { openCheckpoint, type OpenedCheckpoint } from "../src/poker/checkpoint.ts";
+import { dirname, join } from "node:path";
 import { chooseBackend } from "../src/poker/gpu_solve.ts";
 
 await runMain(async () => {
   const args = parseTaskArgs(
     Deno.args,
-    "deno task solve [config.toml] [--json] [--max-memory SIZE] [--out DIR] | --load FILE",
+    "deno task solve [config.toml] [--json] [--max-memory SIZE] [--out DIR] | --resume FILE | --load FILE",
     "Solves a postflop Hold'em spot with CFR (no config: the built-in spot T1). Prints the tree size\n" +
       "and memory estimate, progress lines, and the root summary; writes result.json and solve.bin\n" +
-      "to the output directory. --load reopens a solve.bin without re-solving.",
+      "to the output directory, and checkpoint.bin there every few minutes and on Ctrl-C.\n" +
+      "--resume continues a solve from its checkpoint; --load reopens a solve.bin without re-solving.",
     {
       json: { type: "boolean", help: "print the meta and root summary as JSON on stdout" },
       "max-memory": {
@@ -38,6 +41,21 @@ await runMain(async () => {
       },
       out: { type: "string", help: "output directory (overrides [output] directory)" },
       load: { type: "string", help: "open a saved solve.bin instead of solving" },
+      resume: {
+        type: "string",
+        help:
+          "continue the solve a checkpoint.bin holds (its config; results go to its folder unless --out)",
+      },
+      "checkpoint-minutes": {
+        type: "string",
+        default: "10",
+        help: "write checkpoint.bin every this many minutes (0: only on Ctrl-C)",
+      },
+      "keep-checkpoint": {
+        type: "boolean",
+        help:
+          "also write checkpoint.bin when the solve finishes, to continue it later with --resume and higher limits (default: a finished solve removes it)",
+      },
       "max-iterations": { type: "string", help: "override solver.max_iterations" },
       target: { type: "string", help: "override solver.target_exploitability_pct" },
       every: {
@@ -79,6 +97,12 @@ await runMain(async () => {
 
   const nodeArg = typeof v.node === "string" ? v.node : null;
   if (typeof v.load === "string") {
+    if (typeof v.resume === "string") {
+      throw new KibitzError(
+        "bad_args",
+        "--load reopens a finished solve and --resume continues one; give one of them",
+      );
+    }
     if (args.positionals.length > 0) {
       throw new KibitzError(
         "bad_args",
@@ -110,15 +134,36 @@ await runMain(async () => {
     return;
   }
 
-  const path = args.positionals[0];
-  if (args.positionals.length > 1) {
-    throw new KibitzError("bad_args", `one config file at most, got ${args.positionals.join(" ")}`);
+  let resume: OpenedCheckpoint | undefined;
+  let path: string | undefined, text: string, config;
+  if (typeof v.resume === "string") {
+    if (args.positionals.length > 0) {
+      throw new KibitzError(
+        "bad_args",
+        `--resume ${v.resume} continues a solve with its own config; leave out the config file (${
+          args.positionals.join(" ")
+        })`,
+      );
+    }
+    resume = await openCheckpoint(v.resume);
+    text = resume.header.config;
+    config = parseSolveConfig(text, `${v.resume} (saved config)`);
+    config.solver.maxIterations = resume.header.limits.maxIterations;
+    config.solver.targetExploitabilityPct = resume.header.limits.targetPct;
+  } else {
+    path = args.positionals[0];
+    if (args.positionals.length > 1) {
+      throw new KibitzError(
+        "bad_args",
+        `one config file at most, got ${args.positionals.join(" ")}`,
+      );
+    }
+    text = path === undefined ? EXAMPLE_CONFIG : await Deno.readTextFile(path).catch((e) => {
+      throw new KibitzError("bad_args", `cannot read ${path}: ${(e as Error).message}`);
+    });
+    config = parseSolveConfig(text, path ?? "built-in example");
   }
-  const text = path === undefined ? EXAMPLE_CONFIG : await Deno.readTextFile(path).catch((e) => {
-    throw new KibitzError("bad_args", `cannot read ${path}: ${(e as Error).message}`);
-  });
-  const config = parseSolveConfig(text, path ?? "built-in example");
-  const mi = num("max-iterations"), tg = num("target");
+  const mi = num("max-iterations"), tg = num("target"), minutes = num("checkpoint-minutes")!;
   if (mi !== undefined) config.solver.maxIterations = Math.max(1, Math.floor(mi));
   if (tg !== undefined) config.solver.targetExploitabilityPct = tg;
   if (typeof v.backend === "string") {
@@ -131,7 +176,11 @@ await runMain(async () => {
   const maxMemory = typeof v["max-memory"] === "string"
     ? parseMemorySize(v["max-memory"])
     : Math.floor(0.8 * Deno.systemMemoryInfo().total);
-  const outDir = typeof v.out === "string" ? v.out : config.outputDirectory;
+  const outDir = typeof v.out === "string"
+    ? v.out
+    : resume
+    ? dirname(resume.path)
+    : config.outputDirectory;
 
   const spot = prepareSpot(config, maxMemory);
   // Everything that can be checked is checked before the solve: the output folder, the --node path.
@@ -139,7 +188,9 @@ await runMain(async () => {
   const at = nodeArg === null ? null : findNodeAtPath(expandSpot(spot), spot.game, nodeArg);
   const m = spot.memory;
   info(
-    `spot: ${path ?? "built-in example (T1)"}, ${spot.game.numHands[0]} OOP / ${
+    `spot: ${resume ? `resumed from ${resume.path}` : path ?? "built-in example (T1)"}, ${
+      spot.game.numHands[0]
+    } OOP / ${
       spot.game.numHands[1]
     } IP hands, betting tree ${spot.actionTree.size} nodes, expanded ${spot.size.publicNodes} nodes (${spot.size.decisionNodes} decisions, ${spot.size.elements} strategy elements)`,
   );
@@ -154,13 +205,38 @@ await runMain(async () => {
       } (turn/river subtrees on workers); ${choice.reason}`,
   );
 
+  if (resume) {
+    const h = resume.header;
+    info(
+      `resuming ${
+        h.phase === "small" ? "the warm start's small tree" : "the solve"
+      } at iteration ${h.state.iteration} (checkpoint of ${h.written}, ${
+        h.seconds.toFixed(1)
+      } s solved before); max_iterations ${config.solver.maxIterations}, target ${config.solver.targetExploitabilityPct}% of the pot`,
+    );
+  }
+  const checkpointPath = join(outDir, "checkpoint.bin");
+  const checkpoints = {
+    settings: {
+      path: checkpointPath,
+      config: text,
+      limits: {
+        maxIterations: config.solver.maxIterations,
+        targetPct: config.solver.targetExploitabilityPct,
+      },
+      minutes,
+      keep: v["keep-checkpoint"] === true,
+      info,
+    },
+    resume,
+  };
   let stop = false;
   const onSigint = () => (stop = true);
   Deno.addSignalListener("SIGINT", onSigint);
   const progress = new Progress("solve", 0);
   let outcome;
   try {
-    outcome = await warmStartRunner(spot, info)({
+    outcome = await warmStartRunner(spot, info, checkpoints)({
       every: Math.max(1, Math.floor(num("every") ?? 10)),
       checkEvery: v["check-every"] === true,
       backend: choice,
@@ -202,6 +278,11 @@ await runMain(async () => {
     save: { header: { config: text, meta }, tree, policy },
   });
   info(`wrote ${outDir}/result.json and ${outDir}/solve.bin`);
+  if (outcome.stoppedBy !== "interrupted" && !checkpoints.settings.keep) {
+    // A finished solve's state is in its results; a checkpoint left from before it would be stale.
+    const removed = await Deno.remove(checkpointPath).then(() => true, () => false);
+    if (removed) info(`removed ${checkpointPath}: the solve finished (--keep-checkpoint keeps it)`);
+  }
   printResult(json, meta, summary, at && nodeResult(tree, spot.game, policy, at));
 });
 

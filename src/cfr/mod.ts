@@ -3,6 +3,7 @@ export * from "./tree.ts";
 export * from "./schedule.ts";
 export * from "./evaluate.ts";
 export * from "./solver.ts";
+export * from "./solver_state.ts";
 export * from "./warmstart.ts";
 export * from "./threads.ts";
 export * from "./warmstart_values.ts";

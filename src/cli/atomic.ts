@@ -60,3 +60,26 @@ export async function writeFileAtomic(path: string, data: Uint8Array | string): 
     unregisterTemp(tmp);
   }
 }
+
+/**
+ * Writes chunks (each valid until the next is asked for) to a temp file beside `path`, then renames
+ * it: a crash never leaves half a file. Not registered for interrupts: for callers that handle
+ * Ctrl-C themselves and finish their write (the solve).
+ */
+export async function streamFileAtomic(path: string, chunks: Iterable<Uint8Array>): Promise<void> {
+  const tmp = tempPathFor(path);
+  try {
+    const f = await Deno.open(tmp, { write: true, create: true, truncate: true });
+    try {
+      for (const c of chunks) {
+        for (let off = 0; off < c.length;) off += await f.write(c.subarray(off));
+      }
+    } finally {
+      f.close();
+    }
+    await Deno.rename(tmp, path);
+  } catch (e) {
+    await Deno.remove(tmp).catch(() => {});
+    throw e;
+  }
+}

@@ -126,10 +126,13 @@ export async function runGpuSolve(
   }, spotGpuOptions(spot));
   try {
     await gpu.copyFrom(solver);
-    const every = opts.every ?? 10;
+    const every = Math.max(1, Math.floor(opts.every ?? 10));
     const start = performance.now();
+    const carried = opts.carry?.seconds ?? 0;
     const first = gpu.iteration;
-    const reached: Record<string, number> = {};
+    // Chunks end on the grid of checks, which counts from the solve's first iteration.
+    const gridFrom = opts.carry?.gridFrom ?? first;
+    const reached: Record<string, number> = { ...opts.carry?.reached };
     const milestones = [...(opts.milestones ?? []), s.targetExploitabilityPct];
     let ex: CfrExploitability | null = null;
     let stoppedBy: SolveOutcome["stoppedBy"] = "max_iterations";
@@ -143,7 +146,7 @@ export async function runGpuSolve(
       const c = pending.shift()!;
       const e = await c.p;
       if (c.it === gpu.iteration) ex = e;
-      const seconds = (performance.now() - start) / 1000;
+      const own = (performance.now() - start) / 1000, seconds = carried + own;
       for (const m of milestones) {
         if (e.percent <= m && reached[String(m)] === undefined) reached[String(m)] = c.it;
       }
@@ -152,7 +155,7 @@ export async function runGpuSolve(
         exploitabilityPct: e.percent,
         exploitabilityChips: e.chips,
         seconds,
-        iterationsPerSecond: (c.it - first) / Math.max(seconds, 1e-9),
+        iterationsPerSecond: (c.it - first) / Math.max(own, 1e-9),
         memoryBytes: gpu.deviceBytes,
         rssBytes: Deno.memoryUsage().rss,
       });
@@ -160,22 +163,36 @@ export async function runGpuSolve(
       else if (opts.shouldStop?.()) stoppedBy = "interrupted", done = true;
     };
     while (!done && gpu.iteration < s.maxIterations) {
-      gpu.run(Math.min(every, s.maxIterations - gpu.iteration));
+      const toGrid = every - (((gpu.iteration - gridFrom) % every) + every) % every;
+      gpu.run(Math.min(toGrid, s.maxIterations - gpu.iteration));
       const p = gpu.exploitability();
       // Awaited in turn by settle; a failure of one queued behind a failing check is not unhandled.
       p.catch(() => {});
       pending.push({ it: gpu.iteration, p });
       if (pending.length >= 2) await settle();
+      if (!done && gpu.iteration < s.maxIterations && opts.checkpoint?.due()) {
+        // The stores as of the iterations submitted so far (the queue keeps the order).
+        await gpu.copyTo(solver);
+        await opts.checkpoint.write(solver, {
+          seconds: carried + (performance.now() - start) / 1000,
+          reached,
+          gridFrom,
+        });
+      }
     }
     while (pending.length > 0) await settle();
     ex ??= await gpu.exploitability();
     await gpu.copyTo(solver);
+    const seconds = carried + (performance.now() - start) / 1000;
+    if (opts.checkpoint?.atEnd(stoppedBy)) {
+      await opts.checkpoint.write(solver, { seconds, reached, gridFrom });
+    }
     return {
       solver,
       backend: "gpu",
       iterations: gpu.iteration,
       exploitability: ex as CfrExploitability,
-      seconds: (performance.now() - start) / 1000,
+      seconds,
       stoppedBy,
       reached,
     };

@@ -17,6 +17,7 @@ export * from "./solve.ts";
 // The threaded Wasm walk's worker task loop (in a browser bundle its workers import it from here).
 export { serveWalkTasks } from "./wasm/walk_worker.ts";
 export * from "./results.ts";
+export * from "./checkpoint.ts";
 export * from "./isomorphism.ts";
 export * from "./warmstart.ts";
 export * from "./warmstart_values.ts";

@@ -9,6 +9,7 @@ import {
 import { CFR_CHANCE, CFR_PLAYER, findNode, nodePath, type PublicTree } from "../cfr/tree.ts";
 import { actionReach, outcomeReach } from "../cfr/walk.ts";
 import { KibitzError } from "../errors.ts";
+import { streamFileAtomic } from "../cli/atomic.ts";
 import { cardName, gridCell, parseCard, RANK_CHARS, SUIT_CHARS } from "./cards.ts";
 import type { PostflopGame } from "./game.ts";
 
@@ -552,25 +553,6 @@ export interface SolveOutputs {
   nodes?: Iterable<unknown>;
   /** solve.bin: its bytes, or a save streamed block by block. */
   save: Uint8Array | StreamedSave;
-}
-
-/** Writes chunks to a temp file next to `path`, then renames it: a crash never leaves half a file. */
-async function streamFileAtomic(path: string, chunks: Iterable<Uint8Array>): Promise<void> {
-  const tmp = `${path}.${Deno.pid}.${Date.now()}.tmp`;
-  try {
-    const f = await Deno.open(tmp, { write: true, create: true, truncate: true });
-    try {
-      for (const c of chunks) {
-        for (let off = 0; off < c.length;) off += await f.write(c.subarray(off));
-      }
-    } finally {
-      f.close();
-    }
-    await Deno.rename(tmp, path);
-  } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
-    throw e;
-  }
 }
 
 /** result.json in chunks: the object's keys, then "nodes" one node at a time. */

@@ -39,18 +39,23 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
     throw e;
   }
   opts.beforeSolve?.(solver);
+  if (opts.restore) await opts.restore(solver);
   collectGarbage(); // before the storage pages become resident (memory.ts)
   if (choice.backend === "gpu") return runGpuSolve(spot, solver, choice.ctx!, opts);
   const firstIteration = solver.iteration;
   const every = Math.max(1, Math.floor(opts.every ?? 10));
   const start = performance.now();
-  const reached: Record<string, number> = {};
+  const carried = opts.carry?.seconds ?? 0;
+  const reached: Record<string, number> = { ...opts.carry?.reached };
   const milestones = [...(opts.milestones ?? []), s.targetExploitabilityPct];
   // Measured at checks only: none before the first chunk (its value would be overwritten unread),
   // then by the predicted schedule (check_schedule.ts) unless every chunk is to be checked.
   let ex: CfrExploitability | null = null, exAt = -1;
   let stoppedBy: SolveOutcome["stoppedBy"] = "max_iterations";
-  let check = Math.min(s.maxIterations, firstIteration + every);
+  // The grid counts from the solve's first iteration, before any resume.
+  const gridFrom = opts.carry?.gridFrom ?? firstIteration;
+  const onGrid = (t: number) => gridFrom + (Math.floor((t - gridFrom) / every) + 1) * every;
+  let check = Math.min(s.maxIterations, onGrid(firstIteration));
   let checkMs = 0;
   try {
     while (solver.iteration < s.maxIterations) {
@@ -59,7 +64,7 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
         const c0 = performance.now();
         ex = solver.exploitability(), exAt = solver.iteration;
         checkMs += performance.now() - c0;
-        const seconds = (performance.now() - start) / 1000;
+        const own = (performance.now() - start) / 1000, seconds = carried + own;
         for (const m of milestones) {
           if (ex.percent <= m && reached[String(m)] === undefined) {
             reached[String(m)] = solver.iteration;
@@ -70,7 +75,7 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
           exploitabilityPct: ex.percent,
           exploitabilityChips: ex.chips,
           seconds,
-          iterationsPerSecond: (solver.iteration - firstIteration) / seconds,
+          iterationsPerSecond: (solver.iteration - firstIteration) / own,
           memoryBytes: solver.storageBytes(),
           rssBytes: Deno.memoryUsage().rss,
         });
@@ -78,11 +83,14 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
           stoppedBy = "target";
           break;
         }
-        check = opts.checkEvery ? Math.min(s.maxIterations, solver.iteration + every) : nextCheck(
+        if (solver.iteration < s.maxIterations && opts.checkpoint?.due()) {
+          await opts.checkpoint.write(solver, { seconds, reached, gridFrom });
+        }
+        check = opts.checkEvery ? Math.min(s.maxIterations, onGrid(solver.iteration)) : nextCheck(
           solver.iteration,
           ex.percent,
           s.targetExploitabilityPct,
-          firstIteration,
+          gridFrom,
           every,
           s.maxIterations,
         );
@@ -100,13 +108,17 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
     solver.close();
     releaseSpareWorkers();
   }
+  const seconds = carried + (performance.now() - start) / 1000;
+  if (opts.checkpoint?.atEnd(stoppedBy)) {
+    await opts.checkpoint.write(solver, { seconds, reached, gridFrom });
+  }
   return {
     solver,
     backend: "cpu",
     iterations: solver.iteration,
     // Measured anew when the solve ended between checks (max_iterations is always a check).
     exploitability: ex !== null && exAt === solver.iteration ? ex : solver.exploitability(),
-    seconds: (performance.now() - start) / 1000,
+    seconds,
     checkSeconds: checkMs / 1000,
     stoppedBy,
     reached,

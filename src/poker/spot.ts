@@ -134,4 +134,31 @@ export interface RunOptions {
   beforeSolve?: (solver: CfrSolver) => void;
   /** The backend to use (default: `chooseBackend` from solver.backend). */
   backend?: BackendChoice;
+  /**
+   * Continues a checkpointed solve: reads the checkpoint's state into the new solver (after
+   * beforeSolve, before the first iteration and before a GPU solve uploads the stores).
+   */
+  restore?: (solver: CfrSolver) => Promise<void>;
+  /** The time and milestones of the runs before a resumed one (added to this run's). */
+  carry?: SolveCarry;
+  /** Where and when to write checkpoints. */
+  checkpoint?: CheckpointSink;
+}
+
+/** Seconds spent and milestones reached by a solve so far (over every run of it). */
+export interface SolveCarry {
+  seconds: number;
+  reached: Record<string, number>;
+  /** The iteration the solve started at: its grid of checks counts from there. */
+  gridFrom: number;
+}
+
+/** Receives a solve's checkpoints: asked after every exploitability check and once at the end. */
+export interface CheckpointSink {
+  /** Whether a checkpoint is due now (the periodic ones). */
+  due(): boolean;
+  /** Whether to write one at the end, when the solve stopped for this reason. */
+  atEnd(stoppedBy: SolveOutcome["stoppedBy"]): boolean;
+  /** Writes `solver`'s state (a GPU solve's stores are copied back first) with the run so far. */
+  write(solver: CfrSolver, carry: SolveCarry): Promise<void>;
 }

@@ -20,6 +20,14 @@ import {
   REGRETS_AUTO_WEIGHT,
 } from "./warmstart_config.ts";
 import { warmStartPostflopValues } from "./warmstart_values.ts";
+import {
+  type CheckpointPhase,
+  type CheckpointSettings,
+  checkpointSink,
+  type OpenedCheckpoint,
+  type WarmStartRecord,
+} from "./checkpoint.ts";
+import { KibitzError } from "../errors.ts";
 
 // The three phases of a warm-started `deno task solve` (small tree, seeding, full tree), for both
 // warm-start methods. Apart from the regret transfer and its settings so that the value-based method
@@ -139,21 +147,75 @@ export async function runWarmStartSolve(
   return { smallSpot, small, transfer: transfer!, outcome };
 }
 
+/** Checkpoints of `deno task solve`: where to write them, and the one to continue from. */
+export interface SolveCheckpoints {
+  settings?: CheckpointSettings;
+  resume?: OpenedCheckpoint;
+}
+
+/** The run options that continue the phase a checkpoint holds. */
+function resumeOptions(resume: OpenedCheckpoint): RunOptions {
+  const h = resume.header;
+  return {
+    restore: resume.restore,
+    carry: { seconds: h.seconds, reached: { ...h.reached }, gridFrom: h.gridFrom },
+  };
+}
+
 /**
  * The solve function of `deno task solve`: plain runSolve, or, when `[solver] use_warmstart` is on,
- * the three warm-start phases with the same run options, printing each phase through `info`.
+ * the three warm-start phases with the same run options, printing each phase through `info`; with
+ * checkpoints, each phase writes them, and a resume continues the phase its checkpoint holds.
  */
 export function warmStartRunner(
   spot: PreparedSpot,
   info: (line: string) => void,
+  ck: SolveCheckpoints = {},
 ): (opts: RunOptions) => Promise<SolveOutcome> {
   const ws = spot.config.solver.warmStart;
-  if (!ws?.enabled) return (opts) => runSolve(spot, opts);
+  const { settings, resume } = ck;
+  const sink = (phase: CheckpointPhase, record?: () => WarmStartRecord) =>
+    settings ? { checkpoint: checkpointSink(settings, phase, record) } : {};
+  const phase = resume?.header.phase;
+  if (phase !== undefined && (phase === "solve") !== !ws?.enabled) {
+    throw new KibitzError(
+      "bad_checkpoint",
+      `${resume!.path}: written by a ${
+        phase === "solve" ? "plain" : "warm-started"
+      } solve, but its config ${ws?.enabled ? "warm starts" : "does not warm start"}`,
+    );
+  }
+  if (!ws?.enabled) {
+    return (opts) =>
+      runSolve(spot, { ...opts, ...(resume ? resumeOptions(resume) : {}), ...sink("solve") });
+  }
+  if (phase === "full") {
+    const w = resume!.header.warmStart!;
+    return (opts) => {
+      info(
+        `phase 3 resumed: the full tree, warm-started ("${w.method}", W = ${w.weight}) from ${w.smallIterations} small-tree iterations at ${
+          w.smallPct.toFixed(3)
+        }% of the pot; max_iterations counts from iteration ${w.startIteration}`,
+      );
+      expandSpot(spot);
+      const own = spot.config.solver.maxIterations;
+      const config = {
+        ...spot.config,
+        solver: { ...spot.config.solver, maxIterations: own + w.startIteration },
+      };
+      return runSolve({ ...spot, config }, {
+        ...opts,
+        ...resumeOptions(resume!),
+        ...sink("full", () => w),
+      });
+    };
+  }
   return async (opts) => {
     const t0 = performance.now();
+    let record: WarmStartRecord | null = null;
     const r = await runWarmStartSolve(spot, ws, {
-      small: opts,
-      large: opts,
+      small: { ...opts, ...(resume ? resumeOptions(resume) : {}), ...sink("small") },
+      large: { ...opts, ...sink("full", () => record!) },
       onSmallSpot: (s) =>
         info(
           `phase 1: small tree (bet sizes ${ws.sizes.bet.map(betSizeToString).join(", ")}; raises ${
@@ -161,6 +223,13 @@ export function warmStartRunner(
           }): betting tree ${s.actionTree.size} nodes, expanded ${s.size.publicNodes} nodes; up to ${ws.minimalMaxIters} iterations or ${ws.minimalExploitabilityPct}% of the pot`,
         ),
       onTransfer: (small, t) => {
+        record = {
+          startIteration: t.startIteration,
+          smallIterations: small.iterations,
+          smallPct: small.exploitability.percent,
+          method: t.method,
+          weight: t.weight,
+        };
         info(
           `phase 1 done: ${small.iterations} iterations, exploitability ${
             small.exploitability.percent.toFixed(3)

@@ -92,3 +92,34 @@ export function configSpot(text: string) {
   const game = new PostflopGame(buildActionTree(config.tree), config.board, config.rangeWeights);
   return { config, game, tree: buildTree(game) };
 }
+
+/** A turn spot that warm starts (regret transfer, W = 10) from 20 small-tree iterations. */
+export const TURN_WS = `[ranges]
+oop = "AA,KK,QQ,AKs,54s,JTs"
+ip = "KK-JJ,AQs,T9s,87s"
+[cards]
+flop = "Ah7d2c"
+turn = "9s"
+[tree]
+starting_pot = 100
+effective_stack = 200
+[bet_sizes.turn]
+oop_bet = "33%, 66%, 100%, a"
+oop_raise = "2.5x"
+ip_bet = "33%, 66%, 100%, a"
+ip_raise = "2.5x"
+[bet_sizes.river]
+oop_bet = "33%, 66%, 100%, a"
+oop_raise = "2.5x"
+ip_bet = "33%, 66%, 100%, a"
+ip_raise = "2.5x"
+[solver]
+max_iterations = 40
+target_exploitability_pct = 0.5
+threads = 1
+use_warmstart = true
+warmstart_method = "regrets"
+warmstart_weight = 10
+warmstart_minimal_max_iters = 20
+warmstart_minimal_exploitability_pct = 0
+`;

@@ -26,7 +26,7 @@ import {
   warmStartPostflop,
 } from "../../src/poker/warmstart.ts";
 import { runWarmStartSolve, warmStartRunner } from "../../src/poker/warmstart_solve.ts";
-import { configSpot, riverSpot } from "../helpers/spots.ts";
+import { configSpot, riverSpot, TURN_WS } from "../helpers/spots.ts";
 
 const fold: PokerAction = { kind: ACT_FOLD, frac: 0 };
 const check: PokerAction = { kind: ACT_CHECK, frac: 0 };
@@ -268,36 +268,6 @@ Deno.test("the small tree keeps the spot and takes the warm-start sizes on every
   assert.deepEqual(tree.label.slice(f, f + tree.numChildren[0]), ["Check", "Bet 66"]);
   validateWarmStartGames(small, configSpot(riverSpot("25%, 50%, 100%, a", "2.5x, a")).game);
 });
-
-const TURN_WS = `[ranges]
-oop = "AA,KK,QQ,AKs,54s,JTs"
-ip = "KK-JJ,AQs,T9s,87s"
-[cards]
-flop = "Ah7d2c"
-turn = "9s"
-[tree]
-starting_pot = 100
-effective_stack = 200
-[bet_sizes.turn]
-oop_bet = "33%, 66%, 100%, a"
-oop_raise = "2.5x"
-ip_bet = "33%, 66%, 100%, a"
-ip_raise = "2.5x"
-[bet_sizes.river]
-oop_bet = "33%, 66%, 100%, a"
-oop_raise = "2.5x"
-ip_bet = "33%, 66%, 100%, a"
-ip_raise = "2.5x"
-[solver]
-max_iterations = 40
-target_exploitability_pct = 0.5
-threads = 1
-use_warmstart = true
-warmstart_method = "regrets"
-warmstart_weight = 10
-warmstart_minimal_max_iters = 20
-warmstart_minimal_exploitability_pct = 0
-`;
 
 Deno.test("a warm-started solve (regret transfer): small tree, transfer, full tree from t = W", async () => {
   const config = parseSolveConfig(
