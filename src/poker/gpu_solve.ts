@@ -7,7 +7,14 @@ import {
 import type { CfrExploitability } from "../cfr/evaluate.ts";
 import type { CfrSolver, SolverOptions } from "../cfr/solver.ts";
 import { isKibitzError, KibitzError } from "../errors.ts";
-import { describeAdapter, deviceFailure, getGpu, type GpuContext } from "../gpu/device.ts";
+import {
+  describeAdapter,
+  deviceFailure,
+  getGpu,
+  type GpuContext,
+  LOST_DEVICE_RETRIES,
+  lostDeviceSummary,
+} from "../gpu/device.ts";
 import { formatBytes } from "./memory.ts";
 import { regretFormat, strategyFormat } from "../quant/format.ts";
 import { regretsNonNegative } from "../cfr/schedule.ts";
@@ -106,17 +113,64 @@ export async function chooseBackend(spot: PreparedSpot): Promise<BackendChoice> 
   };
 }
 
+/** What a GPU solve keeps across the devices it runs on (one, unless a device is lost). */
+interface GpuRun {
+  start: number;
+  carried: number;
+  /** The solver's iteration at the start, and the grid of checks' origin. */
+  first: number;
+  gridFrom: number;
+  reached: Record<string, number>;
+}
+
 /**
  * Runs a solve on the GPU: `solver` (the CPU engine over the same tree and storage formats, already
  * warm started when asked) seeds the device stores and its iteration counter (a warm start continues
  * at t = W) and receives the result once at the end, so every result path (result.json, solve.bin,
- * --node, grids) reads the same data as after a CPU solve.
+ * --node, grids) reads the same data as after a CPU solve. A lost device (a driver reset) is
+ * replaced, up to LOST_DEVICE_RETRIES times: the solve continues on the new one from the state
+ * `solver` holds, its last checkpoint's (RunOptions.checkpoint) or else its start, so it still ends
+ * as an uninterrupted solve.
  */
 export async function runGpuSolve(
   spot: PreparedSpot,
   solver: CfrSolver,
   ctx: GpuContext,
   opts: RunOptions,
+): Promise<SolveOutcome> {
+  const run: GpuRun = {
+    start: performance.now(),
+    carried: opts.carry?.seconds ?? 0,
+    first: solver.iteration,
+    gridFrom: opts.carry?.gridFrom ?? solver.iteration,
+    reached: { ...opts.carry?.reached },
+  };
+  for (let losses = 0;; losses++) {
+    try {
+      return await gpuAttempt(spot, solver, ctx, opts, run);
+    } catch (e) {
+      if (!isKibitzError(e, "gpu_lost") || losses >= LOST_DEVICE_RETRIES) throw e;
+      const next = await getGpu();
+      if (!next || next === ctx || next.lost) throw e;
+      (opts.onWarning ?? console.error)(
+        `warning: ${
+          lostDeviceSummary(e)
+        }; the solve continues on a new device from iteration ${solver.iteration} (${
+          solver.iteration === run.first ? "its start" : "its last checkpoint"
+        }; loss ${losses + 1} of at most ${LOST_DEVICE_RETRIES})`,
+      );
+      ctx = next;
+    }
+  }
+}
+
+/** One device's part of runGpuSolve: from `solver`'s state to the end, or to a failure. */
+async function gpuAttempt(
+  spot: PreparedSpot,
+  solver: CfrSolver,
+  ctx: GpuContext,
+  opts: RunOptions,
+  run: GpuRun,
 ): Promise<SolveOutcome> {
   const s = spot.config.solver;
   // The CPU solver's discount as it stands: a warm start may have set where the resets begin.
@@ -127,12 +181,8 @@ export async function runGpuSolve(
   try {
     await gpu.copyFrom(solver);
     const every = Math.max(1, Math.floor(opts.every ?? 10));
-    const start = performance.now();
-    const carried = opts.carry?.seconds ?? 0;
-    const first = gpu.iteration;
+    const { start, carried, first, gridFrom, reached } = run;
     // Chunks end on the grid of checks, which counts from the solve's first iteration.
-    const gridFrom = opts.carry?.gridFrom ?? first;
-    const reached: Record<string, number> = { ...opts.carry?.reached };
     const milestones = [...(opts.milestones ?? []), s.targetExploitabilityPct];
     let ex: CfrExploitability | null = null;
     let stoppedBy: SolveOutcome["stoppedBy"] = "max_iterations";

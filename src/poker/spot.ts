@@ -143,6 +143,8 @@ export interface RunOptions {
   carry?: SolveCarry;
   /** Where and when to write checkpoints. */
   checkpoint?: CheckpointSink;
+  /** Warnings of a solve that goes on (a GPU solve on a new device); default: stderr. */
+  onWarning?: (line: string) => void;
 }
 
 /** Seconds spent and milestones reached by a solve so far (over every run of it). */
