@@ -172,6 +172,18 @@ await runMain(async () => {
     }
     config.solver.backend = v.backend;
   }
+  if (resume && resume.header.phase !== "small") {
+    // Nothing left to solve would only rewrite the results (and drop the checkpoint): refuse.
+    const h = resume.header, w = h.phase === "full" ? h.warmStart!.startIteration : 0;
+    if (h.state.iteration >= config.solver.maxIterations + w) {
+      throw new KibitzError(
+        "bad_args",
+        `${resume.path} is at iteration ${h.state.iteration}, where max_iterations = ${config.solver.maxIterations} ends${
+          w ? ` (the full tree's own iterations, counted from ${w})` : ""
+        }: give --max-iterations above ${h.state.iteration - w} to continue it`,
+      );
+    }
+  }
   // Without --max-memory, refuse what would not fit in 80 % of this machine's memory.
   const maxMemory = typeof v["max-memory"] === "string"
     ? parseMemorySize(v["max-memory"])

@@ -105,6 +105,12 @@ Deno.test("solve task: a warm start's full tree continues from --keep-checkpoint
     ]);
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stdout, /checkpoint: .*checkpoint\.bin \(iteration 60;/);
+    const none = await run(["--resume", `${dir}/part/checkpoint.bin`]);
+    assert.equal(none.code, 2);
+    assert.match(
+      none.stderr,
+      /is at iteration 60, where max_iterations = 20 ends \(the full tree's own iterations, counted from 40\): give --max-iterations above 20/,
+    );
     const second = await run([
       "--resume",
       `${dir}/part/checkpoint.bin`,
