@@ -10,7 +10,8 @@ import {
 } from "../../src/poker/checkpoint.ts";
 import { parseSolveConfig } from "../../src/poker/config.ts";
 import { prepareSpot, type RunOptions, runSolve } from "../../src/poker/solve.ts";
-import { riverSpot, SMALL_TURN_SPOT } from "../helpers/spots.ts";
+import { riverSpot, SMALL_TURN_SPOT, TURN_WS } from "../helpers/spots.ts";
+import { warmStartRunner } from "../../src/poker/warmstart_solve.ts";
 
 // A solve stopped at a check and continued from its checkpoint in a new solver ends with the stores
 // an uninterrupted solve ends with, bit for bit: counters, discount and store bytes are the whole
@@ -249,6 +250,54 @@ Deno.test("damaged checkpoints are refused by name: magic, version, truncation, 
       restore: (await openCheckpoint(path)).restore,
     });
     assert.equal(ok.iterations, 20);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a warm start resumes its small tree from a phase-1 checkpoint and ends as uninterrupted", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const text = TURN_WS.replace(
+      "target_exploitability_pct = 0.5",
+      "target_exploitability_pct = 0",
+    );
+    const opts: RunOptions = { every: 5, checkEvery: true, backend: CPU };
+    const whole = await warmStartRunner(prepareSpot(parseSolveConfig(text)), () => {})(opts);
+
+    // Checkpoints at every check; the first one of the small tree is kept aside.
+    const path = `${dir}/checkpoint.bin`, small = `${dir}/small.bin`;
+    const s: CheckpointSettings = {
+      ...settings(path),
+      minutes: 1e-9,
+      info: (l) => {
+        if (/small tree, iteration 5;/.test(l)) Deno.copyFileSync(path, small);
+      },
+    };
+    await warmStartRunner(prepareSpot(parseSolveConfig(text)), () => {}, {
+      settings: s,
+    })(opts);
+    const opened = await openCheckpoint(small);
+    assert.equal(opened.header.phase, "small");
+    assert.equal(opened.header.state.iteration, 5);
+    const lines: string[] = [], seen: number[] = [];
+    const resumed = await warmStartRunner(
+      prepareSpot(parseSolveConfig(text)),
+      (l) => lines.push(l),
+      { resume: opened },
+    )({ ...opts, onProgress: (p) => seen.push(p.iteration) });
+    // The small tree continued from 5 (not from 0), then the full tree ran from W = 10.
+    assert.deepEqual(seen.slice(0, 4), [10, 15, 20, 15]);
+    assert.match(lines.join("\n"), /phase 1 done: 20 iterations/);
+    assert.equal(resumed.iterations, whole.iterations);
+    assert.deepEqual(bytesOf(resumed.solver), bytesOf(whole.solver));
+    // A plain solve's checkpoint does not continue a warm start, nor the reverse.
+    const plain = await openCheckpoint(small);
+    plain.header.phase = "solve";
+    assert.throws(
+      () => warmStartRunner(prepareSpot(parseSolveConfig(text)), () => {}, { resume: plain }),
+      /written by a plain solve, but its config warm starts/,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
