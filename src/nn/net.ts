@@ -633,6 +633,8 @@ export class GpuNet implements PolicyValueNet {
   private readonly folded = new Map<string, FoldedConv<GpuTensor>>();
   private foldRec: GpuRecorder | null = null;
   private foldDirty = true;
+  /** Plans recorded with the current folds (a failed first plan drops them only if it is alone). */
+  private foldUses = 0;
   /** The folded f32 weight of each 3x3 conv with a filter transform (the large tiles' come from it). */
   private readonly foldedF32 = new Map<string, GpuTensor>();
   /**
@@ -986,6 +988,25 @@ export class GpuNet implements PolicyValueNet {
     this.foldDirty = false;
   }
 
+  /** Destroys the batch-norm folds (`made`, what the failed first plan made of `owned`). */
+  private dropFolds(made: GpuTensor[]): void {
+    const drop = new Set(made);
+    for (const t of made) t.buffer.destroy();
+    const keep = this.owned.filter((t) => !drop.has(t));
+    this.owned.length = 0;
+    this.owned.push(...keep);
+    this.foldRec?.destroy();
+    this.foldRec = null;
+    this.folded.clear();
+    this.foldedF32.clear();
+    this.foldDirty = true;
+  }
+
+  /** Bytes of the buffers the net owns apart from its pool (weights, folds, filter transforms). */
+  private ownedBytes(): number {
+    return this.owned.reduce((sum, t) => sum + t.buffer.size, 0);
+  }
+
   /**
    * The largest inference batch the device could allocate a plan for, after a plan of a larger one
    * failed for lack of memory (Infinity until then); inference splits larger batches into chunks.
@@ -1091,8 +1112,17 @@ export class GpuNet implements PolicyValueNet {
     // What this recording takes from the shared pool: all of it inside the synchronous window, so
     // no other recording's buffers are among it; given back if the recording fails.
     let taken: PoolTaken = { made: [], reused: [] };
+    // The batch-norm folds, made by the net's first fused plan: rolled back with it if it fails
+    // (after an allocation failure some are invalid) and no plan recorded since uses them, so the
+    // next plan makes them again.
+    let folds: GpuTensor[] = [];
     const recordWindow = () => {
-      if (!train && this.fused) this.refreshFolds();
+      if (!train && this.fused) {
+        const from = this.owned.length, made = !this.foldRec;
+        this.refreshFolds();
+        if (made) folds = this.owned.slice(from), this.foldUses = 0;
+        this.foldUses++;
+      }
       const before = this.pool.snapshot();
       try {
         return this.recordGraph(rec, size, train, cellWidth);
@@ -1100,6 +1130,7 @@ export class GpuNet implements PolicyValueNet {
         taken = this.pool.takenSince(before);
       }
     };
+
     let recorded;
     try {
       const { value, errors } = await withErrorScopes(
@@ -1109,13 +1140,15 @@ export class GpuNet implements PolicyValueNet {
       );
       const oom = errors["out-of-memory"], invalid = errors.validation;
       if (oom) {
-        const bytes = taken.made.reduce((sum, b) => sum + b.size, 0);
+        const foldBytes = folds.reduce((sum, t) => sum + t.buffer.size, 0);
+        const scratch = taken.made.reduce((sum, b) => sum + b.size, 0), bytes = scratch + foldBytes;
+        const mib = (b: number) => (b / 2 ** 20).toFixed(1);
         throw new KibitzError(
           "gpu_too_large",
-          `the batch-${size} ${train ? "training" : "inference"} plan needs ${
-            (bytes / 2 ** 20).toFixed(1)
-          } MiB more device memory (the net holds ${
-            ((this.pool.bytes - bytes) / 2 ** 20).toFixed(1)
+          `the batch-${size} ${train ? "training" : "inference"} plan needs ${mib(bytes)} MiB${
+            foldBytes ? ` (${mib(foldBytes)} MiB of it the folded weights)` : ""
+          } more device memory (the net holds ${
+            mib(this.pool.bytes - scratch + this.ownedBytes() - foldBytes)
           } MiB already) and ${
             describeAdapter(this.ctx.report)
           } could not allocate it: ${oom.message}; use smaller batches`,
@@ -1131,6 +1164,7 @@ export class GpuNet implements PolicyValueNet {
     } catch (e) {
       rec.destroy();
       this.pool.giveBack(taken);
+      if (folds.length > 0 && this.foldUses === 1) this.dropFolds(folds);
       throw e;
     }
     const { x, mask, moveCells, policyTarget, valueTarget, l2, out, compact } = recorded;

@@ -106,6 +106,34 @@ for (const how of ["throw", "validation", "out of memory"] as const) {
 }
 
 Deno.test(
+  "the first inference plan failing for memory rolls back the batch-norm folds it made",
+  opts,
+  async () => {
+    const weights = initWeights(tiny, 8);
+    const one = syntheticBatch(tiny, 1, 14);
+    const fresh = await GpuNet.create(ctx!, weights);
+    const want = await fresh.infer(one);
+
+    let oom = true;
+    const gpu = faultyGpu(ctx!, { oom: () => [oom, oom = false][0] });
+    const net = await GpuNet.create(gpu.ctx, weights);
+    const mark = gpu.made.length;
+    // The folds are named in the bytes the plan needed (they were made in its window)...
+    await assert.rejects(
+      net.infer(one),
+      /batch-1 inference plan needs [0-9.]+ MiB \([0-9.]+ MiB of it the folded weights\) more/,
+    );
+    const madeThen = gpu.made.slice(mark).filter((b) => b.usage & COPY_DST);
+    assert.ok(madeThen.some((b) => /folded/.test(b.label)), "the plan made the folds");
+    for (const b of madeThen) assert.ok(await writeFails(ctx!, b), `${b.label} lives on`);
+    // ...and made again, valid, by the next plan.
+    assert.deepEqual(await net.infer(one), want);
+    net.dispose();
+    fresh.dispose();
+  },
+);
+
+Deno.test(
   "a failed recording destroys only its own buffers, not those of one recorded meanwhile",
   opts,
   async () => {
