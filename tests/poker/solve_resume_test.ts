@@ -1,20 +1,10 @@
 import assert from "node:assert/strict";
 import { decodeSave } from "../../src/poker/results.ts";
 import { SMALL_TURN_SPOT, TURN_WS } from "../helpers/spots.ts";
+import { interruptSolveTask, runSolveTask as run } from "../helpers/solve_task.ts";
 
 // `deno task solve` writes checkpoint.bin on Ctrl-C (and with --keep-checkpoint at the end), and
 // `--resume` continues from it: the results equal an uninterrupted solve's, strategy for strategy.
-
-async function run(args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "tasks/solve.ts", ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const td = new TextDecoder();
-  return { code: out.code, stdout: td.decode(out.stdout), stderr: td.decode(out.stderr) };
-}
 
 async function strategies(dir: string): Promise<Float32Array> {
   return decodeSave(await Deno.readFile(`${dir}/solve.bin`), dir).strategies;
@@ -37,28 +27,10 @@ Deno.test("solve task: Ctrl-C writes a checkpoint and --resume ends as an uninte
     assert.equal(whole.code, 0, whole.stderr);
     assert.ok(!(await exists(`${dir}/whole/checkpoint.bin`)));
 
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "tasks/solve.ts", cfg, "--out", `${dir}/cut`, "--every", "1", "--json"],
-      stdout: "piped",
-      stderr: "piped",
-      env: { NO_COLOR: "1" },
-    }).spawn();
-    const reader = child.stderr.getReader();
-    let err = "";
-    while (!/solve: it \d+/.test(err)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      err += new TextDecoder().decode(value);
-    }
-    child.kill("SIGINT");
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      err += new TextDecoder().decode(value);
-    }
-    const [status, out] = await Promise.all([child.status, new Response(child.stdout).text()]);
-    assert.equal(status.code, 0, err);
-    const cut = JSON.parse(out).iterations;
+    const cutRun = await interruptSolveTask([cfg, "--out", `${dir}/cut`, "--every", "1", "--json"]);
+    const err = cutRun.stderr;
+    assert.equal(cutRun.code, 0, err);
+    const cut = JSON.parse(cutRun.stdout).iterations;
     assert.ok(cut >= 1 && cut < 1000, `${cut}`);
     assert.match(err, new RegExp(`checkpoint: .*checkpoint\\.bin \\(iteration ${cut};`));
 

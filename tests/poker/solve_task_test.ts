@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { interruptSolveTask, runSolveTask as run } from "../helpers/solve_task.ts";
 
 const CONFIG = `
 [ranges]
@@ -21,16 +22,6 @@ ip_raise = ""
 max_iterations = 400
 target_exploitability_pct = 0.3
 `;
-
-async function run(args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "tasks/solve.ts", ...args],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const td = new TextDecoder();
-  return { code: out.code, stdout: td.decode(out.stdout), stderr: td.decode(out.stderr) };
-}
 
 Deno.test("solve task: --json, result files, --load and --max-memory", async () => {
   const dir = await Deno.makeTempDir();
@@ -93,34 +84,15 @@ Deno.test("solve task: --json, result files, --load and --max-memory", async () 
 Deno.test("solve task: Ctrl-C stops cleanly and still writes the results", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "tasks/solve.ts", "--out", dir, "--every", "1", "--json"],
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    // Wait for the first progress line, then interrupt.
-    const reader = child.stderr.getReader();
-    let err = "";
-    while (!/solve: it \d+/.test(err)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      err += new TextDecoder().decode(value);
-    }
-    child.kill("SIGINT");
-    const drain = (async () => {
-      for (;;) {
-        const { done } = await reader.read();
-        if (done) break;
-      }
-    })();
-    const [status, out] = await Promise.all([child.status, new Response(child.stdout).text()]);
-    await drain;
-    assert.equal(status.code, 0);
-    const j = JSON.parse(out);
+    const r = await interruptSolveTask(["--out", dir, "--every", "1", "--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(r.stdout);
     assert.ok(j.iterations >= 1 && j.iterations < 300, `${j.iterations}`);
     const result = JSON.parse(await Deno.readTextFile(`${dir}/result.json`));
     assert.equal(result.meta.stopped_by, "interrupted");
     assert.ok((await Deno.stat(`${dir}/solve.bin`)).size > 1000);
+    assert.match(r.stderr, /checkpoint: .*checkpoint\.bin \(iteration \d+; continue with --resume/);
+    assert.ok((await Deno.stat(`${dir}/checkpoint.bin`)).size > 1000);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

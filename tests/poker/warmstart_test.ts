@@ -27,6 +27,7 @@ import {
 } from "../../src/poker/warmstart.ts";
 import { runWarmStartSolve, warmStartRunner } from "../../src/poker/warmstart_solve.ts";
 import { configSpot, riverSpot, TURN_WS } from "../helpers/spots.ts";
+import { runSolveTask } from "../helpers/solve_task.ts";
 
 const fold: PokerAction = { kind: ACT_FOLD, frac: 0 };
 const check: PokerAction = { kind: ACT_CHECK, frac: 0 };
@@ -302,14 +303,9 @@ Deno.test("deno task solve with use_warmstart prints both phases", async () => {
   try {
     const text = TURN_WS.replace("max_iterations = 40", "max_iterations = 20");
     await Deno.writeTextFile(`${dir}/spot.toml`, text);
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "tasks/solve.ts", `${dir}/spot.toml`, "--out", dir],
-      stdout: "piped",
-      stderr: "piped",
-      env: { NO_COLOR: "1" },
-    }).output();
-    const stdout = new TextDecoder().decode(out.stdout);
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const out = await runSolveTask([`${dir}/spot.toml`, "--out", dir]);
+    const stdout = out.stdout;
+    assert.equal(out.code, 0, out.stderr);
     assert.match(stdout, /phase 1: small tree \(bet sizes 66%; raises a\)/);
     assert.match(stdout, /phase 1 done: 20 iterations/);
     assert.match(stdout, /phase 2: full tree warm-started: regrets of \d+ decision nodes/);
