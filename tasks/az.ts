@@ -1,6 +1,7 @@
 import { intOption, parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
+import { listenForStop } from "../src/cli/atomic.ts";
 import { ensureOutputDir } from "../src/cli/paths.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { azGames, azPreset } from "../src/alphazero/presets.ts";
@@ -58,12 +59,10 @@ await runMain(async () => {
   await ensureOutputDir(dir, "--dir");
   if (v.init !== undefined) await warmStart(dir, String(v.init), p.net);
   let stop = false;
-  const onSigint = () => {
-    if (stop) Deno.exit(130);
+  const unlisten = listenForStop(() => {
     stop = true;
     console.error("\naz: stopping at the next durable point (Ctrl-C again to quit now)");
-  };
-  Deno.addSignalListener("SIGINT", onSigint);
+  });
   const progress = new Progress("az");
   console.log(
     `az ${name}: net ${p.net.blocks} x ${p.net.filters}${p.net.cells ? " (cells head)" : ""}${
@@ -77,7 +76,7 @@ await runMain(async () => {
     progress: (t, force) => force ? progress.done(t) : progress.update(t),
     stopped: () => stop,
   });
-  Deno.removeSignalListener("SIGINT", onSigint);
+  unlisten();
   progress.done(
     `${lines.length} iteration(s) in ${progress.elapsed().toFixed(1)} s; log in ${dir}/log.jsonl`,
   );

@@ -1,6 +1,7 @@
 import { parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
+import { listenForStop } from "../src/cli/atomic.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { EXAMPLE_CONFIG, parseSolveConfig } from "../src/poker/config.ts";
 import { describeEstimate, formatBytes, parseMemorySize } from "../src/poker/memory.ts";
@@ -243,8 +244,12 @@ await runMain(async () => {
     resume,
   };
   let stop = false;
-  const onSigint = () => (stop = true);
-  Deno.addSignalListener("SIGINT", onSigint);
+  const unlisten = listenForStop(() => {
+    stop = true;
+    console.error(
+      "\nsolve: stopping after this chunk, then writing the checkpoint and results (Ctrl-C again to quit now)",
+    );
+  });
   const progress = new Progress("solve", 0);
   let outcome;
   try {
@@ -264,7 +269,7 @@ await runMain(async () => {
         ),
     });
   } finally {
-    Deno.removeSignalListener("SIGINT", onSigint);
+    unlisten();
   }
   progress.done(`stopped by ${outcome.stoppedBy} after ${outcome.iterations} iterations`);
 

@@ -8,13 +8,22 @@ function signals(): Deno.Signal[] {
   return Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
 }
 
+/** Temp files of writes that finish even when interrupted (streamFileAtomic), removed on exit. */
+const streaming = new Set<string>();
+
 function onInterrupt(): void {
-  for (const path of live) {
+  exitInterrupted();
+}
+
+/** Removes every temp file in flight and exits with 130 (interrupted): a second Ctrl-C. */
+export function exitInterrupted(): never {
+  for (const path of [...live, ...streaming]) {
     try {
       Deno.removeSync(path, { recursive: true });
     } catch { /* already gone */ }
   }
   live.clear();
+  streaming.clear();
   Deno.exit(130);
 }
 
@@ -63,11 +72,12 @@ export async function writeFileAtomic(path: string, data: Uint8Array | string): 
 
 /**
  * Writes chunks (each valid until the next is asked for) to a temp file beside `path`, then renames
- * it: a crash never leaves half a file. Not registered for interrupts: for callers that handle
- * Ctrl-C themselves and finish their write (the solve).
+ * it: a crash never leaves half a file. A Ctrl-C does not stop it (for callers that stop at their
+ * next durable point, listenForStop); exitInterrupted removes its temp file.
  */
 export async function streamFileAtomic(path: string, chunks: Iterable<Uint8Array>): Promise<void> {
   const tmp = tempPathFor(path);
+  streaming.add(tmp);
   try {
     const f = await Deno.open(tmp, { write: true, create: true, truncate: true });
     try {
@@ -81,5 +91,31 @@ export async function streamFileAtomic(path: string, chunks: Iterable<Uint8Array
   } catch (e) {
     await Deno.remove(tmp).catch(() => {});
     throw e;
+  } finally {
+    streaming.delete(tmp);
   }
+}
+
+/**
+ * Listens for Ctrl-C and SIGTERM (a scheduler's stop): the first calls `onStop`, for a long job to
+ * stop at its next durable point; a second quits at once (exitInterrupted). Returns the function
+ * that stops listening.
+ */
+export function listenForStop(onStop: () => void): () => void {
+  let stopping = false;
+  const handler = () => {
+    if (stopping) exitInterrupted();
+    stopping = true;
+    onStop();
+  };
+  const installed: Deno.Signal[] = [];
+  for (const s of signals()) {
+    try {
+      Deno.addSignalListener(s, handler);
+      installed.push(s);
+    } catch { /* signal not supported here */ }
+  }
+  return () => {
+    for (const s of installed) Deno.removeSignalListener(s, handler);
+  };
 }

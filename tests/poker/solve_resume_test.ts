@@ -14,7 +14,7 @@ async function exists(path: string): Promise<boolean> {
   return await Deno.stat(path).then(() => true, () => false);
 }
 
-Deno.test("solve task: Ctrl-C writes a checkpoint and --resume ends as an uninterrupted solve", async () => {
+Deno.test("solve task: SIGTERM writes a checkpoint and --resume ends as an uninterrupted solve", async () => {
   const dir = await Deno.makeTempDir();
   try {
     const cfg = `${dir}/spot.toml`;
@@ -27,11 +27,16 @@ Deno.test("solve task: Ctrl-C writes a checkpoint and --resume ends as an uninte
     assert.equal(whole.code, 0, whole.stderr);
     assert.ok(!(await exists(`${dir}/whole/checkpoint.bin`)));
 
-    const cutRun = await interruptSolveTask([cfg, "--out", `${dir}/cut`, "--every", "1", "--json"]);
+    // SIGTERM, as a job scheduler stops a job, does what Ctrl-C does (solve_task_test).
+    const cutRun = await interruptSolveTask(
+      [cfg, "--out", `${dir}/cut`, "--every", "1", "--json"],
+      "SIGTERM",
+    );
     const err = cutRun.stderr;
     assert.equal(cutRun.code, 0, err);
     const cut = JSON.parse(cutRun.stdout).iterations;
     assert.ok(cut >= 1 && cut < 1000, `${cut}`);
+    assert.match(err, /solve: stopping after this chunk/);
     assert.match(err, new RegExp(`checkpoint: .*checkpoint\\.bin \\(iteration ${cut};`));
 
     // Results go to the checkpoint's folder; the checkpoint is gone once the solve finishes.
