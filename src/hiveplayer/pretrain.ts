@@ -388,6 +388,8 @@ export interface PretrainOptions {
   winnerMovesOnly?: boolean;
   /** Stop after this epoch (the schedule still spans `epochs`); 0 or absent: run them all. */
   stopAfter?: number;
+  /** Polled after each epoch's report (its checkpoint saved): true stops the run there (Ctrl-C). */
+  shouldStop?: () => boolean;
   /** Each marked (markTactical) position appears this many times per epoch (1 or absent: once). */
   oversample?: number;
   /**
@@ -496,7 +498,7 @@ export async function pretrain(
     };
     reports.push(r);
     await onEpoch(r);
-    if (o.stopAfter && epoch >= o.stopAfter) break;
+    if ((o.stopAfter && epoch >= o.stopAfter) || o.shouldStop?.()) break;
   }
   return reports;
 }

@@ -53,6 +53,8 @@ export interface PretrainRun {
   winnerMovesOnly?: boolean;
   /** Stop after this epoch of the `epochs`-long schedule (0: none). */
   stopAfter?: number;
+  /** Polled after each epoch's checkpoint: true stops the run there, to `resume` later (Ctrl-C). */
+  shouldStop?: () => boolean;
   /**
    * Continue the run whose last epoch's checkpoint is at `out` (same games and settings): the
    * epochs it trained are skipped, later ones get the samples and schedule they would have had.
@@ -229,6 +231,7 @@ export async function runPretrain(o: PretrainRun): Promise<EpochReport[]> {
           augment: o.augment,
           winnerMovesOnly: o.winnerMovesOnly ?? false,
           stopAfter: o.stopAfter ?? 0,
+          shouldStop: o.shouldStop,
           oversample: o.oversample ?? 1,
           seed: o.seed,
           sgd,

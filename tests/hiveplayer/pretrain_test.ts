@@ -232,17 +232,23 @@ Deno.test("pretrain: a resumed run ends where an uninterrupted one does; other s
   try {
     const store = await engineStore(dir);
     const said: string[] = [];
-    const run = (out: string, extra: { stopAfter?: number; resume?: boolean; seed?: number }) =>
-      runPretrain(tinyRun(store, out, { oversample: 2, say: (t) => said.push(t), ...extra }));
+    const run = (
+      out: string,
+      extra: { stopAfter?: number; resume?: boolean; seed?: number; shouldStop?: () => boolean },
+    ) => runPretrain(tinyRun(store, out, { oversample: 2, say: (t) => said.push(t), ...extra }));
     const whole = await run(`${dir}/whole.kbnn`, {});
     equal(whole.length, 3);
     const first = await run(`${dir}/parts.kbnn`, { stopAfter: 1 });
     equal(first.length, 1);
+    // Stopped (Ctrl-C) during epoch 2: the run ends once that epoch's checkpoint is saved.
+    const second = await run(`${dir}/parts.kbnn`, { resume: true, shouldStop: () => true });
+    deepEqual(second.map((r) => r.epoch), [2]);
     const rest = await run(`${dir}/parts.kbnn`, { resume: true });
-    deepEqual(rest.map((r) => r.epoch), [2, 3]);
+    deepEqual(rest.map((r) => r.epoch), [3]);
     ok(said.some((t) => /resuming .*parts\.kbnn after epoch 1 of 3/.test(t)));
+    ok(said.some((t) => /resuming .*parts\.kbnn after epoch 2 of 3/.test(t)));
     const strip = (r: { seconds: number }) => ({ ...r, seconds: 0 });
-    deepEqual([...first, ...rest].map(strip), whole.map(strip));
+    deepEqual([...first, ...second, ...rest].map(strip), whole.map(strip));
     const w = (p: string) => decodeHiveModel(Deno.readFileSync(p)).weights.tensors;
     const [a, b] = [w(`${dir}/whole.kbnn`), w(`${dir}/parts.kbnn`)];
     for (const [name, t] of a) deepEqual(b.get(name)!.data, t.data, name);
