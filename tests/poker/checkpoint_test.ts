@@ -17,7 +17,7 @@ import { warmStartRunner } from "../../src/poker/warmstart_solve.ts";
 // an uninterrupted solve ends with, bit for bit: counters, discount and store bytes are the whole
 // state, for every path the CPU engine takes (the Wasm walk on one thread and on two, f32 and
 // quantized stores with stochastic rounding, PDCFR+'s prediction store, the TypeScript walk that
-// pruning takes).
+// pruning takes, on one thread and on two).
 
 const CPU = { backend: "cpu" as const, reason: "test" };
 const gpu = await getGpu();
@@ -55,6 +55,8 @@ const CASES = [
   "threads = 2\nregret_bits = 16\nstrategy_bits = 8",
   'threads = 1\nalgorithm = "pdcfr+"\nregret_bits = 8\nstrategy_bits = 8',
   "threads = 1\nenable_pruning = true\nregret_bits = 16",
+  // The TypeScript walk on worker threads (pruning is not on the Wasm walk): stores in shared memory.
+  "threads = 2\nenable_pruning = true\nregret_bits = 8\nstrategy_bits = 8",
 ];
 
 for (const solver of CASES) {
