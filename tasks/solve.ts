@@ -22,8 +22,12 @@ import {
 } from "../src/poker/results.ts";
 import { expandSpot, prepareSpot, savedPolicy } from "../src/poker/solve.ts";
 import { warmStartRunner } from "../src/poker/warmstart_solve.ts";
-import { openCheckpoint, type OpenedCheckpoint } from "../src/poker/checkpoint.ts";
-import { dirname, join } from "node:path";
+import {
+  describeEarlierCheckpoint,
+  openCheckpoint,
+  type OpenedCheckpoint,
+} from "../src/poker/checkpoint.ts";
+import { dirname, join, resolve } from "node:path";
 import { chooseBackend } from "../src/poker/gpu_solve.ts";
 
 await runMain(async () => {
@@ -195,6 +199,15 @@ await runMain(async () => {
     ? dirname(resume.path)
     : config.outputDirectory;
 
+  const checkpointPath = join(outDir, "checkpoint.bin");
+  if (!resume || resolve(resume.path) !== resolve(checkpointPath)) {
+    const earlier = await describeEarlierCheckpoint(checkpointPath);
+    if (earlier) {
+      info(
+        `note: ${checkpointPath} holds ${earlier}; this solve's checkpoints replace it (deno task solve --resume ${checkpointPath} continues that one instead)`,
+      );
+    }
+  }
   const spot = prepareSpot(config, maxMemory);
   // Everything that can be checked is checked before the solve: the output folder, the --node path.
   await checkOutputDir(outDir);
@@ -228,7 +241,6 @@ await runMain(async () => {
       } s solved before); max_iterations ${config.solver.maxIterations}, target ${config.solver.targetExploitabilityPct}% of the pot`,
     );
   }
-  const checkpointPath = join(outDir, "checkpoint.bin");
   const checkpoints = {
     settings: {
       path: checkpointPath,

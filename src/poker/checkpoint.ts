@@ -297,3 +297,19 @@ export function checkpointSink(
     },
   };
 }
+
+/**
+ * What a checkpoint already at `path` holds, in words, or null when there is none: a new solve
+ * into the same folder tells the user it will replace it.
+ */
+export async function describeEarlierCheckpoint(path: string): Promise<string | null> {
+  if (!(await Deno.stat(path).then((st) => st.isFile, () => false))) return null;
+  try {
+    const h = (await openCheckpoint(path)).header;
+    return `a solve stopped at iteration ${h.state.iteration}${
+      h.phase === "small" ? " of its warm start's small tree" : ""
+    } (written ${h.written})`;
+  } catch (e) {
+    return `a checkpoint this Kibitz cannot read (${(e as Error).message})`;
+  }
+}

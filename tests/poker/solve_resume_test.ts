@@ -39,6 +39,15 @@ Deno.test("solve task: SIGTERM writes a checkpoint and --resume ends as an unint
     assert.match(err, /solve: stopping after this chunk/);
     assert.match(err, new RegExp(`checkpoint: .*checkpoint\\.bin \\(iteration ${cut};`));
 
+    // A new solve into that folder says it would replace the checkpoint (checked, not solved).
+    const notice = await run([cfg, "--out", `${dir}/cut`, "--node", "Nope"]);
+    assert.equal(notice.code, 2);
+    assert.match(
+      notice.stdout,
+      new RegExp(
+        `note: .*cut/checkpoint\\.bin holds a solve stopped at iteration ${cut} \\(written .*\\); this solve's checkpoints replace it`,
+      ),
+    );
     // Results go to the checkpoint's folder; the checkpoint is gone once the solve finishes.
     const resumed = await run(["--resume", `${dir}/cut/checkpoint.bin`, "--json"]);
     assert.equal(resumed.code, 0, resumed.stderr);
