@@ -95,8 +95,18 @@ export function checkStateFits(s: CfrSolver, head: SolverStateHead, where: strin
       }
     }
   }
-  if (!(Number.isInteger(head.iteration) && head.iteration >= 0)) {
-    fail(`its iteration count ${head.iteration} is not a count`);
+  for (const k of ["iteration", "nodeHandVisits"] as const) {
+    if (!(Number.isSafeInteger(head[k]) && head[k] >= 0)) {
+      fail(`its ${k} ${head[k]} is not a count`);
+    }
+  }
+  const d = head.discount as unknown as Record<string, unknown> | null;
+  if (typeof d !== "object" || d === null) fail("it has no discount");
+  for (const [k, v] of Object.entries(mine.discount)) {
+    if (typeof d![k] !== typeof v) fail(`its discount's ${k} is ${JSON.stringify(d![k])}`);
+  }
+  if (d!.resetFrom !== undefined && typeof d!.resetFrom !== "number") {
+    fail(`its discount's resetFrom is ${JSON.stringify(d!.resetFrom)}`);
   }
 }
 

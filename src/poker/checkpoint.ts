@@ -133,13 +133,13 @@ async function readFully(f: Deno.FsFile, into: Uint8Array): Promise<number> {
 
 /** Opens a checkpoint and checks its magic, version, header and length; errors name the file. */
 export async function openCheckpoint(path: string): Promise<OpenedCheckpoint> {
-  const fail = (code: "bad_checkpoint" | "checkpoint_version" | "checkpoint_truncated") =>
-  (
+  const fail = (
+    code: "bad_checkpoint" | "checkpoint_version" | "checkpoint_truncated",
     why: string,
   ): never => {
     throw new KibitzError(code, `${path}: ${why}`);
   };
-  const bad = fail("bad_checkpoint");
+  const bad = (why: string) => fail("bad_checkpoint", why);
   const f = await Deno.open(path).catch((e) => {
     throw new KibitzError(
       "bad_args",
@@ -152,19 +152,20 @@ export async function openCheckpoint(path: string): Promise<OpenedCheckpoint> {
   try {
     size = (await f.stat()).size;
     const start = new Uint8Array(HEAD);
-    if (await readFully(f, start) < HEAD) fail("checkpoint_truncated")("shorter than its header");
+    if (await readFully(f, start) < HEAD) fail("checkpoint_truncated", "shorter than its header");
     if (new TextDecoder().decode(start.subarray(0, 8)) !== MAGIC) {
       bad(`not a Kibitz solve checkpoint (no ${MAGIC} header)`);
     }
     const dv = new DataView(start.buffer);
     const version = dv.getUint32(8, true);
     if (version !== SOLVE_CHECKPOINT_VERSION) {
-      fail("checkpoint_version")(
+      fail(
+        "checkpoint_version",
         `checkpoint format version ${version}; this Kibitz reads version ${SOLVE_CHECKPOINT_VERSION}`,
       );
     }
     const len = dv.getUint32(12, true);
-    if (HEAD + len + 4 > size) fail("checkpoint_truncated")("the file ends inside its header");
+    if (HEAD + len + 4 > size) fail("checkpoint_truncated", "the file ends inside its header");
     head = new Uint8Array(HEAD + len);
     head.set(start);
     await readFully(f, head.subarray(HEAD));
@@ -182,7 +183,10 @@ export async function openCheckpoint(path: string): Promise<OpenedCheckpoint> {
       bad(`malformed header: phase ${JSON.stringify(h.phase)}`);
     }
     const st = h.state as SolverStateHead | undefined;
-    if (typeof st !== "object" || st === null || !Array.isArray(st.stores)) {
+    if (
+      typeof st !== "object" || st === null || !Array.isArray(st.stores) ||
+      typeof st.discount !== "object" || st.discount === null
+    ) {
       bad("malformed header: no solver state");
     }
     if (h.phase === "full" && typeof h.warmStart !== "object") {
@@ -200,8 +204,9 @@ export async function openCheckpoint(path: string): Promise<OpenedCheckpoint> {
       typeof lim.targetPct !== "number"
     ) bad("malformed header: no limits");
     const want = HEAD + len + stateBytes(header.state) + 4;
+    if (!Number.isSafeInteger(want)) bad("malformed header: store sizes are not byte counts");
     if (size < want) {
-      fail("checkpoint_truncated")(`${size} bytes, the header describes ${want}: cut short`);
+      fail("checkpoint_truncated", `${size} bytes, the header describes ${want}: cut short`);
     }
     if (size > want) bad(`${size} bytes, the header describes ${want}`);
   } finally {
@@ -221,7 +226,7 @@ export async function openCheckpoint(path: string): Promise<OpenedCheckpoint> {
           for (let off = 0; off < v.length; off += CHUNK) {
             const n = Math.min(CHUNK, v.length - off);
             const c = bounce.subarray(0, n);
-            if (await readFully(file, c) < n) fail("checkpoint_truncated")("cut short");
+            if (await readFully(file, c) < n) fail("checkpoint_truncated", "cut short");
             crc = crc32Update(crc, c);
             v.set(c, off);
           }
