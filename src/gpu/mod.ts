@@ -1,4 +1,5 @@
 export * from "./device.ts";
+export * from "./hardware_nodes.ts";
 export * from "./pipeline.ts";
 export * from "./buffers.ts";
 export * from "./dispatch.ts";

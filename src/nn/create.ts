@@ -1,4 +1,5 @@
 import { getGpu, requireGpu, resolveBackend } from "../gpu/device.ts";
+import { hardwareGpuAbsent } from "../gpu/hardware_nodes.ts";
 import { FastCpuBackend } from "./cpu_backend.ts";
 import { CpuNet, GpuNet, type PolicyValueNet } from "./net.ts";
 import type { NetWeights } from "./params.ts";
@@ -17,6 +18,8 @@ export const NET_BACKEND_HELP =
 export async function createNet(weights: NetWeights, backend = "auto"): Promise<PolicyValueNet> {
   if (backend === "cpu-fast") return new CpuNet(weights, new FastCpuBackend());
   if (backend === "auto") {
+    // Where no hardware GPU can exist, the graphics driver is not loaded only to find that out.
+    if (hardwareGpuAbsent()) return new CpuNet(weights, new FastCpuBackend());
     const ctx = await getGpu();
     if (ctx && !ctx.report.isFallback) return await GpuNet.create(ctx, weights);
     return new CpuNet(weights, new FastCpuBackend());

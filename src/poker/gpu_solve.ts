@@ -16,6 +16,7 @@ import {
   lostDeviceSummary,
 } from "../gpu/device.ts";
 import { formatBytes } from "./memory.ts";
+import { hardwareGpuAbsent } from "../gpu/hardware_nodes.ts";
 import { regretFormat, strategyFormat } from "../quant/format.ts";
 import { regretsNonNegative } from "../cfr/schedule.ts";
 import {
@@ -56,8 +57,11 @@ export function spotGpuOptions(spot: PreparedSpot): GpuSolveOptions {
 export async function chooseBackend(spot: PreparedSpot): Promise<BackendChoice> {
   const want = spot.config.solver.backend;
   if (want === "cpu") return { backend: "cpu", reason: "solver.backend = cpu" };
-  const ctx = await getGpu();
   const cpu = (why: string): BackendChoice => ({ backend: "cpu", reason: `auto: ${why}` });
+  const absent = want === "auto" ? hardwareGpuAbsent() : null;
+  // The graphics driver is not loaded only to find the software adapter auto never takes.
+  if (absent) return cpu(`${absent} (the WebGPU driver is not loaded), CPU engine`);
+  const ctx = await getGpu();
   if (!ctx) {
     if (want === "gpu") {
       throw new KibitzError("no_gpu", "solver.backend = gpu: no WebGPU adapter found; use cpu");

@@ -239,6 +239,11 @@ export interface ThreadShape {
   /** Levels of the public tree (depth + 1). */
   levels: number;
   maxActions: number;
+  /**
+   * Whether choosing the backend loads the WebGPU driver (GPU_PROBE_BYTES); absent: whenever the
+   * backend is not "cpu". `auto` skips it where no hardware GPU can exist (hardwareGpuAbsent).
+   */
+  gpuProbe?: boolean;
 }
 
 /** Scratch of one solver thread: per level 3 action x hand f32 vectors, 2 hand f32, masks. */
@@ -286,7 +291,9 @@ export function estimateMemory(
           WORKER_BYTES_PER_HAND * (numHands[0] + numHands[1]) + kernelBytes));
   const evaluatorBytes = showdownBytes > 0 ? handEvaluatorBytes() : 0;
   const baselineBytes = RUNTIME_BASELINE_BYTES;
-  const gpuProbeBytes = (choice.backend ?? "cpu") === "cpu" ? 0 : GPU_PROBE_BYTES;
+  const gpuProbeBytes = (shape.gpuProbe ?? (choice.backend ?? "cpu") !== "cpu")
+    ? GPU_PROBE_BYTES
+    : 0;
   return {
     regretFormat: rf,
     strategyFormat: sf,

@@ -9,6 +9,7 @@ import type { SolveConfig } from "./config.ts";
 import { releaseEvalTables, resumeEvalTables } from "./hand_eval.ts";
 import { type PostflopGame, WorkerPostflopGame } from "./game.ts";
 import { threadedWalkAvailable } from "./wasm/walk.ts";
+import { hardwareGpuAbsent } from "../gpu/hardware_nodes.ts";
 import {
   checkMemoryLimit,
   estimateMemory,
@@ -62,6 +63,8 @@ export function prepareSpot(config: SolveConfig, maxMemory = Infinity): Prepared
       ...treeShape(actionTree, Math.max(1, config.solver.threads)),
       kernelBytes: game.estimateKernelBytes(),
       walk: game.wasm && threadedWalkAvailable(),
+      gpuProbe: config.solver.backend === "gpu" ||
+        (config.solver.backend === "auto" && hardwareGpuAbsent() === null),
     },
   );
   checkMemoryLimit(memory, maxMemory);

@@ -87,4 +87,12 @@ Deno.test("memory: looking for a WebGPU adapter (backend auto or gpu) is in the 
   assert.equal(cpu.gpuProbeBytes, 0);
   assert.equal(auto.gpuProbeBytes, GPU_PROBE_BYTES);
   assert.equal(auto.total - cpu.total, GPU_PROBE_BYTES);
+  // auto where no hardware GPU can exist (hardwareGpuAbsent): no probe, no driver.
+  const shape = { threads: 1, levels: 0, maxActions: 0 };
+  const skipped = estimateMemory(size, { ...base, backend: "auto" }, [10, 10], 0, {
+    ...shape,
+    gpuProbe: false,
+  });
+  assert.equal(skipped.gpuProbeBytes, 0);
+  assert.equal(skipped.total, cpu.total);
 });

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { hardwareGpuAbsent } from "../../src/gpu/hardware_nodes.ts";
 import { interruptSolveTask, runSolveTask as run } from "../helpers/solve_task.ts";
 
 const CONFIG = `
@@ -43,6 +44,11 @@ Deno.test("solve task: --json, result files, --load and --max-memory", async () 
     assert.ok(Math.abs(j.root.frequencies[1] - 0.75) < 0.03, `${j.root.frequencies}`);
     assert.ok(Math.abs(j.root.ev[0] + j.root.ev[1] - 100) < 1e-3);
     assert.match(r.stderr, /memory estimate/);
+    if (hardwareGpuAbsent()) {
+      // auto on a machine with no hardware GPU: no probe, so no driver in memory or estimate.
+      assert.match(r.stderr, /auto: no GPU device node: .* \(the WebGPU driver is not loaded\)/);
+      assert.doesNotMatch(r.stderr, /WebGPU driver \d/);
+    } else assert.match(r.stderr, /memory estimate: .*WebGPU driver 64\.0 MB/);
     assert.match(r.stderr, /solve: it 10 .*exploitability/);
     const result = JSON.parse(await Deno.readTextFile(`${dir}/out/result.json`));
     assert.equal(result.meta.iterations, j.iterations);
