@@ -153,9 +153,14 @@ export async function openCheckpoint(path: string): Promise<OpenedCheckpoint> {
     size = (await f.stat()).size;
     const start = new Uint8Array(HEAD);
     if (await readFully(f, start) < HEAD) fail("checkpoint_truncated", "shorter than its header");
-    if (new TextDecoder().decode(start.subarray(0, 8)) !== MAGIC) {
-      bad(`not a Kibitz solve checkpoint (no ${MAGIC} header)`);
+    const magic = new TextDecoder().decode(start.subarray(0, 8));
+    if (magic === "KBZSOLVE") {
+      bad(
+        "a solve.bin holds a solve's results (its average strategies), not the state to continue " +
+          "it: a solve writes checkpoint.bin beside it when stopped, or at its end with --keep-checkpoint",
+      );
     }
+    if (magic !== MAGIC) bad(`not a Kibitz solve checkpoint (no ${MAGIC} header)`);
     const dv = new DataView(start.buffer);
     const version = dv.getUint32(8, true);
     if (version !== SOLVE_CHECKPOINT_VERSION) {

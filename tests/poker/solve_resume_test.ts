@@ -133,7 +133,11 @@ Deno.test("solve task: --resume refuses a config file, --load, a missing file an
     await Deno.writeFile(`${dir}/solve.bin`, new TextEncoder().encode("KBZSOLVE" + " ".repeat(40)));
     const save = await run(["--resume", `${dir}/solve.bin`]);
     assert.equal(save.code, 2);
-    assert.match(save.stderr, /solve\.bin: not a Kibitz solve checkpoint/);
+    assert.match(save.stderr, /solve\.bin: a solve\.bin holds a solve's results .* not the state/);
+    await Deno.writeFile(`${dir}/other.bin`, new TextEncoder().encode("KBZOTHER" + " ".repeat(40)));
+    const other = await run(["--resume", `${dir}/other.bin`]);
+    assert.equal(other.code, 2);
+    assert.match(other.stderr, /other\.bin: not a Kibitz solve checkpoint \(no KBZCHKPT header\)/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
