@@ -4,7 +4,6 @@
 import fc from "fast-check";
 import { ok } from "node:assert/strict";
 import { zipSync } from "fflate";
-import { crc32 } from "../../src/crc32.ts";
 import { decodeCheckpoint, encodeCheckpoint } from "../../src/nn/checkpoint.ts";
 import { netPreset } from "../../src/nn/config.ts";
 import { initWeights } from "../../src/nn/params.ts";
@@ -12,6 +11,7 @@ import { ingestBoardspace } from "../../src/sgf/ingest.ts";
 import { streamGamePositions } from "../../src/sgf/positions.ts";
 import { sgfMembersOfZip } from "../../src/sgf/sources.ts";
 import { FUZZ_SEED, settle, settleAsync } from "./settle.ts";
+import { splitHeadered, withHeader } from "./json_header.ts";
 
 const RECORDS = new URL("../fixtures/sgf/records/", import.meta.url).pathname;
 const ABBO = `${RECORDS}HV-Abbo69-WeakBot-2018-10-28-2007.sgf`;
@@ -26,24 +26,8 @@ const velocity = new Map(
   ) => [s.name, new Float32Array(weights.tensors.get(s.name)!.data.length)]),
 );
 const good = encodeCheckpoint(weights, { step: 7 }, velocity);
-const hlen = new DataView(good.buffer).getUint32(8, true);
-const header = JSON.parse(new TextDecoder().decode(good.subarray(12, 12 + hlen)));
-const body = good.subarray(12 + hlen, good.length - 4);
-
-/** A checkpoint with `json` as its header and a valid checksum (so parsing goes past the CRC). */
-function withHeader(json: string): Uint8Array {
-  const text = new TextEncoder().encode(json);
-  const h = Math.ceil(text.length / 4) * 4;
-  const out = new Uint8Array(12 + h + body.length + 4);
-  const v = new DataView(out.buffer);
-  out.set(good.subarray(0, 8));
-  v.setUint32(8, h, true);
-  out.fill(0x20, 12, 12 + h);
-  out.set(text, 12);
-  out.set(body, 12 + h);
-  v.setUint32(out.length - 4, crc32(out.subarray(0, out.length - 4)), true);
-  return out;
-}
+const file = splitHeadered(good, 12);
+const header = file.header as { config: Record<string, unknown>; tensors: { name: string }[] };
 
 const headerEdit = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }).map((j) => JSON.stringify(j)),
@@ -76,7 +60,7 @@ const checkpointBytes = fc.oneof(
     }),
   fc.nat(good.length).map((n) => good.slice(0, n)),
   fc.uint8Array({ maxLength: 64 }).map((extra) => new Uint8Array([...good, ...extra])),
-  headerEdit.map(withHeader),
+  headerEdit.map((json) => withHeader(file, json)),
   fc.uint8Array({ maxLength: 200 }),
 );
 

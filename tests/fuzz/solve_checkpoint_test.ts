@@ -3,13 +3,13 @@
 // restores or fails with a KibitzError naming the file.
 import fc from "fast-check";
 import { deepEqual, ok } from "node:assert/strict";
-import { crc32 } from "../../src/crc32.ts";
 import { solverStateViews } from "../../src/cfr/solver_state.ts";
 import { checkpointSink, openCheckpoint } from "../../src/poker/checkpoint.ts";
 import { parseSolveConfig } from "../../src/poker/config.ts";
 import { prepareSpot, runSolve } from "../../src/poker/solve.ts";
 import { riverSpot } from "../helpers/spots.ts";
 import { FUZZ_SEED, settleAsync } from "./settle.ts";
+import { splitHeadered, withHeader } from "./json_header.ts";
 
 const dir = Deno.makeTempDirSync({ prefix: "kibitz_fuzz_ckpt_" });
 const path = `${dir}/checkpoint.bin`;
@@ -30,26 +30,12 @@ const made = await runSolve(prepareSpot(config), {
   }, "solve"),
 });
 const good = Deno.readFileSync(path);
-const hlen = new DataView(good.buffer).getUint32(12, true);
-const header = JSON.parse(new TextDecoder().decode(good.subarray(16, 16 + hlen)));
-const body = good.subarray(16 + hlen, good.length - 4);
+const file = splitHeadered(good, 16);
+const header = file.header as {
+  state: { stores: object[]; discount: object } & Record<string, unknown>;
+} & Record<string, unknown>;
 // The solver the cases restore into (a resumed solve's, before its first iteration).
 const target = (await runSolve(prepareSpot(config), { backend: CPU })).solver;
-
-/** A checkpoint with `json` as its header and a valid checksum (so reading goes past the CRC). */
-function withHeader(json: string): Uint8Array {
-  const text = new TextEncoder().encode(json);
-  const h = Math.ceil((16 + text.length) / 4) * 4 - 16;
-  const out = new Uint8Array(16 + h + body.length + 4);
-  const v = new DataView(out.buffer);
-  out.set(good.subarray(0, 12));
-  v.setUint32(12, h, true);
-  out.fill(0x20, 16, 16 + h);
-  out.set(text, 16);
-  out.set(body, 16 + h);
-  v.setUint32(out.length - 4, crc32(out.subarray(0, out.length - 4)), true);
-  return out;
-}
 
 const value = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
@@ -95,7 +81,7 @@ const checkpointBytes = fc.oneof(
   fc.uint8Array({ minLength: 1, maxLength: 64 }).map((extra) =>
     new Uint8Array([...good, ...extra])
   ),
-  headerEdit.map(withHeader),
+  headerEdit.map((json) => withHeader(file, json)),
   fc.uint8Array({ maxLength: 200 }),
 );
 
