@@ -277,13 +277,15 @@ export function checkpointSink(
   /** Phase "full": the warm start that seeded it (known once the transfer is done). */
   warmStart?: () => WarmStartRecord,
 ): CheckpointSink {
-  let last = performance.now();
+  let last = performance.now(), writtenAt = -1;
   return {
     due: () => settings.minutes > 0 && performance.now() - last >= settings.minutes * 60_000,
     atEnd: (stoppedBy: SolveOutcome["stoppedBy"]) =>
       phase !== "small" && (stoppedBy === "interrupted" || settings.keep),
     write: async (solver: CfrSolver, carry: SolveCarry) => {
       last = performance.now();
+      // Stopped right after a periodic checkpoint: the state on file is this one.
+      if (solver.iteration === writtenAt) return;
       try {
         await writeCheckpoint(settings.path, solver, {
           config: settings.config,
@@ -294,6 +296,7 @@ export function checkpointSink(
           limits: settings.limits,
           ...(warmStart ? { warmStart: warmStart() } : {}),
         });
+        writtenAt = solver.iteration;
         settings.info(
           `checkpoint: ${settings.path} (${
             phase === "small" ? "small tree, " : ""

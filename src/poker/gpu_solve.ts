@@ -186,7 +186,6 @@ async function gpuAttempt(
     await gpu.copyFrom(solver);
     const every = Math.max(1, Math.floor(opts.every ?? 10));
     const { start, carried, first, gridFrom, reached } = run;
-    // Chunks end on the grid of checks, which counts from the solve's first iteration.
     const milestones = [...(opts.milestones ?? []), s.targetExploitabilityPct];
     let ex: CfrExploitability | null = null;
     let stoppedBy: SolveOutcome["stoppedBy"] = "max_iterations";
@@ -217,6 +216,7 @@ async function gpuAttempt(
       else if (opts.shouldStop?.()) stoppedBy = "interrupted", done = true;
     };
     while (!done && gpu.iteration < s.maxIterations) {
+      // Chunks end on the grid of checks, which counts from the solve's first iteration.
       const toGrid = every - (((gpu.iteration - gridFrom) % every) + every) % every;
       gpu.run(Math.min(toGrid, s.maxIterations - gpu.iteration));
       const p = gpu.exploitability();

@@ -83,9 +83,6 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
           stoppedBy = "target";
           break;
         }
-        if (solver.iteration < s.maxIterations && opts.checkpoint?.due()) {
-          await opts.checkpoint.write(solver, { seconds, reached, gridFrom });
-        }
         check = opts.checkEvery ? Math.min(s.maxIterations, onGrid(solver.iteration)) : nextCheck(
           solver.iteration,
           ex.percent,
@@ -94,6 +91,11 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
           every,
           s.maxIterations,
         );
+      }
+      // Periodic checkpoints after any chunk: checks may be far apart (check_schedule.ts).
+      if (solver.iteration < s.maxIterations && opts.checkpoint?.due()) {
+        const seconds = carried + (performance.now() - start) / 1000;
+        await opts.checkpoint.write(solver, { seconds, reached, gridFrom });
       }
       // Yield so a Ctrl-C handler can run between chunks.
       await new Promise((r) => setTimeout(r, 0));

@@ -158,7 +158,7 @@ Deno.test({
   },
 });
 
-Deno.test("periodic checkpoints: each check once the interval has passed, none with minutes = 0", async () => {
+Deno.test("periodic checkpoints: after each chunk once the interval has passed (checks skipped or not), none with minutes = 0", async () => {
   const dir = await Deno.makeTempDir();
   try {
     const path = `${dir}/checkpoint.bin`;
@@ -174,6 +174,26 @@ Deno.test("periodic checkpoints: each check once the interval has passed, none w
     // After the checks at 10 and 20 (the one at 30 ends the solve; keep is off).
     assert.equal(lines.filter((l) => l.startsWith("checkpoint:")).length, 2, lines.join("\n"));
     assert.equal((await openCheckpoint(path)).header.state.iteration, 20);
+    await Deno.remove(path);
+    // Checks skipped by the predicted schedule (a target far below): checkpoints still come after
+    // every chunk once due.
+    const sparse: string[] = [], checked: number[] = [];
+    const far = spotOf("threads = 1", 60).spot;
+    far.config.solver.targetExploitabilityPct = 1e-4;
+    await runSolve(far, {
+      every: 10,
+      backend: CPU,
+      onProgress: (p) => checked.push(p.iteration),
+      checkpoint: checkpointSink({ ...settings(path, sparse), minutes: 1e-9 }, "solve"),
+    });
+    assert.ok(checked.length < 5, `checks at ${checked}`);
+    assert.deepEqual(sparse.map((l) => Number(/iteration (\d+)/.exec(l)![1])), [
+      10,
+      20,
+      30,
+      40,
+      50,
+    ]);
     await Deno.remove(path);
     const none: string[] = [];
     await runSolve(spotOf("threads = 1", 30).spot, {
