@@ -1,6 +1,7 @@
 import { intOption, parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
+import { listenForStop } from "../src/cli/atomic.ts";
 import { ensureInput, ensureOutputDir } from "../src/cli/paths.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { ReplayBuffer } from "../src/alphazero/buffer.ts";
@@ -52,11 +53,23 @@ await runMain(async () => {
   const player = await netPlayer(weights, p.game, String(v.backend), p.maxBatch, p.cacheSize);
   const progress = new Progress("selfplay");
   const first = buffer.gamesFor(iteration);
+  let stop = false;
+  const unlisten = listenForStop(() => {
+    stop = true;
+    console.error(
+      "\nselfplay: stopping once the games in play are stored (Ctrl-C again to quit now)",
+    );
+  });
   const s = await selfPlayStage(p, player, buffer, iteration, first, games, null, {
     progress: (t) => progress.update(t),
-  });
+    stopped: () => stop,
+  }).finally(unlisten);
   player.close();
-  progress.done(`${s.games} games, ${s.positions} positions in ${s.seconds.toFixed(1)} s`);
+  progress.done(
+    `${s.games} games, ${s.positions} positions in ${s.seconds.toFixed(1)} s${
+      stop ? " (stopped)" : ""
+    }`,
+  );
   console.log(JSON.stringify(s));
   await releaseGpu();
 });
