@@ -3,7 +3,11 @@
 // with Mesa's llvmpipe), only to learn on a GPU-less Linux server that the one adapter is a
 // software one, which `auto` never takes. On Linux a hardware GPU's driver needs a device node:
 // /dev/dri/renderD* (Mesa's and AMD's drivers, Intel, virtio-gpu), /dev/nvidia* (NVIDIA's), /dev/dxg
-// (WSL 2's GPU passthrough). Without any of them `auto` can take the CPU without probing.
+// (WSL 2's GPU passthrough), or a mobile driver's own (GPU_NODES). Without any of them `auto` can
+// take the CPU without probing.
+
+/** /dev names of GPU drivers outside /dev/dri: NVIDIA's, WSL 2's, Arm Mali's, Adreno's, PowerVR's. */
+const GPU_NODES = ["nvidia", "dxg", "mali", "kgsl", "pvr"];
 
 /** The file system facts the check reads (a seam for tests). */
 export interface DeviceNodes {
@@ -33,7 +37,7 @@ export function hardwareGpuAbsent(nodes: DeviceNodes = realNodes): string | null
   if (nodes.os !== "linux") return null;
   const dev = nodes.list("/dev");
   if (dev === null) return null;
-  if (dev.some((n) => n.startsWith("nvidia") || n === "dxg")) return null;
+  if (dev.some((n) => GPU_NODES.some((p) => n.startsWith(p)))) return null;
   const dri = nodes.list("/dev/dri");
   if (dri?.some((n) => n.startsWith("renderD") || n.startsWith("card"))) return null;
   return "no GPU device node: /dev/dri/renderD*, /dev/nvidia*, /dev/dxg";

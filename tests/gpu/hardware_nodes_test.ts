@@ -21,6 +21,8 @@ Deno.test("hardwareGpuAbsent: only Linux without a GPU device node has no hardwa
       { "/dev": [...plain, "dri"], "/dev/dri": ["by-path", "renderD128"] },
       { "/dev": [...plain, "dri"], "/dev/dri": ["card0"] },
       { "/dev": [...plain, "dxg"] }, // WSL 2
+      { "/dev": [...plain, "mali0"] },
+      { "/dev": [...plain, "kgsl-3d0"] },
       { "/dev": null }, // unreadable: may have one
     ]
   ) {
@@ -33,7 +35,8 @@ Deno.test("hardwareGpuAbsent: only Linux without a GPU device node has no hardwa
 
 Deno.test("hardwareGpuAbsent on this machine agrees with its /dev", () => {
   const dev = [...Deno.readDirSync("/dev")].map((e) => e.name);
-  const gpu = dev.some((n) => n.startsWith("nvidia") || n === "dxg") ||
+  const gpu =
+    dev.some((n) => ["nvidia", "dxg", "mali", "kgsl", "pvr"].some((p) => n.startsWith(p))) ||
     (dev.includes("dri") && [...Deno.readDirSync("/dev/dri")].length > 0);
   assert.equal(hardwareGpuAbsent() === null, Deno.build.os !== "linux" || gpu);
 });
