@@ -23,9 +23,13 @@ import {
 import { expandSpot, prepareSpot, savedPolicy } from "../src/poker/solve.ts";
 import { warmStartRunner } from "../src/poker/warmstart_solve.ts";
 import {
+  checkpointConfig,
   describeEarlierCheckpoint,
   openCheckpoint,
   type OpenedCheckpoint,
+  refuseNothingLeft,
+  removeFinishedCheckpoint,
+  resumeLine,
 } from "../src/poker/checkpoint.ts";
 import { dirname, join, resolve } from "node:path";
 import { chooseBackend } from "../src/poker/gpu_solve.ts";
@@ -152,9 +156,7 @@ await runMain(async () => {
     }
     resume = await openCheckpoint(v.resume);
     text = resume.header.config;
-    config = parseSolveConfig(text, `${v.resume} (saved config)`);
-    config.solver.maxIterations = resume.header.limits.maxIterations;
-    config.solver.targetExploitabilityPct = resume.header.limits.targetPct;
+    config = checkpointConfig(resume);
   } else {
     path = args.positionals[0];
     if (args.positionals.length > 1) {
@@ -177,18 +179,7 @@ await runMain(async () => {
     }
     config.solver.backend = v.backend;
   }
-  if (resume && resume.header.phase !== "small") {
-    // Nothing left to solve would only rewrite the results (and drop the checkpoint): refuse.
-    const h = resume.header, w = h.phase === "full" ? h.warmStart!.startIteration : 0;
-    if (h.state.iteration >= config.solver.maxIterations + w) {
-      throw new KibitzError(
-        "bad_args",
-        `${resume.path} is at iteration ${h.state.iteration}, where max_iterations = ${config.solver.maxIterations} ends${
-          w ? ` (the full tree's own iterations, counted from ${w})` : ""
-        }: give --max-iterations above ${h.state.iteration - w} to continue it`,
-      );
-    }
-  }
+  if (resume) refuseNothingLeft(resume, config);
   // Without --max-memory, refuse what would not fit in 80 % of this machine's memory.
   const maxMemory = typeof v["max-memory"] === "string"
     ? parseMemorySize(v["max-memory"])
@@ -231,16 +222,7 @@ await runMain(async () => {
       } (turn/river subtrees on workers); ${choice.reason}`,
   );
 
-  if (resume) {
-    const h = resume.header;
-    info(
-      `resuming ${
-        h.phase === "small" ? "the warm start's small tree" : "the solve"
-      } at iteration ${h.state.iteration} (checkpoint of ${h.written}, ${
-        h.seconds.toFixed(1)
-      } s solved before); max_iterations ${config.solver.maxIterations}, target ${config.solver.targetExploitabilityPct}% of the pot`,
-    );
-  }
+  if (resume) info(resumeLine(resume, config));
   const checkpoints = {
     settings: {
       path: checkpointPath,
@@ -309,8 +291,9 @@ await runMain(async () => {
   info(`wrote ${outDir}/result.json and ${outDir}/solve.bin`);
   if (outcome.stoppedBy !== "interrupted" && !checkpoints.settings.keep) {
     // A finished solve's state is in its results; a checkpoint left from before it would be stale.
-    const removed = await Deno.remove(checkpointPath).then(() => true, () => false);
-    if (removed) info(`removed ${checkpointPath}: the solve finished (--keep-checkpoint keeps it)`);
+    if (await removeFinishedCheckpoint(checkpointPath)) {
+      info(`removed ${checkpointPath}: the solve finished (--keep-checkpoint keeps it)`);
+    }
   }
   printResult(json, meta, summary, at && nodeResult(tree, spot.game, policy, at));
 });

@@ -5,6 +5,7 @@ import { crc32Update } from "../crc32.ts";
 import { streamFileAtomic } from "../cli/atomic.ts";
 import { KibitzError } from "../errors.ts";
 import type { CheckpointSink, SolveCarry, SolveOutcome } from "./spot.ts";
+import { parseSolveConfig, type SolveConfig } from "./config.ts";
 import type { CfrSolver } from "../cfr/solver.ts";
 import {
   applyStateHead,
@@ -325,4 +326,50 @@ export async function describeEarlierCheckpoint(path: string): Promise<string | 
   } catch (e) {
     return `a checkpoint this Kibitz cannot read (${(e as Error).message})`;
   }
+}
+
+/**
+ * The config a resume solves with: the checkpoint's text and limits (flags may override them
+ * after). Refuses nothing; see refuseNothingLeft.
+ */
+export function checkpointConfig(c: OpenedCheckpoint): SolveConfig {
+  const config = parseSolveConfig(c.header.config, `${c.path} (saved config)`);
+  config.solver.maxIterations = c.header.limits.maxIterations;
+  config.solver.targetExploitabilityPct = c.header.limits.targetPct;
+  return config;
+}
+
+/**
+ * Refuses a resume with nothing left to solve under `config`'s max_iterations (it would only
+ * rewrite the results and drop the checkpoint), naming the limit to raise.
+ */
+export function refuseNothingLeft(c: OpenedCheckpoint, config: SolveConfig): void {
+  const h = c.header;
+  if (h.phase === "small") return; // the small tree's limit is the warm start's own
+  const w = h.phase === "full" ? h.warmStart!.startIteration : 0;
+  if (h.state.iteration < config.solver.maxIterations + w) return;
+  throw new KibitzError(
+    "bad_args",
+    `${c.path} is at iteration ${h.state.iteration}, where max_iterations = ${config.solver.maxIterations} ends${
+      w ? ` (the full tree's own iterations, counted from ${w})` : ""
+    }: give --max-iterations above ${h.state.iteration - w} to continue it`,
+  );
+}
+
+/** The line a resume prints before it solves. */
+export function resumeLine(c: OpenedCheckpoint, config: SolveConfig): string {
+  const h = c.header;
+  return `resuming ${
+    h.phase === "small" ? "the warm start's small tree" : "the solve"
+  } at iteration ${h.state.iteration} (checkpoint of ${h.written}, ${
+    h.seconds.toFixed(1)
+  } s solved before); max_iterations ${config.solver.maxIterations}, target ${config.solver.targetExploitabilityPct}% of the pot`;
+}
+
+/**
+ * After a solve that was not interrupted and keeps no checkpoint: removes the one at `path` (its
+ * state is in the results; left, it would be stale). Returns whether there was one.
+ */
+export async function removeFinishedCheckpoint(path: string): Promise<boolean> {
+  return await Deno.remove(path).then(() => true, () => false);
 }
