@@ -11,7 +11,12 @@ function signals(): Deno.Signal[] {
 /** Temp files of writes that finish even when interrupted (streamFileAtomic), removed on exit. */
 const streaming = new Set<string>();
 
+/** Jobs listening for a stop (listenForStop): while any does, its handler decides when to quit. */
+let stopListeners = 0;
+
 function onInterrupt(): void {
+  // A job that stops at its next durable point finishes the write in flight on the first signal.
+  if (stopListeners > 0) return;
   exitInterrupted();
 }
 
@@ -115,7 +120,12 @@ export function listenForStop(onStop: () => void): () => void {
       installed.push(s);
     } catch { /* signal not supported here */ }
   }
+  stopListeners++;
+  let listening = true;
   return () => {
+    if (!listening) return;
+    listening = false;
+    stopListeners--;
     for (const s of installed) Deno.removeSignalListener(s, handler);
   };
 }

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 
-// listenForStop: SIGTERM (a scheduler's stop) asks a long job to stop like Ctrl-C does, and a
-// second signal quits at once (exit 130), removing the temp files in flight.
+// listenForStop: SIGTERM (a scheduler's stop) asks a long job to stop like Ctrl-C does, even while
+// an atomic write is in flight, and a second signal quits at once (exit 130), removing the temp
+// files in flight.
 
 async function stopTwice(second: string, tmp?: string) {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -20,6 +21,12 @@ Deno.test({
     const dir = await Deno.makeTempDir();
     try {
       const tmp = `${dir}/result.json.tmp`;
+      // One signal with a write in flight: the job goes on to finish it (the temp file stays).
+      assert.deepEqual(await stopTwice("none", tmp), {
+        code: 0,
+        stdout: "stop requested\nstill running\n",
+      });
+      assert.ok((await Deno.stat(tmp)).isFile);
       assert.deepEqual(await stopTwice("SIGINT", tmp), { code: 130, stdout: "stop requested\n" });
       await assert.rejects(Deno.stat(tmp));
     } finally {
