@@ -40,3 +40,16 @@ Deno.test("hardwareGpuAbsent on this machine agrees with its /dev", () => {
     (dev.includes("dri") && [...Deno.readDirSync("/dev/dri")].length > 0);
   assert.equal(hardwareGpuAbsent() === null, Deno.build.os !== "linux" || gpu);
 });
+
+Deno.test("KIBITZ_GPU_PROBE=1 looks for an adapter whatever /dev shows", async () => {
+  const absent = async (env: Record<string, string>) => {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "tests/fixtures/gpu/probe_env.ts"],
+      env,
+      stdout: "piped",
+    }).output();
+    return JSON.parse(new TextDecoder().decode(out.stdout)).absent;
+  };
+  assert.match(await absent({ KIBITZ_GPU_PROBE: "0" }), /no GPU device node/);
+  assert.equal(await absent({ KIBITZ_GPU_PROBE: "1" }), null);
+});
