@@ -77,19 +77,36 @@ export async function writeFileAtomic(path: string, data: Uint8Array | string): 
 
 /**
  * Writes chunks (each valid until the next is asked for) to a temp file beside `path`, then renames
- * it: a crash never leaves half a file. A Ctrl-C does not stop it (for callers that stop at their
- * next durable point, listenForStop); exitInterrupted removes its temp file.
+ * it: a crash never leaves half a file. With `overlap`, a chunk is written while the next one is
+ * made, so each must stay valid until the one after it has been asked for. A Ctrl-C does not stop
+ * it (for callers that stop at their next durable point, listenForStop); exitInterrupted removes its
+ * temp file.
  */
-export async function streamFileAtomic(path: string, chunks: Iterable<Uint8Array>): Promise<void> {
+export async function streamFileAtomic(
+  path: string,
+  chunks: Iterable<Uint8Array>,
+  overlap = false,
+): Promise<void> {
   const tmp = tempPathFor(path);
   streaming.add(tmp);
   try {
     const f = await Deno.open(tmp, { write: true, create: true, truncate: true });
+    const writeAll = async (c: Uint8Array) => {
+      for (let off = 0; off < c.length;) off += await f.write(c.subarray(off));
+    };
+    let pending: Promise<void> | null = null;
     try {
       for (const c of chunks) {
-        for (let off = 0; off < c.length;) off += await f.write(c.subarray(off));
+        if (!overlap) await writeAll(c);
+        else {
+          // The next chunk is made (read, checksummed) while this one is written.
+          await pending;
+          pending = writeAll(c);
+        }
       }
+      await pending;
     } finally {
+      await pending?.catch(() => {});
       f.close();
     }
     await Deno.rename(tmp, path);

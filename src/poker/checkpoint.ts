@@ -24,8 +24,12 @@ import {
 export const SOLVE_CHECKPOINT_VERSION = 1;
 const MAGIC = "KBZCHKPT";
 const HEAD = 16;
-/** Bytes moved per file read or write (a bounce buffer: stores may live in shared memory). */
-const CHUNK = 1 << 20;
+/**
+ * Bytes moved per file read or write, through bounce buffers (stores may live in shared memory,
+ * which file operations do not take). With each chunk written while the next is checksummed, F1's
+ * 1.25 GB (f32) took 3.1 to 4.1 s here, against 5.6 to 6.2 s in 1 MiB chunks one after another.
+ */
+const CHUNK = 1 << 23;
 
 /** Which solve a checkpoint belongs to: a plain one, or a warm start's small or full tree. */
 export type CheckpointPhase = "solve" | "small" | "full";
@@ -76,12 +80,15 @@ function encodeHead(header: CheckpointHeader): Uint8Array {
 function* checkpointChunks(head: Uint8Array, views: Uint8Array[]): Generator<Uint8Array> {
   let crc = crc32Update(0, head);
   yield head;
-  const bounce = new Uint8Array(CHUNK);
+  // Two buffers in turn: a chunk stays valid while the next one is made (streamFileAtomic's overlap).
+  const size = Math.min(CHUNK, Math.max(0, ...views.map((v) => v.length)));
+  const bounce = [new Uint8Array(size), new Uint8Array(size)];
+  let turn = 0;
   for (const v of views) {
     for (let off = 0; off < v.length; off += CHUNK) {
-      const n = Math.min(CHUNK, v.length - off);
-      bounce.set(v.subarray(off, off + n));
-      const c = bounce.subarray(0, n);
+      const n = Math.min(CHUNK, v.length - off), buf = bounce[turn ^= 1];
+      buf.set(v.subarray(off, off + n));
+      const c = buf.subarray(0, n);
       crc = crc32Update(crc, c);
       yield c;
     }
@@ -105,7 +112,7 @@ export async function writeCheckpoint(
     state: solverStateHead(solver),
     written: new Date().toISOString(),
   };
-  await streamFileAtomic(path, checkpointChunks(encodeHead(full), solverStateViews(solver)))
+  await streamFileAtomic(path, checkpointChunks(encodeHead(full), solverStateViews(solver)), true)
     .catch((e) => {
       throw new KibitzError(
         "io_error",
@@ -227,8 +234,9 @@ export async function openCheckpoint(path: string): Promise<OpenedCheckpoint> {
       try {
         await file.seek(head.length, Deno.SeekMode.Start);
         let crc = crc32Update(0, head);
-        const bounce = new Uint8Array(CHUNK);
-        for (const v of solverStateViews(solver)) {
+        const views = solverStateViews(solver);
+        const bounce = new Uint8Array(Math.min(CHUNK, Math.max(0, ...views.map((v) => v.length))));
+        for (const v of views) {
           for (let off = 0; off < v.length; off += CHUNK) {
             const n = Math.min(CHUNK, v.length - off);
             const c = bounce.subarray(0, n);
