@@ -8,6 +8,10 @@ import { faultyGpu } from "../helpers/gpu_faults.ts";
 import { writeFails } from "../helpers/gpu_freed.ts";
 import { getGpu, type GpuContext, readBuffer, storageBuffer } from "../../src/gpu/mod.ts";
 import { readStaging } from "../../src/gpu/buffers.ts";
+import { GpuCfrSolver } from "../../src/cfr/gpu/solver.ts";
+import { CfrSolver } from "../../src/cfr/solver.ts";
+import { buildTree } from "../../src/cfr/tree.ts";
+import { kuhnGame } from "../../src/games/kuhn.ts";
 import { withOwned, withRollback } from "../../src/gpu/owned.ts";
 import { fcBothWays } from "../../src/nn/gpu/fc_check.ts";
 import { thinConvParity } from "../../src/nn/gpu/conv_thin_check.ts";
@@ -144,5 +148,25 @@ Deno.test(
     await assertFreed(params, "gpuUpdate");
     destroyGpuQuantStore(g);
     input.destroy();
+  },
+);
+
+Deno.test(
+  "a GPU solve's creation and store readback free their buffers on every exit",
+  opts,
+  async () => {
+    const game = kuhnGame(), tree = buildTree(game);
+    const cpu = new CfrSolver(tree, game, { regretBits: 8, strategyBits: 8, algorithm: "dcfr+" });
+    const made = await freedOnEveryExit("GpuCfrSolver create + copyTo", async (c) => {
+      const gpu = await GpuCfrSolver.create(c, tree, game, cpu.options);
+      try {
+        gpu.run(3);
+        await gpu.copyTo(cpu);
+      } finally {
+        gpu.destroy();
+      }
+    });
+    assert.equal(cpu.iteration, 3);
+    assert.ok(made >= 5, `${made} buffers`);
   },
 );

@@ -825,10 +825,13 @@ export class GpuCfrSolver {
   }
 
   /**
-   * Reads the stores back, once: payload words (f32 bits for f32 stores) and per-block scales of
-   * the regrets, the cumulative strategy and (PDCFR+) the predictions.
+   * Reads the stores back, once, handing each store's payload words and per-block scales to `take`
+   * (k: regrets 0, strategy 1, PDCFR+ predictions 2) as views of the mapped staging memory, valid
+   * only during the call: no host copy of the stores beyond what `take` makes.
    */
-  async download(): Promise<StoreImages> {
+  private async readStores(
+    take: (k: number, words: Uint32Array, scales: Float32Array) => void,
+  ): Promise<void> {
     const dev = this.ctx.device;
     const [rf, sf] = this.formats;
     const srcs: [GPUBuffer, number][] = [
@@ -836,42 +839,52 @@ export class GpuCfrSolver {
       [this.strategy, payloadWords(sf, this.elems) * 4],
     ];
     if (this.algorithm === "pdcfr+") srcs.push([this.predicted, payloadWords(rf, this.elems) * 4]);
+    const stores = srcs.length;
     if (this.scales) srcs.push([this.scales, this.scales.size]);
-    const enc = dev.createCommandEncoder();
-    const stagings = srcs.map(([src, n]) => {
-      const st = dev.createBuffer({ size: Math.max(4, n), usage: 0x1 | 0x8 });
-      if (n > 0) enc.copyBufferToBuffer(src, 0, st, 0, n);
-      return st;
+    const stagings: GPUBuffer[] = [];
+    try {
+      const enc = dev.createCommandEncoder();
+      for (const [src, n] of srcs) {
+        const st = dev.createBuffer({ size: Math.max(4, n), usage: 0x1 | 0x8 });
+        stagings.push(st);
+        if (n > 0) enc.copyBufferToBuffer(src, 0, st, 0, n);
+      }
+      dev.queue.submit([enc.finish()]);
+      await Promise.all(stagings.map((st) => st.mapAsync(0x1))); // READ
+      const B = this.blocks;
+      const sc = this.scales ? new Float32Array(stagings[stores].getMappedRange()) : null;
+      for (let k = 0; k < stores; k++) {
+        const words = new Uint32Array(stagings[k].getMappedRange(), 0, srcs[k][1] / 4);
+        take(k, words, sc ? sc.subarray(3 * k * B, 3 * k * B + B) : new Float32Array(0));
+      }
+    } finally {
+      for (const st of stagings) st.destroy(); // unmaps too
+    }
+  }
+
+  /** The stores read back as host copies (see readStores). */
+  async download(): Promise<StoreImages> {
+    const images: StoreImage[] = [];
+    await this.readStores((k, words, scales) => {
+      images[k] = { words: words.slice(), scales: scales.slice() };
     });
-    dev.queue.submit([enc.finish()]);
-    const reads = stagings.map((st, i) => readStaging(st, srcs[i][1]));
-    const out = await Promise.all(reads);
-    const B = this.blocks;
-    const sc = this.scales ? new Float32Array(out[out.length - 1]) : null;
-    const part = (k: number) => sc ? sc.slice(3 * k * B, 3 * k * B + B) : new Float32Array(0);
-    const img = (k: number): StoreImage => ({ words: new Uint32Array(out[k]), scales: part(k) });
-    return {
-      regrets: img(0),
-      strategy: img(1),
-      predicted: this.algorithm === "pdcfr+" ? img(2) : null,
-    };
+    return { regrets: images[0], strategy: images[1], predicted: images[2] ?? null };
   }
 
   /**
    * Copies the device stores into a CPU solver over the same tree and options (same formats) and
    * sets its iteration count, so its results (average strategy, EVs, equities, saved files) are the
-   * GPU's.
+   * GPU's. Straight from the mapped staging memory into the solver's stores (no second host copy).
    */
   async copyTo(cpu: CfrSolver): Promise<void> {
     this.checkFormats(cpu);
-    const d = await this.download();
-    const put = (s: QuantStore, i: StoreImage) => {
-      s.words.set(i.words.subarray(0, s.words.length));
-      if (s.scales.length) s.scales.set(i.scales.subarray(0, s.scales.length));
-    };
-    put(cpu.regrets, d.regrets);
-    put(cpu.strategy, d.strategy);
-    if (d.predicted && cpu.predicted) put(cpu.predicted, d.predicted);
+    const dst = [cpu.regrets, cpu.strategy, cpu.predicted];
+    await this.readStores((k, words, scales) => {
+      const s = dst[k];
+      if (!s) return;
+      s.words.set(words.subarray(0, s.words.length));
+      if (s.scales.length) s.scales.set(scales.subarray(0, s.scales.length));
+    });
     cpu.iteration = this.iteration;
   }
 
