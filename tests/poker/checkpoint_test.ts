@@ -152,6 +152,28 @@ Deno.test({
         carry: { seconds: 0, reached: {}, gridFrom: 0 },
       });
       assert.deepEqual(bytesOf(fromMid.solver), bytesOf(whole.solver));
+
+      // The same file continues on the CPU (--resume --backend cpu): one format for both backends,
+      // and the solve goes on from where the device left it (rounding apart, as the GPU's).
+      const seen: number[] = [];
+      const onCpu = await runSolve(spotOf(solver, 40, river).spot, {
+        ...opts,
+        backend: CPU,
+        restore: mid.restore,
+        carry: { seconds: 0, reached: {}, gridFrom: 0 },
+        onProgress: (p) => seen.push(p.iteration),
+      });
+      assert.equal(seen[0], mid.header.state.iteration + 10);
+      // A cold CPU start over the same iterations (the restore ignored) is far worse.
+      const cold = await runSolve(spotOf(solver, 40 - mid.header.state.iteration, river).spot, {
+        ...opts,
+        backend: CPU,
+      });
+      const [got, gpuPct, coldPct] = [onCpu, whole, cold].map((r) => r.exploitability.percent);
+      assert.ok(
+        Math.abs(got - gpuPct) < 0.1 * Math.abs(coldPct - gpuPct),
+        `${got} ${gpuPct} ${coldPct}`,
+      );
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
