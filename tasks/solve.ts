@@ -53,7 +53,7 @@ await runMain(async () => {
       resume: {
         type: "string",
         help:
-          "continue the solve a checkpoint.bin holds (its config; results go to its folder unless --out)",
+          "continue the solve a checkpoint.bin (or the output folder holding it) holds (its config; results go to its folder unless --out)",
       },
       "checkpoint-minutes": {
         type: "string",

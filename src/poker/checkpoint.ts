@@ -139,8 +139,13 @@ async function readFully(f: Deno.FsFile, into: Uint8Array): Promise<number> {
   return got;
 }
 
-/** Opens a checkpoint and checks its magic, version, header and length; errors name the file. */
-export async function openCheckpoint(path: string): Promise<OpenedCheckpoint> {
+/**
+ * Opens a checkpoint (a file, or a solve's output folder holding checkpoint.bin) and checks its
+ * magic, version, header and length; errors name the file.
+ */
+export async function openCheckpoint(given: string): Promise<OpenedCheckpoint> {
+  const isDir = await Deno.stat(given).then((st) => st.isDirectory, () => false);
+  const path = isDir ? `${given.replace(/\/+$/, "")}/checkpoint.bin` : given;
   const fail = (
     code: "bad_checkpoint" | "checkpoint_version" | "checkpoint_truncated",
     why: string,

@@ -97,9 +97,10 @@ Deno.test("solve task: a warm start's full tree continues from --keep-checkpoint
       none.stderr,
       /is at iteration 60, where max_iterations = 20 ends \(the full tree's own iterations, counted from 40\): give --max-iterations above 20/,
     );
+    // The output folder names its checkpoint too.
     const second = await run([
       "--resume",
-      `${dir}/part/checkpoint.bin`,
+      `${dir}/part/`,
       "--max-iterations",
       "40",
       "--json",
