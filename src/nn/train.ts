@@ -68,6 +68,8 @@ export interface SyntheticRunOptions {
   /** Checkpoint file: resumed from when it exists, rewritten atomically every `every` steps and at the end. */
   checkpoint: string | null;
   every: number;
+  /** Polled between steps: true ends the run early (Ctrl-C); the checkpoint is then saved. */
+  stop?: () => boolean;
 }
 
 /** Held-out loss (policy cross-entropy + value squared error) of inference outputs. */
@@ -90,7 +92,9 @@ export async function runSynthetic(
   config: NetConfig,
   opts: SyntheticRunOptions,
   progress: (step: number, stats: TrainStats & { lr: number }) => void,
-): Promise<{ net: PolicyValueNet; startStep: number; before: number; after: number }> {
+): Promise<
+  { net: PolicyValueNet; startStep: number; endStep: number; before: number; after: number }
+> {
   let weights = initWeights(config, opts.seed), startStep = 0;
   let velocity: Map<string, Float32Array> | null = null;
   if (opts.checkpoint && await exists(opts.checkpoint)) {
@@ -127,9 +131,10 @@ export async function runSynthetic(
       if (checkpointAt(step)) await save();
     },
     barrier: checkpointAt,
+    stop: opts.stop,
   });
   await save();
-  return { net, startStep, before, after: await heldOutLoss(net, held) };
+  return { net, startStep, endStep: trainer.step, before, after: await heldOutLoss(net, held) };
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -26,7 +26,15 @@ export interface TrainStepsOptions {
   barrier?: (step: number) => boolean;
   /** Steps in flight at most (default 2; 1: each step awaited before the next). */
   depth?: number;
+  /**
+   * Polled before each step is submitted: true ends the run early (Ctrl-C), once the steps in
+   * flight have had their onStep, so the weights are the last reported step's.
+   */
+  stop?: () => boolean;
 }
+
+/** How often a run yields to the event loop (where a Ctrl-C handler runs), in ms. */
+const YIELD_MS = 50;
 
 /**
  * Runs `trainer` up to `o.until` steps with up to `o.depth` in flight. If onStep (or a step)
@@ -41,7 +49,14 @@ export async function runTrainSteps(trainer: StepTrainer, o: TrainStepsOptions):
     await o.onStep(head.step, await head.stats);
   };
   try {
+    let yielded = performance.now();
     while (trainer.step < o.until) {
+      // A CPU net's steps never wait on I/O: let signal handlers (Ctrl-C) run now and then.
+      if (performance.now() - yielded > YIELD_MS) {
+        await new Promise((r) => setTimeout(r, 0));
+        yielded = performance.now();
+      }
+      if (o.stop?.()) break;
       // The step's number once it counts; a last or barrier step is read before the next one.
       const next = trainer.step + 1;
       const alone = next >= o.until || (o.barrier?.(next) ?? false);
@@ -51,6 +66,7 @@ export async function runTrainSteps(trainer: StepTrainer, o: TrainStepsOptions):
       inFlight.push({ step, stats });
       while (inFlight.length >= depth || (alone && inFlight.length > 0)) await settle();
     }
+    while (inFlight.length > 0) await settle(); // stopped early: the steps in flight end in order
   } finally {
     // Reached only with steps left after a failure: let them finish before unwinding.
     for (const f of inFlight.splice(0)) await f.stats.catch(() => {});

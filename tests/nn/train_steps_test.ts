@@ -133,3 +133,23 @@ Deno.test("runTrainSteps: a failing onStep rethrows after the steps in flight fi
   assert.equal(trainer.step, 3);
   assert.equal(settled, 3);
 });
+
+Deno.test("runTrainSteps: a stop ends the run once the steps in flight are reported", async () => {
+  const net = new CpuNet(initWeights(tiny, 5));
+  const trainer = new Trainer(net, sgd);
+  const reported: number[] = [];
+  let stop = false;
+  await runTrainSteps(trainer, {
+    until: 6,
+    batch: batchOf,
+    onStep: (step) => {
+      reported.push(step);
+      if (step === 2) stop = true; // Ctrl-C while step 3 is in flight
+    },
+    stop: () => stop,
+    depth: 2,
+  });
+  // Step 3 was submitted before the stop was seen: it ends and is reported; nothing follows.
+  assert.deepEqual(reported, [1, 2, 3]);
+  assert.equal(trainer.step, 3);
+});
