@@ -17,6 +17,9 @@ import { expandSpot, type PreparedSpot, type RunOptions, type SolveOutcome } fro
 
 export * from "./spot.ts";
 
+/** How often a CPU solve yields to the event loop (where a Ctrl-C handler runs), in ms. */
+const YIELD_MS = 50;
+
 /** Runs CFR on a prepared spot until the target exploitability or max iterations. */
 export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promise<SolveOutcome> {
   const s = spot.config.solver;
@@ -58,8 +61,19 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
   let check = Math.min(s.maxIterations, onGrid(firstIteration));
   let checkMs = 0;
   try {
+    let yielded = performance.now();
     while (solver.iteration < s.maxIterations) {
-      solver.run(Math.min(every, check - solver.iteration));
+      // A chunk up to the next check, one iteration at a time: a long iteration (F1: seconds) lets
+      // Ctrl-C's handler run between two, and a stop ends the chunk there.
+      const end = Math.min(solver.iteration + every, check);
+      while (solver.iteration < end) {
+        solver.run(1);
+        if (performance.now() - yielded > YIELD_MS) {
+          await new Promise((r) => setTimeout(r, 0));
+          yielded = performance.now();
+          if (opts.shouldStop?.()) break;
+        }
+      }
       if (solver.iteration >= check) {
         const c0 = performance.now();
         ex = solver.exploitability(), exAt = solver.iteration;

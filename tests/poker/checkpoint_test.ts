@@ -346,3 +346,33 @@ Deno.test("a warm start resumes its small tree from a phase-1 checkpoint and end
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a stop between checks ends the chunk at once; its checkpoint continues as uninterrupted", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const solver = "threads = 1\nregret_bits = 8\nstrategy_bits = 8";
+    // One chunk of 300 iterations (a check only at its end), about 1.5 ms each here: the solve
+    // yields every 50 ms, where the stop is seen.
+    const opts: RunOptions = { every: 300, backend: CPU };
+    const whole = await runSolve(spotOf(solver, 300).spot, opts);
+    const path = `${dir}/checkpoint.bin`;
+    const cut = await runSolve(spotOf(solver, 300).spot, {
+      ...opts,
+      shouldStop: () => true,
+      checkpoint: checkpointSink(settings(path), "solve"),
+    });
+    assert.equal(cut.stoppedBy, "interrupted");
+    assert.ok(cut.iterations > 0 && cut.iterations < 300, `${cut.iterations}`);
+    const opened = await openCheckpoint(path);
+    assert.equal(opened.header.state.iteration, cut.iterations);
+    const resumed = await runSolve(spotOf(solver, 300).spot, {
+      ...opts,
+      restore: opened.restore,
+      carry: { seconds: 0, reached: {}, gridFrom: opened.header.gridFrom },
+    });
+    assert.equal(resumed.iterations, 300);
+    assert.deepEqual(bytesOf(resumed.solver), bytesOf(whole.solver));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
