@@ -1,7 +1,7 @@
 import { intOption, parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
-import { listenForStop } from "../src/cli/atomic.ts";
+import { stopOnSignal } from "../src/cli/atomic.ts";
 import { ensureOutputDir } from "../src/cli/paths.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { azGames, azPreset } from "../src/alphazero/presets.ts";
@@ -58,11 +58,9 @@ await runMain(async () => {
   const dir = v.dir === undefined ? `out/az/${name}` : String(v.dir);
   await ensureOutputDir(dir, "--dir");
   if (v.init !== undefined) await warmStart(dir, String(v.init), p.net);
-  let stop = false;
-  const unlisten = listenForStop(() => {
-    stop = true;
-    console.error("\naz: stopping at the next durable point (Ctrl-C again to quit now)");
-  });
+  const stop = stopOnSignal(
+    "az: stopping at the next durable point",
+  );
   const progress = new Progress("az");
   console.log(
     `az ${name}: net ${p.net.blocks} x ${p.net.filters}${p.net.cells ? " (cells head)" : ""}${
@@ -74,9 +72,9 @@ await runMain(async () => {
   );
   const lines = await runLoop(dir, p, String(v.backend), {
     progress: (t, force) => force ? progress.done(t) : progress.update(t),
-    stopped: () => stop,
+    stopped: () => stop.stopped,
   });
-  unlisten();
+  stop.release();
   progress.done(
     `${lines.length} iteration(s) in ${progress.elapsed().toFixed(1)} s; log in ${dir}/log.jsonl`,
   );

@@ -1,7 +1,7 @@
 import { intOption, numberOption, parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
-import { listenForStop } from "../src/cli/atomic.ts";
+import { stopOnSignal } from "../src/cli/atomic.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { HIVE_NETS } from "../src/alphazero/hive.ts";
 import { releaseGpu } from "../src/gpu/mod.ts";
@@ -145,15 +145,11 @@ await runMain(async () => {
   if (!(scale > 0)) throw new KibitzError("bad_args", `--engine-scale must be positive`);
   const progress = new Progress("hive-pretrain");
   const fmt = (x: number) => x.toFixed(3);
-  let stop = false;
-  const unlisten = listenForStop(() => {
-    stop = true;
-    console.error(
-      "\nhive-pretrain: stopping after this epoch's checkpoint; --resume continues (Ctrl-C again to quit now)",
-    );
-  });
+  const stop = stopOnSignal(
+    "hive-pretrain: stopping after this epoch's checkpoint; --resume continues",
+  );
   await runPretrain({
-    shouldStop: () => stop,
+    shouldStop: () => stop.stopped,
     stores: String(v.store).split(",").filter((s) => s !== ""),
     valStores: v["val-store"] === undefined
       ? undefined
@@ -204,8 +200,8 @@ await runMain(async () => {
               : ""
           } in ${r.seconds.toFixed(0)} s`,
       ),
-  }).finally(unlisten);
-  if (stop) {
+  }).finally(stop.release);
+  if (stop.stopped) {
     console.log(`stopped: deno task hive-pretrain with the same arguments and --resume continues`);
   }
   await releaseGpu();

@@ -1,7 +1,7 @@
 import { intOption, parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
-import { listenForStop } from "../src/cli/atomic.ts";
+import { stopOnSignal } from "../src/cli/atomic.ts";
 import { ensureOutputFile } from "../src/cli/paths.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { describeAdapter, getGpu, releaseGpu } from "../src/gpu/mod.ts";
@@ -53,11 +53,9 @@ await runMain(async () => {
   // A checkpoint that cannot be saved must fail now, not after the training run.
   if (checkpoint !== null) await ensureOutputFile(checkpoint, "--checkpoint");
   const progress = new Progress("nn-train");
-  let stop = false;
-  const unlisten = listenForStop(() => {
-    stop = true;
-    console.error("\nnn-train: saving the checkpoint and stopping (Ctrl-C again to quit now)");
-  });
+  const stop = stopOnSignal(
+    "nn-train: saving the checkpoint and stopping",
+  );
   const run = await runSynthetic(
     async (w) => await createNet(w, backend),
     config,
@@ -67,19 +65,19 @@ await runMain(async () => {
       seed: intOption(args.values, "seed", 1, 0),
       checkpoint,
       every: intOption(args.values, "every", 50, 0),
-      stop: () => stop,
+      stop: () => stop.stopped,
     },
     (step, s) =>
       progress.update(
         `step ${step}/${steps} loss ${s.loss.toFixed(4)} (policy ${s.policyLoss.toFixed(4)}, ` +
           `value ${s.valueLoss.toFixed(4)}) lr ${s.lr.toExponential(2)}`,
       ),
-  ).finally(unlisten);
+  ).finally(stop.release);
   const trained = Math.max(0, run.endStep - run.startStep);
   progress.done(
     trained > 0
       ? `${trained} steps in ${progress.elapsed().toFixed(1)} s${
-        stop ? ` (stopped at step ${run.endStep}; run again to continue)` : ""
+        stop.stopped ? ` (stopped at step ${run.endStep}; run again to continue)` : ""
       }`
       : `nothing to train: the checkpoint is at step ${run.startStep}, --steps is ${steps}`,
   );

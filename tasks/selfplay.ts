@@ -1,7 +1,7 @@
 import { intOption, parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
-import { listenForStop } from "../src/cli/atomic.ts";
+import { stopOnSignal } from "../src/cli/atomic.ts";
 import { ensureInput, ensureOutputDir } from "../src/cli/paths.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { ReplayBuffer } from "../src/alphazero/buffer.ts";
@@ -53,21 +53,17 @@ await runMain(async () => {
   const player = await netPlayer(weights, p.game, String(v.backend), p.maxBatch, p.cacheSize);
   const progress = new Progress("selfplay");
   const first = buffer.gamesFor(iteration);
-  let stop = false;
-  const unlisten = listenForStop(() => {
-    stop = true;
-    console.error(
-      "\nselfplay: stopping once the games in play are stored (Ctrl-C again to quit now)",
-    );
-  });
+  const stop = stopOnSignal(
+    "selfplay: stopping once the games in play are stored",
+  );
   const s = await selfPlayStage(p, player, buffer, iteration, first, games, null, {
     progress: (t) => progress.update(t),
-    stopped: () => stop,
-  }).finally(unlisten);
+    stopped: () => stop.stopped,
+  }).finally(stop.release);
   player.close();
   progress.done(
     `${s.games} games, ${s.positions} positions in ${s.seconds.toFixed(1)} s${
-      stop ? " (stopped)" : ""
+      stop.stopped ? " (stopped)" : ""
     }`,
   );
   console.log(JSON.stringify(s));

@@ -1,7 +1,7 @@
 import { parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
-import { listenForStop } from "../src/cli/atomic.ts";
+import { stopOnSignal } from "../src/cli/atomic.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { EXAMPLE_CONFIG, parseSolveConfig } from "../src/poker/config.ts";
 import { describeEstimate, formatBytes, parseMemorySize } from "../src/poker/memory.ts";
@@ -237,13 +237,9 @@ await runMain(async () => {
     },
     resume,
   };
-  let stop = false;
-  const unlisten = listenForStop(() => {
-    stop = true;
-    console.error(
-      "\nsolve: stopping after this chunk, then writing the checkpoint and results (Ctrl-C again to quit now)",
-    );
-  });
+  const stop = stopOnSignal(
+    "solve: stopping after this iteration, then writing the checkpoint and the results",
+  );
   const progress = new Progress("solve", 0);
   let outcome;
   try {
@@ -251,7 +247,7 @@ await runMain(async () => {
       every: Math.max(1, Math.floor(num("every") ?? 10)),
       checkEvery: v["check-every"] === true,
       backend: choice,
-      shouldStop: () => stop,
+      shouldStop: () => stop.stopped,
       onProgress: (p) =>
         progress.update(
           `it ${p.iteration}  exploitability ${p.exploitabilityPct.toFixed(3)}% of pot (${
@@ -263,7 +259,7 @@ await runMain(async () => {
         ),
     });
   } finally {
-    unlisten();
+    stop.release();
   }
   progress.done(`stopped by ${outcome.stoppedBy} after ${outcome.iterations} iterations`);
 

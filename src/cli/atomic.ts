@@ -146,3 +146,29 @@ export function listenForStop(onStop: () => void): () => void {
     for (const s of installed) Deno.removeSignalListener(s, handler);
   };
 }
+
+/** A job's stop flag (see stopOnSignal). */
+export interface StopFlag {
+  /** True once the first Ctrl-C or SIGTERM came. */
+  readonly stopped: boolean;
+  /** Stops listening. */
+  release(): void;
+}
+
+/**
+ * A stop flag for a long job's task: the first Ctrl-C or SIGTERM sets it and prints `message` (what
+ * the job does now) on stderr; a second quits at once (listenForStop).
+ */
+export function stopOnSignal(message: string): StopFlag {
+  let stopped = false;
+  const release = listenForStop(() => {
+    stopped = true;
+    console.error(`\n${message} (Ctrl-C again to quit now)`);
+  });
+  return {
+    get stopped() {
+      return stopped;
+    },
+    release,
+  };
+}

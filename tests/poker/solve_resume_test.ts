@@ -36,7 +36,7 @@ Deno.test("solve task: SIGTERM writes a checkpoint and --resume ends as an unint
     assert.equal(cutRun.code, 0, err);
     const cut = JSON.parse(cutRun.stdout).iterations;
     assert.ok(cut >= 1 && cut < 1000, `${cut}`);
-    assert.match(err, /solve: stopping after this chunk/);
+    assert.match(err, /solve: stopping after this iteration/);
     assert.match(err, new RegExp(`checkpoint: .*checkpoint\\.bin \\(iteration ${cut};`));
 
     // A new solve into that folder says it would replace the checkpoint (checked, not solved).
