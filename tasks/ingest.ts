@@ -1,6 +1,7 @@
 import { intOption, parseTaskArgs } from "../src/cli/args.ts";
 import { KibitzError } from "../src/errors.ts";
 import { runMain } from "../src/cli/main.ts";
+import { stopOnSignal } from "../src/cli/atomic.ts";
 import { ensureInput, ensureOutputDir, ensureOutputFile } from "../src/cli/paths.ts";
 import { Progress } from "../src/cli/progress.ts";
 import { ingestBoardspace, type Rejection } from "../src/sgf/ingest.ts";
@@ -66,7 +67,9 @@ await runMain(async () => {
   }
   const progress = new Progress("ingest");
   const rejections: Rejection[] = [];
+  const stop = stopOnSignal("ingest: stopping after this file, then writing the store");
   const summary = await ingestBoardspace(args.positionals, {
+    shouldStop: () => stop.stopped,
     out,
     pgnDir: args.values.pgn as string | undefined,
     variant: args.values.variant as string | undefined,
@@ -82,7 +85,7 @@ await runMain(async () => {
       console.error(`ingest: took over ${lock} from pid ${pid}, which is no longer running`),
     onProgress: (s) => progress.update(formatProgress(s)),
     onReject: (r) => rejections.push(r),
-  });
+  }).finally(stop.release);
   progress.done(formatProgress(summary));
   if (args.values.rejects) {
     const w = new AtomicLineWriter(String(args.values.rejects));
@@ -102,4 +105,9 @@ await runMain(async () => {
   console.log(formatSummary(summary));
   const pgn = args.values.pgn ? String(args.values.pgn).replace(/\/+$/, "") : "";
   console.log(`wrote ${out}${pgn ? ` and PGNs in ${pgn}/` : ""}`);
+  if (summary.stopped) {
+    console.log(
+      "stopped before the last input: run it again to add the rest (stored games are kept)",
+    );
+  }
 });

@@ -159,6 +159,11 @@ export interface IngestOptions extends IngestFilter {
   onWait?: (lockPath: string, holder: number | null) => void;
   /** Called when the store's lock file named a writer that is gone (its lock is taken over). */
   onTakeOver?: (lockPath: string, pid: number) => void;
+  /**
+   * Polled after each file: true stops the batch there (Ctrl-C) and writes the store with the games
+   * so far; running it again adds the rest (games already stored are not added twice).
+   */
+  shouldStop?: () => boolean;
 }
 
 /** Counts of a batch ingestion. */
@@ -180,6 +185,8 @@ export interface IngestSummary {
   /** Games in the store after the run. */
   stored: number;
   seconds: number;
+  /** True when shouldStop ended the batch before its last file. */
+  stopped?: boolean;
 }
 
 /**
@@ -286,6 +293,10 @@ export async function ingestBoardspace(
         }
       }
       opts.onProgress?.({ ...s, seconds: (performance.now() - t0) / 1000 });
+      if (opts.shouldStop?.()) {
+        s.stopped = true;
+        break;
+      }
     }
     s.stored = known.size;
     await writer.commit();

@@ -185,3 +185,23 @@ Deno.test("ingest: plies after the position decided the game are cut, the game k
   deepEqual(r.games[0].moves, plain.games[0].moves);
   deepEqual([r.games[0].result, r.games[0].termination], ["WhiteWins", "position"]);
 });
+
+Deno.test("ingest: a stop after a file writes the store so far; a rerun adds the rest", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const whole = `${dir}/whole.jsonl`, parts = `${dir}/parts.jsonl`;
+    await ingestBoardspace([RECORDS], { out: whole });
+    let polls = 0;
+    const cut = await ingestBoardspace([RECORDS], { out: parts, shouldStop: () => ++polls >= 3 });
+    deepEqual([cut.stopped, cut.files, polls], [true, 3, 3]);
+    equal((await storeOf(parts)).length, cut.stored);
+    ok(cut.stored > 0 && cut.stored < 9, `${cut.stored}`);
+    const rest = await ingestBoardspace([RECORDS], { out: parts });
+    equal(rest.stopped, undefined);
+    equal(rest.alreadyStored, cut.stored);
+    // The same games in the same order as one uninterrupted run.
+    equal(Deno.readTextFileSync(parts), Deno.readTextFileSync(whole));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
