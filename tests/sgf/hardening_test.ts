@@ -208,7 +208,7 @@ Deno.test("task ingest: a stale lock of a dead process is taken over", async () 
   }
 });
 
-Deno.test("task ingest: an interrupted run leaves no temp file, lock or half store", {
+Deno.test("task ingest: a run quit by a second Ctrl-C leaves no temp file, lock or half store", {
   ignore: !posix,
 }, async () => {
   const dir = await Deno.makeTempDir();
@@ -225,9 +225,13 @@ Deno.test("task ingest: an interrupted run leaves no temp file, lock or half sto
     const deadline = Date.now() + 30_000;
     while (!storeTemp() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     ok(storeTemp(), "the run got to its temp store");
+    // The first Ctrl-C asks it to stop after the file, which never ends; the second quits at once.
+    p.kill("SIGINT");
+    await new Promise((r) => setTimeout(r, 500));
     p.kill("SIGINT");
     const r = await finish(p);
     equal(r.code, 130, r.err);
+    match(r.err, /ingest: stopping after this file, then writing the store \(Ctrl-C again/);
     deepEqual(leftovers(dir), []);
     equal(Deno.readTextFileSync(store), "");
   } finally {
