@@ -28,11 +28,10 @@ export interface SolverStateHead {
   stores: StoreShape[];
 }
 
+/** `s`'s stores in checkpoint order, named. */
 function namedStores(s: CfrSolver): [StoreShape["name"], QuantStore][] {
-  const out: [StoreShape["name"], QuantStore][] = [["regrets", s.regrets], [
-    "strategy",
-    s.strategy,
-  ]];
+  const out: [StoreShape["name"], QuantStore][] = [];
+  out.push(["regrets", s.regrets], ["strategy", s.strategy]);
   if (s.predicted) out.push(["predicted", s.predicted]);
   return out;
 }

@@ -2,6 +2,7 @@
 // prediction stores as they are in memory), so `deno task solve --resume` continues a solve that
 // was interrupted, crashed or stopped at its limit exactly where it stood.
 import { crc32Update } from "../crc32.ts";
+import { encodeFileHead, FILE_HEAD_BYTES as HEAD } from "./file_head.ts";
 import { streamFileAtomic } from "../cli/atomic.ts";
 import { KibitzError } from "../errors.ts";
 import type { CheckpointSink, SolveCarry, SolveOutcome } from "./spot.ts";
@@ -23,13 +24,17 @@ import {
  */
 export const SOLVE_CHECKPOINT_VERSION = 1;
 const MAGIC = "KBZCHKPT";
-const HEAD = 16;
 /**
  * Bytes moved per file read or write, through bounce buffers (stores may live in shared memory,
  * which file operations do not take). With each chunk written while the next is checksummed, F1's
  * 1.25 GB (f32) took 3.1 to 4.1 s here, against 5.6 to 6.2 s in 1 MiB chunks one after another.
  */
 const CHUNK = 1 << 23;
+
+/** A bounce buffer's bytes for `views`: a chunk, or the largest view where that is smaller. */
+function bounceBytes(views: Uint8Array[]): number {
+  return Math.min(CHUNK, Math.max(0, ...views.map((v) => v.length)));
+}
 
 /** Which solve a checkpoint belongs to: a plain one, or a warm start's small or full tree. */
 export type CheckpointPhase = "solve" | "small" | "full";
@@ -64,24 +69,11 @@ export interface CheckpointHeader {
   written: string;
 }
 
-function encodeHead(header: CheckpointHeader): Uint8Array {
-  const json = new TextEncoder().encode(JSON.stringify(header));
-  const pad = (4 - ((HEAD + json.length) % 4)) % 4;
-  const out = new Uint8Array(HEAD + json.length + pad);
-  const dv = new DataView(out.buffer);
-  out.set(new TextEncoder().encode(MAGIC), 0);
-  dv.setUint32(8, SOLVE_CHECKPOINT_VERSION, true);
-  dv.setUint32(12, json.length + pad, true);
-  out.set(json, HEAD);
-  out.fill(0x20, HEAD + json.length);
-  return out;
-}
-
 function* checkpointChunks(head: Uint8Array, views: Uint8Array[]): Generator<Uint8Array> {
   let crc = crc32Update(0, head);
   yield head;
   // Two buffers in turn: a chunk stays valid while the next one is made (streamFileAtomic's overlap).
-  const size = Math.min(CHUNK, Math.max(0, ...views.map((v) => v.length)));
+  const size = bounceBytes(views);
   const bounce = [new Uint8Array(size), new Uint8Array(size)];
   let turn = 0;
   for (const v of views) {
@@ -112,7 +104,14 @@ export async function writeCheckpoint(
     state: solverStateHead(solver),
     written: new Date().toISOString(),
   };
-  await streamFileAtomic(path, checkpointChunks(encodeHead(full), solverStateViews(solver)), true)
+  await streamFileAtomic(
+    path,
+    checkpointChunks(
+      encodeFileHead(MAGIC, SOLVE_CHECKPOINT_VERSION, full),
+      solverStateViews(solver),
+    ),
+    true,
+  )
     .catch((e) => {
       throw new KibitzError(
         "io_error",
@@ -240,7 +239,7 @@ export async function openCheckpoint(given: string): Promise<OpenedCheckpoint> {
         await file.seek(head.length, Deno.SeekMode.Start);
         let crc = crc32Update(0, head);
         const views = solverStateViews(solver);
-        const bounce = new Uint8Array(Math.min(CHUNK, Math.max(0, ...views.map((v) => v.length))));
+        const bounce = new Uint8Array(bounceBytes(views));
         for (const v of views) {
           for (let off = 0; off < v.length; off += CHUNK) {
             const n = Math.min(CHUNK, v.length - off);
@@ -297,10 +296,9 @@ export function checkpointSink(
     atEnd: (stoppedBy: SolveOutcome["stoppedBy"]) =>
       phase !== "small" && (stoppedBy === "interrupted" || settings.keep),
     write: async (solver: CfrSolver, carry: SolveCarry) => {
-      last = performance.now();
-      // Stopped right after a periodic checkpoint: the state on file is this one.
-      if (solver.iteration === writtenAt) return;
       try {
+        // Stopped right after a periodic checkpoint: the state on file is this one.
+        if (solver.iteration === writtenAt) return;
         await writeCheckpoint(settings.path, solver, {
           config: settings.config,
           phase,

@@ -10,6 +10,7 @@ import { CFR_CHANCE, CFR_PLAYER, findNode, nodePath, type PublicTree } from "../
 import { actionReach, outcomeReach } from "../cfr/walk.ts";
 import { KibitzError } from "../errors.ts";
 import { streamFileAtomic } from "../cli/atomic.ts";
+import { encodeFileHead } from "./file_head.ts";
 import { cardName, gridCell, parseCard, RANK_CHARS, SUIT_CHARS } from "./cards.ts";
 import type { PostflopGame } from "./game.ts";
 
@@ -195,16 +196,7 @@ export interface SolveSave {
 
 /** The bytes of a save before its strategies: magic, version, header length and padded header. */
 function saveHead(header: SolveSave["header"]): Uint8Array {
-  const json = new TextEncoder().encode(JSON.stringify(header));
-  const pad = (4 - ((16 + json.length) % 4)) % 4;
-  const out = new Uint8Array(16 + json.length + pad);
-  const dv = new DataView(out.buffer);
-  out.set(new TextEncoder().encode(MAGIC), 0);
-  dv.setUint32(8, SAVE_VERSION, true);
-  dv.setUint32(12, json.length + pad, true);
-  out.set(json, 16);
-  out.fill(0x20, 16 + json.length);
-  return out;
+  return encodeFileHead(MAGIC, SAVE_VERSION, header);
 }
 
 /** Encodes a binary save in memory (see SAVE_VERSION for the layout); solves stream it instead. */
