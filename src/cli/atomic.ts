@@ -8,9 +8,6 @@ function signals(): Deno.Signal[] {
   return Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
 }
 
-/** Temp files of writes that finish even when interrupted (streamFileAtomic), removed on exit. */
-const streaming = new Set<string>();
-
 /** Jobs listening for a stop (listenForStop): while any does, its handler decides when to quit. */
 let stopListeners = 0;
 
@@ -22,13 +19,12 @@ function onInterrupt(): void {
 
 /** Removes every temp file in flight and exits with 130 (interrupted): a second Ctrl-C. */
 export function exitInterrupted(): never {
-  for (const path of [...live, ...streaming]) {
+  for (const path of live) {
     try {
       Deno.removeSync(path, { recursive: true });
     } catch { /* already gone */ }
   }
   live.clear();
-  streaming.clear();
   Deno.exit(130);
 }
 
@@ -78,9 +74,8 @@ export async function writeFileAtomic(path: string, data: Uint8Array | string): 
 /**
  * Writes chunks (each valid until the next is asked for) to a temp file beside `path`, then renames
  * it: a crash never leaves half a file. With `overlap`, a chunk is written while the next one is
- * made, so each must stay valid until the one after it has been asked for. A Ctrl-C does not stop
- * it (for callers that stop at their next durable point, listenForStop); exitInterrupted removes its
- * temp file.
+ * made, so each must stay valid until the one after it has been asked for. Its temp file is
+ * registered as writeFileAtomic's is: removed when Ctrl-C quits the process.
  */
 export async function streamFileAtomic(
   path: string,
@@ -88,7 +83,7 @@ export async function streamFileAtomic(
   overlap = false,
 ): Promise<void> {
   const tmp = tempPathFor(path);
-  streaming.add(tmp);
+  registerTemp(tmp);
   try {
     const f = await Deno.open(tmp, { write: true, create: true, truncate: true });
     const writeAll = async (c: Uint8Array) => {
@@ -114,7 +109,7 @@ export async function streamFileAtomic(
     await Deno.remove(tmp).catch(() => {});
     throw e;
   } finally {
-    streaming.delete(tmp);
+    unregisterTemp(tmp);
   }
 }
 
