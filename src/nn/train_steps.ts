@@ -3,6 +3,7 @@
 // the next batch (GpuNet.trainStep defers each step's map request until then). The weights after a
 // step are the same as when every step is awaited alone: the queue runs the steps in order.
 import type { NetBatch, TrainStats } from "./net.ts";
+import { EventLoopTurns } from "../cli/event_loop.ts";
 
 /** What runTrainSteps drives: a Trainer (src/nn/train.ts), whose step counts at each call. */
 export interface StepTrainer {
@@ -33,9 +34,6 @@ export interface TrainStepsOptions {
   stop?: () => boolean;
 }
 
-/** How often a run yields to the event loop (where a Ctrl-C handler runs), in ms. */
-const YIELD_MS = 50;
-
 /**
  * Runs `trainer` up to `o.until` steps with up to `o.depth` in flight. If onStep (or a step)
  * throws, the steps already submitted are awaited (their results dropped) before it rethrows, so
@@ -49,13 +47,10 @@ export async function runTrainSteps(trainer: StepTrainer, o: TrainStepsOptions):
     await o.onStep(head.step, await head.stats);
   };
   try {
-    let yielded = performance.now();
+    // A CPU net's steps never wait on I/O: let signal handlers (Ctrl-C) run now and then.
+    const turns = new EventLoopTurns();
     while (trainer.step < o.until) {
-      // A CPU net's steps never wait on I/O: let signal handlers (Ctrl-C) run now and then.
-      if (performance.now() - yielded > YIELD_MS) {
-        await new Promise((r) => setTimeout(r, 0));
-        yielded = performance.now();
-      }
+      if (turns.due) await turns.turn();
       if (o.stop?.()) break;
       // The step's number once it counts; a last or barrier step is read before the next one.
       const next = trainer.step + 1;

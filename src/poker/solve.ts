@@ -11,14 +11,12 @@ import { prestartWorkers, releaseSpareWorkers } from "../cfr/parallel.ts";
 import { WALK_WORKER_MODULE } from "./wasm/walk.ts";
 import type { PublicTree } from "../cfr/tree.ts";
 import { KibitzError } from "../errors.ts";
+import { EventLoopTurns } from "../cli/event_loop.ts";
 import { chooseBackend, runGpuSolve, spotSolverOptions } from "./gpu_solve.ts";
 import { collectGarbage } from "./memory.ts";
 import { expandSpot, type PreparedSpot, type RunOptions, type SolveOutcome } from "./spot.ts";
 
 export * from "./spot.ts";
-
-/** How often a CPU solve yields to the event loop (where a Ctrl-C handler runs), in ms. */
-const YIELD_MS = 50;
 
 /** Runs CFR on a prepared spot until the target exploitability or max iterations. */
 export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promise<SolveOutcome> {
@@ -61,16 +59,15 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
   let check = Math.min(s.maxIterations, onGrid(firstIteration));
   let checkMs = 0;
   try {
-    let yielded = performance.now();
+    const turns = new EventLoopTurns();
     while (solver.iteration < s.maxIterations) {
       // A chunk up to the next check, one iteration at a time: a long iteration (F1: seconds) lets
       // Ctrl-C's handler run between two, and a stop ends the chunk there.
       const end = Math.min(solver.iteration + every, check);
       while (solver.iteration < end) {
         solver.run(1);
-        if (performance.now() - yielded > YIELD_MS) {
-          await new Promise((r) => setTimeout(r, 0));
-          yielded = performance.now();
+        if (turns.due) {
+          await turns.turn();
           if (opts.shouldStop?.()) break;
         }
       }
@@ -111,7 +108,7 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
         const seconds = carried + (performance.now() - start) / 1000;
         await opts.checkpoint.write(solver, { seconds, reached, gridFrom });
       }
-      // Yield so a Ctrl-C handler can run between chunks.
+      // A turn after every chunk too: a signal that came during a short one is seen at once.
       await new Promise((r) => setTimeout(r, 0));
       if (opts.shouldStop?.()) {
         stoppedBy = "interrupted";
