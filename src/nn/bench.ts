@@ -1017,10 +1017,12 @@ function newAgainstEarlier(r: WinoTuneResult): Row | null {
  * The DRAM bytes the static traffic model gives a tuner row's path (unfused, fused output, fused
  * input + output; f32 V and M) at the row's tile (F(m) from the shape, or from an `F<m> ` row of
  * the mixed tiles' comparison; `mixed ` rows: the mixed tiles' slices), or null for the direct
- * convs, the split-K GEMMs and the bridged chains (two convs a row).
+ * convs, the split-K GEMMs and the bridged residual blocks (several convs a row).
  */
 export function modelBytes(r: WinoTuneResult, name: string): number | null {
-  if (!r.shape.startsWith("F") || r.shape.includes("chain") || SPLIT_GEMMS.has(name)) return null;
+  if (!r.shape.startsWith("F") || r.shape.includes("bridged") || SPLIT_GEMMS.has(name)) {
+    return null;
+  }
   const d = r.dims, bytes = r.storage === "f32" ? 4 : 2;
   const tile = (m: number): m is WinogradTile => m === 2 || m === 4 || m === 6 || m === 7;
   const block = (cand: string) => {

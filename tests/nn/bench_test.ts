@@ -181,9 +181,10 @@ Deno.test("the tuner table's traffic model: each row at its own tile, mixed tile
   assert.equal(mixed, unfusedWinogradBytes(289, 1024, dims, 2, 128));
   assert.ok(mixed < f7, `${mixed} < ${f7}`);
   assert.equal(modelBytes(row(`${MIXED_SHAPE}256x256x26x26->256`), `F7 ${cand}`), f7);
-  // Chains (two convs a row), direct convs and weight gradients have no row model.
+  // Bridged residual blocks (several convs a row), direct convs and weight gradients have no row
+  // model.
   assert.equal(
-    modelBytes(row(`F7:256x256x26x26->256 ${cand}, chain of two bridged`), "one conv"),
+    modelBytes(row(`F7:256x256x26x26->256 ${cand}, a bridged residual block`), "one conv"),
     null,
   );
   assert.equal(modelBytes(row("K3h:256x24x26x26->256"), "splits=1"), null);

@@ -251,10 +251,16 @@ Deno.test(
     const net = await GpuNet.create(ctx!, initWeights(cfg, 6), { fused: true, precision: "f16" });
     net.sparseMinBatch = 1;
     const mask = syntheticBatch(cfg, 4, 2).mask;
-    const batches = [7, 8].flatMap((s) => {
+    // Seeds whose batches fit the layout (seed 8's did not: it went up dense, and the test failed
+    // on the H200 in session 41 for that reason alone).
+    const batches = [7, 9].flatMap((s) => {
       const x = planesOf(4, s);
       return [{ size: 4, planes: x, mask }, { size: 4, planes: new Float16Array(x), mask }];
     });
+    const words = new Uint32Array(sparseLayout(4, cfg.planes, AREA).words);
+    for (const b of batches) {
+      assert.ok(packSparsePlanes(b.planes, 4, cfg.planes, AREA, words) > 0, "a batch too dense");
+    }
     for (const ahead of [false, true]) {
       net.uploadAhead = ahead;
       await sameAsDense(net, batches, `real f16${ahead ? " ahead" : ""}`);

@@ -37,6 +37,7 @@ import {
   winogradGemmSource,
 } from "../../src/nn/gpu/winograd_gemm.ts";
 import {
+  CHAIN_RUNS,
   compareSmallBatch,
   defaultCandidates,
   directOptions,
@@ -325,6 +326,7 @@ Deno.test("the column-staged transforms equal the one-thread-a-tile ones", opts,
     [7, 5, 4, 7, 14],
     [4, 3, 4, 7, 14],
   ] as const;
+  const over: string[] = [];
   for (const [m, n, ci, co, s] of cases) {
     const x = randTensor([n, ci, s, s], 51), wt = randTensor([co, ci, 3, 3], 52);
     const bias = randTensor([co], 53), res = randTensor([n, co, s, s], 54);
@@ -339,11 +341,12 @@ Deno.test("the column-staged transforms equal the one-thread-a-tile ones", opts,
     for (const [t, b] of pairs) {
       const got = await runVariant(t, m, x, wt, bias, res);
       const want = await runVariant(b, m, x, wt, bias, res);
-      // Hardware compilers may fuse the epilogue's add into the transform's last product in one
-      // kernel and not the other.
-      const tol = ctx!.report.isFallback ? 0 : 1e-6;
+      // Hardware compilers may fuse a product and a sum into one rounding in one kernel and not
+      // the other, and F(6x6)'s and F(7x7)'s transforms magnify it (6.5e-6 at F(7x7) on an H200,
+      // session 41); every case is checked before the test fails, so a run shows all the figures.
+      const tol = ctx!.report.isFallback ? 0 : 2e-5;
       const e = relErr(got, want);
-      assert.ok(e <= tol, `${t.name} F(${m}x${m}) ${[n, ci, co, s]}: ${e}`);
+      if (e > tol) over.push(`${t.name} F(${m}x${m}) ${[n, ci, co, s]}: ${e.toExponential(2)}`);
       const cpu = convFused(x, wt, bias, res, true).data;
       // f16 V and M (the `-h` twin): F(7x7)'s transforms magnify their rounding.
       const bound = t.half ? 2e-2 : 2e-4;
@@ -353,6 +356,7 @@ Deno.test("the column-staged transforms equal the one-thread-a-tile ones", opts,
       );
     }
   }
+  assert.deepEqual(over, []);
 });
 
 Deno.test("f16 storage of V and M: the CPU twin's error against the direct conv (documented tolerance)", () => {
@@ -703,16 +707,18 @@ Deno.test(
       "F4 in a bridged chain",
     ]);
     for (const t of b.timings.slice(0, 2)) assert.ok(t.ms !== null && t.ms > 0, t.name);
-    // The chained timing is what the second conv of a bridged pair adds; where a loaded software
-    // adapter times two convs no slower than one, the row says so and has no time.
+    // The chained timing is what a conv of a bridged residual block costs: (three bridged convs
+    // less one) / 2; where a loaded software adapter times three convs no slower than one, the
+    // row says so and has no time.
     const chain = await timeBridgedChain(ctx!, kernels, null, shape, b.timings[1].name.slice(3));
-    const [one, two] = chain.timings.map((t) => t.ms!);
-    if (two > one) {
-      assert.equal(b.timings[2].ms, two - one);
+    assert.deepEqual(chain.timings.map((t) => t.name), Object.values(CHAIN_RUNS));
+    const [one, , three] = chain.timings.map((t) => t.ms!);
+    if (three > one) {
+      assert.equal(b.timings[2].ms, (three - one) / 2);
       assertFastestWins(b);
     } else {
       assert.equal(b.timings[2].ms, null);
-      assert.match(b.timings[2].error!, /not more than one conv's/);
+      assert.match(b.timings[2].error!, /not more than one's/);
       assertFastestWins({ winner: b.winner, timings: b.timings.slice(0, 2) });
     }
     // Ci != Co: no chain of this shape to time.

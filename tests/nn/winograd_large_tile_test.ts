@@ -134,16 +134,19 @@ Deno.test(
     ]);
     assert.match(b.shape, / F\(4x4\) or F\(6x6\) or F\(7x7\)$/);
     const chained = b.timings.slice(3);
+    const all = chained.every((t) => t.ms !== null);
     for (const [i, m] of ([4, 6, 7] as const).entries()) {
       const name = b.timings[i].name.slice(3);
       const chain = await timeBridgedChain(ctx!, kernels, null, shape, name, m);
       assert.match(chain.shape, new RegExp(`^F${m}:`));
-      const [one, two] = chain.timings.map((t) => t.ms!);
-      assert.equal(chained[i].ms, two > one ? two - one : null, `F${m}`);
+      // A tower's conv: bridged (three convs of a residual block less one, halved), unbridged
+      // (alone and with a residual, averaged: the row that competes where every tile has both).
+      const [one, res, three] = chain.timings.map((t) => t.ms!);
+      assert.equal(chained[i].ms, three > one ? (three - one) / 2 : null, `F${m}`);
+      if (all) assert.equal(b.timings[i].ms, (one + res) / 2, `F${m} unbridged`);
     }
-    // Where every chained cost was timed, lone and chained rows decide together (a lone winner:
-    // the tower runs unbridged, unbridgedWinner).
-    const all = chained.every((t) => t.ms !== null);
+    // Where every chained cost was timed, unbridged and chained rows decide together (an
+    // unbridged winner: the tower runs without bridges, unbridgedWinner).
     const decide = all ? b.timings : b.timings.slice(0, 3);
     assert.equal(b.winner, decide.reduce((x, y) => (y.ms! < x.ms! ? y : x)).name);
     assert.match(b.timer, all ? /lone and chained figures decide/ : /best/);

@@ -767,11 +767,24 @@ export async function pickSmallBatchWinograd(
 const CHAINED_NAME = " in a bridged chain";
 const CHAINED = / in a bridged chain$/;
 
+/** The runs of timeBridgedChain, by name: a conv alone, with a residual, and a bridged block. */
+export const CHAIN_RUNS = {
+  one: "one conv",
+  residual: "one conv with a residual",
+  block: "three convs bridged as in a residual tower",
+} as const;
+
 /**
- * Times F(m x m) conv `name` (a candidate or LEGACY; default F(4x4)) on shape `s` (Ci = Co) alone
- * and as a chain of two joined by a bridge (src/nn/gpu/winograd_bridge.ts): the difference is
- * what one more conv adds to a tower of bridged convs (GEMM + bridge: no input transform, no
- * written activation). Once per adapter, storage, tile and shape (disk-cached as the tuners are).
+ * Times F(m x m) conv `name` (a candidate or LEGACY; default F(4x4)) on shape `s` (Ci = Co) as a
+ * tower runs it: alone (input transform, GEMM, output transform with bias and ReLU), alone with a
+ * residual added in its epilogue, and three convs joined by bridges (src/nn/gpu/winograd_bridge.ts)
+ * the way a residual block joins them: the first bridge writes no activation, the second adds the
+ * block's input and writes y (the next block's residual). Half a tower's convs add a residual, so
+ * per conv a bridged tower costs (three - one) / 2 and an unbridged one (alone + with residual) /
+ * 2. Session 41 (H200): timing two convs joined by a bridge without residual or y made bridges win
+ * the tuner by 0.03 ms a conv, while the plan spent 0.74 ms in each bridge with y against 0.55 ms
+ * without, and ran 3 % slower than unbridged (session 31: 86.0 against 84.3 ms). Once per adapter,
+ * storage, tile and shape (disk-cached as the tuners are).
  */
 export function timeBridgedChain(
   ctx: GpuContext,
@@ -782,7 +795,7 @@ export function timeBridgedChain(
   m: WinogradTile = 4,
 ): Promise<WinoTuneResult> {
   const tag = m === 4 ? "" : `|F${m}`;
-  const key = `${directTuneKey(ctx, kernels, half, s, 3, `bridged-chain|${name}${tag}`)}`;
+  const key = `${directTuneKey(ctx, kernels, half, s, 3, `bridged-block|${name}${tag}`)}`;
   return memoTuned(key, async () => {
     const act = half?.storage ?? "f32";
     await ensureWinogradTile(ctx, kernels, half, m);
@@ -792,24 +805,26 @@ export function timeBridgedChain(
         ? null
         : await loadWinoKernels(ctx, m, act, findCandidate(name, act !== "f32"));
       const runs: { name: string; rec: GpuRecorder; gemm: RecordedOp[] }[] = [];
-      let bridge: [string, GPUComputePipeline] | null = null;
-      for (const convs of [1, 2]) {
+      for (const run of [CHAIN_RUNS.one, CHAIN_RUNS.residual, CHAIN_RUNS.block]) {
         const rec = recorder();
-        runs.push({ name: convs === 1 ? "one conv" : "two bridged convs", rec, gemm: [] });
+        runs.push({ name: run, rec, gemm: [] });
         rec.half = half;
         rec.winograd = m;
         if (wk) rec.winoChoice.set(winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w), wk);
-        if (convs === 2) {
+        if (run === CHAIN_RUNS.block) {
           const plan = rec.winoPlanOf(s.n, s.ci, s.co, s.h, s.w, (m + 2) * (m + 2));
-          const spec = rec.bridgeSpec(plan, plan, s.h, s.w, false);
-          if (!spec) throw new KibitzError("bad_state", `no bridge for ${JSON.stringify(s)}`);
-          bridge = [bridgeName(spec), await loadWinogradBridge(ctx, spec)];
-          rec.bridges.set(...bridge);
+          for (const keepY of [false, true]) {
+            const spec = rec.bridgeSpec(plan, plan, s.h, s.w, keepY);
+            if (!spec) throw new KibitzError("bad_state", `no bridge for ${JSON.stringify(s)}`);
+            rec.bridges.set(bridgeName(spec), await loadWinogradBridge(ctx, spec));
+          }
         }
-        const next = bridge ? { u, keepY: false } : null;
         const { value: y, error } = await withValidation(ctx, () => {
-          const y1 = rec.convWinogradFused(x, u, m, bias, null, true, next);
-          return bridge ? rec.convWinogradFused(y1, u, m, bias, null, true) : y1;
+          if (run === CHAIN_RUNS.one) return rec.convWinogradFused(x, u, m, bias, null, true);
+          if (run === CHAIN_RUNS.residual) return rec.convWinogradFused(x, u, m, bias, x, true);
+          const y1 = rec.convWinogradFused(x, u, m, bias, null, true, { u, keepY: false });
+          const y2 = rec.convWinogradFused(y1, u, m, bias, x, true, { u, keepY: true });
+          return rec.convWinogradFused(y2, u, m, bias, null, true);
         });
         if (error) throw new Error(error.message);
         pool.release(y);
@@ -824,14 +839,33 @@ export function timeBridgedChain(
       return {
         adapter: describeAdapter(ctx.report),
         storage: act,
-        shape: `${winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w)} ${name}, chain of two bridged`,
+        shape: `${winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w)} ${name}, a bridged residual block`,
         dims: s,
-        winner: timings[1].name,
+        winner: CHAIN_RUNS.block,
         timings,
         timer,
       };
     });
   });
+}
+
+/**
+ * A conv's cost in a tower from timeBridgedChain's result: bridged ((block - one) / 2) and
+ * unbridged ((one + residual) / 2); null where a timing is missing or noisy (a block of three no
+ * slower than one conv), with the reason.
+ */
+export function towerCosts(
+  chain: WinoTuneResult,
+): { bridged: number; unbridged: number } | { error: string } {
+  const ms = (n: string) => chain.timings.find((t) => t.name === n)?.ms ?? null;
+  const one = ms(CHAIN_RUNS.one), res = ms(CHAIN_RUNS.residual), block = ms(CHAIN_RUNS.block);
+  if (one === null || res === null || block === null) {
+    return { error: `a tower timing is missing (${one}, ${res}, ${block} ms)` };
+  }
+  if (block <= one) {
+    return { error: `three bridged convs timed ${block} ms, not more than one's ${one}` };
+  }
+  return { bridged: (block - one) / 2, unbridged: (one + res) / 2 };
 }
 
 /**
@@ -853,7 +887,7 @@ export function compareSmallBatch(
     kernels,
     half,
     s,
-    `small-wino${bridged ? "|bridged" : ""}${large.length ? `|large${large.join("")}` : ""}`,
+    `small-wino${bridged ? "|tower" : ""}${large.length ? `|large${large.join("")}` : ""}`,
     candidates,
     async () => {
       // Nothing to tune in the direct conv (no split-K or tile options) still leaves its default
@@ -895,37 +929,11 @@ export function compareSmallBatch(
 }
 
 /**
- * The row "F<m> <name> in a bridged chain": what conv `name` adds to a chain of bridged F(m) convs
- * (timeBridgedChain's two convs minus one). A failed or noisy chain timing (two convs no slower
- * than one) is a row with its reason and no time: it cannot win.
- */
-async function chainedTiming(
-  ctx: GpuContext,
-  kernels: NnKernels,
-  half: HalfKernels | null,
-  s: WinoShape,
-  m: WinogradTile,
-  winner: string,
-): Promise<WinoTiming> {
-  const name = `F${m} ${winner}${CHAINED_NAME}`;
-  try {
-    const chain = await timeBridgedChain(ctx, kernels, half, s, winner, m);
-    const [one, two] = chain.timings.map((t) => t.ms);
-    return one !== null && two !== null && two > one ? { name, ms: two - one, gemmMs: null } : {
-      name,
-      ms: null,
-      gemmMs: null,
-      error: `two bridged convs timed ${two} ms, not more than one conv's ${one}`,
-    };
-  } catch (e) {
-    return { name, ms: null, gemmMs: null, error: (e as Error).message };
-  }
-}
-
-/**
- * Tile m's rows in a comparison from its tuning `t`: its best conv alone ("F<m> <candidate>"),
- * and with `bridged`, where Ci = Co and the plane fits a bridge, what it adds to a chain of
- * bridged convs (chainedTiming); null where that does not apply.
+ * Tile m's rows in a comparison from its tuning `t`: its best conv alone ("F<m> <candidate>"), and
+ * with `bridged`, where Ci = Co and the plane fits a bridge, what it costs a conv in a residual
+ * tower bridged ("F<m> <candidate> in a bridged chain") and unbridged (`tower`, which replaces
+ * the lone row where every tile has it: see compareLargeTiles), from timeBridgedChain. A failed
+ * or noisy tower timing is a chained row with its reason and no time: it cannot win.
  */
 async function tileRows(
   ctx: GpuContext,
@@ -935,11 +943,26 @@ async function tileRows(
   m: WinogradTile,
   t: WinoTuneResult,
   bridged: boolean,
-): Promise<{ lone: WinoTiming; chained: WinoTiming | null }> {
+): Promise<{ lone: WinoTiming; chained: WinoTiming | null; tower: WinoTiming | null }> {
   const ms = best(t);
   const lone = { name: `F${m} ${t.winner}`, ms: Number.isFinite(ms) ? ms : null, gemmMs: null };
   const chains = bridged && lone.ms !== null && s.ci === s.co && bridgeFits(m, s.h, s.w);
-  return { lone, chained: chains ? await chainedTiming(ctx, kernels, half, s, m, t.winner) : null };
+  if (!chains) return { lone, chained: null, tower: null };
+  const name = `F${m} ${t.winner}${CHAINED_NAME}`;
+  let costs: ReturnType<typeof towerCosts>;
+  try {
+    costs = towerCosts(await timeBridgedChain(ctx, kernels, half, s, t.winner, m));
+  } catch (e) {
+    costs = { error: (e as Error).message };
+  }
+  if ("error" in costs) {
+    return { lone, chained: { name, ms: null, gemmMs: null, error: costs.error }, tower: null };
+  }
+  return {
+    lone,
+    chained: { name, ms: costs.bridged, gemmMs: null },
+    tower: { name: lone.name, ms: costs.unbridged, gemmMs: null },
+  };
 }
 
 /** The tiles past F(4x4) that the tuners may time against it where the table takes F(4x4). */
@@ -1118,9 +1141,9 @@ export async function pickLargeBatchWinograd(
 /**
  * F(4x4) against the `large` tiles on shape `s` (cached, logged): each tile's best tuned conv
  * (input transform, GEMM, output transform), and with `bridged`, where Ci = Co and every tile's
- * plane fits a bridge, what each adds to a chain of bridged convs. Where all chained costs were
- * timed, lone and chained rows decide together (a tower's convs run chained, or unbridged where a
- * lone row wins: unbridgedWinner), else the lone ones. On a 26 x 26 board F(6x6) does 9 % fewer
+ * plane fits a bridge, what each costs a conv of a residual tower bridged and unbridged
+ * (timeBridgedChain). Where all of these were timed, they decide together (a tower's convs run
+ * bridged, or unbridged where an unbridged row wins: unbridgedWinner), else the lone convs. On a 26 x 26 board F(6x6) does 9 % fewer
  * products than F(4x4) (25 tiles of 64 elements against 49 of 36) and F(7x7) 27 % fewer (16 of
  * 81), with larger transforms.
  */
@@ -1139,7 +1162,7 @@ export function compareLargeTiles(
     kernels,
     half,
     s,
-    `large-wino${bridged ? "|bridged" : ""}|large${large.join("")}`,
+    `large-wino${bridged ? "|tower" : ""}|large${large.join("")}`,
     candidates,
     async () => {
       const t4 = await tuneWinograd(ctx, kernels, half, 4, s, candidates);
@@ -1148,15 +1171,15 @@ export function compareLargeTiles(
         const t = await tuneLarge(ctx, kernels, half, m, s, t4, candidates);
         rows.push(await tileRows(ctx, kernels, half, s, m, t, bridged));
       }
-      const lone = rows.map((r) => r.lone);
       const chained = rows.flatMap((r) => (r.chained ? [r.chained] : []));
+      // Where every tile's tower costs were timed, the unbridged ones compete with the bridged
+      // ones (sessions 29 and 41): an unbridged row winning means the tower runs that tile
+      // without bridges (separate output and input transforms), see unbridgedWinner. Else the
+      // lone convs decide.
+      const towers = rows.every((r) => r.tower !== null);
+      const lone = rows.map((r) => (towers ? r.tower! : r.lone));
       const timings = [...lone, ...chained];
-      // Where every chained cost was timed, the lone rows compete too (session 29): a lone row
-      // winning means the tower runs that tile unbridged (separate output and input transforms,
-      // e.g. with a plane-staged output transform), see unbridgedWinner.
-      const decide = chained.length === rows.length && chained.every((t) => t.ms !== null)
-        ? timings
-        : lone;
+      const decide = towers ? timings : lone;
       const ok = decide.filter((t) => t.ms !== null);
       if (!ok.length) {
         throw new KibitzError("shader_error", `no Winograd conv ran on ${JSON.stringify(s)}`);
