@@ -19,7 +19,7 @@ import {
   winogradBridgeSource,
 } from "../../src/nn/gpu/winograd_bridge.ts";
 import { testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
-import { unbridgedWinner } from "../../src/nn/gpu/winograd_tune.ts";
+import { CHAIN_RUNS, recordTowerRun, unbridgedWinner } from "../../src/nn/gpu/winograd_tune.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
 import { towerChain } from "../../src/nn/graph_fused.ts";
 import { CpuNet, GpuNet } from "../../src/nn/net.ts";
@@ -193,6 +193,32 @@ async function bridgedRecorder() {
   rec.bridges.set(bridgeName(spec), await loadWinogradBridge(ctx!, spec));
   return { rec, x, w, b, u };
 }
+
+Deno.test(
+  "the tuner's tower runs: a conv, one with a residual, a block bridged as a tower bridges it",
+  opts,
+  async () => {
+    const { rec, x, b, u } = await bridgedRecorder();
+    const plan = rec.winoPlanOf(1, 8, 8, 6, 6, 36);
+    const kept = rec.bridgeSpec(plan, plan, 6, 6, true)!;
+    rec.bridges.set(bridgeName(kept), await loadWinogradBridge(ctx!, kept));
+    const labels = (run: (typeof CHAIN_RUNS)[keyof typeof CHAIN_RUNS]) => {
+      const from = rec.ops.length;
+      recordTowerRun(rec, run, x, u, 4, b);
+      return rec.ops.slice(from).map((o) => o.label);
+    };
+    const one = labels(CHAIN_RUNS.one);
+    assert.ok(!one.some((l) => l.includes("bridge")), one.join());
+    assert.deepEqual(labels(CHAIN_RUNS.residual), one);
+    // Three GEMMs; the first bridge writes no y, the second adds the residual and writes y.
+    const block = labels(CHAIN_RUNS.block);
+    assert.equal(block.filter((l) => /gemm/i.test(l)).length, 3, block.join());
+    assert.deepEqual(block.filter((l) => l.includes("bridge")), [
+      `wino.bridge.${bridgeName({ ...kept, keepY: false })}`,
+      `wino.bridge.${bridgeName(kept)}`,
+    ]);
+  },
+);
 
 Deno.test("an unwritten bridge output read by another op is an error", opts, async () => {
   const { rec, x, w, b, u } = await bridgedRecorder();

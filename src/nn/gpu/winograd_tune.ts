@@ -819,13 +819,10 @@ export function timeBridgedChain(
             rec.bridges.set(bridgeName(spec), await loadWinogradBridge(ctx, spec));
           }
         }
-        const { value: y, error } = await withValidation(ctx, () => {
-          if (run === CHAIN_RUNS.one) return rec.convWinogradFused(x, u, m, bias, null, true);
-          if (run === CHAIN_RUNS.residual) return rec.convWinogradFused(x, u, m, bias, x, true);
-          const y1 = rec.convWinogradFused(x, u, m, bias, null, true, { u, keepY: false });
-          const y2 = rec.convWinogradFused(y1, u, m, bias, x, true, { u, keepY: true });
-          return rec.convWinogradFused(y2, u, m, bias, null, true);
-        });
+        const { value: y, error } = await withValidation(
+          ctx,
+          () => recordTowerRun(rec, run, x, u, m, bias),
+        );
         if (error) throw new Error(error.message);
         pool.release(y);
       }
@@ -847,6 +844,26 @@ export function timeBridgedChain(
       };
     });
   });
+}
+
+/**
+ * Records one of timeBridgedChain's runs on `rec` (its bridges loaded for the block): a conv, a
+ * conv adding x as its residual, or a residual block's two convs and the next block's first, joined
+ * by a bridge that writes no activation and one that adds x and writes y; returns the last output.
+ */
+export function recordTowerRun(
+  rec: GpuRecorder,
+  run: (typeof CHAIN_RUNS)[keyof typeof CHAIN_RUNS],
+  x: GpuTensor,
+  u: GpuTensor,
+  m: WinogradTile,
+  bias: GpuTensor,
+): GpuTensor {
+  if (run === CHAIN_RUNS.one) return rec.convWinogradFused(x, u, m, bias, null, true);
+  if (run === CHAIN_RUNS.residual) return rec.convWinogradFused(x, u, m, bias, x, true);
+  const y1 = rec.convWinogradFused(x, u, m, bias, null, true, { u, keepY: false });
+  const y2 = rec.convWinogradFused(y1, u, m, bias, x, true, { u, keepY: true });
+  return rec.convWinogradFused(y2, u, m, bias, null, true);
 }
 
 /**
