@@ -10,6 +10,7 @@ import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu, type GpuContext } from "../gpu/device.ts";
 import { timeComputePass } from "../gpu/timing.ts";
 import { queueCopyTimes } from "../gpu/copy_probe.ts";
+import { submitGaps } from "../gpu/submit_gap.ts";
 import { forwardMacs, HIVE_MOVES, type NetConfig, netPreset } from "./config.ts";
 import { maskWords } from "./mask_bits.ts";
 import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "./cpu/conv.ts";
@@ -1272,6 +1273,9 @@ async function inferenceRows(
                 sparseBytes: net.sparseUpload ? sparseBytes(b, cfg) : null,
                 width: net.compactWidth,
               });
+              // What separates one call's work from the next on the GPU's timeline (session 41).
+              const rec = await net.planFor(batch, false);
+              await gapRows(ctx, profRows, `inference, batch ${batch}${f16 ? ", f16" : ""}`, rec);
             }
             await flush();
             // Eight calls in flight, one row each way.
@@ -1528,6 +1532,26 @@ async function copyRows(
     if (sparse) row("upload (writeBuffer), sparse planes", sparseBytes + mask, sparse.uploadMs);
   }
   row("readback copy", readback, t.readbackMs);
+}
+
+/**
+ * Appends the GPU time lost between two runs of plan `rec` (submitGaps): at a pass boundary, at a
+ * submit boundary, and with a map request between the submits (a drain in Deno).
+ */
+async function gapRows(
+  ctx: GpuContext,
+  rows: Row[],
+  plan: string,
+  rec: GpuRecorder,
+): Promise<void> {
+  const g = await submitGaps(ctx, (pass) => rec.encode(pass));
+  if (!g) return;
+  const timer = "gpu timestamps: one run's end to the next's start (median of 3)";
+  const row = (what: string, ms: number) =>
+    rows.push([plan, "between calls", what, null, ms, "-", timer]);
+  row("two passes in one command buffer", g.onePassBoundaryMs);
+  row("two submits, the second queued while the first runs", g.twoSubmitsMs);
+  row("two submits, a map request between (Deno: waits for the queue)", g.mapBetweenMs);
 }
 
 /** Appends a plan profile's rows: whole plan, per phase, then the kernels of each phase. */

@@ -157,6 +157,14 @@ Deno.test({
       "readback copy",
     ]);
     for (const x of copies) assert.ok(Number(x[4]) >= 0, String(x));
+    // What separates two runs of the plan (session 41): a pass boundary, a submit, a map request.
+    const gaps = prof.rows.filter((x) => x[1] === "between calls");
+    assert.deepEqual(gaps.map((x) => String(x[2]).replace(/,.*$/, "")), [
+      "two passes in one command buffer",
+      "two submits",
+      "two submits",
+    ]);
+    for (const x of gaps) assert.ok(Number.isFinite(Number(x[4])), String(x));
     await assert.rejects(
       quickNn(["only=infer", "batches=0"]),
       /batches= takes batch sizes like 8,256, got "0"/,
