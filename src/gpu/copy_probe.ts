@@ -22,7 +22,8 @@ export interface QueueCopyTimes {
   readbackMs: number;
 }
 
-const SPIN = `struct P { n: u32, _a: u32, _b: u32, _c: u32 }
+/** A one-thread pass of `p.n` dependent multiply-adds (entry `spin`): a pass of predictable length. */
+export const SPIN_WGSL = `struct P { n: u32, _a: u32, _b: u32, _c: u32 }
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
 @group(0) @binding(1) var<uniform> p: P;
 
@@ -55,7 +56,7 @@ export async function queueCopyTimes(
 ): Promise<QueueCopyTimes | null> {
   if (!ctx.timestamps) return null;
   const size = Math.max(bytes.upload, bytes.readback, 4);
-  const pipeline = await computePipeline(ctx, SPIN, "spin", {}, "copy-probe.spin");
+  const pipeline = await computePipeline(ctx, SPIN_WGSL, "spin", {}, "copy-probe.spin");
   const out = storageBuffer(ctx, 16, "copy-probe.out");
   const dst = ctx.device.createBuffer({ size, usage: STORAGE | COPY_DST | COPY_SRC });
   const staging = ctx.device.createBuffer({ size, usage: MAP_READ | COPY_DST });

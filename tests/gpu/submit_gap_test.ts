@@ -5,22 +5,11 @@ import assert from "node:assert/strict";
 import { getGpu, type GpuContext } from "../../src/gpu/device.ts";
 import { storageBuffer, uniformBuffer } from "../../src/gpu/buffers.ts";
 import { computePipeline } from "../../src/gpu/pipeline.ts";
+import { SPIN_WGSL } from "../../src/gpu/copy_probe.ts";
 import { submitGaps } from "../../src/gpu/submit_gap.ts";
 import { timeComputePass } from "../../src/gpu/timing.ts";
 
 const ctx = await getGpu();
-
-const SPIN = `struct P { n: u32, _a: u32, _b: u32, _c: u32 }
-@group(0) @binding(0) var<storage, read_write> out: array<f32>;
-@group(0) @binding(1) var<uniform> p: P;
-
-@compute @workgroup_size(1)
-fn spin() {
-  var x = 1.0;
-  for (var i = 0u; i < p.n; i++) { x = fma(x, 0.9999999, 1e-7); }
-  if (x == 42.0) { out[0] = x; }
-}
-`;
 
 Deno.test({
   name: "submitGaps: three gaps in GPU ms, each far shorter than the pass they separate",
@@ -28,7 +17,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    const pipeline = await computePipeline(ctx!, SPIN, "spin", {}, "submit-gap.test");
+    const pipeline = await computePipeline(ctx!, SPIN_WGSL, "spin", {}, "submit-gap.test");
     const out = storageBuffer(ctx!, 16, "submit-gap.out");
     const params = uniformBuffer(ctx!, new Uint32Array([1 << 22, 0, 0, 0]).buffer, "p");
     const bind = ctx!.device.createBindGroup({
