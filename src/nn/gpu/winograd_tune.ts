@@ -783,7 +783,7 @@ export const CHAIN_RUNS = {
  * per conv a bridged tower costs (three - one) / 2 and an unbridged one (alone + with residual) /
  * 2. Session 41 (H200): timing two convs joined by a bridge without residual or y made bridges win
  * the tuner by 0.03 ms a conv, while the plan spent 0.74 ms in each bridge with y against 0.55 ms
- * without, and ran 3 % slower than unbridged (session 31: 86.0 against 84.3 ms). Once per adapter,
+ * without, and ran 2 % slower than unbridged (session 31: 86.0 against 84.3 ms). Once per adapter,
  * storage, tile and shape (disk-cached as the tuners are).
  */
 export function timeBridgedChain(
