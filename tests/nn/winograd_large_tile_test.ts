@@ -104,9 +104,33 @@ Deno.test("the large tiles are tuned over F(4x4)'s fastest candidates on the sam
   assert.equal(largeCandidates(fast)![2].stagedOut, 256);
   assert.equal(largeCandidates(fast)![3].stagedIn, 256);
   assert.equal(largeCandidates(fast)![4].stagedOut, 256);
-  // A staged twin as the fastest adds no twin of its own.
-  const staged = { ...four, timings: [{ name: "128x128k8t256ruvp-c", ms: 0.4, gemmMs: null }] };
-  assert.deepEqual(largeCandidates(staged)!.map((c) => c.name), ["128x128k8t256ruvp-c"]);
+  // A staged twin as the fastest adds its plain base and the base's other twins (session 41: F(4x4)'s
+  // four fastest were all column-staged, and F(7x7) never timed the plain tiling).
+  const staged = { ...four, timings: [{ name: "128x128k8t256ruvp-ic", ms: 0.4, gemmMs: null }] };
+  assert.deepEqual(largeCandidates(staged)!.map((c) => c.name), [
+    "128x128k8t256ruvp-ic",
+    "128x128k8t256ruvp",
+    "128x128k8t256ruvp-o",
+    "128x128k8t256ruvp-c",
+    "128x128k8t256ruvp-i",
+  ]);
+  // An f16 V/M candidate (`-h`, which F(7x7) leaves out) first: the twins are the next one's.
+  const half = {
+    ...four,
+    storage: "f16",
+    timings: [
+      { name: "128x128k8t256ru-h", ms: 0.3, gemmMs: null },
+      { name: "128x128k8t256ruvp-i", ms: 0.4, gemmMs: null },
+    ],
+  };
+  assert.deepEqual(largeCandidates(half)!.map((c) => c.name), [
+    "128x128k8t256ru-h",
+    "128x128k8t256ruvp-i",
+    "128x128k8t256ruvp",
+    "128x128k8t256ruvp-o",
+    "128x128k8t256ruvp-c",
+    "128x128k8t256ruvp-ic",
+  ]);
 });
 
 Deno.test(

@@ -1023,7 +1023,7 @@ export const LARGE_CANDIDATES = 4;
  * The candidates a large tile (F(6x6), F(7x7)) is tuned over once F(4x4) was tuned on the same
  * shape (`four`; null: F(4x4) itself, the default list): F(4x4)'s LARGE_CANDIDATES fastest (the
  * built-in GEMM is always timed), and the fastest one's plane-staged and column-staged twins
- * where it has them. The tiles run the same batched GEMM on similar shapes (on 26 x 26, 64 or 81
+ * where it has them (where it is a twin itself: its plain base and the base's twins). The tiles run the same batched GEMM on similar shapes (on 26 x 26, 64 or 81
  * slices of 25 or 16 tiles a board against 36 of 49), and the full list would multiply the tuning
  * time of a plan.
  */
@@ -1041,9 +1041,16 @@ export function largeCandidates(
   // The fastest one's plane-staged output twin (session 29): a large tile's output transform stores
   // m floats apart a thread, so it may win there where it did not at F(4x4). And its column-staged
   // twins (session 32): a large tile's thread loads (m + 2)^2 values of M in the plain transform.
-  const top = best.find((c) => !c.fused && !c.planeOut && !c.stagedOut && !c.stagedIn);
-  const twins = top
-    ? ["o", ...STAGED_KINDS].map((x) => stagedTwin(top.name, `-${x}`, f16Plan))
+  // Where the fastest is itself a twin, its plain base and the base's other twins: in session 41
+  // F(4x4)'s four fastest were all column-staged, so F(7x7) never timed the plain tiling that had
+  // won it in session 31 (2.041 ms in f16, against 2.088 for the `-ic` twin it took). f16 V/M
+  // candidates (`-h`) are passed over: F(7x7) leaves them out (tuneLarge).
+  const first = best.find((c) => !c.fused && !c.half);
+  const base = first && (first.planeOut || first.stagedOut || first.stagedIn)
+    ? stagedTwin(first.name.replace(/-(o|c|i|ic)(\d+)?$/, ""), "", f16Plan)
+    : first;
+  const twins = base
+    ? [base, ...["o", ...STAGED_KINDS].map((x) => stagedTwin(base.name, `-${x}`, f16Plan))]
     : [];
   for (const c of [...twins.filter((t) => t !== null), ...extra]) {
     if (!out.some((b) => b.name === c.name)) out.push(c);
