@@ -10,7 +10,7 @@ import { KibitzError } from "../errors.ts";
 import { describeAdapter, getGpu, type GpuContext } from "../gpu/device.ts";
 import { timeComputePass } from "../gpu/timing.ts";
 import { queueCopyTimes } from "../gpu/copy_probe.ts";
-import { submitGaps } from "../gpu/submit_gap.ts";
+import { type SubmitGaps, submitGaps } from "../gpu/submit_gap.ts";
 import { forwardMacs, HIVE_MOVES, type NetConfig, netPreset } from "./config.ts";
 import { maskWords } from "./mask_bits.ts";
 import { conv2d, conv2dBackwardInput, conv2dBackwardWeight } from "./cpu/conv.ts";
@@ -1275,7 +1275,17 @@ async function inferenceRows(
               });
               // What separates one call's work from the next on the GPU's timeline (session 41).
               const rec = await net.planFor(batch, false);
-              await gapRows(ctx, profRows, `inference, batch ${batch}${f16 ? ", f16" : ""}`, rec);
+              const g = await gapRows(
+                ctx,
+                profRows,
+                `inference, batch ${batch}${f16 ? ", f16" : ""}`,
+                rec,
+              );
+              if (g) {
+                summary.set(`${preset}:${im}:${batch}:gapOne`, g.onePassBoundaryMs);
+                summary.set(`${preset}:${im}:${batch}:gapTwo`, g.twoSubmitsMs);
+                summary.set(`${preset}:${im}:${batch}:gapMap`, g.mapBetweenMs);
+              }
             }
             await flush();
             // Eight calls in flight, one row each way.
@@ -1543,15 +1553,16 @@ async function gapRows(
   rows: Row[],
   plan: string,
   rec: GpuRecorder,
-): Promise<void> {
+): Promise<SubmitGaps | null> {
   const g = await submitGaps(ctx, (pass) => rec.encode(pass));
-  if (!g) return;
+  if (!g) return null;
   const timer = "gpu timestamps: one run's end to the next's start (median of 3)";
   const row = (what: string, ms: number) =>
     rows.push([plan, "between calls", what, null, ms, "-", timer]);
   row("two passes in one command buffer", g.onePassBoundaryMs);
   row("two submits, the second queued while the first runs", g.twoSubmitsMs);
   row("two submits, a map request between (Deno: waits for the queue)", g.mapBetweenMs);
+  return g;
 }
 
 /** Appends a plan profile's rows: whole plan, per phase, then the kernels of each phase. */
@@ -1689,6 +1700,17 @@ function summaryTable(
         ),
         "-",
       ],
+      ...(["gpu-fused", "gpu-fused-f16"] as const).map((im) => [
+        `inference${
+          im === "gpu-fused" ? "" : " f16 storage"
+        }, batch 256, GPU ms from one run of the plan to the next: one command buffer / two submits / a map request between`,
+        get(`${model}:${im}:256:gapOne`) === null ? null : [
+          get(`${model}:${im}:256:gapOne`),
+          get(`${model}:${im}:256:gapTwo`),
+          get(`${model}:${im}:256:gapMap`),
+        ].map((x) => x === null ? "-" : x.toFixed(3)).join(" / "),
+        "-",
+      ]),
       [
         "inference, batch 256, positions/s, Winograd with the built-in (untuned) GEMM",
         get(`${model}:gpu-fused-legacy:256`),

@@ -165,6 +165,12 @@ Deno.test({
       "two submits",
     ]);
     for (const x of gaps) assert.ok(Number.isFinite(Number(x[4])), String(x));
+    // The summary's rows of them, per storage (its figures are the issue model's: empty here).
+    const summary = r.tables.find((t) => /^Issue 15 summary/.test(t.title))!;
+    const gapRows = summary.rows.filter((x) =>
+      /GPU ms from one run of the plan/.test(String(x[0]))
+    );
+    assert.equal(gapRows.length, 2);
     await assert.rejects(
       quickNn(["only=infer", "batches=0"]),
       /batches= takes batch sizes like 8,256, got "0"/,
