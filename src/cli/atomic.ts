@@ -55,13 +55,18 @@ export function tempPathFor(path: string): string {
   return `${path}.${Deno.pid}.${Date.now()}.${Math.random().toString(36).slice(2, 8)}.tmp`;
 }
 
-/** Writes a file atomically (temp file in the same folder, then rename) so a crash never leaves half a file. */
-export async function writeFileAtomic(path: string, data: Uint8Array | string): Promise<void> {
+/**
+ * Runs `write` on a temp file beside `path`, then renames it over `path`: a crash never leaves half
+ * a file. The temp file is registered (removed when Ctrl-C quits) and removed if `write` fails.
+ */
+async function replaceAtomically(
+  path: string,
+  write: (tmp: string) => Promise<void>,
+): Promise<void> {
   const tmp = tempPathFor(path);
   registerTemp(tmp);
   try {
-    if (typeof data === "string") await Deno.writeTextFile(tmp, data);
-    else await Deno.writeFile(tmp, data);
+    await write(tmp);
     await Deno.rename(tmp, path);
   } catch (e) {
     await Deno.remove(tmp).catch(() => {});
@@ -71,20 +76,26 @@ export async function writeFileAtomic(path: string, data: Uint8Array | string): 
   }
 }
 
+/** Writes a file atomically (temp file in the same folder, then rename) so a crash never leaves half a file. */
+export function writeFileAtomic(path: string, data: Uint8Array | string): Promise<void> {
+  return replaceAtomically(
+    path,
+    (tmp) => typeof data === "string" ? Deno.writeTextFile(tmp, data) : Deno.writeFile(tmp, data),
+  );
+}
+
 /**
  * Writes chunks (each valid until the next is asked for) to a temp file beside `path`, then renames
  * it: a crash never leaves half a file. With `overlap`, a chunk is written while the next one is
  * made, so each must stay valid until the one after it has been asked for. Its temp file is
  * registered as writeFileAtomic's is: removed when Ctrl-C quits the process.
  */
-export async function streamFileAtomic(
+export function streamFileAtomic(
   path: string,
   chunks: Iterable<Uint8Array>,
   overlap = false,
 ): Promise<void> {
-  const tmp = tempPathFor(path);
-  registerTemp(tmp);
-  try {
+  return replaceAtomically(path, async (tmp) => {
     const f = await Deno.open(tmp, { write: true, create: true, truncate: true });
     const writeAll = async (c: Uint8Array) => {
       for (let off = 0; off < c.length;) off += await f.write(c.subarray(off));
@@ -104,13 +115,7 @@ export async function streamFileAtomic(
       await pending?.catch(() => {});
       f.close();
     }
-    await Deno.rename(tmp, path);
-  } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
-    throw e;
-  } finally {
-    unregisterTemp(tmp);
-  }
+  });
 }
 
 /**
