@@ -14,6 +14,14 @@
 export const CHECK_DECAY_POWER = 4;
 
 /**
+ * The first grid point (start + k * every) after iteration `t`: where a solve's chunk in progress
+ * ends, so a resumed solve checks where the uninterrupted one does.
+ */
+export function nextGridPoint(t: number, start: number, every: number): number {
+  return start + (Math.floor((t - start) / every) + 1) * every;
+}
+
+/**
  * The iteration of the next exploitability check after a check at iteration `t` measured `pct`
  * (% of the pot) against `target` (%): the largest grid point start + k * every not above
  * t * (pct / target)^(1 / CHECK_DECAY_POWER), the earliest iteration at which the decay bound lets

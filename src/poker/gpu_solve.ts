@@ -19,6 +19,7 @@ import { formatBytes } from "./memory.ts";
 import { hardwareGpuAbsent } from "../gpu/hardware_nodes.ts";
 import { regretFormat, strategyFormat } from "../quant/format.ts";
 import { regretsNonNegative } from "../cfr/schedule.ts";
+import { nextGridPoint } from "../cfr/check_schedule.ts";
 import {
   type BackendChoice,
   expandSpot,
@@ -217,8 +218,9 @@ async function gpuAttempt(
     };
     while (!done && gpu.iteration < s.maxIterations) {
       // Chunks end on the grid of checks, which counts from the solve's first iteration.
-      const toGrid = every - (((gpu.iteration - gridFrom) % every) + every) % every;
-      gpu.run(Math.min(toGrid, s.maxIterations - gpu.iteration));
+      gpu.run(
+        Math.min(nextGridPoint(gpu.iteration, gridFrom, every), s.maxIterations) - gpu.iteration,
+      );
       const p = gpu.exploitability();
       // Awaited in turn by settle; a failure of one queued behind a failing check is not unhandled.
       p.catch(() => {});

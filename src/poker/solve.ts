@@ -5,7 +5,7 @@ import {
   TreeEvaluator,
 } from "../cfr/evaluate.ts";
 import { CfrSolver } from "../cfr/solver.ts";
-import { nextCheck } from "../cfr/check_schedule.ts";
+import { nextCheck, nextGridPoint } from "../cfr/check_schedule.ts";
 import { sharedMemoryAvailable } from "../cfr/threads.ts";
 import { prestartWorkers, releaseSpareWorkers } from "../cfr/parallel.ts";
 import { WALK_WORKER_MODULE } from "./wasm/walk.ts";
@@ -55,8 +55,7 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
   let stoppedBy: SolveOutcome["stoppedBy"] = "max_iterations";
   // The grid counts from the solve's first iteration, before any resume.
   const gridFrom = opts.carry?.gridFrom ?? firstIteration;
-  const onGrid = (t: number) => gridFrom + (Math.floor((t - gridFrom) / every) + 1) * every;
-  let check = Math.min(s.maxIterations, onGrid(firstIteration));
+  let check = Math.min(s.maxIterations, nextGridPoint(firstIteration, gridFrom, every));
   let checkMs = 0;
   try {
     const turns = new EventLoopTurns();
@@ -94,14 +93,16 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
           stoppedBy = "target";
           break;
         }
-        check = opts.checkEvery ? Math.min(s.maxIterations, onGrid(solver.iteration)) : nextCheck(
-          solver.iteration,
-          ex.percent,
-          s.targetExploitabilityPct,
-          gridFrom,
-          every,
-          s.maxIterations,
-        );
+        check = opts.checkEvery
+          ? Math.min(s.maxIterations, nextGridPoint(solver.iteration, gridFrom, every))
+          : nextCheck(
+            solver.iteration,
+            ex.percent,
+            s.targetExploitabilityPct,
+            gridFrom,
+            every,
+            s.maxIterations,
+          );
       }
       // Periodic checkpoints after any chunk: checks may be far apart (check_schedule.ts).
       if (solver.iteration < s.maxIterations && opts.checkpoint?.due()) {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { CHECK_DECAY_POWER, nextCheck } from "../../src/cfr/check_schedule.ts";
+import { CHECK_DECAY_POWER, nextCheck, nextGridPoint } from "../../src/cfr/check_schedule.ts";
 
 // The predicted check schedule: grid points only, skipping those the decay bound rules out.
 
@@ -71,4 +71,14 @@ Deno.test("check schedule: the largest grid point within the decay bound, at lea
     assert.ok(n >= last && n % 10 === 0 && n > 40);
     last = n;
   }
+});
+
+Deno.test("nextGridPoint: the first grid point after t, on the grid or between two, before its start", () => {
+  assert.equal(nextGridPoint(0, 0, 10), 10);
+  assert.equal(nextGridPoint(10, 0, 10), 20);
+  assert.equal(nextGridPoint(13, 0, 10), 20);
+  // A warm start's full tree: the grid counts from W = 64.
+  assert.equal(nextGridPoint(64, 64, 10), 74);
+  assert.equal(nextGridPoint(71, 64, 10), 74);
+  assert.equal(nextGridPoint(61, 64, 10), 64);
 });
