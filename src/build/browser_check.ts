@@ -32,6 +32,11 @@ export interface BrowserCheckResult {
   nn: Record<string, { probs: number; value: number; loss: number }> | null;
   /** The Winograd bridge's cases that differ from the separate transforms (winogradBridgeParity). */
   winogradBridge: string[] | null;
+  /**
+   * The column-staged bridge's cases further from the separate transforms than rounding allows
+   * (winogradBridgeParity with stagedBridgeTolerance).
+   */
+  winogradBridgeStaged: string[] | null;
   /** The thin 1x1 conv's cases that differ from the direct fused conv (thinConvParity). */
   thinConv: string[] | null;
   /**
@@ -170,6 +175,12 @@ try {
   await stage("Winograd bridge parity");
   out.winogradBridge = ctx
     ? await k.winogradBridgeParity(ctx, null, k.WINOGRAD_BRIDGE_CASES_QUICK)
+    : null;
+  await stage("column-staged Winograd bridge parity");
+  out.winogradBridgeStaged = ctx
+    ? await k.winogradBridgeParity(ctx, null, k.WINOGRAD_BRIDGE_CASES_QUICK, {
+      tolerance: k.stagedBridgeTolerance(null),
+    })
     : null;
   await stage("thin 1x1 conv parity");
   out.thinConv = ctx ? await k.thinConvParity(ctx) : null;

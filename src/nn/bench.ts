@@ -42,7 +42,7 @@ import {
   type PolicyValueNet,
   resolvePrecision,
 } from "./net.ts";
-import { initWeights } from "./params.ts";
+import { initWeights, type NetWeights } from "./params.ts";
 import { cpuTensor, rng } from "./tensor.ts";
 import { syntheticBatch, Trainer } from "./train.ts";
 import { runTrainSteps } from "./train_steps.ts";
@@ -1057,6 +1057,53 @@ type InferMode =
   | "gpu-fused-f16"
   | "gpu-fused-f16-direct";
 
+/** How a plan's tower chains are joined, from its ops' labels (bridge names end ".c" staged). */
+export function planBridges(labels: string[]): "unbridged" | "plain" | "staged" {
+  const bridges = labels.filter((l) => l.startsWith("wino.bridge."));
+  if (!bridges.length) return "unbridged";
+  return bridges.some((l) => l.endsWith(".c")) ? "staged" : "plain";
+}
+
+/**
+ * The bridges' A/B (session 42) on hardware: the plan's GPU time alone with the tower's chains
+ * joined each other way than the tuner chose (unbridged, one-thread-a-tile bridges, column-staged
+ * bridges), one row each through `row`.
+ */
+async function bridgeAb(
+  ctx: GpuContext,
+  net: GpuNet,
+  batch: number,
+  weights: NetWeights,
+  netOpts: Parameters<typeof GpuNet.create>[2],
+  row: (how: string, ms: number) => void,
+  log: (line: string) => void,
+): Promise<void> {
+  const had = planBridges((await net.planFor(batch, false)).ops.map((o) => o.label));
+  const ways = [
+    ["unbridged", "without bridges", { winogradBridge: false }],
+    ["plain", "one-thread-a-tile bridges", { bridgeStyle: "plain" as const }],
+    ["staged", "column-staged bridges", { bridgeStyle: "staged" as const }],
+  ] as const;
+  for (const [way, how, opts] of ways) {
+    if (way === had) continue;
+    try {
+      const other = await GpuNet.create(ctx, weights, { ...netOpts, ...opts });
+      try {
+        const p = await profilePlan(ctx, await other.planFor(batch, false), {
+          warmMs: 300,
+          reps: 4,
+          samples: 1,
+        });
+        row(`tower ${how} (the tuner's: ${had})`, p.backToBackMs);
+      } finally {
+        other.dispose();
+      }
+    } catch (e) {
+      log(`bridges A/B (${how}): failed: ${(e as Error).message}`);
+    }
+  }
+}
+
 /** The inference rows: positions/s per (model, graph, batch), each written as it completes. */
 async function inferenceRows(
   ctx: GpuContext | null,
@@ -1259,6 +1306,13 @@ async function inferenceRows(
               } catch (e) {
                 log(`mixed tiles A/B, ${graph}: failed: ${(e as Error).message}`);
               }
+              await flush();
+              await bridgeAb(ctx, net, batch, weights, netOpts, (how, ms) =>
+                rateRow(
+                  `${graph}, ${how} (A/B), GPU time alone (${ms.toFixed(2)} ms a call)`,
+                  batch * 1000 / ms,
+                  `${preset}:${im}:${batch}:gpuBridge:${how}`,
+                ), log);
               await flush();
             }
             // Where that time goes, by kernel (each dispatch in its own pass, one sample).

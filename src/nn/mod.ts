@@ -49,8 +49,10 @@ export {
   BRIDGE_CASES as WINOGRAD_BRIDGE_CASES,
   BRIDGE_CASES_QUICK as WINOGRAD_BRIDGE_CASES_QUICK,
   type BridgeCase as WinogradBridgeCase,
+  stagedBridgeTolerance,
   winogradBridgeParity,
 } from "./gpu/winograd_bridge_check.ts";
+export { type BridgeStyle, parseBridgeStyle } from "./gpu/winograd_bridge.ts";
 export {
   STAGED_CASES as WINOGRAD_STAGED_CASES,
   STAGED_CASES_QUICK as WINOGRAD_STAGED_CASES_QUICK,

@@ -15,7 +15,12 @@ import {
   runFusedInference,
   towerChain,
 } from "./graph_fused.ts";
-import { bridgeName, loadWinogradBridge } from "./gpu/winograd_bridge.ts";
+import {
+  bridgeName,
+  type BridgeStyle,
+  loadWinogradBridge,
+  parseBridgeStyle,
+} from "./gpu/winograd_bridge.ts";
 import {
   forcedWgrad,
   forcedWinoGemm,
@@ -23,7 +28,7 @@ import {
   parseWinograd6,
   parseWinograd7,
   pickDirectSplits,
-  pickLargeBatchUnbridged,
+  pickLargeBatchBridges,
   pickLargeBatchWinograd,
   pickSmallBatchWinograd,
   pickTrainHalfKernels,
@@ -707,7 +712,9 @@ export class GpuNet implements PolicyValueNet {
    * else tuned the same way),
    * `mapMode` when inference calls request their readback maps (see defaultMapMode),
    * `trainPrecision` the training steps' (see resolveTrainPrecision), `winogradBridge` whether
-   * chained Winograd convs are joined by bridges (default KIBITZ_NN_WINO_BRIDGE, else on), and
+   * chained Winograd convs are joined by bridges (default KIBITZ_NN_WINO_BRIDGE, else on),
+   * `bridgeStyle` which bridges (see BridgeStyle; default KIBITZ_NN_WINO_BRIDGE_STYLE, else
+   * "tuned"), and
    * `winograd6` whether layers the selection table runs as F(4x4) may run as F(6x6), in inference
    * and f32 training (see Winograd6Policy; default KIBITZ_NN_WINO6, else tuned), `winograd7` the
    * same for F(7x7) (see Winograd7Policy; default KIBITZ_NN_WINO7, else tuned), `winogradMixed`
@@ -732,6 +739,7 @@ export class GpuNet implements PolicyValueNet {
       mapMode?: MapMode;
       trainPrecision?: TrainPrecision;
       winogradBridge?: boolean;
+      bridgeStyle?: BridgeStyle;
       winograd6?: Winograd6Policy;
       winograd7?: Winograd7Policy;
       winogradMixed?: WinogradMixedPolicy;
@@ -763,6 +771,8 @@ export class GpuNet implements PolicyValueNet {
       resolveTrainPrecision(ctx, opts.trainPrecision, tiled),
     );
     net.winogradBridge = opts.winogradBridge ?? envFlag("KIBITZ_NN_WINO_BRIDGE", true);
+    const style = envString("KIBITZ_NN_WINO_BRIDGE_STYLE");
+    net.bridgeStyle = opts.bridgeStyle ?? (style ? parseBridgeStyle(style) : "tuned");
     const w6 = envString("KIBITZ_NN_WINO6");
     net.winograd6 = opts.winograd6 ?? (w6 ? parseWinograd6(w6) : "tuned");
     const w7 = envString("KIBITZ_NN_WINO7");
@@ -778,6 +788,13 @@ export class GpuNet implements PolicyValueNet {
    * activation never written). Read when a plan is recorded.
    */
   winogradBridge = true;
+
+  /**
+   * Which bridges join the chains (BridgeStyle): the tuner's choice per layer shape, or every
+   * chain bridged one thread a tile ("plain") or column-staged ("staged"). Read when a plan is
+   * recorded.
+   */
+  bridgeStyle: BridgeStyle = "tuned";
 
   /**
    * Whether layers the selection table runs as F(4x4) may run as F(6x6) (with winograd "auto"; in
@@ -1243,11 +1260,11 @@ export class GpuNet implements PolicyValueNet {
         if (wm === 4) {
           // Above the table's threshold F(6x6) or F(7x7) may beat F(4x4) (fewer products, larger
           // transforms).
-          const { tile, unbridged } = await this.largeTile(rec, shape);
+          const { tile, unbridged, staged } = await this.largeTile(rec, shape);
           if (tile) await this.takeTile(rec, shape, tile.m, tile.kernels);
-          if (unbridged) {
-            rec.unbridged.add(winoShapeKey(tile?.m ?? 4, size, ci, co, c.height, c.width));
-          }
+          const at = winoShapeKey(tile?.m ?? 4, size, ci, co, c.height, c.width);
+          if (unbridged && this.bridgeStyle === "tuned") rec.unbridged.add(at);
+          if (staged && this.bridgeStyle === "tuned") rec.stagedBridges.add(at);
           await this.takeMixed(rec, shape, tile);
           continue;
         }
@@ -1438,14 +1455,21 @@ export class GpuNet implements PolicyValueNet {
    * Whether a batch-`size` inference layer of `shape` that the selection table runs as F(4x4)
    * runs at a large tile (see winograd6, winograd7), with its tuned kernels (null: the built-in
    * GEMM; `tile` null: stay at F(4x4)), and whether the same comparison found it faster unbridged
-   * at its tile (bridges on, no tile forced).
+   * or with column-staged bridges at its tile (bridges on, no tile forced).
    */
   private async largeTile(
     rec: GpuRecorder,
     shape: { n: number; ci: number; co: number; h: number; w: number },
-  ): Promise<{ tile: { m: LargeTile; kernels: WinoKernels | null } | null; unbridged: boolean }> {
+  ): Promise<
+    {
+      tile: { m: LargeTile; kernels: WinoKernels | null } | null;
+      unbridged: boolean;
+      staged: boolean;
+    }
+  > {
     const large = this.mayTakeLarge(), forced = this.forcedLarge();
-    if (!large.length) return { tile: null, unbridged: false };
+    const plain = { unbridged: false, staged: false };
+    if (!large.length) return { tile: null, ...plain };
     if (forced) {
       const kernels = await pickWinoKernels(
         this.ctx,
@@ -1455,7 +1479,7 @@ export class GpuNet implements PolicyValueNet {
         shape,
         this.winogradGemm,
       );
-      return { tile: { m: forced, kernels }, unbridged: false };
+      return { tile: { m: forced, kernels }, ...plain };
     }
     const tile = await pickLargeBatchWinograd(
       this.ctx,
@@ -1466,17 +1490,19 @@ export class GpuNet implements PolicyValueNet {
       this.winogradBridge,
       large,
     );
-    // The same comparison (cached) says whether the layer runs faster unbridged at its tile.
-    const unbridged = this.winogradBridge &&
-      await pickLargeBatchUnbridged(
+    // The same comparison (cached) says whether the layer runs faster unbridged at its tile, or
+    // with column-staged bridges.
+    const joins = this.winogradBridge
+      ? await pickLargeBatchBridges(
         this.ctx,
         this.kernels,
         rec.half,
         shape,
         this.winogradGemm,
         large,
-      );
-    return { tile, unbridged };
+      )
+      : plain;
+    return { tile, ...joins };
   }
 
   /**
@@ -1593,23 +1619,33 @@ export class GpuNet implements PolicyValueNet {
     return { filters, rec };
   }
 
-  /** Compiles the bridges a batch-`size` inference plan's tower chain can use (GpuRecorder.bridges). */
+  /**
+   * Compiles the bridges a batch-`size` inference plan's tower chain can use (GpuRecorder.bridges;
+   * column-staged for shapes in rec.stagedBridges).
+   */
   private async loadBridges(rec: GpuRecorder, size: number): Promise<void> {
     const c = this.config, m = winogradSettingTile(this.winograd);
     if (!m) return;
     // A layer's tile: the setting's, or a large tile where the plan overrides it (filtersLarge
     // exist then; the folds, and with them the transforms convFused is handed, are made after
     // this).
-    const plan = (conv: string) => {
+    const key = (conv: string) => {
       const [co, ci, k] = this.net.params.get(conv)!.shape;
       const t = k === 3 ? rec.winoTileOf(size, ci, co, c.height, c.width) : 0;
       if (!t || (t !== m && !((t === 6 || t === 7) && this.foldLargeRecs.has(t)))) return null;
-      if (rec.unbridged.has(winoShapeKey(t, size, ci, co, c.height, c.width))) return null;
-      return rec.winoPlanOf(size, ci, co, c.height, c.width, (t + 2) * (t + 2));
+      return { t, ci, co, key: winoShapeKey(t, size, ci, co, c.height, c.width) };
+    };
+    const plan = (conv: string) => {
+      const at = key(conv);
+      if (!at || rec.unbridged.has(at.key)) return null;
+      return rec.winoPlanOf(size, at.ci, at.co, c.height, c.width, (at.t + 2) * (at.t + 2));
     };
     for (const l of towerChain(c)) {
       if (!l.next) continue;
-      const spec = rec.bridgeSpec(plan(l.conv), plan(l.next), c.height, c.width, l.keepY);
+      const from = key(l.conv);
+      if (from && this.bridgeStyle === "staged") rec.stagedBridges.add(from.key);
+      const staged = from !== null && rec.stagedBridges.has(from.key);
+      const spec = rec.bridgeSpec(plan(l.conv), plan(l.next), c.height, c.width, l.keepY, staged);
       if (spec) rec.bridges.set(bridgeName(spec), await loadWinogradBridge(this.ctx, spec));
     }
   }

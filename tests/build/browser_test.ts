@@ -54,6 +54,8 @@ Deno.test({
       }
       // The Winograd bridge equals the separate transforms bit for bit there too.
       assert.deepEqual(r.winogradBridge, [], `Winograd bridge on ${r.adapter}`);
+      // The column-staged bridge within rounding of them (bit for bit where no compiler contracts).
+      assert.deepEqual(r.winogradBridgeStaged, [], `column-staged bridge on ${r.adapter}`);
       // The thin 1x1 conv equals the tiled one bit for bit there too.
       assert.deepEqual(r.thinConv, [], `thin 1x1 conv on ${r.adapter}`);
       // The column-staged Winograd transforms equal the one-thread-a-tile ones there too.

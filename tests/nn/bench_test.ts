@@ -2,7 +2,7 @@
 // flight, the latency section once per requested storage, and the tuning cache left alone.
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
-import { modelBytes, suite } from "../../src/nn/bench.ts";
+import { modelBytes, planBridges, suite } from "../../src/nn/bench.ts";
 import { unfusedWinogradBytes, winogradTraffic } from "../../src/nn/gpu/winograd_fused.ts";
 import { MIXED_SHAPE } from "../../src/nn/gpu/winograd_mixed_tune.ts";
 import { tuneResult } from "./helpers.ts";
@@ -203,4 +203,13 @@ Deno.test("the tuner table's traffic model: each row at its own tile, mixed tile
   );
   assert.equal(modelBytes(row("K3h:256x24x26x26->256"), "splits=1"), null);
   assert.equal(modelBytes(row("wgrad F4:256x256x26x26->256"), "vpu"), null);
+});
+
+Deno.test("planBridges: how a plan's tower is joined, from its labels", () => {
+  assert.equal(planBridges(["winogradInput4", "wino.x.gemm", "winogradOutput4"]), "unbridged");
+  assert.equal(planBridges(["wino.bridge.F4.26x26.f32.f32-f32", "x"]), "plain");
+  assert.equal(
+    planBridges(["wino.bridge.F7.26x26.f16.f32-f32", "wino.bridge.F7.26x26.f16.f32-f32.y.c"]),
+    "staged",
+  );
 });

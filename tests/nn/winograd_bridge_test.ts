@@ -9,13 +9,20 @@ import { getGpu } from "../../src/gpu/device.ts";
 import { GpuRecorder, winoShapeKey } from "../../src/nn/gpu/backend.ts";
 import { deviceHasF16, loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
-import { winogradBridgeParity } from "../../src/nn/gpu/winograd_bridge_check.ts";
+import {
+  BRIDGE_CASES,
+  stagedBridgeTolerance,
+  winogradBridgeParity,
+} from "../../src/nn/gpu/winograd_bridge_check.ts";
 import { TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
 import {
   bridgeFits,
   bridgeName,
+  bridgeStagedFits,
+  bridgeStagedThreads,
   bridgeThreads,
   loadWinogradBridge,
+  parseBridgeStyle,
   winogradBridgeSource,
 } from "../../src/nn/gpu/winograd_bridge.ts";
 import { testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
@@ -169,6 +176,45 @@ Deno.test("bridged Winograd chains give the same bits as separate transforms", o
 });
 
 Deno.test(
+  "column-staged bridges in a network: the plan takes them, outputs within rounding of separate transforms",
+  opts,
+  async () => {
+    const staged = [cases[1], cases[3], cases[5], cases[7]];
+    for (const cfg of configs.slice(0, 2)) {
+      const w = initWeights(cfg, 17);
+      const batch = syntheticBatch(cfg, 3, 6);
+      for (const c of staged) {
+        const what = `${c.name}, ${cfg.height} x ${cfg.width}`;
+        const make = (winogradBridge: boolean) =>
+          GpuNet.create(ctx!, w, {
+            tiled: true,
+            tiles: TEST_TILES,
+            fused: true,
+            winograd: c.winograd,
+            winogradGemm: c.gemm,
+            f16Emulate: c.f16 === true,
+            winogradBridge,
+            bridgeStyle: "staged",
+          });
+        const [on, off] = await Promise.all([make(true), make(false)]);
+        assert.equal(on.bridgeStyle, "staged");
+        const a = await on.infer(batch), b = await off.infer(batch);
+        const tol = c.f16 ? 2e-3 : 1e-5;
+        assert.ok(maxDiff(a.probs, b.probs) <= tol, `${what}: probs ${maxDiff(a.probs, b.probs)}`);
+        assert.ok(maxDiff(a.value, b.value) <= tol, `${what}: value ${maxDiff(a.value, b.value)}`);
+        const labels = (await on.planFor(3, false)).ops.map((o) => o.label);
+        const bridges = labels.filter((l) => l.startsWith("wino.bridge."));
+        assert.equal(bridges.length, 2 * cfg.blocks, `${what}: bridges`);
+        assert.ok(bridges.every((l) => l.endsWith(".c")), `${what}: ${bridges.join(" ")}`);
+        on.dispose();
+        off.dispose();
+      }
+    }
+    assert.throws(() => parseBridgeStyle("fast"), /KIBITZ_NN_WINO_BRIDGE_STYLE must be/);
+  },
+);
+
+Deno.test(
   "bridge kernels equal the output then input transforms bit for bit (f32 and f16-emulated activations)",
   opts,
   async () => {
@@ -177,6 +223,45 @@ Deno.test(
     assert.deepEqual(await winogradBridgeParity(ctx!, half), []);
   },
 );
+
+Deno.test(
+  "column-staged bridge kernels equal the output then input transforms within rounding",
+  opts,
+  async () => {
+    const tolerance = stagedBridgeTolerance(null);
+    assert.deepEqual(await winogradBridgeParity(ctx!, null, BRIDGE_CASES, { tolerance }), []);
+    const half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
+    const staged = { tolerance: stagedBridgeTolerance(half) };
+    assert.deepEqual(await winogradBridgeParity(ctx!, half, BRIDGE_CASES, staged), []);
+  },
+);
+
+Deno.test("column-staged bridges: workgroup memory, threads, name", () => {
+  // 26 x 26 at F(4x4): a 30 x 30 plane and 49 tiles of 36 floats (2,664 floats, 10.7 kB).
+  assert.ok(bridgeStagedFits(4, 26, 26) && bridgeStagedFits(6, 26, 26));
+  assert.ok(bridgeStagedFits(7, 26, 26) && bridgeStagedFits(2, 26, 26));
+  assert.ok(!bridgeStagedFits(4, 40, 40) && bridgeFits(4, 40, 40));
+  // (m + 2) x tiles jobs a stage: 294 at F(4x4) (two passes of 160), 144 at F(7x7) (one of 160).
+  assert.equal(bridgeStagedThreads(4, 26, 26), 160);
+  assert.equal(bridgeStagedThreads(7, 26, 26), 160);
+  assert.equal(bridgeStagedThreads(6, 26, 26), 224);
+  const spec = {
+    m: 7 as const,
+    act: "f32" as const,
+    mIn: "f32" as const,
+    vOut: "f32" as const,
+    h: 26,
+    w: 26,
+    keepY: true,
+  };
+  const src = winogradBridgeSource({ ...spec, staged: true });
+  assert.ok(src.includes("@workgroup_size(160)") && src.includes("column-staged"));
+  assert.equal(bridgeName({ ...spec, staged: true }), `${bridgeName(spec)}.c`);
+  assert.throws(
+    () => winogradBridgeSource({ ...spec, m: 4, h: 40, w: 40, staged: true }),
+    /does not fit workgroup memory staged/,
+  );
+});
 
 /** A recorder with the F(4x4) bridge of an 8-channel 6 x 6 conv chain, and its operands. */
 async function bridgedRecorder() {
@@ -216,6 +301,18 @@ Deno.test(
     assert.deepEqual(block.filter((l) => l.includes("bridge")), [
       `wino.bridge.${bridgeName({ ...kept, keepY: false })}`,
       `wino.bridge.${bridgeName(kept)}`,
+    ]);
+    // The staged run: the same block, its shape in stagedBridges, joined by `.c` bridges.
+    rec.stagedBridges.add(winoShapeKey(4, 1, 8, 8, 6, 6));
+    for (const keepY of [false, true]) {
+      const spec = rec.bridgeSpec(plan, plan, 6, 6, keepY, true)!;
+      assert.equal(spec.staged, true);
+      rec.bridges.set(bridgeName(spec), await loadWinogradBridge(ctx!, spec));
+    }
+    const staged = labels(CHAIN_RUNS.staged);
+    assert.deepEqual(staged.filter((l) => l.includes("bridge")), [
+      `wino.bridge.${bridgeName({ ...kept, keepY: false, staged: true })}`,
+      `wino.bridge.${bridgeName({ ...kept, staged: true })}`,
     ]);
   },
 );

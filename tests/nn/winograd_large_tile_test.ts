@@ -16,6 +16,7 @@ import {
   testCandidates,
 } from "../../src/nn/gpu/winograd_gemm.ts";
 import {
+  CHAIN_RUNS,
   compareLargeTiles,
   compareSmallBatch,
   compareTrainTiles,
@@ -26,6 +27,7 @@ import {
   pickLargeBatchWinograd,
   pickTrainTile,
   smallWinoEligible,
+  stagedBridgeWinner,
   timeBridgedChain,
   trainTilesOf,
   unbridgedWinner,
@@ -148,25 +150,34 @@ Deno.test(
     // With bridges and F(7x7) too: each tile's chained cost, and where all were timed they decide.
     const b = await compareLargeTiles(ctx!, kernels, null, shape, cands, true, [6, 7]);
     assert.ok(b);
+    // Each tile's chained rows: one-thread-a-tile bridges, then column-staged ones (12 x 12 fits).
     assert.deepEqual(b.timings.map((t) => t.name.replace(/^(F[467]) [^ ]+/, "$1")), [
       "F4",
       "F6",
       "F7",
       "F4 in a bridged chain",
+      "F4 in a staged-bridged chain",
       "F6 in a bridged chain",
+      "F6 in a staged-bridged chain",
       "F7 in a bridged chain",
+      "F7 in a staged-bridged chain",
     ]);
     assert.match(b.shape, / F\(4x4\) or F\(6x6\) or F\(7x7\)$/);
     const chained = b.timings.slice(3);
-    const all = chained.every((t) => t.ms !== null);
+    const all = chained.filter((_, i) => i % 2 === 0).every((t) => t.ms !== null);
     for (const [i, m] of ([4, 6, 7] as const).entries()) {
       const name = b.timings[i].name.slice(3);
       const chain = await timeBridgedChain(ctx!, kernels, null, shape, name, m);
       assert.match(chain.shape, new RegExp(`^F${m}:`));
-      // A tower's conv: bridged (three convs of a residual block less one, halved), unbridged
-      // (alone and with a residual, averaged: the row that competes where every tile has both).
-      const [one, res, three] = chain.timings.map((t) => t.ms!);
-      assert.equal(chained[i].ms, three > one ? (three - one) / 2 : null, `F${m}`);
+      // A tower's conv: bridged (three convs of a residual block less one, halved), the same with
+      // column-staged bridges, unbridged (alone and with a residual, averaged: the row that
+      // competes where every tile has both).
+      const [one, res, three, staged] = chain.timings.map((t) => t.ms!);
+      assert.equal(chain.timings[3].name, CHAIN_RUNS.staged);
+      assert.equal(chained[2 * i].ms, three > one ? (three - one) / 2 : null, `F${m}`);
+      if (three > one) {
+        assert.equal(chained[2 * i + 1].ms, staged > one ? (staged - one) / 2 : null, `F${m}`);
+      }
       if (all) assert.equal(b.timings[i].ms, (one + res) / 2, `F${m} unbridged`);
     }
     // Where every chained cost was timed, unbridged and chained rows decide together (an
@@ -174,7 +185,8 @@ Deno.test(
     const decide = all ? b.timings : b.timings.slice(0, 3);
     assert.equal(b.winner, decide.reduce((x, y) => (y.ms! < x.ms! ? y : x)).name);
     assert.match(b.timer, all ? /lone and chained figures decide/ : /best/);
-    assert.equal(unbridgedWinner(b), all && !/in a bridged chain$/.test(b.winner));
+    assert.equal(unbridgedWinner(b), all && !/bridged chain$/.test(b.winner));
+    assert.equal(stagedBridgeWinner(b), all && /in a staged-bridged chain$/.test(b.winner));
     // Software adapters do not tune: the network stays at F(4x4).
     if (ctx!.report.isFallback) {
       assert.equal(await pickLargeBatchWinograd(ctx!, kernels, null, shape), null);
@@ -187,7 +199,7 @@ Deno.test(
     const half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
     const h = await compareLargeTiles(ctx!, kernels, half, shape, cands, true);
     assert.equal(h?.storage, "f16-emulated");
-    assert.equal(h?.timings.length, 4);
+    assert.equal(h?.timings.length, 6);
     for (const t of h!.timings.slice(0, 2)) assert.ok(t.ms !== null && t.ms > 0, t.name);
   },
 );

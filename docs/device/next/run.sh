@@ -22,6 +22,9 @@
 # Session 35: stage 2 is 2a and 2b; STAGES="2a" or "2b" runs one of them.
 # Session 41: stage 1d re-runs the tests that failed on the H200 in session 41's call 1 (test data,
 # and the staged transforms compared bit for bit where hardware compilers round differently).
+# Session 42: stage 1d also runs the column-staged bridge's parity (kernel and network); stage 2b's
+# tuner table has "in a staged-bridged chain" rows and the plan's GPU time with the tower joined
+# each other way (bridges A/B).
 # Stage caps: T_* override. LOCAL=1: a dry run on llvmpipe (NET=cells-tiny AZ=hive-cells-tiny
 # NN_MODEL=tiny for small sizes; f16 rows and f16_diag.ts need shader-f16, DIAG_EMULATE=1 runs the
 # latter emulated).
@@ -51,10 +54,10 @@ timeout ${T_STAGED:-90} deno test -A --no-check --cached-only tests/nn/winograd_
   tests/nn/winograd_gemm_test.ts tests/nn/train_f16_test.ts \
   --filter "/column-staged|winogradStagedParity|-(i|c|ic)(64)? \(F/" 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|ignored" | tail -24
-on 1d && el "1d. session 41's fixes: the sparse f16 test's data (seed 8 went up dense), the staged transforms' hardware tolerance (figures listed where over), the 1c tests cut by its timeout" &&
-timeout ${T_FIX:-80} deno test -A --no-check --cached-only tests/nn/sparse_planes_test.ts \
-  tests/nn/winograd_staged_test.ts tests/nn/winograd_gemm_test.ts \
-  --filter "/shader-f16|winogradStagedParity|column-staged transforms equal/" 2>&1 |
+on 1d && el "1d. session 41's fixes: the sparse f16 test's data (seed 8 went up dense), the staged transforms' hardware tolerance (figures listed where over), session 42's column-staged bridges, the 1c tests cut by its timeout" &&
+timeout ${T_FIX:-100} deno test -A --no-check --cached-only tests/nn/sparse_planes_test.ts \
+  tests/nn/winograd_staged_test.ts tests/nn/winograd_gemm_test.ts tests/nn/winograd_bridge_test.ts \
+  --filter "/shader-f16|winogradStagedParity|column-staged transforms equal|column-staged bridge/" 2>&1 |
   grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror|F\([0-9]\)|ignored" | tail -40
 on 1d && timeout ${T_OWNED:-40} deno test -A --no-check --cached-only tests/gpu/owned_test.ts \
   tests/nn/scratch_scope_test.ts 2>&1 | grep -E "^[a-zA-Z].* \.\.\. |ok \||FAILED|rror" | tail -16

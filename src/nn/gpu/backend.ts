@@ -38,6 +38,7 @@ import {
   bridgeGroups,
   bridgeName,
   type BridgeSpec,
+  bridgeStagedFits,
 } from "./winograd_bridge.ts";
 import { stagedGroups } from "./winograd_staged.ts";
 import type { MixedKernels } from "./winograd_mixed.ts";
@@ -312,8 +313,13 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
    * transform, and its consumer skips the input transform.
    */
   readonly bridges = new Map<string, GPUComputePipeline>();
-  /** Winograd conv shapes (winoShapeKey) the tuner runs unbridged (pickLargeBatchUnbridged). */
+  /** Winograd conv shapes (winoShapeKey) the tuner runs unbridged (pickLargeBatchBridges). */
   readonly unbridged = new Set<string>();
+  /**
+   * Winograd conv shapes (winoShapeKey) whose bridges run column-staged where the plane fits
+   * (bridgeSpec's `staged`; the tuner's tower timing, pickLargeBatchBridges).
+   */
+  readonly stagedBridges = new Set<string>();
   /** The consumer's V written by a bridge, by the producer's output tensor. */
   private readonly bridged = new Map<GpuTensor, { v: GpuTensor; ppad: number }>();
   /** Outputs a bridge did not write (their only reader takes the bridge's V instead). */
@@ -741,8 +747,8 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
 
   /**
    * The bridge that would join a fused conv producing [n, c, h, w] to the next one (c -> cNext),
-   * given both plans; null where either is not an unfused Winograd conv of the same tile, or the
-   * plane does not fit a workgroup.
+   * given both plans, column-staged with `staged` where that fits; null where either is not an
+   * unfused Winograd conv of the same tile, or the plane does not fit a workgroup.
    */
   bridgeSpec(
     from: WinoPlan | null,
@@ -750,11 +756,13 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     h: number,
     wd: number,
     keepY: boolean,
+    staged = false,
   ): BridgeSpec | null {
     if (!from || !to || from.m !== to.m || from.choice?.candidate.fused) return null;
     if (to.choice?.candidate.fused || !bridgeFits(from.m, h, wd)) return null;
     const splits = from.choice?.candidate.gemm?.splits;
     return {
+      ...(staged && bridgeStagedFits(from.m, h, wd) ? { staged: true } : {}),
       m: from.m,
       act: this.half?.storage ?? "f32",
       mIn: from.transformed,
@@ -1003,14 +1011,15 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     }
     const mm = this.convForward(v, u, null, true);
     this.keepOrRelease(x, v, m, ppad, half || scale !== null);
-    const y = this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, this.bridgeNext(key, next)) ??
-      this.winoOutput(
-        (b, groups) => this.record(`winogradOutput${H}${m}`, b, groups),
-        { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 8: pp, 9: fz },
-        [n, co, h, wd],
-        g.tiles,
-        half,
-      );
+    const y =
+      this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, this.bridgeNext(key, next), key) ??
+        this.winoOutput(
+          (b, groups) => this.record(`winogradOutput${H}${m}`, b, groups),
+          { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 8: pp, 9: fz },
+          [n, co, h, wd],
+          g.tiles,
+          half,
+        );
     this.release(mm);
     return y;
   }
@@ -1054,9 +1063,10 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
   }
 
   /**
-   * Ends a Winograd conv in a bridge to `next` where one is compiled for the pair (see bridges):
-   * records it, leaves the next conv's V in `bridged` under the returned y (unwritten unless
-   * next.keepY), and returns y; null where the output transform must run instead.
+   * Ends a Winograd conv (shape `key`) in a bridge to `next` where one is compiled for the pair
+   * (see bridges; column-staged where the shape is in stagedBridges): records it, leaves the next
+   * conv's V in `bridged` under the returned y (unwritten unless next.keepY), and returns y; null
+   * where the output transform must run instead.
    */
   private bridgeOut(
     mm: GpuTensor,
@@ -1066,11 +1076,12 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     res: GpuTensor,
     fz: GPUBuffer,
     next: ChainNext<GpuTensor> | null,
+    key: string,
   ): GpuTensor | null {
     if (!next?.u) return null;
     const [n, c, h, wd] = shape;
     const to = this.winoConv(n, c, next.u.shape[1], h, wd, next.u)?.plan ?? null;
-    const spec = this.bridgeSpec(from, to, h, wd, next.keepY);
+    const spec = this.bridgeSpec(from, to, h, wd, next.keepY, this.stagedBridges.has(key));
     const pipeline = spec && this.bridges.get(bridgeName(spec));
     if (!spec || !to || !pipeline) return null;
     const tb = to.transformed === "f32" ? null : to.transformed === "f16" ? 2 : 4;
@@ -1158,19 +1169,24 @@ export class GpuRecorder implements NnBackend<GpuTensor> {
     );
     this.keepOrRelease(x, v, from.m, ppad, half || tb !== null || scale !== null);
     const key = winoShapeKey(from.m, n, ci, co, h, wd);
-    const y =
-      (scale
-        ? null
-        : this.bridgeOut(mm, from, [n, co, h, wd], bias, res, fz, this.bridgeNext(key, next))) ??
-        this.winoOutputStaged(k, from.m, mm, bias, res, fz, pp, [n, co, h, wd], g.p, half, sc) ??
-        this.winoOutput(
-          (b, groups) =>
-            this.recordPipeline(k.output, `wino.${k.candidate.name}.output`, b, groups),
-          { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 8: pp, 9: fz, ...sc },
-          [n, co, h, wd],
-          g.tiles,
-          half,
-        );
+    const y = (scale ? null : this.bridgeOut(
+      mm,
+      from,
+      [n, co, h, wd],
+      bias,
+      res,
+      fz,
+      this.bridgeNext(key, next),
+      key,
+    )) ??
+      this.winoOutputStaged(k, from.m, mm, bias, res, fz, pp, [n, co, h, wd], g.p, half, sc) ??
+      this.winoOutput(
+        (b, groups) => this.recordPipeline(k.output, `wino.${k.candidate.name}.output`, b, groups),
+        { 4: mm.buffer, 5: bias.buffer, 6: res.buffer, 8: pp, 9: fz, ...sc },
+        [n, co, h, wd],
+        g.tiles,
+        half,
+      );
     this.release(mm);
     return y;
   }

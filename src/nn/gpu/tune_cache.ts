@@ -99,18 +99,21 @@ export function kernelFingerprint(tiles: KernelTiles = HARDWARE_TILES): Promise<
       // The bridges (the chained-conv timings): one text per tile covers their generator, and one
       // adding split-K partials.
       for (const [keepY, splits] of [[false, 1], [true, 1], [false, 2]] as const) {
-        add(() =>
-          winogradBridgeSource({
-            m,
-            act: "f32",
-            mIn: "f32",
-            vOut: "f32",
-            h: 26,
-            w: 26,
-            keepY,
-            ...(splits > 1 ? { splits } : {}),
-          })
-        );
+        for (const staged of [false, true]) {
+          add(() =>
+            winogradBridgeSource({
+              m,
+              act: "f32",
+              mIn: "f32",
+              vOut: "f32",
+              h: 26,
+              w: 26,
+              keepY,
+              ...(splits > 1 ? { splits } : {}),
+              ...(staged ? { staged } : {}),
+            })
+          );
+        }
       }
     }
     for (const m of [2, 4, 6, 7] as const) {

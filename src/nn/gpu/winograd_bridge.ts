@@ -8,13 +8,16 @@
 // same bits in f32 (llvmpipe and an H200); with real f16 activations on an H200 the two differ
 // within rounding (a few activations round to the neighbouring f16; winograd_bridge_test).
 import type { GpuContext } from "../../gpu/device.ts";
+import { KibitzError } from "../../errors.ts";
 import { computePipeline } from "../../gpu/pipeline.ts";
 import { oncePerDevice, type PerDevice } from "../../gpu/per_device.ts";
 import { f16Prelude } from "./conv_gemm.ts";
 import {
+  applyRows,
   inputTransformLines,
   outputTransformLines,
   winogradGeometry,
+  winogradMatrices,
   type WinogradTile,
 } from "../winograd.ts";
 import type { TransformedStorage } from "./winograd_gemm.ts";
@@ -34,6 +37,25 @@ export interface BridgeSpec {
   keepY: boolean;
   /** The producer's GEMM split K into this many partials (M [alpha, splits, C, ppadIn]): added. */
   splits?: number;
+  /** Column-staged transforms (winogradBridgeStagedSource) in place of one thread a tile. */
+  staged?: boolean;
+}
+
+/**
+ * Which bridge kernel joins a tower's chained Winograd convs (GpuNet's `bridgeStyle`,
+ * KIBITZ_NN_WINO_BRIDGE_STYLE): "tuned" takes the tuner's choice per layer shape (unbridged,
+ * one thread a tile, or column-staged; one thread a tile where nothing is tuned), "plain" and
+ * "staged" bridge every chain with that kernel (A/B and tests).
+ */
+export type BridgeStyle = "tuned" | "plain" | "staged";
+
+/** Parses a BridgeStyle (the KIBITZ_NN_WINO_BRIDGE_STYLE values). */
+export function parseBridgeStyle(v: string): BridgeStyle {
+  if (v === "tuned" || v === "plain" || v === "staged") return v;
+  throw new KibitzError(
+    "bad_args",
+    `KIBITZ_NN_WINO_BRIDGE_STYLE must be tuned, plain or staged, got "${v}"`,
+  );
 }
 
 /** Workgroup memory limit the bridge keeps to (WebGPU's guaranteed minimum). */
@@ -59,7 +81,36 @@ export function bridgeThreads(m: WinogradTile, h: number, w: number): number {
 /** A short name of a spec (labels and cache keys). */
 export function bridgeName(s: BridgeSpec): string {
   const split = (s.splits ?? 1) > 1 ? `.s${s.splits}` : "";
-  return `F${s.m}.${s.h}x${s.w}.${s.act}.${s.mIn}-${s.vOut}${split}${s.keepY ? ".y" : ""}`;
+  const staged = s.staged ? ".c" : "";
+  return `F${s.m}.${s.h}x${s.w}.${s.act}.${s.mIn}-${s.vOut}${split}${s.keepY ? ".y" : ""}${staged}`;
+}
+
+/**
+ * Floats of workgroup memory a column-staged bridge keeps: the plane with its border, and T for
+ * every tile of it ((m + 2)^2 a tile in the input transform, more than the output's m (m + 2)).
+ */
+function stagedFloats(m: WinogradTile, h: number, w: number): number {
+  const { ph, pw } = bridgePlane(m, h, w);
+  return ph * pw + (m + 2) * (m + 2) * winogradGeometry(m, 1, h, w).tiles;
+}
+
+/** Whether a column-staged bridge exists for this plane (it fits the guaranteed limit). */
+export function bridgeStagedFits(m: WinogradTile, h: number, w: number): boolean {
+  return stagedFloats(m, h, w) * 4 <= WORKGROUP_BYTES;
+}
+
+/**
+ * Threads of a column-staged bridge's workgroup: the multiple of 32 up to 256 that leaves the
+ * fewest idle in the stages of (m + 2) x tiles jobs (the larger on a tie).
+ */
+export function bridgeStagedThreads(m: WinogradTile, h: number, w: number): number {
+  const jobs = (m + 2) * winogradGeometry(m, 1, h, w).tiles;
+  let best = 32, use = -1;
+  for (let t = 32; t <= 256; t += 32) {
+    const u = jobs / (Math.ceil(jobs / t) * t);
+    if (u >= use) [best, use] = [t, u];
+  }
+  return best;
 }
 
 /**
@@ -69,6 +120,7 @@ export function bridgeName(s: BridgeSpec): string {
  * plane = x + y * groups.x.
  */
 export function winogradBridgeSource(s: BridgeSpec): string {
+  if (s.staged) return winogradBridgeStagedSource(s);
   const halves = [s.act, s.mIn, s.vOut].filter((t) => t !== "f32");
   if (halves.some((t) => t !== halves[0])) {
     throw new Error(`Winograd bridge: mixed f16 storages ${bridgeName(s)}`);
@@ -172,6 +224,174 @@ ${ind(output)}
     let o0 = origin(t);
     let oo = c * p.ppadOut + img * p.tiles + t;
 ${ind(input)}
+  }
+}
+`;
+}
+
+/**
+ * The column-staged bridge (`staged`; bindings, uniforms and dispatch as winogradBridgeSource's):
+ * the one-thread-a-tile bridge keeps only as many threads busy as the plane has tiles (16 of 32 at
+ * F(7x7) on 26 x 26), each with (m + 2)^2 loads in flight; on the H200 (session 41) it took 0.55 ms
+ * a conv (0.74 ms adding the residual and writing y) against 0.56 ms for the separate transforms.
+ * Here each transform's two matrix products run as stages through workgroup memory, as the
+ * column-staged transforms (winograd_staged.ts) do, with (m + 2) x tiles jobs a stage: T[:, j] =
+ * A^T M[:, j] a thread per (column j, tile); Y[i, :] = T[i, :] A a thread per (row i, tile), with
+ * the epilogue, into the plane; then T[:, j] = B^T d[:, j] and V[i, :] = T[i, :] B the same way.
+ * The products and sums are those of the one-thread-a-tile bridge, in the same order.
+ */
+function winogradBridgeStagedSource(s: BridgeSpec): string {
+  const halves = [s.act, s.mIn, s.vOut].filter((t) => t !== "f32");
+  if (halves.some((t) => t !== halves[0])) {
+    throw new Error(`Winograd bridge: mixed f16 storages ${bridgeName(s)}`);
+  }
+  if (!bridgeStagedFits(s.m, s.h, s.w)) {
+    throw new Error(
+      `Winograd bridge: a ${s.h} x ${s.w} plane does not fit workgroup memory staged`,
+    );
+  }
+  const prelude = halves.length ? f16Prelude(halves[0] as "f16" | "f16-emulated") : "";
+  const ty = (t: TransformedStorage) => (t === "f32" ? "f32" : "s16");
+  const half = s.act !== "f32";
+  const m = s.m, a = m + 2;
+  const { at, bt } = winogradMatrices(m);
+  const { ph, pw } = bridgePlane(m, s.h, s.w);
+  const { tiles } = winogradGeometry(m, 1, s.h, s.w);
+  const wg = bridgeStagedThreads(m, s.h, s.w);
+  const splits = s.splits ?? 1;
+  const rd = (e: string) => (s.mIn === "f32" ? e : `f32(${e})`);
+  // M[k a + j]: its partials at (k a + j) splits + p, column j's part in o.
+  const loadM = (k: number) =>
+    splits === 1
+      ? rd(`mm[${k * a}u * sin + o]`)
+      : `(${
+        Array.from({ length: splits }, (_, p) => rd(`mm[${k * a * splits + p}u * sin + o]`))
+          .join(" + ")
+      })`;
+  const outCol = [
+    ...Array.from({ length: a }, (_, k) => `let q_${k} = ${loadM(k)};`),
+    ...applyRows(at, (k) => `q_${k}`, 1, (i) => `t_${i}`),
+    ...Array.from({ length: m }, (_, i) => `tset(${i * a * tiles}u + tb, t_${i});`),
+  ];
+  const outRow = [
+    ...Array.from({ length: a }, (_, k) => `let w_${k} = tget(${k * tiles}u + tb);`),
+    ...applyRows(at, (k) => `w_${k}`, 1, (c) => `r_${c}`),
+    ...Array.from({ length: m }, (_, c) => `st(yb, oy, x0 + ${c}u, r_${c}, bv);`),
+  ];
+  const inCol = [
+    ...Array.from({ length: a }, (_, k) => `let d_${k} = pget(pb + ${k * pw}u);`),
+    ...applyRows(bt, (k) => `d_${k}`, 1, (i) => `t_${i}`),
+    ...Array.from({ length: a }, (_, i) => `tset(${i * a * tiles}u + tb, t_${i});`),
+  ];
+  const inRow = [
+    ...Array.from({ length: a }, (_, k) => `let w_${k} = tget(${k * tiles}u + tb);`),
+    ...applyRows(bt, (k) => `w_${k}`, 1, (j) => `v_${j}`),
+    ...Array.from(
+      { length: a },
+      (_, j) => `v_out[${j}u * sout + o] = ${s.vOut === "f32" ? `v_${j}` : `s16(v_${j})`};`,
+    ),
+  ];
+  const ind = (ls: string[]) => ls.map((l) => `    ${l}`).join("\n");
+  return `${prelude}// Generated by src/nn/gpu/winograd_bridge.ts: the column-staged F(${m}x${m}, 3x3) bridge,
+// ${bridgeName(s)}.
+struct Params { n: u32, c: u32, h: u32, w: u32, tw: u32, tiles: u32, ppadIn: u32, ppadOut: u32 }
+struct Fuse { relu: u32, res: u32, _a: u32, _b: u32 }
+
+@group(0) @binding(0) var<storage, read> mm: array<${ty(s.mIn)}>;
+@group(0) @binding(1) var<storage, read> bias: array<f32>;
+@group(0) @binding(2) var<storage, read> res: array<${ty(s.act)}>;
+${
+    s.keepY
+      ? `@group(0) @binding(3) var<storage, read_write> y: array<${ty(s.act)}>;\n`
+      : ""
+  }@group(0) @binding(4) var<storage, read_write> v_out: array<${ty(s.vOut)}>;
+@group(0) @binding(5) var<uniform> p: Params;
+@group(0) @binding(6) var<uniform> fz: Fuse;
+
+// The plane with a one-value zero border: element (iy, ix) of the image at (iy + 1) * PW + ix + 1.
+const PW = ${pw}u;
+const TILES = ${tiles}u;
+// Both arrays hold vec4s, a quarter as many zero stores in the initialization WebGPU adds (llvmpipe
+// compiles that unrolled: 30 s for this kernel at F(4x4) on 26 x 26 with f32 arrays).
+var<workgroup> plane: array<vec4<f32>, ${Math.ceil(ph * pw / 4)}>;
+// T of every tile: row i, column j of tile t at (i (m + 2) + j) TILES + t.
+var<workgroup> tt: array<vec4<f32>, ${Math.ceil(a * a * tiles / 4)}>;
+
+fn pget(i: u32) -> f32 { return plane[i >> 2u][i & 3u]; }
+fn pset(i: u32, v: f32) { plane[i >> 2u][i & 3u] = v; }
+fn tget(i: u32) -> f32 { return tt[i >> 2u][i & 3u]; }
+fn tset(i: u32, v: f32) { tt[i >> 2u][i & 3u] = v; }
+
+fn st(yb: u32, oy: u32, ox: u32, v: f32, bv: f32) {
+  if (oy >= p.h || ox >= p.w) { return; }
+  let at = yb + oy * p.w + ox;
+  var r = v + bv;
+  if (fz.res != 0u) { r += ${half ? "f32(res[at])" : "res[at]"}; }
+  if (fz.relu != 0u) { r = max(r, 0.0); }
+${
+    half
+      ? `  let q = s16(r);\n${
+        s.keepY ? "  y[at] = q;\n" : ""
+      }  pset((oy + 1u) * PW + ox + 1u, f32(q));`
+      : `${s.keepY ? "  y[at] = r;\n" : ""}  pset((oy + 1u) * PW + ox + 1u, r);`
+  }
+}
+
+@compute @workgroup_size(${wg})
+fn wino_bridge(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+  @builtin(local_invocation_index) li: u32,
+) {
+  let pl = wid.x + wid.y * nwg.x;
+  if (pl >= p.n * p.c) { return; }
+  let c = pl % p.c;
+  let img = pl / p.c;
+  for (var e = li; e < ${Math.ceil(ph * pw / 4)}u; e += ${wg}u) { plane[e] = vec4<f32>(); }
+  let sin = p.c * p.ppadIn;
+  let cin = c * p.ppadIn + img * TILES;
+  // T = A^T M, a thread per (column j, tile t).
+  for (var e = li; e < ${a * tiles}u; e += ${wg}u) {
+    let j = e / TILES;
+    let t = e - j * TILES;
+    let o = cin + t + j * ${splits}u * sin;
+    let tb = j * TILES + t;
+${ind(outCol)}
+  }
+  workgroupBarrier();
+  let yb = pl * p.h * p.w;
+  let bv = bias[c];
+  // Y = T A with the epilogue, a thread per (row i, tile t), into the plane (and y).
+  for (var e = li; e < ${m * tiles}u; e += ${wg}u) {
+    let i = e / TILES;
+    let t = e - i * TILES;
+    let ty = t / p.tw;
+    let oy = ty * ${m}u + i;
+    let x0 = (t - ty * p.tw) * ${m}u;
+    let tb = i * ${a * tiles}u + t;
+${ind(outRow)}
+  }
+  workgroupBarrier();
+  // T = B^T d, a thread per (column j of the input tile, tile t): the input tile starts one row
+  // and column before its outputs, so its (k, j) is plane row ty m + k, column tx m + j.
+  for (var e = li; e < ${a * tiles}u; e += ${wg}u) {
+    let j = e / TILES;
+    let t = e - j * TILES;
+    let ty = t / p.tw;
+    let pb = ty * ${m}u * PW + (t - ty * p.tw) * ${m}u + j;
+    let tb = j * TILES + t;
+${ind(inCol)}
+  }
+  workgroupBarrier();
+  // V = T B, a thread per (row i, tile t), consecutive threads storing consecutive columns.
+  let sout = p.c * p.ppadOut;
+  let cout = c * p.ppadOut + img * TILES;
+  for (var e = li; e < ${a * tiles}u; e += ${wg}u) {
+    let i = e / TILES;
+    let t = e - i * TILES;
+    let o = cout + t + i * ${a}u * sout;
+    let tb = i * ${a * tiles}u + t;
+${ind(inRow)}
   }
 }
 `;

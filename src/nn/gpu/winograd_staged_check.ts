@@ -11,7 +11,13 @@ import { ensureWinogradTile, type HalfKernelName, type HalfKernels } from "./f16
 import { HARDWARE_TILES, type KernelName, loadKernels } from "./kernels.ts";
 import { withScratch } from "./scratch_scope.ts";
 import { type GpuTensor, readTensors, uploadTensor } from "./tensor.ts";
-import { BRIDGE_CASES, type BridgeCase, checkRandom, sameBits } from "./winograd_bridge_check.ts";
+import {
+  BRIDGE_CASES,
+  type BridgeCase,
+  checkRandom,
+  relativeDiff,
+  sameBits,
+} from "./winograd_bridge_check.ts";
 import {
   stagedGroups,
   winogradInputStagedSource,
@@ -35,17 +41,6 @@ export const STAGED_CASES_QUICK: readonly BridgeCase[] = [BRIDGE_CASES[0], BRIDG
 export function stagedTolerance(ctx: GpuContext, half: HalfKernels | null): number {
   if (ctx.report.isFallback) return 0;
   return half ? 2e-3 : 2e-5;
-}
-
-/** The largest difference of a and b relative to max(1, b's largest magnitude). */
-function relativeDiff(a: Float32Array, b: Float32Array): number {
-  let diff = 0, scale = 1;
-  for (let i = 0; i < b.length; i++) {
-    const d = Math.abs(a[i] - b[i]);
-    if (d > diff || Number.isNaN(d)) diff = Number.isNaN(d) ? Infinity : d;
-    scale = Math.max(scale, Math.abs(b[i]));
-  }
-  return diff / scale;
 }
 
 /**

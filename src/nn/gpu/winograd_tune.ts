@@ -43,7 +43,7 @@ import {
 } from "./winograd_gemm.ts";
 import { envValue } from "../../env.ts";
 import { loadTuned, saveTuned } from "./tune_cache.ts";
-import { bridgeFits, bridgeName, loadWinogradBridge } from "./winograd_bridge.ts";
+import { bridgeFits, bridgeName, bridgeStagedFits, loadWinogradBridge } from "./winograd_bridge.ts";
 
 /** The name of the built-in batched GEMM (convForwardSource, batched) among the candidates. */
 export const LEGACY = "legacy";
@@ -763,15 +763,21 @@ export async function pickSmallBatchWinograd(
   return await winnerKernels<WinogradTile>(ctx, half, r, [4, ...large]);
 }
 
-/** The suffix of compareSmallBatch's timing of a conv in a bridged chain. */
+/** The suffix of a comparison's timing of a conv in a bridged chain. */
 const CHAINED_NAME = " in a bridged chain";
-const CHAINED = / in a bridged chain$/;
+/** The same with column-staged bridges (compareLargeTiles). */
+const STAGED_CHAINED_NAME = " in a staged-bridged chain";
+const CHAINED = / in a (staged-)?bridged chain$/;
 
-/** The runs of timeBridgedChain, by name: a conv alone, with a residual, and a bridged block. */
+/**
+ * The runs of timeBridgedChain, by name: a conv alone, with a residual, a bridged block, and the
+ * block with column-staged bridges (where they fit the plane).
+ */
 export const CHAIN_RUNS = {
   one: "one conv",
   residual: "one conv with a residual",
   block: "three convs bridged as in a residual tower",
+  staged: "three convs bridged as in a residual tower, column-staged bridges",
 } as const;
 
 /**
@@ -783,7 +789,8 @@ export const CHAIN_RUNS = {
  * per conv a bridged tower costs (three - one) / 2 and an unbridged one (alone + with residual) /
  * 2. Session 41 (H200): timing two convs joined by a bridge without residual or y made bridges win
  * the tuner by 0.03 ms a conv, while the plan spent 0.74 ms in each bridge with y against 0.55 ms
- * without, and ran 2 % slower than unbridged (session 31: 86.0 against 84.3 ms). Once per adapter,
+ * without, and ran 2 % slower than unbridged (session 31: 86.0 against 84.3 ms). The block runs
+ * again with column-staged bridges where the plane fits them (bridgeStagedFits). Once per adapter,
  * storage, tile and shape (disk-cached as the tuners are).
  */
 export function timeBridgedChain(
@@ -795,7 +802,7 @@ export function timeBridgedChain(
   m: WinogradTile = 4,
 ): Promise<WinoTuneResult> {
   const tag = m === 4 ? "" : `|F${m}`;
-  const key = `${directTuneKey(ctx, kernels, half, s, 3, `bridged-block|${name}${tag}`)}`;
+  const key = `${directTuneKey(ctx, kernels, half, s, 3, `bridged-staged|${name}${tag}`)}`;
   return memoTuned(key, async () => {
     const act = half?.storage ?? "f32";
     await ensureWinogradTile(ctx, kernels, half, m);
@@ -805,16 +812,25 @@ export function timeBridgedChain(
         ? null
         : await loadWinoKernels(ctx, m, act, findCandidate(name, act !== "f32"));
       const runs: { name: string; rec: GpuRecorder; gemm: RecordedOp[] }[] = [];
-      for (const run of [CHAIN_RUNS.one, CHAIN_RUNS.residual, CHAIN_RUNS.block]) {
+      const names: (typeof CHAIN_RUNS)[keyof typeof CHAIN_RUNS][] = [
+        CHAIN_RUNS.one,
+        CHAIN_RUNS.residual,
+        CHAIN_RUNS.block,
+      ];
+      if (bridgeStagedFits(m, s.h, s.w)) names.push(CHAIN_RUNS.staged);
+      const shape = winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w);
+      for (const run of names) {
         const rec = recorder();
         runs.push({ name: run, rec, gemm: [] });
         rec.half = half;
         rec.winograd = m;
-        if (wk) rec.winoChoice.set(winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w), wk);
-        if (run === CHAIN_RUNS.block) {
+        if (wk) rec.winoChoice.set(shape, wk);
+        const staged = run === CHAIN_RUNS.staged;
+        if (staged) rec.stagedBridges.add(shape);
+        if (run === CHAIN_RUNS.block || staged) {
           const plan = rec.winoPlanOf(s.n, s.ci, s.co, s.h, s.w, (m + 2) * (m + 2));
           for (const keepY of [false, true]) {
-            const spec = rec.bridgeSpec(plan, plan, s.h, s.w, keepY);
+            const spec = rec.bridgeSpec(plan, plan, s.h, s.w, keepY, staged);
             if (!spec) throw new KibitzError("bad_state", `no bridge for ${JSON.stringify(s)}`);
             rec.bridges.set(bridgeName(spec), await loadWinogradBridge(ctx, spec));
           }
@@ -861,19 +877,23 @@ export function recordTowerRun(
 ): GpuTensor {
   if (run === CHAIN_RUNS.one) return rec.convWinogradFused(x, u, m, bias, null, true);
   if (run === CHAIN_RUNS.residual) return rec.convWinogradFused(x, u, m, bias, x, true);
+  // The block and the staged block record alike: rec.stagedBridges picks the bridges.
   const y1 = rec.convWinogradFused(x, u, m, bias, null, true, { u, keepY: false });
   const y2 = rec.convWinogradFused(y1, u, m, bias, x, true, { u, keepY: true });
   return rec.convWinogradFused(y2, u, m, bias, null, true);
 }
 
 /**
- * A conv's cost in a tower from timeBridgedChain's result: bridged ((block - one) / 2) and
- * unbridged ((one + residual) / 2); null where a timing is missing or noisy (a block of three no
- * slower than one conv), with the reason.
+ * A conv's cost in a tower from timeBridgedChain's result: bridged ((block - one) / 2), with
+ * column-staged bridges (`staged`: the same over the staged block where it was timed, its ms null
+ * where noisy) and unbridged ((one + residual) / 2); an error where a timing is missing or noisy
+ * (a block of three no slower than one conv), with the reason.
  */
 export function towerCosts(
   chain: WinoTuneResult,
-): { bridged: number; unbridged: number } | { error: string } {
+):
+  | { bridged: number; staged: { ms: number | null } | null; unbridged: number }
+  | { error: string } {
   const ms = (n: string) => chain.timings.find((t) => t.name === n)?.ms ?? null;
   const one = ms(CHAIN_RUNS.one), res = ms(CHAIN_RUNS.residual), block = ms(CHAIN_RUNS.block);
   if (one === null || res === null || block === null) {
@@ -882,7 +902,13 @@ export function towerCosts(
   if (block <= one) {
     return { error: `three bridged convs timed ${block} ms, not more than one's ${one}` };
   }
-  return { bridged: (block - one) / 2, unbridged: (one + res) / 2 };
+  const staged = ms(CHAIN_RUNS.staged);
+  const timed = chain.timings.some((t) => t.name === CHAIN_RUNS.staged);
+  return {
+    bridged: (block - one) / 2,
+    staged: timed ? { ms: staged !== null && staged > one ? (staged - one) / 2 : null } : null,
+    unbridged: (one + res) / 2,
+  };
 }
 
 /**
@@ -948,9 +974,10 @@ export function compareSmallBatch(
 /**
  * Tile m's rows in a comparison from its tuning `t`: its best conv alone ("F<m> <candidate>"), and
  * with `bridged`, where Ci = Co and the plane fits a bridge, what it costs a conv in a residual
- * tower bridged ("F<m> <candidate> in a bridged chain") and unbridged (`tower`, which replaces
- * the lone row where every tile has it: see compareLargeTiles), from timeBridgedChain. A failed
- * or noisy tower timing is a chained row with its reason and no time: it cannot win.
+ * tower bridged ("F<m> <candidate> in a bridged chain"), bridged column-staged (`staged`, "... in
+ * a staged-bridged chain", where timed) and unbridged (`tower`, which replaces the lone row where
+ * every tile has it: see compareLargeTiles), from timeBridgedChain. A failed or noisy tower timing
+ * is a chained row with its reason and no time: it cannot win.
  */
 async function tileRows(
   ctx: GpuContext,
@@ -960,11 +987,18 @@ async function tileRows(
   m: WinogradTile,
   t: WinoTuneResult,
   bridged: boolean,
-): Promise<{ lone: WinoTiming; chained: WinoTiming | null; tower: WinoTiming | null }> {
+): Promise<
+  {
+    lone: WinoTiming;
+    chained: WinoTiming | null;
+    staged: WinoTiming | null;
+    tower: WinoTiming | null;
+  }
+> {
   const ms = best(t);
   const lone = { name: `F${m} ${t.winner}`, ms: Number.isFinite(ms) ? ms : null, gemmMs: null };
   const chains = bridged && lone.ms !== null && s.ci === s.co && bridgeFits(m, s.h, s.w);
-  if (!chains) return { lone, chained: null, tower: null };
+  if (!chains) return { lone, chained: null, staged: null, tower: null };
   const name = `F${m} ${t.winner}${CHAINED_NAME}`;
   let costs: ReturnType<typeof towerCosts>;
   try {
@@ -973,11 +1007,16 @@ async function tileRows(
     costs = { error: (e as Error).message };
   }
   if ("error" in costs) {
-    return { lone, chained: { name, ms: null, gemmMs: null, error: costs.error }, tower: null };
+    const chained = { name, ms: null, gemmMs: null, error: costs.error };
+    return { lone, chained, staged: null, tower: null };
   }
+  const staged = costs.staged === null
+    ? null
+    : { name: `F${m} ${t.winner}${STAGED_CHAINED_NAME}`, ms: costs.staged.ms, gemmMs: null };
   return {
     lone,
     chained: { name, ms: costs.bridged, gemmMs: null },
+    staged,
     tower: { name: lone.name, ms: costs.unbridged, gemmMs: null },
   };
 }
@@ -1106,20 +1145,30 @@ export function unbridgedWinner(r: WinoTuneResult): boolean {
   return r.timer.includes("lone and chained") && !CHAINED.test(r.winner);
 }
 
+/** Whether a bridged comparison's winner runs its tower joined by column-staged bridges. */
+export function stagedBridgeWinner(r: WinoTuneResult): boolean {
+  return r.timer.includes("lone and chained") && r.winner.endsWith(STAGED_CHAINED_NAME);
+}
+
 /**
- * Whether the tower convs of `shape` run unbridged by pickLargeBatchWinograd's comparison (the
- * same arguments; its cached result): on hardware adapters with bridges, where a lone row won.
+ * How the tower convs of `shape` are joined by pickLargeBatchWinograd's comparison (the same
+ * arguments; its cached result), on hardware adapters with bridges: unbridged where a lone row
+ * won, by column-staged bridges where a staged chained row won (both false otherwise: the
+ * one-thread-a-tile bridges, or no comparison).
  */
-export async function pickLargeBatchUnbridged(
+export async function pickLargeBatchBridges(
   ctx: GpuContext,
   kernels: NnKernels,
   half: HalfKernels | null,
   shape: WinoShape,
   force = forcedWinoGemm(),
   large: readonly LargeTile[] = [6],
-): Promise<boolean> {
+): Promise<{ unbridged: boolean; staged: boolean }> {
   const r = await largeBatchComparison(ctx, kernels, half, shape, force, true, large);
-  return r !== null && unbridgedWinner(r);
+  return {
+    unbridged: r !== null && unbridgedWinner(r),
+    staged: r !== null && stagedBridgeWinner(r),
+  };
 }
 
 /**
@@ -1195,7 +1244,7 @@ export function compareLargeTiles(
         const t = await tuneLarge(ctx, kernels, half, m, s, t4, candidates);
         rows.push(await tileRows(ctx, kernels, half, s, m, t, bridged));
       }
-      const chained = rows.flatMap((r) => (r.chained ? [r.chained] : []));
+      const chained = rows.flatMap((r) => [r.chained, r.staged].filter((t) => t !== null));
       // Where every tile's tower costs were timed, the unbridged ones compete with the bridged
       // ones (sessions 29 and 41): an unbridged row winning means the tower runs that tile
       // without bridges (separate output and input transforms), see unbridgedWinner. Else the
