@@ -1069,7 +1069,7 @@ export function planBridges(labels: string[]): "unbridged" | "plain" | "staged" 
  * joined each other way than the tuner chose (unbridged, one-thread-a-tile bridges, column-staged
  * bridges), one row each through `row`.
  */
-async function bridgeAb(
+export async function bridgeAb(
   ctx: GpuContext,
   net: GpuNet,
   batch: number,
@@ -1089,9 +1089,10 @@ async function bridgeAb(
     try {
       const other = await GpuNet.create(ctx, weights, { ...netOpts, ...opts });
       try {
+        const soft = ctx.report.isFallback;
         const p = await profilePlan(ctx, await other.planFor(batch, false), {
-          warmMs: 300,
-          reps: 4,
+          warmMs: soft ? 0 : 300,
+          reps: soft ? 1 : 4,
           samples: 1,
         });
         row(`tower ${how} (the tuner's: ${had})`, p.backToBackMs);

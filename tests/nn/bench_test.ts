@@ -2,7 +2,10 @@
 // flight, the latency section once per requested storage, and the tuning cache left alone.
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
-import { modelBytes, planBridges, suite } from "../../src/nn/bench.ts";
+import { bridgeAb, modelBytes, planBridges, suite } from "../../src/nn/bench.ts";
+import { GpuNet } from "../../src/nn/net.ts";
+import { initWeights } from "../../src/nn/params.ts";
+import { TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import { unfusedWinogradBytes, winogradTraffic } from "../../src/nn/gpu/winograd_fused.ts";
 import { MIXED_SHAPE } from "../../src/nn/gpu/winograd_mixed_tune.ts";
 import { tuneResult } from "./helpers.ts";
@@ -212,4 +215,44 @@ Deno.test("planBridges: how a plan's tower is joined, from its labels", () => {
     planBridges(["wino.bridge.F7.26x26.f16.f32-f32", "wino.bridge.F7.26x26.f16.f32-f32.y.c"]),
     "staged",
   );
+});
+
+Deno.test({
+  name: "bridgeAb: the plan's GPU time with its tower joined each other way",
+  ignore: !ctx,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const cfg = {
+      planes: 4,
+      moves: 12,
+      valueHidden: 16,
+      filters: 8,
+      blocks: 2,
+      height: 7,
+      width: 7,
+    };
+    const w = initWeights(cfg, 1);
+    const opts = { tiled: true, tiles: TEST_TILES, fused: true, winograd: 4 as const };
+    const rows: [string, number][] = [];
+    const logged: string[] = [];
+    for (const style of ["plain", "staged"] as const) {
+      const net = await GpuNet.create(ctx!, w, { ...opts, bridgeStyle: style });
+      try {
+        await bridgeAb(ctx!, net, 3, w, opts, (how, ms) => rows.push([how, ms]), (l) => {
+          logged.push(l);
+        });
+      } finally {
+        net.dispose();
+      }
+    }
+    assert.deepEqual(logged, []);
+    assert.deepEqual(rows.map(([how]) => how), [
+      "tower without bridges (the tuner's: plain)",
+      "tower column-staged bridges (the tuner's: plain)",
+      "tower without bridges (the tuner's: staged)",
+      "tower one-thread-a-tile bridges (the tuner's: staged)",
+    ]);
+    for (const [how, ms] of rows) assert.ok(ms > 0, how);
+  },
 });

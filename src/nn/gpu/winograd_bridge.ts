@@ -236,9 +236,10 @@ ${ind(input)}
  * a conv (0.74 ms adding the residual and writing y) against 0.56 ms for the separate transforms.
  * Here each transform's two matrix products run as stages through workgroup memory, as the
  * column-staged transforms (winograd_staged.ts) do, with (m + 2) x tiles jobs a stage: T[:, j] =
- * A^T M[:, j] a thread per (column j, tile); Y[i, :] = T[i, :] A a thread per (row i, tile), with
- * the epilogue, into the plane; then T[:, j] = B^T d[:, j] and V[i, :] = T[i, :] B the same way.
- * The products and sums are those of the one-thread-a-tile bridge, in the same order.
+ * A^T M[:, j] a thread per (column j, tile); Y[i, :] = T[i, :] A a thread per (row i, tile), into
+ * the plane; the epilogue a thread per pixel (the residual read and y stored coalesced); then
+ * T[:, j] = B^T d[:, j] and V[i, :] = T[i, :] B the same way. The products and sums are those of
+ * the one-thread-a-tile bridge, in the same order.
  */
 function winogradBridgeStagedSource(s: BridgeSpec): string {
   const halves = [s.act, s.mIn, s.vOut].filter((t) => t !== "f32");
@@ -276,7 +277,7 @@ function winogradBridgeStagedSource(s: BridgeSpec): string {
   const outRow = [
     ...Array.from({ length: a }, (_, k) => `let w_${k} = tget(${k * tiles}u + tb);`),
     ...applyRows(at, (k) => `w_${k}`, 1, (c) => `r_${c}`),
-    ...Array.from({ length: m }, (_, c) => `st(yb, oy, x0 + ${c}u, r_${c}, bv);`),
+    ...Array.from({ length: m }, (_, c) => `st(oy, x0 + ${c}u, r_${c});`),
   ];
   const inCol = [
     ...Array.from({ length: a }, (_, k) => `let d_${k} = pget(pb + ${k * pw}u);`),
@@ -322,18 +323,22 @@ fn pset(i: u32, v: f32) { plane[i >> 2u][i & 3u] = v; }
 fn tget(i: u32) -> f32 { return tt[i >> 2u][i & 3u]; }
 fn tset(i: u32, v: f32) { tt[i >> 2u][i & 3u] = v; }
 
-fn st(yb: u32, oy: u32, ox: u32, v: f32, bv: f32) {
+// Y before its epilogue into the plane (outputs past the image's edge stay 0).
+fn st(oy: u32, ox: u32, v: f32) {
   if (oy >= p.h || ox >= p.w) { return; }
-  let at = yb + oy * p.w + ox;
-  var r = v + bv;
+  pset((oy + 1u) * PW + ox + 1u, v);
+}
+
+// The epilogue of pixel (oy, ox) in the plane, y[at] where kept; the plane keeps what y reads back.
+fn epi(at: u32, oy: u32, ox: u32, bv: f32) {
+  let pi = (oy + 1u) * PW + ox + 1u;
+  var r = pget(pi) + bv;
   if (fz.res != 0u) { r += ${half ? "f32(res[at])" : "res[at]"}; }
   if (fz.relu != 0u) { r = max(r, 0.0); }
 ${
     half
-      ? `  let q = s16(r);\n${
-        s.keepY ? "  y[at] = q;\n" : ""
-      }  pset((oy + 1u) * PW + ox + 1u, f32(q));`
-      : `${s.keepY ? "  y[at] = r;\n" : ""}  pset((oy + 1u) * PW + ox + 1u, r);`
+      ? `  let q = s16(r);\n${s.keepY ? "  y[at] = q;\n" : ""}  pset(pi, f32(q));`
+      : `${s.keepY ? "  y[at] = r;\n" : ""}  pset(pi, r);`
   }
 }
 
@@ -359,9 +364,7 @@ fn wino_bridge(
 ${ind(outCol)}
   }
   workgroupBarrier();
-  let yb = pl * p.h * p.w;
-  let bv = bias[c];
-  // Y = T A with the epilogue, a thread per (row i, tile t), into the plane (and y).
+  // Y = T A, a thread per (row i, tile t), into the plane.
   for (var e = li; e < ${m * tiles}u; e += ${wg}u) {
     let i = e / TILES;
     let t = e - i * TILES;
@@ -370,6 +373,16 @@ ${ind(outCol)}
     let x0 = (t - ty * p.tw) * ${m}u;
     let tb = i * ${a * tiles}u + t;
 ${ind(outRow)}
+  }
+  workgroupBarrier();
+  // The epilogue (bias, residual, ReLU; y), a thread per pixel: consecutive threads read the
+  // residual and store y at consecutive addresses (a row thread's m outputs are m apart from the
+  // next thread's).
+  let yb = pl * p.h * p.w;
+  let bv = bias[c];
+  for (var e = li; e < p.h * p.w; e += ${wg}u) {
+    let oy = e / p.w;
+    epi(yb + e, oy, e - oy * p.w, bv);
   }
   workgroupBarrier();
   // T = B^T d, a thread per (column j of the input tile, tile t): the input tile starts one row
