@@ -179,7 +179,8 @@ Deno.test(
   "column-staged bridges in a network: the plan takes them, outputs within rounding of separate transforms",
   opts,
   async () => {
-    const staged = [cases[1], cases[3], cases[5], cases[7]];
+    // Every case but F(2x2) and real f16 (the bridged-chains test covers those plainly).
+    const staged = cases.filter((c) => c.winograd !== 2 && c.f16 !== "real");
     for (const cfg of configs.slice(0, 2)) {
       const w = initWeights(cfg, 17);
       const batch = syntheticBatch(cfg, 3, 6);
