@@ -1283,6 +1283,9 @@ export class GpuNet implements PolicyValueNet {
           );
           if (small) {
             await this.takeTile(rec, shape, small.m, small.kernels);
+            if (small.staged && this.bridgeStyle === "tuned") {
+              rec.stagedBridges.add(winoShapeKey(small.m, size, ci, co, c.height, c.width));
+            }
             continue;
           }
         }

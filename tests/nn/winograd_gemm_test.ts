@@ -705,6 +705,7 @@ Deno.test(
       "direct splits=1",
       "F4",
       "F4 in a bridged chain",
+      "F4 in a staged-bridged chain",
     ]);
     for (const t of b.timings.slice(0, 2)) assert.ok(t.ms !== null && t.ms > 0, t.name);
     // The chained timing is what a conv of a bridged residual block costs: (three bridged convs
@@ -712,13 +713,15 @@ Deno.test(
     // row says so and has no time.
     const chain = await timeBridgedChain(ctx!, kernels, null, shape, b.timings[1].name.slice(3));
     assert.deepEqual(chain.timings.map((t) => t.name), Object.values(CHAIN_RUNS));
-    const [one, , three] = chain.timings.map((t) => t.ms!);
+    const [one, , three, staged] = chain.timings.map((t) => t.ms!);
     if (three > one) {
       assert.equal(b.timings[2].ms, (three - one) / 2);
-      assertFastestWins(b);
+      assert.equal(b.timings[3].ms, staged > one ? (staged - one) / 2 : null);
+      assertFastestWins({ winner: b.winner, timings: b.timings.filter((t) => t.ms !== null) });
     } else {
       assert.equal(b.timings[2].ms, null);
       assert.match(b.timings[2].error!, /not more than one's/);
+      assert.match(b.timings[3].error!, /not more than one's/);
       assertFastestWins({ winner: b.winner, timings: b.timings.slice(0, 2) });
     }
     // Ci != Co: no chain of this shape to time.

@@ -215,10 +215,13 @@ Deno.test(
       "direct splits=1",
       "F4",
       "F4 in a bridged chain",
+      "F4 in a staged-bridged chain",
       "F6",
       "F6 in a bridged chain",
+      "F6 in a staged-bridged chain",
       "F7",
       "F7 in a bridged chain",
+      "F7 in a staged-bridged chain",
     ]);
     assert.match(r.shape, /direct or F\(4x4\) or F\(6x6\) or F\(7x7\)$/);
     const timed = r.timings.filter((t) => t.ms !== null);

@@ -741,9 +741,10 @@ async function winnerKernels<T extends WinogradTile>(
  * columns, the best tuned direct conv (split-K and tile family) is timed against the best tuned
  * Winograd conv (input transform + GEMM + output transform; with `bridged`, where Ci = Co, also
  * the cost a conv adds to a chain of bridged Winograd convs: GEMM + bridge, see
- * timeBridgedChain), once per adapter, storage and bucketed shape; the `large` tiles (F(6x6),
- * F(7x7)) too. Returns the winning tile and its kernels (null kernels: the built-in GEMM) when
- * Winograd wins, else null (stay direct).
+ * timeBridgedChain, with one-thread-a-tile and with column-staged bridges), once per adapter,
+ * storage and bucketed shape; the `large` tiles (F(6x6), F(7x7)) too. Returns the winning tile
+ * and its kernels (null kernels: the built-in GEMM) when Winograd wins, and whether a chain with
+ * column-staged bridges won (`staged`), else null (stay direct).
  */
 export async function pickSmallBatchWinograd(
   ctx: GpuContext,
@@ -753,19 +754,20 @@ export async function pickSmallBatchWinograd(
   force = forcedWinoGemm(),
   bridged = false,
   large: readonly LargeTile[] = [],
-): Promise<{ m: WinogradTile; kernels: WinoKernels | null } | null> {
+): Promise<{ m: WinogradTile; kernels: WinoKernels | null; staged: boolean } | null> {
   if (ctx.report.isFallback || !tuningOn() || force !== undefined) return null;
   const s = { ...bucketed(shape), k: 3 };
   if (!smallWinoEligible(s)) return null;
   // A failed comparison leaves the layer direct (what it ran before this option existed).
   const r = await compareSmallBatch(ctx, kernels, half, s, undefined, bridged, large)
     .catch(() => null);
-  return await winnerKernels<WinogradTile>(ctx, half, r, [4, ...large]);
+  const won = await winnerKernels<WinogradTile>(ctx, half, r, [4, ...large]);
+  return won && { ...won, staged: r!.winner.endsWith(STAGED_CHAINED_NAME) };
 }
 
 /** The suffix of a comparison's timing of a conv in a bridged chain. */
 const CHAINED_NAME = " in a bridged chain";
-/** The same with column-staged bridges (compareLargeTiles). */
+/** The same with column-staged bridges. */
 const STAGED_CHAINED_NAME = " in a staged-bridged chain";
 const CHAINED = / in a (staged-)?bridged chain$/;
 
@@ -944,14 +946,15 @@ export function compareSmallBatch(
         { name: `direct ${direct.winner}`, ms: best(direct), gemmMs: null },
         four.lone,
       ];
-      // In a tower the conv is one of a chain: bridged, it costs its GEMM and a bridge.
-      if (four.chained) timings.push(four.chained);
+      // In a tower the conv is one of a chain: bridged, it costs its GEMM and a bridge (one thread
+      // a tile or column-staged).
+      for (const t of [four.chained, four.staged]) if (t) timings.push(t);
       // F(6x6) and F(7x7) (over F(4x4)'s fastest GEMMs): fewer tiles to pad at small batches
       // (batch 1 on 26 x 26: 25 or 16 tiles in 32 columns against 49 in 64).
       for (const m of large) {
         const t = await tuneLarge(ctx, kernels, half, m, s, wino, candidates, true);
         const rows = await tileRows(ctx, kernels, half, s, m, t, bridged);
-        timings.push(rows.lone, ...(rows.chained ? [rows.chained] : []));
+        timings.push(rows.lone, ...[rows.chained, rows.staged].filter((x) => x !== null));
       }
       const fastest = timings.filter((t) => t.ms !== null)
         .reduce((a, b) => (b.ms! < a.ms! ? b : a));
@@ -1000,6 +1003,7 @@ async function tileRows(
   const chains = bridged && lone.ms !== null && s.ci === s.co && bridgeFits(m, s.h, s.w);
   if (!chains) return { lone, chained: null, staged: null, tower: null };
   const name = `F${m} ${t.winner}${CHAINED_NAME}`;
+  const stagedName = `F${m} ${t.winner}${STAGED_CHAINED_NAME}`;
   let costs: ReturnType<typeof towerCosts>;
   try {
     costs = towerCosts(await timeBridgedChain(ctx, kernels, half, s, t.winner, m));
@@ -1007,12 +1011,13 @@ async function tileRows(
     costs = { error: (e as Error).message };
   }
   if ("error" in costs) {
-    const chained = { name, ms: null, gemmMs: null, error: costs.error };
-    return { lone, chained, staged: null, tower: null };
+    const failed = (n: string) => ({ name: n, ms: null, gemmMs: null, error: costs.error });
+    const staged = bridgeStagedFits(m, s.h, s.w) ? failed(stagedName) : null;
+    return { lone, chained: failed(name), staged, tower: null };
   }
   const staged = costs.staged === null
     ? null
-    : { name: `F${m} ${t.winner}${STAGED_CHAINED_NAME}`, ms: costs.staged.ms, gemmMs: null };
+    : { name: stagedName, ms: costs.staged.ms, gemmMs: null };
   return {
     lone,
     chained: { name, ms: costs.bridged, gemmMs: null },
