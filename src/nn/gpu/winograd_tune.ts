@@ -1219,9 +1219,10 @@ export async function pickLargeBatchWinograd(
 /**
  * F(4x4) against the `large` tiles on shape `s` (cached, logged): each tile's best tuned conv
  * (input transform, GEMM, output transform), and with `bridged`, where Ci = Co and every tile's
- * plane fits a bridge, what each costs a conv of a residual tower bridged and unbridged
- * (timeBridgedChain). Where all of these were timed, they decide together (a tower's convs run
- * bridged, or unbridged where an unbridged row wins: unbridgedWinner), else the lone convs. On a 26 x 26 board F(6x6) does 9 % fewer
+ * plane fits a bridge, what each costs a conv of a residual tower bridged (one thread a tile, and
+ * column-staged where that fits) and unbridged (timeBridgedChain). Where all of these were
+ * timed, they decide together (a tower's convs run bridged by the winning kernel, or unbridged
+ * where an unbridged row wins: unbridgedWinner, stagedBridgeWinner), else the lone convs. On a 26 x 26 board F(6x6) does 9 % fewer
  * products than F(4x4) (25 tiles of 64 elements against 49 of 36) and F(7x7) 27 % fewer (16 of
  * 81), with larger transforms.
  */
