@@ -20,6 +20,7 @@ import {
   bridgeName,
   bridgeStagedFits,
   bridgeStagedThreads,
+  type BridgeStyle,
   bridgeThreads,
   loadWinogradBridge,
   parseBridgeStyle,
@@ -116,6 +117,25 @@ const cases: {
     : []),
 ];
 
+/** A case's network on `w`, bridged or not (`style`: which bridges). */
+function caseNet(
+  w: ReturnType<typeof initWeights>,
+  c: (typeof cases)[number],
+  winogradBridge: boolean,
+  style: BridgeStyle = "tuned",
+): Promise<GpuNet> {
+  return GpuNet.create(ctx!, w, {
+    tiled: true,
+    tiles: TEST_TILES,
+    fused: true,
+    winograd: c.winograd,
+    winogradGemm: c.gemm,
+    ...(c.f16 === "real" ? { precision: "f16" as const } : { f16Emulate: c.f16 === true }),
+    winogradBridge,
+    bridgeStyle: style,
+  });
+}
+
 Deno.test("bridged Winograd chains give the same bits as separate transforms", opts, async () => {
   for (const cfg of configs) {
     const w = initWeights(cfg, 17);
@@ -123,17 +143,7 @@ Deno.test("bridged Winograd chains give the same bits as separate transforms", o
     const want = await new CpuNet(w).infer(batch);
     for (const c of cases) {
       const what = `${c.name}, ${cfg.height} x ${cfg.width}`;
-      const make = (winogradBridge: boolean) =>
-        GpuNet.create(ctx!, w, {
-          tiled: true,
-          tiles: TEST_TILES,
-          fused: true,
-          winograd: c.winograd,
-          winogradGemm: c.gemm,
-          ...(c.f16 === "real" ? { precision: "f16" as const } : { f16Emulate: c.f16 === true }),
-          winogradBridge,
-        });
-      const [on, off] = await Promise.all([make(true), make(false)]);
+      const [on, off] = await Promise.all([caseNet(w, c, true), caseNet(w, c, false)]);
       const a = await on.infer(batch), b = await off.infer(batch);
       if (c.f16 === "real") {
         // Real f16 on hardware: the two kernels' f32 arithmetic may round differently (probably
@@ -186,18 +196,10 @@ Deno.test(
       const batch = syntheticBatch(cfg, 3, 6);
       for (const c of staged) {
         const what = `${c.name}, ${cfg.height} x ${cfg.width}`;
-        const make = (winogradBridge: boolean) =>
-          GpuNet.create(ctx!, w, {
-            tiled: true,
-            tiles: TEST_TILES,
-            fused: true,
-            winograd: c.winograd,
-            winogradGemm: c.gemm,
-            f16Emulate: c.f16 === true,
-            winogradBridge,
-            bridgeStyle: "staged",
-          });
-        const [on, off] = await Promise.all([make(true), make(false)]);
+        const [on, off] = await Promise.all([
+          caseNet(w, c, true, "staged"),
+          caseNet(w, c, false, "staged"),
+        ]);
         assert.equal(on.bridgeStyle, "staged");
         const a = await on.infer(batch), b = await off.infer(batch);
         const tol = c.f16 ? 2e-3 : 1e-5;
