@@ -189,8 +189,8 @@ Deno.test(
   "column-staged bridges in a network: the plan takes them, outputs within rounding of separate transforms",
   opts,
   async () => {
-    // Every case but F(2x2) and real f16 (the bridged-chains test covers those plainly).
-    const staged = cases.filter((c) => c.winograd !== 2 && c.f16 !== "real");
+    // Every case but F(2x2) (the bridged-chains test covers it plainly); real f16 on hardware.
+    const staged = cases.filter((c) => c.winograd !== 2);
     for (const cfg of configs.slice(0, 2)) {
       const w = initWeights(cfg, 17);
       const batch = syntheticBatch(cfg, 3, 6);
@@ -202,6 +202,7 @@ Deno.test(
         ]);
         assert.equal(on.bridgeStyle, "staged");
         const a = await on.infer(batch), b = await off.infer(batch);
+        // f16 activations: an activation may round to the neighbouring f16 (2^-11 of it).
         const tol = c.f16 ? 2e-3 : 1e-5;
         assert.ok(maxDiff(a.probs, b.probs) <= tol, `${what}: probs ${maxDiff(a.probs, b.probs)}`);
         assert.ok(maxDiff(a.value, b.value) <= tol, `${what}: value ${maxDiff(a.value, b.value)}`);
