@@ -27,7 +27,12 @@ import {
   winogradBridgeSource,
 } from "../../src/nn/gpu/winograd_bridge.ts";
 import { testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
-import { CHAIN_RUNS, recordTowerRun, unbridgedWinner } from "../../src/nn/gpu/winograd_tune.ts";
+import {
+  CHAIN_RUNS,
+  recordTowerRun,
+  towerCosts,
+  unbridgedWinner,
+} from "../../src/nn/gpu/winograd_tune.ts";
 import type { NetConfig } from "../../src/nn/config.ts";
 import { towerChain } from "../../src/nn/graph_fused.ts";
 import { CpuNet, GpuNet } from "../../src/nn/net.ts";
@@ -358,4 +363,38 @@ Deno.test("unbridgedWinner: a lone row winning a bridged comparison", () => {
   assert.equal(unbridgedWinner({ ...r, winner: `${r.winner} in a bridged chain` }), false);
   // Where the chained costs were not all timed, the lone rows decide alone: nothing to say.
   assert.equal(unbridgedWinner({ ...r, timer: "the tuners' best times" }), false);
+});
+
+Deno.test("towerCosts: a conv's cost in a tower each way; a failed staged block keeps the others", () => {
+  const row = (name: string, ms: number | null, error?: string) => ({
+    name,
+    ms,
+    gemmMs: null,
+    ...(error ? { error } : {}),
+  });
+  const runs = [row(CHAIN_RUNS.one, 2), row(CHAIN_RUNS.residual, 2.5), row(CHAIN_RUNS.block, 6)];
+  // (block - one) / 2, (staged - one) / 2, (one + residual) / 2.
+  assert.deepEqual(towerCosts(tuneResult({ timings: [...runs, row(CHAIN_RUNS.staged, 5)] })), {
+    bridged: 2,
+    staged: { ms: 1.5 },
+    unbridged: 2.25,
+  });
+  // Not timed (the plane does not fit): no staged cost; noisy: no time.
+  assert.equal((towerCosts(tuneResult({ timings: runs })) as { staged: null }).staged, null);
+  const noisy = towerCosts(tuneResult({ timings: [...runs, row(CHAIN_RUNS.staged, 1.5)] }));
+  assert.deepEqual((noisy as { staged: unknown }).staged, { ms: null });
+  // Failed to compile: its reason, and the other costs stand.
+  const failed = towerCosts(
+    tuneResult({
+      timings: [...runs, row(CHAIN_RUNS.staged, null, "column-staged bridges failed")],
+    }),
+  );
+  assert.deepEqual(failed, {
+    bridged: 2,
+    staged: { ms: null, error: "column-staged bridges failed" },
+    unbridged: 2.25,
+  });
+  // The block itself noisy: an error for the whole tower.
+  const bad = towerCosts(tuneResult({ timings: [runs[0], runs[1], row(CHAIN_RUNS.block, 1)] }));
+  assert.match((bad as { error: string }).error, /not more than one's/);
 });

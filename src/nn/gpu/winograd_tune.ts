@@ -821,36 +821,48 @@ export function timeBridgedChain(
       ];
       if (bridgeStagedFits(m, s.h, s.w)) names.push(CHAIN_RUNS.staged);
       const shape = winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w);
+      let stagedError: string | null = null;
       for (const run of names) {
         const rec = recorder();
-        runs.push({ name: run, rec, gemm: [] });
         rec.half = half;
         rec.winograd = m;
         if (wk) rec.winoChoice.set(shape, wk);
         const staged = run === CHAIN_RUNS.staged;
         if (staged) rec.stagedBridges.add(shape);
-        if (run === CHAIN_RUNS.block || staged) {
-          const plan = rec.winoPlanOf(s.n, s.ci, s.co, s.h, s.w, (m + 2) * (m + 2));
-          for (const keepY of [false, true]) {
-            const spec = rec.bridgeSpec(plan, plan, s.h, s.w, keepY, staged);
-            if (!spec) throw new KibitzError("bad_state", `no bridge for ${JSON.stringify(s)}`);
-            rec.bridges.set(bridgeName(spec), await loadWinogradBridge(ctx, spec));
+        try {
+          if (run === CHAIN_RUNS.block || staged) {
+            const plan = rec.winoPlanOf(s.n, s.ci, s.co, s.h, s.w, (m + 2) * (m + 2));
+            for (const keepY of [false, true]) {
+              const spec = rec.bridgeSpec(plan, plan, s.h, s.w, keepY, staged);
+              if (!spec) throw new KibitzError("bad_state", `no bridge for ${JSON.stringify(s)}`);
+              rec.bridges.set(bridgeName(spec), await loadWinogradBridge(ctx, spec));
+            }
           }
+          const { value: y, error } = await withValidation(
+            ctx,
+            () => recordTowerRun(rec, run, x, u, m, bias),
+          );
+          if (error) throw new Error(error.message);
+          pool.release(y);
+        } catch (e) {
+          // A staged block that fails to compile or record loses its row only: the tower's
+          // other three runs still decide between bridged and unbridged.
+          if (!staged) throw e;
+          stagedError = `column-staged bridges failed: ${(e as Error).message}`;
+          continue;
         }
-        const { value: y, error } = await withValidation(
-          ctx,
-          () => recordTowerRun(rec, run, x, u, m, bias),
-        );
-        if (error) throw new Error(error.message);
-        pool.release(y);
+        runs.push({ name: run, rec, gemm: [] });
       }
       const { best, timer } = await timeWholeAndGemm(ctx, runs, SOFTWARE_REPS);
       lastTimed = performance.now();
-      const timings = runs.map((r) => ({
+      const timings: WinoTiming[] = runs.map((r) => ({
         name: r.name,
         ms: best.get(r.name) ?? null,
         gemmMs: null,
       }));
+      if (stagedError) {
+        timings.push({ name: CHAIN_RUNS.staged, ms: null, gemmMs: null, error: stagedError });
+      }
       return {
         adapter: describeAdapter(ctx.report),
         storage: act,
@@ -894,7 +906,7 @@ export function recordTowerRun(
 export function towerCosts(
   chain: WinoTuneResult,
 ):
-  | { bridged: number; staged: { ms: number | null } | null; unbridged: number }
+  | { bridged: number; staged: { ms: number | null; error?: string } | null; unbridged: number }
   | { error: string } {
   const ms = (n: string) => chain.timings.find((t) => t.name === n)?.ms ?? null;
   const one = ms(CHAIN_RUNS.one), res = ms(CHAIN_RUNS.residual), block = ms(CHAIN_RUNS.block);
@@ -904,11 +916,12 @@ export function towerCosts(
   if (block <= one) {
     return { error: `three bridged convs timed ${block} ms, not more than one's ${one}` };
   }
-  const staged = ms(CHAIN_RUNS.staged);
-  const timed = chain.timings.some((t) => t.name === CHAIN_RUNS.staged);
+  const row = chain.timings.find((t) => t.name === CHAIN_RUNS.staged);
+  const staged = row?.ms ?? null;
+  const stagedMs = staged !== null && staged > one ? (staged - one) / 2 : null;
   return {
     bridged: (block - one) / 2,
-    staged: timed ? { ms: staged !== null && staged > one ? (staged - one) / 2 : null } : null,
+    staged: row ? { ms: stagedMs, ...(row.error ? { error: row.error } : {}) } : null,
     unbridged: (one + res) / 2,
   };
 }
@@ -1015,9 +1028,12 @@ async function tileRows(
     const staged = bridgeStagedFits(m, s.h, s.w) ? failed(stagedName) : null;
     return { lone, chained: failed(name), staged, tower: null };
   }
-  const staged = costs.staged === null
-    ? null
-    : { name: stagedName, ms: costs.staged.ms, gemmMs: null };
+  const staged = costs.staged === null ? null : {
+    name: stagedName,
+    ms: costs.staged.ms,
+    gemmMs: null,
+    ...(costs.staged.error ? { error: costs.staged.error } : {}),
+  };
   return {
     lone,
     chained: { name, ms: costs.bridged, gemmMs: null },
