@@ -30,6 +30,7 @@ import { testCandidates } from "../../src/nn/gpu/winograd_gemm.ts";
 import {
   CHAIN_RUNS,
   recordTowerRun,
+  stagedBridgesTuned,
   towerCosts,
   unbridgedWinner,
 } from "../../src/nn/gpu/winograd_tune.ts";
@@ -397,4 +398,10 @@ Deno.test("towerCosts: a conv's cost in a tower each way; a failed staged block 
   // The block itself noisy: an error for the whole tower.
   const bad = towerCosts(tuneResult({ timings: [runs[0], runs[1], row(CHAIN_RUNS.block, 1)] }));
   assert.match((bad as { error: string }).error, /not more than one's/);
+});
+
+Deno.test("KIBITZ_NN_WINO_BRIDGE_STAGED=0 keeps the staged bridges out of the tower timing", () => {
+  assert.equal(stagedBridgesTuned(undefined), true);
+  assert.equal(stagedBridgesTuned("1"), true);
+  assert.equal(stagedBridgesTuned("0"), false);
 });

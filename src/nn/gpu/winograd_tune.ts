@@ -165,6 +165,19 @@ export function tuningOn(): boolean {
   return envValue("KIBITZ_NN_TUNE") !== "0";
 }
 
+/**
+ * Whether the tower timing tries column-staged bridges (unless KIBITZ_NN_WINO_BRIDGE_STAGED=0:
+ * a device run sets it where their parity failed, so the tuner cannot pick them).
+ */
+export function stagedBridgesTuned(v = envValue("KIBITZ_NN_WINO_BRIDGE_STAGED")): boolean {
+  return v !== "0";
+}
+
+/** A bridged comparison's cache-key part: its tower rows, without staged bridges where off. */
+function towerTag(bridged: boolean): string {
+  return bridged ? `|tower${stagedBridgesTuned() ? "" : "|nostaged"}` : "";
+}
+
 /** The variant forced by KIBITZ_NN_WINO_GEMM, if any. */
 export function forcedWinoGemm(): string | undefined {
   return envValue("KIBITZ_NN_WINO_GEMM") || undefined;
@@ -792,7 +805,8 @@ export const CHAIN_RUNS = {
  * 2. Session 41 (H200): timing two convs joined by a bridge without residual or y made bridges win
  * the tuner by 0.03 ms a conv, while the plan spent 0.74 ms in each bridge with y against 0.55 ms
  * without, and ran 2 % slower than unbridged (session 31: 86.0 against 84.3 ms). The block runs
- * again with column-staged bridges where the plane fits them (bridgeStagedFits). Once per adapter,
+ * again with column-staged bridges where the plane fits them (bridgeStagedFits) and
+ * stagedBridgesTuned. Once per adapter,
  * storage, tile and shape (disk-cached as the tuners are).
  */
 export function timeBridgedChain(
@@ -804,7 +818,9 @@ export function timeBridgedChain(
   m: WinogradTile = 4,
 ): Promise<WinoTuneResult> {
   const tag = m === 4 ? "" : `|F${m}`;
-  const key = `${directTuneKey(ctx, kernels, half, s, 3, `bridged-staged|${name}${tag}`)}`;
+  const tryStaged = stagedBridgesTuned() && bridgeStagedFits(m, s.h, s.w);
+  const kind = tryStaged ? "bridged-staged" : "bridged-block";
+  const key = `${directTuneKey(ctx, kernels, half, s, 3, `${kind}|${name}${tag}`)}`;
   return memoTuned(key, async () => {
     const act = half?.storage ?? "f32";
     await ensureWinogradTile(ctx, kernels, half, m);
@@ -819,7 +835,7 @@ export function timeBridgedChain(
         CHAIN_RUNS.residual,
         CHAIN_RUNS.block,
       ];
-      if (bridgeStagedFits(m, s.h, s.w)) names.push(CHAIN_RUNS.staged);
+      if (tryStaged) names.push(CHAIN_RUNS.staged);
       const shape = winoShapeKey(m, s.n, s.ci, s.co, s.h, s.w);
       let stagedError: string | null = null;
       for (const run of names) {
@@ -945,7 +961,7 @@ export function compareSmallBatch(
     kernels,
     half,
     s,
-    `small-wino${bridged ? "|tower" : ""}${large.length ? `|large${large.join("")}` : ""}`,
+    `small-wino${towerTag(bridged)}${large.length ? `|large${large.join("")}` : ""}`,
     candidates,
     async () => {
       // Nothing to tune in the direct conv (no split-K or tile options) still leaves its default
@@ -1025,7 +1041,9 @@ async function tileRows(
   }
   if ("error" in costs) {
     const failed = (n: string) => ({ name: n, ms: null, gemmMs: null, error: costs.error });
-    const staged = bridgeStagedFits(m, s.h, s.w) ? failed(stagedName) : null;
+    const staged = stagedBridgesTuned() && bridgeStagedFits(m, s.h, s.w)
+      ? failed(stagedName)
+      : null;
     return { lone, chained: failed(name), staged, tower: null };
   }
   const staged = costs.staged === null ? null : {
@@ -1257,7 +1275,7 @@ export function compareLargeTiles(
     kernels,
     half,
     s,
-    `large-wino${bridged ? "|tower" : ""}|large${large.join("")}`,
+    `large-wino${towerTag(bridged)}|large${large.join("")}`,
     candidates,
     async () => {
       const t4 = await tuneWinograd(ctx, kernels, half, 4, s, candidates);
