@@ -133,3 +133,39 @@ export async function profilePlan(
       : "wall (no timestamp queries: per-dispatch times unavailable)",
   };
 }
+
+/** What sustainedReplays measured: each replay's GPU ms, and the first and last quarters'. */
+export interface SustainedReplays {
+  passMs: number[];
+  /** Median GPU ms of the first and of the last quarter of the replays. */
+  firstMs: number;
+  lastMs: number;
+}
+
+/**
+ * The plan replayed `count` times back to back, each replay its own timestamped pass, all in one
+ * submit: the GPU never idles between them, as under pipelined calls. Pipelined calls ran about
+ * 2.5 % slower than profilePlan's back-to-back time (sessions 31 and 41), which warms the clocks
+ * for 300 ms and times passes with a readback between them. If the last replays here run that
+ * much slower than the first, the clocks under sustained load explain the gap, not the calls'
+ * submits or drains. Null without timestamp queries.
+ */
+export async function sustainedReplays(
+  ctx: GpuContext,
+  rec: GpuRecorder,
+  count: number,
+): Promise<SustainedReplays | null> {
+  if (!ctx.timestamps || count < 1) return null;
+  const t = await timeComputePasses(
+    ctx,
+    Array.from({ length: count }, () => (pass: GPUComputePassEncoder) => rec.encode(pass)),
+  );
+  const passMs = t.passMs.filter((x): x is number => x !== null);
+  if (passMs.length !== count) return null;
+  const q = Math.max(1, Math.floor(count / 4));
+  return {
+    passMs,
+    firstMs: median(passMs.slice(0, q)),
+    lastMs: median(passMs.slice(count - q)),
+  };
+}

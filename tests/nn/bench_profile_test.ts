@@ -3,7 +3,12 @@
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
 import { timeComputePasses } from "../../src/gpu/timing.ts";
-import { groupProfile, opPhases, profilePlan } from "../../src/nn/bench_profile.ts";
+import {
+  groupProfile,
+  opPhases,
+  profilePlan,
+  sustainedReplays,
+} from "../../src/nn/bench_profile.ts";
 import { NET_PRESETS } from "../../src/nn/config.ts";
 import { GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
@@ -113,6 +118,31 @@ Deno.test(
       for (const k of ["add", "bnApply", "bnBackwardApply", "bnBackwardReduce"]) {
         assert.equal(n(k) + n(`${k}Direct`), 0, k);
       }
+    } finally {
+      net.dispose();
+    }
+  },
+);
+
+Deno.test(
+  "sustainedReplays: each replay timed in one submit, first and last quarters",
+  opts,
+  async () => {
+    const net = await GpuNet.create(ctx!, initWeights(NET_PRESETS.tiny, 3));
+    try {
+      const rec = await net.planFor(2, false);
+      const r = await sustainedReplays(ctx!, rec, 8);
+      if (!ctx!.timestamps) {
+        assert.equal(r, null);
+        return;
+      }
+      assert.ok(r);
+      assert.equal(r.passMs.length, 8);
+      assert.ok(r.passMs.every((ms) => ms > 0));
+      // Quarters of 2 replays: their medians (the mean of two).
+      assert.equal(r.firstMs, (r.passMs[0] + r.passMs[1]) / 2);
+      assert.equal(r.lastMs, (r.passMs[6] + r.passMs[7]) / 2);
+      assert.equal(await sustainedReplays(ctx!, rec, 0), null);
     } finally {
       net.dispose();
     }
