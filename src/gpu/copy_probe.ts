@@ -36,9 +36,11 @@ fn spin() {
 }
 `;
 
-const QUERY_RESOLVE = 0x200, COPY_SRC = 0x4, COPY_DST = 0x8, MAP_READ = 0x1, STORAGE = 0x80;
+/** The buffer usages the GPU timeline probes (this one, submit_gap.ts) create their buffers with. */
+export const QUERY_RESOLVE = 0x200, COPY_SRC = 0x4, COPY_DST = 0x8, MAP_READ = 0x1, STORAGE = 0x80;
 
-function median(xs: number[]): number {
+/** The middle of `xs` (the upper one of the two for an even count): a probe's repetitions. */
+export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
 }

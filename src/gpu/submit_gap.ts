@@ -9,6 +9,7 @@
 import type { GpuContext } from "./device.ts";
 import { readBuffer } from "./buffers.ts";
 import { withOwned } from "./owned.ts";
+import { COPY_DST, COPY_SRC, MAP_READ, median, QUERY_RESOLVE, STORAGE } from "./copy_probe.ts";
 
 /** GPU ms from one pass's end to the next's start (medians), by what separates them. */
 export interface SubmitGaps {
@@ -18,13 +19,6 @@ export interface SubmitGaps {
   twoSubmitsMs: number;
   /** The same with a map request (a 4-byte readback) made between the two submits. */
   mapBetweenMs: number;
-}
-
-const QUERY_RESOLVE = 0x200, COPY_SRC = 0x4, COPY_DST = 0x8, MAP_READ = 0x1, STORAGE = 0x80;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
 }
 
 /**

@@ -110,7 +110,7 @@ export async function runSolve(spot: PreparedSpot, opts: RunOptions = {}): Promi
         await opts.checkpoint.write(solver, { seconds, reached, gridFrom });
       }
       // A turn after every chunk too: a signal that came during a short one is seen at once.
-      await new Promise((r) => setTimeout(r, 0));
+      await turns.turn();
       if (opts.shouldStop?.()) {
         stoppedBy = "interrupted";
         break;
