@@ -1057,6 +1057,33 @@ type InferMode =
   | "gpu-fused-f16"
   | "gpu-fused-f16-direct";
 
+/**
+ * profilePlan's options for a plan's "GPU time alone": warm clocks and 4 replays back to back on
+ * hardware, one cold replay on software adapters; one sample a dispatch.
+ */
+function aloneOpts(ctx: GpuContext): { warmMs: number; reps: number; samples: number } {
+  const soft = ctx.report.isFallback;
+  return { warmMs: soft ? 0 : 300, reps: soft ? 1 : 4, samples: 1 };
+}
+
+/**
+ * The profile of the batch-`batch` inference plan of a net made from `weights` with `opts` (an
+ * A/B's other plan), which is disposed after.
+ */
+async function profileVariant(
+  ctx: GpuContext,
+  weights: NetWeights,
+  opts: Parameters<typeof GpuNet.create>[2],
+  batch: number,
+): Promise<PlanProfile> {
+  const other = await GpuNet.create(ctx, weights, opts);
+  try {
+    return await profilePlan(ctx, await other.planFor(batch, false), aloneOpts(ctx));
+  } finally {
+    other.dispose();
+  }
+}
+
 /** How a plan's tower chains are joined, from its ops' labels (bridge names end ".c" staged). */
 export function planBridges(labels: string[]): "unbridged" | "plain" | "staged" {
   const bridges = labels.filter((l) => l.startsWith("wino.bridge."));
@@ -1087,18 +1114,8 @@ export async function bridgeAb(
   for (const [way, how, opts] of ways) {
     if (way === had) continue;
     try {
-      const other = await GpuNet.create(ctx, weights, { ...netOpts, ...opts });
-      try {
-        const soft = ctx.report.isFallback;
-        const p = await profilePlan(ctx, await other.planFor(batch, false), {
-          warmMs: soft ? 0 : 300,
-          reps: soft ? 1 : 4,
-          samples: 1,
-        });
-        row(`tower ${how} (the tuner's: ${had})`, p.backToBackMs);
-      } finally {
-        other.dispose();
-      }
+      const p = await profileVariant(ctx, weights, { ...netOpts, ...opts }, batch);
+      row(`tower ${how} (the tuner's: ${had})`, p.backToBackMs);
     } catch (e) {
       log(`bridges A/B (${how}): failed: ${(e as Error).message}`);
     }
@@ -1252,11 +1269,7 @@ async function inferenceRows(
           // The ceiling that pipelining approaches: the plan's GPU time alone, replayed back to back
           // with warm clocks (no upload, no readback).
           if (batch === 256 && ctx) {
-            const prof = await profilePlan(ctx, await net.planFor(batch, false), {
-              warmMs: ctx.report.isFallback ? 0 : 300,
-              reps: ctx.report.isFallback ? 1 : 4,
-              samples: 1,
-            });
+            const prof = await profilePlan(ctx, await net.planFor(batch, false), aloneOpts(ctx));
             rateRow(
               `${graph}, GPU time alone (${prof.backToBackMs.toFixed(2)} ms a call)`,
               batch * 1000 / prof.backToBackMs,
@@ -1289,37 +1302,28 @@ async function inferenceRows(
                   `${preset}:${im}:${batch}:gpuMixed${had ? "On" : "Off"}`,
                   prof.backToBackMs,
                 );
-                const other = await GpuNet.create(ctx, weights, {
+                const p2 = await profileVariant(ctx, weights, {
                   ...netOpts,
                   winogradMixed: had ? "off" : "on",
-                });
-                try {
-                  const p2 = await profilePlan(ctx, await other.planFor(batch, false), {
-                    warmMs: 300,
-                    reps: 4,
-                    samples: 1,
-                  });
-                  const how = had ? "off" : "on";
-                  rateRow(
-                    `${graph}, mixed F(7x7)/F(6x6) tiles ${how} (A/B), GPU time alone (${
-                      p2.backToBackMs.toFixed(2)
-                    } ms a call)`,
-                    batch * 1000 / p2.backToBackMs,
-                    `${preset}:${im}:${batch}:gpuMixedAb`,
+                }, batch);
+                const how = had ? "off" : "on";
+                rateRow(
+                  `${graph}, mixed F(7x7)/F(6x6) tiles ${how} (A/B), GPU time alone (${
+                    p2.backToBackMs.toFixed(2)
+                  } ms a call)`,
+                  batch * 1000 / p2.backToBackMs,
+                  `${preset}:${im}:${batch}:gpuMixedAb`,
+                );
+                summary.set(
+                  `${preset}:${im}:${batch}:gpuMixed${had ? "Off" : "On"}`,
+                  p2.backToBackMs,
+                );
+                if (profRows && !had) {
+                  profileRows(
+                    profRows,
+                    `inference, batch ${batch}${f16 ? ", f16" : ""}, mixed tiles (A/B)`,
+                    p2,
                   );
-                  summary.set(
-                    `${preset}:${im}:${batch}:gpuMixed${had ? "Off" : "On"}`,
-                    p2.backToBackMs,
-                  );
-                  if (profRows && !had) {
-                    profileRows(
-                      profRows,
-                      `inference, batch ${batch}${f16 ? ", f16" : ""}, mixed tiles (A/B)`,
-                      p2,
-                    );
-                  }
-                } finally {
-                  other.dispose();
                 }
               } catch (e) {
                 log(`mixed tiles A/B, ${graph}: failed: ${(e as Error).message}`);
