@@ -34,7 +34,7 @@ export interface BrowserCheckResult {
   winogradBridge: string[] | null;
   /**
    * The column-staged bridge's cases further from the separate transforms than rounding allows
-   * (winogradBridgeParity with stagedBridgeTolerance).
+   * (winogradBridgeParity with contractionTolerance).
    */
   winogradBridgeStaged: string[] | null;
   /** The thin 1x1 conv's cases that differ from the direct fused conv (thinConvParity). */
@@ -179,7 +179,7 @@ try {
   await stage("column-staged Winograd bridge parity");
   out.winogradBridgeStaged = ctx
     ? await k.winogradBridgeParity(ctx, null, k.WINOGRAD_BRIDGE_CASES_QUICK, {
-      tolerance: k.stagedBridgeTolerance(null),
+      tolerance: k.contractionTolerance(null),
     })
     : null;
   await stage("thin 1x1 conv parity");

@@ -49,7 +49,7 @@ export {
   BRIDGE_CASES as WINOGRAD_BRIDGE_CASES,
   BRIDGE_CASES_QUICK as WINOGRAD_BRIDGE_CASES_QUICK,
   type BridgeCase as WinogradBridgeCase,
-  stagedBridgeTolerance,
+  contractionTolerance,
   winogradBridgeParity,
 } from "./gpu/winograd_bridge_check.ts";
 export { type BridgeStyle, parseBridgeStyle } from "./gpu/winograd_bridge.ts";

@@ -1638,17 +1638,17 @@ export class GpuNet implements PolicyValueNet {
       if (!t || (t !== m && !((t === 6 || t === 7) && this.foldLargeRecs.has(t)))) return null;
       return { t, ci, co, key: winoShapeKey(t, size, ci, co, c.height, c.width) };
     };
-    const plan = (conv: string) => {
-      const at = key(conv);
-      if (!at || rec.unbridged.has(at.key)) return null;
-      return rec.winoPlanOf(size, at.ci, at.co, c.height, c.width, (at.t + 2) * (at.t + 2));
-    };
+    const plan = (at: ReturnType<typeof key>) =>
+      !at || rec.unbridged.has(at.key)
+        ? null
+        : rec.winoPlanOf(size, at.ci, at.co, c.height, c.width, (at.t + 2) * (at.t + 2));
     for (const l of towerChain(c)) {
       if (!l.next) continue;
       const from = key(l.conv);
       if (from && this.bridgeStyle === "staged") rec.stagedBridges.add(from.key);
       const staged = from !== null && rec.stagedBridges.has(from.key);
-      const spec = rec.bridgeSpec(plan(l.conv), plan(l.next), c.height, c.width, l.keepY, staged);
+      const to = plan(key(l.next));
+      const spec = rec.bridgeSpec(plan(from), to, c.height, c.width, l.keepY, staged);
       if (spec) rec.bridges.set(bridgeName(spec), await loadWinogradBridge(this.ctx, spec));
     }
   }

@@ -11,7 +11,7 @@ import { deviceHasF16, loadHalfKernels } from "../../src/nn/gpu/f16.ts";
 import { loadKernels, TEST_TILES } from "../../src/nn/gpu/kernels.ts";
 import {
   BRIDGE_CASES,
-  stagedBridgeTolerance,
+  contractionTolerance,
   winogradBridgeParity,
 } from "../../src/nn/gpu/winograd_bridge_check.ts";
 import { TensorPool, uploadTensor } from "../../src/nn/gpu/tensor.ts";
@@ -238,10 +238,10 @@ Deno.test(
   "column-staged bridge kernels equal the output then input transforms within rounding",
   opts,
   async () => {
-    const tolerance = stagedBridgeTolerance(null);
+    const tolerance = contractionTolerance(null);
     assert.deepEqual(await winogradBridgeParity(ctx!, null, BRIDGE_CASES, { tolerance }), []);
     const half = await loadHalfKernels(ctx!, TEST_TILES, "f16-emulated");
-    const staged = { tolerance: stagedBridgeTolerance(half) };
+    const staged = { tolerance: contractionTolerance(half) };
     assert.deepEqual(await winogradBridgeParity(ctx!, half, BRIDGE_CASES, staged), []);
   },
 );

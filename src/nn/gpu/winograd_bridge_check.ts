@@ -67,12 +67,14 @@ export function sameBits(a: Float32Array, b: Float32Array): boolean {
 }
 
 /**
- * How far the column-staged bridge may differ from the separate transforms (relative to the
- * largest value): its products and sums are theirs, in the same order, but compilers contract a
- * product and a sum into one rounding in one kernel and not the other, llvmpipe included (up to
- * 5.9e-8 there in f32); an emulated f16 activation may then round to the neighbouring f16.
+ * How far two kernels with the same products and sums in the same order may differ (relative to
+ * the largest value) where a compiler contracts a product and a sum into one rounding in one of
+ * them and not the other: 2e-5 in f32; an emulated f16 activation may then round to the
+ * neighbouring f16 (2^-11 of it). The column-staged bridge against the separate transforms needs
+ * it even on llvmpipe (up to 5.9e-8 there in f32); the staged transforms on hardware
+ * (stagedTolerance).
  */
-export function stagedBridgeTolerance(half: HalfKernels | null): number {
+export function contractionTolerance(half: HalfKernels | null): number {
   return half ? 2e-3 : 2e-5;
 }
 
@@ -92,8 +94,8 @@ export function relativeDiff(a: Float32Array, b: Float32Array): number {
  * (the kernel tables', f32 activations, or the f16 plan's with `half`), V and M f32, the V columns
  * padded differently on each side; returns the cases whose V or y differ in any bit ([] where the
  * bridge is exact). With `staged` the column-staged bridge runs, on the cases it fits, and may
- * differ by `tolerance` relative to the largest value (stagedTolerance: hardware compilers may
- * fuse a product and a sum in one kernel and not the other).
+ * differ by `tolerance` relative to the largest value (contractionTolerance: compilers may fuse
+ * a product and a sum in one kernel and not the other).
  */
 export async function winogradBridgeParity(
   ctx: GpuContext,

@@ -15,6 +15,7 @@ import {
   BRIDGE_CASES,
   type BridgeCase,
   checkRandom,
+  contractionTolerance,
   relativeDiff,
   sameBits,
 } from "./winograd_bridge_check.ts";
@@ -39,8 +40,7 @@ export const STAGED_CASES_QUICK: readonly BridgeCase[] = [BRIDGE_CASES[0], BRIDG
  * neighbouring f16 (2^-11 of it).
  */
 export function stagedTolerance(ctx: GpuContext, half: HalfKernels | null): number {
-  if (ctx.report.isFallback) return 0;
-  return half ? 2e-3 : 2e-5;
+  return ctx.report.isFallback ? 0 : contractionTolerance(half);
 }
 
 /**

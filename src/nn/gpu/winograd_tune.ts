@@ -173,6 +173,11 @@ export function stagedBridgesTuned(v = envValue("KIBITZ_NN_WINO_BRIDGE_STAGED"))
   return v !== "0";
 }
 
+/** Whether timeBridgedChain times a staged block on an h x w plane at F(m x m). */
+function towerTriesStaged(m: WinogradTile, h: number, w: number): boolean {
+  return stagedBridgesTuned() && bridgeStagedFits(m, h, w);
+}
+
 /** A bridged comparison's cache-key part: its tower rows, without staged bridges where off. */
 function towerTag(bridged: boolean): string {
   return bridged ? `|tower${stagedBridgesTuned() ? "" : "|nostaged"}` : "";
@@ -805,9 +810,8 @@ export const CHAIN_RUNS = {
  * 2. Session 41 (H200): timing two convs joined by a bridge without residual or y made bridges win
  * the tuner by 0.03 ms a conv, while the plan spent 0.74 ms in each bridge with y against 0.55 ms
  * without, and ran 2 % slower than unbridged (session 31: 86.0 against 84.3 ms). The block runs
- * again with column-staged bridges where the plane fits them (bridgeStagedFits) and
- * stagedBridgesTuned. Once per adapter,
- * storage, tile and shape (disk-cached as the tuners are).
+ * again with column-staged bridges where towerTriesStaged. Once per adapter, storage, tile and
+ * shape (disk-cached as the tuners are).
  */
 export function timeBridgedChain(
   ctx: GpuContext,
@@ -818,7 +822,7 @@ export function timeBridgedChain(
   m: WinogradTile = 4,
 ): Promise<WinoTuneResult> {
   const tag = m === 4 ? "" : `|F${m}`;
-  const tryStaged = stagedBridgesTuned() && bridgeStagedFits(m, s.h, s.w);
+  const tryStaged = towerTriesStaged(m, s.h, s.w);
   const kind = tryStaged ? "bridged-staged" : "bridged-block";
   const key = `${directTuneKey(ctx, kernels, half, s, 3, `${kind}|${name}${tag}`)}`;
   return memoTuned(key, async () => {
@@ -1041,9 +1045,7 @@ async function tileRows(
   }
   if ("error" in costs) {
     const failed = (n: string) => ({ name: n, ms: null, gemmMs: null, error: costs.error });
-    const staged = stagedBridgesTuned() && bridgeStagedFits(m, s.h, s.w)
-      ? failed(stagedName)
-      : null;
+    const staged = towerTriesStaged(m, s.h, s.w) ? failed(stagedName) : null;
     return { lone, chained: failed(name), staged, tower: null };
   }
   const staged = costs.staged === null ? null : {
@@ -1101,9 +1103,9 @@ export const LARGE_CANDIDATES = 4;
  * The candidates a large tile (F(6x6), F(7x7)) is tuned over once F(4x4) was tuned on the same
  * shape (`four`; null: F(4x4) itself, the default list): F(4x4)'s LARGE_CANDIDATES fastest (the
  * built-in GEMM is always timed), and the fastest one's plane-staged and column-staged twins
- * where it has them (where it is a twin itself: its plain base and the base's twins). The tiles run the same batched GEMM on similar shapes (on 26 x 26, 64 or 81
- * slices of 25 or 16 tiles a board against 36 of 49), and the full list would multiply the tuning
- * time of a plan.
+ * where it has them (where it is a twin itself: its plain base and the base's twins). The tiles
+ * run the same batched GEMM on similar shapes (on 26 x 26, 64 or 81 slices of 25 or 16 tiles a
+ * board against 36 of 49), and the full list would multiply the tuning time of a plan.
  */
 export function largeCandidates(
   four: WinoTuneResult | null,
@@ -1256,9 +1258,9 @@ export async function pickLargeBatchWinograd(
  * plane fits a bridge, what each costs a conv of a residual tower bridged (one thread a tile, and
  * column-staged where that fits) and unbridged (timeBridgedChain). Where all of these were
  * timed, they decide together (a tower's convs run bridged by the winning kernel, or unbridged
- * where an unbridged row wins: unbridgedWinner, stagedBridgeWinner), else the lone convs. On a 26 x 26 board F(6x6) does 9 % fewer
- * products than F(4x4) (25 tiles of 64 elements against 49 of 36) and F(7x7) 27 % fewer (16 of
- * 81), with larger transforms.
+ * where an unbridged row wins: unbridgedWinner, stagedBridgeWinner), else the lone convs. On a
+ * 26 x 26 board F(6x6) does 9 % fewer products than F(4x4) (25 tiles of 64 elements against 49 of
+ * 36) and F(7x7) 27 % fewer (16 of 81), with larger transforms.
  */
 export function compareLargeTiles(
   ctx: GpuContext,
