@@ -675,6 +675,7 @@ export class GpuNet implements PolicyValueNet {
   ) {
     this.config = { ...weights.config };
     this.compactWidth = compactWidthSetting(this.config.moves);
+    this.sparseUpload = sparseUploadSetting(!ctx.report.isFallback);
     this.readback = new ReadbackQueue(ctx, mapMode);
     this.trainReadback = new ReadbackQueue(ctx, "deferred", TRAIN_MAX_WAIT_MS, 1.5);
     this.pool = new TensorPool(ctx);
@@ -865,10 +866,11 @@ export class GpuNet implements PolicyValueNet {
   /**
    * Whether inference calls of at least sparseMinBatch positions upload their planes sparse
    * (src/nn/sparse_planes.ts: bases and the cells off them, expanded on the GPU) where the batch
-   * fits SPARSE_SHARE; others, and training, upload dense. Default KIBITZ_NN_SPARSE, else on.
-   * The same bits either way; read per call (off: the bench's A/B row).
+   * fits SPARSE_SHARE; others, and training, upload dense. Default KIBITZ_NN_SPARSE, else off on
+   * hardware adapters (see sparseUploadSetting). The same bits either way; read per call (flipped:
+   * the bench's A/B row).
    */
-  sparseUpload = sparseUploadSetting();
+  sparseUpload: boolean;
   /** Smallest batch whose inference calls may upload sparse (SPARSE_MIN_BATCH; tests lower it). */
   sparseMinBatch = SPARSE_MIN_BATCH;
   /** Inference calls that uploaded their planes sparse so far. */

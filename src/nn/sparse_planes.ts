@@ -31,10 +31,16 @@ export function sparseLayout(n: number, planes: number, area: number) {
 }
 
 /**
- * Whether inference calls may upload sparse: KIBITZ_NN_SPARSE ("on" or "off") where set, else on.
+ * Whether inference calls may upload sparse: KIBITZ_NN_SPARSE ("on" or "off") where set, else off
+ * on hardware adapters and on on software ones. On an H200 dense planes ran 0.7-1.0 % faster in
+ * every A/B (sessions 41 and 43: the GPU's copy of 8.5 MB takes 0.03 ms, less than the expansion).
  */
-export function sparseUploadSetting(v = envValue("KIBITZ_NN_SPARSE")): boolean {
-  if (v === undefined || v === "" || v === "on") return true;
+export function sparseUploadSetting(
+  hardware: boolean,
+  v = envValue("KIBITZ_NN_SPARSE"),
+): boolean {
+  if (v === undefined || v === "") return !hardware;
+  if (v === "on") return true;
   if (v === "off") return false;
   throw new KibitzError("bad_args", `KIBITZ_NN_SPARSE must be on or off, got "${v}"`);
 }

@@ -2,7 +2,7 @@
 // flight, the latency section once per requested storage, and the tuning cache left alone.
 import assert from "node:assert/strict";
 import { getGpu } from "../../src/gpu/device.ts";
-import { bridgeAb, modelBytes, planBridges, suite } from "../../src/nn/bench.ts";
+import { bridgeAb, modelBytes, planBridges, suite, uploadAb } from "../../src/nn/bench.ts";
 import { GpuNet } from "../../src/nn/net.ts";
 import { initWeights } from "../../src/nn/params.ts";
 import { TEST_TILES } from "../../src/nn/gpu/kernels.ts";
@@ -46,6 +46,18 @@ Deno.test({
         ctx!.report.features.includes("shader-f16") ? ["tiny f32", "tiny f16"] : ["tiny f32"],
       );
       assert.equal(lat.rows.filter((x) => x[2] === "floor").length, 1);
+      // Batch 1 beyond the floor both ways: the plan's GPU time from calls alone, and warm.
+      const summary = r.tables.find((t) => /^Issue 15 summary/.test(t.title))!;
+      const beyond = summary.rows.filter((x) => /^batch 1: GPU \+ encoding/.test(String(x[0])));
+      assert.deepEqual(beyond.map((x) => String(x[0]).replace(/^.*time /, "")), [
+        "from calls alone (the GPU idles through each floor and its clocks drop)",
+        "warm (back to back)",
+      ]);
+      const f32Lat = lat.rows.filter((x) => x[0] === "tiny f32");
+      const encode = Number(f32Lat.find((x) => x[2] === "one call" && x[3] === 1)![6]);
+      const warm = Number(f32Lat.find((x) => x[2] === "GPU only, warm" && x[3] === 1)![5]);
+      assert.ok(encode > 0 && warm > 0, `${encode} ${warm}`);
+      if (labels.size === 1) assert.equal(Number(beyond[1][1]), warm + encode);
       // bench nn times the tuner itself: the disk cache is off for the process.
       assert.equal(tuneCachePath(), null);
       await assert.rejects(
@@ -254,5 +266,43 @@ Deno.test({
       "tower one-thread-a-tile bridges (the tuner's: staged)",
     ]);
     for (const [how, ms] of rows) assert.ok(ms > 0, how);
+  },
+});
+
+Deno.test({
+  name: "the upload A/B flips the net's way both ways and restores it",
+  ignore: !ctx,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const cfg = {
+      planes: 2,
+      moves: 4,
+      valueHidden: 4,
+      filters: 4,
+      blocks: 1,
+      height: 3,
+      width: 3,
+    };
+    const net = await GpuNet.create(ctx!, initWeights(cfg, 1));
+    try {
+      for (
+        const [start, how, key] of [[true, "planes uploaded dense", "dense"], [
+          false,
+          "planes uploaded sparse",
+          "sparse",
+        ]] as const
+      ) {
+        net.sparseUpload = start;
+        const ab = uploadAb(net);
+        assert.deepEqual([ab.how, ab.key], [how, key]);
+        const restore = ab.set();
+        assert.equal(net.sparseUpload, !start);
+        restore();
+        assert.equal(net.sparseUpload, start);
+      }
+    } finally {
+      net.dispose();
+    }
   },
 });

@@ -119,10 +119,18 @@ Deno.test("sparse planes: packing and its twin keep the bits; too dense falls ba
   const hive = sparseLayout(256, HIVE_PLANES, HIVE_BOARD * HIVE_BOARD);
   assert.equal(Math.floor(hive.entries / 256), 1014);
   assert.ok(hive.words * 4 <= 256 * HIVE_PLANES * HIVE_BOARD * HIVE_BOARD * 2 / 4 + 1e5);
-  assert.equal(sparseUploadSetting(undefined), true);
-  assert.equal(sparseUploadSetting("on"), true);
-  assert.equal(sparseUploadSetting("off"), false);
-  assert.throws(() => sparseUploadSetting("1"), /KIBITZ_NN_SPARSE must be on or off, got "1"/);
+  // Unset: dense on hardware adapters (sessions 41 and 43's A/B), sparse on software ones.
+  assert.equal(sparseUploadSetting(true, undefined), false);
+  assert.equal(sparseUploadSetting(false, undefined), true);
+  assert.equal(sparseUploadSetting(false, ""), true);
+  for (const hardware of [true, false]) {
+    assert.equal(sparseUploadSetting(hardware, "on"), true);
+    assert.equal(sparseUploadSetting(hardware, "off"), false);
+  }
+  assert.throws(
+    () => sparseUploadSetting(true, "1"),
+    /KIBITZ_NN_SPARSE must be on or off, got "1"/,
+  );
 });
 
 Deno.test(
@@ -232,6 +240,8 @@ Deno.test("GpuNet: batches below SPARSE_MIN_BATCH, and training, upload dense", 
   const w = initWeights(cfg, 4);
   const net = await GpuNet.create(ctx!, w, { precision: "f32" });
   assert.equal(net.sparseMinBatch, SPARSE_MIN_BATCH);
+  assert.equal(net.sparseUpload, sparseUploadSetting(!ctx!.report.isFallback));
+  net.sparseUpload = true;
   const small = { ...syntheticBatch(cfg, 4, 1), planes: planesOf(4, 6) };
   await net.infer(small);
   await net.trainStep(small, { lr: 0.01, momentum: 0.9, weightDecay: 1e-4 }, true);
