@@ -917,7 +917,7 @@ export const suite: BenchSuite = {
         Math.round(BENCH_OFF_BASE[0] * 16_224)
       }-${
         Math.round(BENCH_OFF_BASE[1] * 16_224)
-      } values a position off 0 (in Hive's 16,224; real games: 66-601, mean 200), and calls of ${SPARSE_MIN_BATCH} or more positions upload them sparse (session 34; the A/B rows upload them dense).`,
+      } values a position off 0 (in Hive's 16,224; real games: 66-601, mean 200), and calls of ${SPARSE_MIN_BATCH} or more positions upload them sparse on software adapters (session 34) and dense on hardware ones (session 43, KIBITZ_NN_SPARSE overrides); the upload A/B rows the other way.`,
     );
     if (model !== null && modelArg === null) {
       report.notes.push(
