@@ -1122,6 +1122,13 @@ export async function bridgeAb(
   }
 }
 
+/** Sets `net`'s plane upload sparse (`on`) or dense, returning what sets it back. */
+function switchSparse(net: GpuNet, on: boolean): () => void {
+  const was = net.sparseUpload;
+  net.sparseUpload = on;
+  return () => void (net.sparseUpload = was);
+}
+
 /**
  * The plane upload's A/B at batch 256: the way `net` does not upload (its label, the summary key's
  * suffix) and what switches it there, returning what switches it back.
@@ -1133,10 +1140,7 @@ export function uploadAb(
   return {
     how: was ? "planes uploaded dense" : "planes uploaded sparse",
     key: was ? "dense" : "sparse",
-    set: () => {
-      net.sparseUpload = !was;
-      return () => void (net.sparseUpload = was);
-    },
+    set: () => switchSparse(net, !was),
   };
 }
 
@@ -1258,11 +1262,7 @@ async function inferenceRows(
             }
           };
           const asIs = () => () => {};
-          const dense = () => {
-            const was = net.sparseUpload;
-            net.sparseUpload = false;
-            return () => void (net.sparseUpload = was);
-          };
+          const dense = () => switchSparse(net, false);
           const b = benchBatch(net, batch);
           await piped(b, 2, "", "");
           // The A/B rows at 256: the sparse upload against dense f16 planes (session 34; dense by
@@ -1298,9 +1298,10 @@ async function inferenceRows(
             // The same under sustained load (hardware: 32 replays, about 2.7 s at 19 x 256): do
             // the clocks explain what pipelined calls lose to the time above?
             if (!ctx.report.isFallback) {
-              const n = 32, q = n / 4;
+              const n = 32;
               const sus = await sustainedReplays(ctx, await net.planFor(batch, false), n);
               if (sus) {
+                const q = sus.quarter;
                 rateRow(
                   `${graph}, GPU time alone under sustained load: replays 1-${q} ${
                     sus.firstMs.toFixed(2)

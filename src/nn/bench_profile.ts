@@ -137,6 +137,8 @@ export async function profilePlan(
 /** What sustainedReplays measured: each replay's GPU ms, and the first and last quarters'. */
 export interface SustainedReplays {
   passMs: number[];
+  /** Replays in a quarter (at least 1). */
+  quarter: number;
   /** Median GPU ms of the first and of the last quarter of the replays. */
   firstMs: number;
   lastMs: number;
@@ -165,6 +167,7 @@ export async function sustainedReplays(
   const q = Math.max(1, Math.floor(count / 4));
   return {
     passMs,
+    quarter: q,
     firstMs: median(passMs.slice(0, q)),
     lastMs: median(passMs.slice(count - q)),
   };

@@ -140,6 +140,7 @@ Deno.test(
       assert.equal(r.passMs.length, 8);
       assert.ok(r.passMs.every((ms) => ms > 0));
       // Quarters of 2 replays: their medians (the mean of two).
+      assert.equal(r.quarter, 2);
       assert.equal(r.firstMs, (r.passMs[0] + r.passMs[1]) / 2);
       assert.equal(r.lastMs, (r.passMs[6] + r.passMs[7]) / 2);
       assert.equal(await sustainedReplays(ctx!, rec, 0), null);

@@ -229,22 +229,24 @@ Deno.test("planBridges: how a plan's tower is joined, from its labels", () => {
   );
 });
 
+/** The A/B tests' network: two residual blocks of 8 filters on 7 x 7 (F(4x4) bridges fit). */
+const AB_CONFIG = {
+  planes: 4,
+  moves: 12,
+  valueHidden: 16,
+  filters: 8,
+  blocks: 2,
+  height: 7,
+  width: 7,
+};
+
 Deno.test({
   name: "bridgeAb: the plan's GPU time with its tower joined each other way",
   ignore: !ctx,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    const cfg = {
-      planes: 4,
-      moves: 12,
-      valueHidden: 16,
-      filters: 8,
-      blocks: 2,
-      height: 7,
-      width: 7,
-    };
-    const w = initWeights(cfg, 1);
+    const w = initWeights(AB_CONFIG, 1);
     const opts = { tiled: true, tiles: TEST_TILES, fused: true, winograd: 4 as const };
     const rows: [string, number][] = [];
     const logged: string[] = [];
@@ -275,16 +277,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    const cfg = {
-      planes: 2,
-      moves: 4,
-      valueHidden: 4,
-      filters: 4,
-      blocks: 1,
-      height: 3,
-      width: 3,
-    };
-    const net = await GpuNet.create(ctx!, initWeights(cfg, 1));
+    const net = await GpuNet.create(ctx!, initWeights(AB_CONFIG, 1));
     try {
       for (
         const [start, how, key] of [[true, "planes uploaded dense", "dense"], [
